@@ -1,0 +1,208 @@
+"""Tensor factories: torch.tensor, zeros, ones, full, eye, arange, linspace, rand, randn, randint..."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .autograd import STATE
+from .random import generator
+from .tensor import Tensor
+
+
+def _check(shape):
+    """Refuse a tensor above the run's limits before numpy allocates it."""
+    limits = STATE.limits
+    if limits is not None:
+        limits.before_alloc(shape)
+
+
+def _np_dtype(dtype, default=dtypes.NP_F32):
+    if dtype is None:
+        return default
+    if isinstance(dtype, dtypes.dtype):
+        return dtype.np
+    if dtype is float:
+        return dtypes.NP_F32
+    if dtype is int:
+        return np.dtype(np.int64)
+    if dtype is bool:
+        return np.dtype(np.bool_)
+    raise TypeError(f"dtype must be a torch.dtype, not {type(dtype).__name__}")
+
+
+def _nested_shape(data):
+    """Shape of nested lists, walked without recursion, with numel checked before numpy copies them."""
+    shape = []
+    level = data
+    while isinstance(level, (list, tuple)):
+        shape.append(len(level))
+        if not level:
+            break
+        level = level[0]
+    return shape
+
+
+def _to_array(data, dtype=None):
+    if isinstance(data, Tensor):
+        arr = np.array(data._data, dtype=_np_dtype(dtype, data._data.dtype))
+        return arr
+    if isinstance(data, (list, tuple)):
+        _check(_nested_shape(data))
+        flat = _unwrap(data)
+        try:
+            arr = np.array(flat)
+        except ValueError:
+            raise ValueError(f"expected sequence of length {len(data[0]) if data and isinstance(data[0], (list, tuple)) else 0} "
+                             "at dim 1 (got a ragged list)") from None
+        if arr.dtype == object:
+            raise TypeError("Could not infer dtype of the data: nested lists must hold numbers")
+    else:
+        arr = np.asarray(data)
+    if dtype is not None:
+        return arr.astype(_np_dtype(dtype))
+    if arr.dtype.kind == "f":
+        return arr.astype(dtypes.NP_F32) if arr.dtype != dtypes.NP_F32 and not isinstance(data, np.ndarray) else arr
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64) if not isinstance(data, np.ndarray) else arr
+    if arr.dtype.kind == "b":
+        return arr
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _unwrap(data):
+    """Replace 0-d tensors inside nested lists by their numbers (torch.tensor([t1, t2]) works)."""
+    if isinstance(data, (list, tuple)):
+        if data and not isinstance(data[0], (list, tuple, Tensor)):
+            return data
+        return [_unwrap(x) for x in data]
+    if isinstance(data, Tensor):
+        return data.item() if data._data.size == 1 else data._data
+    return data
+
+
+def _leaf(arr, requires_grad):
+    t = Tensor._wrap(np.asarray(arr))
+    if requires_grad:
+        t.requires_grad_(True)
+    rec = STATE.recorder
+    if rec is not None:
+        rec.on_create(t)
+    limits = STATE.limits
+    if limits is not None:
+        limits.track(t)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _leaf(_to_array(data, dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None:
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(arr) -> Tensor:
+    return _leaf(np.asarray(arr), False)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    shape = tuple(int(s) for s in size)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+    _check(shape)
+    return shape
+
+
+def zeros(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _leaf(np.zeros(_size(size), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _leaf(np.ones(_size(size), dtype=_np_dtype(dtype)), requires_grad)
+
+
+empty = zeros
+
+
+def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    if dtype is None:
+        default = np.dtype(np.bool_) if isinstance(fill_value, bool) else \
+            np.dtype(np.int64) if isinstance(fill_value, int) else dtypes.NP_F32
+    else:
+        default = None
+    return _leaf(np.full(_size((size,)), fill_value, dtype=_np_dtype(dtype, default)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    _check((n, n if m is None else m))
+    return _leaf(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    count = max(0, int(np.ceil((end - start) / step)))
+    _check((count,))
+    is_int = all(isinstance(v, int) for v in (start, end, step))
+    default = np.dtype(np.int64) if is_int else dtypes.NP_F32
+    return _leaf(np.arange(start, end, step, dtype=np.float64 if not is_int else None).astype(_np_dtype(dtype, default)),
+                 requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) -> Tensor:
+    _check((steps,))
+    return _leaf(np.linspace(start, end, int(steps)).astype(_np_dtype(dtype)), requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad=False, device=None, generator=None) -> Tensor:
+    shape = _size(size)
+    return _leaf(_gen().random(shape).astype(_np_dtype(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad=False, device=None, generator=None) -> Tensor:
+    shape = _size(size)
+    return _leaf(_gen().standard_normal(shape).astype(_np_dtype(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing 1 required positional argument: 'size'")
+    shape = _size((size,))
+    return _leaf(_gen().integers(low, high, shape).astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad)
+
+
+def randperm(n, dtype=None, device=None) -> Tensor:
+    _check((n,))
+    return _leaf(_gen().permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False)
+
+
+def _gen():
+    return generator()
+
+
+def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
+    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
+    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad=False) -> Tensor:
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def rand_like(t, dtype=None, requires_grad=False) -> Tensor:
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)

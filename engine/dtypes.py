@@ -1,0 +1,53 @@
+"""PyTorch's dtype objects over numpy dtypes."""
+import numpy as np
+
+
+class dtype:  # noqa: N801 — named as torch names it
+    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+
+    def __init__(self, name: str, np_dtype):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (from_numpy_dtype, (self.np,))
+
+
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+float16 = dtype("float16", np.float16)
+int64 = dtype("int64", np.int64)
+int32 = dtype("int32", np.int32)
+uint8 = dtype("uint8", np.uint8)
+bool_ = dtype("bool", np.bool_)
+float = float32  # noqa: A001 — torch.float is float32
+double = float64
+long = int64
+int = int32  # noqa: A001
+half = float16
+
+_BY_NP = {d.np: d for d in (float32, float64, float16, int64, int32, uint8, bool_)}
+NP_F32 = np.dtype(np.float32)
+NP_F64 = np.dtype(np.float64)
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(f"unsupported dtype {np_dtype}") from None
+
+
+def to_numpy_dtype(d) -> np.dtype:
+    if isinstance(d, dtype):
+        return d.np
+    if d is None:
+        return None
+    if d in (__builtins__["float"] if isinstance(__builtins__, dict) else __import__("builtins").float,):
+        return NP_F32
+    raise TypeError(f"dtype must be a torch.dtype, not {type(d).__name__}")

@@ -1,0 +1,89 @@
+"""Per-run resource limits, checked by the engine before numpy allocates anything."""
+from __future__ import annotations
+
+import contextlib
+import weakref
+
+import numpy as np
+
+from .autograd import STATE
+
+
+class LimitExceeded(RuntimeError):
+    """A program went past one of the run's limits; the message names the limit and its value."""
+
+
+_BROADCASTING = {"add", "sub", "mul", "div", "pow", "where", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+                 "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
+
+
+class Limits:
+    def __init__(self, max_tensor_elements=100_000, max_live_elements=1_000_000, max_graph_nodes=10_000):
+        self.max_tensor_elements = max_tensor_elements
+        self.max_live_elements = max_live_elements
+        self.max_graph_nodes = max_graph_nodes
+        self.live_elements = 0
+        self.graph_nodes = 0
+
+    def before_alloc(self, shape):
+        n = 1
+        for s in shape:
+            n *= int(s)
+        if n > self.max_tensor_elements:
+            raise LimitExceeded(f"tensor of shape {list(map(int, shape))} has {n:,} elements; the limit is "
+                                f"max_tensor_elements = {self.max_tensor_elements:,}")
+        if self.live_elements + n > self.max_live_elements:
+            raise LimitExceeded(f"this run would hold {self.live_elements + n:,} tensor elements at once; the limit is "
+                                f"max_live_elements = {self.max_live_elements:,}")
+
+    def before_op(self, op, arrays, params):
+        """Predict the output size of ops that can grow it (broadcasting, matmul, expand, cat)."""
+        name = op.name
+        if name in _BROADCASTING:
+            shapes = [np.shape(a) for a in arrays]
+            if any(s != shapes[0] for s in shapes):
+                try:
+                    self.before_alloc(np.broadcast_shapes(*shapes))
+                except ValueError:
+                    pass  # the op itself reports the shape mismatch
+        elif name in ("mm", "bmm", "addmm"):
+            a, b = arrays[-2], arrays[-1]
+            lead = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2]) if name == "bmm" else ()
+            self.before_alloc(tuple(lead) + (np.shape(a)[-2], np.shape(b)[-1]))
+        elif name == "expand":
+            self.before_alloc(params[0])
+        elif name in ("cat", "stack"):
+            self.before_alloc((sum(int(np.size(a)) for a in arrays),))
+        elif name == "index":
+            self.before_alloc(np.shape(np.empty(np.shape(arrays[0]), dtype=np.bool_)[params[0]]))
+
+    def track(self, tensor):
+        n = int(np.size(tensor._data))
+        if n > self.max_tensor_elements:
+            raise LimitExceeded(f"tensor of shape {list(np.shape(tensor._data))} has {n:,} elements; the limit is "
+                                f"max_tensor_elements = {self.max_tensor_elements:,}")
+        self.live_elements += n
+        weakref.finalize(tensor, self._release, n)
+        if self.live_elements > self.max_live_elements:
+            raise LimitExceeded(f"this run holds {self.live_elements:,} tensor elements at once; the limit is "
+                                f"max_live_elements = {self.max_live_elements:,}")
+
+    def _release(self, n):
+        self.live_elements -= n
+
+    def count_node(self):
+        self.graph_nodes += 1
+        if self.graph_nodes > self.max_graph_nodes:
+            raise LimitExceeded(f"this run built more than {self.max_graph_nodes:,} graph nodes; the limit is "
+                                f"max_graph_nodes = {self.max_graph_nodes:,}")
+
+
+@contextlib.contextmanager
+def limited(**kwargs):
+    """Activate limits for the code inside (one run at a time per process)."""
+    prev = STATE.limits
+    STATE.limits = Limits(**kwargs)
+    try:
+        yield STATE.limits
+    finally:
+        STATE.limits = prev

@@ -1,0 +1,372 @@
+"""torch.nn modules: Module with parameter registration, and the layers and losses a classroom uses."""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+from .. import creation
+from ..autograd import STATE
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a Module registers; requires grad by default."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad=True):
+        t = cls._wrap((data if data is not None else creation.tensor([]))._data)
+        t._requires_grad = False
+        if requires_grad:
+            t.requires_grad_(True)
+        rec = STATE.recorder
+        if rec is not None:
+            rec.on_create(t)
+        return t
+
+    def __init__(self, data=None, requires_grad=True):
+        pass
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class: attributes that are Parameters or Modules are registered, in assignment order."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+        if params is None and isinstance(value, (Parameter, Module)):
+            raise AttributeError("cannot assign parameters or modules before Module.__init__() call")
+        if isinstance(value, Parameter):
+            self._modules.pop(name, None)
+            params[name] = value
+        elif isinstance(value, Module):
+            params.pop(name, None)
+            self._modules[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            params[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if "_parameters" in d and name in d["_parameters"]:
+            return d["_parameters"][name]
+        if "_modules" in d and name in d["_modules"]:
+            return d["_modules"][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        rec = STATE.recorder
+        if rec is None:
+            return self.forward(*args, **kwargs)
+        rec.enter_module(self)
+        try:
+            return self.forward(*args, **kwargs)
+        finally:
+            rec.exit_module(self)
+
+    def register_parameter(self, name, param):
+        self._parameters[name] = param
+
+    def add_module(self, name, module):
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # ----- traversal -----
+    def named_modules(self, memo=None, prefix=""):
+        memo = set() if memo is None else memo
+        stack = [(prefix, self)]
+        while stack:
+            name, m = stack.pop()
+            if m is None or id(m) in memo:
+                continue
+            memo.add(id(m))
+            yield name, m
+            children = [(name + ("." if name else "") + n, c) for n, c in m._modules.items()]
+            stack.extend(reversed(children))
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def named_parameters(self, prefix="", recurse=True):
+        seen = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mname, m in modules:
+            for pname, p in m._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (mname + "." if mname else "") + pname, p
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def state_dict(self):
+        return OrderedDict((n, p.detach()) for n, p in self.named_parameters())
+
+    def zero_grad(self, set_to_none=True):
+        params = [p for p in self.parameters() if p.grad is not None]
+        _zero_grads(params, set_to_none)
+
+    def train(self, mode=True):
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def cpu(self):
+        return self
+
+    def apply(self, fn):
+        for m in list(self.children()):
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ----- printing, as PyTorch prints modules -----
+    def extra_repr(self) -> str:
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            text = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {text}")
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _zero_grads(params, set_to_none):
+    for p in params:
+        if set_to_none:
+            p._grad = None
+        else:
+            p._grad._data = p._grad._data * 0
+    rec = STATE.recorder
+    if rec is not None and params:
+        rec.on_zero_grad(params, set_to_none)
+
+
+class Linear(Module):
+    def __init__(self, in_features, out_features, bias=True, dtype=None, device=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))
+        self.bias = Parameter(creation.empty(out_features, dtype=dtype)) if bias else None
+        if not bias:
+            self._parameters["bias"] = None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # PyTorch's default: kaiming_uniform(a=√5) on the weight, i.e. U(±1/√fan_in), and the same bound for bias.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class _Activation(Module):
+    fn = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def forward(self, x):
+        return type(self).fn(x)
+
+
+class ReLU(_Activation):
+    fn = staticmethod(F.relu)
+
+
+class Tanh(_Activation):
+    fn = staticmethod(F.tanh)
+
+
+class Sigmoid(_Activation):
+    fn = staticmethod(F.sigmoid)
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmax(x, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, x):
+        return F.log_softmax(x, self.dim)
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Sequential(Module):
+    def __init__(self, *modules):
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(modules):
+                self.add_module(str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, i):
+        mods = list(self._modules.values())
+        if isinstance(i, slice):
+            return Sequential(*mods[i])
+        return mods[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+
+class ModuleList(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        for m in modules or []:
+            self.append(m)
+
+    def append(self, module):
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class _Loss(Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class MSELoss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.mse_loss(input, target, self.reduction)
+
+
+class CrossEntropyLoss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.cross_entropy(input, target, self.reduction)
+
+
+class NLLLoss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.nll_loss(input, target, self.reduction)
+
+
+class BCELoss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy(input, target, self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy_with_logits(input, target, self.reduction)

@@ -1,0 +1,287 @@
+"""The op table: every differentiable primitive, one entry each.
+
+An entry carries the forward (numpy), one vector-Jacobian product per input, PyTorch's `grad_fn`
+name, the label the page draws, the LaTeX of each local derivative and whether backward needs saved
+tensors (PyTorch frees those after backward, so only such nodes raise on a second backward).
+VJPs take `(g, ans, *inputs, *params)` and return the gradient at the broadcast shape; the engine
+undoes broadcasting with `unbroadcast`. Composite ops (linear, cross_entropy, ...) are built from
+these in `engine/functional.py`, so the graph shows the same nodes PyTorch builds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    name: str
+    grad_fn: str | None  # PyTorch's node name; None for ops without a derivative (comparisons)
+    label: str
+    forward: Callable
+    vjps: tuple  # one per input; None where the input never gets a gradient
+    latex: tuple  # LaTeX of d(out)/d(input) per input, in the names a, b, c of the inputs
+    saves: bool  # backward reads saved tensors: a second backward without retain_graph raises
+    variadic: bool = False  # inputs come as one list (cat, stack); vjps[0](g, ans, i, arrays, *p)
+
+
+OPS: dict[str, Op] = {}
+
+
+def defop(name, grad_fn, label, forward, *rules, saves=True, variadic=False):
+    """rules: (vjp, latex) per input."""
+    vjps = tuple(r[0] for r in rules)
+    latex = tuple(r[1] for r in rules)
+    OPS[name] = Op(name, grad_fn, label, forward, vjps, latex, saves, variadic)
+
+
+def unbroadcast(g, shape):
+    """Sum a gradient back to an input's shape: the backward of broadcasting."""
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g
+
+
+def _expand_reduced(g, shape, dims, keepdim):
+    """Broadcast a reduction's gradient back over the reduced dims."""
+    if not keepdim and dims is not None:
+        g = np.expand_dims(g, tuple(d % len(shape) for d in dims))
+    return np.broadcast_to(g, shape)
+
+
+def _count(shape, dims):
+    if dims is None:
+        return int(np.prod(shape)) if shape else 1
+    return int(np.prod([shape[d] for d in dims]))
+
+
+def _scatter(shape, dtype, key, g, accumulate=False):
+    z = np.zeros(shape, dtype=dtype)
+    if accumulate:
+        np.add.at(z, key, g)
+    else:
+        z[key] = g
+    return z
+
+
+def _reduce_arg(a, ans, dim, keepdim, g, pick):
+    """Gradient of max/min along dim: all of g goes to the first extreme element (PyTorch's indices)."""
+    idx = pick(a, axis=dim, keepdims=True)
+    z = np.zeros(a.shape, dtype=g.dtype)
+    np.put_along_axis(z, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
+    return z
+
+
+def _evenly(a, ans, g):
+    """Gradient of a full max/min: PyTorch shares it evenly among tied extremes."""
+    mask = a == ans
+    return mask * (g / mask.sum())
+
+
+def _softmax(a, dim):
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def _log_softmax(a, dim):
+    shifted = a - a.max(axis=dim, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def _reduce(x, reduction):
+    if reduction == "mean":
+        return x.mean()
+    if reduction == "sum":
+        return x.sum()
+    return x
+
+
+def _reduce_grad(g, shape, reduction):
+    """Gradient flowing into the unreduced elementwise loss."""
+    if reduction == "mean":
+        return np.broadcast_to(g / _count(shape, None), shape)
+    if reduction == "sum":
+        return np.broadcast_to(g, shape)
+    return g
+
+
+def _nll(logp, target, reduction):
+    picked = -np.take_along_axis(logp, np.expand_dims(target, 1), axis=1).squeeze(1) if logp.ndim > 1 \
+        else -logp[target]
+    return _reduce(picked, reduction)
+
+
+def _nll_vjp(g, ans, logp, target, reduction):
+    z = np.zeros_like(logp)
+    if logp.ndim == 1:
+        z[target] = -g
+        return z
+    rows = np.arange(logp.shape[0])
+    scale = g / logp.shape[0] if reduction == "mean" else g
+    z[rows, target] = -scale
+    return z
+
+
+def _bce(p, y, reduction):
+    # NOTE: PyTorch clamps each log at -100 so p = 0 or 1 gives a finite loss.
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log1p(-p), -100))
+    return _reduce(loss, reduction)
+
+
+def _bce_vjp_p(g, ans, p, y, reduction):
+    # NOTE: PyTorch's epsilon keeps the denominator p(1 - p) away from zero.
+    return _reduce_grad(g, p.shape, reduction) * (p - y) / np.maximum(p * (1 - p), 1e-12)
+
+
+def _bce_logits(x, y, reduction):
+    # NOTE: max(x, 0) - x*y + log(1 + e^{-|x|}) never overflows, unlike log(sigmoid(x)).
+    return _reduce(np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x))), reduction)
+
+
+def _sigmoid(a):
+    # NOTE: the two branches keep exp() from overflowing for large |a|.
+    with np.errstate(over="ignore"):
+        return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+
+
+def _swap(m):
+    return np.swapaxes(m, -1, -2)
+
+
+def _pow_scalar_vjp(g, ans, a, c):
+    return g * 0 if c == 0 else g * (c * a ** (c - 1))
+
+
+def _pow_exponent_vjp(g, ans, a, b):
+    # NOTE: PyTorch defines d(a^b)/db as 0 where a == 0 and b >= 0 instead of 0 * log(0) = nan.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g * np.where((a == 0) & (b >= 0), 0, ans * np.log(a))
+
+
+# Binary, broadcasting
+defop("add", "AddBackward0", "+", np.add, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: g, "1"), saves=False)
+defop("sub", "SubBackward0", "−", np.subtract, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False)
+defop("mul", "MulBackward0", "×", np.multiply, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"))
+defop("div", "DivBackward0", "÷", np.true_divide, (lambda g, ans, a, b: g / b, r"\frac{1}{b}"),
+      (lambda g, ans, a, b: -g * a / (b * b), r"-\frac{a}{b^{2}}"))
+defop("pow", "PowBackward1", "pow", np.power, (lambda g, ans, a, b: g * b * a ** (b - 1), r"b\,a^{b-1}"),
+      (_pow_exponent_vjp, r"a^{b}\ln a"))
+defop("maximum", "MaximumBackward0", "max", np.maximum,
+      (lambda g, ans, a, b: g * ((a > b) + 0.5 * (a == b)), r"\mathbb{1}[a>b]"),
+      (lambda g, ans, a, b: g * ((b > a) + 0.5 * (a == b)), r"\mathbb{1}[b>a]"))
+defop("minimum", "MinimumBackward0", "min", np.minimum,
+      (lambda g, ans, a, b: g * ((a < b) + 0.5 * (a == b)), r"\mathbb{1}[a<b]"),
+      (lambda g, ans, a, b: g * ((b < a) + 0.5 * (a == b)), r"\mathbb{1}[b<a]"))
+defop("where", "WhereBackward0", "where", np.where, (None, ""),
+      (lambda g, ans, c, a, b: g * c, r"\mathbb{1}[c]"), (lambda g, ans, c, a, b: g * ~c, r"\mathbb{1}[\lnot c]"))
+
+# Unary (params after the input)
+defop("pow_scalar", "PowBackward0", "pow", np.power, (_pow_scalar_vjp, r"c\,a^{c-1}"))
+defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"))
+defop("rsub", "RsubBackward1", "−", lambda a, c: c - a, (lambda g, ans, a, c: -g, "-1"), saves=False)
+defop("neg", "NegBackward0", "−", np.negative, (lambda g, ans, a: -g, "-1"), saves=False)
+defop("exp", "ExpBackward0", "exp", np.exp, (lambda g, ans, a: g * ans, r"e^{a}"))
+defop("log", "LogBackward0", "log", np.log, (lambda g, ans, a: g / a, r"\frac{1}{a}"))
+defop("sin", "SinBackward0", "sin", np.sin, (lambda g, ans, a: g * np.cos(a), r"\cos a"))
+defop("cos", "CosBackward0", "cos", np.cos, (lambda g, ans, a: -g * np.sin(a), r"-\sin a"))
+defop("tanh", "TanhBackward0", "tanh", np.tanh, (lambda g, ans, a: g * (1 - ans * ans), r"1-\tanh^{2} a"))
+defop("sigmoid", "SigmoidBackward0", "σ", _sigmoid, (lambda g, ans, a: g * ans * (1 - ans), r"\sigma(a)\,(1-\sigma(a))"))
+defop("relu", "ReluBackward0", "relu", lambda a: np.maximum(a, 0), (lambda g, ans, a: g * (ans > 0), r"\mathbb{1}[a>0]"))
+defop("abs", "AbsBackward0", "abs", np.abs, (lambda g, ans, a: g * np.sign(a), r"\operatorname{sign}(a)"))
+defop("sqrt", "SqrtBackward0", "√", np.sqrt, (lambda g, ans, a: g / (2 * ans), r"\frac{1}{2\sqrt{a}}"))
+defop("reciprocal", "ReciprocalBackward0", "1/x", np.reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"))
+defop("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi),
+      (lambda g, ans, a, lo, hi: g * (((a >= lo) if lo is not None else True) & ((a <= hi) if hi is not None else True)),
+       r"\mathbb{1}[lo \le a \le hi]"))
+
+# Reductions
+defop("sum", "SumBackward0", "sum", lambda a: a.sum(), (lambda g, ans, a: np.broadcast_to(g, a.shape), "1"), saves=False)
+defop("sum_dim", "SumBackward1", "sum", lambda a, dims, keep: a.sum(axis=dims, keepdims=keep),
+      (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep), "1"), saves=False)
+defop("mean", "MeanBackward0", "mean", lambda a: a.mean(), (lambda g, ans, a: np.broadcast_to(g / a.size, a.shape), r"\frac{1}{n}"),
+      saves=False)
+defop("mean_dim", "MeanBackward1", "mean", lambda a, dims, keep: a.mean(axis=dims, keepdims=keep),
+      (lambda g, ans, a, dims, keep: _expand_reduced(g / _count(a.shape, dims), a.shape, dims, keep), r"\frac{1}{n}"),
+      saves=False)
+defop("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt((a * a).sum()),
+      (lambda g, ans, a: g * a / ans if ans != 0 else g * 0 * a, r"\frac{a}{\lVert a\rVert}"))
+defop("max", "MaxBackward1", "max", lambda a: a.max(), (lambda g, ans, a: _evenly(a, ans, g), r"\mathbb{1}[a=\max a]"))
+defop("min", "MinBackward1", "min", lambda a: a.min(), (lambda g, ans, a: _evenly(a, ans, g), r"\mathbb{1}[a=\min a]"))
+defop("max_dim", "MaxBackward0", "max", lambda a, dim, keep: a.max(axis=dim, keepdims=keep),
+      (lambda g, ans, a, dim, keep: _reduce_arg(a, ans, dim, keep, g, np.argmax), r"\mathbb{1}[i=\arg\max a]"))
+defop("min_dim", "MinBackward0", "min", lambda a, dim, keep: a.min(axis=dim, keepdims=keep),
+      (lambda g, ans, a, dim, keep: _reduce_arg(a, ans, dim, keep, g, np.argmin), r"\mathbb{1}[i=\arg\min a]"))
+
+# Shape and indexing (views: no saved tensors)
+defop("view", "ViewBackward0", "view", lambda a, shape: np.reshape(a, shape), (lambda g, ans, a, shape: g.reshape(a.shape), "1"),
+      saves=False)
+defop("unsafe_view", "UnsafeViewBackward0", "view", lambda a, shape: np.reshape(a, shape),
+      (lambda g, ans, a, shape: g.reshape(a.shape), "1"), saves=False)
+defop("to_copy", "ToCopyBackward0", "to", lambda a, dt: a.astype(dt), (lambda g, ans, a, dt: g.astype(a.dtype), "1"), saves=False)
+defop("clone", "CloneBackward0", "clone", np.copy, (lambda g, ans, a: g, "1"), saves=False)
+defop("t", "TBackward0", "ᵀ", np.transpose, (lambda g, ans, a: np.transpose(g), r"(\cdot)^{\top}"), saves=False)
+defop("transpose", "TransposeBackward0", "transpose", lambda a, d0, d1: np.swapaxes(a, d0, d1),
+      (lambda g, ans, a, d0, d1: np.swapaxes(g, d0, d1), r"(\cdot)^{\top}"), saves=False)
+defop("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, dims),
+      (lambda g, ans, a, dims: np.transpose(g, np.argsort(dims)), r"(\cdot)^{\top}"), saves=False)
+defop("squeeze", "SqueezeBackward0", "squeeze", np.squeeze, (lambda g, ans, a: g.reshape(a.shape), "1"), saves=False)
+defop("squeeze_dim", "SqueezeBackward1", "squeeze", lambda a, dim: np.squeeze(a, dim) if a.shape[dim] == 1 else a,
+      (lambda g, ans, a, dim: g.reshape(a.shape), "1"), saves=False)
+defop("squeeze_dims", "SqueezeBackward4", "squeeze", lambda a, dims: np.squeeze(a, dims),
+      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False)
+defop("unsqueeze", "UnsqueezeBackward0", "unsqueeze", np.expand_dims, (lambda g, ans, a, dim: g.reshape(a.shape), "1"),
+      saves=False)
+defop("expand", "ExpandBackward0", "expand", np.broadcast_to, (lambda g, ans, a, shape: unbroadcast(g, a.shape), r"\textstyle\sum"),
+      saves=False)
+defop("select", "SelectBackward0", "[i]", lambda a, key: a[key],
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False)
+defop("slice", "SliceBackward0", "[a:b]", lambda a, key: a[key],
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False)
+defop("index", "IndexBackward0", "[idx]", lambda a, key: a[key],
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g, accumulate=True), "1"))
+defop("cat", "CatBackward0", "cat", lambda arrays, dim: np.concatenate(arrays, axis=dim),
+      (lambda g, ans, i, arrays, dim: np.split(g, np.cumsum([x.shape[dim] for x in arrays])[:-1], axis=dim)[i], "1"),
+      saves=False, variadic=True)
+defop("stack", "StackBackward0", "stack", lambda arrays, dim: np.stack(arrays, axis=dim),
+      (lambda g, ans, i, arrays, dim: np.take(g, i, axis=dim), "1"), saves=False, variadic=True)
+
+# Linear algebra
+defop("mm", "MmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
+      (lambda g, ans, a, b: a.T @ g, r"A^{\top}\cdot"))
+defop("mv", "MvBackward0", "matmul", np.matmul, (lambda g, ans, a, b: np.outer(g, b), r"\,\cdot v^{\top}"),
+      (lambda g, ans, a, b: a.T @ g, r"A^{\top}\cdot"))
+defop("dot", "DotBackward0", "dot", np.dot, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"))
+defop("bmm", "BmmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ _swap(b), r"\,\cdot B^{\top}"),
+      (lambda g, ans, a, b: _swap(a) @ g, r"A^{\top}\cdot"))
+defop("addmm", "AddmmBackward0", "addmm", lambda c, a, b: c + a @ b, (lambda g, ans, c, a, b: g, "1"),
+      (lambda g, ans, c, a, b: g @ b.T, r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: a.T @ g, r"A^{\top}\cdot"))
+
+# Softmax and losses
+defop("softmax", "SoftmaxBackward0", "softmax", _softmax,
+      (lambda g, ans, a, dim: ans * (g - (g * ans).sum(axis=dim, keepdims=True)), r"\operatorname{diag}(s)-s\,s^{\top}"))
+defop("log_softmax", "LogSoftmaxBackward0", "log_softmax", _log_softmax,
+      (lambda g, ans, a, dim: g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"))
+defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce((a - b) ** 2, r),
+      (lambda g, ans, a, b, r: _reduce_grad(g, a.shape, r) * 2 * (a - b), r"\frac{2}{n}(a-b)"),
+      (lambda g, ans, a, b, r: _reduce_grad(g, a.shape, r) * -2 * (a - b), r"-\frac{2}{n}(a-b)"))
+defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""))
+defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
+      (lambda g, ans, p, y, r: _reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), r"\frac{1}{n}\ln\frac{1-p}{p}"))
+defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", "bce_logits", _bce_logits,
+      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * (_sigmoid(x) - y), r"\frac{\sigma(x)-y}{n}"),
+      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * -x, r"-\frac{x}{n}"))
+
+# No derivative: the graph still shows them, and their outputs never require grad.
+for _name, _label, _fn in [("eq", "==", np.equal), ("ne", "≠", np.not_equal), ("lt", "<", np.less), ("le", "≤", np.less_equal),
+                           ("gt", ">", np.greater), ("ge", "≥", np.greater_equal), ("argmax", "argmax", np.argmax),
+                           ("argmin", "argmin", np.argmin), ("sign", "sign", np.sign)]:
+    OPS[_name] = Op(_name, None, _label, _fn, (), (), False)

@@ -1,0 +1,185 @@
+"""Parse a program and check its syntax tree before anything runs.
+
+Everything here is iterative (an explicit stack), so a hostile tree cannot overflow the Python
+stack. Checks run on the parsed tree, after the parser's NFKC normalisation of identifiers, so
+Unicode lookalikes of `__class__` or `eval` are seen as what they are.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .errors import LimitError, ProgramError
+
+ALLOWED_STMTS = (
+    ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If,
+    ast.Break, ast.Continue, ast.Pass, ast.FunctionDef, ast.Return, ast.ClassDef, ast.Import,
+    ast.ImportFrom, ast.With, ast.Assert, ast.Delete,
+)
+ALLOWED_EXPRS = (
+    ast.BoolOp, ast.NamedExpr, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.Dict, ast.Set,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Compare, ast.Call,
+    ast.FormattedValue, ast.JoinedStr, ast.Constant, ast.Attribute, ast.Subscript, ast.Starred,
+    ast.Name, ast.List, ast.Tuple, ast.Slice,
+)
+ALLOWED_OTHER = (ast.arguments, ast.arg, ast.keyword, ast.alias, ast.comprehension, ast.withitem)
+# Leaf-like helper nodes: not counted, not descended into.
+UNCOUNTED = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+ALLOWED = ALLOWED_STMTS + ALLOWED_EXPRS + ALLOWED_OTHER
+
+UNSUPPORTED = {
+    ast.Try: "'try' statements are",
+    ast.Raise: "'raise' statements are",
+    ast.Global: "'global' statements are",
+    ast.Nonlocal: "'nonlocal' statements are",
+    ast.AsyncFunctionDef: "'async def' functions are",
+    ast.AsyncFor: "'async for' loops are",
+    ast.AsyncWith: "'async with' statements are",
+    ast.Await: "'await' expressions are",
+    ast.Yield: "generators ('yield') are",
+    ast.YieldFrom: "generators ('yield from') are",
+    ast.Match: "'match' statements are",
+}
+for _name, _what in (("TryStar", "'try' statements are"), ("TypeAlias", "'type' statements are")):
+    if hasattr(ast, _name):
+        UNSUPPORTED[getattr(ast, _name)] = _what
+
+# Dunder names a program may use: reading `__name__` (it is "__main__").
+ALLOWED_DUNDER_NAMES = {"__name__"}
+
+
+def _unsupported(what: str, node, line) -> ProgramError:
+    return ProgramError(
+        "NotImplementedError", f"{what} not supported in flowgrad programs",
+        getattr(node, "lineno", line), getattr(node, "col_offset", 0),
+    )
+
+
+def bad_name(name: str) -> bool:
+    """Variable, function, parameter and class names: no dunder names (single `_x` is fine)."""
+    return name.startswith("__") and name not in ALLOWED_DUNDER_NAMES
+
+
+def parse_program(source: str, limits) -> ast.Module:
+    """Parse and check `source`; raise ProgramError (or LimitError) on any problem."""
+    if not isinstance(source, str):
+        raise ProgramError("TypeError", "the program must be text")
+    if len(source) > limits.max_source_chars:
+        raise LimitError(
+            f"program is {len(source)} characters long (limit max_source_chars = {limits.max_source_chars})",
+            1, 0,
+        )
+    try:
+        tree = ast.parse(source, filename="<program>", mode="exec")
+    except SyntaxError as e:  # includes IndentationError, TabError
+        line = e.lineno
+        col = (e.offset - 1) if isinstance(e.offset, int) and e.offset > 0 else 0
+        msg = e.msg if isinstance(e.msg, str) else "invalid syntax"
+        if "null bytes" in msg:
+            line = source.count("\n", 0, max(source.find("\0"), 0)) + 1
+        raise ProgramError(type(e).__name__, msg, line if line is not None else 1, col) from None
+    except (ValueError, UnicodeError) as e:
+        bad = next((i for i, ch in enumerate(source) if "\ud800" <= ch <= "\udfff" or ch == "\0"), 0)
+        line = source.count("\n", 0, bad) + 1
+        msg = "source code cannot contain null bytes" if "null" in str(e) else (
+            "source code contains characters that cannot be encoded")
+        raise ProgramError("SyntaxError", msg, line, 0) from None
+    except (RecursionError, MemoryError):
+        raise ProgramError("SyntaxError", "program is too deeply nested for the parser", 1, 0) from None
+    check_tree(tree, limits)
+    return tree
+
+
+def check_tree(tree: ast.Module, limits) -> None:
+    max_depth = limits.max_ast_depth
+    max_nodes = limits.max_ast_nodes
+    max_bits = limits.max_int_bits
+    count = 0
+    # (node, depth, line of nearest located ancestor, parent node)
+    stack = [(tree, 1, 1, None)]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node, depth, line, parent = pop()
+        if isinstance(node, UNCOUNTED):
+            continue
+        line = getattr(node, "lineno", line)
+        count += 1
+        if count > max_nodes:
+            raise LimitError(
+                f"program has more than {max_nodes} syntax tree nodes (limit max_ast_nodes = {max_nodes})",
+                line, getattr(node, "col_offset", 0),
+            )
+        if depth > max_depth:
+            raise LimitError(
+                f"program is nested more than {max_depth} levels deep (limit max_ast_depth = {max_depth})",
+                line, getattr(node, "col_offset", 0),
+            )
+        t = type(node)
+        if not isinstance(node, ALLOWED):
+            what = UNSUPPORTED.get(t) or f"'{t.__name__}' syntax is"
+            raise _unsupported(what, node, line)
+        _check_node(node, t, line, parent, max_bits)
+        for child in ast.iter_child_nodes(node):
+            push((child, depth + 1, line, node))
+
+
+def _check_node(node, t, line, parent, max_bits):
+    col = getattr(node, "col_offset", 0)
+    if t is ast.Name:
+        if bad_name(node.id) or (node.id in ALLOWED_DUNDER_NAMES and not isinstance(node.ctx, ast.Load)):
+            raise ProgramError("NameError", f"names starting with '__' such as '{node.id}' are not allowed "
+                               "in flowgrad programs", line, col)
+    elif t is ast.Attribute:
+        if node.attr.startswith("_"):
+            ok = (node.attr == "__init__" and isinstance(node.value, ast.Call)
+                  and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"
+                  and isinstance(node.ctx, ast.Load))
+            if not ok:
+                raise ProgramError("AttributeError", f"attributes starting with '_' such as '{node.attr}' are "
+                                   "not allowed in flowgrad programs", line, col)
+    elif t is ast.FunctionDef:
+        if node.decorator_list:
+            raise _unsupported("decorators are", node.decorator_list[0], line)
+        if node.name == "__init__":
+            if not isinstance(parent, ast.ClassDef):
+                raise ProgramError("NameError", "'__init__' can only be defined inside a class", line, col)
+        elif node.name.startswith("__"):
+            raise ProgramError("NotImplementedError", f"defining '{node.name}' is not supported in flowgrad "
+                               "programs (a class may define __init__, forward and ordinary methods)", line, col)
+    elif t is ast.ClassDef:
+        if node.decorator_list:
+            raise _unsupported("decorators are", node.decorator_list[0], line)
+        if node.keywords:
+            raise _unsupported("class keywords (metaclass=...) are", node, line)
+        if bad_name(node.name):
+            raise ProgramError("NameError", f"class name '{node.name}' is not allowed", line, col)
+    elif t is ast.arg:
+        if bad_name(node.arg):
+            raise ProgramError("NameError", f"parameter name '{node.arg}' is not allowed", line, col)
+    elif t is ast.keyword:
+        if node.arg is not None and node.arg.startswith("__"):
+            raise ProgramError("NameError", f"keyword argument '{node.arg}' is not allowed", line, col)
+    elif t is ast.alias:
+        if node.name == "*":
+            raise _unsupported("starred imports ('from ... import *') are", node, line)
+        if node.name.startswith("_") or any(p.startswith("_") for p in node.name.split(".")):
+            raise ProgramError("ImportError", f"cannot import '{node.name}'", line, col)
+        if node.asname is not None and bad_name(node.asname):
+            raise ProgramError("NameError", f"name '{node.asname}' is not allowed", line, col)
+    elif t is ast.ImportFrom:
+        if node.level:
+            raise _unsupported("relative imports are", node, line)
+    elif t is ast.Delete:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                raise _unsupported("deleting attributes is", node, line)
+    elif t is ast.comprehension:
+        if node.is_async:
+            raise _unsupported("async comprehensions are", node, line)
+    elif t is ast.Constant:
+        v = node.value
+        if type(v) is int and v.bit_length() > max_bits:
+            raise LimitError(f"integer literal has {v.bit_length()} bits (limit max_int_bits = {max_bits})",
+                             line, col)

@@ -1,0 +1,55 @@
+"""Errors the sandbox reports, and the scrubbing that keeps host details out of messages."""
+
+from __future__ import annotations
+
+import re
+
+
+class ProgramError(Exception):
+    """An error in the user's program: Python/PyTorch's exception type name, message and location.
+
+    `line` is 1-based, `column` 0-based (as `ast` counts), both None when unknown.
+    """
+
+    def __init__(self, type_name: str, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.type_name = type_name
+        self.message = message
+        self.line = line
+        self.column = column
+
+    def to_dict(self) -> dict:
+        return {"type": self.type_name, "message": self.message, "line": self.line, "column": self.column}
+
+    def __repr__(self):
+        return f"ProgramError({self.type_name}: {self.message} at {self.line}:{self.column})"
+
+
+class LimitError(ProgramError):
+    """A sandbox limit was hit; the message names the limit and its value."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        super().__init__("LimitExceeded", message, line, column)
+
+
+def limit_error(what: str, limit_name: str, value) -> LimitError:
+    return LimitError(f"{what} (limit {limit_name} = {value})")
+
+
+# Anything that looks like a filesystem path of two or more components, and object addresses.
+_PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.\-+@~]+){2,}[/\\]?")
+_ADDR_RE = re.compile(r" at 0x[0-9a-fA-F]+")
+_MAX_MESSAGE = 2000
+
+
+def scrub(message: str) -> str:
+    """Remove host paths and memory addresses from an exception message."""
+    if not isinstance(message, str):
+        message = str(message)
+    message = _PATH_RE.sub("<path>", message)
+    message = _ADDR_RE.sub("", message)
+    for word in ("site-packages", "Traceback"):
+        message = message.replace(word, "<hidden>")
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "…"
+    return message
