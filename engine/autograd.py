@@ -96,12 +96,12 @@ def is_grad_enabled() -> bool:
 class Node:
     """A `grad_fn`: one op application. Subclassed once per PyTorch name so type names match torch."""
 
-    __slots__ = ("op", "next_functions", "_saved", "_params", "_shapes", "_seq", "_freed", "_retain", "_rid",
+    __slots__ = ("op", "_edges", "_saved", "_params", "_shapes", "_seq", "_freed", "_retain", "_rid",
                  "__weakref__")
 
-    def __init__(self, op: Op, next_functions, saved, params, shapes):
+    def __init__(self, op: Op, edges, saved, params, shapes):
         self.op = op
-        self.next_functions = next_functions
+        self._edges = edges  # (node, 0) per input, (None, 0) where the input needs no gradient
         self._saved = saved  # (ans, *input arrays) or None once freed
         self._params = params
         self._shapes = shapes
@@ -112,6 +112,13 @@ class Node:
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def next_functions(self):
+        """As PyTorch lists them: inputs that can never get a gradient (a where condition, nll targets) are left out."""
+        if self.op.variadic:
+            return self._edges
+        return tuple(e for e, vjp in zip(self._edges, self.op.vjps) if vjp is not None)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -125,10 +132,10 @@ class Node:
         out = []
         if op.variadic:
             vjp = op.vjps[0]
-            for i, (fn, _) in enumerate(self.next_functions):
+            for i, (fn, _) in enumerate(self._edges):
                 out.append(None if fn is None else unbroadcast(vjp(g, ans, i, arrays, *self._params), self._shapes[i]))
             return out
-        for (fn, _), vjp, shape in zip(self.next_functions, op.vjps, self._shapes):
+        for (fn, _), vjp, shape in zip(self._edges, op.vjps, self._shapes):
             if fn is None or vjp is None:
                 out.append(None)
             else:
@@ -146,14 +153,14 @@ class AccumulateGrad:
     """The sink node of a leaf that requires grad: adds incoming gradients into `.grad`."""
 
     __slots__ = ("variable", "_seq", "__weakref__")
-    next_functions = ()
+    next_functions = _edges = ()
 
     def __init__(self, variable):
         self.variable = variable
         self._seq = float("inf")  # runs as soon as it is ready, as in PyTorch
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"
 
     def __repr__(self):
         return f"<AccumulateGrad object at {id(self):#x}>"
@@ -185,7 +192,7 @@ def run_backward(root, grad, retain_graph: bool):
     seen = {start}
     while stack:
         node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in node._edges:
             if nxt is not None:
                 deps[nxt] = deps.get(nxt, 0) + 1
                 if nxt not in seen:
@@ -217,7 +224,7 @@ def run_backward(root, grad, retain_graph: bool):
                 rec.on_backward_step(node, g, parts, grads)
             if not retain_graph:
                 node.release()
-            for (nxt, _), gi in zip(node.next_functions, grads):
+            for (nxt, _), gi in zip(node._edges, grads):
                 if nxt is None:
                     continue
                 if gi is not None:

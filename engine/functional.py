@@ -1,6 +1,8 @@
 """torch.* functions built from op-table primitives, in the same node structure PyTorch builds."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .ops import OPS
@@ -74,7 +76,7 @@ def index(t, key):
     if any(_is_advanced(k) for k in keys):
         return apply(OPS["index"], (t,), (_index_key(key),))
     keys = tuple(k.item() if isinstance(k, Tensor) else k for k in keys)
-    explicit = sum(1 for k in keys if k is not None and k is not Ellipsis)
+    explicit = builtins.sum(1 for k in keys if k is not None and k is not Ellipsis)
     if explicit > t.ndim:
         raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
     out, dim = t, 0

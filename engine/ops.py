@@ -282,6 +282,8 @@ defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0
 
 # No derivative: the graph still shows them, and their outputs never require grad.
 for _name, _label, _fn in [("eq", "==", np.equal), ("ne", "≠", np.not_equal), ("lt", "<", np.less), ("le", "≤", np.less_equal),
-                           ("gt", ">", np.greater), ("ge", "≥", np.greater_equal), ("argmax", "argmax", np.argmax),
-                           ("argmin", "argmin", np.argmin), ("sign", "sign", np.sign)]:
+                           ("gt", ">", np.greater), ("ge", "≥", np.greater_equal),
+                           ("argmax", "argmax", lambda a, dim=None, keep=False: np.argmax(a, axis=dim, keepdims=keep)),
+                           ("argmin", "argmin", lambda a, dim=None, keep=False: np.argmin(a, axis=dim, keepdims=keep)),
+                           ("sign", "sign", np.sign)]:
     OPS[_name] = Op(_name, None, _label, _fn, (), (), False)

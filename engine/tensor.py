@@ -59,10 +59,12 @@ def apply(op, inputs, params=()):
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)
-    if op.variadic:
-        out = op.forward(arrays, *params)
-    else:
-        out = op.forward(*arrays, *params)
+    try:
+        out = op.forward(arrays, *params) if op.variadic else op.forward(*arrays, *params)
+    except ValueError as e:
+        if "broadcast" in str(e):
+            raise RuntimeError(_broadcast_message(arrays)) from None
+        raise
     if out.dtype is _F64 and not wants_f64:
         # PyTorch's promotion: ints and Python floats meet in the default float32, not numpy's float64.
         out = out.astype(_F32)
@@ -80,6 +82,19 @@ def apply(op, inputs, params=()):
     if rec is not None:
         rec.on_op(op, inputs, params, result)
     return result
+
+
+def _broadcast_message(arrays):
+    """PyTorch's wording for shapes that don't broadcast, naming the first clashing dimension."""
+    shapes = [np.shape(a) for a in arrays if np.ndim(a) > 0]
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
+                    f"dimension {max(len(a), len(b)) - i}")
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
 def _as_tensor_operand(x):
@@ -186,7 +201,7 @@ class Tensor:
                                    "var_no_grad = var.detach().")
             return self
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         rec = STATE.recorder
         if rec is not None:

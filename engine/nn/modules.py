@@ -32,6 +32,8 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    __str__ = __repr__
+
 
 class Module:
     """Base class: attributes that are Parameters or Modules are registered, in assignment order."""

@@ -1,0 +1,227 @@
+"""Interpreter-level objects: user functions, classes and instances, module proxies.
+
+User classes are never real Python classes: a `UserClass` holds the methods, a `UserInstance`
+holds the attributes. Instances of user subclasses of `nn.Module` are instances of one fixed
+real class (`user_module_class`), so the engine's Module machinery works on them.
+"""
+
+from __future__ import annotations
+
+
+class Scope:
+    __slots__ = ("vars", "parent", "kind", "func")
+
+    def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
+        self.vars = vars
+        self.parent = parent
+        self.kind = kind  # 0 function/module, 1 class body, 2 comprehension
+        self.func = func
+
+
+FUNC, CLASS, COMP = 0, 1, 2
+
+
+class UserFunction:
+    __slots__ = ("name", "node", "body", "is_lambda", "closure", "interp", "owner", "posnames", "defaults",
+                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams")
+
+    def __init__(self, name, node, body, is_lambda, closure, interp, defaults, kw_defaults):
+        a = node.args
+        self.name = name
+        self.node = node
+        self.body = body
+        self.is_lambda = is_lambda
+        self.closure = closure
+        self.interp = interp
+        self.owner = None
+        self.posnames = [p.arg for p in a.posonlyargs] + [p.arg for p in a.args]
+        self.nparams = len(self.posnames)
+        self.defaults = defaults  # values for the last len(defaults) positional parameters
+        self.kwonly = [p.arg for p in a.kwonlyargs]
+        self.kw_defaults = kw_defaults  # name -> value
+        self.vararg = a.vararg.arg if a.vararg else None
+        self.kwarg = a.kwarg.arg if a.kwarg else None
+        self.simple = not (defaults or self.kwonly or self.vararg or self.kwarg)
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.call_user(self, args, kwargs)
+
+    def __repr__(self):
+        return f"<function {self.name}>" if not self.is_lambda else "<function <lambda>>"
+
+    __str__ = __repr__
+
+
+class BoundMethod:
+    __slots__ = ("func", "obj")
+
+    def __init__(self, func, obj):
+        self.func = func
+        self.obj = obj
+
+    def __call__(self, *args, **kwargs):
+        return self.func.interp.call_user(self.func, (self.obj, *args), kwargs)
+
+    def __repr__(self):
+        return f"<bound method {self.func.name}>"
+
+    __str__ = __repr__
+
+
+class UserClass:
+    __slots__ = ("name", "bases", "ns", "mro", "is_module", "interp", "__weakref__")
+
+    def __init__(self, name, bases, interp, module_base):
+        self.name = name
+        self.bases = bases
+        self.ns = {}
+        self.interp = interp
+        mro = [self]
+        for b in bases:
+            if isinstance(b, UserClass):
+                for c in b.mro:
+                    if c not in mro:
+                        mro.append(c)
+        self.is_module = any(b is module_base or (isinstance(b, UserClass) and b.is_module) for b in bases)
+        self.mro = mro
+
+    def lookup(self, name, start=0):
+        for c in self.mro[start:]:
+            if name in c.ns:
+                return c, c.ns[name]
+        return None, None
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.instantiate(self, args, kwargs)
+
+    def __repr__(self):
+        return f"<class '{self.name}'>"
+
+    __str__ = __repr__
+
+
+class UserInstance:
+    __slots__ = ("cls", "attrs", "__weakref__")
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.attrs = {}
+
+    def __repr__(self):
+        return f"<{self.cls.name} object>"
+
+    __str__ = __repr__
+
+
+class SuperProxy:
+    __slots__ = ("cls", "obj")
+
+    def __init__(self, cls, obj):
+        self.cls = cls
+        self.obj = obj
+
+    def __repr__(self):
+        return f"<super: <class '{self.cls.name}'>>"
+
+
+class ModuleProxy:
+    """What `import torch` (or nn, F, optim, math) binds: a fixed, allowlisted name table."""
+
+    __slots__ = ("name", "attrs")
+
+    def __init__(self, name, attrs):
+        self.name = name
+        self.attrs = attrs
+
+    def __repr__(self):
+        return f"<module '{self.name}'>"
+
+    __str__ = __repr__
+
+
+class BuiltinType:
+    """`int`, `float`, `list`, ...: callable (through a checked constructor) and usable in isinstance."""
+
+    __slots__ = ("name", "pytype", "fn")
+
+    def __init__(self, name, pytype, fn):
+        self.name = name
+        self.pytype = pytype
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<class '{self.name}'>"
+
+    __str__ = __repr__
+
+
+class Builtin:
+    """A builtin function of the sandbox (print, len, ...)."""
+
+    __slots__ = ("name", "fn")
+
+    def __init__(self, name, fn):
+        self.name = name
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<built-in function {self.name}>"
+
+    __str__ = __repr__
+
+
+class Shown:
+    """A value pre-rendered by the sandbox, for `%` formatting of containers and interpreter objects."""
+
+    __slots__ = ("s", "r")
+
+    def __init__(self, s, r):
+        self.s = s
+        self.r = r
+
+    def __str__(self):
+        return self.s
+
+    def __repr__(self):
+        return self.r
+
+
+SUPER = Builtin("super", None)
+
+_USER_MODULE_CLASSES: dict = {}
+
+
+def user_module_class(module_base):
+    """The one real class whose instances stand for instances of user nn.Module subclasses."""
+    cls = _USER_MODULE_CLASSES.get(module_base)
+    if cls is not None:
+        return cls
+
+    class UserModule(module_base):
+        def forward(self, *args, **kwargs):
+            ucls = self.__dict__["_fg_cls"]
+            _, f = ucls.lookup("forward")
+            if f is None:
+                raise NotImplementedError(f'Module [{ucls.name}] is missing the required "forward" function')
+            if not isinstance(f, UserFunction):
+                return f(*args, **kwargs)
+            return f.interp.call_user(f, (self, *args), kwargs)
+
+        def _get_name(self):
+            return self.__dict__["_fg_cls"].name
+
+        def __repr__(self):
+            d = self.__dict__
+            if "_modules" not in d:
+                return f"{d['_fg_cls'].name}()"
+            return module_base.__repr__(self)
+
+    UserModule.__name__ = UserModule.__qualname__ = "Module"
+    _USER_MODULE_CLASSES[module_base] = UserModule
+    return UserModule

@@ -1,0 +1,162 @@
+"""Finite-difference gradcheck (float64) over every entry of the op table.
+
+Every differentiable op must have cases here (a test fails otherwise), including broadcasting and
+0-d scalars, so a new op cannot land untested.
+"""
+import numpy as np
+import pytest
+
+from engine.ops import OPS
+from engine.tensor import Tensor, apply
+
+rng = np.random.default_rng(0)
+
+
+def r(*shape, low=-2.0, high=2.0):
+    return rng.uniform(low, high, shape)
+
+
+def pos(*shape):
+    return rng.uniform(0.5, 2.0, shape)
+
+
+def distinct(*shape):
+    """Values far apart, so max/min/relu/abs/clamp are differentiable at every point."""
+    n = int(np.prod(shape)) if shape else 1
+    vals = rng.permutation(n) * 0.37 - n * 0.17 + 0.05
+    return vals.reshape(shape)
+
+
+IDX = np.array([2, 0, 2])
+# op name -> list of (inputs, params); inputs that are numpy float arrays get gradients checked.
+CASES = {
+    "add": [((r(3, 4), r(3, 4)), ()), ((r(3, 4), r(4)), ()), ((r(3, 1), r(1, 4)), ()), ((r(), r(2, 3)), ())],
+    "sub": [((r(3, 4), r(3, 4)), ()), ((r(2, 3), r(3)), ()), ((r(), r()), ())],
+    "mul": [((r(3, 4), r(3, 4)), ()), ((r(3, 4), r(3, 1)), ()), ((r(), r(5)), ())],
+    "div": [((r(3, 4), pos(3, 4)), ()), ((r(2, 3), pos(3)), ()), ((r(), pos()), ())],
+    "pow": [((pos(3, 4), r(3, 4)), ()), ((pos(2, 3), r(3)), ()), ((pos(), r()), ())],
+    "maximum": [((distinct(3, 4), distinct(3, 4) + 0.1), ()), ((distinct(2, 3), distinct(3) + 0.11), ())],
+    "minimum": [((distinct(3, 4), distinct(3, 4) + 0.1), ()), ((distinct(2, 3), distinct(3) + 0.11), ())],
+    "where": [((r(3, 4) > 0, r(3, 4), r(3, 4)), ()), ((r(3, 4) > 0, r(4), r(3, 1)), ())],
+    "pow_scalar": [((pos(3, 4),), (3,)), ((pos(), ), (0.5,)), ((r(4),), (2,)), ((r(2),), (0,))],
+    "rpow": [((r(3, 4),), (2.0,)), ((r(),), (3.0,))],
+    "rsub": [((r(3, 4),), (1.5,)), ((r(),), (2,))],
+    "neg": [((r(3, 4),), ()), ((r(),), ())],
+    "exp": [((r(3, 4),), ()), ((r(),), ())],
+    "log": [((pos(3, 4),), ()), ((pos(),), ())],
+    "sin": [((r(3, 4),), ()), ((r(),), ())],
+    "cos": [((r(3, 4),), ()), ((r(),), ())],
+    "tanh": [((r(3, 4),), ()), ((r(),), ())],
+    "sigmoid": [((r(3, 4, low=-6, high=6),), ()), ((r(),), ())],
+    "relu": [((distinct(3, 4),), ()), ((distinct(),), ())],
+    "abs": [((distinct(3, 4),), ()), ((distinct(),), ())],
+    "sqrt": [((pos(3, 4),), ()), ((pos(),), ())],
+    "reciprocal": [((pos(3, 4),), ()), ((-pos(),), ())],
+    "clamp": [((distinct(3, 4),), (-0.7, 0.4)), ((distinct(5),), (None, 0.03)), ((distinct(5),), (0.03, None))],
+    "to_copy": [((r(3, 4),), (np.dtype(np.float64),))],
+    "sum": [((r(3, 4),), ()), ((r(),), ())],
+    "sum_dim": [((r(3, 4),), ((0,), False)), ((r(3, 4, 2),), ((1, 2), True)), ((r(3, 4),), ((1,), False))],
+    "mean": [((r(3, 4),), ()), ((r(),), ())],
+    "mean_dim": [((r(3, 4),), ((0,), False)), ((r(3, 4, 2),), ((1, 2), True))],
+    "norm": [((r(3, 4),), ()), ((r(5),), ())],
+    "max": [((distinct(3, 4),), ())],
+    "min": [((distinct(3, 4),), ())],
+    "max_dim": [((distinct(3, 4),), (1, False)), ((distinct(3, 4),), (0, True))],
+    "min_dim": [((distinct(3, 4),), (1, False)), ((distinct(3, 4),), (0, True))],
+    "view": [((r(3, 4),), ((2, 6),)), ((r(),), ((1,),))],
+    "unsafe_view": [((r(3, 4),), ((12,),))],
+    "clone": [((r(3, 4),), ())],
+    "t": [((r(3, 4),), ()), ((r(4),), ())],
+    "transpose": [((r(2, 3, 4),), (0, 2))],
+    "permute": [((r(2, 3, 4),), ((2, 0, 1),))],
+    "squeeze": [((r(3, 1, 4),), ())],
+    "squeeze_dim": [((r(3, 1, 4),), (1,))],
+    "squeeze_dims": [((r(1, 3, 1),), ((0, 2),))],
+    "unsqueeze": [((r(3, 4),), (1,))],
+    "expand": [((r(3, 1),), ((2, 3, 4),))],
+    "select": [((r(3, 4),), ((slice(None), 2),)), ((r(3, 4),), ((1,),))],
+    "slice": [((r(5, 4),), ((slice(1, 4, 2),),)), ((r(3, 6),), ((slice(None), slice(0, 3)),))],
+    "index": [((r(4, 3),), (IDX,)), ((r(4, 3),), ((IDX, np.array([0, 1, 2])),))],
+    "cat": [(([r(2, 3), r(4, 3)],), (0,)), (([r(2, 3), r(2, 1), r(2, 2)],), (1,))],
+    "stack": [(([r(2, 3), r(2, 3)],), (0,)), (([r(3), r(3), r(3)],), (1,))],
+    "mm": [((r(3, 4), r(4, 2)), ())],
+    "mv": [((r(3, 4), r(4)), ())],
+    "dot": [((r(4), r(4)), ())],
+    "bmm": [((r(2, 3, 4), r(2, 4, 5)), ()), ((r(2, 3, 4), r(1, 4, 5)), ())],
+    "addmm": [((r(2), r(3, 4), r(4, 2)), ()), ((r(3, 2), r(3, 4), r(4, 2)), ())],
+    "softmax": [((r(3, 4),), (1,)), ((r(5),), (0,))],
+    "log_softmax": [((r(3, 4),), (1,)), ((r(5),), (0,))],
+    "mse_loss": [((r(3, 4), r(3, 4)), ("mean",)), ((r(3, 4), r(3, 4)), ("sum",)), ((r(5), r(5)), ("none",))],
+    "nll_loss": [((r(4, 3), np.array([0, 2, 1, 2])), ("mean",)), ((r(4, 3), np.array([0, 2, 1, 2])), ("sum",)),
+                 ((r(3), np.array(1)), ("mean",))],
+    "binary_cross_entropy": [((rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))), ("mean",)),
+                             ((rng.uniform(0.1, 0.9, (5,)), rng.uniform(0, 1, (5,))), ("sum",))],
+    "binary_cross_entropy_with_logits": [((r(3, 4), rng.uniform(0, 1, (3, 4))), ("mean",)),
+                                         ((r(5), rng.uniform(0, 1, (5,))), ("none",))],
+}
+
+DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
+
+
+def test_every_differentiable_op_has_cases():
+    missing = [n for n in DIFFERENTIABLE if n not in CASES]
+    assert not missing, f"add gradcheck cases for: {missing}"
+
+
+def _tensors(inputs):
+    def conv(x):
+        if isinstance(x, (np.ndarray, np.floating)) and x.dtype == np.float64:
+            return Tensor._wrap(np.array(x), requires_grad=True)
+        return Tensor._wrap(np.asarray(x))
+
+    return [[conv(a) for a in x] if isinstance(x, list) else conv(x) for x in inputs]
+
+
+def _run(op, tensors, params):
+    if op.variadic:
+        return apply(op, tensors[0], params)
+    return apply(op, tuple(tensors), params)
+
+
+def _flat_inputs(tensors):
+    out = []
+    for t in tensors:
+        out.extend(t if isinstance(t, list) else [t])
+    return [t for t in out if t.requires_grad]
+
+
+CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(CASES.get(name, [])))]
+
+
+@pytest.mark.parametrize("name,case", CASE_IDS, ids=[f"{n}-{i}" for n, i in CASE_IDS])
+def test_gradcheck(name, case):
+    op = OPS[name]
+    inputs, params = CASES[name][case]
+    tensors = _tensors(inputs)
+    out = _run(op, tensors, params)
+    assert out.grad_fn is not None and type(out.grad_fn).__name__ == op.grad_fn
+    weights = np.random.default_rng(1).normal(size=np.shape(out._data))
+    (out * Tensor._wrap(weights)).sum().backward()
+    eps = 1e-6
+    for t in _flat_inputs(tensors):
+        numeric = np.zeros(t._data.shape)
+        flat = t._data.reshape(-1)
+        for i in range(flat.size):
+            orig = flat[i]
+            flat[i] = orig + eps
+            plus = float((np.asarray(_run(op, tensors, params)._data) * weights).sum())
+            flat[i] = orig - eps
+            minus = float((np.asarray(_run(op, tensors, params)._data) * weights).sum())
+            flat[i] = orig
+            numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
+        assert t.grad is not None and t.grad.shape == t.shape
+        np.testing.assert_allclose(t.grad._data, numeric, rtol=1e-5, atol=1e-6, err_msg=f"{name} case {case}")
+
+
+def test_every_op_has_label_grad_fn_and_latex_per_input():
+    for name, op in OPS.items():
+        assert op.label, name
+        if op.grad_fn is not None:
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4")), name
+            assert len(op.latex) == len(op.vjps)
+            assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
