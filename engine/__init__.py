@@ -1,16 +1,84 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
 from . import nn, optim
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import (arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
-                       rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
+from .creation import (
+    arange,
+    as_tensor,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
-from .dtypes import (double, dtype, float16, float32, float64, half, int32, int64, long, uint8)
+from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
-from .functional import (abs, add, allclose, argmax, argmin, cat, clamp, clip, clone, concat, cos, detach, div, dot,
-                         equal, exp, flatten, is_tensor, log, log_softmax, matmul, max, maximum, mean, min, minimum, mm,
-                         mul, neg, norm, numel, permute, pow, reciprocal, relu, reshape, sigmoid, sign, sin, softmax,
-                         sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, where)
+from .functional import (
+    abs,
+    add,
+    allclose,
+    argmax,
+    argmin,
+    cat,
+    clamp,
+    clip,
+    clone,
+    concat,
+    cos,
+    detach,
+    div,
+    dot,
+    equal,
+    exp,
+    flatten,
+    is_tensor,
+    log,
+    log_softmax,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    neg,
+    norm,
+    numel,
+    permute,
+    pow,
+    reciprocal,
+    relu,
+    reshape,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    sub,
+    sum,
+    t,
+    tanh,
+    transpose,
+    unsqueeze,
+    where,
+)
 from .random import initial_seed, manual_seed, seed
 from .tensor import Size, Tensor
 

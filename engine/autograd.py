@@ -117,7 +117,7 @@ class Node:
     def next_functions(self):
         """As PyTorch lists them: inputs that can never get a gradient (a where condition, nll targets) are left out."""
         if self.op.variadic:
-            return self._edges
+            return tuple(self._edges)
         return tuple(e for e, vjp in zip(self._edges, self.op.vjps) if vjp is not None)
 
     def __repr__(self):
@@ -183,35 +183,33 @@ def accumulator(tensor) -> AccumulateGrad:
 
 
 def run_backward(root, grad, retain_graph: bool):
-    """Run the graph below `root` in PyTorch's order: among ready nodes, the newest first."""
+    """Run the graph below `root` in PyTorch's order: among ready nodes the newest runs first, and an
+    AccumulateGrad runs the moment its last gradient arrives."""
     rec = STATE.recorder
-    start = root.grad_fn if root.grad_fn is not None else accumulator(root)
+    start = root._grad_fn if root._grad_fn is not None else accumulator(root)
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
-    deps: dict = {}
+    deps = {}
     stack = [start]
-    seen = {start}
     while stack:
-        node = stack.pop()
-        for nxt, _ in node._edges:
+        for nxt, _ in stack.pop()._edges:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    deps[nxt] = 1
                     stack.append(nxt)
-    buffers = {start: [grad]}
+    grads_in = {start: grad}
+    parts_in = {start: [grad]} if rec is not None else None  # kept only to show fan-in sums
     ready = [(-start._seq, 0, start)]
-    tiebreak = itertools.count(1)
+    order = 0
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = False  # backward itself builds no graph (no create_graph support)
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            parts = buffers.pop(node, None)
-            if parts is None:
+            node = heapq.heappop(ready)[2]
+            if node not in grads_in:
                 continue
-            g = parts[0]
-            for extra in parts[1:]:
-                g = g + extra
+            g = grads_in.pop(node)
             if type(node) is AccumulateGrad:
                 _accumulate(node.variable, g, rec)
                 continue
@@ -221,17 +219,28 @@ def run_backward(root, grad, retain_graph: bool):
                     _retain(t, g, rec)
             grads = node.apply(g)
             if rec is not None:
-                rec.on_backward_step(node, g, parts, grads)
+                rec.on_backward_step(node, g, parts_in.pop(node, [g]), grads)
             if not retain_graph:
                 node.release()
             for (nxt, _), gi in zip(node._edges, grads):
                 if nxt is None:
                     continue
                 if gi is not None:
-                    buffers.setdefault(nxt, []).append(gi)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, next(tiebreak), nxt))
+                    if nxt in grads_in:
+                        grads_in[nxt] = grads_in[nxt] + gi
+                    else:
+                        grads_in[nxt] = gi
+                    if rec is not None:
+                        parts_in.setdefault(nxt, []).append(gi)
+                n = deps[nxt] - 1
+                deps[nxt] = n
+                if n == 0:
+                    if type(nxt) is AccumulateGrad:
+                        if nxt in grads_in:
+                            _accumulate(nxt.variable, grads_in.pop(nxt), rec)
+                    else:
+                        order += 1
+                        heapq.heappush(ready, (-nxt._seq, order, nxt))
     finally:
         STATE.grad_enabled = prev_mode
 
@@ -239,8 +248,11 @@ def run_backward(root, grad, retain_graph: bool):
 def _accumulate(t, g, rec):
     before = t._grad._data if t._grad is not None else None
     if before is None:
-        # NOTE: copy, since one upstream array may feed several leaves (add passes g through).
-        t._grad = type(t)._wrap(np.array(g, dtype=t._data.dtype, copy=True))
+        # NOTE: copy arrays, since one upstream array may feed several leaves (add passes g through).
+        if type(g) is not np.ndarray and g.dtype == t._data.dtype:
+            t._grad = type(t)._wrap(g)  # numpy scalars are immutable: nothing to copy
+        else:
+            t._grad = type(t)._wrap(np.array(g, dtype=t._data.dtype, copy=True))
     else:
         # In place on the same grad tensor, so `g = x.grad` sees the sum as in torch.
         t._grad._data = np.asarray(before + g, dtype=t._data.dtype)

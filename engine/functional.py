@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from .ops import OPS
-from .tensor import Tensor, _dim, _REAL, apply
+from .tensor import _REAL, Tensor, _dim, apply
 
 
 def _t(x):

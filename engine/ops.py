@@ -9,8 +9,8 @@ these in `engine/functional.py`, so the graph shows the same nodes PyTorch build
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

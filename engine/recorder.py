@@ -1,11 +1,15 @@
 """The recorder: captures the graph, every forward value and every backward step as plain dicts.
 
 Active only inside `with Recorder() as rec:`; when none is active the engine pays one `is None`
-check per op. Events are JSON-ready (see docs/trace.md): non-finite numbers become "nan"/"inf"/"-inf",
-and tensors above `value_limit` elements are kept as summaries rather than copied whole.
+check per op. `rec.events` are JSON-ready (see docs/trace.md): non-finite numbers become
+"nan"/"inf"/"-inf", and tensors above `value_limit` elements (256) appear as summaries (shape, min,
+max, mean, first 16 values). Capture stays cheap by holding numpy snapshots of values up to
+`copy_limit` elements (4096) and encoding them only when `events` is read; larger values are
+summarised at once and never copied whole.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -29,36 +33,79 @@ def _clean(values):
     return _number(values)
 
 
+_DTYPE_NAMES: dict = {}
+
+
+def dtype_name(dt) -> str:
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    return name
+
+
 def encode_value(arr, limit: int = 256):
     """A JSON-ready value: number, nested list, or a summary for arrays above `limit` elements."""
-    a = np.asarray(arr)
-    if a.dtype.kind == "b":
-        a = a.astype(np.int64)
-    if a.size <= limit:
-        out = a.tolist()
-        if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
+    if type(arr) is not np.ndarray:
+        if isinstance(arr, (np.generic, int, float, bool)):
+            v = arr.item() if isinstance(arr, np.generic) else arr
+            return _number(int(v) if isinstance(v, bool) else v)
+        arr = np.asarray(arr)
+    kind = arr.dtype.kind
+    if kind == "b":
+        arr = arr.astype(np.int64)
+    if arr.size <= limit:
+        out = arr.tolist()
+        # NOTE: a sum is non-finite whenever an element is (or, rarely, on overflow): then clean element-wise.
+        if kind == "f" and arr.size and not math.isfinite(arr.sum()):
             out = _clean(out)
         return out
-    flat = a.reshape(-1)
-    finite = flat[np.isfinite(flat)] if a.dtype.kind == "f" else flat
-    stats = (finite.min(), finite.max(), finite.mean()) if finite.size else (math.nan,) * 3
-    return {"summary": True, "shape": list(a.shape), "min": _number(float(stats[0])), "max": _number(float(stats[1])),
-            "mean": _number(float(stats[2])), "sample": _clean(flat[:16].tolist())}
+    return summarize(arr)
+
+
+def summarize(arr) -> dict:
+    """Shape, min, max, mean and the first 16 values: what a large tensor is kept as."""
+    kind = arr.dtype.kind
+    flat = arr.reshape(-1)
+    lo, hi, mean = float(flat.min()), float(flat.max()), float(flat.sum()) / flat.size
+    if kind == "f" and not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(mean)):
+        finite = flat[np.isfinite(flat)]
+        lo, hi, mean = (float(finite.min()), float(finite.max()), float(finite.mean())) if finite.size else (math.nan,) * 3
+    sample = flat[:16].tolist()
+    if kind == "f" and not math.isfinite(flat[:16].sum()):
+        sample = _clean(sample)
+    return {"summary": True, "shape": list(arr.shape), "min": _number(lo), "max": _number(hi), "mean": _number(mean),
+            "sample": sample}
+
+
+def _export(x, limit):
+    """Encode the numpy snapshots held in captured events (done once, when the trace is read)."""
+    if type(x) is np.ndarray:
+        return encode_value(x, limit)
+    if type(x) is dict:
+        return {k: _export(v, limit) for k, v in x.items()}
+    if type(x) is list:
+        return [_export(v, limit) for v in x]
+    return x
 
 
 class Recorder:
-    def __init__(self, value_limit: int = 256, max_events: int = 200_000):
-        self.value_limit = value_limit
+    def __init__(self, value_limit: int = 256, copy_limit: int = 4096, max_events: int = 200_000):
+        self.value_limit = value_limit  # above this many elements a value is exported as a summary
+        self.copy_limit = copy_limit  # above this many, the summary is taken at once instead of a snapshot copy
         self.max_events = max_events
-        self.events: list[dict] = []
+        self._raw: list[dict] = []  # events as captured: small arrays held as numpy copies until exported
+        self._exported = 0
+        self._encoded: list[dict] = []
         self.truncated = False
         self.line = None  # the user's current line, set by the interpreter
-        self._ids = {"t": 0, "n": 0, "m": 0, "b": 0}
+        self._counters = {p: itertools.count(1) for p in "tnmb"}
+        self._module = None  # innermost module running now (id), or None
         self._node_io = {}  # node rid -> (input tensor rids, output tensor rid)
         self._modules = {}  # id(module) -> (module, rid)
         self._module_stack: list[str] = []
         self._backward = None
         self._prev = None
+        self._epoch = object()  # ids stamped on tensors by another recorder are not ours
 
     # ----- lifecycle -----
     def __enter__(self):
@@ -71,39 +118,49 @@ class Recorder:
         return False
 
     def _new_id(self, prefix):
-        self._ids[prefix] += 1
-        return f"{prefix}{self._ids[prefix]}"
+        return prefix + str(next(self._counters[prefix]))
 
     def _emit(self, event):
-        if len(self.events) >= self.max_events:
+        if len(self._raw) >= self.max_events:
             self.truncated = True
             return
-        self.events.append(event)
+        self._raw.append(event)
+
+    @property
+    def events(self) -> list[dict]:
+        """All events so far, JSON-ready. Encoding is deferred to here so capture stays cheap."""
+        raw, limit = self._raw, self.value_limit
+        if self._exported < len(raw):
+            self._encoded.extend(_export(e, limit) for e in raw[self._exported:])
+            self._exported = len(raw)
+        return self._encoded
 
     def value(self, arr):
+        """A snapshot of a value: a copy of a small array (encoded later), a summary of a large one."""
+        if type(arr) is np.ndarray:
+            return arr.copy() if arr.size <= self.copy_limit else summarize(arr)
         return encode_value(arr, self.value_limit)
 
     # ----- tensors -----
     def tid(self, t, origin=None, op=None):
         """The tensor's id, emitting its `tensor` event the first time it is seen."""
-        if t._rid is not None:
-            return t._rid
+        stamp = t._rid
+        if stamp is not None and stamp[0] is self._epoch:
+            return stamp[1]
         rid = self._new_id("t")
-        t._rid = rid
+        t._rid = (self._epoch, rid)
         if origin is None:
             origin = "leaf" if t._grad_fn is None else "op"
-        self._emit({"kind": "tensor", "id": rid, "shape": list(np.shape(t._data)), "dtype": str(t._data.dtype),
+        self._emit({"kind": "tensor", "id": rid, "shape": list(np.shape(t._data)), "dtype": dtype_name(t._data.dtype),
                     "requires_grad": t._requires_grad, "is_leaf": t._grad_fn is None, "value": self.value(t._data),
-                    "origin": origin, "op": op, "module": self._module_stack[-1] if self._module_stack else None,
-                    "line": self.line})
+                    "origin": origin, "op": op, "module": self._module, "line": self.line})
         return rid
 
     def _const(self, x):
         rid = self._new_id("t")
         self._emit({"kind": "tensor", "id": rid, "shape": [], "dtype": type(x).__name__, "requires_grad": False,
                     "is_leaf": True, "value": _number(x if isinstance(x, (int, float, bool)) else float(x)),
-                    "origin": "const", "op": None, "module": self._module_stack[-1] if self._module_stack else None,
-                    "line": self.line})
+                    "origin": "const", "op": None, "module": self._module, "line": self.line})
         return rid
 
     def on_create(self, t):
@@ -113,27 +170,27 @@ class Recorder:
         self._emit({"kind": "name", "tensor": self.tid(t), "name": name})
 
     def on_requires_grad(self, t):
-        if t._rid is not None:
-            self._emit({"kind": "requires_grad", "tensor": t._rid, "value": t._requires_grad})
+        stamp = t._rid
+        if stamp is not None and stamp[0] is self._epoch:
+            self._emit({"kind": "requires_grad", "tensor": stamp[1], "value": t._requires_grad})
 
     def on_grad_mode(self, enabled):
         self._emit({"kind": "grad_mode", "enabled": enabled, "line": self.line})
 
     # ----- forward -----
     def on_op(self, op, inputs, params, result):
-        from .tensor import Tensor
-
-        ins = [self.tid(x) if isinstance(x, Tensor) else (self._const(x) if x is not None else None) for x in inputs]
+        tid = self.tid
+        ins = [tid(x) if hasattr(x, "_rid") else (self._const(x) if x is not None else None) for x in inputs]
         nid = self._new_id("n")
         node = result._grad_fn
         if node is not None and node.op is op:
-            node._rid = nid
+            node._rid = (self._epoch, nid)
         out = self.tid(result, origin="op", op=nid)
         self._node_io[nid] = (ins, out)
         self._emit({"kind": "op", "id": nid, "op": op.name, "label": op.label,
                     "grad_fn": type(node).__name__ if node is not None and node.op is op else None,
-                    "inputs": ins, "output": out, "module": self._module_stack[-1] if self._module_stack else None,
-                    "line": self.line, "grad_enabled": STATE.grad_enabled})
+                    "inputs": ins, "output": out, "module": self._module, "line": self.line,
+                    "grad_enabled": STATE.grad_enabled})
 
     def on_detach(self, src, out):
         s = self.tid(src)
@@ -142,7 +199,8 @@ class Recorder:
 
     def alias(self, out, src):
         """`x.data`: a view of the same storage, drawn as the same tensor."""
-        out._rid = self.tid(src)
+        self.tid(src)
+        out._rid = src._rid
 
     def on_inplace(self, t, name):
         self._emit({"kind": "inplace", "tensor": self.tid(t), "op": name, "value": self.value(t._data),
@@ -162,11 +220,13 @@ class Recorder:
         return rid
 
     def enter_module(self, m):
-        self._module_stack.append(self._mid(m))
+        self._module = self._mid(m)
+        self._module_stack.append(self._module)
 
     def exit_module(self, m):
         if self._module_stack:
             self._module_stack.pop()
+        self._module = self._module_stack[-1] if self._module_stack else None
 
     def name_modules(self, top_level: dict):
         """Resolve module ids to paths such as `model.layer1` from the program's top-level variables."""
@@ -183,8 +243,8 @@ class Recorder:
         for var, obj in top_level.items():
             if isinstance(obj, Module):
                 for path, p in obj.named_parameters(prefix=var):
-                    if p._rid is not None:
-                        params[p._rid] = path
+                    if p._rid is not None and p._rid[0] is self._epoch:
+                        params[p._rid[1]] = path
         self._emit({"kind": "module_names", "names": names, "parameters": params})
         return names
 
@@ -195,19 +255,21 @@ class Recorder:
                     "retain_graph": retain, "line": self.line})
 
     def on_backward_step(self, node, g, parts, grads):
-        nid = node._rid
-        ins, out = self._node_io.get(nid, ([None] * len(grads), None))
-        ans = node._saved[0] if node._saved is not None else None
+        stamp = node._rid
+        nid = stamp[1] if stamp is not None and stamp[0] is self._epoch else None
+        ins, out = self._node_io.get(nid, ((None,) * len(grads), None))
+        op = node.op
+        latex = op.latex
+        out_shape = np.shape(node._saved[0]) if op.name in _BROADCASTING and node._saved is not None else None
         contributions = []
         for i, gi in enumerate(grads):
             if gi is None:
                 continue
-            in_shape = list(np.shape(gi))
-            from_shape = None
-            if node.op.name in _BROADCASTING and ans is not None and tuple(in_shape) != np.shape(ans):
-                from_shape = list(np.shape(ans))
+            shape = np.shape(gi)
             contributions.append({"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.value(gi),
-                                  "local": node.op.latex[0 if node.op.variadic else i], "unbroadcast_from": from_shape})
+                                  "local": latex[0 if op.variadic else i],
+                                  "unbroadcast_from": list(out_shape) if out_shape is not None and shape != out_shape
+                                  else None})
         event = {"kind": "backward_step", "id": self._backward, "node": nid, "grad_fn": type(node).__name__,
                  "output": out, "upstream": self.value(g), "contributions": contributions}
         if len(parts) > 1:

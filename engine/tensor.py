@@ -1,7 +1,6 @@
 """Tensor: a numpy array with PyTorch's autograd semantics. Every op goes through `apply`."""
 from __future__ import annotations
 
-import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -68,20 +67,35 @@ def apply(op, inputs, params=()):
     if out.dtype is _F64 and not wants_f64:
         # PyTorch's promotion: ints and Python floats meet in the default float32, not numpy's float64.
         out = out.astype(_F32)
-    result = Tensor._wrap(out)
+    result = object.__new__(Tensor)
+    result._data = out
+    result._grad = result._grad_fn = result._acc = result._rid = None
+    result._retains_grad = False
     if needs_grad and STATE.grad_enabled and op.grad_fn is not None:
-        node = NODE_CLASSES[op.grad_fn](op, tuple(_edge(x) for x in inputs), (out, *arrays), params,
-                                         tuple(np.shape(a) for a in arrays))
-        result._grad_fn = node
+        edges = []
+        shapes = []
+        for x, a in zip(inputs, arrays):
+            if isinstance(x, Tensor) and x._requires_grad:
+                fn = x._grad_fn
+                edges.append((fn if fn is not None else accumulator(x), 0))
+            else:
+                edges.append(_NO_EDGE)
+            shapes.append(a.shape if hasattr(a, "shape") else ())
+        result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)
         result._requires_grad = True
         if limits is not None:
             limits.count_node()
+    else:
+        result._requires_grad = False
     if limits is not None:
         limits.track(result)
     rec = STATE.recorder
     if rec is not None:
         rec.on_op(op, inputs, params, result)
     return result
+
+
+_NO_EDGE = (None, 0)
 
 
 def _broadcast_message(arrays):
@@ -225,7 +239,7 @@ class Tensor:
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
         if value is not None and value.shape != self.shape:
-            raise RuntimeError(f"assigned grad has data of a different size")
+            raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
         rec = STATE.recorder
         if rec is not None and value is None:
@@ -255,7 +269,7 @@ class Tensor:
         if gradient is None:
             if self._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones(self._data.shape, dtype=self._data.dtype)
+            g = self._data.dtype.type(1) if self._data.ndim == 0 else np.ones(self._data.shape, dtype=self._data.dtype)
         else:
             g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient, dtype=self._data.dtype)
             if g.shape != self._data.shape:
@@ -359,7 +373,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data)
 
     def __float__(self):

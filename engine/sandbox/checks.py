@@ -67,7 +67,7 @@ def parse_program(source: str, limits) -> ast.Module:
         raise ProgramError("TypeError", "the program must be text")
     if len(source) > limits.max_source_chars:
         raise LimitError(
-            f"program is {len(source)} characters long (limit max_source_chars = {limits.max_source_chars})",
+            f"program is {len(source):,} characters long (limit max_source_chars = {limits.max_source_chars:,})",
             1, 0,
         )
     try:
@@ -96,24 +96,24 @@ def check_tree(tree: ast.Module, limits) -> None:
     max_nodes = limits.max_ast_nodes
     max_bits = limits.max_int_bits
     count = 0
-    # (node, depth, line of nearest located ancestor, parent node)
-    stack = [(tree, 1, 1, None)]
+    # (node, depth, line of nearest located ancestor, parent node, inside a function, inside a loop)
+    stack = [(tree, 1, 1, None, False, False)]
     pop = stack.pop
     push = stack.append
     while stack:
-        node, depth, line, parent = pop()
+        node, depth, line, parent, in_func, in_loop = pop()
         if isinstance(node, UNCOUNTED):
             continue
         line = getattr(node, "lineno", line)
         count += 1
         if count > max_nodes:
             raise LimitError(
-                f"program has more than {max_nodes} syntax tree nodes (limit max_ast_nodes = {max_nodes})",
+                f"program has more than {max_nodes:,} syntax tree nodes (limit max_ast_nodes = {max_nodes:,})",
                 line, getattr(node, "col_offset", 0),
             )
         if depth > max_depth:
             raise LimitError(
-                f"program is nested more than {max_depth} levels deep (limit max_ast_depth = {max_depth})",
+                f"program is nested more than {max_depth:,} levels deep (limit max_ast_depth = {max_depth:,})",
                 line, getattr(node, "col_offset", 0),
             )
         t = type(node)
@@ -121,8 +121,22 @@ def check_tree(tree: ast.Module, limits) -> None:
             what = UNSUPPORTED.get(t) or f"'{t.__name__}' syntax is"
             raise _unsupported(what, node, line)
         _check_node(node, t, line, parent, max_bits)
+        if t is ast.Return and not in_func:
+            raise ProgramError("SyntaxError", "'return' outside function", line, node.col_offset)
+        if (t is ast.Break or t is ast.Continue) and not in_loop:
+            raise ProgramError("SyntaxError", f"'{t.__name__.lower()}' outside loop", line, node.col_offset)
+        if t is ast.FunctionDef or t is ast.Lambda:
+            in_func, in_loop = True, False
+        elif t is ast.ClassDef:
+            in_func, in_loop = False, False
+        if t is ast.For or t is ast.While:
+            # the loop's body (not its iterable or else-part) is inside the loop
+            for child in ast.iter_child_nodes(node):
+                inside = child in node.body
+                push((child, depth + 1, line, node, in_func, in_loop or inside))
+            continue
         for child in ast.iter_child_nodes(node):
-            push((child, depth + 1, line, node))
+            push((child, depth + 1, line, node, in_func, in_loop))
 
 
 def _check_node(node, t, line, parent, max_bits):
@@ -181,5 +195,5 @@ def _check_node(node, t, line, parent, max_bits):
     elif t is ast.Constant:
         v = node.value
         if type(v) is int and v.bit_length() > max_bits:
-            raise LimitError(f"integer literal has {v.bit_length()} bits (limit max_int_bits = {max_bits})",
+            raise LimitError(f"integer literal has {v.bit_length():,} bits (limit max_int_bits = {max_bits:,})",
                              line, col)

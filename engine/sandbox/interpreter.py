@@ -115,7 +115,7 @@ class Interpreter:
         self.max_seq = limits.max_live_elements
         self.max_out = limits.max_output_bytes
         self.steps = 0
-        self.next_check = TIME_CHECK_EVERY
+        self.next_check = min(TIME_CHECK_EVERY, self.max_steps + 1)
         self.deadline = None
         self.depth = 0
         self.out: list[str] = []
@@ -282,7 +282,9 @@ class Interpreter:
                 rec.line = stmt.lineno
             try:
                 r = ex[type(stmt)](stmt, scope)
-            except ProgramError:
+            except ProgramError as e:
+                if e.line is None:
+                    e.line, e.column = stmt.lineno, stmt.col_offset
                 raise
             except Exception as e:
                 raise self._wrap(e, stmt) from None
@@ -580,8 +582,8 @@ class Interpreter:
             obj.ns[name] = value
             return
         if isinstance(obj, type) or t in (BuiltinType, Builtin):
-            raise TypeError(f"cannot set attribute '{name}' on class '{getattr(obj, '__name__', obj.name)}' "
-                            "in flowgrad programs")
+            cname = obj.__name__ if isinstance(obj, type) else obj.name
+            raise TypeError(f"cannot set attribute '{name}' on class '{cname}' in flowgrad programs")
         if t is ModuleProxy:
             raise TypeError(f"cannot set attribute '{name}' on module '{obj.name}' in flowgrad programs")
         raise AttributeError(f"cannot set attribute '{name}' on a '{self.type_name(obj)}' object in flowgrad "
@@ -643,7 +645,7 @@ class Interpreter:
 
     def _no_attr(self, obj, name):
         tn = self.type_name(obj)
-        if type(obj) not in (UserInstance, UserClass) and hasattr(type(obj), name):
+        if type(obj) not in _INTERP_TYPES and hasattr(type(obj), name):
             return AttributeError(f"'{tn}' object attribute '{name}' is not available in flowgrad programs")
         return AttributeError(f"'{tn}' object has no attribute '{name}'")
 
@@ -710,7 +712,15 @@ class Interpreter:
         if B.Size is not None and isinstance(obj, B.Size):
             return policy.SIZE_ATTRS
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
-            return policy.TUPLE_ATTRS | frozenset(t._fields)
+            return policy.TUPLE_ATTRS | frozenset(f for f in t._fields if not f.startswith("_"))
+        # subclasses of plain containers (OrderedDict from state_dict(), ...): the plain methods that cannot
+        # loop in C over an unbounded iterable
+        if isinstance(obj, dict):
+            return policy.DICT_ATTRS - {"update"}
+        if isinstance(obj, list):
+            return policy.LIST_ATTRS - {"extend"}
+        if isinstance(obj, tuple):
+            return policy.TUPLE_ATTRS
         return None
 
     def _module_attr(self, obj, name):
@@ -777,7 +787,9 @@ class Interpreter:
         obj = self._ev[type(node.value)](node.value, scope)
         try:
             return self.get_attribute(obj, node.attr)
-        except ProgramError:
+        except ProgramError as e:
+            if e.line is None:
+                e.line, e.column = node.lineno, node.col_offset
             raise
         except Exception as e:
             raise self._wrap(e, node) from None
@@ -787,7 +799,9 @@ class Interpreter:
         key = self._ev[type(node.slice)](node.slice, scope)
         try:
             return self.get_item(obj, key)
-        except ProgramError:
+        except ProgramError as e:
+            if e.line is None:
+                e.line, e.column = node.lineno, node.col_offset
             raise
         except Exception as e:
             raise self._wrap(e, node) from None
@@ -937,7 +951,9 @@ class Interpreter:
                     return r
                 left = right
             return r
-        except ProgramError:
+        except ProgramError as e:
+            if e.line is None:
+                e.line, e.column = node.lineno, node.col_offset
             raise
         except Exception as e:
             raise self._wrap(e, node) from None
@@ -1297,9 +1313,11 @@ class Interpreter:
         try:
             if self.depth > MAX_CALL_DEPTH:
                 raise ProgramError("RecursionError", f"maximum recursion depth exceeded (limit: {MAX_CALL_DEPTH} "
-                                   "nested calls)", f.node.lineno, f.node.col_offset)
+                                   "nested calls)")
             self.steps += 1
             scope = Scope(self._bind(f, args, kwargs), f.closure, FUNC, f)
+            rec = self.rec
+            line = rec.line if rec is not None else None
             if f.is_lambda:
                 try:
                     return self.ev(f.body, scope)
@@ -1308,6 +1326,8 @@ class Interpreter:
                 except Exception as e:
                     raise self._wrap(e, f.body) from None
             r = self.exec_block(f.body, scope)
+            if rec is not None:
+                rec.line = line  # the rest of the calling statement is on the caller's line
             if r is None:
                 return None
             if type(r) is _Return:
@@ -1585,6 +1605,8 @@ class Interpreter:
         return b
 
 
+_INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
+                           SuperProxy})
 _NODE0 = ast.Constant(value=None, lineno=None, col_offset=None)
 
 # ---------------------------------------------------------------- attribute tables of plain values
