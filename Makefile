@@ -39,6 +39,7 @@ lint: setup
 	$(PY) -m ruff check engine app tests bench
 
 bench: setup
+	$(PIP) install -q -e '.[bench]'
 	$(PY) bench/engine.py
 	$(PY) bench/server.py
 	$(PY) bench/page.py

@@ -37,7 +37,7 @@ def matmul(a, b):
     if da == 2 and db == 1:
         return apply(OPS["mv"], (a, b))
     if da == 1 and db == 2:
-        return apply(OPS["squeeze_dims"], (apply(OPS["mm"], (a.unsqueeze(0), b)),), ((0,),))
+        return apply(OPS["matmul_squeeze"], (apply(OPS["mm"], (a.unsqueeze(0), b)),), ((0,),))
     if db == 2:
         # PyTorch folds the batch dims into one matrix: view → mm → view back.
         lead = a.shape[:-1]

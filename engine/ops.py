@@ -236,7 +236,10 @@ defop("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, 
 defop("squeeze", "SqueezeBackward0", "squeeze", np.squeeze, (lambda g, ans, a: g.reshape(a.shape), "1"), saves=False)
 defop("squeeze_dim", "SqueezeBackward1", "squeeze", lambda a, dim: np.squeeze(a, dim) if a.shape[dim] == 1 else a,
       (lambda g, ans, a, dim: g.reshape(a.shape), "1"), saves=False)
-defop("squeeze_dims", "SqueezeBackward4", "squeeze", lambda a, dims: np.squeeze(a, dims),
+defop("squeeze_dims", "SqueezeBackward2", "squeeze", lambda a, dims: np.squeeze(a, dims),
+      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False)
+# The same squeeze as PyTorch's matmul emits it for a vector on the left (another overload, another name).
+defop("matmul_squeeze", "SqueezeBackward4", "squeeze", lambda a, dims: np.squeeze(a, dims),
       (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False)
 defop("unsqueeze", "UnsqueezeBackward0", "unsqueeze", np.expand_dims, (lambda g, ans, a, dim: g.reshape(a.shape), "1"),
       saves=False)

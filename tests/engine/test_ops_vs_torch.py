@@ -1,0 +1,122 @@
+"""Every op-table entry against PyTorch: forward value, input gradients and the grad_fn name.
+
+Reuses the gradcheck cases; each op names the PyTorch call that builds the same node.
+"""
+import numpy as np
+import pytest
+
+from engine.ops import OPS
+from engine.tensor import Tensor, apply
+
+from test_gradcheck import CASES  # noqa: I001 — the gradcheck cases, shared
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+RED = {"mean": "mean", "sum": "sum", "none": "none"}
+# op name -> function(torch inputs..., *params) building PyTorch's node for the same primitive
+TORCH = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a ** b,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "where": torch.where,
+    "pow_scalar": lambda a, c: a ** c,
+    "rpow": lambda a, c: c ** a,
+    "rsub": lambda a, c: c - a,
+    "neg": lambda a: -a,
+    "exp": torch.exp, "log": torch.log, "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid, "relu": torch.relu, "abs": torch.abs, "sqrt": torch.sqrt,
+    "reciprocal": torch.reciprocal,
+    "clamp": lambda a, lo, hi: torch.clamp(a, lo, hi),
+    "to_copy": lambda a, dt: a.to(torch.float32),  # float64 -> float64 would be no node at all in torch
+    "sum": lambda a: a.sum(),
+    "sum_dim": lambda a, dims, keep: a.sum(dims, keepdim=keep),
+    "mean": lambda a: a.mean(),
+    "mean_dim": lambda a, dims, keep: a.mean(dims, keepdim=keep),
+    "norm": lambda a: a.norm(),
+    "max": lambda a: a.max(),
+    "min": lambda a: a.min(),
+    "max_dim": lambda a, d, keep: a.max(d, keepdim=keep).values,
+    "min_dim": lambda a, d, keep: a.min(d, keepdim=keep).values,
+    "view": lambda a, shape: a.view(shape),
+    "unsafe_view": lambda a, shape: a.transpose(0, 1).reshape(shape),  # a copy-then-view reshape
+    "clone": lambda a: a.clone(),
+    "t": lambda a: a.t(),
+    "transpose": lambda a, d0, d1: a.transpose(d0, d1),
+    "permute": lambda a, dims: a.permute(dims),
+    "squeeze": lambda a: a.squeeze(),
+    "squeeze_dim": lambda a, d: a.squeeze(d),
+    "squeeze_dims": lambda a, dims: a.squeeze(dims),
+    "matmul_squeeze": lambda a, dims: a.squeeze(dims),
+    "unsqueeze": lambda a, d: a.unsqueeze(d),
+    "expand": lambda a, shape: a.expand(shape),
+    "select": lambda a, key: a[key],
+    "slice": lambda a, key: a[key],
+    "index": lambda a, key: a[tuple(torch.as_tensor(k) for k in key)] if isinstance(key, tuple) else a[torch.as_tensor(key)],
+    "cat": lambda arrays, d: torch.cat(arrays, d),
+    "stack": lambda arrays, d: torch.stack(arrays, d),
+    "mm": torch.mm, "mv": torch.mv, "dot": torch.dot,
+    "bmm": lambda a, b: torch.bmm(a, b.expand(a.shape[0], *b.shape[1:])),
+    "addmm": lambda c, a, b: torch.addmm(c, a, b),
+    "softmax": lambda a, d: torch.softmax(a, d),
+    "log_softmax": lambda a, d: torch.log_softmax(a, d),
+    "mse_loss": lambda a, b, r: F.mse_loss(a, b, reduction=r),
+    "nll_loss": lambda a, t, r: F.nll_loss(a, t, reduction=r),
+    "binary_cross_entropy": lambda p, y, r: F.binary_cross_entropy(p, y, reduction=r),
+    "binary_cross_entropy_with_logits": lambda x, y, r: F.binary_cross_entropy_with_logits(x, y, reduction=r),
+}
+# Where the torch expression above reaches the primitive through a different top node.
+TOP_NODE = {"unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+
+CASE_IDS = [(n, i) for n in sorted(TORCH) for i in range(len(CASES[n]))]
+
+
+def test_every_differentiable_op_is_cross_checked():
+    missing = sorted(n for n, op in OPS.items() if op.grad_fn is not None and n not in TORCH)
+    assert not missing, f"add a PyTorch equivalent for: {missing}"
+
+
+def _pair(x):
+    if isinstance(x, list):
+        pairs = [_pair(a) for a in x]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+    arr = np.asarray(x)
+    if arr.dtype == np.float64:
+        e = Tensor._wrap(arr.copy(), requires_grad=True)
+        t = torch.tensor(arr.copy(), requires_grad=True)
+    else:
+        e = Tensor._wrap(arr.copy())
+        t = torch.tensor(arr.copy())
+    return e, t
+
+
+@pytest.mark.parametrize("name,case", CASE_IDS, ids=[f"{n}-{i}" for n, i in CASE_IDS])
+def test_op_matches_pytorch(name, case):
+    op = OPS[name]
+    inputs, params = CASES[name][case]
+    pairs = [_pair(x) for x in inputs]
+    e_in = [p[0] for p in pairs]
+    t_in = [p[1] for p in pairs]
+    out_e = apply(op, e_in[0], params) if op.variadic else apply(op, tuple(e_in), params)
+    if name == "unsafe_view":
+        out_t = TORCH[name](t_in[0], *params)
+        out_e = apply(op, (e_in[0].transpose(0, 1).clone(),), params)
+    else:
+        out_t = TORCH[name](*t_in, *params)
+    np.testing.assert_allclose(np.asarray(out_e._data), out_t.detach().numpy(), rtol=1e-6, atol=1e-8)
+    expected_node = TOP_NODE.get(name, type(out_t.grad_fn).__name__)
+    if expected_node is not None:
+        assert type(out_e.grad_fn).__name__ == expected_node
+    w = np.random.default_rng(2).normal(size=out_t.shape)
+    (out_e * Tensor._wrap(w)).sum().backward()
+    (out_t * torch.tensor(w)).sum().backward()
+    flat_e = [t for x in e_in for t in (x if isinstance(x, list) else [x])]
+    flat_t = [t for x in t_in for t in (x if isinstance(x, list) else [x])]
+    for te, tt in zip(flat_e, flat_t):
+        if tt.requires_grad:
+            assert te.grad is not None
+            np.testing.assert_allclose(te.grad._data, tt.grad.numpy(), rtol=1e-6, atol=1e-8, err_msg=name)
