@@ -54,6 +54,7 @@ class RunOutcome:
 
 MAX_CALL_DEPTH = 100  # nested user function calls
 MAX_FORMAT_WIDTH = 1000  # width/precision in format specs
+ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
 TIME_CHECK_EVERY = 128  # steps between clock reads
 ENGINE_MODULE = "engine"
 
@@ -120,6 +121,7 @@ class Interpreter:
         self.depth = 0
         self.out: list[str] = []
         self.out_bytes = 0
+        self.allocated = 0
         self.imported: dict[str, object] = {}
         self.globals: dict[str, object] = {}
         self.tensor_type = backend.Tensor if backend is not None else None
@@ -132,6 +134,10 @@ class Interpreter:
             elif name.startswith("ex_"):
                 self._ex[getattr(ast, name[3:])] = getattr(self, name)
         self.builtins = self._make_builtins()
+        if backend is not None:
+            for t in (backend.Tensor, backend.Parameter):
+                if t is not None:
+                    _SPECIAL[(t, "tolist")] = _tensor_tolist
 
     # ================================================================= running
     def run(self, source: str) -> RunOutcome:
@@ -236,6 +242,17 @@ class Interpreter:
         return LimitError(f"loop ran more than {n:,} iterations (limit max_loop_iterations = {n:,})",
                           node.lineno, node.col_offset)
 
+    def alloc(self, n, what="sequence"):
+        """Account for a list/string of n items about to be created: per object and per run."""
+        if n > self.max_seq:
+            raise self._seq_limit(n, what)
+        if n >= 4096:
+            self.allocated += n
+            if self.allocated > ALLOC_FACTOR * self.max_seq:
+                total = ALLOC_FACTOR * self.max_seq
+                raise LimitError(f"this run created more than {total:,} list/string items in total (limit "
+                                 f"{ALLOC_FACTOR} × max_live_elements = {total:,})")
+
     def _seq_limit(self, n, what="sequence"):
         return LimitError(f"{what} would have {n:,} items (limit max_live_elements = {self.max_seq:,})")
 
@@ -251,8 +268,7 @@ class Interpreter:
             return list(it)
         limit = self.max_seq
         if t is range:
-            if len(it) > limit:
-                raise self._seq_limit(len(it), what)
+            self.alloc(len(it), what)
             return list(it)
         try:
             n = len(it)
@@ -262,12 +278,13 @@ class Interpreter:
             raise self._seq_limit(n, what)
         out = []
         append = out.append
-        for i, x in enumerate(it):
+        for i, x in enumerate(self._iter(it)):
             if i >= limit:
                 raise self._seq_limit(i + 1, what)
             if not (i & 4095):
                 self._check_time()
             append(x)
+        self.alloc(len(out), what)
         return out
 
     # ================================================================= statements
@@ -866,13 +883,10 @@ class Interpreter:
                 n = len(b) * max(a, 0)
             else:
                 return
-            if n > self.max_seq:
-                raise self._seq_limit(n)
+            self.alloc(n)
         elif op is ast.Add:
             if ta in _SEQ_TYPES and tb in _SEQ_TYPES:
-                n = len(a) + len(b)
-                if n > self.max_seq:
-                    raise self._seq_limit(n)
+                self.alloc(len(a) + len(b))
             elif inplace and ta is list:
                 # `xs += iterable` extends with any iterable: bound it first
                 b = self.take(b)
@@ -904,8 +918,7 @@ class Interpreter:
         return Shown(self.to_str(v), self.repr_value(v))
 
     def _check_len(self, s):
-        if len(s) > self.max_seq:
-            raise self._seq_limit(len(s), "string")
+        self.alloc(len(s), "string")
         return s
 
     def ev_UnaryOp(self, node, scope):
@@ -1093,6 +1106,7 @@ class Interpreter:
             if total > self.max_seq:
                 raise self._seq_limit(total, "string")
             parts.append(s)
+        self.alloc(total, "string")
         return "".join(parts)
 
     def ev_FormattedValue(self, node, scope):
@@ -1173,6 +1187,7 @@ class Interpreter:
             if total > self.max_seq:
                 raise self._seq_limit(total, "string")
             out.append(s)
+        self.alloc(total, "string")
         return "".join(out)
 
     # ----------------------------------------------------------------- calls
@@ -1315,6 +1330,8 @@ class Interpreter:
                 raise ProgramError("RecursionError", f"maximum recursion depth exceeded (limit: {MAX_CALL_DEPTH} "
                                    "nested calls)")
             self.steps += 1
+            if self.steps >= self.next_check:
+                self._check(f.node)
             scope = Scope(self._bind(f, args, kwargs), f.closure, FUNC, f)
             rec = self.rec
             line = rec.line if rec is not None else None
@@ -1441,8 +1458,16 @@ class Interpreter:
                 end = "\n"
             if type(sep) is not str or type(end) is not str:
                 raise TypeError("sep and end must be None or a string")
-            text = sep.join([self.to_str(a) for a in args]) + end
-            self.emit(text)
+            parts = []
+            total = len(end)
+            room = self.max_out - self.out_bytes
+            for a in args:
+                s = self.to_str(a)
+                total += len(s) + len(sep)
+                parts.append(s)
+                if total > room:  # more characters than bytes left: emit what fits, then fail
+                    break
+            self.emit(sep.join(parts) + end)
 
         def _len(x):
             if isinstance(x, (UserInstance, UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin)):
@@ -1628,8 +1653,7 @@ def _str_join(interp, s):
         for x in items:
             if type(x) is str:
                 total += len(x)
-        if total > interp.max_seq:
-            raise interp._seq_limit(total, "string")
+        interp.alloc(total, "string")
         return s.join(items)
     return join
 
@@ -1640,9 +1664,7 @@ def _str_replace(interp, s):
             n = s.count(old) if old else len(s) + 1
             if count is not None and count >= 0:
                 n = min(n, count)
-            total = len(s) + n * (len(new) - len(old))
-            if total > interp.max_seq:
-                raise interp._seq_limit(total, "string")
+            interp.alloc(len(s) + n * (len(new) - len(old)), "string")
         return s.replace(old, new, count)
     return replace
 
@@ -1652,18 +1674,24 @@ def _str_pad(name):
         method = getattr(s, name)
 
         def pad(width, *args):
-            if type(width) in _INT_TYPES and width > interp.max_seq:
-                raise interp._seq_limit(width, "string")
+            if type(width) in _INT_TYPES:
+                interp.alloc(width, "string")
             return method(width, *args)
         return pad
     return factory
 
 
+def _tensor_tolist(interp, t):
+    def tolist():
+        interp.alloc(t.numel(), "list")
+        return t.tolist()
+    return tolist
+
+
 def _list_extend(interp, xs):
     def extend(iterable):
         items = interp.take(iterable)
-        if len(xs) + len(items) > interp.max_seq:
-            raise interp._seq_limit(len(xs) + len(items), "list")
+        interp.alloc(len(xs) + len(items), "list")
         xs.extend(items)
     return extend
 

@@ -4,11 +4,10 @@ Reuses the gradcheck cases; each op names the PyTorch call that builds the same 
 """
 import numpy as np
 import pytest
+from test_gradcheck import CASES  # noqa: I001 — the gradcheck cases, shared
 
 from engine.ops import OPS
 from engine.tensor import Tensor, apply
-
-from test_gradcheck import CASES  # noqa: I001 — the gradcheck cases, shared
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
