@@ -815,6 +815,9 @@ class Tensor:
             rec.on_inplace(self, "fill_")
         return self
 
+    def copy_(self, src):
+        return self._set_data_(np.broadcast_to(src._data if isinstance(src, Tensor) else src, self._data.shape), "copy_")
+
     def normal_(self, mean=0.0, std=1.0):
         from .random import generator
 

@@ -233,6 +233,9 @@ PROGRAMS = {
         v = torch.zeros(3)
         v.fill_(2.5)
         print(v)
+        with torch.no_grad():
+            w.copy_(torch.tensor([0.5, 0.25]))
+        print(w, v.copy_(torch.tensor([1.0, 2.0, 3.0])))
     """,
     "inplace_nonleaf_rebases": """
         x = torch.tensor([1.0, 2.0], requires_grad=True)
