@@ -182,9 +182,10 @@ def accumulator(tensor) -> AccumulateGrad:
     return acc
 
 
-def run_backward(root, grad, retain_graph: bool):
+def run_backward(root, grad, retain_graph: bool, capture=None):
     """Run the graph below `root` in PyTorch's order: among ready nodes the newest runs first, and an
-    AccumulateGrad runs the moment its last gradient arrives."""
+    AccumulateGrad runs the moment its last gradient arrives. With `capture` (node -> None), the
+    gradients reaching those nodes are returned in it instead of accumulated into `.grad`."""
     rec = STATE.recorder
     start = root._grad_fn if root._grad_fn is not None else accumulator(root)
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
@@ -210,8 +211,13 @@ def run_backward(root, grad, retain_graph: bool):
             if node not in grads_in:
                 continue
             g = grads_in.pop(node)
+            if capture is not None and node in capture:
+                capture[node] = g
+                if type(node) is AccumulateGrad:
+                    continue
             if type(node) is AccumulateGrad:
-                _accumulate(node.variable, g, rec)
+                if capture is None:
+                    _accumulate(node.variable, g, rec)
                 continue
             if node._retain is not None:
                 t = node._retain()
@@ -235,7 +241,7 @@ def run_backward(root, grad, retain_graph: bool):
                 n = deps[nxt] - 1
                 deps[nxt] = n
                 if n == 0:
-                    if type(nxt) is AccumulateGrad:
+                    if type(nxt) is AccumulateGrad and capture is None:
                         if nxt in grads_in:
                             _accumulate(nxt.variable, grads_in.pop(nxt), rec)
                     else:
@@ -245,14 +251,20 @@ def run_backward(root, grad, retain_graph: bool):
         STATE.grad_enabled = prev_mode
 
 
+def _tensor_cls():
+    from .tensor import Tensor  # a parameter's .grad is a plain Tensor, as in torch
+
+    return Tensor
+
+
 def _accumulate(t, g, rec):
     before = t._grad._data if t._grad is not None else None
     if before is None:
         # NOTE: copy arrays, since one upstream array may feed several leaves (add passes g through).
         if type(g) is not np.ndarray and g.dtype == t._data.dtype:
-            t._grad = type(t)._wrap(g)  # numpy scalars are immutable: nothing to copy
+            t._grad = _tensor_cls()._wrap(g)  # numpy scalars are immutable: nothing to copy
         else:
-            t._grad = type(t)._wrap(np.array(g, dtype=t._data.dtype, copy=True))
+            t._grad = _tensor_cls()._wrap(np.array(g, dtype=t._data.dtype, copy=True))
     else:
         # In place on the same grad tensor, so `g = x.grad` sees the sum as in torch.
         t._grad._data = np.asarray(before + g, dtype=t._data.dtype)
@@ -261,6 +273,47 @@ def _accumulate(t, g, rec):
 
 
 def _retain(t, g, rec):
-    t._grad = type(t)._wrap(np.array(g, dtype=t._data.dtype, copy=True))
+    t._grad = _tensor_cls()._wrap(np.array(g, dtype=t._data.dtype, copy=True))
     if rec is not None:
         rec.on_retain_grad(t)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """torch.autograd.grad: gradients of `outputs` with respect to `inputs`, leaving `.grad` untouched."""
+    from .tensor import Tensor
+
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by flowgrad")
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    out = outputs if isinstance(outputs, Tensor) else outputs[0]
+    if not out._requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    if grad_outputs is None:
+        if out._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        g = np.ones(out._data.shape, dtype=out._data.dtype)
+    else:
+        go = grad_outputs if isinstance(grad_outputs, Tensor) else grad_outputs[0]
+        g = np.asarray(go._data)
+    nodes = []
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        nodes.append(t._grad_fn if t._grad_fn is not None else accumulator(t))
+    capture = {n: None for n in nodes}
+    run_backward(out, g, bool(retain_graph), capture=capture)
+    result = []
+    for t, n in zip(inputs, nodes):
+        if capture[n] is None and not allow_unused:
+            raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                               "Set allow_unused=True if this is the desired behavior.")
+        result.append(None if capture[n] is None else Tensor._wrap(np.array(capture[n], dtype=t._data.dtype)))
+    return tuple(result)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None):
+    """torch.autograd.backward(t) is t.backward()."""
+    t = tensors if not isinstance(tensors, (list, tuple)) else tensors[0]
+    g = grad_tensors if not isinstance(grad_tensors, (list, tuple)) else grad_tensors[0]
+    t.backward(g, retain_graph=retain_graph)

@@ -312,7 +312,13 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        self._data = np.asarray(value._data if isinstance(value, Tensor) else value)
+        arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+        limits = STATE.limits
+        if limits is not None:
+            limits.before_alloc(arr.shape)
+        self._data = arr
+        if limits is not None:
+            limits.track(self)
 
     # ----- metadata -----
     @property

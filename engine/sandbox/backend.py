@@ -99,6 +99,14 @@ class Backend:
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
         self.proxies = frozenset(id(p) for p in self.modules.values())
+        # engine classes a program can reach, with the names torch prints for them
+        self.class_names = {}
+        for mname, proxy in self.modules.items():
+            for name, v in proxy.attrs.items():
+                if isinstance(v, type) and v not in self.class_names:
+                    self.class_names[v] = f"{mname}.{name}"
+        if self.Parameter is not None:
+            self.class_names[self.Parameter] = "torch.nn.parameter.Parameter"
 
         bare = {"torch": torch_proxy, "nn": nn_proxy, "optim": optim_proxy, "math": math_proxy}
         if f_proxy is not None:
@@ -146,7 +154,7 @@ def _functions(mod, prefix):
         if isinstance(v, types.ModuleType):
             continue
         owner = getattr(v, "__module__", None) or ""
-        if callable(v) and (owner + ".").startswith(prefix):
+        if callable(v) and not isinstance(v, type) and (owner + ".").startswith(prefix):
             out[name] = v
     return out
 

@@ -8,6 +8,7 @@ Unicode lookalikes of `__class__` or `eval` are seen as what they are.
 from __future__ import annotations
 
 import ast
+import warnings
 
 from .errors import LimitError, ProgramError
 
@@ -71,7 +72,9 @@ def parse_program(source: str, limits) -> ast.Module:
             1, 0,
         )
     try:
-        tree = ast.parse(source, filename="<program>", mode="exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings would go to the host's stderr
+            tree = ast.parse(source, filename="<program>", mode="exec")
     except SyntaxError as e:  # includes IndentationError, TabError
         line = e.lineno
         col = (e.offset - 1) if isinstance(e.offset, int) and e.offset > 0 else 0
@@ -173,7 +176,7 @@ def _check_node(node, t, line, parent, max_bits):
         if bad_name(node.arg):
             raise ProgramError("NameError", f"parameter name '{node.arg}' is not allowed", line, col)
     elif t is ast.keyword:
-        if node.arg is not None and node.arg.startswith("__"):
+        if node.arg is not None and node.arg.startswith("_"):
             raise ProgramError("NameError", f"keyword argument '{node.arg}' is not allowed", line, col)
     elif t is ast.alias:
         if node.name == "*":

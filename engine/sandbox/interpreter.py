@@ -13,6 +13,7 @@ import ast
 import contextlib
 import math
 import operator
+import random as _random
 import re
 import string
 import sys
@@ -25,8 +26,21 @@ from .backend import load_backend
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
 from .objects import (
-    CLASS, COMP, FUNC, SUPER, BoundMethod, Builtin, BuiltinType, ModuleProxy, Scope, Shown, SuperProxy,
-    UserClass, UserFunction, UserInstance,
+    CLASS,
+    COMP,
+    FUNC,
+    SUPER,
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    ModuleProxy,
+    Scope,
+    Shown,
+    SuperProxy,
+    TypeView,
+    UserClass,
+    UserFunction,
+    UserInstance,
 )
 
 
@@ -55,7 +69,7 @@ class RunOutcome:
 MAX_CALL_DEPTH = 100  # nested user function calls
 MAX_FORMAT_WIDTH = 1000  # width/precision in format specs
 ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
-TIME_CHECK_EVERY = 128  # steps between clock reads
+TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
 ENGINE_MODULE = "engine"
 
 BREAK = object()
@@ -77,7 +91,7 @@ _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _SEQ_TYPES = frozenset({str, list, tuple, bytes})
 _INT_TYPES = frozenset({int, bool})
 _SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
-_FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr type globals locals vars
+_FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr globals locals vars
 dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ classmethod staticmethod
 property issubclass bytearray""".split())
 
@@ -124,7 +138,7 @@ class Interpreter:
         self.allocated = 0
         self.imported: dict[str, object] = {}
         self.globals: dict[str, object] = {}
-        self.tensor_type = backend.Tensor if backend is not None else None
+        self.tensor_type = backend.Tensor if backend is not None else ()
         self._attr_cache: dict[type, frozenset] = {}
         self._ev = {}
         self._ex = {}
@@ -215,10 +229,14 @@ class Interpreter:
             return ProgramError("RecursionError", "maximum recursion depth exceeded", line, col)
         if isinstance(e, MemoryError):
             return ProgramError("MemoryError", "out of memory", line, col)
-        if isinstance(e, KeyError) and len(e.args) == 1:
-            msg = self.repr_value(e.args[0]) if type(e.args[0]) in _PRIMITIVE_TYPES else str(e)
-        else:
-            msg = str(e)
+        try:
+            if isinstance(e, KeyError) and len(e.args) == 1 and type(e.args[0]) in _PRIMITIVE_TYPES:
+                key = e.args[0]
+                msg = repr(key[:200] + "…" if type(key) is str and len(key) > 200 else key)
+            else:
+                msg = str(e)
+        except Exception:  # a message that cannot be rendered (too large, ...)
+            msg = type(e).__name__
         return ProgramError(type(e).__name__, scrub(msg), line, col)
 
     def _check(self, node):
@@ -265,6 +283,7 @@ class Interpreter:
         if t is list:
             return it
         if t in _CONTAINERS or t is str:
+            self.alloc(len(it), what)
             return list(it)
         limit = self.max_seq
         if t is range:
@@ -417,7 +436,7 @@ class Interpreter:
         return None
 
     def _iter(self, v):
-        if isinstance(v, (UserInstance, UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin, BuiltinType)):
+        if type(v) in _INTERP_TYPES:
             raise TypeError(f"'{self.type_name(v)}' object is not iterable")
         return iter(v)
 
@@ -475,6 +494,8 @@ class Interpreter:
                 self.imported[name] = value
 
     def _import(self, name, node):
+        if name == "random":
+            return self._random_module()
         B = self.B
         if B is None:
             if name == "math":
@@ -487,6 +508,40 @@ class Interpreter:
             raise ProgramError("ModuleNotFoundError", f"No module named '{name}' (flowgrad programs can import "
                                f"{avail})", node.lineno, node.col_offset)
         return mod
+
+    def _random_module(self):
+        """Python's `random`, as a per-run generator (seeded the same for every run)."""
+        proxy = self.builtins.get("\0random")
+        if proxy is None:
+            rng = _random.Random(0)
+            take = self.take
+
+            def sample(population, k):
+                if type(k) in _INT_TYPES:
+                    self.alloc(k)
+                return rng.sample(population if type(population) in (range, list, tuple) else take(population), k)
+
+            def shuffle(xs):
+                if type(xs) is not list:
+                    raise TypeError("shuffle() needs a list")
+                rng.shuffle(xs)
+
+            def seed(a=None):
+                if a is None or type(a) in (int, float, str, bool):
+                    rng.seed(0 if a is None else a)
+                else:
+                    raise TypeError("random.seed() takes an int, float or str")
+
+            def choice(seq):
+                return rng.choice(seq if type(seq) in (range, list, tuple, str) else take(seq))
+
+            attrs = {"random": rng.random, "uniform": rng.uniform, "randint": rng.randint, "gauss": rng.gauss,
+                     "normalvariate": rng.normalvariate, "randrange": rng.randrange, "choice": Builtin("choice", choice),
+                     "shuffle": Builtin("shuffle", shuffle), "sample": Builtin("sample", sample),
+                     "seed": Builtin("seed", seed)}
+            proxy = ModuleProxy("random", attrs)
+            self.builtins["\0random"] = proxy
+        return proxy
 
     def ex_With(self, node, scope):
         return self._with(node.items, 0, node.body, scope)
@@ -608,6 +663,13 @@ class Interpreter:
 
     def set_item(self, obj, key, value):
         t = type(obj)
+        if t is list and type(key) is slice:
+            # slice assignment consumes any iterable in C: bound it first
+            if type(value) not in (list, tuple):
+                value = self.take(value)
+            self.alloc(len(obj) + len(value), "list")
+            obj[key] = value
+            return
         if t is list or t is dict:
             obj[key] = value
             return
@@ -620,6 +682,10 @@ class Interpreter:
     def get_item(self, obj, key):
         t = type(obj)
         if t in _SUBSCRIPTABLE:
+            if type(key) is slice and t is not dict and t is not range:
+                r = obj[key]
+                self.alloc(len(r))  # slices copy
+                return r
             return obj[key]
         B = self.B
         if B is not None and (isinstance(obj, (B.Tensor, B.Module)) or isinstance(obj, (list, tuple, dict))):
@@ -644,6 +710,28 @@ class Interpreter:
             raise NameError(f"name '{name}' is not defined ({name} is not available in flowgrad programs)")
         raise NameError(f"name '{name}' is not defined")
 
+    def type_of(self, obj):
+        """`type(obj)`: a user class, a builtin type, a reachable engine class, or a display-only TypeView."""
+        t = type(obj)
+        if t is UserInstance:
+            return obj.cls
+        bt = self.builtins.get(t.__name__)
+        if type(bt) is BuiltinType and bt.pytype is t:
+            return bt
+        B = self.B
+        if B is not None:
+            if isinstance(obj, B.UserModule):
+                return obj.__dict__["_fg_cls"]
+            if t in B.class_names:
+                return t
+        if t in (UserClass, BuiltinType, TypeView):
+            return TypeView("type", type)
+        if t in (UserFunction, BoundMethod, Builtin):
+            return TypeView("function", UserFunction)
+        if t is ModuleProxy:
+            return TypeView("module", ModuleProxy)
+        return TypeView(self.type_name(obj), t)
+
     def type_name(self, obj):
         t = type(obj)
         if t is UserInstance:
@@ -652,7 +740,7 @@ class Interpreter:
             return "type"
         if t in (UserFunction, BoundMethod, Builtin):
             return "function"
-        if t is BuiltinType:
+        if t is BuiltinType or t is TypeView:
             return "type"
         if t is ModuleProxy:
             return "module"
@@ -763,7 +851,12 @@ class Interpreter:
 
     def _super_attr(self, sp, name):
         obj = sp.obj
-        mro = (obj.cls if type(obj) is UserInstance else obj.__dict__["_fg_cls"]).mro
+        if type(obj) is UserInstance:
+            mro = obj.cls.mro
+        elif self.B is not None and isinstance(obj, self.B.UserModule):
+            mro = obj.__dict__["_fg_cls"].mro
+        else:
+            raise TypeError("super(type, obj): obj must be an instance of a class defined in the program")
         try:
             start = mro.index(sp.cls) + 1
         except ValueError:
@@ -847,7 +940,7 @@ class Interpreter:
                     raise self._int_limit(r.bit_length())
                 return r
             elif ta in _SEQ_TYPES or tb in _SEQ_TYPES:
-                self._check_seq_op(op, a, b, ta, tb, inplace)
+                b = self._check_seq_op(op, a, b, ta, tb, inplace)
                 if op is ast.Mod and (ta is str or ta is bytes):
                     return self._percent(a, b)
             return (_INPLACE if inplace else _BINOPS)[op](a, b)
@@ -882,7 +975,7 @@ class Interpreter:
             elif tb in _SEQ_TYPES and ta in _INT_TYPES:
                 n = len(b) * max(a, 0)
             else:
-                return
+                return b
             self.alloc(n)
         elif op is ast.Add:
             if ta in _SEQ_TYPES and tb in _SEQ_TYPES:
@@ -890,8 +983,8 @@ class Interpreter:
             elif inplace and ta is list:
                 # `xs += iterable` extends with any iterable: bound it first
                 b = self.take(b)
-                if len(a) + len(b) > self.max_seq:
-                    raise self._seq_limit(len(a) + len(b))
+                self.alloc(len(a) + len(b))
+        return b
 
     def _percent(self, template, args):
         if type(template) is bytes:
@@ -913,7 +1006,7 @@ class Interpreter:
 
     def _shown(self, v):
         t = type(v)
-        if t in _PRIMITIVE_TYPES or (self.tensor_type is not None and isinstance(v, self.tensor_type)):
+        if t in _PRIMITIVE_TYPES or isinstance(v, self.tensor_type):
             return v
         return Shown(self.to_str(v), self.repr_value(v))
 
@@ -1138,7 +1231,7 @@ class Interpreter:
             if v and int(v) > MAX_FORMAT_WIDTH:
                 raise LimitError(f"format width/precision {int(v):,} is larger than the limit {MAX_FORMAT_WIDTH}")
         t = type(value)
-        if t in _PRIMITIVE_TYPES or (self.tensor_type is not None and isinstance(value, self.tensor_type)):
+        if t in _PRIMITIVE_TYPES or isinstance(value, self.tensor_type):
             return format(value, spec)
         if t.__module__ == "numpy" and isinstance(value, (int, float, complex)) or hasattr(value, "dtype") and \
                 t.__module__ == "numpy" and getattr(value, "ndim", 1) == 0:
@@ -1208,7 +1301,7 @@ class Interpreter:
                 for k in m:
                     if type(k) is not str:
                         raise ProgramError("TypeError", "keywords must be strings", kw.lineno, kw.col_offset)
-                    if k.startswith("__"):
+                    if k.startswith("_"):
                         raise ProgramError("TypeError", f"keyword argument '{k}' is not allowed", kw.lineno,
                                            kw.col_offset)
                     if k in kwargs:
@@ -1416,16 +1509,17 @@ class Interpreter:
                     s = "{" + inner + "}"
                 else:
                     s = f"frozenset({{{inner}}})"
-        elif t in (UserFunction, BoundMethod, UserClass, UserInstance, Builtin, BuiltinType, ModuleProxy, SuperProxy):
+        elif t in _INTERP_TYPES:
             s = repr(v)
         elif isinstance(v, type):
-            s = f"<class '{v.__name__}'>"
+            name = self.B.class_names.get(v) if self.B is not None else None
+            s = f"<class '{name or v.__name__}'>"
         else:
             s = scrub(repr(v))
         budget[0] -= len(s)
         if budget[0] < 0:
-            raise LimitError(f"printed output would exceed {self.max_out:,} bytes (limit max_output_bytes = "
-                             f"{self.max_out:,})")
+            raise LimitError(f"the text of this value would be longer than {self.max_out:,} characters (limit "
+                             f"max_output_bytes = {self.max_out:,})")
         return s
 
     def emit(self, text):
@@ -1493,7 +1587,9 @@ class Interpreter:
             return inner
 
         def _sorted(iterable, key=None, reverse=False):
-            return sorted(list(take(iterable)), key=key, reverse=reverse)
+            items = take(iterable)
+            self.alloc(len(items), "list")
+            return sorted(items, key=key, reverse=reverse)
 
         def _any(iterable):
             return any(take(iterable))
@@ -1520,13 +1616,19 @@ class Interpreter:
             return self.to_str(args[0])
 
         def _list(iterable=()):
-            return list(take(iterable))
+            items = take(iterable)
+            self.alloc(len(items), "list")
+            return list(items)
 
         def _tuple(iterable=()):
-            return tuple(take(iterable))
+            items = take(iterable)
+            self.alloc(len(items), "tuple")
+            return tuple(items)
 
         def _set(iterable=()):
-            return set(take(iterable))
+            items = take(iterable)
+            self.alloc(len(items), "set")
+            return set(items)
 
         def _dict(*args, **kwargs):
             if len(args) > 1:
@@ -1552,6 +1654,8 @@ class Interpreter:
                 return False
             if isinstance(classinfo, type) and type(classinfo) is type:
                 return isinstance(obj, classinfo)
+            if type(classinfo) is TypeView:
+                return isinstance(obj, classinfo.cls)
             raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
 
         def _repr(x):
@@ -1592,6 +1696,11 @@ class Interpreter:
         def _bool(x=False):
             return bool(x)
 
+        def _type(*args):
+            if len(args) != 1:
+                raise TypeError("type() takes 1 argument in flowgrad programs")
+            return self.type_of(args[0])
+
         def _callable(x):
             return callable(x) and type(x) not in (UserInstance,)
 
@@ -1613,7 +1722,7 @@ class Interpreter:
             "reversed": Builtin("reversed", _reversed), "any": Builtin("any", _any), "all": Builtin("all", _all),
             "repr": Builtin("repr", _repr), "format": Builtin("format", _format), "map": Builtin("map", _map),
             "filter": Builtin("filter", _filter), "iter": Builtin("iter", _iter), "next": Builtin("next", _next),
-            "callable": Builtin("callable", _callable), "divmod": Builtin("divmod", _divmod),
+            "callable": Builtin("callable", _callable), "type": Builtin("type", _type), "divmod": Builtin("divmod", _divmod),
             "chr": Builtin("chr", _chr), "ord": Builtin("ord", _ord),
             "float": BuiltinType("float", float, _float), "int": BuiltinType("int", int, _int),
             "bool": BuiltinType("bool", bool, _bool), "str": BuiltinType("str", str, _str),
@@ -1631,7 +1740,7 @@ class Interpreter:
 
 
 _INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
-                           SuperProxy})
+                           SuperProxy, TypeView})
 _NODE0 = ast.Constant(value=None, lineno=None, col_offset=None)
 
 # ---------------------------------------------------------------- attribute tables of plain values
@@ -1717,7 +1826,15 @@ def _dict_update(interp, d):
     return update
 
 
-_SPECIAL = {(str, "format"): _str_format, (str, "join"): _str_join, (str, "replace"): _str_replace,
+def _copy(interp, obj):
+    def copy():
+        interp.alloc(len(obj))
+        return obj.copy()
+    return copy
+
+
+_SPECIAL = {(list, "copy"): _copy, (dict, "copy"): _copy, (set, "copy"): _copy,
+            (str, "format"): _str_format, (str, "join"): _str_join, (str, "replace"): _str_replace,
             (list, "extend"): _list_extend, (dict, "update"): _dict_update}
 for _n in ("center", "ljust", "rjust", "zfill"):
     _SPECIAL[(str, _n)] = _str_pad(_n)

@@ -7,6 +7,15 @@ real class (`user_module_class`), so the engine's Module machinery works on them
 
 from __future__ import annotations
 
+import types
+
+
+def _named(fn, name):
+    """Python's argument errors quote a function's qualified name: make it the builtin's name."""
+    if isinstance(fn, types.FunctionType):
+        fn.__name__ = fn.__qualname__ = name
+    return fn
+
 
 class Scope:
     __slots__ = ("vars", "parent", "kind", "func")
@@ -147,7 +156,7 @@ class BuiltinType:
     def __init__(self, name, pytype, fn):
         self.name = name
         self.pytype = pytype
-        self.fn = fn
+        self.fn = _named(fn, name)
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
@@ -165,13 +174,34 @@ class Builtin:
 
     def __init__(self, name, fn):
         self.name = name
-        self.fn = fn
+        self.fn = _named(fn, name)
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
 
     def __repr__(self):
         return f"<built-in function {self.name}>"
+
+    __str__ = __repr__
+
+
+class TypeView:
+    """What `type(x)` gives for values whose class is not otherwise reachable: a name to print and compare."""
+
+    __slots__ = ("name", "cls")
+
+    def __init__(self, name, cls):
+        self.name = name
+        self.cls = cls
+
+    def __eq__(self, other):
+        return type(other) is TypeView and other.cls is self.cls
+
+    def __hash__(self):
+        return hash(self.cls)
+
+    def __repr__(self):
+        return f"<class '{self.name}'>"
 
     __str__ = __repr__
 
@@ -225,3 +255,12 @@ def user_module_class(module_base):
     UserModule.__name__ = UserModule.__qualname__ = "Module"
     _USER_MODULE_CLASSES[module_base] = UserModule
     return UserModule
+
+
+# Python's own error messages name a value's class ("unsupported operand type(s) for +: 'X' and 'int'"):
+# give the interpreter's classes the names a program should see instead of their implementation names.
+for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), (BoundMethod, "method"),
+                          (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
+                          (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
+                          (Shown, "object")):
+    _cls.__name__ = _cls.__qualname__ = _shown_name

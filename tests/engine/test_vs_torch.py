@@ -542,6 +542,21 @@ PROGRAMS = {
             c = x * 2
         print(a.requires_grad, b.requires_grad, c.requires_grad, torch.is_grad_enabled())
     """,
+    "autograd_grad": """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        w = torch.tensor(3.0, requires_grad=True)
+        h = x * w
+        y = (h ** 2).sum()
+        gx, gw, gh = torch.autograd.grad(y, [x, w, h], retain_graph=True)
+        print(gx, gw, gh, x.grad)
+        torch.autograd.backward(y)
+        print(x.grad, w.grad)
+    """,
+    "parameter_grad_is_plain_tensor": """
+        lin = init_params(nn.Linear(2, 1))
+        lin(torch.tensor([[1.0, 2.0]])).sum().backward()
+        print(lin.weight.grad, type(lin.weight.grad).__name__, lin.bias)
+    """,
     "parameter_repr": """
         p = nn.Parameter(torch.tensor([1.0, 2.0]))
         print(p, p.requires_grad, p.is_leaf, isinstance(p, torch.Tensor))

@@ -1,0 +1,69 @@
+"""Shared helpers for the sandbox tests."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from engine.sandbox import RunOutcome, SandboxLimits, run_program
+from engine.sandbox.backend import load_backend
+
+ENGINE_OK = load_backend() is not None
+needs_engine = pytest.mark.skipif(not ENGINE_OK, reason="the engine (`import engine`) is not importable yet")
+
+HOST_MARKERS = ("/work", "/root", "/home", "/usr", "/tmp", "Traceback", "site-packages", "File \"", ".py\"",
+                "0x7f")
+
+
+def host_strings():
+    """Environment values long enough to be recognisable (paths, tokens, user names)."""
+    out = {os.getcwd()}
+    for v in os.environ.values():
+        if len(v) >= 8 and not v.isdigit():
+            out.add(v)
+    return out
+
+
+def leaks(text: str) -> list[str]:
+    found = [m for m in HOST_MARKERS if m in text]
+    found += [v for v in host_strings() if v in text]
+    return found
+
+
+class Timeout(Exception):
+    pass
+
+
+def run(source: str, limits: SandboxLimits | None = None, timeout: float = 10.0, **kw) -> RunOutcome:
+    """run_program under a wall-clock alarm so a regression cannot hang the suite."""
+
+    def on_alarm(signum, frame):
+        raise Timeout(f"run_program took more than {timeout} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        start = time.monotonic()
+        out = run_program(source, limits, **kw)
+        out.elapsed = time.monotonic() - start
+        return out
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def ok(source: str, **kw) -> str:
+    """Run a program that must succeed; return its stdout."""
+    out = run(source, **kw)
+    assert out.error is None, out.error
+    return out.stdout
+
+
+def err(source: str, **kw) -> dict:
+    """Run a program that must fail; return its error dict."""
+    out = run(source, **kw)
+    assert out.error is not None, f"expected an error, got stdout {out.stdout!r}"
+    assert set(out.error) >= {"type", "message", "line", "column"}
+    return out.error

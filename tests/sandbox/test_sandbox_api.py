@@ -1,0 +1,146 @@
+"""The public API: run_program, SandboxLimits, RunOutcome, ProgramError; recorder and on_print hooks."""
+from __future__ import annotations
+
+import dataclasses
+
+from conftest import err, needs_engine, ok, run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine.sandbox as sandbox
+from engine.sandbox import ProgramError, RunOutcome, SandboxLimits, run_program
+
+
+def test_public_names():
+    assert set(sandbox.__all__) == {"run_program", "SandboxLimits", "RunOutcome", "ProgramError"}
+    fields = {f.name: f.default for f in dataclasses.fields(SandboxLimits)}
+    assert fields == {
+        "max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_loop_iterations": 10_000,
+        "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0,
+        "max_tensor_elements": 100_000, "max_live_elements": 1_000_000, "max_graph_nodes": 10_000,
+    }
+    assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals"}
+    e = ProgramError("TypeError", "boom", 3, 4)
+    assert e.to_dict() == {"type": "TypeError", "message": "boom", "line": 3, "column": 4}
+
+
+def test_outcome_of_a_good_run():
+    out = run_program("x = 1\ny = [x, 2]\nprint(y)")
+    assert isinstance(out, RunOutcome)
+    assert out == RunOutcome(stdout="[1, 2]\n", error=None, globals={"x": 1, "y": [1, 2]})
+
+
+def test_globals_exclude_modules_and_imports_but_keep_user_values():
+    out = run("import math\nfrom math import sqrt\nr = sqrt(4)\ndef f():\n    pass\nclass C:\n    pass\n"
+              "sqrt2 = sqrt")
+    assert out.error is None
+    assert set(out.globals) == {"r", "f", "C", "sqrt2"}
+
+
+def test_locals_do_not_leak_into_globals():
+    out = run("def f():\n    inner = 1\n    return inner\nv = f()")
+    assert set(out.globals) == {"f", "v"}
+
+
+def test_on_print_streams_each_chunk_and_stops_at_the_limit():
+    chunks = []
+    out = run("for i in range(5):\n    print(i)", on_print=chunks.append)
+    assert chunks == ["0\n", "1\n", "2\n", "3\n", "4\n"] and out.stdout == "".join(chunks)
+    chunks = []
+    out = run("for i in range(100):\n    print('abcdefghij')", limits=SandboxLimits(max_output_bytes=25),
+              on_print=chunks.append)
+    assert out.error["type"] == "LimitExceeded"
+    assert "".join(chunks) == out.stdout and len(out.stdout) == 25
+
+
+class FakeRecorder:
+    def __init__(self):
+        self.lines = []
+        self.names = []
+        self._line = None
+
+    @property
+    def line(self):
+        return self._line
+
+    @line.setter
+    def line(self, value):
+        self._line = value
+        self.lines.append(value)
+
+    def name_tensor(self, t, name):
+        self.names.append((name, self._line))
+
+
+def test_recorder_line_is_set_before_each_statement():
+    rec = FakeRecorder()
+    out = run("a = 1\nfor i in range(2):\n    b = i\nc = 3", recorder=rec)
+    assert out.error is None
+    assert rec.lines == [1, 2, 3, 3, 4]
+
+
+@needs_engine
+def test_recorder_names_tensors_assigned_to_names():
+    from engine.recorder import Recorder
+
+    rec = Recorder()
+    src = ("import torch\nx = torch.tensor(2.0, requires_grad=True)\ndef f(t):\n    u = t * 3\n    return u + 1\n"
+           "y = f(x) * 2\nw = [x]\nw[0] = x\ny += 1\ny.backward()\n")
+    out = run(src, recorder=rec)
+    assert out.error is None
+    names = [e["name"] for e in rec.events if e["kind"] == "name"]
+    assert names == ["x", "u", "y", "y"]
+    ops = [(e["op"], e["line"]) for e in rec.events if e["kind"] == "op"]
+    # ops inside f are on f's lines; the `* 2` after the call is back on the caller's line 6
+    assert ops == [("mul", 4), ("add", 5), ("mul", 6), ("add", 9)]
+
+
+@needs_engine
+def test_no_name_event_for_attribute_assignment():
+    from engine.recorder import Recorder
+
+    rec = Recorder()
+    src = ("import torch.nn as nn\nimport torch\nclass M(nn.Module):\n    def __init__(self):\n"
+           "        super().__init__()\n        self.w = nn.Parameter(torch.ones(2))\nm = M()\n")
+    out = run(src, recorder=rec)
+    assert out.error is None
+    assert [e["name"] for e in rec.events if e["kind"] == "name"] == []
+
+
+@needs_engine
+def test_runs_are_isolated():
+    e = err("import torch.nn as nn\nnn.ReLU.forward = lambda self, x: x * 0")
+    assert e["type"] == "TypeError" and "forward" in e["message"] and e["line"] == 2
+    e = err("ReLU.forward = lambda self, x: x * 0")
+    assert e["type"] == "TypeError"
+    assert ok("import torch\nprint(torch.nn.ReLU()(torch.tensor([-1.0, 2.0])))") == "tensor([0., 2.])\n"
+    # global state of the engine is reset for each run
+    first = ok("import torch\nprint(torch.randn(3))")
+    ok("import torch\ntorch.manual_seed(123)\nx = torch.randn(3)")
+    assert ok("import torch\nprint(torch.randn(3))") == first
+    err("import torch\nwith torch.no_grad():\n    y = 1 / 0")
+    assert ok("import torch\nx = torch.ones(1, requires_grad=True)\nprint((x * 2).requires_grad)") == "True\n"
+
+
+@needs_engine
+def test_engine_limit_errors_carry_the_line():
+    out = run("import torch\nxs = []\nfor i in range(10**6):\n    xs.append(torch.randn(100))")
+    assert out.error["type"] == "LimitExceeded"
+    assert out.error["line"] in (3, 4)
+
+
+def test_run_program_never_raises_on_odd_input():
+    for source in ["", "\n\n", "#", "\x00", "\ud800", "pass", "\t\tx", "x" * 5000, "'''", "1" * 4000]:
+        out = run_program(source)
+        assert isinstance(out, RunOutcome)
+    assert run_program(None).error["type"] == "TypeError"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.sampled_from(list("x=+-*/()[]{}:.,'\"\n ifordelambda0123456789_%@")), max_size=80))
+def test_fuzz_random_programs_never_raise(source):
+    out = run_program(source, SandboxLimits(time_limit_s=0.5))
+    assert isinstance(out, RunOutcome)
+    if out.error is not None:
+        assert set(out.error) == {"type", "message", "line", "column"}
+        assert isinstance(out.error["type"], str)

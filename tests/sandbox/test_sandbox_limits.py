@@ -1,0 +1,143 @@
+"""Each limit: hitting it is an error of type LimitExceeded (or RecursionError) naming the limit and value."""
+from __future__ import annotations
+
+import pytest
+from conftest import err, needs_engine, ok, run
+
+from engine.sandbox import SandboxLimits
+
+
+def limit_error(source, name, value, **limits):
+    e = err(source, limits=SandboxLimits(**limits))
+    assert e["type"] == "LimitExceeded", e
+    assert name in e["message"], e
+    assert value in e["message"], e
+    assert isinstance(e["line"], int), e
+    return e
+
+
+def test_source_chars():
+    e = limit_error("x = 1\n" * 1000, "max_source_chars", "4,096")
+    assert e["line"] == 1
+    limit_error("x = 1\n" * 10, "max_source_chars", "20", max_source_chars=20)
+
+
+def test_ast_depth():
+    limit_error("x = 1" + " + 1" * 60, "max_ast_depth", "50")
+    deep_if = "".join(" " * i + "if x:\n" for i in range(60)) + " " * 60 + "pass\n"
+    limit_error(deep_if, "max_ast_depth", "50")
+    limit_error("x = [[[[[1]]]]]", "max_ast_depth", "3", max_ast_depth=3)
+
+
+def test_ast_nodes():
+    limit_error("x = [" + "1," * 2000 + "]", "max_ast_nodes", "2,000")
+    limit_error("x = 1\ny = 2\nz = 3", "max_ast_nodes", "5", max_ast_nodes=5)
+
+
+def test_parser_errors_are_caught():
+    e = err("x = " + "(" * 300 + ")" * 300)
+    assert e["type"] == "SyntaxError"
+    e = err("x = '\ud800'")
+    assert e["type"] == "SyntaxError"
+
+
+def test_loop_iterations():
+    e = limit_error("for i in range(10**12):\n    y = i", "max_loop_iterations", "10,000")
+    assert e["line"] == 1
+    limit_error("while True:\n    pass", "max_loop_iterations", "10,000")
+    limit_error("x = [i for i in range(10**6)]", "max_loop_iterations", "10,000")
+    limit_error("i = 0\nwhile i < 100:\n    i += 1", "max_loop_iterations", "50", max_loop_iterations=50)
+    # nested loops: the limit is per loop
+    assert ok("n = 0\nfor i in range(200):\n    for j in range(200):\n        n += 1\nprint(n)") == "40000\n"
+
+
+def test_steps():
+    e = limit_error("for i in range(10000):\n    for j in range(10000):\n        pass", "max_steps", "1,000,000")
+    assert e["line"] in (1, 2, 3)
+    limit_error("for i in range(100):\n    x = i", "max_steps", "50", max_steps=50)
+
+
+def test_time_limit():
+    src = "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\nfor i in range(10000):\n    f(9000)"
+    e = limit_error(src, "time_limit_s", "0.05", time_limit_s=0.05, max_steps=10**9)
+    assert e["line"] in (3, 4, 7)
+
+
+def test_int_bits():
+    limit_error("x = 9 ** 9 ** 9", "max_int_bits", "4,096")
+    limit_error("x = 1 << 10 ** 9", "max_int_bits", "4,096")
+    limit_error("x = 10 ** 10 ** 8", "max_int_bits", "4,096")
+    limit_error("x = 2\nfor i in range(20):\n    x = x * x", "max_int_bits", "4,096")
+    limit_error("x = 2 ** 100", "max_int_bits", "64", max_int_bits=64)
+    limit_error("x = " + "9" * 1300, "max_int_bits", "4,096")
+    assert ok("print(2 ** 4000 > 0, (2 ** 64) * 3)") == "True 55340232221128654848\n"
+
+
+def test_sequence_sizes():
+    limit_error("x = 'a' * 10 ** 10", "max_live_elements", "1,000,000")
+    limit_error("x = [0] * 10 ** 7", "max_live_elements", "1,000,000")
+    limit_error("x = 'ab'\nfor i in range(30):\n    x = x + x", "max_live_elements", "1,000,000")
+    limit_error("x = list(range(10 ** 9))", "max_live_elements", "1,000,000")
+    limit_error("x = sum(range(10 ** 12))", "max_live_elements", "1,000,000")
+
+
+def test_output_bytes():
+    out = run("for i in range(10000):\n    print('x' * 100)")
+    assert out.error["type"] == "LimitExceeded"
+    assert "max_output_bytes" in out.error["message"] and "65,536" in out.error["message"]
+    assert out.error["line"] == 2
+    assert len(out.stdout.encode()) == 65536
+    limit_error("print('x' * 50)", "max_output_bytes", "10", max_output_bytes=10)
+    limit_error("a = [0] * 100000\nprint(a)", "max_output_bytes", "65,536")
+
+
+def test_recursion_depth():
+    e = err("def f(n):\n    return f(n + 1)\nf(0)")
+    assert e["type"] == "RecursionError" and "100" in e["message"] and e["line"] == 2
+
+
+@needs_engine
+def test_tensor_elements():
+    e = limit_error("import torch\nx = torch.zeros((30000, 30000))", "max_tensor_elements", "100,000")
+    assert e["line"] == 2
+    limit_error("import torch\nx = torch.zeros(100)", "max_tensor_elements", "10", max_tensor_elements=10)
+
+
+@needs_engine
+def test_live_elements():
+    src = "import torch\nxs = []\nfor i in range(100):\n    xs.append(torch.zeros(1000))"
+    e = limit_error(src, "max_live_elements", "50,000", max_live_elements=50_000)
+    assert e["line"] == 4
+
+
+@needs_engine
+def test_graph_nodes():
+    src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(5000):\n    y = y * 1.0001"
+    e = limit_error(src, "max_graph_nodes", "1,000", max_graph_nodes=1000)
+    assert e["line"] == 5
+
+
+@needs_engine
+def test_limits_do_not_leak_between_runs():
+    limit_error("import torch\nx = torch.zeros(100)", "max_tensor_elements", "10", max_tensor_elements=10)
+    assert ok("import torch\nx = torch.zeros(1000)\nprint(x.shape)") == "torch.Size([1000])\n"
+
+
+@pytest.mark.parametrize("limits", [SandboxLimits(), None])
+def test_default_limits(limits):
+    assert SandboxLimits().max_steps == 1_000_000
+    assert ok("print(1)", limits=limits) == "1\n"
+
+
+@pytest.mark.parametrize("copy", ["xs[:]", "xs.copy()", "list(xs)", "xs + []", "sorted(xs)", "tuple(xs)"])
+def test_total_list_items_created_per_run(copy):
+    src = f"xs = [0] * 1000000\nys = []\nfor i in range(100):\n    ys.append({copy})"
+    e = limit_error(src, "max_live_elements", "10,000,000")
+    assert e["line"] == 4
+
+
+def test_time_limit_is_checked_often():
+    src = "xs = list(range(300000))\nfor i in range(1000):\n    ys = sorted(xs, reverse=True)"
+    out = run(src, limits=SandboxLimits(time_limit_s=0.3, max_steps=10**9, max_live_elements=10**9))
+    assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
+    assert out.elapsed < 1.5
