@@ -167,7 +167,22 @@ class Recorder:
         pass  # leaves are emitted lazily, when first used or named, so discarded temporaries stay out
 
     def name_tensor(self, t, name):
+        """The program bound `name` to a tensor, or to a module (which names its submodules and parameters)."""
+        if hasattr(t, "named_modules"):
+            self._name_module_tree(t, name)
+            return
         self._emit({"kind": "name", "tensor": self.tid(t), "name": name})
+
+    def _name_module_tree(self, module, var):
+        names, params = {}, {}
+        ids = {}
+        for path, m in module.named_modules(prefix=var):
+            parent = ids.get(path.rsplit(".", 1)[0]) if "." in path else None
+            ids[path] = names_key = self._mid(m, parent)
+            names[names_key] = path
+        for path, p in module.named_parameters(prefix=var):
+            params[self.tid(p)] = path
+        self._emit({"kind": "module_names", "names": names, "parameters": params})
 
     def on_requires_grad(self, t):
         stamp = t._rid
@@ -207,16 +222,18 @@ class Recorder:
                     "grad_fn": type(t._grad_fn).__name__ if t._grad_fn is not None else None, "line": self.line})
 
     # ----- modules -----
-    def _mid(self, m):
+    def _mid(self, m, parent=False):
         entry = self._modules.get(id(m))
         if entry is not None and entry[0] is m:
             return entry[1]
+        if parent is False:
+            parent = self._module_stack[-1] if self._module_stack else None
         rid = self._new_id("m")
         self._modules[id(m)] = (m, rid)
         extra = m.extra_repr() if hasattr(m, "extra_repr") else ""
         self._emit({"kind": "module", "id": rid, "cls": type(m).__name__ if not hasattr(m, "_get_name") else m._get_name(),
                     "repr": f"{m._get_name() if hasattr(m, '_get_name') else type(m).__name__}({extra})",
-                    "parent": self._module_stack[-1] if self._module_stack else None})
+                    "parent": parent})
         return rid
 
     def enter_module(self, m):

@@ -1,7 +1,19 @@
 """torch.nn.init: in-place initialisers drawing from the engine's generator."""
+import contextlib
 import math
 
-from ..autograd import no_grad
+from ..autograd import STATE
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Initialisation is setup, not part of the program's graph: no grad and nothing recorded."""
+    prev = STATE.grad_enabled, STATE.recorder
+    STATE.grad_enabled, STATE.recorder = False, None
+    try:
+        yield
+    finally:
+        STATE.grad_enabled, STATE.recorder = prev
 
 
 def uniform_(t, a=0.0, b=1.0):

@@ -1,0 +1,240 @@
+"""Page benchmark (Playwright + Debian's Chromium).
+
+  .venv/bin/python bench/page.py [--json]
+
+Measures
+  * first load: bytes of every response until the first graph is drawn (fonts listed apart);
+    also the lazily loaded extras (KaTeX on first inspector chain rule, uPlot on first loss curve);
+  * Run → first frame: ms from the Run click to the first requestAnimationFrame after the
+    graph of the answer is drawn, for each tutorial example (examples/01..14);
+  * frames per second while playing the animation on synthetic graphs of 100 and 500 nodes
+    (requestAnimationFrame intervals inside the page, 3 s each, speed 4×).
+Targets (issue): ≥ 55 fps on 500 nodes; first frame ≤ 300 ms after Run; first load ≤ 1.5 MB
+excluding fonts.
+
+Uses the real app (uvicorn app.main:app) when it answers, else the tests' fixture server (then
+Run → first frame only covers the fixture trace, and says so).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, _start_app  # noqa: E402
+
+FPS_SECONDS = 3.0
+# a real program whose graph has ~480 nodes (laid out by the server, grouped; the view follows the step)
+BIG_PROGRAM = ("import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(60):\n"
+               "    y = torch.sin(y) * 1.01 + 0.1\ny.backward()\nprint(x.grad)\n")
+
+
+def synthetic_trace(n_nodes: int, width: int = 10, seed: int = 0) -> dict:
+    """A layered graph: each layer has `width` ops, each combining two tensors of the previous
+    layer into a new tensor; laid out on a grid like Graphviz LR would."""
+    rng = random.Random(seed)
+    nodes, edges, frames = [], [], []
+    tid = nid = eid = 0
+    layers = max(1, -(-(n_nodes - width) // (2 * width)))
+    prev = []
+    col_w, row_h = 230.0, 78.0
+
+    def tensor(layer, j, value, leaf):
+        nonlocal tid
+        tid += 1
+        t = {"id": f"t{tid}", "kind": "tensor", "label": f"h{layer}_{j}" if not leaf else f"x{j}",
+             "x": 60 + layer * col_w, "y": 40 + j * row_h, "w": 110, "h": 50,
+             "role": "input" if leaf else ("loss" if layer == layers else "intermediate"),
+             "name": f"h{layer}_{j}" if not leaf else f"x{j}", "shape": [] if j % 3 else [4], "dtype": "float32",
+             "requires_grad": True, "is_leaf": leaf, "grad_fn": None if leaf else "MulBackward0",
+             "module": None, "op": None, "value": value, "grad": value if leaf else None}
+        nodes.append(t)
+        return t
+
+    def val(j):
+        return round(rng.uniform(-3, 3), 3) if j % 3 else [round(rng.uniform(-3, 3), 3) for _ in range(4)]
+
+    for j in range(width):
+        t = tensor(0, j, val(j), True)
+        frames.append({"phase": "forward", "kind": "tensor", "id": t["id"], "value": t["value"], "edges": []})
+        prev.append(t)
+    steps = []
+    for layer in range(1, layers + 1):
+        cur = []
+        for j in range(width):
+            a, b = prev[j], prev[(j + 1) % width]
+            nid += 1
+            op = {"id": f"n{nid}", "kind": "op", "label": "×", "x": 60 + layer * col_w - 115, "y": 40 + j * row_h,
+                  "w": 30, "h": 30, "role": "intermediate", "name": None, "shape": [], "dtype": "float32",
+                  "requires_grad": True, "is_leaf": False, "grad_fn": "MulBackward0", "module": None, "op": "mul",
+                  "value": None, "grad": None}
+            nodes.append(op)
+            e_in = []
+            for src in (a, b):
+                eid += 1
+                edges.append({"id": f"e{eid}", "source": src["id"], "target": op["id"],
+                              "points": [[src["x"] + 55, src["y"]], [op["x"] - 15, op["y"]]], "cut": None})
+                e_in.append(f"e{eid}")
+            t = tensor(layer, j, val(j), False)
+            eid += 1
+            edges.append({"id": f"e{eid}", "source": op["id"], "target": t["id"],
+                          "points": [[op["x"] + 15, op["y"]], [t["x"] - 55, t["y"]]], "cut": None})
+            frames.append({"phase": "forward", "kind": "op", "id": op["id"], "op": "mul", "label": "×",
+                           "grad_fn": "MulBackward0", "inputs": [a["id"], b["id"]], "output": t["id"], "edges": e_in})
+            frames.append({"phase": "forward", "kind": "tensor", "id": t["id"], "value": t["value"], "op": op["id"],
+                           "edges": [f"e{eid}"]})
+            steps.append((op, t, a, b, e_in))
+            cur.append(t)
+        prev = cur
+    frames.append({"phase": "backward", "kind": "backward_begin", "id": "b1", "root": prev[0]["id"], "gradient": 1.0,
+                   "retain_graph": False, "edges": []})
+    for op, t, a, b, e_in in reversed(steps):
+        frames.append({"phase": "backward", "kind": "backward_step", "id": "b1", "node": op["id"], "grad_fn": "MulBackward0",
+                       "output": t["id"], "upstream": t["value"],
+                       "contributions": [{"input": a["id"], "grad": b["value"], "local": "b", "unbroadcast_from": None},
+                                         {"input": b["id"], "grad": a["value"], "local": "a", "unbroadcast_from": None}],
+                       "edges": e_in})
+    frames.append({"phase": "backward", "kind": "backward_end", "id": "b1", "freed": True, "edges": []})
+    height = 40 + width * row_h
+    graph = {"width": 120 + layers * col_w, "height": height, "nodes": nodes, "edges": edges, "clusters": []}
+    return {"stdout": "", "error": None, "variables": {}, "ops": {}, "steps": [], "truncated": False,
+            "passes": [{"index": 0, "loss": 1.0, "graph": graph, "frames": frames}]}
+
+
+def measure_fps(page, trace: dict | None) -> dict:
+    if trace is not None:
+        page.evaluate("t => { window.__fg.stopPlaying(); window.__fg.loadTrace(t, {noAutoplay: true, step: 0}); }", trace)
+    else:
+        page.evaluate("window.__fg.stopPlaying(); window.__fg.setStep(0, {animate: false})")
+    page.wait_for_timeout(300)
+    return page.evaluate(
+        """async (seconds) => {
+            const app = window.__fg;
+            app.speed = 4;
+            app.play();
+            const times = [];
+            await new Promise((done) => {
+              const t0 = performance.now();
+              const f = (now) => { times.push(now); if (now - t0 < seconds * 1000) requestAnimationFrame(f); else done(); };
+              requestAnimationFrame(f);
+            });
+            app.stopPlaying();
+            const gaps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
+            const total = times[times.length - 1] - times[0];
+            return { fps: (times.length - 1) / (total / 1000), frames: times.length - 1,
+                     p95_ms: gaps[Math.floor(gaps.length * 0.95)], worst_ms: gaps[gaps.length - 1],
+                     nodes: document.querySelectorAll('svg.fg-graph [data-node-id]').length,
+                     steps_played: Number(document.body.dataset.step) };
+        }""",
+        FPS_SECONDS,
+    )
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        print(f"{CHROMIUM} missing: cannot run the page benchmark")
+        return 1
+    started = _start_app()
+    if started:
+        proc, url, kind = started[0], started[1], "app"
+    else:
+        import fixture_server
+
+        srv, url = fixture_server.start()
+        proc, kind = None, "fixture"
+    results: dict = {"server": kind}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+            page = ctx.new_page()
+            sizes: list[tuple[str, int]] = []
+
+            def on_response(resp):
+                try:
+                    body = resp.body()
+                except Exception:  # noqa: BLE001 — redirects etc.
+                    return
+                sizes.append((resp.url.replace(url, ""), len(body)))
+
+            page.on("response", on_response)
+            page.goto(url + "/")
+            page.wait_for_function("document.body.dataset.ready", timeout=30000)
+            page.wait_for_timeout(300)
+            first = list(sizes)
+            fonts = sum(s for u, s in first if u.endswith((".woff2", ".woff", ".ttf")))
+            total = sum(s for u, s in first)
+            results["first_load"] = {"bytes_excluding_fonts": total - fonts, "font_bytes": fonts,
+                                     "requests": len(first),
+                                     "files": sorted(first, key=lambda x: -x[1])[:8]}
+            # Run -> first frame for tutorial programs
+            examples = sorted((ROOT / "examples").glob("*.py"))[:14]
+            firsts = {}
+            for ex in examples if kind == "app" else examples[:1]:
+                src = ex.read_text()
+                prev = page.evaluate("document.body.dataset.ready")
+                page.evaluate("src => { window.__fg.editor.text = src; }", src)
+                page.click("#run")
+                page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev, timeout=30000)
+                page.wait_for_timeout(50)
+                firsts[ex.stem] = round(page.evaluate("window.__fg.metrics.runs[window.__fg.metrics.runs.length - 1]"), 1)
+            results["run_to_first_frame_ms"] = firsts
+            results["run_to_first_frame_max_ms"] = max(firsts.values())
+            # lazily loaded extras
+            before = len(sizes)
+            page.evaluate("window.__fg.stopPlaying()")
+            page.keyboard.press("End")
+            node = page.evaluate("document.querySelector('g.fg-node[data-node-id]').dataset.nodeId")
+            page.click(f'g[data-node-id="{node}"]')
+            page.wait_for_timeout(800)
+            results["lazy_katex_bytes"] = sum(s for u, s in sizes[before:] if not u.endswith(".woff2"))
+            # fps on synthetic graphs
+            for n in (100, 500):
+                trace = synthetic_trace(n)
+                results[f"fps_{n}_nodes"] = measure_fps(page, trace)
+            if kind == "app":
+                prev = page.evaluate("document.body.dataset.ready")
+                page.evaluate("src => { window.__fg.editor.text = src; }", BIG_PROGRAM)
+                page.click("#run")
+                page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev, timeout=30000)
+                results["big_program_first_frame_ms"] = round(page.evaluate("window.__fg.metrics.runs.slice(-1)[0]"), 1)
+                results["fps_big_program"] = measure_fps(page, None)
+            browser.close()
+    finally:
+        if proc:
+            proc.terminate()
+    ok = (results["fps_500_nodes"]["fps"] >= 55 and results["run_to_first_frame_max_ms"] <= 300
+          and results["first_load"]["bytes_excluding_fonts"] <= 1.5e6)
+    results["targets_met"] = ok
+    if "--json" in sys.argv:
+        print(json.dumps(results, indent=2))
+    else:
+        fl = results["first_load"]
+        print(f"server: {kind}")
+        print(f"first load: {fl['bytes_excluding_fonts'] / 1e6:.3f} MB excluding fonts ({fl['requests']} requests, "
+              f"fonts {fl['font_bytes']} B); KaTeX on demand: {results['lazy_katex_bytes'] / 1e6:.3f} MB")
+        print(f"Run -> first frame: max {results['run_to_first_frame_max_ms']} ms  {results['run_to_first_frame_ms']}")
+        for key in ("fps_100_nodes", "fps_500_nodes", "fps_big_program"):
+            r = results.get(key)
+            if not r:
+                continue
+            what = "a real 60-iteration loop program" if key == "fps_big_program" else "a synthetic graph"
+            print(f"animating {r['nodes']} nodes ({what}): {r['fps']:.1f} fps "
+                  f"(p95 frame {r['p95_ms']:.1f} ms, worst {r['worst_ms']:.1f} ms)")
+        if "big_program_first_frame_ms" in results:
+            print(f"Run -> first frame for that program: {results['big_program_first_frame_ms']} ms")
+        print("targets met" if ok else "TARGETS NOT MET")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    time.sleep(0)
+    sys.exit(main())

@@ -1,0 +1,123 @@
+// Talking to the server: POST /api/run (whole trace), WebSocket /api/ws (streamed pieces),
+// GET /api/examples. Shapes are in docs/trace.md.
+
+// One id per browser tab: the server keeps one run per client, and a classroom shares one IP.
+export const CLIENT_ID = (() => {
+  try {
+    let id = sessionStorage.getItem("fg-client");
+    if (!id) {
+      id = "tab-" + Math.random().toString(36).slice(2, 12);
+      sessionStorage.setItem("fg-client", id);
+    }
+    return id;
+  } catch (_) {
+    return "tab-" + Math.random().toString(36).slice(2, 12);
+  }
+})();
+
+export async function fetchExamples() {
+  const r = await fetch("/api/examples");
+  if (!r.ok) throw new Error(`examples: HTTP ${r.status}`);
+  return r.json();
+}
+
+export async function runProgram(source, { signal } = {}) {
+  const r = await fetch("/api/run", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ source, client_id: CLIENT_ID }),
+    signal,
+  });
+  let body = null;
+  try {
+    body = await r.json();
+  } catch (_) {
+    body = null;
+  }
+  if (!r.ok) {
+    const detail = body && (body.detail || body.error);
+    const message = typeof detail === "string" ? detail : detail && detail.message ? detail.message : JSON.stringify(detail || `HTTP ${r.status}`);
+    return {
+      stdout: "", variables: {}, ops: {}, passes: [], steps: [], truncated: false,
+      error: { type: r.status === 429 ? "TooManyRequests" : r.status === 413 ? "ProgramTooLarge" : "ServerError", message, line: detail && detail.line, column: detail && detail.column },
+    };
+  }
+  return body;
+}
+
+// Stream a run over Server-Sent Events (POST /api/stream, app/api/routes/stream.py): events
+// stdout {text}, step {...}, pass {pass} (a summary pass may later be replaced by its full graph,
+// same index), and last done {error, variables, stdout, ops, steps, modules, truncated}.
+// handlers: onPass(pass), onStep(step), onStdout(text), onDone(msg), onError({fallback, message}).
+// fallback=true means the server has no stream: the caller should POST /api/run instead.
+export function streamProgram(source, handlers) {
+  const ctrl = new AbortController();
+  let finished = false;
+  const dispatch = (type, data) => {
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch (_) {
+      return;
+    }
+    type = msg.type || type;
+    if (type === "pass") handlers.onPass && handlers.onPass(msg.pass);
+    else if (type === "step") handlers.onStep && handlers.onStep(msg.step !== undefined && typeof msg.step === "object" ? msg.step : msg);
+    else if (type === "stdout") handlers.onStdout && handlers.onStdout(msg.text || "");
+    else if (type === "done") {
+      finished = true;
+      handlers.onDone && handlers.onDone(msg);
+    }
+  };
+  (async () => {
+    let r;
+    try {
+      r = await fetch("/api/stream", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        body: JSON.stringify({ source, client_id: CLIENT_ID }),
+        signal: ctrl.signal,
+      });
+    } catch (e) {
+      if (!ctrl.signal.aborted) handlers.onError && handlers.onError({ fallback: true, message: String(e) });
+      return;
+    }
+    if (!r.ok || !r.body || !(r.headers.get("content-type") || "").includes("text/event-stream")) {
+      handlers.onError && handlers.onError({ fallback: true, message: `stream: HTTP ${r.status}` });
+      return;
+    }
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    let event = "message";
+    let data = [];
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let nl;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          let line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (line.endsWith("\r")) line = line.slice(0, -1);
+          if (line === "") {
+            if (data.length) dispatch(event, data.join("\n"));
+            event = "message";
+            data = [];
+          } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          else if (line.startsWith("event:")) event = line.slice(6).trim();
+        }
+      }
+      if (data.length) dispatch(event, data.join("\n"));
+    } catch (e) {
+      if (ctrl.signal.aborted) return;
+    }
+    if (!finished && !ctrl.signal.aborted && handlers.onError) handlers.onError({ fallback: false, message: "the stream ended early" });
+  })();
+  return {
+    close() {
+      finished = true;
+      ctrl.abort();
+    },
+  };
+}

@@ -1,0 +1,632 @@
+// The graph view: SVG drawn once per pass from the server's Graphviz layout, then only text,
+// colours and classes change per step. Pan/zoom with d3-zoom; pulses animated by the player.
+import { select, zoom, zoomIdentity } from "../vendor/d3.js";
+import { GRAPH, SIZES, divergingColor, graphCss, inkOn } from "./config.js";
+import { cellText, describe, flat, fmt, isSummary, shapeText } from "./values.js";
+import { nodeName } from "./replay.js";
+
+const SVGNS = "http://www.w3.org/2000/svg";
+
+function el(tag, attrs = {}, parent = null) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v != null) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function pathD(points) {
+  if (!points || points.length < 2) return "";
+  const p = points.map(([x, y]) => `${+x.toFixed(2)},${+y.toFixed(2)}`);
+  if (points.length >= 4 && (points.length - 1) % 3 === 0) {
+    let d = `M${p[0]}`;
+    for (let i = 1; i < p.length; i += 3) d += `C${p[i]} ${p[i + 1]} ${p[i + 2]}`;
+    return d;
+  }
+  return "M" + p.join("L");
+}
+
+// Dotted names lose their leading parts first: "model.layer1.weight" -> "layer1.weight" -> "weight".
+function shortName(text, maxChars) {
+  text = String(text);
+  let parts = text.split(".");
+  while (text.length > maxChars && parts.length > 1) {
+    parts = parts.slice(1);
+    text = parts.join(".");
+  }
+  return truncate(text, maxChars);
+}
+
+function truncate(text, maxChars) {
+  text = String(text);
+  if (text.length <= maxChars) return text;
+  return maxChars <= 1 ? "…" : text.slice(0, maxChars - 1) + "…";
+}
+
+// Big graphs come with `groups` (repeated loop bodies laid out once): drawn like module clusters,
+// collapsible, labelled with how many blocks share their structure.
+function groupsAsClusters(groups) {
+  if (!Array.isArray(groups) || !groups.length) return [];
+  const count = {};
+  for (const gr of groups) if (gr.signature != null) count[gr.signature] = (count[gr.signature] || 0) + 1;
+  return groups.map((gr, i) => {
+    const b = gr.box || gr;
+    const [x, y, w, h] = Array.isArray(b) ? b : [b.x, b.y, b.w, b.h];
+    const reps = gr.signature != null ? count[gr.signature] : 1;
+    return { id: gr.id || `g${i}`, name: `block ${i + 1}`, cls: reps > 1 ? `same as ${reps - 1} other${reps > 2 ? "s" : ""}` : "", x, y, w, h, nodes: gr.nodes || [] };
+  }).filter((c) => [c.x, c.y, c.w, c.h].every(Number.isFinite));
+}
+
+export class GraphView {
+  constructor(container, { onSelect } = {}) {
+    this.container = container;
+    this.onSelect = onSelect || (() => {});
+    this.theme = "light";
+    this.projector = false;
+    this.collapsed = new Set();
+    this.svg = el("svg", { class: "fg-graph", role: "group", "aria-label": "Computation graph", xmlns: SVGNS });
+    container.appendChild(this.svg);
+    this.style = el("style", {}, this.svg);
+    this.defs = el("defs", {}, this.svg);
+    this.viewport = el("g", { class: "fg-viewport" }, this.svg);
+    // pulses move every frame: they live in their own composited SVG so the big graph is not repainted
+    this.overlay = el("svg", { class: "fg-overlay", "aria-hidden": "true", xmlns: SVGNS });
+    container.appendChild(this.overlay);
+    this.overlayStyle = el("style", {}, this.overlay);
+    this.overlayVp = el("g", { class: "fg-viewport" }, this.overlay);
+    // pixel sizes, not 100%: a percentage makes every layout change elsewhere on the page
+    // re-lay out thousands of SVG texts (measured: 80 ms per timeline tick at 500 nodes)
+    this.sizeToContainer();
+    new ResizeObserver(() => {
+      this.sizeToContainer();
+      if (this.model && !this.userZoomed) this.fit(false);
+      else this.checkInView();
+    }).observe(container);
+    this.zoomer = zoom()
+      .scaleExtent([GRAPH.minZoom, GRAPH.maxZoom])
+      .on("zoom", (ev) => {
+        this.viewport.setAttribute("transform", ev.transform.toString());
+        this.overlayVp.setAttribute("transform", ev.transform.toString());
+        this.transform = ev.transform;
+        if (ev.sourceEvent) this.userZoomed = true;
+        this.checkInView();
+      });
+    select(this.svg).call(this.zoomer).on("dblclick.zoom", null);
+    this.transform = zoomIdentity;
+    this.nodeEls = new Map();
+    this.edgeEls = new Map();
+    this.sig = new Map();
+    this.applyStyle();
+    this.buildDefs();
+  }
+
+  sizeToContainer() {
+    const w = Math.max(1, Math.floor(this.container.clientWidth));
+    const h = Math.max(1, Math.floor(this.container.clientHeight));
+    for (const s of [this.svg, this.overlay]) {
+      if (!s) continue;
+      s.setAttribute("width", w);
+      s.setAttribute("height", h);
+    }
+  }
+
+  setTheme(theme, projector) {
+    this.theme = theme;
+    this.projector = projector;
+    this.applyStyle();
+    if (this.model) {
+      this.sig.clear();
+      if (this.lastState) this.update(this.lastState, this.selected);
+    }
+  }
+
+  applyStyle() {
+    this.style.textContent = graphCss(this.theme, this.projector);
+    if (this.overlayStyle) this.overlayStyle.textContent = graphCss(this.theme, this.projector);
+  }
+
+  buildDefs() {
+    const hatch = el("pattern", { id: "fg-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, this.defs);
+    el("rect", { width: 6, height: 6, class: "fg-hatch-bg" }, hatch);
+    el("line", { x1: 0, y1: 0, x2: 0, y2: 6, class: "fg-hatch-line" }, hatch);
+    for (const kind of ["", "-forward", "-backward", "-cut"]) {
+      const m = el("marker", {
+        id: "fg-arrow" + kind, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7,
+        orient: "auto-start-reverse", markerUnits: "userSpaceOnUse",
+      }, this.defs);
+      el("path", { d: "M0,0L10,5L0,10z", class: "fg-arrow" + kind }, m);
+    }
+  }
+
+  // ---- build once per pass ---------------------------------------------------------------
+  render(model) {
+    this.model = model;
+    this.viewport.replaceChildren();
+    this.nodeEls.clear();
+    this.edgeEls.clear();
+    this.sig.clear();
+    this.selected = null;
+    this.maxAbs = model.maxAbs();
+    // badges and edge labels scale with the nodes the server laid out (its records may be small)
+    const hs = model.graph.nodes.filter((n) => n.kind === "tensor").map((n) => n.h).sort((a, b) => a - b);
+    this.labelScale = Math.max(0.55, Math.min(1.2, (hs.length ? hs[hs.length >> 1] : 54) / 54));
+    const g = model.graph;
+    this.layers = {};
+    for (const name of ["clusters", "edges", "nodes", "cuts", "collapsed", "labels", "badges"]) {
+      this.layers[name] = el("g", { class: "fg-layer-" + name }, this.viewport);
+    }
+    this.overlayVp.replaceChildren();
+    this.layers.pulses = el("g", { class: "fg-layer-pulses" }, this.overlayVp);
+    this.clusters = [...(g.clusters || []), ...groupsAsClusters(g.groups)];
+    for (const c of this.clusters) this.renderCluster(c);
+    for (const e of g.edges) this.renderEdge(e);
+    for (const e of g.edges) if (e.cut) this.renderCut(e);
+    for (const n of g.nodes) (n.kind === "op" ? this.renderOp(n) : this.renderTensor(n));
+    this.pulseEls = [];
+    this.applyCollapsed();
+  }
+
+  renderCluster(c) {
+    const grp = el("g", { class: "fg-cluster", "data-cluster-id": c.id }, this.layers.clusters);
+    const x0 = c.x - c.w / 2, y0 = c.y - c.h / 2;
+    el("rect", { class: "fg-cbox", x: x0, y: y0, width: c.w, height: c.h, rx: 8 }, grp);
+    const t = el("text", { x: x0 + 22, y: y0 + 12 }, grp);
+    t.textContent = `${c.name || c.id}${c.cls ? " · " + c.cls : ""}`;
+    const tog = el("g", { class: "fg-ctoggle", role: "button", tabindex: 0, "aria-label": `Collapse ${c.name || c.id}` }, grp);
+    el("rect", { x: x0 + 5, y: y0 + 3, width: 13, height: 12, rx: 2, fill: "transparent", stroke: "currentColor" }, tog);
+    const sym = el("text", { x: x0 + 11.5, y: y0 + 13, "text-anchor": "middle" }, tog);
+    sym.textContent = "−";
+    const toggle = (ev) => {
+      ev.stopPropagation();
+      if (this.collapsed.has(c.id)) this.collapsed.delete(c.id);
+      else this.collapsed.add(c.id);
+      this.applyCollapsed();
+    };
+    tog.addEventListener("click", toggle);
+    tog.addEventListener("keydown", (ev) => (ev.key === "Enter" || ev.key === " ") && toggle(ev));
+    c._el = grp;
+    c._sym = sym;
+    c._tog = tog;
+  }
+
+  applyCollapsed() {
+    const g = this.model.graph;
+    const hidden = new Set();
+    this.layers.collapsed.replaceChildren();
+    for (const c of this.clusters || []) {
+      const on = this.collapsed.has(c.id);
+      c._el.classList.toggle("collapsed", on);
+      c._sym.textContent = on ? "+" : "−";
+      c._tog.setAttribute("aria-label", `${on ? "Expand" : "Collapse"} ${c.name || c.id}`);
+      if (!on) continue;
+      for (const id of c.nodes || []) hidden.add(id);
+      // one node standing for the whole module, drawn above its members
+      const box = el("g", { class: "fg-cluster collapsed", "data-node-id": c.id, role: "button", tabindex: 0,
+        "aria-label": `${c.name} (${c.cls}), collapsed: ${(c.nodes || []).length} nodes. Press Enter to expand` }, this.layers.collapsed);
+      el("rect", { class: "fg-cbox", x: c.x - c.w / 2, y: c.y - c.h / 2, width: c.w, height: c.h, rx: 8 }, box);
+      const fs = Math.max(9, Math.min(16, c.h / 4, c.w / ((c.name || "").length + 4)));
+      const t = el("text", { x: c.x, y: c.y, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": fs }, box);
+      t.textContent = `+ ${c.name || c.id}`;
+      const t2 = el("text", { x: c.x, y: c.y + fs * 1.2, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": fs * 0.75 }, box);
+      t2.textContent = `${c.cls || ""} · ${(c.nodes || []).length} nodes`;
+      const expand = (ev) => {
+        ev.stopPropagation();
+        this.collapsed.delete(c.id);
+        this.applyCollapsed();
+      };
+      box.addEventListener("click", expand);
+      box.addEventListener("keydown", (ev) => (ev.key === "Enter" || ev.key === " ") && expand(ev));
+    }
+    for (const [id, e] of this.nodeEls) e.g.style.display = hidden.has(id) ? "none" : "";
+    for (const e of g.edges) {
+      const ee = this.edgeEls.get(e.id);
+      if (ee) ee.g.style.display = hidden.has(e.source) && hidden.has(e.target) ? "none" : "";
+    }
+    this.hidden = hidden;
+  }
+
+  renderEdge(e) {
+    const grp = el("g", { class: "fg-edge" + (e.cut ? " cut" : ""), "data-edge-id": e.id }, this.layers.edges);
+    const path = el("path", { d: pathD(e.points), "marker-end": `url(#fg-arrow${e.cut ? "-cut" : ""})` }, grp);
+    const rec = { g: grp, path, e, len: null };
+    this.edgeEls.set(e.id, rec);
+  }
+
+  // A cut edge: a break (two bars across the line) and what cut it, drawn above the nodes.
+  renderCut(e) {
+    const rec = this.edgeEls.get(e.id);
+    const a = this.pointAt(rec, 0.45), b = this.pointAt(rec, 0.55), m = this.pointAt(rec, 0.5);
+    const ang = (Math.atan2(b.y - a.y, b.x - a.x) * 180) / Math.PI;
+    const g = el("g", { class: "fg-cut", transform: `translate(${m.x},${m.y}) rotate(${ang})` }, this.layers.cuts);
+    el("rect", { x: -3, y: -7, width: 6, height: 14, class: "fg-cut-gap" }, g);
+    el("line", { x1: -3, y1: -7, x2: -3, y2: 7, class: "fg-cut-bar" }, g);
+    el("line", { x1: 3, y1: -7, x2: 3, y2: 7, class: "fg-cut-bar" }, g);
+    const t = el("text", { class: "fg-cutmark", x: m.x, y: m.y - 10, "text-anchor": "middle" }, this.layers.cuts);
+    t.textContent = e.cut === "no_grad" ? "no_grad" : "detach";
+    el("title", {}, g).textContent = e.cut === "no_grad"
+      ? "Computed under torch.no_grad(): no gradient flows back along this edge"
+      : ".detach(): the result shares the value but gradients stop here";
+  }
+
+  pointAt(rec, t) {
+    if (rec.len == null) rec.len = rec.path.getTotalLength();
+    const p = rec.path.getPointAtLength(Math.max(0, Math.min(1, t)) * rec.len);
+    return { x: p.x, y: p.y };
+  }
+
+  renderOp(n) {
+    const grp = el("g", {
+      class: "fg-op" + (n.grad_fn ? "" : " nograd"), "data-node-id": n.id, tabindex: 0, role: "button",
+      transform: `translate(${n.x},${n.y})`,
+    }, this.layers.nodes);
+    const rx = n.w / 2, ry = n.h / 2;
+    el("ellipse", { class: "fg-opshape", rx, ry }, grp);
+    const label = n.label || n.op || "op";
+    const fs = Math.min(ry * 0.95, (n.w * 1.15) / Math.max(2, label.length));
+    const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
+    t.textContent = label;
+    el("title", {}, grp).textContent = `${n.op || label}${n.grad_fn ? " · grad_fn=" + n.grad_fn : " · no grad_fn (grad disabled)"}`;
+    this.bindNode(grp, n);
+    this.nodeEls.set(n.id, { g: grp, n, kind: "op" });
+  }
+
+  renderTensor(n) {
+    const cls = ["fg-node", "role-" + (n.role || "intermediate")];
+    if (n.is_leaf) cls.push("leaf");
+    if (!n.requires_grad) cls.push("nograd");
+    const grp = el("g", { class: cls.join(" "), "data-node-id": n.id, tabindex: 0, role: "button",
+      transform: `translate(${n.x - n.w / 2},${n.y - n.h / 2})` }, this.layers.nodes);
+    const w = n.w, h = n.h;
+    const headH = h * GRAPH.headerFrac;
+    const rowH = (h - headH) / 2;
+    const fs = Math.max(5, Math.min(rowH * 0.62, headH * 0.62, w / 7));
+    el("rect", { class: "fg-frame", width: w, height: h, rx: 4 }, grp);
+    el("path", { class: "fg-head", d: `M0,${headH}V4Q0,0 4,0H${w - 4}Q${w},0 ${w},4V${headH}Z` }, grp);
+    const charW = fs * 0.62;
+    const shape = (n.shape || []).join("×"); // compact: "2×3"; nothing for a scalar
+    const shapeChars = Math.min(shape.length, Math.floor((w * 0.45) / charW));
+    const name = el("text", { class: "fg-head-text", x: 5, y: headH / 2, "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
+    const full = nodeName(n);
+    const maxChars = Math.max(2, Math.floor((w - 12) / charW) - shapeChars - 1);
+    name.textContent = /^[A-Za-z_][\w.]*$/.test(full) ? shortName(full, maxChars) : truncate(full, maxChars);
+    const sh = el("text", { class: "fg-shape-text", x: w - 5, y: headH / 2, "text-anchor": "end", "dominant-baseline": "central", "font-size": (fs * 0.8).toFixed(1) }, grp);
+    sh.textContent = truncate(shape, shapeChars);
+    const labelFs = fs * 0.72;
+    const labelW = Math.min(w * 0.3, 4 + 4 * 0.62 * labelFs + 2);
+    const rows = {};
+    ["value", "grad"].forEach((which, i) => {
+      const y = headH + i * rowH;
+      const lab = el("text", { class: "fg-rowlabel", x: 3, y: y + rowH / 2, "dominant-baseline": "central", "font-size": labelFs.toFixed(1) }, grp);
+      lab.textContent = which === "value" ? "data" : n.is_leaf || !n.requires_grad ? "grad" : "∂L";
+      const cellG = el("g", { class: "fg-cellg", transform: `translate(${labelW},${y + 1.5})` }, grp);
+      rows[which] = { g: cellG, w: w - labelW - 3, h: rowH - 3, fs, label: lab };
+    });
+    let caption = null;
+    if (!n.is_leaf && n.grad_fn) caption = w >= 110 ? `grad_fn=<${n.grad_fn}>` : n.grad_fn;
+    else if (n.is_leaf && n.requires_grad) caption = w >= 100 ? "leaf · requires_grad" : "leaf";
+    if (caption) {
+      const cfs = Math.max(4, Math.min(8, (w * 1.1) / (caption.length * 0.62)));
+      const cap = el("text", { class: "fg-caption", x: w / 2, y: h + cfs + 1, "text-anchor": "middle", "font-size": cfs.toFixed(1) }, grp);
+      cap.textContent = caption;
+    }
+    const title = el("title", {}, grp);
+    this.bindNode(grp, n);
+    this.nodeEls.set(n.id, { g: grp, n, kind: "tensor", rows, title });
+  }
+
+  bindNode(grp, n) {
+    grp.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      this.onSelect(n.id);
+    });
+    grp.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") {
+        ev.preventDefault();
+        this.onSelect(n.id);
+      }
+    });
+  }
+
+  drawCell(row, v, state) {
+    // state: "value" | "pending" | "none" | "nograd"
+    const g = row.g;
+    g.replaceChildren();
+    const { w, h, fs } = row;
+    if (state !== "value") {
+      el("rect", { class: "fg-cell" + (state === "pending" ? " pending" : ""), width: w, height: h, rx: 2,
+        fill: state === "pending" ? null : "transparent" }, g);
+      const t = el("text", { class: "fg-celltext " + (state === "pending" ? "pending" : "none"), x: w / 2, y: h / 2,
+        "text-anchor": "middle", "dominant-baseline": "central", "font-size": (fs * 0.85).toFixed(1) }, g);
+      t.textContent = state === "pending" ? "not yet" : state === "nograd" ? "no grad" : "None";
+      return;
+    }
+    const f = flat(v);
+    const theme = this.theme;
+    if (f.shape.length === 0 && !f.summary) {
+      const x = f.data[0];
+      el("rect", { class: "fg-cell", width: w, height: h, rx: 2, fill: divergingColor(x, this.maxAbs, theme) }, g);
+      const t = el("text", { class: "fg-celltext", x: w / 2, y: h / 2, "text-anchor": "middle", "dominant-baseline": "central",
+        "font-size": fs.toFixed(1), fill: inkOn(x, this.maxAbs, theme), style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
+      t.textContent = truncate(fmt(x), Math.floor(w / (fs * 0.62)));
+      return;
+    }
+    // mini heatmap: rows × cols from the last two dims
+    const data = f.data.slice(0, GRAPH.cellMaxElems);
+    let cols = f.shape.length ? f.shape[f.shape.length - 1] : data.length;
+    if (f.summary || cols > data.length) cols = Math.min(data.length, 16);
+    cols = Math.max(1, Math.min(cols, data.length));
+    const rowsN = Math.ceil(data.length / cols);
+    const cw = w / cols, ch = h / rowsN;
+    data.forEach((x, i) => {
+      el("rect", { class: "fg-cell", x: (i % cols) * cw, y: Math.floor(i / cols) * ch, width: Math.max(0.5, cw - 0.6),
+        height: Math.max(0.5, ch - 0.6), fill: divergingColor(x, this.maxAbs, theme) }, g);
+    });
+    if (data.length <= 4 && cw > fs * 2.2) {
+      data.forEach((x, i) => {
+        const t = el("text", { class: "fg-celltext", x: (i % cols) * cw + cw / 2, y: Math.floor(i / cols) * ch + ch / 2,
+          "text-anchor": "middle", "dominant-baseline": "central", "font-size": (Math.min(fs, ch * 0.7)).toFixed(1),
+          style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
+        t.textContent = truncate(fmt(x), Math.floor(cw / (fs * 0.6)));
+      });
+    }
+  }
+
+  // ---- per step ---------------------------------------------------------------------------
+  update(state, selected) {
+    this.lastState = state;
+    this.selected = selected;
+    const fx = state.effects || { pulses: [], edgeLabels: [], active: {}, badges: [] };
+    for (const [id, rec] of this.nodeEls) {
+      const s = state.nodes.get(id) || {};
+      const active = fx.active[id] || "";
+      if (rec.kind === "op") {
+        const sig = `${s.value !== undefined}|${s.freed}|${active}|${selected === id}`;
+        if (this.sig.get(id) === sig) continue;
+        this.sig.set(id, sig);
+        const c = rec.g.classList;
+        c.toggle("freed", !!s.freed);
+        c.toggle("pending", s.value === undefined);
+        c.toggle("active-forward", active === "forward");
+        c.toggle("active-backward", active === "backward");
+        c.toggle("selected", selected === id);
+        const n = rec.n;
+        rec.g.setAttribute("aria-label", `${n.label || n.op} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
+          (s.value === undefined ? ", not run yet" : s.freed ? ", graph freed" : ", ran"));
+        continue;
+      }
+      const n = rec.n;
+      const retained = state.retained && state.retained.has(id);
+      const gradSlot = n.is_leaf || retained;
+      const gradV = !n.requires_grad ? undefined : gradSlot ? s.grad : s.flow;
+      const sig = `${s.value === undefined ? "u" : JSON.stringify(s.value)}|${gradV === undefined ? "u" : JSON.stringify(gradV)}|${active}|${selected === id}|${s.error}|${retained}|${state.backward}`;
+      if (this.sig.get(id) === sig) continue;
+      this.sig.set(id, sig);
+      const c = rec.g.classList;
+      c.toggle("pending", s.value === undefined);
+      c.toggle("active-forward", active === "forward");
+      c.toggle("active-backward", active === "backward");
+      c.toggle("selected", selected === id);
+      c.toggle("error", !!s.error);
+      this.drawCell(rec.rows.value, s.value, s.value === undefined ? "pending" : "value");
+      let gstate;
+      if (!n.requires_grad) gstate = "nograd";
+      else if (gradV === undefined) gstate = gradSlot && s.grad === null ? "none" : "pending";
+      else if (gradV === null) gstate = "none";
+      else gstate = "value";
+      this.drawCell(rec.rows.grad, gradV, gstate);
+      rec.rows.grad.label.textContent = gradSlot || !n.requires_grad ? "grad" : "∂L";
+      const valueText = describe(s.value, 12);
+      const gradText = !n.requires_grad ? "no gradient (requires_grad=False)"
+        : gstate === "pending" ? "gradient not computed yet" : gstate === "none" ? "grad None" : (gradSlot ? "grad " : "dL/d" + nodeName(n) + " ") + describe(gradV, 12);
+      const label = `${nodeName(n)} ${shapeText(n.shape)}: value ${valueText}; ${gradText}; ${n.is_leaf ? "leaf" : "grad_fn " + (n.grad_fn || "None")}; role ${n.role}`;
+      rec.g.setAttribute("aria-label", label);
+      rec.title.textContent = label;
+    }
+    // edges lit by this step
+    const lit = new Map();
+    for (const p of fx.pulses) lit.set(p.edge, p.dir);
+    for (const [id, rec] of this.edgeEls) {
+      const dir = lit.get(id) || "";
+      if (rec.dir === dir) continue;
+      rec.dir = dir;
+      rec.g.classList.toggle("lit-forward", dir === "forward");
+      rec.g.classList.toggle("lit-backward", dir === "backward");
+      rec.path.setAttribute("marker-end", `url(#fg-arrow${dir ? "-" + dir : rec.e.cut ? "-cut" : ""})`);
+    }
+    // edge labels (contributions) and badges (sums, accumulation, errors)
+    this.layers.labels.replaceChildren();
+    this.layers.badges.replaceChildren();
+    const placed = [];
+    for (const b of fx.badges) {
+      const rec = this.nodeEls.get(b.node);
+      if (!rec) continue;
+      const n = rec.n;
+      this.labelBox(this.layers.badges, n.x, n.y - n.h / 2 - 9 * (this.labelScale || 1), b.text, "fg-badge" + (b.kind === "err" ? " err" : b.kind === "fwd" ? " fwd" : ""), placed, -1);
+    }
+    for (const lab of fx.edgeLabels) {
+      const rec = this.edgeEls.get(lab.edge);
+      if (!rec) continue;
+      const p = this.pointAt(rec, 0.5);
+      this.labelBox(this.layers.labels, p.x, p.y, lab.text, "fg-elabel" + (lab.dir === "forward" ? " fwd" : ""), placed, 1);
+    }
+    // pulses: created now, moved by animate()
+    this.layers.pulses.replaceChildren();
+    const r = SIZES[this.projector ? "projector" : "normal"].pulseRadius * (this.labelScale || 1);
+    this.pulseEls = fx.pulses.filter((p) => this.edgeEls.has(p.edge)).map((p) => ({
+      ...p,
+      rec: this.edgeEls.get(p.edge),
+      c: el("circle", { r, class: "fg-pulse-" + p.dir, cx: 0, cy: 0, opacity: 0 }, this.layers.pulses),
+    }));
+  }
+
+  // a rounded label; moved up/down (dir) until it overlaps no label already placed
+  labelBox(layer, x, y, text, cls, placed = null, dir = 1) {
+    text = truncate(text, 48);
+    const k = this.labelScale || 1;
+    const w = (text.length * 5.6 + 8) * k;
+    const hh = 14 * k;
+    if (placed) {
+      const hit = (yy) => placed.some((b) => Math.abs(b.x - x) < (b.w + w) / 2 && Math.abs(b.y - yy) < hh);
+      for (let i = 0; i < 12 && hit(y); i++) y += (hh + 1) * dir;
+      placed.push({ x, y, w });
+    }
+    const g = el("g", { class: cls, transform: `translate(${x},${y}) scale(${k.toFixed(3)})` }, layer);
+    el("rect", { x: -w / k / 2, y: -7, width: w / k, height: 14, rx: 7 }, g);
+    const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central" }, g);
+    t.textContent = text;
+    return g;
+  }
+
+  // progress in [0, 1] through the current step
+  animate(progress) {
+    for (const p of this.pulseEls || []) {
+      const local = (progress - p.t0) / (p.t1 - p.t0);
+      if (local < 0 || local > 1) {
+        if (p.shown !== false) p.c.setAttribute("opacity", 0);
+        p.shown = false;
+        continue;
+      }
+      const t = p.dir === "backward" ? 1 - local : local;
+      const pt = this.pointAt(p.rec, t);
+      p.c.setAttribute("transform", `translate(${pt.x.toFixed(1)},${pt.y.toFixed(1)})`);
+      if (!p.shown) {
+        p.c.setAttribute("opacity", 1);
+        p.shown = true;
+      }
+    }
+  }
+
+  fitScale() {
+    const g = this.model.graph;
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
+    return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - 2 * pad) / (Math.max(g.height, 1) + 12));
+  }
+
+  // ---- view --------------------------------------------------------------------------------
+  fit(animate = true) {
+    if (!this.model) return;
+    this.userZoomed = false;
+    const g = this.model.graph;
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500;
+    const pad = GRAPH.fitPadding;
+    const gw = Math.max(g.width, 1), gh = Math.max(g.height, 1) + 12;
+    let k = Math.min((W - 2 * pad) / gw, (H - 2 * pad) / gh, this.projector ? 3 : 2);
+    let t = zoomIdentity.translate((W - gw * k) / 2, (H - gh * k) / 2 + 6 * k).scale(k);
+    this.lastFitWasReadable = false;
+    if (k < GRAPH.minReadableZoom && !this.forceWhole) {
+      this.lastFitWasReadable = true;
+      // too big to read whole: start readable at the graph's beginning; follow() pans along
+      k = this.projector ? 1.4 : 1;
+      const first = g.nodes[0];
+      const cy = first ? first.y : gh / 2;
+      t = zoomIdentity.translate(pad, H / 2 - cy * k).scale(k);
+    }
+    this.forceWhole = false;
+    const sel = select(this.svg);
+    if (animate) sel.transition().duration(300).call(this.zoomer.transform, t);
+    else sel.call(this.zoomer.transform, t);
+  }
+
+  // Keep the nodes of the current step in view: pan (same zoom) when they are outside.
+  follow(ids, phase = "forward", animate = true) {
+    if (!this.model || !ids.length) return;
+    const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.transform;
+    const g = this.model.graph;
+    const whole = t.applyX(0) >= -2 && t.applyY(0) >= -2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H + 2;
+    if (whole) return;
+    if (!this.userZoomed && this.fitScale() >= GRAPH.minReadableZoom) {
+      this.fit(false);
+      return;
+    }
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const id of ids) {
+      const rec = this.nodeEls.get(id);
+      if (!rec || (this.hidden && this.hidden.has(id))) continue;
+      const n = rec.n;
+      x0 = Math.min(x0, n.x - n.w / 2);
+      x1 = Math.max(x1, n.x + n.w / 2);
+      y0 = Math.min(y0, n.y - n.h / 2);
+      y1 = Math.max(y1, n.y + n.h / 2);
+    }
+    if (!isFinite(x0)) return;
+    const m = 30;
+    const inView = t.applyX(x0) >= m && t.applyX(x1) <= W - m && t.applyY(y0) >= m && t.applyY(y1) <= H - m;
+    if (inView) return;
+    // lead the way: forward goes left to right, backward right to left, so put the step near
+    // the side it comes from and the next steps stay in view longer (fewer pans)
+    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    const fx = x1 - x0 < W * 0.5 ? (phase === "backward" ? 0.72 : 0.28) : 0.5;
+    const nt = zoomIdentity.translate(W * fx - cx * t.k, H / 2 - cy * t.k).scale(t.k);
+    const user = this.userZoomed;
+    // a pan repaints the whole graph every frame: at fast playback jump instead of gliding
+    if (animate) select(this.svg).transition().duration(220).call(this.zoomer.transform, nt).on("end", () => (this.userZoomed = user));
+    else {
+      select(this.svg).call(this.zoomer.transform, nt);
+      this.userZoomed = user;
+    }
+  }
+
+  zoomBy(f) {
+    select(this.svg).transition().duration(200).call(this.zoomer.scaleBy, f);
+  }
+
+  checkInView() {
+    if (!this.model || !this.onViewChange) return;
+    const g = this.model.graph, t = this.transform;
+    const W = this.svg.clientWidth, H = this.svg.clientHeight;
+    const x0 = t.applyX(0), y0 = t.applyY(0), x1 = t.applyX(g.width), y1 = t.applyY(g.height);
+    this.onViewChange(x0 < -2 || y0 < -2 || x1 > W + 2 || y1 > H + 2);
+  }
+
+  focusNode(id) {
+    const rec = this.nodeEls.get(id);
+    if (rec) rec.g.focus();
+  }
+
+  // ---- export ------------------------------------------------------------------------------
+  exportSvg() {
+    const g = this.model ? this.model.graph : { width: 100, height: 100 };
+    const clone = this.svg.cloneNode(true);
+    const pad = 10;
+    clone.setAttribute("xmlns", SVGNS);
+    clone.setAttribute("viewBox", `${-pad} ${-pad} ${g.width + 2 * pad} ${g.height + 2 * pad + 12}`);
+    clone.setAttribute("width", g.width + 2 * pad);
+    clone.setAttribute("height", g.height + 2 * pad + 12);
+    const vp = clone.querySelector(".fg-viewport");
+    vp.removeAttribute("transform");
+    const pulses = clone.querySelector(".fg-layer-pulses");
+    if (pulses) pulses.replaceChildren();
+    const bg = document.createElementNS(SVGNS, "rect");
+    bg.setAttribute("x", -pad);
+    bg.setAttribute("y", -pad);
+    bg.setAttribute("width", g.width + 2 * pad);
+    bg.setAttribute("height", g.height + 2 * pad + 12);
+    bg.setAttribute("class", "fg-export-bg");
+    bg.setAttribute("fill", getComputedStyle(this.svg).backgroundColor || "#fff");
+    vp.insertBefore(bg, vp.firstChild);
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(clone);
+  }
+
+  async exportPng(scale = 2) {
+    const text = this.exportSvg();
+    const g = this.model.graph;
+    const w = Math.ceil((g.width + 20) * scale), h = Math.ceil((g.height + 32) * scale);
+    const img = new Image();
+    const url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
+    try {
+      await new Promise((res, rej) => {
+        img.onload = res;
+        img.onerror = rej;
+        img.src = url;
+      });
+      const canvas = document.createElement("canvas");
+      canvas.width = w;
+      canvas.height = h;
+      canvas.getContext("2d").drawImage(img, 0, 0, w, h);
+      return await new Promise((res) => canvas.toBlob(res, "image/png"));
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  }
+}
+
+export { isSummary };

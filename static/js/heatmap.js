@@ -1,0 +1,67 @@
+// Vectors and matrices as heatmaps on the one diverging scale, the numbers on hover.
+import { HEATMAP, divergingColor, inkOn } from "./config.js";
+import { flat, fmt, shapeText } from "./values.js";
+
+export function heatmap(v, maxAbs, theme, { label = "value" } = {}) {
+  const f = flat(v);
+  const wrap = document.createElement("div");
+  wrap.className = "heatmap";
+  const shape = f.shape;
+  let cols = shape.length ? shape[shape.length - 1] : 1;
+  if (f.summary) cols = Math.min(f.data.length, 8);
+  cols = Math.max(1, Math.min(cols, f.data.length || 1));
+  const data = f.data.slice(0, HEATMAP.maxCells);
+  const grid = document.createElement("div");
+  grid.className = "heatmap-grid";
+  const showNumbers = data.length <= 36;
+  grid.style.gridTemplateColumns = showNumbers ? `repeat(${cols}, minmax(40px, 1fr))` : `repeat(${cols}, minmax(8px, ${HEATMAP.cell}px))`;
+  grid.setAttribute("role", "table");
+  grid.setAttribute("aria-label", `${label} ${shapeText(shape)} heatmap`);
+  const readout = document.createElement("div");
+  readout.className = "heatmap-readout";
+  readout.textContent = f.summary ? `summary: first ${f.data.length} of ${shape.reduce((a, b) => a * b, 1)} elements` : "hover a cell to read it";
+  data.forEach((x, i) => {
+    const c = document.createElement("div");
+    c.className = "heatmap-cell";
+    c.style.background = divergingColor(x, maxAbs, theme);
+    c.style.color = inkOn(x, maxAbs, theme);
+    const idx = indexOf(i, shape, f.summary);
+    c.title = `${label}${idx} = ${fmt(x)}`;
+    c.setAttribute("role", "cell");
+    if (showNumbers) c.textContent = Math.abs(x) >= 1e-3 && Math.abs(x) < 1e4 ? String(Number(x.toPrecision(3))) : fmt(x);
+    c.addEventListener("mouseenter", () => (readout.textContent = `${label}${idx} = ${x}`));
+    grid.appendChild(c);
+  });
+  if (!showNumbers) grid.classList.add("compact");
+  wrap.append(grid, readout);
+  return wrap;
+}
+
+function indexOf(i, shape, summary) {
+  if (summary || !shape.length) return `.flat[${i}]`;
+  const idx = [];
+  for (let d = shape.length - 1; d >= 0; d--) {
+    idx.unshift(i % shape[d]);
+    i = Math.floor(i / shape[d]);
+  }
+  return `[${idx.join(", ")}]`;
+}
+
+// A legend bar for the diverging scale.
+export function scaleLegend(maxAbs, theme) {
+  const wrap = document.createElement("div");
+  wrap.className = "scale-legend";
+  const bar = document.createElement("div");
+  bar.className = "scale-bar";
+  const stops = [];
+  for (let i = 0; i <= 20; i++) {
+    const v = -maxAbs + (2 * maxAbs * i) / 20;
+    stops.push(`${divergingColor(v, maxAbs, theme)} ${i * 5}%`);
+  }
+  bar.style.background = `linear-gradient(90deg, ${stops.join(", ")})`;
+  const labels = document.createElement("div");
+  labels.className = "scale-labels";
+  labels.innerHTML = `<span>−${fmt(maxAbs)}</span><span>0</span><span>+${fmt(maxAbs)}</span>`;
+  wrap.append(bar, labels);
+  return wrap;
+}

@@ -1,0 +1,220 @@
+// The inspector: what one node holds right now, the chain rule on its current backward edge
+// (KaTeX, loaded on first use), and a finite-difference check of its gradient.
+import { heatmap } from "./heatmap.js";
+import { nodeName } from "./replay.js";
+import { describe, flat, fmt, latex, scalarOf, shapeText } from "./values.js";
+
+let katexPromise = null;
+function loadKatex() {
+  if (!katexPromise) {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = "/static/vendor/katex/katex.min.css";
+    document.head.appendChild(link);
+    katexPromise = import("../vendor/katex/katex.js").then((m) => m.default);
+  }
+  return katexPromise;
+}
+
+const tex = (s) => "\\text{" + String(s).replace(/([_#%&$])/g, "\\$1").replace(/[{}]/g, "") + "}";
+
+function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v != null) e.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) e.append(c);
+  return e;
+}
+
+export class Inspector {
+  constructor(root, { onCheckGradient, onGoToLine, onClose } = {}) {
+    this.root = root;
+    this.onCheckGradient = onCheckGradient;
+    this.onGoToLine = onGoToLine;
+    this.onClose = onClose;
+    this.fd = new Map(); // node id -> finite-difference result for this run
+    this.clear();
+  }
+
+  clear(message = "Click a node to inspect its value, gradient and chain rule.") {
+    this.nodeId = null;
+    this.root.replaceChildren(h("p", { class: "muted" }, message));
+  }
+
+  resetRun() {
+    this.fd.clear();
+  }
+
+  show(model, state, nodeId, ctx) {
+    this.nodeId = nodeId;
+    const n = model.nodes.get(nodeId);
+    if (!n) return this.clear();
+    const s = state.nodes.get(nodeId) || {};
+    const { theme, maxAbs } = ctx;
+    const parts = [];
+    const title = h("h2", { id: "inspector-title" }, n.kind === "op" ? `${n.label || n.op} (${n.op || "op"})` : nodeName(n));
+    const close = h("button", { class: "icon-btn", "aria-label": "Close inspector", onclick: () => this.onClose && this.onClose() }, "×");
+    parts.push(h("div", { class: "insp-head" }, title, close));
+    const rows = [];
+    const row = (k, v) => rows.push(h("dt", {}, k), h("dd", {}, v));
+    if (n.kind === "tensor") {
+      row("role", h("span", { class: `role-chip role-${n.role}` }, n.role || "intermediate"));
+      row("shape", shapeText(n.shape));
+      row("dtype", n.dtype || "float32");
+      row("requires_grad", String(!!n.requires_grad));
+      row("is_leaf", String(!!n.is_leaf));
+      row("grad_fn", n.grad_fn ? `<${n.grad_fn}>` : "None");
+      if (n.module) row("module", n.module);
+    } else {
+      row("op", n.op || n.label);
+      row("grad_fn", n.grad_fn || "None (grad disabled)");
+      if (n.module) row("module", n.module);
+      row("state", s.value === undefined ? "not run yet" : s.freed ? "ran; graph freed" : "ran");
+    }
+    if (n.line) {
+      row("line", h("a", { href: "#", class: "line-link", onclick: (e) => { e.preventDefault(); this.onGoToLine && this.onGoToLine(n.line); } }, `line ${n.line}`));
+    }
+    parts.push(h("dl", { class: "insp-props" }, ...rows));
+
+    if (n.kind === "tensor") {
+      parts.push(h("h3", {}, "value"));
+      parts.push(this.valueView(s.value, maxAbs, theme, "value"));
+      const retained = state.retained && state.retained.has(nodeId);
+      if (!n.requires_grad) {
+        parts.push(h("h3", {}, "grad"), h("p", { class: "muted" }, "requires_grad=False: no gradient is tracked."));
+      } else if (n.is_leaf || retained) {
+        parts.push(h("h3", {}, ".grad"));
+        parts.push(s.grad === null ? h("p", { class: "none-val" }, "None (no backward has reached it yet)") : this.valueView(s.grad, maxAbs, theme, "grad"));
+      } else {
+        parts.push(h("h3", {}, `∂L/∂${nodeName(n)}`));
+        parts.push(s.flow === undefined ? h("p", { class: "pending-val" }, "not computed yet") : this.valueView(s.flow, maxAbs, theme, "dL"));
+        parts.push(h("p", { class: "muted small" }, "Non-leaf: PyTorch frees this gradient after use, so its .grad is None unless you call retain_grad()."));
+      }
+    }
+
+    // an op's local derivatives, from the server's op table (trace.ops)
+    const opInfo = n.kind === "op" && ctx.ops ? ctx.ops[n.op] : null;
+    if (opInfo && Array.isArray(opInfo.latex) && opInfo.latex.length) {
+      parts.push(h("h3", {}, "local derivatives"));
+      const box = h("div", { class: "chain" });
+      parts.push(box);
+      const ins = this.inputsOf(model, nodeId);
+      const letters = "abcdefgh";
+      const lines = opInfo.latex.map((l, i) => `\\frac{\\partial\\,\\text{out}}{\\partial ${letters[i]}} = ${l || "\\text{(no gradient)}"}`);
+      if (ins.length) parts.push(h("p", { class: "muted small" }, ins.map((name, i) => `${letters[i]} = ${name}`).join(", ")));
+      loadKatex().then((katex) => {
+        for (const l of lines) {
+          const d = h("div", { class: "katex-line" });
+          katex.render(l, d, { throwOnError: false, displayMode: true });
+          box.appendChild(d);
+        }
+      }).catch(() => lines.forEach((l) => box.appendChild(h("pre", {}, l))));
+    }
+
+    // chain rule on the most recent backward step involving this node
+    const chain = model.chainFor(nodeId, state.step);
+    if (chain) {
+      const current = chain.step === state.step;
+      parts.push(h("h3", {}, current ? "chain rule (this step)" : `chain rule (step ${chain.step})`));
+      const box = h("div", { class: "chain", "aria-live": "polite" });
+      parts.push(box);
+      this.renderChain(box, model, chain.frame, nodeId);
+    }
+
+    if (n.kind === "tensor" && n.requires_grad) {
+      const out = h("div", { class: "fd-out", "aria-live": "polite" });
+      const btn = h("button", { class: "btn", "aria-label": "Check gradient", onclick: () => this.check(model, nodeId, out, btn) }, "Check gradient");
+      parts.push(h("h3", {}, "finite difference"), btn, out);
+      if (this.fd.has(nodeId)) this.renderFd(out, this.fd.get(nodeId));
+    }
+    this.root.replaceChildren(...parts);
+  }
+
+  inputsOf(model, opId) {
+    const f = model.frames.find((x) => x.kind === "op" && x.id === opId);
+    const ids = f && f.inputs ? f.inputs : model.graph.edges.filter((e) => e.target === opId).map((e) => e.source);
+    return ids.map((id) => nodeName(model.nodes.get(id)));
+  }
+
+  valueView(v, maxAbs, theme, label) {
+    if (v === undefined) return h("p", { class: "pending-val" }, "not computed yet");
+    if (v === null) return h("p", { class: "none-val" }, "None");
+    const sc = scalarOf(v);
+    if (sc !== undefined && flat(v).shape.length === 0) return h("p", { class: "scalar-val" }, fmt(sc), h("span", { class: "muted small" }, `  (${sc})`));
+    return heatmap(v, maxAbs, theme, { label });
+  }
+
+  async renderChain(box, model, f, nodeId) {
+    const outName = nodeName(model.nodes.get(f.output));
+    const contribs = (f.contributions || []).filter((c) => nodeId === f.node || nodeId === f.output || c.input === nodeId);
+    const lines = [];
+    if (f.upstream_parts && f.upstream_parts.length > 1) {
+      lines.push(`\\frac{\\partial L}{\\partial ${tex(outName)}} = ${f.upstream_parts.map(latex).join(" + ")} = ${latex(f.upstream)}`);
+    }
+    for (const c of contribs) {
+      const inName = nodeName(model.nodes.get(c.input));
+      const u = scalarOf(f.upstream), g = scalarOf(c.grad);
+      let local = c.local || "?";
+      if (u !== undefined && g !== undefined && u !== 0 && !/^-?[\d.]+$/.test(local.trim()) && flat(f.upstream).shape.length === 0 && flat(c.grad).shape.length === 0) {
+        local = `${local} = ${fmt(g / u)}`;
+      }
+      let rhs = latex(c.grad);
+      if (c.unbroadcast_from) rhs = `\\underbrace{\\textstyle\\sum}_{${shapeText(c.unbroadcast_from)}\\to${shapeText(flat(c.grad).shape)}} ${rhs}`;
+      lines.push(
+        `\\underbrace{${latex(f.upstream)}}_{\\partial L/\\partial ${tex(outName)}} \\times ` +
+        `\\underbrace{${local}}_{\\partial ${tex(outName)}/\\partial ${tex(inName)}} = ` +
+        `\\underbrace{${rhs}}_{\\partial L/\\partial ${tex(inName)}}`,
+      );
+    }
+    const caption = h("p", { class: "muted small" }, `${f.grad_fn}: upstream × local = contribution`);
+    box.replaceChildren(caption);
+    try {
+      const katex = await loadKatex();
+      for (const l of lines) {
+        const d = h("div", { class: "katex-line" });
+        katex.render(l, d, { throwOnError: false, displayMode: true });
+        box.appendChild(d);
+      }
+    } catch (e) {
+      for (const l of lines) box.appendChild(h("pre", {}, l));
+    }
+  }
+
+  async check(model, nodeId, out, btn) {
+    if (!this.onCheckGradient) return;
+    btn.disabled = true;
+    out.replaceChildren(h("p", { class: "muted" }, "running the program twice with the value nudged ±ε…"));
+    try {
+      const res = await this.onCheckGradient(nodeId);
+      this.fd.set(nodeId, res);
+      this.renderFd(out, res);
+    } catch (e) {
+      out.replaceChildren(h("p", { class: "error-text" }, String(e.message || e)));
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  renderFd(out, res) {
+    if (res.error) {
+      out.replaceChildren(h("p", { class: "error-text" }, res.error));
+      return;
+    }
+    const tbl = h("table", { class: "fd-table" },
+      h("thead", {}, h("tr", {}, h("th", {}, "element"), h("th", {}, "autograd"), h("th", {}, "finite diff."), h("th", {}, "rel. err"))),
+    );
+    const body = h("tbody");
+    for (const r of res.rows) {
+      const rel = Math.abs(r.autograd - r.estimate) / Math.max(1e-8, Math.abs(r.autograd) + Math.abs(r.estimate));
+      body.append(h("tr", { class: rel < 1e-2 ? "fd-ok" : "fd-bad" },
+        h("td", {}, r.index), h("td", {}, fmt(r.autograd)), h("td", {}, fmt(r.estimate)), h("td", {}, rel.toExponential(1))));
+    }
+    tbl.append(body);
+    out.replaceChildren(tbl, h("p", { class: "muted small" }, res.note || ""));
+  }
+}
+
+export { describe };

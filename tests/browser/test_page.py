@@ -1,0 +1,367 @@
+"""The page, end to end in Chromium: run, graph, stepping, numbers vs the API, inspector,
+share link, export, keyboard, errors at the right line. Screenshots in test-artifacts/."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
+
+
+def fmt(x: float) -> str:
+    """The page's number format (values.js fmt) for ordinary magnitudes."""
+    if x == 0:
+        return "0"
+    s = f"{x:.4g}"
+    return s
+
+
+def wait_ready(page, previous: str | None = None, timeout: float = 20000):
+    page.wait_for_function(
+        "prev => document.body.dataset.ready && document.body.dataset.ready !== prev",
+        arg=previous or "", timeout=timeout,
+    )
+
+
+def open_app(page, hash_: str = ""):
+    page.goto(page.base + "/" + hash_)
+    wait_ready(page)
+
+
+def run_source(page, source: str):
+    prev = page.evaluate("document.body.dataset.ready || ''")
+    page.evaluate("src => { window.__fg.editor.text = src; }", source)
+    page.get_by_role("button", name="Run", exact=True).click()
+    wait_ready(page, prev)
+
+
+def steps(page) -> tuple[int, int]:
+    return int(page.evaluate("document.body.dataset.step")), int(page.evaluate("document.body.dataset.steps"))
+
+
+def pause(page):
+    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+
+
+def api_trace(page, source: str) -> dict:
+    r = page.request.post(page.base + "/api/run", data={"source": source})
+    assert r.ok
+    return r.json()
+
+
+def first_graph(trace: dict) -> dict:
+    return next(p for p in trace["passes"] if p.get("graph"))
+
+
+def test_run_example_shows_graph(page, shot):
+    open_app(page)
+    run_source(page, "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x * 3\n")
+    page.get_by_role("button", name="Examples", exact=True).click()
+    gallery = page.get_by_role("dialog")
+    gallery.wait_for(state="visible")
+    shot(page, "00_gallery")
+    prev = page.evaluate("document.body.dataset.ready")
+    gallery.locator('[data-example="01_square_of_sum"]').click()
+    wait_ready(page, prev)
+    assert page.evaluate("window.__fg.editor.text") == SQUARE
+    graph = first_graph(api_trace(page, SQUARE))["graph"]
+    ids = sorted(page.eval_on_selector_all("svg.fg-graph [data-node-id]", "els => els.map(e => e.dataset.nodeId)"))
+    assert ids == sorted(n["id"] for n in graph["nodes"])
+    page.keyboard.press("End")
+    shot(page, "01_square_end")
+    page.errors.check()
+
+
+def test_step_forward_through_every_node_and_back(page, shot):
+    open_app(page)
+    run_source(page, SQUARE)
+    pause(page)
+    page.locator("body").click(position={"x": 5, "y": 700})
+    page.keyboard.press("Home")
+    k, n = steps(page)
+    assert k == 0 and n > 0
+    # nothing computed yet: every tensor says so (not a 0)
+    labels = page.eval_on_selector_all("g.fg-node[data-node-id]", "els => els.map(e => e.getAttribute('aria-label'))")
+    assert labels and all("value not computed yet" in lab for lab in labels)
+    seen_active = set()
+    for i in range(1, n + 1):
+        page.get_by_role("button", name="Step forward").click()
+        assert steps(page)[0] == i
+        seen_active |= set(page.eval_on_selector_all(
+            "[data-node-id].active-forward, [data-node-id].active-backward", "els => els.map(e => e.dataset.nodeId)"))
+        if i == n // 2:
+            shot(page, "02_square_midway")
+    graph = first_graph(api_trace(page, SQUARE))["graph"]
+    assert {m["id"] for m in graph["nodes"]} <= seen_active, "every node lit up at some step"
+    for i in range(n - 1, -1, -1):
+        page.get_by_role("button", name="Step back").click()
+        assert steps(page)[0] == i
+    page.errors.check()
+
+
+def test_numbers_match_the_api(page):
+    open_app(page)
+    run_source(page, SQUARE)
+    pause(page)
+    page.keyboard.press("End")
+    graph = first_graph(api_trace(page, SQUARE))["graph"]
+    for node in graph["nodes"]:
+        if node["kind"] != "tensor":
+            continue
+        label = page.get_attribute(f'g[data-node-id="{node["id"]}"]', "aria-label")
+        assert f"value {fmt(node['value'])};" in label, (node, label)
+        if node.get("grad") is not None:
+            assert f"grad {fmt(node['grad'])};" in label, (node, label)
+        elif node["is_leaf"] is False:
+            assert "grad None" not in label or node["grad"] is None
+
+
+def test_inspector_chain_rule(page, shot):
+    open_app(page)
+    run_source(page, SQUARE)
+    pause(page)
+    page.keyboard.press("End")
+    trace = api_trace(page, SQUARE)
+    graph = first_graph(trace)["graph"]
+    s_id = next(n["id"] for n in graph["nodes"] if n.get("name") == "s")
+    page.click(f'g[data-node-id="{s_id}"]')
+    insp = page.locator("#inspector")
+    page.wait_for_selector("#inspector .katex", timeout=10000)
+    assert "s" == insp.locator("h2").inner_text().strip()
+    assert "5" in insp.inner_text()
+    assert "AddBackward0" in insp.inner_text()
+    shot(page, "03_inspector")
+    page.errors.check()
+
+
+def test_share_link_reproduces_the_step(page, browser, server):
+    open_app(page)
+    run_source(page, SQUARE)
+    pause(page)
+    page.keyboard.press("Home")
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("location.hash.includes('step=5')")
+    url = page.url
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    other = ctx.new_page()
+    other.goto(url)
+    wait_ready(other)
+    assert steps(other)[0] == 5
+    assert other.evaluate("window.__fg.editor.text") == SQUARE
+    ctx.close()
+
+
+def test_share_link_with_program(page, browser):
+    open_app(page)
+    src = SQUARE.replace("3.0", "4.0")
+    run_source(page, src)
+    pause(page)
+    page.keyboard.press("End")
+    page.wait_for_function("location.hash.includes('program=')")
+    url = page.url
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    other = ctx.new_page()
+    other.goto(url)
+    wait_ready(other)
+    assert other.evaluate("window.__fg.editor.text") == src
+    ctx.close()
+
+
+def test_export_svg(page, tmp_path):
+    open_app(page)
+    run_source(page, SQUARE)
+    pause(page)
+    page.keyboard.press("End")
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Export SVG").click()
+    path = tmp_path / "graph.svg"
+    dl.value.save_as(path)
+    root = ET.parse(path).getroot()
+    assert root.tag.endswith("svg")
+    text = path.read_text()
+    assert "data-node-id" in text and "<style" in text
+    with page.expect_download() as dl2:
+        page.get_by_role("button", name="Export PNG").click()
+    png = tmp_path / "graph.png"
+    dl2.value.save_as(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_keyboard(page):
+    open_app(page)
+    run_source(page, SQUARE)
+    pause(page)
+    page.locator("body").click(position={"x": 5, "y": 700})
+    page.keyboard.press("Home")
+    assert steps(page)[0] == 0
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert steps(page)[0] == 2
+    page.keyboard.press("ArrowLeft")
+    assert steps(page)[0] == 1
+    page.keyboard.press("End")
+    k, n = steps(page)
+    assert k == n
+    page.keyboard.press("Home")
+    page.keyboard.press("Space")
+    page.wait_for_function("Number(document.body.dataset.step) >= 2", timeout=5000)
+    page.keyboard.press("Space")
+    assert page.get_by_role("button", name="Play").is_visible()
+
+
+def test_error_points_at_the_line(page, shot):
+    open_app(page)
+    src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = (x +\nprint(y)\n"
+    run_source(page, src)
+    box = page.locator("#error")
+    box.wait_for(state="visible")
+    assert "SyntaxError" in box.inner_text()
+    line = int(re.search(r"line (\d+)", box.inner_text()).group(1))
+    assert line in (3, 4)
+    marked = page.eval_on_selector_all(".cm-error-line", "els => els.map(e => e.textContent)")
+    assert marked and marked[0] == src.splitlines()[line - 1]
+    shot(page, "04_syntax_error")
+
+
+def test_runtime_error_line(page, shot):
+    if page.server_kind == "fixture":
+        pytest.skip("needs the engine")
+    open_app(page)
+    src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x * 2\nz = y + undefined_name\n"
+    run_source(page, src)
+    box = page.locator("#error")
+    box.wait_for(state="visible")
+    assert "line 4" in box.inner_text()
+    assert page.eval_on_selector_all(".cm-error-line", "els => els.map(e => e.textContent)") == [src.splitlines()[3]]
+
+
+def test_accessible_names(page):
+    open_app(page)
+    run_source(page, SQUARE)
+    for name in ["Run", "Play", "Step forward", "Step back", "Reset", "Jump to end", "Zoom to fit", "Export SVG",
+                 "Export PNG", "Copy link", "Copy program", "Projector mode"]:
+        pause(page)
+        assert page.get_by_role("button", name=name, exact=True).count() == 1, name
+    unnamed = page.eval_on_selector_all("button", "els => els.filter(b => !(b.getAttribute('aria-label') || b.textContent.trim())).length")
+    assert unnamed == 0
+    nodes = page.eval_on_selector_all("[data-node-id]", "els => els.map(e => e.getAttribute('aria-label'))")
+    assert nodes and all(nodes)
+
+
+def test_projector_and_dark(page, shot):
+    open_app(page, "#projector=1&theme=dark")
+    run_source(page, SQUARE)
+    pause(page)
+    page.keyboard.press("End")
+    assert page.evaluate("document.body.classList.contains('projector')")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    shot(page, "05_projector_dark")
+    page.get_by_role("button", name="Projector mode").click()
+    assert not page.evaluate("document.body.classList.contains('projector')")
+
+
+def test_tablet_layout(browser, server, shot):
+    ctx = browser.new_context(viewport={"width": 820, "height": 1180}, has_touch=True)
+    page = ctx.new_page()
+    page.goto(server["url"] + "/")
+    wait_ready(page)
+    assert page.locator("svg.fg-graph").bounding_box()["width"] > 600
+    shot(page, "06_tablet")
+    ctx.close()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_runs(page, shot, path):
+    if page.server_kind == "fixture":
+        pytest.skip("needs the engine")
+    open_app(page)
+    src = path.read_text()
+    run_source(page, src)
+    pause(page)
+    page.keyboard.press("End")
+    if "error" not in path.stem:
+        assert page.locator("#error").is_hidden(), page.locator("#error").inner_text()
+    assert page.locator("svg.fg-graph [data-node-id]").count() > 0
+    shot(page, f"ex_{path.stem}")
+    page.errors.check()
+
+
+def test_check_gradient(page):
+    if page.server_kind == "fixture":
+        pytest.skip("needs the engine")
+    open_app(page)
+    run_source(page, (ROOT / "examples" / "04_sum_times_sine.py").read_text())
+    pause(page)
+    page.keyboard.press("End")
+    x = page.locator('g.fg-node[aria-label^="x "]').first
+    x.click()
+    page.get_by_role("button", name="Check gradient").click()
+    page.wait_for_selector(".fd-table tbody tr", timeout=20000)
+    row = page.locator(".fd-table tbody tr").first.inner_text().split()
+    autograd, estimate = float(row[1]), float(row[2])
+    assert abs(autograd - estimate) < 1e-2 * max(1, abs(autograd))
+
+
+def test_training_loss_curve(page, shot):
+    if page.server_kind == "fixture":
+        pytest.skip("needs the engine")
+    open_app(page)
+    run_source(page, (ROOT / "examples" / "17_linear_regression.py").read_text())
+    page.wait_for_selector("#training:not([hidden])")
+    page.wait_for_function("document.querySelectorAll('#pass-select option').length >= 30", timeout=20000)
+    page.wait_for_selector("#loss-chart canvas")
+    pause(page)
+    options = page.eval_on_selector_all("#pass-select option:not([disabled])", "els => els.map(e => e.value)")
+    page.select_option("#pass-select", options[-1])
+    wait_ready(page, page.evaluate("document.body.dataset.ready") if False else None)
+    shot(page, "07_training")
+
+
+def test_stream_pause_and_resume(page):
+    if page.server_kind != "app":
+        pytest.skip("streaming needs the app (POST /api/stream)")
+    open_app(page)
+    # a longer run than the example, so there is time to pause it mid-stream
+    src = (ROOT / "examples" / "18_module_sgd.py").read_text().replace("range(60)", "range(100)").replace("randn(32", "randn(128")
+    page.evaluate("src => { window.__fg.editor.text = src; }", src)
+    # Run, then Pause in the same task: the stream starts synchronously, nothing has arrived yet
+    page.evaluate("() => { document.getElementById('run').click(); document.getElementById('stream-toggle').click(); }")
+    assert page.get_by_role("button", name="Resume stream").is_visible()
+    n0 = page.evaluate("(window.__fg.trace && window.__fg.trace.passes.filter(Boolean).length) || 0")
+    page.wait_for_timeout(600)
+    assert page.evaluate("(window.__fg.trace && window.__fg.trace.passes.filter(Boolean).length) || 0") == n0
+    assert "paused" in page.locator("#stream-status").inner_text()
+    page.get_by_role("button", name="Resume stream").click()
+    page.wait_for_function("window.__fg.trace && window.__fg.trace.streaming === false && window.__fg.trace.passes.length >= 100",
+                           timeout=20000)
+    assert page.locator("#loss-chart canvas").count() >= 1
+
+
+def test_module_clusters_collapse(page, shot):
+    if page.server_kind == "fixture":
+        pytest.skip("needs the engine")
+    open_app(page)
+    run_source(page, (ROOT / "examples" / "18_module_sgd.py").read_text())
+    pause(page)
+    page.keyboard.press("End")
+    toggle = page.locator("g.fg-ctoggle").first
+    label = toggle.get_attribute("aria-label")
+    assert label.startswith("Collapse ")
+    cid = page.evaluate("el => el.closest('[data-cluster-id]').dataset.clusterId", toggle.element_handle())
+    members = page.evaluate("id => (window.__fg.graph.clusters.find(c => c.id === id) || {nodes: []}).nodes", cid)
+    assert members
+    toggle.click()
+    collapsed = page.locator(f'g.fg-cluster.collapsed[data-node-id="{cid}"]')
+    assert collapsed.count() == 1 and "collapsed" in collapsed.get_attribute("aria-label")
+    hidden = page.evaluate("ids => ids.every(id => { const e = document.querySelector(`svg.fg-graph g[data-node-id='${id}']:not(.fg-cluster)`); return !e || e.style.display === 'none'; })", members)
+    assert hidden
+    shot(page, "08_cluster_collapsed")
+    collapsed.click()
+    assert page.locator(f'g.fg-cluster.collapsed[data-node-id="{cid}"]').count() == 0
