@@ -77,6 +77,24 @@ def summarize(arr) -> dict:
             "sample": sample}
 
 
+def _param(p):
+    """A display form of an op parameter (exponent, dims, slice...), JSON-ready."""
+    if p is None or isinstance(p, (bool, int, str)):
+        return p
+    if isinstance(p, (float, np.floating)):
+        return _number(float(p))
+    if isinstance(p, np.integer):
+        return int(p)
+    if isinstance(p, slice):
+        parts = [p.start, p.stop] + ([p.step] if p.step not in (None, 1) else [])
+        return ":".join("" if v is None else str(v) for v in parts)
+    if isinstance(p, (tuple, list)):
+        return [_param(v) for v in p]
+    if isinstance(p, np.dtype):
+        return str(p)
+    return type(p).__name__
+
+
 def _export(x, limit):
     """Encode the numpy snapshots held in captured events (done once, when the trace is read)."""
     if type(x) is np.ndarray:
@@ -205,7 +223,7 @@ class Recorder:
         self._emit({"kind": "op", "id": nid, "op": op.name, "label": op.label,
                     "grad_fn": type(node).__name__ if node is not None and node.op is op else None,
                     "inputs": ins, "output": out, "module": self._module, "line": self.line,
-                    "grad_enabled": STATE.grad_enabled})
+                    "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else []})
 
     def on_detach(self, src, out):
         s = self.tid(src)

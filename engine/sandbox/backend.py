@@ -107,6 +107,9 @@ class Backend:
                     self.class_names[v] = f"{mname}.{name}"
         if self.Parameter is not None:
             self.class_names[self.Parameter] = "torch.nn.parameter.Parameter"
+        # reachable for isinstance(), never called: torch.dtype(name, spec) would hand program text to np.dtype
+        self.not_constructible = frozenset(getattr(mod, n) for n in policy.NOT_CONSTRUCTIBLE
+                                           if isinstance(getattr(mod, n, None), type))
 
         bare = {"torch": torch_proxy, "nn": nn_proxy, "optim": optim_proxy, "math": math_proxy}
         if f_proxy is not None:

@@ -18,6 +18,7 @@ import re
 import string
 import sys
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -68,6 +69,8 @@ class RunOutcome:
 
 MAX_CALL_DEPTH = 100  # nested user function calls
 MAX_FORMAT_WIDTH = 1000  # width/precision in format specs
+MAX_ENGINE_STRING = 200
+MAX_MODULE_LINKS = 1000  # modules attached to modules per run  # characters of a string (a module or parameter name, a reduction, ...) handed to the engine
 ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
 TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
 ENGINE_MODULE = "engine"
@@ -87,6 +90,7 @@ _MISSING = object()
 _NoneType = type(None)
 _PRIMITIVES = (int, float, bool, str, _NoneType, complex)
 _PRIMITIVE_TYPES = frozenset(_PRIMITIVES)
+_SCALARS = frozenset({int, float, bool, _NoneType, complex, slice, type(Ellipsis)})
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _SEQ_TYPES = frozenset({str, list, tuple, bytes})
 _INT_TYPES = frozenset({int, bool})
@@ -136,6 +140,7 @@ class Interpreter:
         self.out: list[str] = []
         self.out_bytes = 0
         self.allocated = 0
+        self.links = 0
         self.imported: dict[str, object] = {}
         self.globals: dict[str, object] = {}
         self.tensor_type = backend.Tensor if backend is not None else ()
@@ -148,6 +153,9 @@ class Interpreter:
             elif name.startswith("ex_"):
                 self._ex[getattr(ast, name[3:])] = getattr(self, name)
         self.builtins = self._make_builtins()
+        for v in self.builtins.values():
+            if type(v) in (Builtin, BuiltinType) and v is not SUPER:
+                v.interp = self
         if backend is not None:
             for t in (backend.Tensor, backend.Parameter):
                 if t is not None:
@@ -300,11 +308,123 @@ class Interpreter:
         for i, x in enumerate(self._iter(it)):
             if i >= limit:
                 raise self._seq_limit(i + 1, what)
-            if not (i & 4095):
+            if not (i & 63):  # an engine generator's items can be slow to make (named_parameters of deep modules)
                 self._check_time()
             append(x)
         self.alloc(len(out), what)
         return out
+
+    def check_data(self, *values, names=False):
+        """Values handed to the engine or to numpy (arguments, operands, indices, values a program
+        function returns to engine code) hold at most max_live_elements items in all. Nested lists,
+        tuples, dicts and sets count item by item *with repetition* (a list holding one list 100 times
+        counts its length 100 times: that is what numpy sees when it flattens it), strings by their
+        characters, tensors by their elements. With `names`, no string in them may start with '_':
+        the engine turns names (register_parameter, add_module, Sequential's OrderedDict keys) into
+        attributes, and numpy reads `__array_interface__` & co. from an object's attributes; and none is
+        longer than MAX_ENGINE_STRING (named_modules() joins the names of every level: long names in a
+        deep chain of modules make gigabytes of text)."""
+        T = self.tensor_type
+        stack = [v for v in values if type(v) not in _SCALARS]
+        if not stack:
+            return
+        M = self.B.Module if names else ()
+        budget = self.max_seq
+        n = 0
+        pop = stack.pop
+        push = stack.extend
+        while stack:
+            x = pop()
+            t = type(x)
+            if t in _SCALARS:
+                continue
+            if t is str:
+                n += len(x)
+                if names and (x[:1] == "_" or len(x) > MAX_ENGINE_STRING):
+                    if x[:1] == "_":
+                        raise ValueError(f"names starting with '_' such as {x[:40]!r} are not allowed in flowgrad "
+                                         "programs")
+                    raise LimitError(f"a name or string handed to the engine has {len(x):,} characters (limit "
+                                     f"{MAX_ENGINE_STRING})")
+            elif isinstance(x, (list, tuple, set, frozenset)):
+                n += len(x)
+                if n > budget:
+                    break
+                push(x)
+            elif isinstance(x, dict):
+                n += 2 * len(x)
+                if n > budget:
+                    break
+                push(x.keys())
+                push(x.values())
+            elif isinstance(x, T):
+                n += x.numel()
+            elif isinstance(x, M):
+                self.module_links(1)
+            if n > budget:
+                break
+        if n > budget:
+            raise LimitError(f"the data handed to the engine would have more than {budget:,} items "
+                             f"(limit max_live_elements = {budget:,})")
+
+    def module_links(self, k):
+        """A module handed to the engine (add_module, Sequential(...), ModuleList.append, `self.fc = ...`) may
+        become a submodule: at most MAX_MODULE_LINKS per run. The engine walks modules level by level,
+        joining the names of every level (named_parameters() of a chain 10,000 deep is seconds in one call)."""
+        self.links += k
+        if self.links > MAX_MODULE_LINKS:
+            raise LimitError(f"this run attached more than {MAX_MODULE_LINKS:,} modules to other modules (limit "
+                             f"{MAX_MODULE_LINKS:,})")
+
+    def tick(self):
+        """A step for a call made from engine code or a builtin (Module.apply(fn), sorted(key=...))."""
+        self.steps += 1
+        if self.steps >= self.next_check:
+            self._check(_NODE0)
+
+    def text_size_check(self, v):
+        """Before the engine renders one of its objects (a module, an optimizer, a Size, a bound method of
+        one), bound the program data it will print: the engine's repr formats lists in C, unbounded."""
+        B = self.B
+        budget = self.max_out
+        n = 0
+        stack = [v]
+        pop = stack.pop
+        push = stack.extend
+        UserModule = B.UserModule
+        while stack:
+            x = pop()
+            t = type(x)
+            if t in _SCALARS or t in _INTERP_TYPES or isinstance(x, B.Tensor):
+                continue
+            if t is str:
+                n += len(x)
+            elif t is types.MethodType:
+                push((x.__self__,))
+            elif isinstance(x, (list, tuple, set, frozenset)):
+                n += len(x)
+                if n <= budget:
+                    push(x)
+            elif isinstance(x, dict):
+                n += 2 * len(x)
+                if n <= budget:
+                    push(x.keys())
+                    push(x.values())
+            elif isinstance(x, B.Module):
+                d = x.__dict__
+                mods = d.get("_modules")
+                if mods is not None:
+                    n += len(mods)
+                    push(mods.values())
+                if not isinstance(x, UserModule):  # an engine module prints its attributes (extra_repr)
+                    push([val for k, val in d.items() if k not in ("_modules", "_parameters")])
+            else:
+                d = getattr(x, "__dict__", None)
+                if type(d) is dict:
+                    push(d.values())
+            if n > budget:
+                raise LimitError(f"the text of this value would be longer than {budget:,} characters (limit "
+                                 f"max_output_bytes = {budget:,})")
 
     # ================================================================= statements
     def exec_block(self, body, scope):
@@ -536,9 +656,9 @@ class Interpreter:
                 return rng.choice(seq if type(seq) in (range, list, tuple, str) else take(seq))
 
             attrs = {"random": rng.random, "uniform": rng.uniform, "randint": rng.randint, "gauss": rng.gauss,
-                     "normalvariate": rng.normalvariate, "randrange": rng.randrange, "choice": Builtin("choice", choice),
-                     "shuffle": Builtin("shuffle", shuffle), "sample": Builtin("sample", sample),
-                     "seed": Builtin("seed", seed)}
+                     "normalvariate": rng.normalvariate, "randrange": rng.randrange,
+                     "choice": Builtin("choice", choice, self), "shuffle": Builtin("shuffle", shuffle, self),
+                     "sample": Builtin("sample", sample, self), "seed": Builtin("seed", seed, self)}
             proxy = ModuleProxy("random", attrs)
             self.builtins["\0random"] = proxy
         return proxy
@@ -641,12 +761,16 @@ class Interpreter:
         if B is not None:
             if isinstance(obj, B.Tensor):
                 if name in policy.TENSOR_SETTABLE:
+                    if name == "data" and not isinstance(value, B.Tensor):  # numpy would take anything
+                        raise TypeError(f"Variable data has to be a tensor, but got {self.type_name(value)}")
                     setattr(obj, name, value)
                     return
                 raise AttributeError(f"cannot set attribute '{name}' of a Tensor in flowgrad programs "
                                      "(settable: data, grad, requires_grad)")
             if isinstance(obj, B.Module):
                 if name in obj.__dict__ or not hasattr(t, name) or isinstance(obj, B.UserModule):
+                    if isinstance(value, B.Module):
+                        self.module_links(1)
                     setattr(obj, name, value)
                     return
                 raise AttributeError(f"cannot set attribute '{name}' of {obj._get_name()} in flowgrad programs")
@@ -675,6 +799,7 @@ class Interpreter:
             return
         B = self.B
         if B is not None and isinstance(obj, (B.Tensor, B.Module)) and hasattr(t, "__setitem__"):
+            self.check_data(key, value)
             obj[key] = value
             return
         raise TypeError(f"'{self.type_name(obj)}' object does not support item assignment")
@@ -690,6 +815,7 @@ class Interpreter:
         B = self.B
         if B is not None and (isinstance(obj, (B.Tensor, B.Module)) or isinstance(obj, (list, tuple, dict))):
             if hasattr(t, "__getitem__"):
+                self.check_data(key)
                 return obj[key]
         raise TypeError(f"'{self.type_name(obj)}' object is not subscriptable")
 
@@ -761,7 +887,7 @@ class Interpreter:
             if name in allowed:
                 special = _SPECIAL.get((t, name))
                 if special is not None:
-                    return special(self, obj)
+                    return Builtin(name, special(self, obj), self)
                 return getattr(obj, name)
             raise self._no_attr(obj, name)
         if t is UserInstance:
@@ -869,14 +995,14 @@ class Interpreter:
         if sp.cls.is_module and B is not None:
             base = B.Module
             if name == "__init__":
-                return lambda *a, **k: base.__init__(obj, *a, **k)
+                return Builtin("__init__", lambda *a, **k: base.__init__(obj, *a, **k))
             if name in policy.MODULE_ATTRS and hasattr(base, name):
                 return getattr(base, name).__get__(obj)
         elif name == "__init__":
             def init(*args, **kwargs):
                 if args or kwargs:
                     raise TypeError("object.__init__() takes exactly one argument (the instance to initialize)")
-            return init
+            return Builtin("__init__", init)
         raise AttributeError(f"'super' object has no attribute '{name}'")
 
     # ================================================================= expressions
@@ -943,7 +1069,13 @@ class Interpreter:
                 b = self._check_seq_op(op, a, b, ta, tb, inplace)
                 if op is ast.Mod and (ta is str or ta is bytes):
                     return self._percent(a, b)
-            return (_INPLACE if inplace else _BINOPS)[op](a, b)
+            T = self.tensor_type
+            if T and (isinstance(a, T) or isinstance(b, T)):  # the engine converts the other operand
+                self.check_data(a, b)
+            r = (_INPLACE if inplace else _BINOPS)[op](a, b)
+            if type(r) in _COPIES:  # set and dict operators copy
+                self.alloc(len(r))
+            return r
         except ProgramError as e:
             if e.line is None:
                 e.line, e.column = node.lineno, node.col_offset
@@ -1050,6 +1182,9 @@ class Interpreter:
                     if t is ast.NotIn:
                         r = not r
                 else:
+                    T = self.tensor_type
+                    if T and (isinstance(left, T) or isinstance(right, T)):
+                        self.check_data(left, right)
                     r = _CMP[t](left, right)
                 if len(node.ops) == 1:
                     return r
@@ -1073,6 +1208,8 @@ class Interpreter:
         if isinstance(container, (UserInstance, UserClass, ModuleProxy, UserFunction, BoundMethod)):
             raise TypeError(f"argument of type '{self.type_name(container)}' is not iterable")
         if self.B is not None and isinstance(container, (self.B.Tensor, dict, list, tuple)):
+            if isinstance(container, self.B.Tensor):
+                self.check_data(item)
             return item in container
         return item in self.take(container)
 
@@ -1118,6 +1255,7 @@ class Interpreter:
                 d.update(m)
             else:
                 d[self.ev(k, scope)] = self.ev(v, scope)
+        self.alloc(len(d), "dict")
         return d
 
     def ev_Starred(self, node, scope):
@@ -1343,7 +1481,23 @@ class Interpreter:
                     raise self._seq_limit(len(a))
                 if ta is not range:
                     args[i] = self.take(a)
-        return f(*args, **kwargs)
+        B = self.B
+        if B is not None and type(getattr(f, "__self__", None)) not in _BASIC_ATTRS:  # not a str/list/... method
+            if f in B.not_constructible:
+                raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
+            self.check_data(args, kwargs, names=True)
+            for i, a in enumerate(args):  # a callback the engine may call many times (Module.apply): count steps
+                if type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
+                        not isinstance(a, (type, B.Module)):
+                    args[i] = Builtin(getattr(a, "__name__", "function"), a, self)
+            for k, a in kwargs.items():
+                if type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
+                        not isinstance(a, (type, B.Module)):
+                    kwargs[k] = Builtin(getattr(a, "__name__", "function"), a, self)
+        r = f(*args, **kwargs)
+        if isinstance(r, _SIZED):  # copies made by allowlisted methods (str.split, dict.copy, ...) count
+            self.alloc(len(r))
+        return r
 
     def _super(self, args, scope, node):
         if args:
@@ -1515,6 +1669,8 @@ class Interpreter:
             name = self.B.class_names.get(v) if self.B is not None else None
             s = f"<class '{name or v.__name__}'>"
         else:
+            if self.B is not None:
+                self.text_size_check(v)
             s = scrub(repr(v))
         budget[0] -= len(s)
         if budget[0] < 0:
@@ -1638,6 +1794,7 @@ class Interpreter:
                 a = args[0]
                 d = dict(a) if type(a) is dict else dict(take(a))
             d.update(kwargs)
+            self.alloc(len(d), "dict")
             return d
 
         def _isinstance(obj, classinfo):
@@ -1739,6 +1896,8 @@ class Interpreter:
         return b
 
 
+_SIZED = (list, tuple, str, dict, set, frozenset)
+_COPIES = frozenset({set, frozenset, dict})
 _INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
                            SuperProxy, TypeView})
 _NODE0 = ast.Constant(value=None, lineno=None, col_offset=None)

@@ -53,7 +53,10 @@ class UserFunction:
         self.simple = not (defaults or self.kwonly or self.vararg or self.kwarg)
 
     def __call__(self, *args, **kwargs):
-        return self.interp.call_user(self, args, kwargs)
+        # called by engine code or a builtin (never by the interpreter): what it returns goes there
+        r = self.interp.call_user(self, args, kwargs)
+        self.interp.check_data(r)
+        return r
 
     def __repr__(self):
         return f"<function {self.name}>" if not self.is_lambda else "<function <lambda>>"
@@ -69,7 +72,9 @@ class BoundMethod:
         self.obj = obj
 
     def __call__(self, *args, **kwargs):
-        return self.func.interp.call_user(self.func, (self.obj, *args), kwargs)
+        r = self.func.interp.call_user(self.func, (self.obj, *args), kwargs)
+        self.func.interp.check_data(r)
+        return r
 
     def __repr__(self):
         return f"<bound method {self.func.name}>"
@@ -151,14 +156,18 @@ class ModuleProxy:
 class BuiltinType:
     """`int`, `float`, `list`, ...: callable (through a checked constructor) and usable in isinstance."""
 
-    __slots__ = ("name", "pytype", "fn")
+    __slots__ = ("name", "pytype", "fn", "interp")
 
-    def __init__(self, name, pytype, fn):
+    def __init__(self, name, pytype, fn, interp=None):
         self.name = name
         self.pytype = pytype
         self.fn = _named(fn, name)
+        self.interp = interp
 
     def __call__(self, *args, **kwargs):
+        # called by engine code or a builtin (the interpreter calls .fn): a step, as a user call is
+        if self.interp is not None:
+            self.interp.tick()
         return self.fn(*args, **kwargs)
 
     def __repr__(self):
@@ -170,13 +179,17 @@ class BuiltinType:
 class Builtin:
     """A builtin function of the sandbox (print, len, ...)."""
 
-    __slots__ = ("name", "fn")
+    __slots__ = ("name", "fn", "interp")
 
-    def __init__(self, name, fn):
+    def __init__(self, name, fn, interp=None):
         self.name = name
         self.fn = _named(fn, name)
+        self.interp = interp
 
     def __call__(self, *args, **kwargs):
+        # called by engine code or a builtin (the interpreter calls .fn): a step, as a user call is
+        if self.interp is not None:
+            self.interp.tick()
         return self.fn(*args, **kwargs)
 
     def __repr__(self):
@@ -241,7 +254,9 @@ def user_module_class(module_base):
                 raise NotImplementedError(f'Module [{ucls.name}] is missing the required "forward" function')
             if not isinstance(f, UserFunction):
                 return f(*args, **kwargs)
-            return f.interp.call_user(f, (self, *args), kwargs)
+            r = f.interp.call_user(f, (self, *args), kwargs)
+            f.interp.check_data(r)  # returned to engine code (Module.__call__, Sequential)
+            return r
 
         def _get_name(self):
             return self.__dict__["_fg_cls"].name

@@ -34,6 +34,8 @@ use_deterministic_algorithms set_num_threads hub utils limits recorder sandbox f
 unbroadcast STATE Op OPS reset_run_state
 """.split())
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
+# Engine classes a program may name (isinstance, type()) but not call.
+NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 
 MATH_NAMES = frozenset("""
 sqrt exp log log2 log10 log1p expm1 pi e tau sin cos tan asin acos atan atan2 sinh cosh tanh asinh
