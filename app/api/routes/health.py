@@ -1,0 +1,20 @@
+"""``GET /healthz``: Graphviz's version and the pool's state."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from app.api.deps import PoolDep
+from app.api.schemas import Health
+from app.core.responses import OrjsonResponse
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz", response_model=Health)
+async def healthz(request: Request, pool: PoolDep) -> OrjsonResponse:
+    state = pool.state()
+    ok = state["ready"] > 0
+    return OrjsonResponse(status_code=200, content={"status": "ok" if ok else "starting",
+                                                    "graphviz": request.app.state.graphviz_version,
+                                                    "pool": state})

@@ -1,0 +1,94 @@
+"""``POST /api/run``: run a program, answer the whole trace (see docs/trace.md §2)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import orjson
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from app.api.deps import ClientDep, PoolDep
+from app.api.schemas import Problem, RunRequest, Trace
+from app.core.responses import OrjsonResponse
+from app.runner.pool import Job, Pool, PoolBusy
+
+router = APIRouter(prefix="/api", tags=["run"])
+
+
+def safe_source(source: str) -> str:
+    """Lone surrogates cannot be encoded; replace them so the parser reports a clean error."""
+    try:
+        source.encode("utf-8")
+        return source
+    except UnicodeEncodeError:
+        return source.encode("utf-8", "replace").decode("utf-8")
+
+
+def error_trace(type_: str, message: str) -> dict:
+    return {"stdout": "", "error": {"type": type_, "message": message, "line": None, "column": None},
+            "variables": {}, "ops": {}, "passes": [], "steps": [], "modules": {}, "truncated": False}
+
+
+async def wait_job(pool: Pool, job: Job, request: Request | None = None,
+                   poll_s: float = 0.25) -> tuple[str, object] | None:
+    """The job's final ("done", bytes) or ("error", dict). If the client goes away first (its
+    fetch was aborted), the run is cancelled and None returned."""
+    getter = asyncio.ensure_future(job.queue.get())
+    try:
+        while True:
+            done, _ = await asyncio.wait({getter}, timeout=poll_s if request is not None else None)
+            if done:
+                kind, payload = getter.result()
+                if kind in ("done", "error"):
+                    return kind, payload
+                getter = asyncio.ensure_future(job.queue.get())
+                continue
+            if request is not None and await request.is_disconnected():
+                pool.cancel(job)
+                return None
+    finally:
+        if not getter.done():
+            getter.cancel()
+        if not job.finished:
+            pool.cancel(job)
+
+
+@router.post(
+    "/run",
+    response_model=Trace,
+    responses={422: {"model": Problem, "description": "malformed request"},
+               429: {"model": Problem, "description": "busy: the run queue is full"}},
+    summary="Run a program and return its whole trace",
+)
+async def run(body: RunRequest, request: Request, pool: PoolDep, client: ClientDep) -> Response:
+    """Runs the program in an isolated worker. Run-time errors are part of the 200 answer
+    (`error`), with everything that ran before them; non-finite numbers are `"nan"`, `"inf"`,
+    `"-inf"`."""
+    try:
+        job = pool.submit(safe_source(body.source), stream=False, client=body.client_id or client)
+    except PoolBusy as e:
+        return OrjsonResponse(status_code=429, headers={"Retry-After": "1"},
+                              content={"detail": str(e), "error": {"type": "Busy", "message": str(e),
+                                                                   "line": None, "column": None}})
+    got = await wait_job(pool, job, request)
+    if got is None:  # the client left; nobody reads this
+        return Response(status_code=204)
+    kind, payload = got
+    if kind == "done":
+        return Response(content=payload, media_type="application/json")
+    err = payload if isinstance(payload, dict) else {"type": "WorkerError", "message": "the run failed"}
+    if err.get("type") == "Busy":
+        return OrjsonResponse(status_code=429, headers={"Retry-After": "1"},
+                              content={"detail": err["message"], "error": {**err, "line": None, "column": None}})
+    return Response(content=orjson.dumps(error_trace(err["type"], err["message"])), media_type="application/json")
+
+
+@router.post("/cancel", summary="Cancel this client's current run", responses={200: {"model": dict}})
+async def cancel(pool: PoolDep, client: ClientDep) -> OrjsonResponse:
+    job = pool.clients.get(client) if client else None
+    if job is not None:
+        with contextlib.suppress(Exception):
+            pool.cancel(job)
+    return OrjsonResponse({"cancelled": job is not None})

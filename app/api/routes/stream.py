@@ -1,0 +1,84 @@
+"""Streaming runs over Server-Sent Events: ``POST /api/stream`` (JSON body) or
+``GET /api/stream?source=…`` (for ``EventSource``).
+
+Why SSE and not a WebSocket: a run is one request with one-way output, which is exactly SSE;
+it is plain HTTP, so the same limits, cookies, proxies and rate limiting apply as for
+``/api/run`` (WebSockets skip most of them, and uvicorn accepts 16 MiB WebSocket messages by
+default); the browser reconnects by itself; and cancelling is closing the response (or starting
+the client's next run, or ``POST /api/cancel``) — the server notices the disconnect and kills the
+run's process.
+
+Events (``event:`` name = ``type`` of the JSON in ``data:``), in order of production:
+``stdout`` {text} as the program prints, ``step`` {step, loss, param_norm, grad_norm} as each
+pass closes, ``pass`` {pass: Pass} as each pass closes (summary-only passes have ``graph: null``;
+the last passes' full graphs arrive at the end with the same ``index`` and replace the summary),
+``progress`` {events, ops, passes} every ~2,000 recorder events (a sign of life during a long
+forward pass), and last ``done`` {error, variables, stdout, ops, steps, modules, truncated}. Infrastructure
+failures end the stream with ``done`` carrying the error (``Busy``, ``Cancelled``, ``WorkerError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import orjson
+from fastapi import APIRouter, Query
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from app.api.deps import ClientDep, PoolDep
+from app.api.routes.run import error_trace, safe_source
+from app.api.schemas import RunRequest
+from app.runner.pool import Pool, PoolBusy
+
+router = APIRouter(prefix="/api", tags=["stream"])
+
+
+def _event(payload: bytes) -> ServerSentEvent:
+    text = payload.decode()
+    kind = "message"
+    # the worker always puts "type" first: read it without parsing the (possibly large) rest
+    if text.startswith('{"type":"'):
+        kind = text[9 : text.index('"', 9)]
+    return ServerSentEvent(raw_data=text, event=kind)
+
+
+def _failed(type_: str, message: str) -> ServerSentEvent:
+    body = error_trace(type_, message)
+    body.pop("passes")
+    return ServerSentEvent(raw_data=orjson.dumps({"type": "done", **body}).decode(), event="done")
+
+
+async def _events(pool: Pool, source: str, client: str | None) -> AsyncIterator[ServerSentEvent]:
+    try:
+        job = pool.submit(safe_source(source), stream=True, client=client)
+    except PoolBusy as e:
+        yield _failed("Busy", str(e))
+        return
+    try:
+        while True:
+            kind, payload = await job.queue.get()
+            if kind == "piece":
+                yield _event(payload)
+            elif kind == "done":
+                yield _event(payload)
+                return
+            else:
+                yield _failed(payload.get("type", "WorkerError"), payload.get("message", "the run failed"))
+                return
+    finally:
+        # the client went away (or we finished): make sure the run does not go on
+        pool.cancel(job)
+
+
+@router.post("/stream", response_class=EventSourceResponse, summary="Run a program, streaming its trace (SSE)")
+async def stream_post(body: RunRequest, pool: PoolDep, client: ClientDep) -> AsyncIterator[ServerSentEvent]:
+    async for ev in _events(pool, body.source, body.client_id or client):
+        yield ev
+
+
+@router.get("/stream", response_class=EventSourceResponse, summary="Same as POST, for EventSource")
+async def stream_get(pool: PoolDep, client: ClientDep,
+                     source: str = Query(..., max_length=65_536),
+                     client_id: str | None = Query(None, max_length=128)) -> AsyncIterator[ServerSentEvent]:
+    async for ev in _events(pool, source, client_id or client):
+        yield ev

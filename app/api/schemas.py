@@ -1,0 +1,80 @@
+"""Request and response models (the response models document /docs; answers are pre-serialised)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore", json_schema_extra={
+        "examples": [{"source": "import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+                                "z = (x + 3) ** 2\nz.backward()\nprint(x.grad)\n"}]})
+
+    source: str = Field(..., description="the program (a PyTorch subset)")
+    client_id: str | None = Field(None, max_length=128,
+                                  description="one run per client: a new run cancels this client's last")
+
+
+class ErrorInfo(BaseModel):
+    type: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+Value = Any  # number | "nan" | "inf" | "-inf" | nested list | {"summary": true, ...}
+
+
+class Variable(BaseModel):
+    shape: list[int]
+    dtype: str | None = None
+    value: Value
+    grad: Value | None
+    requires_grad: bool
+    is_leaf: bool
+    grad_fn: str | None
+
+
+class Step(BaseModel):
+    step: int
+    loss: float | str | None
+    param_norm: float | str | None
+    grad_norm: float | str | None
+
+
+class Pass(BaseModel):
+    index: int
+    loss: float | str | None
+    graph: dict[str, Any] | None = Field(description="nodes, edges, clusters, groups with layout; null = summary")
+    frames: list[dict[str, Any]]
+
+
+class Trace(BaseModel):
+    stdout: str
+    error: ErrorInfo | None
+    variables: dict[str, Variable]
+    ops: dict[str, dict[str, Any]]
+    passes: list[Pass]
+    steps: list[Step]
+    modules: dict[str, dict[str, Any]]
+    truncated: bool
+    elapsed_ms: float | None = None
+
+
+class Problem(BaseModel):
+    detail: Any
+    error: ErrorInfo | None = None
+
+
+class Example(BaseModel):
+    id: str
+    title: str
+    source: str
+
+
+class Health(BaseModel):
+    status: str
+    graphviz: str | None
+    pool: dict[str, Any]

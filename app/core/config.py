@@ -1,0 +1,110 @@
+"""Every limit and knob of the server, in one pydantic-settings class.
+
+Values come from the environment with the prefix ``FLOWGRAD_`` (``FLOWGRAD_TIME_LIMIT_S=5``) or a
+``.env`` file. ``get_settings()`` is cached; tests override it with
+``app.dependency_overrides[get_settings] = lambda: Settings(...)`` or build an app with
+``create_app(Settings(...))``.
+
+The interpreter limits (source size … output size, time) are handed to the sandbox as
+``SandboxLimits`` (see ``sandbox_limits``); the pool and the worker enforce the process limits
+(hard kill, memory, CPU); the trace builder and the layout use the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="FLOWGRAD_", env_file=".env", extra="ignore")
+
+    # ---- §2 limits (the interpreter enforces most of them; every one is a setting here) ----
+    max_source_chars: int = Field(4_096, ge=1, description="characters of program text")
+    max_ast_depth: int = Field(50, ge=1, description="depth of the syntax tree")
+    max_ast_nodes: int = Field(2_000, ge=1, description="nodes of the syntax tree")
+    max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per run")
+    max_tensor_elements: int = Field(100_000, ge=1, description="elements of one tensor")
+    max_live_elements: int = Field(1_000_000, ge=1, description="tensor elements alive at once")
+    max_int_bits: int = Field(4_096, ge=8, description="bits of an integer result")
+    max_loop_iterations: int = Field(10_000, ge=1, description="iterations of one loop")
+    max_steps: int = Field(1_000_000, ge=1, description="interpreter steps per run (total budget)")
+    max_output_bytes: int = Field(65_536, ge=1, description="bytes of printed output")
+    time_limit_s: float = Field(2.0, gt=0, description="cooperative time limit per run")
+    hard_kill_s: float = Field(3.0, gt=0, description="the run's process is killed after this")
+
+    # ---- §3 isolation ----
+    workers: int = Field(default_factory=_cores, ge=1, description="worker processes (one per core)")
+    queue_limit: int = Field(256, ge=0, description="runs waiting for a worker before 'busy'")
+    queue_timeout_s: float = Field(20.0, gt=0, description="longest wait for a worker before 'busy'")
+    memory_limit_mb: int = Field(512, ge=64, description="address space a run may add (RLIMIT_AS)")
+    worker_start_timeout_s: float = Field(30.0, gt=0)
+    supervisor_interval_s: float = Field(0.2, gt=0)
+
+    # ---- §4 trace and layout ----
+    full_passes_head: int = Field(3, ge=0, description="first passes that keep a full graph")
+    full_passes_tail: int = Field(2, ge=0, description="last passes that keep a full graph")
+    max_passes: int = Field(10_000, ge=1, description="passes kept (summaries) before 'truncated'")
+    max_events: int = Field(200_000, ge=1, description="recorder events kept before 'truncated'")
+    value_limit: int = Field(256, ge=1, description="elements sent per value before summarising")
+    group_threshold: int = Field(150, ge=10, description="graphs above this many nodes are grouped")
+    group_chunk: int = Field(120, ge=10, description="target nodes per group when grouping")
+    layout_cache_size: int = Field(512, ge=0, description="layouts kept per worker")
+    dot_timeout_s: float = Field(2.0, gt=0, description="one Graphviz call; slower → fallback layout")
+    dot_binary: str = Field("dot", description="Graphviz dot executable")
+
+    # ---- serving ----
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    max_request_bytes: int = Field(65_536, ge=1024, description="largest request body accepted")
+    client_cookie: str = "flowgrad_client"
+
+    @model_validator(mode="after")
+    def _kill_after_limit(self) -> Settings:
+        if self.hard_kill_s < self.time_limit_s:
+            raise ValueError("hard_kill_s must be >= time_limit_s")
+        return self
+
+    def sandbox_limits(self) -> Any:
+        """The interpreter's limits as the sandbox's ``SandboxLimits`` (fields matched by name)."""
+        from engine.sandbox import SandboxLimits  # imported lazily: the server never runs programs
+
+        return build_sandbox_limits(SandboxLimits, self.limit_values())
+
+    def limit_values(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in LIMIT_FIELDS}
+
+
+LIMIT_FIELDS = (
+    "max_source_chars", "max_ast_depth", "max_ast_nodes", "max_graph_nodes", "max_tensor_elements",
+    "max_live_elements", "max_int_bits", "max_loop_iterations", "max_steps", "max_output_bytes",
+    "time_limit_s", "hard_kill_s",
+)
+
+
+def build_sandbox_limits(cls: Any, values: dict[str, Any]) -> Any:
+    """Construct ``cls`` from ``values``, passing only the fields it declares (dataclass or pydantic)."""
+    fields: set[str] | None = None
+    if hasattr(cls, "__dataclass_fields__"):
+        fields = set(cls.__dataclass_fields__)
+    elif hasattr(cls, "model_fields"):
+        fields = set(cls.model_fields)
+    if fields is None:
+        return cls(**values)
+    return cls(**{k: v for k, v in values.items() if k in fields})
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

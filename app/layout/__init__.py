@@ -1,0 +1,3 @@
+from app.layout.layout import LayoutEngine, LayoutInput, LayoutResult
+
+__all__ = ["LayoutEngine", "LayoutInput", "LayoutResult"]

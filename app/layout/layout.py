@@ -1,0 +1,416 @@
+"""Server-side layout of one pass's graph: positions, sizes and edge paths, cached by structure.
+
+Policy
+------
+* **Cache.** A graph's *signature* is its structure with ids replaced by positions in execution
+  order: per node (kind, op, size), edges as index pairs, clusters as index sets. Layouts are
+  stored by signature in an LRU cache that lives as long as the worker process, so 100 identical
+  training steps (or 100 runs of the same example) are laid out once; a hit costs a dict lookup.
+* **Small graphs** (≤ ``group_threshold`` nodes, 150 by default) go to Graphviz ``dot`` whole,
+  with module clusters, through a long-lived ``dot`` process (``app.layout.dot``).
+* **Big graphs are grouped; dot never sees a whole big graph.** Nodes are taken in execution
+  order; the period of their (kind, op, shape) sequence is detected (a loop body repeats), and
+  the sequence is cut into groups of about ``group_chunk`` nodes whose boundaries fall on
+  iteration boundaries, after any preamble (parameters, inputs). Each group's induced subgraph is
+  laid out by dot *by signature*, so every repetition of the loop body shares one dot call (the
+  representative). Groups are then placed in columns by dependency rank (a group's column is one
+  past the furthest group it reads from), stacked and centred within a column; edges between
+  groups are straight segments; a strip much wider than tall (a long chain) is wrapped into rows
+  towards a 16:9 box. The whole grouped result is cached by signature too (``grouped-cache``).
+  The answer lists the groups (``graph.groups``: id, box, nodes,
+  ``signature`` shared by identical groups) so the page can collapse repeated blocks.
+* **Fallback.** When dot fails or exceeds ``dot_timeout_s``, a plain layered layout
+  (longest-path ranks, nodes stacked in execution order) is used, so a layout never hangs a run.
+
+Coordinates are points with y pointing down; nodes and clusters give centre (x, y) and size.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.layout.dot import DotProcess, LayoutTimeout, digraph_source
+
+PAD = 8.0  # points around cluster members
+GAP = 36.0  # points between groups
+ASPECT = 16 / 9  # wrapped grouped layouts aim at this width:height
+ASPECT_WRAP = 4.0  # wrap only strips wider than this many heights
+
+
+@dataclass
+class LayoutInput:
+    """Nodes in execution order: (id, key, w, h); edges (id, source, target); clusters (id, parent, members)."""
+
+    nodes: list[tuple[str, str, float, float]]
+    edges: list[tuple[str, str, str]]
+    clusters: list[tuple[str, str | None, list[str]]] = field(default_factory=list)
+
+
+@dataclass
+class LayoutResult:
+    width: float
+    height: float
+    nodes: dict[str, tuple[float, float]]  # centre
+    edges: dict[str, list[list[float]]]
+    clusters: dict[str, tuple[float, float, float, float]]  # centre + size
+    groups: list[dict] = field(default_factory=list)
+    method: str = "dot"  # "dot" | "cache" | "grouped" | "grouped-cache" | "fallback"
+
+
+@dataclass
+class _Canon:
+    """A layout in index space: node centres, edge points, cluster boxes, size."""
+
+    width: float
+    height: float
+    nodes: list[tuple[float, float]]
+    edges: list[list[list[float]]]
+    clusters: list[tuple[float, float, float, float]]
+    fallback: bool = False
+    groups: list[dict] = field(default_factory=list)  # grouped layouts: boxes with index ranges
+
+
+class LayoutEngine:
+    def __init__(self, *, dot_binary: str = "dot", dot_timeout: float = 2.0, cache_size: int = 512,
+                 group_threshold: int = 150, group_chunk: int = 120):
+        self.dot = DotProcess(dot_binary, dot_timeout)
+        self.cache: OrderedDict[tuple, _Canon] = OrderedDict()
+        self.cache_size = cache_size
+        self.group_threshold = group_threshold
+        self.group_chunk = group_chunk
+        self.hits = 0
+        self.misses = 0
+
+    def close(self) -> None:
+        self.dot.close()
+
+    # ---------------------------------------------------------------- cache
+    def _cached(self, sig: tuple, compute) -> tuple[_Canon, bool]:
+        got = self.cache.get(sig)
+        if got is not None:
+            self.cache.move_to_end(sig)
+            self.hits += 1
+            return got, True
+        self.misses += 1
+        canon = compute()
+        if self.cache_size and not canon.fallback:
+            self.cache[sig] = canon
+            while len(self.cache) > self.cache_size:
+                self.cache.popitem(last=False)
+        return canon, False
+
+    # ---------------------------------------------------------------- public
+    def layout(self, g: LayoutInput) -> LayoutResult:
+        if len(g.nodes) <= self.group_threshold:
+            return self._layout_whole(g)
+        return self._layout_grouped(g)
+
+    # ---------------------------------------------------------------- whole graph
+    def _layout_whole(self, g: LayoutInput) -> LayoutResult:
+        index = {n[0]: i for i, n in enumerate(g.nodes)}
+        edges = [(index[s], index[t]) for _, s, t in g.edges if s in index and t in index]
+        cl_index = {c[0]: i for i, c in enumerate(g.clusters)}
+        clusters = [
+            (cl_index.get(p, -1) if p else -1, tuple(sorted(index[m] for m in mem if m in index)))
+            for _, p, mem in g.clusters
+        ]
+        sig = ("whole", tuple((k, round(w), round(h)) for _, k, w, h in g.nodes), tuple(edges), tuple(clusters))
+        sizes = [(w, h) for _, _, w, h in g.nodes]
+        canon, hit = self._cached(sig, lambda: self._dot_canon(sizes, edges, clusters))
+        return self._from_canon(g, canon, "cache" if hit else ("fallback" if canon.fallback else "dot"))
+
+    def _dot_canon(self, sizes, edges, clusters) -> _Canon:
+        names = [f"v{i}" for i in range(len(sizes))]
+        # cluster forest in DOT: (name, members not in a child, children)
+        children: dict[int, list[int]] = {}
+        for ci, (parent, _) in enumerate(clusters):
+            children.setdefault(parent, []).append(ci)
+        member_sets = [set(m) for _, m in clusters]
+
+        def forest(parent: int) -> list:
+            out = []
+            for ci in children.get(parent, []):
+                own = set(member_sets[ci])
+                for child in children.get(ci, []):
+                    own -= member_sets[child]
+                out.append((f"c{ci}", [names[i] for i in sorted(own)], forest(ci)))
+            return out
+
+        cl_forest = forest(-1) if clusters else []
+        # a node may only appear in one cluster branch: drop duplicates from later branches
+        seen: set[str] = set()
+
+        def dedup(cl):
+            name, mem, ch = cl
+            mem2 = [m for m in mem if m not in seen]
+            seen.update(mem2)
+            return (name, mem2, [dedup(c) for c in ch])
+
+        cl_forest = [dedup(c) for c in cl_forest]
+        src = digraph_source([(names[i], w, h) for i, (w, h) in enumerate(sizes)],
+                             [(names[a], names[b]) for a, b in edges], cl_forest)
+        try:
+            plain = self.dot.layout(src)
+        except LayoutTimeout:
+            return _layered(sizes, edges, clusters)
+        pos = []
+        for i in range(len(sizes)):
+            x, y, _, _ = plain.nodes.get(names[i], (0.0, 0.0, 0.0, 0.0))
+            pos.append((round(x, 2), round(y, 2)))
+        # edges: match plain's (tail, head) in order of occurrence
+        by_pair: dict[tuple[str, str], list[list[list[float]]]] = {}
+        for tail, head, pts in plain.edges:
+            by_pair.setdefault((tail, head), []).append(pts)
+        edge_pts = []
+        for a, b in edges:
+            lst = by_pair.get((names[a], names[b]))
+            edge_pts.append(lst.pop(0) if lst else _straight(pos[a], sizes[a], pos[b], sizes[b]))
+        return _Canon(round(plain.width, 2), round(plain.height, 2), pos, edge_pts,
+                      _cluster_boxes(pos, sizes, clusters))
+
+    def _from_canon(self, g: LayoutInput, canon: _Canon, method: str) -> LayoutResult:
+        index_edges = [e for e in g.edges if e[1] in _ids(g) and e[2] in _ids(g)]
+        return LayoutResult(
+            canon.width, canon.height,
+            {n[0]: canon.nodes[i] for i, n in enumerate(g.nodes)},
+            {e[0]: canon.edges[j] for j, e in enumerate(index_edges)},
+            {c[0]: canon.clusters[k] for k, c in enumerate(g.clusters)},
+            method=method,
+        )
+
+    # ---------------------------------------------------------------- grouped
+    def _layout_grouped(self, g: LayoutInput) -> LayoutResult:
+        n = len(g.nodes)
+        index = {nd[0]: i for i, nd in enumerate(g.nodes)}
+        sizes = [(w, h) for _, _, w, h in g.nodes]
+        keys = [f"{k}|{round(w)}|{round(h)}" for _, k, w, h in g.nodes]
+        all_edges = [(eid, index[s], index[t]) for eid, s, t in g.edges if s in index and t in index]
+        idx_edges = [(a, b) for _, a, b in all_edges]
+        cl_index = {c[0]: i for i, c in enumerate(g.clusters)}
+        clusters = [(cl_index.get(p, -1) if p else -1, [index[x] for x in mem if x in index])
+                    for _, p, mem in g.clusters]
+        sig = ("grouped", self.group_chunk, tuple(keys), tuple(idx_edges),
+               tuple((p, tuple(m)) for p, m in clusters))
+        canon, hit = self._cached(sig, lambda: self._grouped_canon(sizes, keys, idx_edges, clusters))
+        ids = [nd[0] for nd in g.nodes]
+        groups = [{"id": gr["id"], "x": gr["x"], "y": gr["y"], "w": gr["w"], "h": gr["h"],
+                   "signature": gr["signature"], "nodes": ids[gr["range"][0]:gr["range"][1]]}
+                  for gr in canon.groups]
+        return LayoutResult(
+            canon.width, canon.height,
+            {ids[i]: canon.nodes[i] for i in range(n)},
+            {all_edges[j][0]: canon.edges[j] for j in range(len(all_edges))},
+            {c[0]: canon.clusters[k] for k, c in enumerate(g.clusters)},
+            groups=groups,
+            method="fallback" if canon.fallback else ("grouped-cache" if hit else "grouped"),
+        )
+
+    def _grouped_canon(self, sizes, keys, idx_edges, clusters) -> _Canon:
+        n = len(sizes)
+        bounds = chunk_bounds(keys, self.group_chunk)
+        group_of = np.empty(n, dtype=np.int64)
+        for gi, (a, b) in enumerate(bounds):
+            group_of[a:b] = gi
+        all_edges = [(j, a, b) for j, (a, b) in enumerate(idx_edges)]
+        internal: dict[int, list[tuple[int, int, int]]] = {}
+        cross: list[tuple[int, int, int]] = []
+        for j, (_, a, b) in enumerate(all_edges):
+            if group_of[a] == group_of[b]:
+                internal.setdefault(int(group_of[a]), []).append((j, a, b))
+            else:
+                cross.append((j, a, b))
+        # lay out each group by signature
+        group_canon: list[_Canon] = []
+        sigs: dict[tuple, int] = {}
+        group_sig: list[int] = []
+        any_fallback = False
+        for gi, (a, b) in enumerate(bounds):
+            local = [(x - a, y - a) for _, x, y in internal.get(gi, [])]
+            sig = ("group", tuple(keys[a:b]), tuple(local))
+            local_sizes = sizes[a:b]
+            canon, _ = self._cached(sig, lambda ls=local_sizes, le=local: self._dot_canon(ls, le, []))
+            any_fallback |= canon.fallback
+            group_canon.append(canon)
+            group_sig.append(sigs.setdefault(sig, len(sigs)))
+        # place groups: column = 1 + furthest predecessor column
+        m = len(bounds)
+        col = [0] * m
+        preds: list[set[int]] = [set() for _ in range(m)]
+        for _, a, b in cross:
+            ga, gb = int(group_of[a]), int(group_of[b])
+            if ga < gb:
+                preds[gb].add(ga)
+        for gi in range(m):
+            col[gi] = 1 + max((col[p] for p in preds[gi]), default=-1)
+        ncol = max(col) + 1
+        col_w = [0.0] * ncol
+        col_h = [0.0] * ncol
+        for gi in range(m):
+            c = col[gi]
+            col_w[c] = max(col_w[c], group_canon[gi].width)
+            col_h[c] += group_canon[gi].height + (GAP if col_h[c] else 0.0)
+        # columns left to right; a long strip (a 1,000-step chain) is wrapped into rows, snake-free,
+        # so the whole graph keeps a screen-like aspect ratio
+        total_w = sum(col_w) + GAP * (ncol - 1)
+        max_h = max(col_h)
+        target_w = total_w
+        if max_h > 0 and total_w / max_h > ASPECT_WRAP:
+            target_w = max(max(col_w), (total_w * max_h * ASPECT) ** 0.5)
+        col_x = [0.0] * ncol
+        row_h: list[float] = []
+        x = 0.0
+        row = 0
+        row_of = [0] * ncol
+        for c in range(ncol):
+            if x > 0 and x + col_w[c] > target_w:
+                row += 1
+                x = 0.0
+            col_x[c] = x
+            row_of[c] = row
+            x += col_w[c] + GAP
+            if len(row_h) <= row:
+                row_h.append(0.0)
+            row_h[row] = max(row_h[row], col_h[c])
+        row_top = [0.0] * len(row_h)
+        for r in range(1, len(row_h)):
+            row_top[r] = row_top[r - 1] + row_h[r - 1] + 2 * GAP
+        width = max(col_x[c] + col_w[c] for c in range(ncol))
+        height = row_top[-1] + row_h[-1]
+        y_next = [row_top[row_of[c]] + (row_h[row_of[c]] - col_h[c]) / 2 for c in range(ncol)]
+        origin: list[tuple[float, float]] = [(0.0, 0.0)] * m
+        for gi in range(m):
+            c = col[gi]
+            cw = group_canon[gi].width
+            origin[gi] = (col_x[c] + (col_w[c] - cw) / 2, y_next[c])
+            y_next[c] += group_canon[gi].height + GAP
+        pos: list[tuple[float, float]] = [(0.0, 0.0)] * n
+        for gi, (a, _b) in enumerate(bounds):
+            ox, oy = origin[gi]
+            for li, (x, y) in enumerate(group_canon[gi].nodes):
+                pos[a + li] = (round(x + ox, 2), round(y + oy, 2))
+        edge_pts: list[list[list[float]]] = [[] for _ in idx_edges]
+        for gi, lst in internal.items():
+            ox, oy = origin[gi]
+            for li, (j, _, _) in enumerate(lst):
+                pts = group_canon[gi].edges[li]
+                edge_pts[j] = [[round(px + ox, 2), round(py + oy, 2)] for px, py in pts]
+        for j, a, b in cross:
+            edge_pts[j] = _straight(pos[a], sizes[a], pos[b], sizes[b])
+        groups = []
+        for gi, (a, b) in enumerate(bounds):
+            ox, oy = origin[gi]
+            cw, ch = group_canon[gi].width, group_canon[gi].height
+            groups.append({"id": f"g{gi}", "x": round(ox + cw / 2, 2), "y": round(oy + ch / 2, 2),
+                           "w": round(cw, 2), "h": round(ch, 2), "signature": group_sig[gi], "range": (a, b)})
+        return _Canon(round(width, 2), round(height, 2), pos, edge_pts, _cluster_boxes(pos, sizes, clusters),
+                      fallback=any_fallback, groups=groups)
+
+
+def _ids(g: LayoutInput) -> set[str]:
+    return {n[0] for n in g.nodes}
+
+
+def _straight(pa, sa, pb, sb) -> list[list[float]]:
+    (ax, ay), (bx, by) = pa, pb
+    return [[round(ax + sa[0] / 2, 2), round(ay, 2)], [round(bx - sb[0] / 2, 2), round(by, 2)]]
+
+
+def _cluster_boxes(pos, sizes, clusters) -> list[tuple[float, float, float, float]]:
+    """Boxes around members (and, through members, child clusters), padded by depth."""
+    boxes: list[tuple[float, float, float, float]] = []
+    depth = []
+    for parent, _ in clusters:
+        d, p, guard = 0, parent, 0
+        while p is not None and p >= 0 and guard < 64:
+            d += 1
+            p = clusters[p][0]
+            guard += 1
+        depth.append(d)
+    max_depth = max(depth, default=0)
+    for ci, (_, members) in enumerate(clusters):
+        if not members:
+            boxes.append((0.0, 0.0, 0.0, 0.0))
+            continue
+        pad = PAD * (1 + max_depth - depth[ci])
+        x1 = min(pos[i][0] - sizes[i][0] / 2 for i in members) - pad
+        x2 = max(pos[i][0] + sizes[i][0] / 2 for i in members) + pad
+        y1 = min(pos[i][1] - sizes[i][1] / 2 for i in members) - pad
+        y2 = max(pos[i][1] + sizes[i][1] / 2 for i in members) + pad
+        boxes.append((round((x1 + x2) / 2, 2), round((y1 + y2) / 2, 2), round(x2 - x1, 2), round(y2 - y1, 2)))
+    return boxes
+
+
+def _layered(sizes, edges, clusters) -> _Canon:
+    """Fallback: longest-path ranks left to right, nodes stacked in execution order per rank."""
+    n = len(sizes)
+    rank = [0] * n
+    incoming: dict[int, list[int]] = {}
+    for a, b in edges:
+        incoming.setdefault(b, []).append(a)
+    for i in range(n):  # execution order is a topological order
+        rank[i] = 1 + max((rank[a] for a in incoming.get(i, []) if a < i), default=-1)
+    nr = max(rank, default=-1) + 1
+    col_w = [0.0] * nr
+    for i in range(n):
+        col_w[rank[i]] = max(col_w[rank[i]], sizes[i][0])
+    xs = [0.0] * nr
+    x = 0.0
+    for r in range(nr):
+        xs[r] = x + col_w[r] / 2
+        x += col_w[r] + 30.0
+    y_next = [0.0] * nr
+    pos: list[tuple[float, float]] = []
+    for i in range(n):
+        r = rank[i]
+        h = sizes[i][1]
+        pos.append((round(xs[r], 2), round(y_next[r] + h / 2, 2)))
+        y_next[r] += h + 14.0
+    pos = [(px, py + 4.0) for px, py in pos]
+    height = max(y_next, default=0.0) + 8.0
+    width = max(x - 30.0, 0.0)
+    edge_pts = [_straight(pos[a], sizes[a], pos[b], sizes[b]) for a, b in edges]
+    return _Canon(round(width, 2), round(height, 2), pos, edge_pts, _cluster_boxes(pos, sizes, clusters),
+                  fallback=True)
+
+
+def find_period(codes: np.ndarray, max_period: int = 600, min_match: float = 0.97) -> int | None:
+    """Smallest p such that codes[i] == codes[i + p] for almost every i of the middle half."""
+    n = len(codes)
+    lo = n // 4
+    for p in range(1, min(max_period, n // 3) + 1):
+        hi = n - p
+        if hi - lo < 2 * p:
+            break
+        if np.mean(codes[lo:hi] == codes[lo + p : hi + p]) >= min_match:
+            return p
+    return None
+
+
+def chunk_bounds(keys: list[str], target: int) -> list[tuple[int, int]]:
+    """Cut execution-ordered nodes into groups of ~target, aligned to the loop period if any."""
+    n = len(keys)
+    table: dict[str, int] = {}
+    codes = np.fromiter((table.setdefault(k, len(table)) for k in keys), dtype=np.int64, count=n)
+    p = find_period(codes)
+    bounds: list[tuple[int, int]] = []
+    if p is None:
+        return [(a, min(a + target, n)) for a in range(0, n, target)]
+    eq = (codes[:-p] == codes[p:]).astype(np.int64)
+    run = np.concatenate([[0], np.cumsum(eq)])
+    start = 0
+    for i in range(0, n - 2 * p + 1):
+        if run[i + p] - run[i] == p:
+            start = i
+            break
+    size = p * max(1, round(target / p))
+    for a in range(0, start, target):  # preamble
+        bounds.append((a, min(a + target, start)))
+    a = start
+    while a < n:
+        b = min(a + size, n)
+        bounds.append((a, b))
+        a = b
+    return bounds

@@ -1,0 +1,99 @@
+"""The FastAPI application: ``app = create_app()``; ``uvicorn app.main:app`` or ``python -m app``."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from app.api.routes import examples, health, pages, run, stream
+from app.core import errors
+from app.core.config import Settings, get_settings
+from app.core.responses import OrjsonResponse
+from app.layout.dot import DotMissing, dot_path, dot_version, missing_dot_message
+from app.runner.pool import Pool
+
+ROOT = Path(__file__).resolve().parent.parent
+log = logging.getLogger("flowgrad")
+
+
+def require_dot(settings: Settings) -> str:
+    """Graphviz's version, or DotMissing with a message saying how to install it."""
+    if dot_path(settings.dot_binary) is None:
+        raise DotMissing(missing_dot_message(settings.dot_binary))
+    return dot_version(settings.dot_binary) or "unknown"
+
+
+class BodyLimit:
+    """Pure ASGI middleware (not BaseHTTPMiddleware, which hides client disconnects from the
+    routes): a declared Content-Length above the limit gets 413 before the body is read."""
+
+    def __init__(self, app, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            for name, value in scope.get("headers") or []:
+                if name == b"content-length":
+                    try:
+                        too_big = int(value) > self.limit
+                    except ValueError:
+                        too_big = True
+                    if too_big:
+                        message = (f"request body larger than {self.limit} bytes "
+                                   f"(limit max_request_bytes = {self.limit})")
+                        response = OrjsonResponse(status_code=413, content={
+                            "detail": message,
+                            "error": {"type": "RequestError", "message": message, "line": None, "column": None}})
+                        await response(scope, receive, send)
+                        return
+        await self.app(scope, receive, send)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app. With explicit ``settings`` (tests), ``get_settings`` is overridden to match."""
+    explicit = settings is not None
+    settings = settings or get_settings()
+    version = require_dot(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        pool = Pool(settings)
+        app.state.pool = pool
+        await pool.start()
+        try:
+            yield
+        finally:
+            await pool.stop()
+
+    app = FastAPI(
+        title="flowgrad",
+        version="0.1.0",
+        summary="Type a PyTorch program, watch values flow forward and gradients flow back.",
+        default_response_class=OrjsonResponse,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.graphviz_version = version
+    app.state.examples_dir = ROOT / "examples"
+    app.state.templates = Jinja2Templates(directory=str(ROOT / "templates"))
+    if explicit:
+        app.dependency_overrides[get_settings] = lambda: settings
+    errors.install(app)
+
+    app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
+    for module in (run, stream, examples, health, pages):
+        app.include_router(module.router)
+    static = ROOT / "static"
+    app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")
+    return app
+
+
+if dot_path(get_settings().dot_binary) is None:  # pragma: no cover - `uvicorn app.main:app` without Graphviz
+    raise SystemExit("error: " + missing_dot_message(get_settings().dot_binary))
+app = create_app()

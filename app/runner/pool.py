@@ -1,0 +1,330 @@
+"""Server side of isolation: the worker pool, its queue and its supervisor.
+
+* ``workers`` processes (one per core by default), started with the ``forkserver`` context so
+  no worker is forked from the threaded server; each is warm (engine + numpy imported, ``dot``
+  running) before it takes work. No user code runs in the server process: it only moves bytes.
+* A run takes an idle worker or waits in a FIFO queue of at most ``queue_limit`` runs; beyond
+  that, or after ``queue_timeout_s``, the answer is "busy" (HTTP 429) instead of a pile-up.
+* One run per client: a client's new run cancels its previous one (queued: dropped; running:
+  the worker kills the run's process).
+* The supervisor (every ``supervisor_interval_s``) replaces workers that died and kills a
+  worker whose run is past ``hard_kill_s`` + a grace period (the worker itself SIGKILLs a run's
+  process at ``hard_kill_s``; the supervisor is the net under that).
+* One reader thread per worker turns its pipe into events on the asyncio loop, so a slow or
+  dying worker never blocks the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from app.core.config import Settings
+
+GRACE_S = 2.0
+
+
+class PoolBusy(Exception):
+    pass
+
+
+def _ctx():
+    methods = mp.get_all_start_methods()
+    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+@dataclass
+class Job:
+    id: int
+    source: str
+    stream: bool
+    client: str | None
+    queue: asyncio.Queue = field(default_factory=asyncio.Queue)
+    worker: WorkerHandle | None = None
+    started: float = 0.0
+    enqueued: float = field(default_factory=time.monotonic)
+    finished: bool = False
+    cancelled: bool = False
+
+    def put(self, item) -> None:
+        if not self.finished:
+            if item[0] in ("done", "error"):
+                self.finished = True
+            self.queue.put_nowait(item)
+
+
+@dataclass
+class WorkerHandle:
+    slot: int
+    proc: mp.process.BaseProcess
+    conn: object
+    pid: int | None = None
+    ready: bool = False
+    job: Job | None = None
+    started: float = field(default_factory=time.monotonic)
+    dead: bool = False
+    runs: int = 0
+    idle_since: float = field(default_factory=time.monotonic)
+    ever_ready: bool = False
+    replacing: bool = False
+
+
+class Pool:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.ctx = _ctx()
+        self.workers: list[WorkerHandle] = []
+        self.waiting: deque[Job] = deque()
+        self.clients: dict[str, Job] = {}
+        self.ids = itertools.count(1)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._supervisor: asyncio.Task | None = None
+        self.restarts = 0
+        self.slot_failures: dict[int, int] = {}
+        self.completed = 0
+        self.rejected = 0
+        self.closing = False
+        self._settings_dict = settings.model_dump()
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self, wait_ready: bool = True) -> None:
+        self.loop = asyncio.get_running_loop()
+        for slot in range(self.settings.workers):
+            self.workers.append(self._spawn(slot))
+        self._supervisor = asyncio.create_task(self._supervise())
+        if wait_ready:
+            deadline = time.monotonic() + self.settings.worker_start_timeout_s
+            while not all(w.ready for w in self.workers) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+
+    def _spawn(self, slot: int) -> WorkerHandle:
+        from app.runner.worker import worker_main
+
+        parent, child = self.ctx.Pipe(duplex=True)
+        proc = self.ctx.Process(target=worker_main, args=(child, self._settings_dict), daemon=True,
+                                name=f"flowgrad-worker-{slot}")
+        proc.start()
+        child.close()
+        h = WorkerHandle(slot, proc, parent, pid=proc.pid)
+        threading.Thread(target=self._reader, args=(h,), daemon=True, name=f"flowgrad-reader-{slot}").start()
+        return h
+
+    async def stop(self) -> None:
+        self.closing = True
+        if self._supervisor:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._supervisor
+        for job in list(self.waiting):
+            job.put(("error", {"type": "Unavailable", "message": "the server is stopping"}))
+        self.waiting.clear()
+        for w in self.workers:
+            with contextlib.suppress(Exception):
+                w.conn.send(("stop",))
+        deadline = time.monotonic() + 2.0
+        for w in self.workers:
+            while w.proc.is_alive() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            if w.proc.is_alive():
+                self._kill(w)
+            with contextlib.suppress(Exception):
+                w.proc.join(0.1)
+
+    # ------------------------------------------------------------------ reading
+    def _reader(self, h: WorkerHandle) -> None:
+        """Thread: block on the worker's pipe, hand every message to the loop."""
+        loop = self.loop
+        assert loop is not None
+        while True:
+            try:
+                msg = h.conn.recv()
+            except (EOFError, OSError, Exception):  # noqa: B014
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self._on_dead, h)
+                return
+            try:
+                loop.call_soon_threadsafe(self._on_message, h, msg)
+            except RuntimeError:  # loop closed
+                return
+
+    def _on_message(self, h: WorkerHandle, msg) -> None:
+        kind = msg[0]
+        if kind == "ready":
+            h.pid = msg[1]
+            h.ready = True
+            h.ever_ready = True
+            self.slot_failures[h.slot] = 0
+            self._dispatch()
+        elif kind == "failed":
+            h.dead = True
+        elif kind in ("piece", "done"):
+            job = h.job
+            if job is None or job.id != msg[1]:
+                return
+            if kind == "done":
+                h.job = None
+                h.idle_since = time.monotonic()
+                h.runs += 1
+                self.completed += 1
+                job.put(("done", msg[2]))
+                self._forget(job)
+                self._dispatch()
+            else:
+                job.put(("piece", msg[2]))
+
+    def _on_dead(self, h: WorkerHandle) -> None:
+        if h.dead and h not in self.workers:
+            return
+        h.dead = True
+        job, h.job = h.job, None
+        if job is not None:
+            job.put(("error", {"type": "WorkerError", "message": "the run's worker stopped unexpectedly and was "
+                                                                  "replaced; try again"}))
+            self._forget(job)
+        self._replace(h)
+
+    def _replace(self, h: WorkerHandle) -> None:
+        """Kill ``h`` and start a fresh worker in its slot; a worker that died before it was ever
+        ready (a broken install) is restarted with exponential backoff, not in a tight loop."""
+        if self.closing or h not in self.workers or h.replacing:
+            return
+        h.replacing = True
+        self._kill(h)
+        with contextlib.suppress(Exception):
+            h.conn.close()
+        self.restarts += 1
+        failures = 0 if h.ever_ready else self.slot_failures.get(h.slot, 0) + 1
+        self.slot_failures[h.slot] = failures
+        delay = 0.0 if failures <= 1 else min(30.0, 0.5 * 2 ** (failures - 2))
+
+        def respawn() -> None:
+            if self.closing or h not in self.workers:
+                return
+            self.workers[self.workers.index(h)] = self._spawn(h.slot)
+
+        if delay and self.loop is not None:
+            self.loop.call_later(delay, respawn)
+        else:
+            respawn()
+
+    @staticmethod
+    def _kill(h: WorkerHandle) -> None:
+        with contextlib.suppress(Exception):
+            if h.proc.pid is not None and h.proc.is_alive():
+                os.kill(h.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            h.proc.join(0.5)
+
+    # ------------------------------------------------------------------ supervisor
+    async def _supervise(self) -> None:
+        s = self.settings
+        while True:
+            await asyncio.sleep(s.supervisor_interval_s)
+            now = time.monotonic()
+            for h in list(self.workers):
+                if h.dead or not h.proc.is_alive():
+                    self._on_dead(h)
+                elif h.job is not None and now - h.job.started > s.hard_kill_s + GRACE_S:
+                    job, h.job = h.job, None
+                    job.put(("error", {"type": "TimeoutError",
+                                       "message": f"the program ran longer than {s.hard_kill_s:g} s and its "
+                                                  f"worker was replaced (limit hard_kill_s = {s.hard_kill_s:g})"}))
+                    self._forget(job)
+                    h.dead = True
+                    self._replace(h)
+                elif not h.ready and now - h.started > s.worker_start_timeout_s:
+                    h.dead = True
+                    self._replace(h)
+            # queue timeouts
+            while self.waiting and now - self.waiting[0].enqueued > s.queue_timeout_s:
+                job = self.waiting.popleft()
+                self.rejected += 1
+                job.put(("error", {"type": "Busy", "message": "the server is busy; try again in a moment"}))
+                self._forget(job)
+            self._dispatch()
+
+    # ------------------------------------------------------------------ scheduling
+    def _dispatch(self) -> None:
+        """Give waiting runs to idle workers, longest idle first (its next run process is surely warm)."""
+        if self.closing:
+            return
+        while self.waiting:
+            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None]
+            if not idle:
+                return
+            h = min(idle, key=lambda w: w.idle_since)
+            job = self.waiting.popleft()
+            if job.cancelled:
+                continue
+            self._assign(h, job)
+
+    def _assign(self, h: WorkerHandle, job: Job) -> None:
+        h.job = job
+        job.worker = h
+        job.started = time.monotonic()
+        try:
+            h.conn.send(("run", job.id, job.source, {"stream": job.stream, "queued": len(self.waiting)}))
+        except Exception:  # noqa: BLE001 - a broken pipe: the reader thread reports the death
+            h.job = None
+            job.worker = None
+            self.waiting.appendleft(job)
+            h.dead = True
+
+    def _forget(self, job: Job) -> None:
+        if job.client is not None and self.clients.get(job.client) is job:
+            del self.clients[job.client]
+
+    def submit(self, source: str, *, stream: bool = False, client: str | None = None) -> Job:
+        """Queue a run (cancelling the client's previous one); raises PoolBusy when the queue is full."""
+        if self.closing:
+            raise PoolBusy("the server is stopping")
+        if client is not None:
+            old = self.clients.get(client)
+            if old is not None:
+                self.cancel(old)
+        if len(self.waiting) >= self.settings.queue_limit and not any(
+                h.ready and h.job is None and not h.dead for h in self.workers):
+            self.rejected += 1
+            raise PoolBusy("the server is busy; try again in a moment")
+        job = Job(next(self.ids), source, stream, client)
+        if client is not None:
+            self.clients[client] = job
+        self.waiting.append(job)
+        self._dispatch()
+        return job
+
+    def cancel(self, job: Job) -> None:
+        if job.finished or job.cancelled:
+            return
+        job.cancelled = True
+        self._forget(job)
+        if job.worker is None:
+            with contextlib.suppress(ValueError):
+                self.waiting.remove(job)
+            job.put(("error", {"type": "Cancelled", "message": "the run was cancelled by a newer run"}))
+        else:
+            with contextlib.suppress(Exception):
+                job.worker.conn.send(("cancel", job.id))
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict:
+        return {
+            "workers": [{"slot": h.slot, "pid": h.pid, "ready": h.ready, "busy": h.job is not None,
+                         "runs": h.runs, "alive": (not h.dead) and h.proc.is_alive()} for h in self.workers],
+            "size": len(self.workers),
+            "ready": sum(1 for h in self.workers if h.ready and not h.dead),
+            "busy": sum(1 for h in self.workers if h.job is not None),
+            "queued": len(self.waiting),
+            "queue_limit": self.settings.queue_limit,
+            "restarts": self.restarts,
+            "completed": self.completed,
+            "rejected": self.rejected,
+        }

@@ -1,0 +1,399 @@
+"""A pool worker: a warm process that never runs user code itself.
+
+It imports the engine and numpy once, keeps a long-lived ``dot`` and a layout cache, and runs
+every program in a child forked from itself (``os.fork`` from this single-threaded process: a
+copy-on-write snapshot). The child for the *next* run is forked ahead of time, right after a run
+ends: it drops the descriptors it does not need (server connection, dot's pipes), sets rlimits
+(address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no core dumps),
+runs a tiny warm-up program so the pages a run touches are already copied, then blocks until it
+is handed a source. It runs the program (``capture``) and ships the raw capture; the worker
+builds the trace (``app.trace``) and answers the server. A run past ``hard_kill_s``, or a cancel
+from the server, SIGKILLs the child. Because every run is a
+fresh fork of the same clean image, nothing a program does (``nn.ReLU.forward = …``, a leaked
+global, a corrupted cache) can be seen by another run, and the layout cache lives in the worker,
+out of the programs' reach.
+
+Protocol on the connection to the server (pickled tuples):
+  server → worker: ("run", job_id, source, options) | ("cancel", job_id) | ("stop",)
+  worker → server: ("ready", pid) | ("piece", job_id, json bytes) | ("done", job_id, json bytes)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+# one BLAS thread: the worker forks, and a run gets one core's worth of time anyway
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+
+WARM_SOURCE = (
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 2)\n"
+    "for i in range(2):\n    opt.zero_grad()\n    loss = ((model(x) - 1) ** 2).mean()\n"
+    "    loss.backward()\n    opt.step()\nprint(loss, x.grad)\n"
+)
+
+
+# what a spare run process executes before it waits for its program: it touches (copies from the
+# worker) the pages a typical run needs, so the run itself starts hot; kept tiny because for
+# back-to-back requests it is on the critical path
+SPARE_WARM_SOURCE = "import torch\nx = torch.tensor(1.0, requires_grad=True)\n(x * 2).backward()\nprint(x)\n"
+
+
+def _err(type_: str, message: str) -> dict:
+    return {"type": type_, "message": message, "line": None, "column": None}
+
+
+def _json_safe(x):
+    if isinstance(x, str):
+        return x.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and x != x:
+        return "nan"
+    if isinstance(x, float) and x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    if x is None or isinstance(x, (bool, int, float)):
+        return x
+    return str(x)
+
+
+def _vm_bytes() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class Worker:
+    def __init__(self, conn, settings_dict: dict):
+        import gc
+
+        import orjson
+
+        from app.core.config import Settings
+        from app.layout import LayoutEngine
+
+        self.conn = conn
+        self.settings = Settings(**settings_dict)
+        s = self.settings
+        self.orjson = orjson
+        self.layout = LayoutEngine(dot_binary=s.dot_binary, dot_timeout=s.dot_timeout_s,
+                                   cache_size=s.layout_cache_size, group_threshold=s.group_threshold,
+                                   group_chunk=s.group_chunk)
+        self.limits = s.sandbox_limits()
+        from engine.recorder import op_table
+
+        self.op_table = op_table()
+        self._warm()
+        self.spare = None
+        gc.collect()
+        gc.freeze()  # keep the forked children from touching (copying) the worker's objects
+        self._prefork()
+
+    def _warm(self) -> None:
+        """Import and exercise everything once, so a run's child starts hot."""
+        from app.runner.capture import run_capture
+
+        msgs: list = []
+        try:
+            run_capture(WARM_SOURCE, self.limits, self.settings.value_limit, 1000, msgs.append)
+            from app.trace.build import TraceBuilder
+
+            b = TraceBuilder(self.layout)
+            for m in msgs:
+                if m[0] == "events":
+                    b.feed_all(m[1])
+            b.finish()
+        except Exception:  # noqa: BLE001 - warming is best effort
+            pass
+
+    # ------------------------------------------------------------------ loop
+    def serve(self) -> None:
+        self.conn.send(("ready", os.getpid()))
+        while True:
+            try:
+                msg = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg[0] == "run":
+                _, job_id, source, opts = msg
+                try:
+                    self.run(job_id, source, opts)
+                except (BrokenPipeError, EOFError):
+                    break
+                except Exception:  # noqa: BLE001 - a bug of ours: answer cleanly, keep serving
+                    try:
+                        body = {"type": "done"} if opts.get("stream") else {"passes": []}
+                        body.update({"stdout": "", "error": _err("InternalError", "the run failed inside flowgrad"),
+                                     "variables": {}, "ops": {}, "steps": [], "modules": {}, "truncated": False})
+                        self._send("done", job_id, body)
+                    except (BrokenPipeError, EOFError, OSError):
+                        break
+            elif msg[0] == "stop":
+                break
+        if self.spare is not None:
+            self._reap(self.spare[0], self.spare[2])
+        self.layout.close()
+
+    def _send(self, kind: str, job_id: int, obj: dict) -> None:
+        try:
+            data = self.orjson.dumps(obj)
+        except (TypeError, self.orjson.JSONEncodeError):
+            data = self.orjson.dumps(_json_safe(obj))  # e.g. a lone surrogate in a message
+        self.conn.send((kind, job_id, data))
+
+    def _prefork(self, warm: bool = True) -> None:
+        """Fork the next run's process now, off the critical path, and let it warm up.
+
+        The spare child sets its rlimits, runs a tiny program (so the pages a run touches are
+        already copied from the worker), then blocks until it gets a source — or its job pipe
+        closes because the worker died, and it exits.
+        """
+        import multiprocessing.connection as mpc
+
+        job_r, job_w = mpc.Pipe(duplex=False)
+        reader, writer = mpc.Pipe(duplex=False)
+        pid = os.fork()
+        if pid == 0:  # ---------------- child
+            code = 0
+            try:
+                job_w.close()
+                reader.close()
+                self._child_setup(warm)
+                try:
+                    source, stream = job_r.recv()
+                except (EOFError, OSError):
+                    os._exit(0)
+                from app.runner.capture import run_capture
+
+                s = self.settings
+                run_capture(source, self.limits, s.value_limit, s.max_events, writer.send, stream=stream,
+                            head=s.full_passes_head, tail=s.full_passes_tail)
+                writer.close()
+            except BaseException:  # noqa: BLE001
+                code = 1
+            finally:
+                os._exit(code)
+        job_r.close()
+        writer.close()
+        self.spare = (pid, job_w, reader)
+
+    def _take_spare(self, source: str, stream: bool):
+        """The warm spare child with ``source`` handed to it (a fresh fork if it died meanwhile)."""
+        for _ in range(2):
+            if self.spare is None:
+                self._prefork()
+            pid, job_w, reader = self.spare
+            self.spare = None
+            try:
+                job_w.send((source, stream))
+                job_w.close()
+                return pid, reader
+            except (OSError, BrokenPipeError):
+                self._reap(pid, reader)
+        raise RuntimeError("could not start a run process")
+
+    @staticmethod
+    def _reap(pid: int, reader) -> int:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        status = 0
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        try:
+            reader.close()
+        except OSError:
+            pass
+        return status
+
+    def run(self, job_id: int, source: str, opts: dict) -> None:
+        import gc
+
+        # building a trace allocates many small dicts: generational GC passes over the large,
+        # acyclic heap cost ~40% on big graphs; everything here is freed by reference counting
+        gc.disable()
+        try:
+            self._run(job_id, source, opts)
+        finally:
+            gc.enable()
+            if self.spare is None:
+                # always warm: skipping it when runs are queued was measured slower (the COW page
+                # copies then land inside the next run instead of overlapping the worker's work)
+                self._prefork()
+
+    def _run(self, job_id: int, source: str, opts: dict) -> None:
+        import multiprocessing.connection as mpc
+
+        from app.trace.build import TraceBuilder
+        from app.trace.values import clean
+
+        s = self.settings
+        stream = bool(opts.get("stream"))
+        started = time.monotonic()
+        pid, reader = self._take_spare(source, stream)
+        t_sent = t_end = time.monotonic()
+        builder = TraceBuilder(
+            self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes,
+            on_pass=(lambda p: self._send("piece", job_id, {"type": "pass", "pass": p})) if stream else None,
+            on_step=(lambda st: self._send("piece", job_id, {"type": "step", **st})) if stream else None,
+        )
+        stdout_parts: list[str] = []
+        n_events = 0
+        last_progress = started
+        end: dict | None = None
+        error: dict | None = None
+        deadline = started + s.hard_kill_s
+        build_error = False
+        while end is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                error = _err("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and was stopped "
+                                             f"(limit hard_kill_s = {s.hard_kill_s:g})")
+                break
+            ready = mpc.wait([reader, self.conn], timeout=left)
+            if self.conn in ready:
+                msg = self.conn.recv()
+                if msg[0] == "cancel" and msg[1] == job_id:
+                    error = _err("Cancelled", "the run was cancelled")
+                    break
+                if msg[0] == "stop":
+                    error = _err("Cancelled", "the server is stopping")
+                    break
+            if reader in ready:
+                try:
+                    msg = reader.recv()
+                except (EOFError, OSError):
+                    break
+                kind = msg[0]
+                if kind == "events":
+                    if not build_error:
+                        try:
+                            builder.feed_all(msg[1])
+                        except Exception:  # noqa: BLE001 - a builder bug costs the graph, not the run
+                            build_error = True
+                    n_events += len(msg[1])
+                    if stream and time.monotonic() - last_progress > 0.2:  # sign of life in a long pass
+                        last_progress = time.monotonic()
+                        self._send("piece", job_id, {"type": "progress", "events": n_events,
+                                                     "ops": len(builder.ops), "passes": builder.n_closed})
+                elif kind == "stdout":
+                    stdout_parts.append(msg[1])
+                    if stream:
+                        self._send("piece", job_id, {"type": "stdout", "text": msg[1]})
+                elif kind == "end":
+                    end = msg[1]
+                    t_end = time.monotonic()
+        # stop and reap the child (SIGKILL is harmless when it has already finished)
+        status = self._reap(pid, reader)
+        if end is None and error is None:
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            if sig == signal.SIGXCPU:
+                error = _err("TimeoutError", f"the program used more than its CPU time (limit hard_kill_s = "
+                                             f"{s.hard_kill_s:g})")
+            else:
+                error = _err("MemoryError", f"the program was stopped: it exceeded the worker's memory "
+                                            f"(limit memory_limit_mb = {s.memory_limit_mb})")
+        try:
+            builder.finish()
+        except Exception:  # noqa: BLE001
+            build_error = True
+        stdout = end["stdout"] if end is not None else "".join(stdout_parts)
+        if stream and end is not None:
+            sent = "".join(stdout_parts)
+            if stdout.startswith(sent) and len(stdout) > len(sent):
+                self._send("piece", job_id, {"type": "stdout", "text": stdout[len(sent):]})
+        if end is not None:
+            error = end.get("error")
+            variables = end.get("variables") or {}
+            truncated = bool(end.get("truncated"))
+        else:
+            variables, truncated = {}, False
+        parts = builder.result_parts()
+        used = {k: self.op_table[k] for k in sorted(o for o in builder.ops_used if o in self.op_table)}
+        trace = {
+            "stdout": stdout,
+            "error": clean(error),
+            "variables": clean(variables),
+            "ops": used,
+            "passes": [] if stream else parts["passes"],
+            "steps": parts["steps"],
+            "modules": parts["modules"],
+            "truncated": truncated or parts["truncated"] or build_error,
+            "elapsed_ms": round((time.monotonic() - started) * 1000, 2),
+            "timing_ms": {"start": round((t_sent - started) * 1000, 2), "run": round((t_end - t_sent) * 1000, 2),
+                          "trace": round((time.monotonic() - t_end) * 1000, 2)},
+        }
+        if stream:
+            del trace["passes"]
+            trace = {"type": "done", **trace}
+        self._send("done", job_id, trace)
+
+    def _child_setup(self, warm: bool = True) -> None:
+        """In a run's process: drop the worker's connection, set rlimits, warm up."""
+        import resource
+
+        s = self.settings
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        proc, self.layout.dot.proc = self.layout.dot.proc, None  # dot belongs to the worker
+        if proc is not None:
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()  # our copies of its pipes only
+                except (OSError, AttributeError):
+                    pass
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        cpu = int(s.hard_kill_s) + 2
+        limits = [
+            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+            (resource.RLIMIT_FSIZE, (0, 0)),
+            (resource.RLIMIT_CORE, (0, 0)),
+        ]
+        vm = _vm_bytes()
+        if vm:
+            cap = vm + s.memory_limit_mb * 1024 * 1024
+            limits.append((resource.RLIMIT_AS, (cap, cap)))
+        for which, value in limits:
+            try:
+                resource.setrlimit(which, value)
+            except (ValueError, OSError):
+                pass
+        from app.runner.capture import run_capture
+
+        if warm:
+            try:
+                run_capture(SPARE_WARM_SOURCE, self.limits, s.value_limit, 1000, lambda m: None)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def worker_main(conn, settings_dict: dict) -> None:
+    """Entry point of a pool process (started with the 'forkserver' or 'spawn' context)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops us; Ctrl-C goes to it
+    try:
+        w = Worker(conn, settings_dict)
+    except Exception as e:  # noqa: BLE001
+        try:
+            conn.send(("failed", os.getpid(), f"{type(e).__name__}: {e}"))
+        finally:
+            sys.exit(1)
+    w.serve()

@@ -1,0 +1,496 @@
+"""Recorder events → the API trace: passes (graph + frames), per-step summaries, roles.
+
+Pass policy
+-----------
+A *pass* runs from the end of the previous pass up to and including the next ``backward()``;
+what follows a backward without recording a graph (``optimizer.step()``, ``zero_grad()``,
+in-place ``w -= lr * w.grad``, reading ``p.grad.norm()``: any op whose ``grad_fn`` is null)
+belongs to that backward's pass as its ``update`` phase, so one training step reads
+forward → backward → update. The first op that records a graph again (has a ``grad_fn``), or
+another ``backward()``, opens the next pass; leaves created in between go with it.
+
+Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Full graphs and
+frames are kept for the first ``head`` passes (sent as soon as they close) and the last ``tail``
+passes (known only at the end); with ``head + tail`` passes or fewer, every pass is full. Other
+passes appear with ``graph: null`` and no frames.
+
+Graph of a pass: the ops recorded in its forward phase plus the ops its backward steps run
+through (a second ``backward(retain_graph=True)`` re-walks an earlier graph), their input and
+output tensors, tensors created in the pass, and ``detach`` links. Node ``value`` is the value at
+the end of the pass's forward phase; ``grad`` is ``.grad`` at the end of its backward phase (null
+= none yet). Update-phase ops are frames only, not nodes.
+
+Edge ids are stable for a run: ``e{op}_{k}`` for the k-th input of op ``n{op}``, ``e{op}_o`` for
+its output, ``d{tensor}`` for a detach link.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable
+
+from app.layout import LayoutEngine, LayoutInput
+from app.trace.values import clean, num, to_float
+
+_UPDATE_KINDS = {"inplace", "optim_step", "zero_grad", "grad_mode", "mark_retain_grad", "requires_grad"}
+_META_KINDS = {"module", "module_names", "step_stats"}
+
+
+def _eid_in(op: str, k: int) -> str:
+    return f"e{op[1:]}_{k}"
+
+
+def _eid_out(op: str) -> str:
+    return f"e{op[1:]}_o"
+
+
+class _Pass:
+    __slots__ = ("index", "frames", "ops", "tensors", "bw_ops", "roots", "loss", "fwd_values",
+                 "grads", "stats", "phase", "pending", "detaches", "has_backward")
+
+    def __init__(self, index: int):
+        self.index = index
+        self.frames: list[dict] = []
+        self.ops: list[str] = []
+        self.tensors: list[str] = []
+        self.bw_ops: list[str] = []
+        self.roots: list[str] = []
+        self.loss: float | None = None
+        self.fwd_values: dict | None = None
+        self.grads: dict | None = None
+        self.stats: dict | None = None
+        self.phase = "forward"
+        self.pending: list[dict] = []
+        self.detaches: list[tuple[str, str]] = []
+        self.has_backward = False
+
+
+class TraceBuilder:
+    """Feed events one at a time (``feed``); closed passes are reported through ``on_pass``."""
+
+    def __init__(self, layout: LayoutEngine | None, *, head: int = 3, tail: int = 2, max_passes: int = 10_000,
+                 on_pass: Callable[[dict], None] | None = None, on_step: Callable[[dict], None] | None = None):
+        self.layout = layout
+        self.head = head
+        self.tail = tail
+        self.max_passes = max_passes
+        self.on_pass = on_pass
+        self.on_step = on_step
+        self.tensors: dict[str, dict] = {}
+        self.ops: dict[str, dict] = {}
+        self.modules: dict[str, dict] = {}
+        self.module_names: dict[str, str] = {}
+        self.param_names: dict[str, str] = {}
+        self.names: dict[str, str] = {}
+        self.seq: dict[str, int] = {}
+        self.cur_value: dict[str, object] = {}
+        self.mutated: set[str] = set()
+        self.cur_grad: dict[str, object] = {}
+        self.optim_params: set[str] = set()
+        self.consumers: dict[str, int] = {}
+        self.detached_from: dict[str, str] = {}
+        self.ops_used: set[str] = set()
+        self.passes: list[dict] = []
+        self.steps: list[dict] = []
+        self.tail_buf: deque[_Pass] = deque(maxlen=max(tail, 0) or None) if tail else deque(maxlen=1)
+        self.cur: _Pass | None = None
+        self.head_buf: list[tuple[_Pass, int]] = []
+        self.names_version = 0
+        self.n_closed = 0
+        self.truncated = False
+        self._n = 0
+
+    # ------------------------------------------------------------------ feeding
+    def feed_all(self, events) -> None:
+        for e in events:
+            self.feed(e)
+
+    def feed(self, e: dict) -> None:
+        kind = e.get("kind")
+        if kind in _META_KINDS:
+            self._meta(e)
+            return
+        if self.cur is None:
+            if self.n_closed >= self.max_passes:
+                self.truncated = True
+                return
+            self.cur = _Pass(self.n_closed)
+        p = self.cur
+        if p.phase == "update":
+            if kind in _UPDATE_KINDS or kind == "name" and any(x.get("id") == e.get("tensor") for x in p.pending):
+                if kind == "name" and any(x.get("id") == e.get("tensor") for x in p.pending):
+                    p.pending.append(e)
+                    return
+                self._apply(p, e, "update")
+                return
+            if kind == "tensor":
+                p.pending.append(e)
+                return
+            if kind == "detach" or kind == "op" and not e.get("grad_fn"):  # records no graph: analysis, update
+                for x in p.pending:
+                    self._apply(p, x, "update")
+                p.pending.clear()
+                self._apply(p, e, "update")
+                return
+            if kind == "name":
+                self._apply(p, e, "update")
+                return
+            # a graph-recording op or a backward opens the next pass; the held tensors belong to it
+            pending = p.pending
+            p.pending = []
+            self._close(p)
+            if self.n_closed >= self.max_passes:
+                self.truncated = True
+                return
+            self.cur = _Pass(self.n_closed)
+            for x in pending:
+                self._apply(self.cur, x, "forward")
+            self.feed(e)
+            return
+        phase = "backward" if kind in ("backward_step", "accumulate", "retain_grad", "backward_end",
+                                       "backward_error") else p.phase
+        if kind == "backward_begin":
+            if p.has_backward and p.phase != "backward":  # defensive: a second backward without update
+                self._close(p)
+                self.cur = _Pass(self.n_closed)
+                p = self.cur
+            phase = "backward"
+            if p.fwd_values is None:
+                p.fwd_values = {t: self.cur_value[t] for t in self.mutated}
+            p.has_backward = True
+            p.phase = "backward"
+        self._apply(p, e, phase)
+        if kind in ("backward_end", "backward_error"):
+            p.grads = dict(self.cur_grad)
+            p.phase = "update"
+
+    def _meta(self, e: dict) -> None:
+        kind = e["kind"]
+        if kind == "module":
+            self.modules[e["id"]] = {"cls": e.get("cls"), "repr": e.get("repr"), "parent": e.get("parent")}
+        elif kind == "module_names":
+            self.module_names.update(e.get("names") or {})
+            self.param_names.update(e.get("parameters") or {})
+            self.names_version += 1
+        elif kind == "step_stats":
+            p = self.cur
+            if p is not None:
+                p.stats = {k: e.get(k) for k in ("loss", "param_norm", "grad_norm")}
+
+    def _apply(self, p: _Pass, e: dict, phase: str) -> None:
+        kind = e["kind"]
+        frame = dict(e)
+        frame["phase"] = phase
+        edges: list[str] = []
+        if kind == "tensor":
+            tid = e["id"]
+            self.tensors[tid] = e
+            self.seq.setdefault(tid, self._next())
+            self.cur_value[tid] = e.get("value")
+            if phase != "update":
+                p.tensors.append(tid)
+            if e.get("op"):
+                edges.append(_eid_out(e["op"]))
+        elif kind == "op":
+            oid = e["id"]
+            self.ops[oid] = e
+            self.ops_used.add(e.get("op"))
+            self.seq.setdefault(oid, self._next())
+            for i, x in enumerate(e.get("inputs") or []):
+                if x is not None:
+                    edges.append(_eid_in(oid, i))
+                    self.consumers[x] = self.consumers.get(x, 0) + 1
+            if phase != "update":
+                p.ops.append(oid)
+        elif kind == "name":
+            self.names[e["tensor"]] = e["name"]
+        elif kind == "detach":
+            self.detached_from[e["tensor"]] = e["source"]
+            p.detaches.append((e["source"], e["tensor"]))
+            edges.append("d" + e["tensor"])
+        elif kind == "inplace":
+            self.cur_value[e["tensor"]] = e.get("value")
+            self.mutated.add(e["tensor"])
+            if phase == "update" and self.tensors.get(e["tensor"], {}).get("requires_grad"):
+                self.optim_params.add(e["tensor"])  # `w -= lr * w.grad`: trained, so a parameter
+        elif kind == "optim_step":
+            for tid, v in (e.get("values") or {}).items():
+                self.cur_value[tid] = v
+                self.mutated.add(tid)
+            self.optim_params.update(e.get("params") or [])
+        elif kind == "zero_grad":
+            for tid in e.get("tensors") or []:
+                if e.get("set_to_none"):
+                    self.cur_grad.pop(tid, None)
+                elif tid in self.cur_grad:
+                    self.cur_grad[tid] = _zeros_like(self.cur_grad[tid])
+        elif kind == "backward_begin":
+            p.roots.append(e.get("root"))
+            if p.loss is None:
+                p.loss = to_float(e.get("root") and self.cur_value.get(e["root"]))
+        elif kind == "backward_step":
+            node = e.get("node")
+            if node:
+                p.bw_ops.append(node)
+                for c in e.get("contributions") or []:
+                    edges.append(_eid_in(node, c.get("index", 0)))
+                edges.append(_eid_out(node))
+        elif kind == "accumulate":
+            self.cur_grad[e["tensor"]] = e.get("after")
+        elif kind == "retain_grad":
+            self.cur_grad[e["tensor"]] = e.get("grad")
+        frame["edges"] = edges
+        p.frames.append(frame)
+
+    def _next(self) -> int:
+        self._n += 1
+        return self._n
+
+    # ------------------------------------------------------------------ closing
+    def _close(self, p: _Pass) -> None:
+        for x in p.pending:
+            self._apply(p, x, "update")
+        p.pending = []
+        if p.fwd_values is None:
+            p.fwd_values = {t: self.cur_value[t] for t in self.mutated}
+        if p.grads is None:
+            p.grads = dict(self.cur_grad)
+        self.cur = None
+        self.n_closed += 1
+        step = self._summary(p)
+        self.steps.append(step)
+        if self.on_step:
+            self.on_step(step)
+        if p.index < self.head:
+            # streamed at once; without a listener it waits for the end, when the names are known
+            self.head_buf.append((p, self.names_version if self.on_pass else -1))
+            if self.on_pass:
+                self._emit_pass(self._full(p))
+            else:
+                self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
+        else:
+            if self.tail:
+                if len(self.tail_buf) == self.tail_buf.maxlen:
+                    self.tail_buf.popleft()
+                self.tail_buf.append(p)
+            self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
+
+    def _emit_pass(self, pd: dict) -> None:
+        i = pd["index"]
+        if i < len(self.passes):
+            self.passes[i] = pd
+        else:
+            self.passes.append(pd)
+        if self.on_pass:
+            self.on_pass(pd)
+
+    def finish(self) -> None:
+        if self.cur is not None:
+            self._close(self.cur)
+        # head passes: built now, or rebuilt when module/parameter names arrived after they were sent
+        for p, version in self.head_buf:
+            if version != self.names_version:
+                self._emit_pass(self._full(p))
+        self.head_buf.clear()
+        # the last `tail` passes get their full graph now (replacing the summary sent earlier)
+        for p in list(self.tail_buf):
+            if p.index >= self.head and p.index >= self.n_closed - self.tail:
+                self._emit_pass(self._full(p))
+        self.tail_buf.clear()
+
+    def _summary(self, p: _Pass) -> dict:
+        stats = p.stats or {}
+        loss = stats.get("loss", p.loss)
+        return clean({"step": p.index, "loss": loss if loss is not None else p.loss,
+                      "param_norm": stats.get("param_norm"), "grad_norm": stats.get("grad_norm")})
+
+    # ------------------------------------------------------------------ graph
+    def _role(self, tid: str, t: dict, roots: set[str], in_graph_consumers: dict[str, int]) -> str:
+        if tid in roots:
+            return "loss"
+        if t.get("origin") == "const":
+            return "constant"
+        if t.get("is_leaf", True) and t.get("origin") != "op":
+            if tid in self.param_names or tid in self.optim_params or "." in self.names.get(tid, ""):
+                return "parameter"
+            if t.get("requires_grad") or tid in self.names:
+                return "input"
+            return "constant"
+        if in_graph_consumers.get(tid, 0) == 0:
+            return "output"
+        return "intermediate"
+
+    def _ancestors(self, roots: list[str], cap: int = 5_000) -> list[str]:
+        """Op ids the roots were computed through (iteratively: graphs can be deep)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        stack = [r for r in roots if r]
+        while stack and len(out) < cap:
+            t = stack.pop()
+            op_id = (self.tensors.get(t) or {}).get("op")
+            if not op_id or op_id in seen or op_id not in self.ops:
+                continue
+            seen.add(op_id)
+            out.append(op_id)
+            stack.extend(x for x in self.ops[op_id].get("inputs") or [] if x)
+        return out
+
+    def _module_name(self, mid: str | None) -> str | None:
+        if mid is None:
+            return None
+        return self.module_names.get(mid, mid)
+
+    def _full(self, p: _Pass) -> dict:
+        op_ids: list[str] = []
+        seen: set[str] = set()
+        extra: list[str] = []
+        if p.roots and not p.bw_ops:
+            extra = self._ancestors(p.roots)  # a failed backward: show the graph it tried to walk
+        for o in p.ops + p.bw_ops + extra:
+            if o not in seen and o in self.ops:
+                seen.add(o)
+                op_ids.append(o)
+        t_ids: set[str] = set(p.tensors)
+        for o in op_ids:
+            op = self.ops[o]
+            t_ids.update(x for x in op.get("inputs") or [] if x is not None)
+            if op.get("output"):
+                t_ids.add(op["output"])
+        for s, d in p.detaches:
+            t_ids.add(s)
+            t_ids.add(d)
+        t_ids = {t for t in t_ids if t in self.tensors}
+        roots = set(p.roots)
+        consumers: dict[str, int] = {}
+        edges: list[tuple[str, str, str, str | None]] = []
+        for o in sorted(op_ids, key=self.seq.__getitem__):
+            op = self.ops[o]
+            cut = None if op.get("grad_enabled", True) else "no_grad"
+            for i, x in enumerate(op.get("inputs") or []):
+                if x is not None and x in t_ids:
+                    edges.append((_eid_in(o, i), x, o, cut))
+                    consumers[x] = consumers.get(x, 0) + 1
+            out = op.get("output")
+            if out in t_ids:
+                edges.append((_eid_out(o), o, out, None))
+        for s, d in p.detaches:
+            edges.append(("d" + d, s, d, "detach"))
+            consumers[s] = consumers.get(s, 0) + 1
+        fwd = p.fwd_values or {}
+        grads = p.grads or {}
+        nodes: list[dict] = []
+        for nid in sorted(list(t_ids) + op_ids, key=self.seq.__getitem__):
+            if nid[0] == "n":
+                op = self.ops[nid]
+                label = op.get("label") or op.get("op")
+                nodes.append({"id": nid, "kind": "op", "label": label, "role": "op", "name": None,
+                              "shape": self.tensors.get(op.get("output"), {}).get("shape"),
+                              "dtype": None, "requires_grad": bool(op.get("grad_fn")), "is_leaf": False,
+                              "grad_fn": op.get("grad_fn"), "module": self._module_name(op.get("module")),
+                              "op": op.get("op"), "line": op.get("line"), "value": None, "grad": None})
+            else:
+                t = self.tensors[nid]
+                name = self.param_names.get(nid) or self.names.get(nid)
+                producer = self.ops.get(t.get("op")) if t.get("op") else None
+                role = self._role(nid, t, roots, consumers)
+                if name:
+                    label = name
+                elif role == "constant" and not t.get("shape"):
+                    label = str(num(t.get("value")))
+                else:
+                    label = "×".join(str(s) for s in t.get("shape") or []) or "scalar"
+                nodes.append({"id": nid, "kind": "tensor", "label": label, "role": role, "name": name,
+                              "shape": t.get("shape"), "dtype": t.get("dtype"),
+                              "requires_grad": t.get("requires_grad"), "is_leaf": t.get("is_leaf"),
+                              "grad_fn": producer.get("grad_fn") if producer else None,
+                              "module": self._module_name(t.get("module")), "op": None, "line": t.get("line"),
+                              "value": fwd.get(nid, t.get("value")), "grad": grads.get(nid)})
+        for n in nodes:
+            n["w"], n["h"] = _size(n)
+        # clusters: one per module with members in this graph (plus its ancestors)
+        members: dict[str, list[str]] = {}
+        for n in nodes:
+            src = self.ops.get(n["id"]) if n["kind"] == "op" else self.tensors.get(n["id"])
+            mid = src.get("module") if src else None
+            if mid is not None and (n["kind"] == "op" or n["role"] in ("intermediate", "output")):
+                members.setdefault(mid, []).append(n["id"])
+        cl_ids: list[str] = []
+        for mid in list(members):
+            m = mid
+            while m is not None and m not in cl_ids:
+                cl_ids.append(m)
+                m = (self.modules.get(m) or {}).get("parent")
+        cl_ids.sort(key=lambda m: int(m[1:]) if m[1:].isdigit() else 0)
+        # members of a cluster include those of its descendants
+        all_members: dict[str, list[str]] = {m: list(members.get(m, [])) for m in cl_ids}
+        for m in cl_ids:
+            parent = (self.modules.get(m) or {}).get("parent")
+            while parent is not None and parent in all_members:
+                all_members[parent].extend(members.get(m, []))
+                parent = (self.modules.get(parent) or {}).get("parent")
+        graph: dict = {"width": 0.0, "height": 0.0, "nodes": nodes, "edges": [], "clusters": [], "groups": [],
+                       "layout": None}
+        res = None
+        if self.layout is not None:
+            lin = LayoutInput(
+                [(n["id"], f'{n["kind"]}|{n["op"] or n["role"]}|{n["label"] if n["kind"] == "op" else ""}',
+                  n["w"], n["h"]) for n in nodes],
+                [(eid, s, t) for eid, s, t, _ in edges],
+                [(m, (self.modules.get(m) or {}).get("parent"), all_members[m]) for m in cl_ids],
+            )
+            res = self.layout.layout(lin)
+            graph["width"], graph["height"] = res.width, res.height
+            graph["groups"] = res.groups
+            graph["layout"] = res.method
+        for n in nodes:
+            n["x"], n["y"] = res.nodes.get(n["id"], (0.0, 0.0)) if res else (0.0, 0.0)
+        graph["edges"] = [{"id": eid, "source": s, "target": t, "points": res.edges.get(eid, []) if res else [],
+                           "cut": cut} for eid, s, t, cut in edges]
+        for m in cl_ids:
+            x, y, w, h = res.clusters.get(m, (0.0, 0.0, 0.0, 0.0)) if res else (0.0, 0.0, 0.0, 0.0)
+            info = self.modules.get(m) or {}
+            graph["clusters"].append({"id": m, "name": self.module_names.get(m), "cls": info.get("cls"),
+                                      "parent": info.get("parent"), "x": x, "y": y, "w": w, "h": h,
+                                      "nodes": all_members[m]})
+        # recorder values are already JSON-safe and coordinates are finite: no deep clean needed
+        loss = p.loss if p.loss is not None else (p.stats or {}).get("loss")
+        return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": p.frames}
+
+    # ------------------------------------------------------------------ result
+    def result_parts(self) -> dict:
+        return {"passes": self.passes, "steps": self.steps, "truncated": self.truncated,
+                "modules": {m: {"name": self.module_names.get(m), **info} for m, info in self.modules.items()}}
+
+
+def _size(n: dict) -> tuple[float, float]:
+    label = n["label"] or ""
+    if n["kind"] == "op":
+        return (max(30.0, 8.0 * len(label) + 14.0), 30.0)
+    return (min(170.0, max(64.0, 7.0 * len(label) + 28.0)), 40.0)
+
+
+def _zeros_like(v):
+    if isinstance(v, list):
+        return [_zeros_like(x) for x in v]
+    if isinstance(v, dict):
+        return {**v, "min": 0.0, "max": 0.0, "mean": 0.0, "sample": [0.0] * len(v.get("sample") or [])}
+    return 0.0
+
+
+def norm_of(v) -> float | None:
+    """L2 norm of a value V (None for summaries)."""
+    if isinstance(v, dict) or v is None:
+        return None
+    total = 0.0
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+        else:
+            f = to_float(x)
+            if f is None:
+                return None
+            total += f * f
+    return math.sqrt(total)

@@ -1,0 +1,166 @@
+"""Streaming (SSE): the same trace as events while the program runs, and cancellation."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+from flowgrad_testing import ROOT, strict_json
+
+LOOP = ("import torch\nfrom torch import nn\ntorch.manual_seed(0)\nmodel = nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(8, 2)\ny = x.sum(1, keepdim=True)\n"
+        "for i in range(8):\n    opt.zero_grad()\n    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n"
+        "    opt.step()\n    print(i)\n")
+LONG = "import torch\nx = torch.randn(316, 316)\nfor i in range(10000):\n    y = x @ x\n"
+# a long training loop: one pass (and one `step` event) per iteration, ~2 s in all
+LONG_TRAIN = ("import torch\nw = torch.randn(300, 300, requires_grad=True)\nx = torch.randn(300, 300)\n"
+              "for i in range(10000):\n    y = (w @ x).sum()\n    y.backward()\n")
+
+
+def read_events(response):
+    """Parse an SSE byte stream into (event, data, time received)."""
+    out = []
+    event, data = None, []
+    for line in response.iter_lines():
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif line == "" and data:
+            out.append((event, strict_json("\n".join(data)), time.monotonic()))
+            event, data = None, []
+    return out
+
+
+def test_stream_emits_the_trace(client, run):
+    with client.stream("POST", "/api/stream", json={"source": LOOP}) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = read_events(r)
+    kinds = [e for e, _, _ in events]
+    assert kinds[-1] == "done" and kinds.count("done") == 1
+    for e, d, _ in events:
+        assert d["type"] == e
+    steps = [d for e, d, _ in events if e == "step"]
+    assert [s["step"] for s in steps] == list(range(8))
+    passes = {}
+    for e, d, _ in events:
+        if e == "pass":
+            passes[d["pass"]["index"]] = d["pass"]  # a later message replaces an earlier one
+    assert sorted(passes) == list(range(8))
+    assert passes[0]["graph"] is not None and passes[7]["graph"] is not None and passes[4]["graph"] is None
+    stdout = "".join(d["text"] for e, d, _ in events if e == "stdout")
+    assert stdout == "".join(f"{i}\n" for i in range(8))
+    done = events[-1][1]
+    assert done["error"] is None and "model.weight" in done["variables"]
+    # the same trace as /api/run
+    whole = run(LOOP)
+    assert whole["variables"] == done["variables"] and whole["steps"] == done["steps"]
+    assert whole["passes"][0]["graph"]["nodes"] == passes[0]["graph"]["nodes"]
+    # steps arrive before the end
+    first_step = min(t for e, _, t in events if e == "step")
+    assert first_step <= events[-1][2]
+
+
+def test_stream_get_and_errors(client):
+    with client.stream("GET", "/api/stream", params={"source": "x = = 1"}) as r:
+        events = read_events(r)
+    assert events[-1][0] == "done" and events[-1][1]["error"]["type"] == "SyntaxError"
+    r = client.post("/api/stream", json={"nope": 1})
+    assert r.status_code == 422
+
+
+def test_new_run_cancels_the_clients_previous_one(client):
+    got = {}
+
+    def streamer():
+        with client.stream("POST", "/api/stream", json={"source": LONG, "client_id": "student-1"}) as r:
+            got["events"] = read_events(r)
+
+    t = threading.Thread(target=streamer)
+    t.start()
+    deadline = time.monotonic() + 10
+    while client.get("/healthz").json()["pool"]["busy"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    started = time.monotonic()
+    r = client.post("/api/run", json={"source": "print(1)\n", "client_id": "student-1"})
+    assert r.status_code == 200 and r.json()["stdout"] == "1\n"
+    t.join(10)
+    assert not t.is_alive()
+    done = got["events"][-1][1]
+    assert done["type"] == "done" and done["error"]["type"] == "Cancelled"
+    assert time.monotonic() - started < 2.0
+
+
+def test_cancel_endpoint(client):
+    got = {}
+
+    def runner():
+        got["r"] = client.post("/api/run", json={"source": LONG}, headers={"x-client-id": "student-2"})
+
+    t = threading.Thread(target=runner)
+    t.start()
+    deadline = time.monotonic() + 10
+    while client.get("/healthz").json()["pool"]["busy"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    r = client.post("/api/cancel", headers={"x-client-id": "student-2"})
+    assert r.status_code == 200 and r.json()["cancelled"] is True
+    t.join(10)
+    assert got["r"].status_code == 200 and got["r"].json()["error"]["type"] == "Cancelled"
+
+
+@pytest.mark.slow
+def test_disconnect_cancels_the_run_on_a_real_server():
+    """Through uvicorn: closing the SSE response stops the run's process (it would run ~2 s)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).json()["pool"]["ready"] == 1:
+                    break
+            except (httpx.HTTPError, KeyError, ValueError):
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.1)
+        with httpx.Client(base_url=url, timeout=10) as c:
+            started = time.monotonic()
+            with c.stream("POST", "/api/stream", json={"source": LONG_TRAIN}) as r:
+                assert r.status_code == 200
+                for line in r.iter_lines():
+                    if line.startswith("data:"):
+                        break  # first piece: the program is running
+            closed = time.monotonic()
+            assert closed - started < 1.0, "steps must arrive while the program runs"
+            while c.get("/healthz").json()["pool"]["busy"]:
+                assert time.monotonic() - closed < 1.5, "the run (~2 s) went on after the client left"
+                time.sleep(0.02)
+            assert c.post("/api/run", json={"source": "print(2)"}).json()["stdout"] == "2\n"
+            # the same for POST /api/run: a client that aborts its request (fetch + AbortController)
+            body = json.dumps({"source": LONG_TRAIN}).encode()
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(b"POST /api/run HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n" % len(body) + body)
+                busy_deadline = time.monotonic() + 2
+                while not c.get("/healthz").json()["pool"]["busy"]:
+                    assert time.monotonic() < busy_deadline
+                    time.sleep(0.01)
+            closed = time.monotonic()
+            while c.get("/healthz").json()["pool"]["busy"]:
+                assert time.monotonic() - closed < 1.5, "the run (~2 s) went on after the client left"
+                time.sleep(0.02)
+    finally:
+        proc.terminate()
+        proc.wait(10)
