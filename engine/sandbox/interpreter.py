@@ -328,7 +328,7 @@ class Interpreter:
         stack = [v for v in values if type(v) not in _SCALARS]
         if not stack:
             return
-        M = self.B.Module if names else ()
+        M = self.B.Module
         budget = self.max_seq
         n = 0
         pop = stack.pop
@@ -359,8 +359,13 @@ class Interpreter:
                 push(x.values())
             elif isinstance(x, T):
                 n += x.numel()
-            elif isinstance(x, M):
-                self.module_links(1)
+            elif isinstance(x, M) and hasattr(type(x), "__len__"):  # Sequential, ModuleList: numpy sees lists
+                mods = x.__dict__.get("_modules")
+                if mods is not None:
+                    n += len(mods)
+                    if n > budget:
+                        break
+                    push(mods.values())
             if n > budget:
                 break
         if n > budget:
@@ -1072,6 +1077,8 @@ class Interpreter:
             T = self.tensor_type
             if T and (isinstance(a, T) or isinstance(b, T)):  # the engine converts the other operand
                 self.check_data(a, b)
+                if op in _BIT_OPS:
+                    self._check_broadcast(a, b)
             r = (_INPLACE if inplace else _BINOPS)[op](a, b)
             if type(r) in _COPIES:  # set and dict operators copy
                 self.alloc(len(r))
@@ -1082,6 +1089,21 @@ class Interpreter:
             raise
         except Exception as e:
             raise self._wrap(e, node) from None
+
+    def _check_broadcast(self, a, b):
+        """Tensor `&` and `|` are numpy calls outside the engine's op table, unchecked by its limits:
+        (100000, 1) & (1, 100000) would allocate 10 GB. Check the broadcast shape the way the engine does."""
+        import numpy as np
+
+        limits = getattr(self.B.state, "limits", None)
+        if limits is None:
+            return
+        try:
+            T = self.tensor_type
+            shape = np.broadcast_shapes(*(tuple(v.shape) if isinstance(v, T) else np.shape(v) for v in (a, b)))
+        except ValueError:
+            return  # the operator reports the mismatch
+        limits.before_alloc(shape)
 
     def _check_int_op(self, op, a, b):
         max_bits = self.max_bits
@@ -1486,6 +1508,15 @@ class Interpreter:
             if f in B.not_constructible:
                 raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
             self.check_data(args, kwargs, names=True)
+            # modules handed to the engine, directly or in a list, may become submodules
+            links = 0
+            for a in (*args, *kwargs.values()):
+                if isinstance(a, B.Module):
+                    links += 1
+                elif type(a) in (list, tuple):
+                    links += sum(1 for x in a if isinstance(x, B.Module))
+            if links:
+                self.module_links(links)
             for i, a in enumerate(args):  # a callback the engine may call many times (Module.apply): count steps
                 if type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
                         not isinstance(a, (type, B.Module)):
@@ -1898,6 +1929,7 @@ class Interpreter:
 
 _SIZED = (list, tuple, str, dict, set, frozenset)
 _COPIES = frozenset({set, frozenset, dict})
+_BIT_OPS = frozenset({ast.BitAnd, ast.BitOr, ast.BitXor})
 _INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
                            SuperProxy, TypeView})
 _NODE0 = ast.Constant(value=None, lineno=None, col_offset=None)

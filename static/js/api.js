@@ -1,4 +1,4 @@
-// Talking to the server: POST /api/run (whole trace), WebSocket /api/ws (streamed pieces),
+// Talking to the server: POST /api/run (whole trace), POST /api/stream (Server-Sent Events: pieces as they come),
 // GET /api/examples. Shapes are in docs/trace.md.
 
 // One id per browser tab: the server keeps one run per client, and a classroom shares one IP.
