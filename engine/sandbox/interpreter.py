@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import itertools
 import math
 import operator
 import random as _random
@@ -241,6 +242,11 @@ class Interpreter:
             if isinstance(e, KeyError) and len(e.args) == 1 and type(e.args[0]) in _PRIMITIVE_TYPES:
                 key = e.args[0]
                 msg = repr(key[:200] + "…" if type(key) is str and len(key) > 200 else key)
+            elif isinstance(e, KeyError) and len(e.args) == 1:  # a tuple key: str(e) would repr it in C, unbounded
+                try:
+                    msg = self.repr_value(e.args[0])
+                except LimitError:
+                    msg = "<a key too long to show>"
             else:
                 msg = str(e)
         except Exception:  # a message that cannot be rendered (too large, ...)
@@ -324,6 +330,8 @@ class Interpreter:
         attributes, and numpy reads `__array_interface__` & co. from an object's attributes; and none is
         longer than MAX_ENGINE_STRING (named_modules() joins the names of every level: long names in a
         deep chain of modules make gigabytes of text)."""
+        if self.B is None:
+            return
         T = self.tensor_type
         stack = [v for v in values if type(v) not in _SCALARS]
         if not stack:
@@ -2017,6 +2025,15 @@ def _dict_update(interp, d):
     return update
 
 
+def _list_index(interp, xs):
+    # list.index's error message is the repr of the value, made in C: of a list sharing its sublists
+    # [[[0] * 1000] * 1000] * 1000 that is 3 GB of text. operator.indexOf says "not in sequence".
+    def index(value, start=0, stop=sys.maxsize):
+        start, stop, _ = slice(start, stop).indices(len(xs))
+        return operator.indexOf(itertools.islice(xs, start, stop), value) + start
+    return index
+
+
 def _copy(interp, obj):
     def copy():
         interp.alloc(len(obj))
@@ -2026,7 +2043,7 @@ def _copy(interp, obj):
 
 _SPECIAL = {(list, "copy"): _copy, (dict, "copy"): _copy, (set, "copy"): _copy,
             (str, "format"): _str_format, (str, "join"): _str_join, (str, "replace"): _str_replace,
-            (list, "extend"): _list_extend, (dict, "update"): _dict_update}
+            (list, "extend"): _list_extend, (dict, "update"): _dict_update, (list, "index"): _list_index}
 for _n in ("center", "ljust", "rjust", "zfill"):
     _SPECIAL[(str, _n)] = _str_pad(_n)
 for _t in (set, frozenset):

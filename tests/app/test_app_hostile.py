@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 from flowgrad_testing import ROOT, SHARED, strict_json
 
-HOSTILE = [json.loads(line) for line in (SHARED / "hostile-inputs.jsonl").read_text().splitlines() if line.strip()]
+# The shared list beside the checkout when present (CI has it), else the copy kept in tests/sandbox.
+_HOSTILE_FILE = SHARED / "hostile-inputs.jsonl"
+if not _HOSTILE_FILE.exists():
+    _HOSTILE_FILE = Path(__file__).resolve().parents[1] / "sandbox" / "hostile_inputs.jsonl"
+HOSTILE = [json.loads(line) for line in _HOSTILE_FILE.read_text().splitlines() if line.strip()]
 BENIGN = "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x * x + 1\ny.backward()\nprint(x.grad)\n"
 NO_ERROR_OK = {"numeric"}  # log(0)/0 is a valid program: its answer is nan/inf, strictly encoded
 
