@@ -208,9 +208,9 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
     try:
         while ready:
             node = heapq.heappop(ready)[2]
-            if node not in grads_in:
+            g = grads_in.pop(node, None)
+            if g is None:
                 continue
-            g = grads_in.pop(node)
             if capture is not None and node in capture:
                 capture[node] = g
                 if type(node) is AccumulateGrad:
@@ -251,10 +251,16 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
         STATE.grad_enabled = prev_mode
 
 
-def _tensor_cls():
-    from .tensor import Tensor  # a parameter's .grad is a plain Tensor, as in torch
+_TENSOR = []
 
-    return Tensor
+
+def _tensor_cls():
+    """engine.tensor imports this module, so the class is looked up once, on first use."""
+    if not _TENSOR:
+        from .tensor import Tensor  # a parameter's .grad is a plain Tensor, as in torch
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _accumulate(t, g, rec):

@@ -98,7 +98,7 @@ def _log_softmax(a, dim):
 
 def _reduce(x, reduction):
     if reduction == "mean":
-        return x.mean()
+        return x.sum() / x.dtype.type(x.size)
     if reduction == "sum":
         return x.sum()
     return x
@@ -151,6 +151,21 @@ def _sigmoid(a):
     # NOTE: the two branches keep exp() from overflowing for large |a|.
     with np.errstate(over="ignore"):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+
+
+def _addmm(c, a, b):
+    out = a @ b
+    if getattr(c, "dtype", None) != out.dtype:
+        return out + c
+    out += c  # in place: one allocation fewer than c + a @ b
+    return out
+
+
+def _mse_vjp(g, a, b, reduction, sign):
+    scale = 2 * sign * g
+    if reduction == "mean":
+        scale = scale / a.size
+    return (a - b) * scale
 
 
 def _swap(m):
@@ -228,7 +243,7 @@ defop("unsafe_view", "UnsafeViewBackward0", "view", lambda a, shape: np.reshape(
       (lambda g, ans, a, shape: g.reshape(a.shape), "1"), saves=False)
 defop("to_copy", "ToCopyBackward0", "to", lambda a, dt: a.astype(dt), (lambda g, ans, a, dt: g.astype(a.dtype), "1"), saves=False)
 defop("clone", "CloneBackward0", "clone", np.copy, (lambda g, ans, a: g, "1"), saves=False)
-defop("t", "TBackward0", "ᵀ", np.transpose, (lambda g, ans, a: np.transpose(g), r"(\cdot)^{\top}"), saves=False)
+defop("t", "TBackward0", "ᵀ", lambda a: a.T, (lambda g, ans, a: g.T, r"(\cdot)^{\top}"), saves=False)
 defop("transpose", "TransposeBackward0", "transpose", lambda a, d0, d1: np.swapaxes(a, d0, d1),
       (lambda g, ans, a, d0, d1: np.swapaxes(g, d0, d1), r"(\cdot)^{\top}"), saves=False)
 defop("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, dims),
@@ -265,7 +280,7 @@ defop("mv", "MvBackward0", "matmul", np.matmul, (lambda g, ans, a, b: np.outer(g
 defop("dot", "DotBackward0", "dot", np.dot, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"))
 defop("bmm", "BmmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ _swap(b), r"\,\cdot B^{\top}"),
       (lambda g, ans, a, b: _swap(a) @ g, r"A^{\top}\cdot"))
-defop("addmm", "AddmmBackward0", "addmm", lambda c, a, b: c + a @ b, (lambda g, ans, c, a, b: g, "1"),
+defop("addmm", "AddmmBackward0", "addmm", _addmm, (lambda g, ans, c, a, b: g, "1"),
       (lambda g, ans, c, a, b: g @ b.T, r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: a.T @ g, r"A^{\top}\cdot"))
 
 # Softmax and losses
@@ -273,9 +288,9 @@ defop("softmax", "SoftmaxBackward0", "softmax", _softmax,
       (lambda g, ans, a, dim: ans * (g - (g * ans).sum(axis=dim, keepdims=True)), r"\operatorname{diag}(s)-s\,s^{\top}"))
 defop("log_softmax", "LogSoftmaxBackward0", "log_softmax", _log_softmax,
       (lambda g, ans, a, dim: g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"))
-defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce((a - b) ** 2, r),
-      (lambda g, ans, a, b, r: _reduce_grad(g, a.shape, r) * 2 * (a - b), r"\frac{2}{n}(a-b)"),
-      (lambda g, ans, a, b, r: _reduce_grad(g, a.shape, r) * -2 * (a - b), r"-\frac{2}{n}(a-b)"))
+defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(a - b), r),
+      (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, 1), r"\frac{2}{n}(a-b)"),
+      (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, -1), r"-\frac{2}{n}(a-b)"))
 defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""))
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
       (lambda g, ans, p, y, r: _reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), r"\frac{1}{n}\ln\frac{1-p}{p}"))

@@ -28,16 +28,16 @@ class Optimizer:
 
     def step(self, closure=None):
         loss = closure() if closure is not None else None
+        rec = STATE.recorder
         updated = []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 p._data = np.asarray(p._data)
-                new = self._update(p, np.asarray(p.grad._data), group, self.state.setdefault(id(p), {}))
-                np.copyto(p._data, new, casting="unsafe")  # in place: aliases such as p.data see it
+                step = self._update(p, np.asarray(p.grad._data), group, self.state.setdefault(id(p), {}))
+                np.subtract(p._data, step, out=p._data, casting="unsafe")  # in place: aliases such as p.data see it
                 updated.append(p)
-        rec = STATE.recorder
         if rec is not None:
             rec.on_optim_step(self, updated)
         return loss
@@ -62,6 +62,7 @@ class SGD(Optimizer):
                                       nesterov=nesterov, maximize=maximize))
 
     def _update(self, p, grad, group, state):
+        """The step to subtract from the parameter."""
         d_p = -grad if group["maximize"] else grad
         if group["weight_decay"]:
             d_p = d_p + group["weight_decay"] * p._data
@@ -71,7 +72,7 @@ class SGD(Optimizer):
             buf = np.array(d_p, copy=True) if buf is None else buf * momentum + (1 - group["dampening"]) * d_p
             state["momentum_buffer"] = buf
             d_p = d_p + momentum * buf if group["nesterov"] else buf
-        return p._data - group["lr"] * d_p
+        return group["lr"] * d_p
 
 
 class Adam(Optimizer):
@@ -101,7 +102,7 @@ class Adam(Optimizer):
         bias1 = 1 - b1 ** t
         bias2 = 1 - b2 ** t
         denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
-        return p._data - (group["lr"] / bias1) * state["exp_avg"] / denom
+        return (group["lr"] / bias1) * state["exp_avg"] / denom
 
 
 __all__ = ["Optimizer", "SGD", "Adam"]

@@ -117,11 +117,13 @@ class Recorder:
         self.truncated = False
         self.line = None  # the user's current line, set by the interpreter
         self._counters = {p: itertools.count(1) for p in "tnmb"}
+        self._tensor_ids = self._counters["t"]
         self._module = None  # innermost module running now (id), or None
         self._node_io = {}  # node rid -> (input tensor rids, output tensor rid)
         self._modules = {}  # id(module) -> (module, rid)
         self._module_stack: list[str] = []
         self._backward = None
+        self._grad_snaps = {}
         self._prev = None
         self._epoch = object()  # ids stamped on tensors by another recorder are not ours
 
@@ -139,10 +141,11 @@ class Recorder:
         return prefix + str(next(self._counters[prefix]))
 
     def _emit(self, event):
-        if len(self._raw) >= self.max_events:
+        raw = self._raw
+        if len(raw) < self.max_events:
+            raw.append(event)
+        else:
             self.truncated = True
-            return
-        self._raw.append(event)
 
     @property
     def events(self) -> list[dict]:
@@ -159,18 +162,30 @@ class Recorder:
             return arr.copy() if arr.size <= self.copy_limit else summarize(arr)
         return encode_value(arr, self.value_limit)
 
+    def grad_value(self, arr):
+        """Snapshot of a gradient array during backward: the same array object (a contribution that is
+        then a node's upstream or a leaf's incoming) is copied once. The cache holds the array itself,
+        so its id cannot be reused by another array before backward ends."""
+        entry = self._grad_snaps.get(id(arr))
+        if entry is not None and entry[0] is arr:
+            return entry[1]
+        snap = self.value(arr)
+        self._grad_snaps[id(arr)] = (arr, snap)
+        return snap
+
     # ----- tensors -----
     def tid(self, t, origin=None, op=None):
         """The tensor's id, emitting its `tensor` event the first time it is seen."""
         stamp = t._rid
         if stamp is not None and stamp[0] is self._epoch:
             return stamp[1]
-        rid = self._new_id("t")
+        rid = "t" + str(next(self._tensor_ids))
         t._rid = (self._epoch, rid)
         if origin is None:
             origin = "leaf" if t._grad_fn is None else "op"
-        self._emit({"kind": "tensor", "id": rid, "shape": list(np.shape(t._data)), "dtype": dtype_name(t._data.dtype),
-                    "requires_grad": t._requires_grad, "is_leaf": t._grad_fn is None, "value": self.value(t._data),
+        data = t._data
+        self._emit({"kind": "tensor", "id": rid, "shape": list(data.shape), "dtype": dtype_name(data.dtype),
+                    "requires_grad": t._requires_grad, "is_leaf": t._grad_fn is None, "value": self.value(data),
                     "origin": origin, "op": op, "module": self._module, "line": self.line})
         return rid
 
@@ -212,8 +227,16 @@ class Recorder:
 
     # ----- forward -----
     def on_op(self, op, inputs, params, result):
-        tid = self.tid
-        ins = [tid(x) if hasattr(x, "_rid") else (self._const(x) if x is not None else None) for x in inputs]
+        epoch = self._epoch
+        ins = []
+        for x in inputs:
+            stamp = getattr(x, "_rid", False)
+            if stamp is False:
+                ins.append(self._const(x) if x is not None else None)
+            elif stamp is not None and stamp[0] is epoch:
+                ins.append(stamp[1])
+            else:
+                ins.append(self.tid(x))
         nid = self._new_id("n")
         node = result._grad_fn
         if node is not None and node.op is op:
@@ -295,25 +318,27 @@ class Recorder:
         ins, out = self._node_io.get(nid, ((None,) * len(grads), None))
         op = node.op
         latex = op.latex
-        out_shape = np.shape(node._saved[0]) if op.name in _BROADCASTING and node._saved is not None else None
+        out_shape = node._saved[0].shape if op.name in _BROADCASTING and node._saved is not None else None
         contributions = []
         for i, gi in enumerate(grads):
             if gi is None:
                 continue
-            shape = np.shape(gi)
-            contributions.append({"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.value(gi),
+            shape = gi.shape
+            contributions.append({"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.grad_value(gi),
                                   "local": latex[0 if op.variadic else i],
                                   "unbroadcast_from": list(out_shape) if out_shape is not None and shape != out_shape
                                   else None})
         event = {"kind": "backward_step", "id": self._backward, "node": nid, "grad_fn": type(node).__name__,
-                 "output": out, "upstream": self.value(g), "contributions": contributions}
+                 "output": out, "upstream": self.grad_value(g), "contributions": contributions}
         if len(parts) > 1:
-            event["upstream_parts"] = [self.value(p) for p in parts]
+            event["upstream_parts"] = [self.grad_value(p) for p in parts]
         self._emit(event)
 
     def on_accumulate(self, t, g, before):
-        self._emit({"kind": "accumulate", "id": self._backward, "tensor": self.tid(t), "incoming": self.value(g),
-                    "before": None if before is None else self.value(before), "after": self.value(t._grad._data)})
+        incoming = self.grad_value(g)
+        after = incoming if before is None else self.value(t._grad._data)  # a first gradient is just what came in
+        self._emit({"kind": "accumulate", "id": self._backward, "tensor": self.tid(t), "incoming": incoming,
+                    "before": None if before is None else self.value(before), "after": after})
 
     def on_retain_grad(self, t):
         self._emit({"kind": "retain_grad", "id": self._backward, "tensor": self.tid(t), "grad": self.value(t._grad._data)})
@@ -322,9 +347,11 @@ class Recorder:
         self._emit({"kind": "mark_retain_grad", "tensor": self.tid(t), "line": self.line})
 
     def on_backward_end(self, retain):
+        self._grad_snaps.clear()
         self._emit({"kind": "backward_end", "id": self._backward, "freed": not retain})
 
     def on_backward_error(self, root, error):
+        self._grad_snaps.clear()
         self._emit({"kind": "backward_error", "id": self._backward, "root": self.tid(root),
                     "type": type(error).__name__, "message": str(error), "line": self.line})
 

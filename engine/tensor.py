@@ -778,7 +778,7 @@ class Tensor:
         else:
             value = fn(Tensor._wrap(self._data), other)._data
             if isinstance(self._data, np.ndarray) and self._data.shape == np.shape(value):
-                np.copyto(self._data, value, casting="unsafe")
+                        np.copyto(self._data, value, casting="unsafe")
             else:
                 self._data = np.asarray(value, dtype=self._data.dtype)
         rec = STATE.recorder
