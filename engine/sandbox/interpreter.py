@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import itertools
 import math
 import operator
@@ -70,8 +71,8 @@ class RunOutcome:
 
 MAX_CALL_DEPTH = 100  # nested user function calls
 MAX_FORMAT_WIDTH = 1000  # width/precision in format specs
-MAX_ENGINE_STRING = 200
-MAX_MODULE_LINKS = 1000  # modules attached to modules per run  # characters of a string (a module or parameter name, a reduction, ...) handed to the engine
+MAX_ENGINE_STRING = 200  # characters of a string handed to the engine (a module or parameter name, ...)
+MAX_MODULE_LINKS = 1000  # modules attached to modules per run
 ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
 TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
 ENGINE_MODULE = "engine"
@@ -199,6 +200,9 @@ class Interpreter:
                 pass
             if B is not None:
                 prev_recorder = getattr(B.state, "recorder", None) if B.state is not None else None
+                if B.state is not None and hasattr(B.state, "grad_enabled"):
+                    # torch.set_grad_enabled(False) as a plain call outlives the program: not its caller's code
+                    stack.callback(setattr, B.state, "grad_enabled", B.state.grad_enabled)
                 if B.reset_run_state is not None:
                     B.reset_run_state()
                 if self.rec is not None and B.state is not None:
@@ -278,7 +282,7 @@ class Interpreter:
         """Account for a list/string of n items about to be created: per object and per run."""
         if n > self.max_seq:
             raise self._seq_limit(n, what)
-        if n >= 4096:
+        if n:  # every size counts: 10**5 lists of 4,095 items are 3 GB as well
             self.allocated += n
             if self.allocated > ALLOC_FACTOR * self.max_seq:
                 total = ALLOC_FACTOR * self.max_seq
@@ -367,6 +371,8 @@ class Interpreter:
                 push(x.values())
             elif isinstance(x, T):
                 n += x.numel()
+            elif t is range:  # numpy reads a range inside a list as a list
+                n += len(x) if abs(x.stop - x.start) < 2**62 else budget + 1
             elif isinstance(x, M) and hasattr(type(x), "__len__"):  # Sequential, ModuleList: numpy sees lists
                 mods = x.__dict__.get("_modules")
                 if mods is not None:
@@ -668,10 +674,10 @@ class Interpreter:
             def choice(seq):
                 return rng.choice(seq if type(seq) in (range, list, tuple, str) else take(seq))
 
-            attrs = {"random": rng.random, "uniform": rng.uniform, "randint": rng.randint, "gauss": rng.gauss,
-                     "normalvariate": rng.normalvariate, "randrange": rng.randrange,
-                     "choice": Builtin("choice", choice, self), "shuffle": Builtin("shuffle", shuffle, self),
-                     "sample": Builtin("sample", sample, self), "seed": Builtin("seed", seed, self)}
+            attrs = {name: Builtin(name, fn, self) for name, fn in (
+                ("random", rng.random), ("uniform", rng.uniform), ("randint", rng.randint), ("gauss", rng.gauss),
+                ("normalvariate", rng.normalvariate), ("randrange", rng.randrange), ("choice", choice),
+                ("shuffle", shuffle), ("sample", sample), ("seed", seed))}
             proxy = ModuleProxy("random", attrs)
             self.builtins["\0random"] = proxy
         return proxy
@@ -781,7 +787,9 @@ class Interpreter:
                 raise AttributeError(f"cannot set attribute '{name}' of a Tensor in flowgrad programs "
                                      "(settable: data, grad, requires_grad)")
             if isinstance(obj, B.Module):
-                if name in obj.__dict__ or not hasattr(t, name) or isinstance(obj, B.UserModule):
+                # never shadow the engine's methods: engine code and the server call them (named_parameters,
+                # named_modules, extra_repr, ...), also after the run, when a program function must not run
+                if name in obj.__dict__ or not hasattr(t, name):
                     if isinstance(value, B.Module):
                         self.module_links(1)
                     setattr(obj, name, value)
@@ -1512,10 +1520,16 @@ class Interpreter:
                 if ta is not range:
                     args[i] = self.take(a)
         B = self.B
-        if B is not None and type(getattr(f, "__self__", None)) not in _BASIC_ATTRS:  # not a str/list/... method
+        owner = getattr(f, "__self__", None)
+        if B is not None and type(owner) not in _BASIC_ATTRS:  # not a str/list/... method
+            if B.Optimizer is not None and isinstance(owner, B.Optimizer):
+                # param_groups are plain lists the program can grow: step() loops over groups x params
+                self.check_data(owner.param_groups)
             if f in B.not_constructible:
                 raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
-            self.check_data(args, kwargs, names=True)
+            T = self.tensor_type
+            if kwargs or any(type(a) not in _SCALARS and not isinstance(a, T) for a in args):
+                self.check_data(args, kwargs, names=True)  # (tensors and numbers alone are within the limits)
             # modules handed to the engine, directly or in a list, may become submodules
             links = 0
             for a in (*args, *kwargs.values()):
@@ -1526,13 +1540,17 @@ class Interpreter:
             if links:
                 self.module_links(links)
             for i, a in enumerate(args):  # a callback the engine may call many times (Module.apply): count steps
-                if type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
+                if type(a) is set:  # the engine's copy: named_modules(memo=s) fills s with object addresses
+                    args[i] = set(a)
+                elif type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
                         not isinstance(a, (type, B.Module)):
-                    args[i] = Builtin(getattr(a, "__name__", "function"), a, self)
+                    args[i] = Builtin(getattr(a, "__name__", "function"), functools.partial(a), self)
             for k, a in kwargs.items():
-                if type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
+                if type(a) is set:
+                    kwargs[k] = set(a)
+                elif type(a) not in _INTERP_TYPES and type(a) not in _PRIMITIVE_TYPES and callable(a) and \
                         not isinstance(a, (type, B.Module)):
-                    kwargs[k] = Builtin(getattr(a, "__name__", "function"), a, self)
+                    kwargs[k] = Builtin(getattr(a, "__name__", "function"), functools.partial(a), self)
         r = f(*args, **kwargs)
         if isinstance(r, _SIZED):  # copies made by allowlisted methods (str.split, dict.copy, ...) count
             self.alloc(len(r))
@@ -1669,6 +1687,7 @@ class Interpreter:
     def repr_value(self, v):
         budget = [self.max_out + 1]
         s = self._repr(v, 0, set(), budget)
+        self.alloc(len(s), "string")  # str(big_list) 10,000 times is 650 MB
         return s
 
     def _repr(self, v, depth, seen, budget):
