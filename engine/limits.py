@@ -13,8 +13,41 @@ class LimitExceeded(RuntimeError):
     """A program went past one of the run's limits; the message names the limit and its value."""
 
 
+MAX_DIMS = 64  # PyTorch's own limit on a tensor's dimensions
+
 _BROADCASTING = {"add", "sub", "mul", "div", "pow", "where", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-                 "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
+                 "logical_and", "logical_or", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
+
+
+def _index_result_shape(shape, key):
+    """An upper bound on the shape advanced indexing gives, from the index shapes alone (no allocation):
+    the broadcast index shape, then every dimension no index array consumes."""
+    key = key if isinstance(key, tuple) else (key,)
+    used = sum(np.ndim(k) if np.asarray(k).dtype.kind == "b" else 1 for k in key
+               if k is not None and k is not Ellipsis)
+    index_shapes, kept, pos = [], [], 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            span = len(shape) - used
+            kept.extend(shape[pos:pos + span])
+            pos += span
+            continue
+        if isinstance(k, (slice, int, np.integer)):
+            if isinstance(k, slice):
+                kept.append(shape[pos] if pos < len(shape) else 1)
+            pos += 1
+            continue
+        a = np.asarray(k)
+        if a.dtype.kind == "b":
+            index_shapes.append((int(a.sum()),))
+            pos += a.ndim
+        else:
+            index_shapes.append(a.shape)
+            pos += 1
+    kept.extend(shape[pos:])
+    return tuple(np.broadcast_shapes(*index_shapes)) + tuple(kept) if index_shapes else tuple(kept)
 
 
 class Limits:
@@ -26,9 +59,13 @@ class Limits:
         self.graph_nodes = 0
 
     def before_alloc(self, shape):
+        if len(shape) > MAX_DIMS:
+            raise LimitExceeded(f"a tensor can have at most {MAX_DIMS} dimensions, got {len(shape)}")
         n = 1
         for s in shape:
             n *= int(s)
+            if n > self.max_tensor_elements:
+                break  # the product is already too big: stop multiplying huge shapes
         if n > self.max_tensor_elements:
             raise LimitExceeded(f"tensor of shape {list(map(int, shape))} has {n:,} elements; the limit is "
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
@@ -55,7 +92,7 @@ class Limits:
         elif name in ("cat", "stack"):
             self.before_alloc((sum(int(np.size(a)) for a in arrays),))
         elif name == "index":
-            self.before_alloc(np.shape(np.empty(np.shape(arrays[0]), dtype=np.bool_)[params[0]]))
+            self.before_alloc(_index_result_shape(np.shape(arrays[0]), params[0]))
 
     def track(self, tensor):
         n = int(np.size(tensor._data))

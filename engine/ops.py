@@ -303,5 +303,7 @@ for _name, _label, _fn in [("eq", "==", np.equal), ("ne", "≠", np.not_equal), 
                            ("gt", ">", np.greater), ("ge", "≥", np.greater_equal),
                            ("argmax", "argmax", lambda a, dim=None, keep=False: np.argmax(a, axis=dim, keepdims=keep)),
                            ("argmin", "argmin", lambda a, dim=None, keep=False: np.argmin(a, axis=dim, keepdims=keep)),
-                           ("sign", "sign", np.sign)]:
+                           ("sign", "sign", np.sign), ("logical_and", "and", np.logical_and),
+                           ("logical_or", "or", np.logical_or),
+                           ("invert", "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a))]:
     OPS[_name] = Op(_name, None, _label, _fn, (), (), False)

@@ -525,13 +525,13 @@ class Tensor:
         return self._compare("ge", other)
 
     def __and__(self, other):
-        return Tensor._wrap(np.logical_and(self._data, other._data if isinstance(other, Tensor) else other))
+        return self._compare("logical_and", other)
 
     def __or__(self, other):
-        return Tensor._wrap(np.logical_or(self._data, other._data if isinstance(other, Tensor) else other))
+        return self._compare("logical_or", other)
 
     def __invert__(self):
-        return Tensor._wrap(np.logical_not(self._data) if self._data.dtype.kind == "b" else ~self._data)
+        return apply(OPS["invert"], (self,))
 
     def add(self, other, alpha=1):
         return self + (other * alpha if alpha != 1 else other)

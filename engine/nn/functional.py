@@ -5,7 +5,7 @@ import numpy as np
 
 from ..functional import log_softmax, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
-from ..tensor import Tensor, apply
+from ..tensor import apply
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -86,5 +86,13 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):  # noqa: 
 
 
 def one_hot(tensor, num_classes=-1):
-    n = int(tensor._data.max()) + 1 if num_classes < 0 else num_classes
-    return Tensor._wrap(np.eye(n, dtype=np.int64)[tensor._data])
+    from ..creation import _check, _leaf
+
+    idx = np.asarray(tensor._data)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    n = int(idx.max()) + 1 if num_classes < 0 and idx.size else int(num_classes)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    _check(idx.shape + (n,))  # refuse before numpy builds it
+    return _leaf((idx[..., None] == np.arange(n)).astype(np.int64), False)

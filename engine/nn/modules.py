@@ -62,6 +62,8 @@ class Module:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)  # never serve protocol names (numpy's __array_interface__...) from registries
         d = self.__dict__
         if "_parameters" in d and name in d["_parameters"]:
             return d["_parameters"][name]
@@ -91,9 +93,16 @@ class Module:
             rec.exit_module(self)
 
     def register_parameter(self, name, param):
+        _check_name(name, "parameter", self)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
         self._parameters[name] = param
 
     def add_module(self, name, module):
+        _check_name(name, "module", self)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._modules[name] = module
 
     register_module = add_module
@@ -194,6 +203,18 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def _check_name(name, what, owner):
+    """PyTorch's rules for registered names, plus: no leading underscore (never a protocol name)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
+    if not name:
+        raise KeyError(f'{what} name can\'t be empty string ""')
+    if "." in name:
+        raise KeyError(f'{what} name can\'t contain "."')
+    if name.startswith("_"):
+        raise KeyError(f'{what} name can\'t start with "_" in flowgrad: "{name}"')
 
 
 def _zero_grads(params, set_to_none):

@@ -146,6 +146,8 @@ class Interpreter:
         self.imported: dict[str, object] = {}
         self.globals: dict[str, object] = {}
         self.tensor_type = backend.Tensor if backend is not None else ()
+        # What an assignment names for the recorder: tensors, and modules (which name their parameters).
+        self.nameable_types = (backend.Tensor, backend.Module) if backend is not None else ()
         self._attr_cache: dict[type, frozenset] = {}
         self._ev = {}
         self._ex = {}
@@ -487,7 +489,7 @@ class Interpreter:
         for target in node.targets:
             if type(target) is ast.Name:
                 scope.vars[target.id] = value
-                if self.rec is not None and isinstance(value, self.tensor_type):
+                if self.rec is not None and isinstance(value, self.nameable_types):
                     self.rec.name_tensor(value, target.id)
             else:
                 self.assign(target, value, scope)
@@ -736,7 +738,7 @@ class Interpreter:
         t = type(target)
         if t is ast.Name:
             scope.vars[target.id] = value
-            if name_tensors and self.rec is not None and isinstance(value, self.tensor_type):
+            if name_tensors and self.rec is not None and isinstance(value, self.nameable_types):
                 self.rec.name_tensor(value, target.id)
         elif t is ast.Tuple or t is ast.List:
             self._unpack(target.elts, value, scope, name_tensors, target)

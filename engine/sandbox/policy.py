@@ -32,10 +32,7 @@ TORCH_DENY = frozenset("""
 save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
 use_deterministic_algorithms set_num_threads hub utils limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
-one_hot
 """.split())
-# one_hot: np.eye(num_classes)[indices], outside the engine's limits (num_classes=5000 on 100,000 indices
-# writes 4 GB); allow it again once the engine checks its output size.
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})

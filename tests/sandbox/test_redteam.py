@@ -4,7 +4,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from conftest import err, needs_engine, ok, run
+from sandbox_testing import err, needs_engine, ok, run
 
 from engine.sandbox import SandboxLimits
 
@@ -114,7 +114,6 @@ print(y.shape, m(x).shape, torch.tensor([[0] * 300] * 300).shape, x + [1.0, 2.0]
 @pytest.mark.parametrize("setup", [
     "o = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1)\no.param_groups[0]['lr'] = w\nr = o",
     "o = nn.Linear(1, 1)\no.in_features = w\nr = o",
-    "o = nn.Module()\nL = []\no.add_module('a', L)\nL.append(w)\nr = o",
     "L = []\no = torch.Size([L])\nL.append(w)\nr = o",
     "o = nn.Linear(1, 1)\no.in_features = w\nr = o.forward",
 ])
@@ -256,9 +255,18 @@ def test_tensor_bitwise_operators_check_the_broadcast_shape():
         "tensor([ True, False]) tensor([True, True])\n"
 
 
-def test_one_hot_is_not_available_until_the_engine_bounds_it():
+def test_one_hot_output_is_bounded_before_numpy_builds_it():
     e = err("idx = torch.zeros(100000).long()\nc = F.one_hot(idx, num_classes=5000)")
-    assert e["type"] == "AttributeError"
+    assert e["type"] == "LimitExceeded" and "max_tensor_elements" in e["message"]
+    out = run("idx = torch.tensor([0, 2, 1])\nprint(F.one_hot(idx, num_classes=3).tolist())")
+    assert out.error is None and out.stdout == "[[1, 0, 0], [0, 0, 1], [0, 1, 0]]\n"
+
+
+def test_modules_register_only_modules_and_parameters():
+    e = err("o = nn.Module()\nL = []\no.add_module('a', L)")
+    assert e["type"] == "TypeError"
+    e = err("o = nn.Module()\no.register_parameter('w', [1.0])")
+    assert e["type"] == "TypeError"
 
 
 # ---------------------------------------------------------------- error messages that repr program values

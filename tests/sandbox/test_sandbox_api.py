@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from conftest import err, needs_engine, ok, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sandbox_testing import err, needs_engine, ok, run
 
 import engine.sandbox as sandbox
 from engine.sandbox import ProgramError, RunOutcome, SandboxLimits, run_program
@@ -144,3 +144,19 @@ def test_fuzz_random_programs_never_raise(source):
     if out.error is not None:
         assert set(out.error) == {"type", "message", "line", "column"}
         assert isinstance(out.error["type"], str)
+
+
+@needs_engine
+def test_binding_a_module_names_its_parameters_for_the_recorder_at_once():
+    from engine.recorder import Recorder
+
+    rec = Recorder()
+    out = run("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))\n"
+              "y = model(torch.ones(4, 2)).sum()\ny.backward()\n", recorder=rec)
+    assert out.error is None
+    kinds = [e["kind"] for e in rec.events]
+    first_names = kinds.index("module_names")
+    assert first_names < kinds.index("op")  # named when bound, before the first forward
+    names = rec.events[first_names]
+    assert set(names["parameters"].values()) == {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
+    assert set(names["names"].values()) == {"model", "model.0", "model.1", "model.2"}

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE_OK, err, leaks, run
+from sandbox_testing import ENGINE_OK, err, leaks, run
 
 HERE = Path(__file__).parent
 SHARED = Path(__file__).parents[2].parent / "shared" / "hostile-inputs.jsonl"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import err, ok
+from sandbox_testing import err, ok
 
 
 def test_arithmetic_comparisons_boolops():
@@ -174,7 +174,7 @@ print(min([3, 1, 2], key=lambda v: -v), sorted(['bb', 'a'], key=len), set([1, 1]
 
 def test_print_sep_end_and_streaming():
     chunks = []
-    from conftest import run
+    from sandbox_testing import run
     out = run("print(1, 2, sep='-', end='!')\nprint()\nprint('x')", on_print=chunks.append)
     assert out.error is None
     assert out.stdout == "1-2!\nx\n"
@@ -290,7 +290,7 @@ def test_multiline_statement_error_line_is_expressions_line():
 
 
 def test_globals_kept_after_error():
-    from conftest import run
+    from sandbox_testing import run
     out = run("a = 1\nb = [2]\nc = a / 0\nd = 4")
     assert out.error["type"] == "ZeroDivisionError"
     assert out.globals == {"a": 1, "b": [2]}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import err, needs_engine, ok, run
+from sandbox_testing import err, needs_engine, ok, run
 
 from engine.sandbox import SandboxLimits
 

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import ENGINE_OK, err, ok, run
+from sandbox_testing import ENGINE_OK, err, ok, run
 
 pytestmark = pytest.mark.skipif(not ENGINE_OK, reason="the engine (`import engine`) is not importable yet")
 

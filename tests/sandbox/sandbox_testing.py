@@ -1,4 +1,4 @@
-"""Shared helpers for the sandbox tests."""
+"""Helpers shared by the sandbox tests (a unique module name: tests/ is not a package)."""
 from __future__ import annotations
 
 import os
