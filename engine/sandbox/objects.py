@@ -153,29 +153,6 @@ class ModuleProxy:
     __str__ = __repr__
 
 
-class BuiltinType:
-    """`int`, `float`, `list`, ...: callable (through a checked constructor) and usable in isinstance."""
-
-    __slots__ = ("name", "pytype", "fn", "interp")
-
-    def __init__(self, name, pytype, fn, interp=None):
-        self.name = name
-        self.pytype = pytype
-        self.fn = _named(fn, name)
-        self.interp = interp
-
-    def __call__(self, *args, **kwargs):
-        # called by engine code or a builtin (the interpreter calls .fn): a step, as a user call is
-        if self.interp is not None:
-            self.interp.tick()
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self):
-        return f"<class '{self.name}'>"
-
-    __str__ = __repr__
-
-
 class Builtin:
     """A builtin function of the sandbox (print, len, ...)."""
 
@@ -194,6 +171,21 @@ class Builtin:
 
     def __repr__(self):
         return f"<built-in function {self.name}>"
+
+    __str__ = __repr__
+
+
+class BuiltinType(Builtin):
+    """`int`, `float`, `list`, ...: callable (through a checked constructor) and usable in isinstance."""
+
+    __slots__ = ("pytype",)
+
+    def __init__(self, name, pytype, fn, interp=None):
+        super().__init__(name, fn, interp)
+        self.pytype = pytype
+
+    def __repr__(self):
+        return f"<class '{self.name}'>"
 
     __str__ = __repr__
 
