@@ -144,15 +144,19 @@ class DotProcess:
         return parse_plain(buf.decode("utf-8", "replace"))
 
 
+CLUSTER_LABEL_PT = 11  # the page's cluster label font (config.js GRAPH.fonts.cluster)
+
+
 def digraph_source(
     nodes: list[tuple[str, float, float]],
     edges: list[tuple[str, str]],
-    clusters: list[tuple[str, list[str], list]] | None = None,
+    clusters: list[tuple] | None = None,
     rankdir: str = "LR",
 ) -> str:
     """DOT text for fixed-size boxes (sizes in points) and edges, built with ``graphviz.Digraph``.
 
-    ``clusters`` is a forest: (name, member node names, child clusters).
+    ``clusters`` is a forest: (name, member node names, child clusters[, label]). Every cluster gets
+    a label (its text, or a blank) so dot keeps a band free above its members for the page's title.
     """
     g = graphviz.Digraph("G")
     g.attr(rankdir=rankdir, nodesep="0.25", ranksep="0.35", mclimit="0.5")
@@ -160,8 +164,10 @@ def digraph_source(
     in_cluster: set[str] = set()
 
     def add_cluster(parent: graphviz.Digraph, cl: tuple[str, list[str], list]) -> None:
-        name, members, children = cl
+        name, members, children = cl[:3]
+        label = cl[3] if len(cl) > 3 and cl[3] else " "
         with parent.subgraph(name="cluster_" + name) as sub:
+            sub.attr(label=label, labeljust="l", fontsize=str(CLUSTER_LABEL_PT), fontname="DejaVu Sans Mono")
             for m in members:
                 in_cluster.add(m)
             for m in members:

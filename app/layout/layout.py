@@ -19,6 +19,13 @@ Policy
   towards a 16:9 box. The whole grouped result is cached by signature too (``grouped-cache``).
   The answer lists the groups (``graph.groups``: id, box, nodes,
   ``signature`` shared by identical groups) so the page can collapse repeated blocks.
+* **Long strips are folded into rows.** A whole-graph layout much wider than the page's graph pane
+  (a two-layer MLP: ~1,500 × 360 pt) is cut at free vertical strips (no node, no module box) into
+  2 or 3 rows read like lines of text, when that draws it bigger (``wrap_rows``); edges into the next
+  row are routed like a line return. The pane's shape is a parameter: a training step is shown
+  above the loss chart, in a much wider pane, so it is folded less often.
+* **Module boxes** get a title band above their members; dot keeps it free (every DOT cluster has
+  a label), and node sizes come from ``app.layout.sizes``.
 * **Fallback.** When dot fails or exceeds ``dot_timeout_s``, a plain layered layout
   (longest-path ranks, nodes stacked in execution order) is used, so a layout never hangs a run.
 
@@ -38,11 +45,25 @@ PAD = 8.0  # points around cluster members
 GAP = 36.0  # points between groups
 ASPECT = 16 / 9  # wrapped grouped layouts aim at this width:height
 ASPECT_WRAP = 4.0  # wrap only strips wider than this many heights
+LABEL_BAND = 15.0  # points above a cluster's members for its title
+# folding long whole-graph layouts into rows (wrap_rows)
+WRAP_MIN_W = 900.0  # narrower layouts already read well fitted into a laptop's graph pane
+# the graph pane, less the step caption and the legend, is about this wide for its height (1280×720);
+# above the loss chart of a training run it is much wider than high
+VIEW_ASPECT = 1.8
+VIEW_ASPECT_TRAINING = 3.5
+WRAP_GAIN = 1.2  # fold only when the fitted scale grows by this factor
+CAPTION = 14.0  # the page writes grad_fn / leaf captions under tensor records
+ROW_GAP = 34.0  # between rows: the return lanes run here
+LANE = 6.0  # between two return lanes in one gap
+ROW_MARGIN = 14.0  # left of each row: room for a return lane into a row's first node
+CUT_SLACK = 0.12  # a row may end this fraction of the width away from an even split
 
 
 @dataclass
 class LayoutInput:
-    """Nodes in execution order: (id, key, w, h); edges (id, source, target); clusters (id, parent, members)."""
+    """Nodes in execution order: (id, key, w, h); edges (id, source, target); clusters (id, parent, members)
+    or (id, parent, members, label): dot keeps room for the label above the members."""
 
     nodes: list[tuple[str, str, float, float]]
     edges: list[tuple[str, str, str]]
@@ -75,12 +96,13 @@ class _Canon:
 
 class LayoutEngine:
     def __init__(self, *, dot_binary: str = "dot", dot_timeout: float = 2.0, cache_size: int = 512,
-                 group_threshold: int = 150, group_chunk: int = 120):
+                 group_threshold: int = 150, group_chunk: int = 120, wrap: bool = True):
         self.dot = DotProcess(dot_binary, dot_timeout)
         self.cache: OrderedDict[tuple, _Canon] = OrderedDict()
         self.cache_size = cache_size
         self.group_threshold = group_threshold
         self.group_chunk = group_chunk
+        self.wrap = wrap
         self.hits = 0
         self.misses = 0
 
@@ -103,26 +125,37 @@ class LayoutEngine:
         return canon, False
 
     # ---------------------------------------------------------------- public
-    def layout(self, g: LayoutInput) -> LayoutResult:
+    def layout(self, g: LayoutInput, view_aspect: float = VIEW_ASPECT) -> LayoutResult:
+        """``view_aspect``: width / height of the pane the page will fit the graph into (a long strip
+        is folded into rows only when that draws it bigger there)."""
         if len(g.nodes) <= self.group_threshold:
-            return self._layout_whole(g)
+            return self._layout_whole(g, view_aspect)
         return self._layout_grouped(g)
 
     # ---------------------------------------------------------------- whole graph
-    def _layout_whole(self, g: LayoutInput) -> LayoutResult:
+    def _layout_whole(self, g: LayoutInput, view_aspect: float = VIEW_ASPECT) -> LayoutResult:
         index = {n[0]: i for i, n in enumerate(g.nodes)}
         edges = [(index[s], index[t]) for _, s, t in g.edges if s in index and t in index]
         cl_index = {c[0]: i for i, c in enumerate(g.clusters)}
         clusters = [
-            (cl_index.get(p, -1) if p else -1, tuple(sorted(index[m] for m in mem if m in index)))
-            for _, p, mem in g.clusters
+            (cl_index.get(c[1], -1) if c[1] else -1, tuple(sorted(index[m] for m in c[2] if m in index)))
+            for c in g.clusters
         ]
-        sig = ("whole", tuple((k, round(w), round(h)) for _, k, w, h in g.nodes), tuple(edges), tuple(clusters))
+        labels = [c[3] if len(c) > 3 else "" for c in g.clusters]
+        sig = ("whole", tuple((k, round(w), round(h)) for _, k, w, h in g.nodes), tuple(edges), tuple(clusters),
+               tuple(len(x) for x in labels), self.wrap and round(view_aspect, 2))
         sizes = [(w, h) for _, _, w, h in g.nodes]
-        canon, hit = self._cached(sig, lambda: self._dot_canon(sizes, edges, clusters))
+
+        def compute() -> _Canon:
+            canon = self._dot_canon(sizes, edges, clusters, labels)
+            if not self.wrap or canon.fallback:
+                return canon
+            return wrap_rows(canon, sizes, edges, clusters, [k.startswith("op|") for _, k, _, _ in g.nodes], view_aspect)
+
+        canon, hit = self._cached(sig, compute)
         return self._from_canon(g, canon, "cache" if hit else ("fallback" if canon.fallback else "dot"))
 
-    def _dot_canon(self, sizes, edges, clusters) -> _Canon:
+    def _dot_canon(self, sizes, edges, clusters, labels=None) -> _Canon:
         names = [f"v{i}" for i in range(len(sizes))]
         # cluster forest in DOT: (name, members not in a child, children)
         children: dict[int, list[int]] = {}
@@ -136,7 +169,7 @@ class LayoutEngine:
                 own = set(member_sets[ci])
                 for child in children.get(ci, []):
                     own -= member_sets[child]
-                out.append((f"c{ci}", [names[i] for i in sorted(own)], forest(ci)))
+                out.append((f"c{ci}", [names[i] for i in sorted(own)], forest(ci), (labels or {}) and labels[ci]))
             return out
 
         cl_forest = forest(-1) if clusters else []
@@ -144,10 +177,10 @@ class LayoutEngine:
         seen: set[str] = set()
 
         def dedup(cl):
-            name, mem, ch = cl
+            name, mem, ch, label = cl
             mem2 = [m for m in mem if m not in seen]
             seen.update(mem2)
-            return (name, mem2, [dedup(c) for c in ch])
+            return (name, mem2, [dedup(c) for c in ch], label)
 
         cl_forest = [dedup(c) for c in cl_forest]
         src = digraph_source([(names[i], w, h) for i, (w, h) in enumerate(sizes)],
@@ -190,8 +223,8 @@ class LayoutEngine:
         all_edges = [(eid, index[s], index[t]) for eid, s, t in g.edges if s in index and t in index]
         idx_edges = [(a, b) for _, a, b in all_edges]
         cl_index = {c[0]: i for i, c in enumerate(g.clusters)}
-        clusters = [(cl_index.get(p, -1) if p else -1, [index[x] for x in mem if x in index])
-                    for _, p, mem in g.clusters]
+        clusters = [(cl_index.get(c[1], -1) if c[1] else -1, [index[x] for x in c[2] if x in index])
+                    for c in g.clusters]
         sig = ("grouped", self.group_chunk, tuple(keys), tuple(idx_edges),
                tuple((p, tuple(m)) for p, m in clusters))
         canon, hit = self._cached(sig, lambda: self._grouped_canon(sizes, keys, idx_edges, clusters))
@@ -318,8 +351,121 @@ def _straight(pa, sa, pb, sb) -> list[list[float]]:
     return [[round(ax + sa[0] / 2, 2), round(ay, 2)], [round(bx - sb[0] / 2, 2), round(by, 2)]]
 
 
+def wrap_rows(canon: _Canon, sizes, edges, clusters, is_op=None, view_aspect: float = VIEW_ASPECT) -> _Canon:
+    """Fold a long left-to-right layout into 2 or 3 rows, read like lines of text, when that lets the
+    page draw it bigger in a screen-shaped view (a two-layer MLP: about 1.5× bigger).
+
+    Rows are cut at vertical strips that no node and no module box crosses, as near as possible to
+    equal widths; each row keeps dot's layout. An edge from one row to the next is routed like a
+    line return: right out of its source into the free strip beside it, down into the gap under the
+    row (one lane per edge), left along it, down the free strip before its target and into it.
+    """
+    W, H = canon.width, canon.height
+    n = len(sizes)
+    if W <= WRAP_MIN_W or n < 4:
+        return canon
+    pos = canon.nodes
+    is_op = is_op or [False] * n
+    spans = sorted([(x - w / 2, x + w / 2) for (x, _), (w, _) in zip(pos, sizes)] +
+                   [(cx - cw / 2, cx + cw / 2) for cx, _, cw, _ in canon.clusters if cw > 0])
+    gaps: list[tuple[float, float]] = []  # free vertical strips, left to right
+    reach = spans[0][1]
+    for a, b in spans[1:]:
+        if a > reach + 2:
+            gaps.append((reach, a))
+        reach = max(reach, b)
+    if not gaps:
+        return canon
+
+    def score(w: float, h: float) -> float:  # scale of a fit into a view_aspect × 1 view
+        return min(view_aspect / max(w, 1.0), 1.0 / max(h, 1.0))
+
+    def cost(g: tuple[float, float], target: float) -> tuple:
+        """Near the target width; among near ones, fewest edges across, and rather not between an op
+        and its result (a row then starts with the op that consumes the previous row)."""
+        mid = (g[0] + g[1]) / 2
+        across = [(a, b) for a, b in edges if pos[a][0] < mid < pos[b][0]]
+        op_result = sum(1 for a, _ in across if is_op[a])
+        near = abs(mid - target) <= CUT_SLACK * W
+        return (not near, len(across) + op_result if near else 0, abs(mid - target))
+
+    best_score, best = score(W, H + CAPTION), None
+    for k in (2, 3):
+        cuts: list[float] = []
+        for i in range(1, k):
+            target = W * i / k
+            g = min(gaps, key=lambda g, t=target: cost(g, t))
+            mid = (g[0] + g[1]) / 2
+            if cuts and mid <= cuts[-1] + 1:
+                break
+            cuts.append(mid)
+        if len(cuts) != k - 1:
+            continue
+        placed = _place_rows(canon, sizes, edges, clusters, cuts, gaps)
+        if placed is not None and score(placed.width, placed.height) > best_score * WRAP_GAIN:
+            best_score, best = score(placed.width, placed.height), placed
+    return best or canon
+
+
+def _place_rows(canon: _Canon, sizes, edges, clusters, cuts, gaps) -> _Canon | None:
+    pos = canon.nodes
+    bounds = [-float("inf"), *cuts, float("inf")]
+    nrows = len(bounds) - 1
+    row_of = [next(r for r in range(nrows) if bounds[r] <= x < bounds[r + 1]) for x, _ in pos]
+    rows = [[i for i in range(len(pos)) if row_of[i] == r] for r in range(nrows)]
+    if any(not r for r in rows):
+        return None
+    left = [min(pos[i][0] - sizes[i][0] / 2 for i in r) for r in rows]
+    right = [max(pos[i][0] + sizes[i][0] / 2 for i in r) for r in rows]
+    top = [min(pos[i][1] - sizes[i][1] / 2 for i in r) for r in rows]
+    bottom = [max(pos[i][1] + sizes[i][1] / 2 for i in r) + CAPTION for r in rows]
+    for cx, cy, cw, ch in canon.clusters:  # module boxes (and their title band) stay in their row
+        if cw > 0:
+            r = next(r for r in range(nrows) if bounds[r] <= cx < bounds[r + 1])
+            left[r], right[r] = min(left[r], cx - cw / 2), max(right[r], cx + cw / 2)
+            top[r], bottom[r] = min(top[r], cy - ch / 2), max(bottom[r], cy + ch / 2)
+    crossing = [0] * nrows
+    for a, b in edges:
+        if row_of[a] < row_of[b]:
+            crossing[row_of[a]] += 1
+    dx = [ROW_MARGIN - left[r] for r in range(nrows)]
+    dy: list[float] = []
+    y = 0.0
+    for r in range(nrows):
+        dy.append(y - top[r])
+        y += bottom[r] - top[r] + ROW_GAP + LANE * max(0, crossing[r] - 1)
+    height = y - ROW_GAP - LANE * max(0, crossing[-1] - 1)
+    width = max(right[r] - left[r] for r in range(nrows)) + 2 * ROW_MARGIN
+    new_pos = [(round(x + dx[row_of[i]], 2), round(yy + dy[row_of[i]], 2)) for i, (x, yy) in enumerate(pos)]
+    lane_next = [0] * nrows
+    new_edges: list[list[list[float]]] = []
+    for j, (a, b) in enumerate(edges):
+        ra, rb = row_of[a], row_of[b]
+        if ra == rb:
+            new_edges.append([[round(px + dx[ra], 2), round(py + dy[ra], 2)] for px, py in canon.edges[j]])
+            continue
+        if ra > rb:
+            new_edges.append(_straight(new_pos[a], sizes[a], new_pos[b], sizes[b]))
+            continue
+        ax, bx = pos[a][0], pos[b][0]
+        a_right, b_left = ax + sizes[a][0] / 2, bx - sizes[b][0] / 2
+        g1 = next((g for g in gaps if g[0] >= a_right - 0.5), None)
+        c1 = min((g1[0] + g1[1]) / 2 if g1 else a_right + 8, bounds[ra + 1]) + dx[ra]
+        g2 = next((g for g in reversed(gaps) if g[1] <= b_left + 0.5), None)
+        c2 = (g2[0] + g2[1]) / 2 if g2 and g2[1] > bounds[rb] else None
+        c2 = c2 + dx[rb] if c2 is not None else ROW_MARGIN / 2
+        lane = bottom[ra] + dy[ra] + ROW_GAP / 2 + LANE * lane_next[ra]
+        lane_next[ra] += 1
+        sx, sy = new_pos[a][0] + sizes[a][0] / 2, new_pos[a][1]
+        tx, ty = new_pos[b][0] - sizes[b][0] / 2, new_pos[b][1]
+        new_edges.append([[round(px, 2), round(py, 2)] for px, py in
+                          [(sx, sy), (c1, sy), (c1, lane), (c2, lane), (c2, ty), (tx, ty)]])
+    return _Canon(round(width, 2), round(height, 2), new_pos, new_edges, _cluster_boxes(new_pos, sizes, clusters))
+
+
 def _cluster_boxes(pos, sizes, clusters) -> list[tuple[float, float, float, float]]:
-    """Boxes around members (and, through members, child clusters), padded by depth."""
+    """Boxes around members (and, through members, child clusters), padded by depth, with a band on
+    top for the page's title (dot keeps it free: app.layout.dot gives every cluster a label)."""
     boxes: list[tuple[float, float, float, float]] = []
     depth = []
     for parent, _ in clusters:
@@ -337,7 +483,7 @@ def _cluster_boxes(pos, sizes, clusters) -> list[tuple[float, float, float, floa
         pad = PAD * (1 + max_depth - depth[ci])
         x1 = min(pos[i][0] - sizes[i][0] / 2 for i in members) - pad
         x2 = max(pos[i][0] + sizes[i][0] / 2 for i in members) + pad
-        y1 = min(pos[i][1] - sizes[i][1] / 2 for i in members) - pad
+        y1 = min(pos[i][1] - sizes[i][1] / 2 for i in members) - pad - LABEL_BAND * (1 + max_depth - depth[ci])
         y2 = max(pos[i][1] + sizes[i][1] / 2 for i in members) + pad
         boxes.append((round((x1 + x2) / 2, 2), round((y1 + y2) / 2, 2), round(x2 - x1, 2), round(y2 - y1, 2)))
     return boxes

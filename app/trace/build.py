@@ -31,6 +31,9 @@ from collections import deque
 from collections.abc import Callable
 
 from app.layout import LayoutEngine, LayoutInput
+from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
+from app.layout.sizes import op_size, tensor_size
+from app.trace.labels import op_text
 from app.trace.values import clean, num, to_float
 
 _UPDATE_KINDS = {"inplace", "optim_step", "zero_grad", "grad_mode", "mark_retain_grad", "requires_grad"}
@@ -384,7 +387,8 @@ class TraceBuilder:
             if nid[0] == "n":
                 op = self.ops[nid]
                 label = op.get("label") or op.get("op")
-                nodes.append({"id": nid, "kind": "op", "label": label, "role": "op", "name": None,
+                nodes.append({"id": nid, "kind": "op", "label": label, "params": op.get("params") or [],
+                              "role": "op", "name": None,
                               "shape": self.tensors.get(op.get("output"), {}).get("shape"),
                               "dtype": None, "requires_grad": bool(op.get("grad_fn")), "is_leaf": False,
                               "grad_fn": op.get("grad_fn"), "module": self._module_name(op.get("module")),
@@ -415,6 +419,16 @@ class TraceBuilder:
             mid = src.get("module") if src else None
             if mid is not None and (n["kind"] == "op" or n["role"] in ("intermediate", "output")):
                 members.setdefault(mid, []).append(n["id"])
+        # a module's own parameters ("model.0.weight" belongs to "model.0") go in its box, when that
+        # module ran in this graph
+        by_name = {name: mid for mid, name in self.module_names.items()}
+        for n in nodes:
+            pname = self.param_names.get(n["id"]) if n["kind"] == "tensor" else None
+            owner = by_name.get(pname.rsplit(".", 1)[0]) if pname and "." in pname else None
+            if owner is not None and owner in members and n["id"] not in members[owner]:
+                members[owner].append(n["id"])
+                if n["module"] is None:
+                    n["module"] = self._module_name(owner)
         cl_ids: list[str] = []
         for mid in list(members):
             m = mid
@@ -434,12 +448,16 @@ class TraceBuilder:
         res = None
         if self.layout is not None:
             lin = LayoutInput(
-                [(n["id"], f'{n["kind"]}|{n["op"] or n["role"]}|{n["label"] if n["kind"] == "op" else ""}',
+                [(n["id"], f'{n["kind"]}|{n["op"] or n["role"]}|{_op_text(n) if n["kind"] == "op" else ""}',
                   n["w"], n["h"]) for n in nodes],
                 [(eid, s, t) for eid, s, t, _ in edges],
-                [(m, (self.modules.get(m) or {}).get("parent"), all_members[m]) for m in cl_ids],
+                [(m, (self.modules.get(m) or {}).get("parent"), all_members[m], _cluster_title(self.module_names.get(m) or m,
+                  (self.modules.get(m) or {}).get("cls"))) for m in cl_ids],
             )
-            res = self.layout.layout(lin)
+            # a training step is drawn above the loss chart, in a pane about twice as wide for its height
+            training = any(f.get("phase") == "update" and f.get("kind") in ("optim_step", "inplace", "zero_grad")
+                           for f in p.frames)
+            res = self.layout.layout(lin, VIEW_ASPECT_TRAINING if training else VIEW_ASPECT)
             graph["width"], graph["height"] = res.width, res.height
             graph["groups"] = res.groups
             graph["layout"] = res.method
@@ -463,11 +481,21 @@ class TraceBuilder:
                 "modules": {m: {"name": self.module_names.get(m), **info} for m, info in self.modules.items()}}
 
 
+def _cluster_title(name: str, cls: str | None) -> str:
+    """Room for the page's cluster title: collapse toggle, then "model.0 · Linear"."""
+    return "    " + name + (f" · {cls}" if cls else "")
+
+
+def _op_text(n: dict) -> str:
+    return op_text(n.get("op"), n.get("label"), n.get("params"))
+
+
 def _size(n: dict) -> tuple[float, float]:
-    label = n["label"] or ""
+    """Sizes that fit what the page writes in the node (app/layout/sizes.py)."""
     if n["kind"] == "op":
-        return (max(30.0, 8.0 * len(label) + 14.0), 30.0)
-    return (min(170.0, max(64.0, 7.0 * len(label) + 28.0)), 40.0)
+        return op_size(_op_text(n))
+    named = bool(n.get("name")) or n.get("role") == "constant"
+    return tensor_size(n["label"] or "", n.get("shape"), named=named)
 
 
 def _zeros_like(v):

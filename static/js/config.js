@@ -118,7 +118,12 @@ export const SPEEDS = [0.25, 0.5, 1, 2, 4];
 
 export const GRAPH = {
   fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
+  // The server lays records out at recordH × 96–130 pt and op ellipses 32 pt high, sized for the
+  // text below (app/layout/sizes.py): record text ≈ 0.62 × row height ≈ 10.7 pt, op text ≈ 14 pt.
+  recordH: 54,
   headerFrac: 0.36,      // tensor record: header band, then value row and grad row
+  // graph-unit font sizes of the small print, at recordH (scaled with the records' size)
+  fonts: { caption: 9, edgeLabel: 10, badge: 10, cluster: 11, cutmark: 10 },
   cellMaxElems: 48,      // mini heatmap inside a node up to this many elements
   fitPadding: 24,        // px around the graph for zoom-to-fit
   minZoom: 0.05,
@@ -198,7 +203,7 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-edge.lit-forward path{stroke:${th.forward};stroke-width:${sz.litEdgeWidth}}
 .fg-edge.lit-backward path{stroke:${th.backward};stroke-width:${sz.litEdgeWidth}}
 .fg-edge.cut path{stroke:${th.cut};stroke-dasharray:6 5}
-.fg-cutmark{fill:${th.cut};font-size:9px;font-weight:700;paint-order:stroke;stroke:${th.graphBg};stroke-width:3px}
+.fg-cutmark{fill:${th.cut};font-size:${GRAPH.fonts.cutmark}px;font-weight:700;paint-order:stroke;stroke:${th.graphBg};stroke-width:3px}
 .fg-cut-gap{fill:${th.graphBg}}
 .fg-cut-bar{stroke:${th.cut};stroke-width:${sz.edgeWidth + 0.6}}
 .fg-arrow{fill:${th.edge}}
@@ -206,7 +211,7 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-arrow-backward{fill:${th.backward}}
 .fg-arrow-cut{fill:${th.cut}}
 .fg-elabel rect{fill:${th.graphBg};stroke:${th.backward};stroke-width:1}
-.fg-elabel text{fill:${th.text};font-size:9px}
+.fg-elabel text{fill:${th.text};font-size:${GRAPH.fonts.edgeLabel}px}
 .fg-elabel.fwd rect{stroke:${th.forward}}
 .fg-frame{fill:${th.nodeFill};stroke:${th.nodeStroke};stroke-width:${sz.nodeStroke}}
 .fg-node.nograd .fg-frame{stroke-dasharray:4 3}
@@ -218,7 +223,8 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-cell.pending{fill:url(#fg-hatch)}
 .fg-celltext{fill:${th.text}}
 .fg-celltext.pending,.fg-celltext.none{fill:${th.pendingInk};font-style:italic}
-.fg-caption{fill:${th.muted};font-size:8px}
+.fg-caption{fill:${th.muted}}
+.fg-caption:not([font-size]){font-size:${GRAPH.fonts.caption}px}
 .fg-op .fg-opshape{fill:${th.opFill};stroke:${th.nodeStroke};stroke-width:${sz.nodeStroke}}
 .fg-op text{fill:${th.text};font-weight:600}
 .fg-op.nograd .fg-opshape{stroke-dasharray:3 3;opacity:.7}
@@ -233,11 +239,12 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-node.pending .fg-frame{stroke-dasharray:5 4}
 .fg-flash{fill:none;stroke-width:${sz.litEdgeWidth + 2};opacity:0}
 .fg-badge rect{fill:${th.backward}}
-.fg-badge text{fill:#ffffff;font-size:9px;font-weight:600}
+.fg-badge text{fill:#ffffff;font-size:${GRAPH.fonts.badge}px;font-weight:600}
 .fg-badge.fwd rect{fill:${th.forward}}
 .fg-badge.err rect{fill:${th.cut}}
 .fg-cluster rect.fg-cbox{fill:${th.cluster};stroke:${th.clusterStroke};stroke-width:${sz.nodeStroke};stroke-dasharray:5 3}
-.fg-cluster text{fill:${th.clusterStroke};font-size:10px;font-weight:600}
+.fg-cluster text{fill:${th.clusterStroke};font-weight:600}
+.fg-cluster text:not([font-size]){font-size:${GRAPH.fonts.cluster}px}
 .fg-cluster.collapsed rect.fg-cbox{stroke-dasharray:none;fill:${th.panel2}}
 .fg-cluster .fg-ctoggle{cursor:pointer}
 .fg-pulse-forward{fill:${th.forward}}

@@ -4,6 +4,7 @@ import { select, zoom, zoomIdentity } from "../vendor/d3.js";
 import { GRAPH, SIZES, divergingColor, graphCss, inkOn } from "./config.js";
 import { cellText, describe, flat, fmt, isSummary, shapeText } from "./values.js";
 import { nodeName } from "./replay.js";
+import { opNodeText } from "./oplabels.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
 
@@ -148,7 +149,7 @@ export class GraphView {
     this.maxAbs = model.maxAbs();
     // badges and edge labels scale with the nodes the server laid out (its records may be small)
     const hs = model.graph.nodes.filter((n) => n.kind === "tensor").map((n) => n.h).sort((a, b) => a - b);
-    this.labelScale = Math.max(0.55, Math.min(1.2, (hs.length ? hs[hs.length >> 1] : 54) / 54));
+    this.labelScale = Math.max(0.55, Math.min(1.2, (hs.length ? hs[hs.length >> 1] : GRAPH.recordH) / GRAPH.recordH));
     const g = model.graph;
     this.layers = {};
     for (const name of ["clusters", "edges", "nodes", "cuts", "collapsed", "labels", "badges"]) {
@@ -159,6 +160,7 @@ export class GraphView {
     this.clusters = [...(g.clusters || []), ...groupsAsClusters(g.groups)];
     for (const c of this.clusters) this.renderCluster(c);
     for (const e of g.edges) this.renderEdge(e);
+    this.cutLabelled = new Set();
     for (const e of g.edges) if (e.cut) this.renderCut(e);
     for (const n of g.nodes) (n.kind === "op" ? this.renderOp(n) : this.renderTensor(n));
     this.pulseEls = [];
@@ -170,7 +172,10 @@ export class GraphView {
     const x0 = c.x - c.w / 2, y0 = c.y - c.h / 2;
     el("rect", { class: "fg-cbox", x: x0, y: y0, width: c.w, height: c.h, rx: 8 }, grp);
     const t = el("text", { x: x0 + 22, y: y0 + 12 }, grp);
-    t.textContent = `${c.name || c.id}${c.cls ? " · " + c.cls : ""}`;
+    const title = `${c.name || c.id}${c.cls ? " · " + c.cls : ""}`;
+    // within the box (the server keeps a band above the members free for it)
+    t.textContent = truncate(title, Math.max(3, Math.floor((c.w - 28) / (GRAPH.fonts.cluster * 0.62))));
+    el("title", {}, t).textContent = title;
     const tog = el("g", { class: "fg-ctoggle", role: "button", tabindex: 0, "aria-label": `Collapse ${c.name || c.id}` }, grp);
     el("rect", { x: x0 + 5, y: y0 + 3, width: 13, height: 12, rx: 2, fill: "transparent", stroke: "currentColor" }, tog);
     const sym = el("text", { x: x0 + 11.5, y: y0 + 13, "text-anchor": "middle" }, tog);
@@ -240,11 +245,25 @@ export class GraphView {
     el("rect", { x: -3, y: -7, width: 6, height: 14, class: "fg-cut-gap" }, g);
     el("line", { x1: -3, y1: -7, x2: -3, y2: 7, class: "fg-cut-bar" }, g);
     el("line", { x1: 3, y1: -7, x2: 3, y2: 7, class: "fg-cut-bar" }, g);
-    const t = el("text", { class: "fg-cutmark", x: m.x, y: m.y - 10, "text-anchor": "middle" }, this.layers.cuts);
-    t.textContent = e.cut === "no_grad" ? "no_grad" : "detach";
     el("title", {}, g).textContent = e.cut === "no_grad"
       ? "Computed under torch.no_grad(): no gradient flows back along this edge"
       : ".detach(): the result shares the value but gradients stop here";
+    // no_grad is a property of the op (it ran with grad off): one word above the op, not one per input
+    // edge (two short input edges put two words on top of each other and of the input records)
+    const op = e.cut === "no_grad" ? this.model.nodes.get(e.target) : null;
+    if (op && this.cutLabelled.has(op.id)) return;
+    let at = { x: m.x, y: m.y - 10 };
+    const src = this.model.nodes.get(e.source), dst = this.model.nodes.get(e.target);
+    if (!op && src && dst && (rec.len || 0) < 60) {
+      // a short edge: the word would sit on the records at both ends; put it above them
+      at = { x: m.x, y: Math.min(src.y - src.h / 2, dst.y - dst.h / 2) - 5 };
+    }
+    if (op && op.kind === "op") {
+      this.cutLabelled.add(op.id);
+      at = { x: op.x, y: op.y - op.h / 2 - 5 };
+    }
+    const t = el("text", { class: "fg-cutmark", x: at.x, y: at.y, "text-anchor": "middle" }, this.layers.cuts);
+    t.textContent = e.cut === "no_grad" ? "no_grad" : "detach";
   }
 
   pointAt(rec, t) {
@@ -260,11 +279,12 @@ export class GraphView {
     }, this.layers.nodes);
     const rx = n.w / 2, ry = n.h / 2;
     el("ellipse", { class: "fg-opshape", rx, ry }, grp);
-    const label = n.label || n.op || "op";
-    const fs = Math.min(ry * 0.95, (n.w * 1.15) / Math.max(2, label.length));
-    const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
+    const label = opNodeText(n);
+    // the server sized the ellipse for this text (app/layout/sizes.py): ~14 pt, less when squeezed
+    const fs = Math.max(5, Math.min(ry * 0.9, (n.w - 12) / (Math.max(1, label.length) * 0.62)));
+    const t = el("text", { class: "fg-optext", "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
     t.textContent = label;
-    el("title", {}, grp).textContent = `${n.op || label}${n.grad_fn ? " · grad_fn=" + n.grad_fn : " · no grad_fn (grad disabled)"}`;
+    el("title", {}, grp).textContent = `${label}${label !== n.op ? " (" + (n.op || "op") + ")" : ""}${n.grad_fn ? " · grad_fn=" + n.grad_fn : " · no grad_fn (grad disabled)"}`;
     this.bindNode(grp, n);
     this.nodeEls.set(n.id, { g: grp, n, kind: "op" });
   }
@@ -304,9 +324,12 @@ export class GraphView {
     if (!n.is_leaf && n.grad_fn) caption = w >= 110 ? `grad_fn=<${n.grad_fn}>` : n.grad_fn;
     else if (n.is_leaf && n.requires_grad) caption = w >= 100 ? "leaf · requires_grad" : "leaf";
     if (caption) {
-      const cfs = Math.max(4, Math.min(8, (w * 1.1) / (caption.length * 0.62)));
+      // as wide as the record at most: shrink a long grad_fn name, down to 6, then cut it
+      const minFs = 6;
+      const cfs = Math.max(minFs, Math.min(GRAPH.fonts.caption, (w * 1.1) / (caption.length * 0.62)));
       const cap = el("text", { class: "fg-caption", x: w / 2, y: h + cfs + 1, "text-anchor": "middle", "font-size": cfs.toFixed(1) }, grp);
-      cap.textContent = caption;
+      cap.textContent = truncate(caption, Math.floor((w * 1.1) / (cfs * 0.62)));
+      if (cap.textContent !== caption) el("title", {}, cap).textContent = caption;
     }
     const title = el("title", {}, grp);
     this.bindNode(grp, n);
@@ -389,7 +412,7 @@ export class GraphView {
         c.toggle("active-backward", active === "backward");
         c.toggle("selected", selected === id);
         const n = rec.n;
-        rec.g.setAttribute("aria-label", `${n.label || n.op} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
+        rec.g.setAttribute("aria-label", `${opNodeText(n)} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
           (s.value === undefined ? ", not run yet" : s.freed ? ", graph freed" : ", ran"));
         continue;
       }
@@ -440,13 +463,20 @@ export class GraphView {
       const rec = this.nodeEls.get(b.node);
       if (!rec) continue;
       const n = rec.n;
-      this.labelBox(this.layers.badges, n.x, n.y - n.h / 2 - 9 * (this.labelScale || 1), b.text, "fg-badge" + (b.kind === "err" ? " err" : b.kind === "fwd" ? " fwd" : ""), placed, -1);
+      this.labelBox(this.layers.badges, n.x, n.y - n.h / 2 - 10 * (this.labelScale || 1), b.text, "fg-badge" + (b.kind === "err" ? " err" : b.kind === "fwd" ? " fwd" : ""), placed, -1);
     }
+    // a contribution label sits on its edge, nudged up or down off the records it would cover
+    // (edges between neighbouring ranks are shorter than a label)
+    const nodeBoxes = fx.edgeLabels.length
+      ? [...this.nodeEls.values()].filter((r) => !(this.hidden && this.hidden.has(r.n.id)))
+        .map(({ n, kind }) => (kind === "op" ? { x: n.x, y: n.y, w: n.w + 4, h: n.h + 4 }
+          : { x: n.x, y: n.y + 6, w: n.w + 4, h: n.h + 16 })) // a record's caption hangs below it
+      : [];
     for (const lab of fx.edgeLabels) {
       const rec = this.edgeEls.get(lab.edge);
       if (!rec) continue;
       const p = this.pointAt(rec, 0.5);
-      this.labelBox(this.layers.labels, p.x, p.y, lab.text, "fg-elabel" + (lab.dir === "forward" ? " fwd" : ""), placed, 1);
+      this.labelBox(this.layers.labels, p.x, p.y, lab.text, "fg-elabel" + (lab.dir === "forward" ? " fwd" : ""), placed, 1, nodeBoxes);
     }
     // pulses: created now, moved by animate()
     this.layers.pulses.replaceChildren();
@@ -458,19 +488,31 @@ export class GraphView {
     }));
   }
 
-  // a rounded label; moved up/down (dir) until it overlaps no label already placed
-  labelBox(layer, x, y, text, cls, placed = null, dir = 1) {
+  // a rounded label; moved (dir: down 1 / up -1) until it overlaps no label already placed and, when
+  // `avoid` boxes are given, tried a few steps above and below first to keep off them too
+  labelBox(layer, x, y, text, cls, placed = null, dir = 1, avoid = null) {
     text = truncate(text, 48);
     const k = this.labelScale || 1;
-    const w = (text.length * 5.6 + 8) * k;
-    const hh = 14 * k;
+    const w = (text.length * GRAPH.fonts.edgeLabel * 0.62 + 8) * k;
+    const hh = 16 * k;
     if (placed) {
-      const hit = (yy) => placed.some((b) => Math.abs(b.x - x) < (b.w + w) / 2 && Math.abs(b.y - yy) < hh);
-      for (let i = 0; i < 12 && hit(y); i++) y += (hh + 1) * dir;
-      placed.push({ x, y, w });
+      const clash = (list, yy) => list.some((b) => Math.abs(b.x - x) < (b.w + w) / 2 && Math.abs(b.y - yy) < ((b.h ?? hh) + hh) / 2);
+      let free = null;
+      if (avoid && avoid.length) {
+        for (const i of [0, -1, 1, -2, 2, -3, 3, -4, 4]) {
+          const yy = y + i * (hh + 1);
+          if (!clash(placed, yy) && !clash(avoid, yy)) {
+            free = yy;
+            break;
+          }
+        }
+      }
+      if (free == null) for (let i = 0; i < 12 && clash(placed, y); i++) y += (hh + 1) * dir;
+      else y = free;
+      placed.push({ x, y, w, h: hh });
     }
     const g = el("g", { class: cls, transform: `translate(${x},${y}) scale(${k.toFixed(3)})` }, layer);
-    el("rect", { x: -w / k / 2, y: -7, width: w / k, height: 14, rx: 7 }, g);
+    el("rect", { x: -w / k / 2, y: -8, width: w / k, height: 16, rx: 8 }, g);
     const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central" }, g);
     t.textContent = text;
     return g;
@@ -495,10 +537,23 @@ export class GraphView {
     }
   }
 
+  // The page's overlays (step caption on top, legend at the bottom) as px to keep the graph out of.
+  insets() {
+    const got = this.getInsets ? this.getInsets() : null;
+    const H = this.svg.clientHeight || 500;
+    let top = Math.max(0, (got && got.top) || 0), bottom = Math.max(0, (got && got.bottom) || 0);
+    // never give the overlays more than half the view: a short window keeps a usable graph
+    const k = Math.min(1, (H * 0.5) / Math.max(1, top + bottom));
+    top *= k;
+    bottom *= k;
+    return { top, bottom };
+  }
+
   fitScale() {
     const g = this.model.graph;
     const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
-    return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - 2 * pad) / (Math.max(g.height, 1) + 12));
+    const { top, bottom } = this.insets();
+    return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - top - bottom - 2 * pad) / (Math.max(g.height, 1) + 12));
   }
 
   // ---- view --------------------------------------------------------------------------------
@@ -506,11 +561,13 @@ export class GraphView {
     if (!this.model) return;
     this.userZoomed = false;
     const g = this.model.graph;
-    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500;
+    const W = this.svg.clientWidth || 800, H0 = this.svg.clientHeight || 500;
     const pad = GRAPH.fitPadding;
+    const { top, bottom } = this.insets();
+    const H = H0 - top - bottom;
     const gw = Math.max(g.width, 1), gh = Math.max(g.height, 1) + 12;
     let k = Math.min((W - 2 * pad) / gw, (H - 2 * pad) / gh, this.projector ? 3 : 2);
-    let t = zoomIdentity.translate((W - gw * k) / 2, (H - gh * k) / 2 + 6 * k).scale(k);
+    let t = zoomIdentity.translate((W - gw * k) / 2, top + (H - gh * k) / 2 + 6 * k).scale(k);
     this.lastFitWasReadable = false;
     if (k < GRAPH.minReadableZoom && !this.forceWhole) {
       this.lastFitWasReadable = true;
@@ -518,7 +575,7 @@ export class GraphView {
       k = this.projector ? 1.4 : 1;
       const first = g.nodes[0];
       const cy = first ? first.y : gh / 2;
-      t = zoomIdentity.translate(pad, H / 2 - cy * k).scale(k);
+      t = zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
     }
     this.forceWhole = false;
     const sel = select(this.svg);

@@ -59,9 +59,17 @@ export function scaleLegend(maxAbs, theme) {
     stops.push(`${divergingColor(v, maxAbs, theme)} ${i * 5}%`);
   }
   bar.style.background = `linear-gradient(90deg, ${stops.join(", ")})`;
-  const labels = document.createElement("div");
-  labels.className = "scale-labels";
-  labels.innerHTML = `<span>−${fmt(maxAbs)}</span><span>0</span><span>+${fmt(maxAbs)}</span>`;
-  wrap.append(bar, labels);
+  // one line: "values −25 ▬▬▬ +25" (blue negative, pale zero, red positive)
+  wrap.title = "Colour of values and gradients: blue negative, pale zero, red positive; stronger = larger";
+  const name = document.createElement("span");
+  name.className = "scale-name";
+  name.textContent = "values";
+  const lo = document.createElement("span");
+  lo.className = "scale-end";
+  lo.textContent = `−${fmt(maxAbs)}`;
+  const hi = document.createElement("span");
+  hi.className = "scale-end";
+  hi.textContent = `+${fmt(maxAbs)}`;
+  wrap.append(name, lo, bar, hi);
   return wrap;
 }

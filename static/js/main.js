@@ -58,13 +58,19 @@ function renderLegend() {
     s.innerHTML = html;
     lg.appendChild(s);
   };
-  for (const r of ["input", "parameter", "intermediate", "loss"]) {
-    chip(`<span class="sw" style="background:${ROLE_COLORS[r]}"></span>${ROLE_NAMES[r]}`);
+  // the roles this graph has (output and loss share a colour: one chip)
+  const g = app.model ? app.model.graph : null;
+  const roles = new Set(g ? g.nodes.filter((n) => n.kind === "tensor").map((n) => n.role) : ["input", "parameter", "intermediate", "loss"]);
+  for (const r of ["input", "parameter", "constant", "intermediate", "output", "loss"]) {
+    if (!roles.has(r) || (r === "output" && roles.has("loss"))) continue;
+    const name = r === "loss" && roles.has("output") ? "output / loss" : ROLE_NAMES[r];
+    chip(`<span class="sw" style="background:${ROLE_COLORS[r]}"></span>${name}`);
   }
   chip(`<span class="sw pending"></span>not computed yet`);
   chip(`<span class="line" style="background:var(--forward)"></span>forward`);
   chip(`<span class="line" style="background:var(--backward)"></span>backward`);
-  chip(`<span class="line cut"></span>no_grad / detach`);
+  const cuts = g ? g.edges.some((e) => e.cut) : true;
+  if (cuts) chip(`<span class="line cut"></span>no_grad / detach`);
   chip(`<span class="sw freed"></span>op freed by backward`);
   const maxAbs = app.model ? graph.maxAbs : 1;
   lg.appendChild(scaleLegend(maxAbs || 1, app.theme));
@@ -76,11 +82,11 @@ let graph = null, editor = null, inspector = null, lossChart = null;
 function initComponents() {
   graph = new GraphView($("graph"), { onSelect: (id) => select(id) });
   graph.onViewChange = (out) => $("zoom-fit").classList.toggle("attention", out);
+  graph.getInsets = graphInsets;
   editor = new Editor($("editor"), {
     onRun: () => run(),
     onChange: (text) => {
-      const ex = app.examples.find((e) => e.id === app.exampleId);
-      $("example-title").textContent = ex && ex.source === text ? ex.title : ex ? `${ex.title} (edited)` : "Examples";
+      updateExampleTitle(text);
       scheduleUrl();
     },
   });
@@ -93,6 +99,16 @@ function initComponents() {
   });
   lossChart = new LossChart($("loss-chart"), { onPick: (x) => openPass(nearestGraphPass(x)) });
   Object.assign(app, { editor, graph, inspector, lossChart, run, setStep, openPass, select, loadTrace, play, stopPlaying });
+}
+
+// Zoom-to-fit keeps the graph clear of the step caption (up to two lines, top left) and the legend.
+function graphInsets() {
+  const cap = $("caption"), lg = $("legend");
+  const cs = getComputedStyle(cap);
+  const line = parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * 1.3 || 18;
+  const top = cap.offsetTop + 2 * line + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0) + 4;
+  const bottom = lg.hidden ? 0 : lg.offsetHeight + 8;
+  return { top, bottom };
 }
 
 // ---------------------------------------------------------------- running
@@ -337,8 +353,8 @@ function openPass(index, { step = null, node = null, autoplay = false } = {}) {
   app.passIndex = index;
   app.model = new PassModel(app.trace, index, { freedBefore: freedBefore(index) });
   graph.render(app.model);
+  renderLegend(); // before the fit: the fit keeps clear of the legend
   graph.fit(false);
-  renderLegend();
   setTimeline();
   const n = app.model.steps.length;
   const k = step == null ? (autoplay ? 0 : n) : Math.max(0, Math.min(step, n));
@@ -679,8 +695,12 @@ function bindControls() {
   };
   const applyLegend = () => {
     const pref = legendPref();
-    const show = pref === "1" || (pref == null && $("graph").clientWidth >= 760);
+    // by default only where it leaves the graph room: a wide pane, and not a short one (projector
+    // mode over a loss chart on a 720-pixel screen)
+    const show = pref === "1" || (pref == null && $("graph").clientWidth >= 760 && $("graph").clientHeight >= 420);
+    const changed = $("legend").hidden === show;
     $("legend").hidden = !show;
+    if (changed && graph.model && !graph.userZoomed) graph.fit(false);
     $("legend-toggle").setAttribute("aria-pressed", String(show));
   };
   $("legend-toggle").addEventListener("click", () => {
@@ -831,10 +851,32 @@ function openGallery() {
   if (cur) cur.focus();
 }
 
+// The selector names the program in the editor: an example's title when the text is that example
+// (whichever way it got there: gallery, share link, pasted), "<title> (edited)" once the loaded
+// example has been changed, and "Examples" for a program of one's own.
+function updateExampleTitle(text) {
+  const same = app.examples.find((e) => e.source === text);
+  if (same) app.exampleId = same.id;
+  const ex = app.examples.find((e) => e.id === app.exampleId);
+  const edited = !same && !!ex && stillResembles(ex.source, text);
+  const title = $("example-title");
+  title.textContent = same ? same.title : edited ? `${ex.title} (edited)` : "Examples";
+  title.dataset.example = same ? same.id : "";
+  title.dataset.edited = String(edited);
+}
+
+// An edit keeps most of the example's lines; a program pasted over it does not.
+function stillResembles(source, text) {
+  const lines = (s) => s.split("\n").map((l) => l.trim()).filter((l) => l && !/^(import|from)\s/.test(l));
+  const mine = new Set(lines(text));
+  const theirs = lines(source);
+  return theirs.length > 0 && theirs.filter((l) => mine.has(l)).length >= theirs.length / 2;
+}
+
 function loadExample(ex) {
   app.exampleId = ex.id;
   editor.text = ex.source;
-  $("example-title").textContent = ex.title;
+  updateExampleTitle(ex.source);
   run();
 }
 
@@ -859,9 +901,8 @@ async function boot() {
       source = ex.source;
     }
   }
-  const exNow = app.examples.find((e) => e.id === app.exampleId);
-  if (exNow) $("example-title").textContent = exNow.title;
   editor.text = source || "import torch\n\nx = torch.tensor(2.0, requires_grad=True)\ny = (x + 1) ** 2\ny.backward()\nprint(x.grad)\n";
+  updateExampleTitle(editor.text);
   const fromLink = url.program != null || url.example != null;
   await run({ pass: url.pass, step: url.step, node: url.node, noAutoplay: fromLink && url.step != null });
 }

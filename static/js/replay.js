@@ -1,9 +1,9 @@
 // Pure model of one pass: groups the trace's frames into timeline steps and replays them into
 // the state shown at step k (no DOM here). Step k = the first k steps applied; 0 = nothing run.
 import { add, describe, fmt, shapeText, flat, scalarOf } from "./values.js";
+import { opExpr } from "./oplabels.js";
 
 const SILENT = new Set(["name", "module", "module_names", "requires_grad", "grad_mode", "detach"]);
-const INFIX = new Set(["+", "−", "-", "×", "*", "÷", "/", "@"]);
 
 export function nodeName(node) {
   if (!node) return "?";
@@ -86,7 +86,8 @@ export class PassModel {
     const short = (id) => {
       const n = this.nodes.get(id);
       if (!n) return "?";
-      if (named(n)) return n.name || n.label;
+      // a module's parameter inside an expression: its own name ("weightᵀ"); the module box says whose
+      if (named(n)) return n.name && n.role === "parameter" && n.name.includes(".") ? n.name.split(".").pop() : n.name || n.label;
       const d = n.display || "…";
       return d.length <= 9 ? (/[ ]/.test(d) ? `(${d})` : d) : "…";
     };
@@ -100,8 +101,9 @@ export class PassModel {
       }
       const ins = (inputsOf.get(op.id) || []).map(short);
       const label = op.label || op.op || "op";
-      let d = INFIX.has(label) && ins.length === 2 ? `${ins[0]} ${label} ${ins[1]}` : `${label}(${ins.join(", ")})`;
-      if (d.length > MAX) d = INFIX.has(label) && ins.length === 2 ? `… ${label} …` : `${label}(…)`;
+      let d = opExpr(op.op, label, op.params, ins);
+      if (d.length > MAX) d = opExpr(op.op, label, op.params, ins.map(() => "…"));
+      if (d.length > MAX) d = `${label}(…)`;
       n.display = d;
     }
   }
@@ -231,8 +233,7 @@ export class PassModel {
           if (merged) {
             const op = fx.op;
             const ins = (op.inputs || []).map((t) => nodeName(this.nodes.get(t)));
-            const label = op.label || op.op;
-            const expr = INFIX.has(label) && ins.length === 2 ? `${ins[0]} ${label} ${ins[1]}` : `${label}(${ins.join(", ")})`;
+            const expr = opExpr(op.op, op.label, op.params, ins);
             const lhs = name === expr ? expr : `${name} = ${expr}`;
             fx.text = `${lhs} = ${describe(f.value, 6)}` + (op.grad_enabled === false ? "  (no_grad: no grad_fn)" : "");
           } else {
@@ -252,8 +253,8 @@ export class PassModel {
           const edges = this.lit(f, (f.inputs || []).map((t) => this.edgeBetween(t, f.id, (seen[t] = (seen[t] ?? -1) + 1))));
           const hasOut = f.output && this.nodes.has(f.output);
           for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: 0, t1: hasOut ? 0.5 : 1 });
-          const ins = (f.inputs || []).map((t) => nodeName(this.nodes.get(t))).join(", ");
-          fx.text = `${f.label || f.op}(${ins})` + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
+          const ins = (f.inputs || []).map((t) => nodeName(this.nodes.get(t)));
+          fx.text = opExpr(f.op, f.label, f.params, ins) + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
         }
         return;
       }
@@ -377,7 +378,11 @@ export class PassModel {
         if (fx) {
           fx.active[f.tensor] = "forward";
           fx.flash.add(f.tensor + ":value");
-          fx.text = `${nodeName(this.nodes.get(f.tensor))}.${f.op}(…) → ${describe(f.value, 4)}`;
+          // `w.grad.zero_()`: not a node of this graph, so not a step of its own either; it rides along
+          // with the step before and must not replace that step's text (its line is the one shown)
+          const t = this.nodes.get(f.tensor);
+          if (t) fx.text = `${nodeName(t)}.${f.op}(…) → ${describe(f.value, 4)}`;
+          else if (!fx.text) fx.text = `in-place ${f.op}() → ${describe(f.value, 4)}`;
         }
         return;
       }

@@ -149,3 +149,106 @@ def test_random_graphs_are_laid_out_completely_without_overlap(g, threshold):
 
 
 _ENGINES: dict[int, LayoutEngine] = {}
+
+
+# ---------------------------------------------------------------- sizes, cluster titles, rows
+
+
+def test_node_sizes_read_well():
+    from app.layout.sizes import TENSOR_FONT, op_size, tensor_size
+
+    assert TENSOR_FONT >= 10, "record text of ~10 pt or more"
+    for label, shape in [("x", []), ("w", [3]), ("model.0.weight", [4, 3]), ("a_very_long_variable_name", [128, 256])]:
+        w, h = tensor_size(label, shape)
+        assert 96 <= w <= 130 and h == 54
+    assert tensor_size("model.0.weight", [4, 3])[0] > tensor_size("x", [])[0]
+    assert op_size("+")[0] < op_size("** 2")[0] < op_size("clamp(min=0)")[0]
+    assert op_size("+")[1] == op_size("log_softmax(1)")[1]
+
+
+def long_chain(n: int, cluster: tuple[int, int] | None = None) -> LayoutInput:
+    """x → op → t1 → op → t2 …: a long strip (an MLP's forward and loss)."""
+    nodes = [("t0", "tensor|input|", 110.0, 54.0)]
+    edges = []
+    for i in range(n):
+        nodes += [(f"n{i}", "op|mul|×", 40.0, 32.0), (f"t{i + 1}", "tensor|intermediate|", 110.0, 54.0)]
+        edges += [(f"e{i}_0", f"t{i}", f"n{i}"), (f"e{i}_o", f"n{i}", f"t{i + 1}")]
+    clusters = []
+    if cluster:
+        a, b = cluster
+        clusters = [("m1", None, [f"n{i}" for i in range(a, b)] + [f"t{i + 1}" for i in range(a, b)], "    model · Linear")]
+    return LayoutInput(nodes, edges, clusters)
+
+
+def no_overlap(g: LayoutInput, res):
+    boxes = [(res.nodes[i][0] - w / 2, res.nodes[i][1] - h / 2, res.nodes[i][0] + w / 2, res.nodes[i][1] + h / 2)
+             for i, _, w, h in g.nodes]
+    for k, a in enumerate(boxes):
+        for b in boxes[k + 1:]:
+            assert not (a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5), (a, b)
+
+
+def test_long_strip_is_folded_into_rows():
+    g = long_chain(9)
+    flat = LayoutEngine(wrap=False)
+    folded = LayoutEngine()
+    try:
+        a, b = flat.layout(g), folded.layout(g)
+    finally:
+        flat.close()
+        folded.close()
+    assert a.width > 900 and a.width / a.height > 4
+    check_complete(g, b)
+    no_overlap(g, b)
+    assert b.width < a.width * 0.7, "folded"
+    scale = lambda r: min(1.8 / r.width, 1 / (r.height + 14))  # noqa: E731 - fit into the graph pane
+    assert scale(b) > 1.2 * scale(a)
+    ys = sorted({round(y) for _, y in b.nodes.values()})
+    assert ys[-1] - ys[0] > 54, "more than one row"
+    # every edge still ends at its target's left side, also the ones returning to the next row
+    for eid, s, t in g.edges:
+        pts = b.edges[eid]
+        tx, ty = b.nodes[t]
+        w = next(n[2] for n in g.nodes if n[0] == t)
+        if b.nodes[s][1] != ty and len(pts) == 6:
+            assert abs(pts[-1][0] - (tx - w / 2)) < 1 and abs(pts[-1][1] - ty) < 1
+            assert pts[0][0] <= pts[1][0] and pts[2][1] == pts[3][1], "out to the right, then a lane between rows"
+
+
+def test_short_graphs_are_not_folded(engine):
+    g = long_chain(3)
+    res = engine.layout(g)
+    assert len({round(y) for _, y in res.nodes.values()}) == 1, "one row"
+
+
+def test_rows_never_cut_a_module_box():
+    g = long_chain(9, cluster=(2, 7))
+    e = LayoutEngine()
+    try:
+        res = e.layout(g)
+    finally:
+        e.close()
+    check_complete(g, res)
+    no_overlap(g, res)
+    cx, cy, cw, ch = res.clusters["m1"]
+    members = g.clusters[0][2]
+    ys = {round(res.nodes[m][1]) for m in members}
+    assert max(ys) - min(ys) < 60, "the module's members stay in one row"
+    for m in members:
+        x, y = res.nodes[m]
+        assert cx - cw / 2 < x < cx + cw / 2 and cy - ch / 2 < y < cy + ch / 2
+    # a band above the members for the page's title
+    top_member = min(res.nodes[m][1] - 27 for m in members if m.startswith("t"))
+    assert top_member - (cy - ch / 2) >= 14
+    # and no node outside the module sits in its box
+    for nid, (x, y) in res.nodes.items():
+        if nid not in members:
+            assert not (cx - cw / 2 < x < cx + cw / 2 and cy - ch / 2 < y < cy + ch / 2), nid
+
+
+def test_cluster_labels_accepted_with_or_without_text(engine):
+    base = [("t1", "tensor|input|", 96, 54), ("n1", "op|mul|×", 34, 32), ("t2", "tensor|output|", 96, 54)]
+    edges = [("e1_0", "t1", "n1"), ("e1_o", "n1", "t2")]
+    a = engine.layout(LayoutInput(base, edges, [("m1", None, ["n1", "t2"])]))
+    b = engine.layout(LayoutInput(base, edges, [("m1", None, ["n1", "t2"], "    a_long_module_name.layer · Linear")]))
+    assert a.clusters["m1"][2] > 0 and b.clusters["m1"][2] > 0

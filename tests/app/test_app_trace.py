@@ -107,6 +107,107 @@ def test_module_clusters_named_at_end():
           {"kind": "module_names", "names": {"m1": "model"}, "parameters": {"t1": "model.weight"}}]
     r = build(ev)
     g = r["passes"][0]["graph"]
-    assert g["clusters"][0]["name"] == "model" and set(g["clusters"][0]["nodes"]) == {"n1", "t3"}
+    assert g["clusters"][0]["name"] == "model" and set(g["clusters"][0]["nodes"]) == {"n1", "t3", "t1"}, "its parameter too"
     assert [n for n in g["nodes"] if n["id"] == "t1"][0]["name"] == "model.weight"
     assert [n for n in g["nodes"] if n["id"] == "n1"][0]["module"] == "model"
+
+
+def test_op_nodes_carry_params_and_are_sized_for_their_text():
+    from app.layout import LayoutEngine
+    from app.layout.sizes import op_size
+
+    ev = [T("t1", rg=True), {"kind": "name", "tensor": "t1", "name": "x"},
+          T("t2", rg=True, leaf=False, origin="op", op="n1"),
+          {**OP("n1", "pow_scalar", ["t1"], "t2", grad_fn="PowBackward0"), "label": "pow", "params": [2]},
+          T("t3", shape=(2,), rg=True, leaf=False, origin="op", op="n2"),
+          {**OP("n2", "clamp", ["t2"], "t3", grad_fn="ClampBackward1"), "label": "clamp", "params": [0, None]},
+          T("t4", rg=True, leaf=False, origin="op", op="n3"),
+          {**OP("n3", "sum", ["t3"], "t4", grad_fn="SumBackward0"), "label": "sum", "params": []}]
+    engine = LayoutEngine()
+    try:
+        b = TraceBuilder(engine)
+        b.feed_all(ev)
+        b.finish()
+    finally:
+        engine.close()
+    nodes = {n["id"]: n for n in b.result_parts()["passes"][0]["graph"]["nodes"]}
+    assert nodes["n1"]["params"] == [2] and nodes["n2"]["params"] == [0, None] and nodes["n3"]["params"] == []
+    assert nodes["n1"]["w"] == op_size("** 2")[0] and nodes["n2"]["w"] == op_size("clamp(min=0)")[0]
+    assert nodes["n2"]["w"] > nodes["n1"]["w"] > nodes["n3"]["w"] - 20
+    t = nodes["t1"]
+    assert t["h"] == 54 and 96 <= t["w"] <= 130
+
+
+def test_op_text():
+    from app.trace.labels import op_text
+
+    cases = [
+        ("pow_scalar", "pow", [2], "** 2"), ("pow_scalar", "pow", [0.5], "** 0.5"), ("pow_scalar", "pow", [2.0], "** 2"),
+        ("rpow", "pow", [2], "2 **"), ("rsub", "−", [1], "1 −"),
+        ("clamp", "clamp", [0, 1], "clamp(0, 1)"), ("clamp", "clamp", [0, None], "clamp(min=0)"),
+        ("clamp", "clamp", [None, 1], "clamp(max=1)"),
+        ("sum_dim", "sum", [[1], False], "sum(1)"), ("sum_dim", "sum", [[1], True], "sum(1, keepdim)"),
+        ("mean_dim", "mean", [[0, 1], False], "mean((0, 1))"), ("max_dim", "max", [1, False], "max(1)"),
+        ("softmax", "softmax", [1], "softmax(1)"), ("cat", "cat", [0], "cat(0)"),
+        ("view", "view", [[3, 2]], "view(3, 2)"), ("transpose", "transpose", [0, 1], "transpose(0, 1)"),
+        ("select", "[i]", [[0]], "[0]"), ("select", "[i]", [[":", 2]], "[:, 2]"), ("slice", "[a:b]", [[":", "1:3"]], "[:, 1:3]"),
+        ("index", "[idx]", ["ndarray"], "[idx]"), ("to_copy", "to", ["float64"], "to(float64)"),
+        ("mse_loss", "mse", ["mean"], "mse"), ("mse_loss", "mse", ["sum"], "mse(sum)"),
+        ("add", "+", [], "+"), ("add", "+", None, "+"), ("mystery", "m", [1, "a"], "m(1, a)"),
+    ]
+    for op, label, params, want in cases:
+        assert op_text(op, label, params) == want, (op, params)
+
+
+def test_module_parameters_go_in_their_own_module_box():
+    ev = [{"kind": "module", "id": "m1", "cls": "Sequential", "repr": "", "parent": None},
+          {"kind": "module", "id": "m2", "cls": "Linear", "repr": "", "parent": "m1"},
+          {"kind": "module", "id": "m3", "cls": "Linear", "repr": "", "parent": "m1"},
+          T("t1", rg=True), T("t2", rg=True), T("t5", rg=True), T("t9"),
+          T("t3", rg=True, leaf=False, origin="op", op="n1", module="m2"),
+          OP("n1", "mul", ["t9", "t1"], "t3", module="m2"),
+          T("t4", rg=True, leaf=False, origin="op", op="n2", module="m3"),
+          OP("n2", "mul", ["t3", "t2"], "t4", module="m3"),
+          T("t6", rg=True, leaf=False, origin="op", op="n3"),
+          OP("n3", "mul", ["t4", "t5"], "t6"),
+          {"kind": "module_names", "names": {"m1": "model", "m2": "model.0", "m3": "model.1"},
+           "parameters": {"t1": "model.0.weight", "t2": "model.1.weight", "t5": "other.weight"}}]
+    r = build(ev)
+    g = r["passes"][0]["graph"]
+    boxes = {c["name"]: set(c["nodes"]) for c in g["clusters"]}
+    assert "t1" in boxes["model.0"] and "t1" not in boxes["model.1"]
+    assert "t2" in boxes["model.1"] and {"t1", "t2"} <= boxes["model"]
+    assert all("t5" not in m for m in boxes.values()), "a module that did not run here has no box to hold it"
+    assert "t9" not in boxes["model.0"], "inputs stay outside"
+    nodes = {n["id"]: n for n in g["nodes"]}
+    assert nodes["t1"]["module"] == "model.0" and nodes["t1"]["role"] == "parameter"
+
+
+def test_op_text_matches_the_page():
+    """app/trace/labels.py sizes op nodes for the text static/js/oplabels.js draws: the same text."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    from app.trace.labels import op_text
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    js_file = Path(__file__).resolve().parents[2] / "static" / "js" / "oplabels.js"
+    cases = [("pow_scalar", "pow", [2]), ("pow_scalar", "pow", [0.5]), ("pow_scalar", "pow", [-1.5]), ("rpow", "pow", [2]),
+             ("rsub", "−", [1]), ("clamp", "clamp", [0, 1]), ("clamp", "clamp", [None, 1]), ("clamp", "clamp", [None, None]),
+             ("sum_dim", "sum", [[1], True]), ("mean_dim", "mean", [[0, 1], False]), ("argmax", "argmax", [1, False]),
+             ("log_softmax", "log_softmax", [1]), ("stack", "stack", [1]), ("view", "view", [[3, 2]]),
+             ("permute", "permute", [[1, 0]]), ("transpose", "transpose", [0, 1]), ("select", "[i]", [[":", 2]]),
+             ("slice", "[a:b]", [[":", "1:3"]]), ("index", "[idx]", ["ndarray"]), ("to_copy", "to", ["float64"]),
+             ("binary_cross_entropy_with_logits", "bce_logits", ["mean"]), ("nll_loss", "nll", ["sum"]),
+             ("add", "+", []), ("add", "+", None), ("mystery", "m", [1, "a", True, None]), ("pow_scalar", "pow", ["nan"])]
+    script = (f"import {{ opText }} from {json.dumps(js_file.as_uri())};"
+              "console.log(JSON.stringify(JSON.parse(process.argv[1]).map((c) => opText(...c))));")
+    out = subprocess.run([node, "--input-type=module", "-e", script, json.dumps(cases)],
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    assert json.loads(out) == [op_text(*c) for c in cases]

@@ -365,3 +365,147 @@ def test_module_clusters_collapse(page, shot):
     shot(page, "08_cluster_collapsed")
     collapsed.click()
     assert page.locator(f'g.fg-cluster.collapsed[data-node-id="{cid}"]').count() == 0
+
+
+# ---------------------------------------------------------------- readability, op labels, title
+
+MLP = (ROOT / "examples" / "16_two_layer_mlp.py").read_text()
+LINREG = (ROOT / "examples" / "17_linear_regression.py").read_text()
+
+
+def screen_metrics(page) -> dict:
+    """On-screen sizes: smallest record font (px), node boxes, caption and legend boxes."""
+    return page.evaluate("""() => {
+      const px = (t) => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a;
+      const heads = [...document.querySelectorAll('svg.fg-graph .fg-head-text')].filter(t => t.getBBox().width > 0);
+      const ops = [...document.querySelectorAll('svg.fg-graph .fg-optext')];
+      const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+      const lg = document.getElementById('legend');
+      return {
+        headPx: Math.min(...heads.map(px)), opPx: Math.min(...ops.map(px)),
+        nodes: [...document.querySelectorAll('svg.fg-graph [data-node-id]')].filter(e => e.style.display !== 'none').map(e => [e.dataset.nodeId, box(e.querySelector('.fg-frame, .fg-opshape'))]),
+        legend: lg.hidden ? null : box(lg),
+        pane: box(document.getElementById('graph')),
+      };
+    }""")
+
+
+def overlaps(a, b) -> bool:
+    return a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1
+
+
+@pytest.mark.parametrize("projector", [False, True], ids=["laptop", "projector"])
+@pytest.mark.parametrize("name,source", [("mlp", "MLP"), ("linear_regression", "LINREG")])
+def test_networks_are_readable_at_1280x720(page, shot, projector, name, source):
+    if page.server_kind != "app":
+        pytest.skip("tests the app's trace builder and layout")
+    open_app(page, "#projector=1" if projector else "")
+    run_source(page, globals()[source])
+    pause(page)
+    page.keyboard.press("End")
+    page.evaluate("window.__fg.graph.fit(false)")
+    page.wait_for_timeout(100)
+    m = screen_metrics(page)
+    shot(page, f"09_{name}_{'projector' if projector else 'laptop'}")
+    assert m["headPx"] >= 7.5, f"record names drawn at {m['headPx']:.1f} px"
+    assert m["opPx"] >= 8.5, f"op labels drawn at {m['opPx']:.1f} px"
+    for nid, b in m["nodes"]:
+        if m["legend"]:
+            assert not overlaps(b, m["legend"]), f"{nid} under the legend"
+        assert b[0] >= m["pane"][0] - 1 and b[2] <= m["pane"][2] + 1, f"{nid} outside the pane"
+    page.errors.check()
+
+
+def test_module_parameters_drawn_inside_their_module(page):
+    if page.server_kind != "app":
+        pytest.skip("tests the app's trace builder and layout")
+    open_app(page)
+    run_source(page, MLP)
+    pause(page)
+    page.keyboard.press("End")
+    graph = page.evaluate("window.__fg.graph.model.graph")
+    clusters = {c["name"]: c for c in graph["clusters"]}
+    params = [n for n in graph["nodes"] if n.get("role") == "parameter"]
+    assert {n["name"] for n in params} == {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
+    for n in params:
+        c = clusters[n["name"].rsplit(".", 1)[0]]
+        assert n["id"] in c["nodes"]
+        assert abs(n["x"] - c["x"]) + n["w"] / 2 <= c["w"] / 2 and abs(n["y"] - c["y"]) + n["h"] / 2 <= c["h"] / 2, n["name"]
+
+
+OPS_PROGRAM = """import torch
+x = torch.tensor([[1.0, -2.0, 3.0], [0.5, 1.5, -1.0]], requires_grad=True)
+a = x ** 2
+b = a.clamp(min=0.5)
+c = b[:, 1:3]
+d = c.sum(1)
+e = 2 ** d
+loss = e.mean()
+loss.backward()
+"""
+
+
+def test_op_nodes_show_their_parameters(page, shot):
+    if page.server_kind != "app":
+        pytest.skip("tests the app's trace builder and layout")
+    from app.trace.labels import op_text
+
+    open_app(page)
+    run_source(page, OPS_PROGRAM)
+    pause(page)
+    page.keyboard.press("End")
+    graph = first_graph(api_trace(page, OPS_PROGRAM))["graph"]
+    ops = [n for n in graph["nodes"] if n["kind"] == "op"]
+    assert {n["op"]: n["params"] for n in ops}["pow_scalar"] == [2]
+    drawn = {nid: txt for nid, txt in page.eval_on_selector_all(
+        "svg.fg-graph g.fg-op", "els => els.map(e => [e.dataset.nodeId, e.querySelector('.fg-optext').textContent])")}
+    for n in ops:  # the page and the server's sizing agree on the text
+        assert drawn[n["id"]] == op_text(n["op"], n["label"], n["params"]), n
+    texts = set(drawn.values())
+    assert {"** 2", "clamp(min=0.5)", "[:, 1:3]", "sum(1)", "2 **", "mean"} <= texts, texts
+    # the text fits its ellipse
+    fits = page.eval_on_selector_all("svg.fg-graph g.fg-op", """els => els.map(e => {
+      const t = e.querySelector('.fg-optext').getBBox(), s = e.querySelector('.fg-opshape').getBBox();
+      return t.width <= s.width - 4; })""")
+    assert all(fits)
+    pow_id = next(n["id"] for n in ops if n["op"] == "pow_scalar")
+    page.click(f'g[data-node-id="{pow_id}"]')
+    insp = page.locator("#inspector")
+    assert insp.locator("h2").inner_text().strip() == "** 2 (pow_scalar)"
+    assert "exponent" in insp.inner_text()
+    shot(page, "10_op_params")
+    # unnamed results read as expressions with the parameter: "x ** 2", "… ** 2"
+    labels = page.eval_on_selector_all("g.fg-node", "els => els.map(e => e.getAttribute('aria-label'))")
+    assert any(lab.startswith("a ") for lab in labels)
+    page.errors.check()
+
+
+def test_example_title_follows_the_program(page):
+    open_app(page)
+    examples = page.request.get(page.base + "/api/examples").json()
+    titles = {e["id"]: e["title"] for e in examples}
+    title = page.locator("#example-title")
+    assert title.inner_text() == titles[examples[0]["id"]]
+    # another example's program, however it got into the editor: that example's title, not "(edited)"
+    run_source(page, MLP)
+    assert title.inner_text() == titles["16_two_layer_mlp"]
+    page.evaluate("src => { window.__fg.editor.text = src; }", MLP + "# my change\n")
+    assert title.inner_text() == titles["16_two_layer_mlp"] + " (edited)"
+    page.evaluate("src => { window.__fg.editor.text = src; }", MLP)
+    assert title.inner_text() == titles["16_two_layer_mlp"]
+    # picked in the gallery
+    page.get_by_role("button", name="Examples", exact=True).click()
+    prev = page.evaluate("document.body.dataset.ready")
+    page.locator('[data-example="03_polynomial"]').click()
+    wait_ready(page, prev)
+    assert title.inner_text() == titles["03_polynomial"]
+    page.wait_for_function("location.hash.includes('example=03_polynomial')")
+    page.errors.check()
+
+
+def test_own_program_is_not_an_edited_example(page):
+    open_app(page)
+    title = page.locator("#example-title")
+    run_source(page, OPS_PROGRAM)
+    assert title.inner_text() == "Examples", "a program of one's own is not '<example> (edited)'"
+    assert page.evaluate("document.getElementById('example-title').dataset.edited") == "false"
