@@ -124,6 +124,7 @@ class Recorder:
         self._module_stack: list[str] = []
         self._backward = None
         self._grad_snaps = {}
+        self._grad_owner = {}  # id(grad tensor) -> (grad tensor, owner id): in-place edits of .grad go to the owner
         self._prev = None
         self._epoch = object()  # ids stamped on tensors by another recorder are not ours
 
@@ -259,6 +260,15 @@ class Recorder:
         out._rid = src._rid
 
     def on_inplace(self, t, name):
+        owner = self._grad_owner.get(id(t))
+        if owner is not None and owner[0] is t:
+            # `w.grad.zero_()` / `w.grad += ...`: a change to w's .grad, shown on w
+            if name == "zero_":
+                self._emit({"kind": "zero_grad", "tensors": [owner[1]], "set_to_none": False, "line": self.line})
+            else:
+                self._emit({"kind": "grad_inplace", "tensor": owner[1], "op": name, "grad": self.value(t._data),
+                            "line": self.line})
+            return
         self._emit({"kind": "inplace", "tensor": self.tid(t), "op": name, "value": self.value(t._data),
                     "grad_fn": type(t._grad_fn).__name__ if t._grad_fn is not None else None, "line": self.line})
 
@@ -335,12 +345,14 @@ class Recorder:
         self._emit(event)
 
     def on_accumulate(self, t, g, before):
+        self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))
         incoming = self.grad_value(g)
         after = incoming if before is None else self.value(t._grad._data)  # a first gradient is just what came in
         self._emit({"kind": "accumulate", "id": self._backward, "tensor": self.tid(t), "incoming": incoming,
                     "before": None if before is None else self.value(before), "after": after})
 
     def on_retain_grad(self, t):
+        self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))
         self._emit({"kind": "retain_grad", "id": self._backward, "tensor": self.tid(t), "grad": self.value(t._grad._data)})
 
     def on_mark_retain(self, t):

@@ -230,3 +230,16 @@ def test_module_registration_and_repr():
     assert [tuple(p.shape) for _, p in seq.named_parameters()] == [(8, 4), (8,), (1, 8), (1,)]
     out = net(torch.ones(2, 3))
     assert out.shape == (2, 1) and out.grad_fn.name() == "MulBackward0"
+
+
+def test_editing_a_grad_in_place_is_recorded_on_its_owner():
+    with Recorder() as rec:
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        (w * w).sum().backward()
+        w.grad.mul_(0.5)
+        w.grad.zero_()
+    wid = next(e["id"] for e in rec.events if e["kind"] == "tensor" and e["origin"] == "leaf")
+    edits = [e for e in rec.events if e["kind"] in ("grad_inplace", "zero_grad")]
+    assert [e["kind"] for e in edits] == ["grad_inplace", "zero_grad"]
+    assert edits[0]["tensor"] == wid and edits[0]["grad"] == [1.0, 2.0]
+    assert edits[1]["tensors"] == [wid] and edits[1]["set_to_none"] is False
