@@ -200,7 +200,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
                     deps[nxt] = 1
                     stack.append(nxt)
     grads_in = {start: grad}
-    parts_in = {start: [grad]} if rec is not None else None  # kept only to show fan-in sums
+    parts_in = {} if rec is not None else None  # the separate gradients of fan-in nodes, to show their sum
     ready = [(-start._seq, 0, start)]
     order = 0
     prev_mode = STATE.grad_enabled
@@ -225,7 +225,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
                     _retain(t, g, rec)
             grads = node.apply(g)
             if rec is not None:
-                rec.on_backward_step(node, g, parts_in.pop(node, [g]), grads)
+                rec.on_backward_step(node, g, parts_in.pop(node, None), grads)
             if not retain_graph:
                 node.release()
             for (nxt, _), gi in zip(node._edges, grads):
@@ -233,11 +233,15 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
                     continue
                 if gi is not None:
                     if nxt in grads_in:
+                        if rec is not None:  # a second gradient arrives: keep the parts the sum is made of
+                            parts = parts_in.get(nxt)
+                            if parts is None:
+                                parts_in[nxt] = [grads_in[nxt], gi]
+                            else:
+                                parts.append(gi)
                         grads_in[nxt] = grads_in[nxt] + gi
                     else:
                         grads_in[nxt] = gi
-                    if rec is not None:
-                        parts_in.setdefault(nxt, []).append(gi)
                 n = deps[nxt] - 1
                 deps[nxt] = n
                 if n == 0:

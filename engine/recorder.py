@@ -288,13 +288,16 @@ class Recorder:
         return rid
 
     def enter_module(self, m):
-        self._module = self._mid(m)
-        self._module_stack.append(self._module)
+        entry = self._modules.get(id(m))
+        mid = entry[1] if entry is not None and entry[0] is m else self._mid(m)
+        self._module_stack.append(mid)
+        self._module = mid
 
     def exit_module(self, m):
-        if self._module_stack:
-            self._module_stack.pop()
-        self._module = self._module_stack[-1] if self._module_stack else None
+        stack = self._module_stack
+        if stack:
+            stack.pop()
+        self._module = stack[-1] if stack else None
 
     def name_modules(self, top_level: dict):
         """Resolve module ids to paths such as `model.layer1` from the program's top-level variables."""
@@ -325,22 +328,23 @@ class Recorder:
     def on_backward_step(self, node, g, parts, grads):
         stamp = node._rid
         nid = stamp[1] if stamp is not None and stamp[0] is self._epoch else None
-        ins, out = self._node_io.get(nid, ((None,) * len(grads), None))
+        io = self._node_io.get(nid)
+        ins, out = io if io is not None else ((None,) * len(grads), None)
         op = node.op
         latex = op.latex
+        variadic = op.variadic
         out_shape = node._saved[0].shape if op.name in _BROADCASTING and node._saved is not None else None
+        grad_value = self.grad_value
         contributions = []
         for i, gi in enumerate(grads):
-            if gi is None:
-                continue
-            shape = gi.shape
-            contributions.append({"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.grad_value(gi),
-                                  "local": latex[0 if op.variadic else i],
-                                  "unbroadcast_from": list(out_shape) if out_shape is not None and shape != out_shape
-                                  else None})
+            if gi is not None:
+                contributions.append({"input": ins[i] if i < len(ins) else None, "index": i, "grad": grad_value(gi),
+                                      "local": latex[0 if variadic else i],
+                                      "unbroadcast_from": list(out_shape) if out_shape is not None and gi.shape != out_shape
+                                      else None})
         event = {"kind": "backward_step", "id": self._backward, "node": nid, "grad_fn": type(node).__name__,
                  "output": out, "upstream": self.grad_value(g), "contributions": contributions}
-        if len(parts) > 1:
+        if parts is not None:  # fan-in: the gradients summed into `upstream`
             event["upstream_parts"] = [self.grad_value(p) for p in parts]
         self._emit(event)
 
@@ -373,9 +377,11 @@ class Recorder:
                     "line": self.line})
 
     def on_optim_step(self, optimizer, params):
-        self._emit({"kind": "optim_step", "optimizer": type(optimizer).__name__,
-                    "params": [self.tid(p) for p in params], "lr": optimizer.param_groups[0].get("lr"),
-                    "values": {self.tid(p): self.value(p._data) for p in params}, "line": self.line})
+        ids = [self.tid(p) for p in params]
+        value = self.value
+        self._emit({"kind": "optim_step", "optimizer": type(optimizer).__name__, "params": ids,
+                    "lr": optimizer.param_groups[0].get("lr"),
+                    "values": {i: value(p._data) for i, p in zip(ids, params)}, "line": self.line})
 
 
 def op_table() -> dict:
