@@ -95,6 +95,19 @@ def _param(p):
     return type(p).__name__
 
 
+def split_event(e: dict) -> list[dict]:
+    """A captured event as the events it stands for: an op captures its output tensor inline
+    (one dict instead of two on the hot path), exported as the `tensor` event then the `op` event."""
+    out = e.get("out_tensor")
+    if out is None:
+        return [e]
+    rid, shape, dtype, requires_grad, value, module, line = out
+    op = {k: v for k, v in e.items() if k != "out_tensor"}
+    return [{"kind": "tensor", "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
+             "is_leaf": e["grad_fn"] is None, "value": value, "origin": "op",
+             "op": e["id"], "module": module, "line": line}, op]
+
+
 def _export(x, limit):
     """Encode the numpy snapshots held in captured events (done once, when the trace is read)."""
     if type(x) is np.ndarray:
@@ -153,7 +166,7 @@ class Recorder:
         """All events so far, JSON-ready. Encoding is deferred to here so capture stays cheap."""
         raw, limit = self._raw, self.value_limit
         if self._exported < len(raw):
-            self._encoded.extend(_export(e, limit) for e in raw[self._exported:])
+            self._encoded.extend(_export(piece, limit) for e in raw[self._exported:] for piece in split_event(e))
             self._exported = len(raw)
         return self._encoded
 
@@ -240,14 +253,24 @@ class Recorder:
                 ins.append(self.tid(x))
         nid = self._new_id("n")
         node = result._grad_fn
-        if node is not None and node.op is op:
+        own = node is not None and node.op is op
+        if own:
             node._rid = (self._epoch, nid)
-        out = self.tid(result, origin="op", op=nid)
+        stamp = result._rid
+        if stamp is not None and stamp[0] is self._epoch:  # an output seen before (the op returned an input)
+            out, out_tensor = stamp[1], None
+        else:
+            out = "t" + str(next(self._tensor_ids))
+            result._rid = (self._epoch, out)
+            data = result._data
+            out_tensor = (out, data.shape, data.dtype, result._requires_grad, self.value(data), self._module, self.line)
         self._node_io[nid] = (ins, out)
-        self._emit({"kind": "op", "id": nid, "op": op.name, "label": op.label,
-                    "grad_fn": type(node).__name__ if node is not None and node.op is op else None,
-                    "inputs": ins, "output": out, "module": self._module, "line": self.line,
-                    "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else []})
+        event = {"kind": "op", "id": nid, "op": op.name, "label": op.label, "grad_fn": type(node).__name__ if own else None,
+                 "inputs": ins, "output": out, "module": self._module, "line": self.line,
+                 "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else []}
+        if out_tensor is not None:
+            event["out_tensor"] = out_tensor
+        self._emit(event)
 
     def on_detach(self, src, out):
         s = self.tid(src)
@@ -390,4 +413,4 @@ def op_table() -> dict:
             for name, op in OPS.items()}
 
 
-__all__ = ["Recorder", "encode_value", "op_table", "AccumulateGrad"]
+__all__ = ["Recorder", "encode_value", "op_table", "split_event", "AccumulateGrad"]

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from engine.recorder import Recorder, _export, encode_value
+from engine.recorder import Recorder, _export, encode_value, split_event
 
 FLUSH_EVENTS = 2_000
 FLUSH_SECONDS = 0.05
@@ -71,7 +71,8 @@ class StreamingRecorder(Recorder):
         self._batch = batch if not stream else FLUSH_EVENTS
         self._marks: list[int] = []  # raw index where pass 1, 2, ... start
         self._after_bw = False
-        self._sent = 0
+        self._sent = 0  # raw events shipped
+        self._sent_exported = 0  # exported events shipped (stream mode)
         self._leaves: dict[int, object] = {}
         self._loss: float | None = None
         self._stdout: list[str] = []
@@ -83,11 +84,12 @@ class StreamingRecorder(Recorder):
         if self._stdout:
             self._send(("stdout", "".join(self._stdout)))
             self._stdout.clear()
-        if self._sent < len(self._raw):
+        if self._sent < len(self._raw):  # raw events not shipped yet (one raw op event exports as two)
             if self._stream:
                 events = self.events
-                self._send(("events", events[self._sent :]))
-                self._sent = len(events)
+                self._send(("events", events[self._sent_exported :]))
+                self._sent_exported = len(events)
+                self._sent = len(self._raw)
             else:
                 self._send(("events", self._export_batch()))
         self._last_flush = time.monotonic()
@@ -101,8 +103,9 @@ class StreamingRecorder(Recorder):
         for i in range(self._sent, len(raw)):
             while idx < len(marks) and marks[idx] <= i:
                 idx += 1
-            e = raw[i]
-            out.append(_export(e, limit) if idx < self._head or idx >= full_from else light_event(e, limit))
+            full = idx < self._head or idx >= full_from
+            for piece in split_event(raw[i]):
+                out.append(_export(piece, limit) if full else light_event(piece, limit))
         self._sent = len(raw)
         return out
 
