@@ -72,7 +72,11 @@ class SGD(Optimizer):
             buf = np.array(d_p, copy=True) if buf is None else buf * momentum + (1 - group["dampening"]) * d_p
             state["momentum_buffer"] = buf
             d_p = d_p + momentum * buf if group["nesterov"] else buf
-        return group["lr"] * d_p
+        # NOTE: into a buffer kept per parameter: a fresh lr * d_p each step costs an allocation as big as the weight.
+        buffer = state.get("step_buffer")
+        if buffer is None:
+            buffer = state["step_buffer"] = np.empty_like(p._data)
+        return np.multiply(d_p, group["lr"], out=buffer, casting="unsafe")
 
 
 class Adam(Optimizer):
