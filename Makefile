@@ -3,14 +3,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
-# Debian packages: Graphviz's `dot` for layout, Chromium for the browser tests, fonts for both.
-APT_PACKAGES := graphviz chromium fonts-dejavu-core
+# Debian packages: Graphviz's `dot` for layout, fonts, venv for Debian's own python3; Chromium only for tests.
+APT_RUN := graphviz fonts-dejavu-core python3-venv
+APT_PACKAGES := $(APT_RUN) chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TORCH_WHEEL_DIR ?= /opt/wheels
 
 .PHONY: run test setup system lint bench vendor clean
 
-run: setup
+run:
+	$(MAKE) setup APT_PACKAGES="$(APT_RUN)"
 	$(PY) -m app
 
 test: setup
