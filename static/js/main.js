@@ -417,7 +417,14 @@ function setTimeline() {
   tl.max = String(n);
   const ph = $("phases");
   ph.replaceChildren();
-  if (!app.model || !n) return;
+  if (!app.model || !n) {
+    // nothing to step through: no stale count from the previous run
+    tl.value = "0";
+    app.step = 0;
+    $("step-text").textContent = "no steps";
+    tl.setAttribute("aria-valuetext", "no steps");
+    return;
+  }
   for (const r of app.model.phaseRanges()) {
     const d = document.createElement("div");
     d.className = "ph " + r.phase;

@@ -227,6 +227,7 @@ def test_error_points_at_the_line(page, shot):
     assert line in (3, 4)
     marked = page.eval_on_selector_all(".cm-error-line", "els => els.map(e => e.textContent)")
     assert marked and marked[0] == src.splitlines()[line - 1]
+    assert page.inner_text("#step-text") == "no steps"  # no step count left over from an earlier run
     shot(page, "04_syntax_error")
 
 
