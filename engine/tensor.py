@@ -175,27 +175,20 @@ class Tensor:
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         from .creation import _to_array
 
-        arr = _to_array([] if data is None else data, dtype)
-        self._data = arr
-        self._grad = None
-        self._grad_fn = None
-        self._acc = None
-        self._retains_grad = False
-        self._rid = None
-        self._requires_grad = False
+        self._set_fields(_to_array([] if data is None else data, dtype))
         if requires_grad:
             self.requires_grad_(True)
+
+    def _set_fields(self, arr, requires_grad=False):
+        self._data = arr
+        self._grad = self._grad_fn = self._acc = self._rid = None
+        self._requires_grad = requires_grad
+        self._retains_grad = False
 
     @classmethod
     def _wrap(cls, arr, requires_grad=False):
         t = object.__new__(cls)
-        t._data = arr
-        t._grad = None
-        t._requires_grad = requires_grad
-        t._grad_fn = None
-        t._acc = None
-        t._retains_grad = False
-        t._rid = None
+        t._set_fields(arr, requires_grad)
         return t
 
     # ----- autograd attributes -----
