@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import re
 import weakref
 
 import numpy as np
@@ -18,17 +19,62 @@ from .ops import OPS, Op, unbroadcast
 class _State:
     """Process-wide switches, read on every op: grad mode, the active recorder, the active limits."""
 
-    __slots__ = ("grad_enabled", "inference", "recorder", "limits")
+    __slots__ = ("grad_enabled", "inference", "recorder", "limits", "last_write")
 
     def __init__(self):
         self.grad_enabled = True
         self.inference = False
         self.recorder = None
         self.limits = None
+        self.last_write = -1  # sequence number of the latest in-place write to an array (see note_write)
 
 
 STATE = _State()
 _seq = itertools.count()
+# PyTorch's version counters, kept per numpy array: id -> (weakref to the array, sequence numbers of its
+# in-place writes). Forward pays nothing; backward looks only when a write happened after a node was made.
+_WRITES: dict = {}
+
+
+def note_write(arr):
+    """An array (and the array it is a view of) is about to change in place."""
+    if type(arr) is not np.ndarray:
+        return  # a numpy scalar is never shared: nothing saved it
+    seq = STATE.last_write = next(_seq)
+    _log_write(arr, seq)
+    if arr.base is not None:
+        _log_write(arr.base, seq)
+
+
+def _forget(key):
+    """A callback that drops an array's write log when the array dies (so its id can be reused)."""
+    return lambda _: _WRITES.pop(key, None)
+
+
+def _log_write(a, seq):
+    key = id(a)
+    entry = _WRITES.get(key)
+    if entry is None or entry[0]() is not a:
+        entry = _WRITES[key] = (weakref.ref(a, _forget(key)), [])
+    entry[1].append(seq)
+
+
+def carry_writes(old, new):
+    """`t.data = x` keeps t's version counter in PyTorch: the new array inherits the old one's writes."""
+    entry = _WRITES.get(id(old))
+    if entry is not None and entry[0]() is old and type(new) is np.ndarray:
+        _WRITES[id(new)] = (weakref.ref(new, _forget(id(new))), list(entry[1]))
+
+
+def _versions(arr, since):
+    """(version now, version when a node made at `since` saved it): in-place writes to the array, or to
+    the array it is a view of (a weight written by the optimizer makes its saved `W.t()` stale)."""
+    writes = []
+    for a in (arr, arr.base):
+        entry = _WRITES.get(id(a)) if a is not None else None
+        if entry is not None and entry[0]() is a:
+            writes = entry[1]  # note_write records a view's writes on its base too: the base's list is complete
+    return len(writes), sum(1 for w in writes if w < since)
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -127,6 +173,8 @@ class Node:
         """Gradients for each input (None where that input needs none)."""
         if self._freed and self.op.saves:
             raise RuntimeError(FREED_MESSAGE)
+        if STATE.last_write > self._seq and self.op.needs:
+            self._check_versions()
         op = self.op
         ans, *arrays = self._saved
         out = []
@@ -142,11 +190,46 @@ class Node:
                 out.append(unbroadcast(vjp(g, ans, *arrays, *self._params), shape))
         return out
 
+    def _check_versions(self):
+        """PyTorch's error when a tensor this backward needs was changed in place after it was saved."""
+        op, (ans, *arrays) = self.op, self._saved
+        wanted = "".join(n for (fn, _), n in zip(self._edges, op.needs) if fn is not None)
+        for letter in "abcr":
+            if letter not in wanted:
+                continue
+            if letter == "r":
+                arr, producer = ans, type(self).__name__
+            else:
+                i = "abc".index(letter)
+                arr, fn = arrays[i], self._edges[i][0]
+                if type(arr) is not np.ndarray:
+                    continue
+                # NOTE: PyTorch regenerates a modified view's grad_fn as AsStrided and names that in its error.
+                producer = None if fn is None or type(fn) is AccumulateGrad else (
+                    "AsStridedBackward0" if fn.op.view else type(fn).__name__)
+            now, then = _versions(arr, self._seq)
+            if now != then:
+                raise RuntimeError(_modified_message(now, then, arr.shape, arr.dtype, producer))
+
     def release(self):
         # Nodes whose backward needs only shapes (add, view, sum) stay runnable, as in PyTorch.
         self._freed = True
         if self.op.saves:
             self._saved = None
+
+
+_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
+                 "bool": "BoolTensor", "float16": "HalfTensor", "uint8": "ByteTensor"}
+
+
+def _modified_message(now, expected, shape, dtype, producer):
+    what = f"[torch.{_TENSOR_TYPES.get(str(dtype), 'Tensor')} [{', '.join(map(str, shape))}]]"
+    if producer:
+        what += f", which is output 0 of {re.sub(r'Backward[0-9]+$', '', producer)},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{what} is at version {now}; expected version {expected} instead. Hint: enable anomaly detection to "
+            "find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 class AccumulateGrad:

@@ -10,7 +10,7 @@ these in `engine/functional.py`, so the graph shows the same nodes PyTorch build
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,8 @@ class Op:
     latex: tuple  # LaTeX of d(out)/d(input) per input, in the names a, b, c of the inputs
     saves: bool  # backward reads saved tensors: a second backward without retain_graph raises
     variadic: bool = False  # inputs come as one list (cat, stack); vjps[0](g, ans, i, arrays, *p)
+    needs: tuple = ()  # per input: the tensors its VJP reads ("a", "b", "c" = inputs, "r" = result)
+    view: bool = False  # the output shares the input's memory (and so its version counter)
 
 
 OPS: dict[str, Op] = {}
@@ -306,6 +308,23 @@ defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_
 defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", "bce_logits", _bce_logits,
       (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * (_sigmoid(x) - y), r"\frac{\sigma(x)-y}{n}"),
       (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * -x, r"-\frac{x}{n}"))
+
+# What each input's VJP reads, as PyTorch saves it: a tensor is saved only when an input that needs it
+# requires grad, and modifying a saved tensor in place before backward is PyTorch's version-counter error.
+NEEDS = {
+    "mul": ("b", "a"), "div": ("b", "ab"), "pow": ("ab", "ar"), "maximum": ("ab", "ab"), "minimum": ("ab", "ab"),
+    "where": ("", "a", "a"), "pow_scalar": ("a",), "rpow": ("r",), "exp": ("r",), "log": ("a",), "sin": ("a",),
+    "cos": ("a",), "tanh": ("r",), "sigmoid": ("r",), "relu": ("r",), "abs": ("a",), "sqrt": ("r",),
+    "reciprocal": ("r",), "clamp": ("a",), "norm": ("ar",), "max": ("ar",), "min": ("ar",), "max_dim": ("a",),
+    "min_dim": ("a",), "index": ("",), "mm": ("b", "a"), "mv": ("b", "a"), "dot": ("b", "a"), "bmm": ("b", "a"),
+    "addmm": ("", "c", "b"), "softmax": ("r",), "log_softmax": ("r",), "mse_loss": ("ab", "ab"), "nll_loss": ("b", ""),
+    "binary_cross_entropy": ("ab", "ab"), "binary_cross_entropy_with_logits": ("ab", "ab"),
+}
+for _name, _needs in NEEDS.items():
+    OPS[_name] = replace(OPS[_name], needs=_needs)
+for _name in ("view", "transpose", "permute", "t", "squeeze", "squeeze_dim", "squeeze_dims", "matmul_squeeze", "unsqueeze",
+              "expand", "select", "slice"):
+    OPS[_name] = replace(OPS[_name], view=True)
 
 # No derivative: the graph still shows them, and their outputs never require grad.
 for _name, _label, _fn in [("eq", "==", np.equal), ("ne", "≠", np.not_equal), ("lt", "<", np.less), ("le", "≤", np.less_equal),

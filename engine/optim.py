@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import STATE
+from .autograd import STATE, note_write
 from .nn.modules import _zero_grads
 
 
@@ -36,6 +36,7 @@ class Optimizer:
                     continue
                 p._data = np.asarray(p._data)
                 step = self._update(p, np.asarray(p.grad._data), group, self.state.setdefault(id(p), {}))
+                note_write(p._data)
                 np.subtract(p._data, step, out=p._data, casting="unsafe")  # in place: aliases such as p.data see it
                 updated.append(p)
         if rec is not None:

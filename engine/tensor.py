@@ -6,7 +6,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes
-from .autograd import FREED_MESSAGE, NODE_CLASSES, STATE, accumulator, run_backward
+from .autograd import FREED_MESSAGE, NODE_CLASSES, STATE, accumulator, carry_writes, note_write, run_backward
 from .formatting import format_size, format_tensor
 from .ops import OPS
 
@@ -70,7 +70,7 @@ def apply(op, inputs, params=()):
     result = object.__new__(Tensor)
     result._data = out
     result._grad = result._grad_fn = result._acc = result._rid = None
-    result._retains_grad = False
+    result._retains_grad = result._untracked = False
     if needs_grad and STATE.grad_enabled and op.grad_fn is not None:
         edges = []
         shapes = []
@@ -169,7 +169,8 @@ def _infer_shape(shape, numel):
 
 
 class Tensor:
-    __slots__ = ("_data", "_grad", "_requires_grad", "_grad_fn", "_acc", "_retains_grad", "_rid", "__weakref__")
+    __slots__ = ("_data", "_grad", "_requires_grad", "_grad_fn", "_acc", "_retains_grad", "_rid", "_untracked",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
@@ -183,7 +184,7 @@ class Tensor:
         self._data = arr
         self._grad = self._grad_fn = self._acc = self._rid = None
         self._requires_grad = requires_grad
-        self._retains_grad = False
+        self._retains_grad = self._untracked = False
 
     @classmethod
     def _wrap(cls, arr, requires_grad=False):
@@ -298,6 +299,7 @@ class Tensor:
     def data(self):
         self._data = np.asarray(self._data)
         out = Tensor._wrap(self._data)
+        out._untracked = True  # as in torch, writes through .data bypass version checks
         rec = STATE.recorder
         if rec is not None:
             rec.alias(out, self)
@@ -309,6 +311,7 @@ class Tensor:
         limits = STATE.limits
         if limits is not None:
             limits.before_alloc(arr.shape)
+        carry_writes(self._data, arr)
         self._data = arr
         if limits is not None:
             limits.track(self)
@@ -753,6 +756,7 @@ class Tensor:
         from .functional import _index_key
 
         self._data = np.asarray(self._data)
+        _note_write(self)
         self._data[_index_key(key)] = value._data if isinstance(value, Tensor) else value
         rec = STATE.recorder
         if rec is not None:
@@ -767,11 +771,13 @@ class Tensor:
         if STATE.grad_enabled and (self._requires_grad or other_grad):
             # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
             result = fn(self, other)
+            _note_write(self)  # what backward saved of the old value is stale now
             self._data, self._grad_fn, self._requires_grad = result._data, result._grad_fn, True
         else:
             value = fn(Tensor._wrap(self._data), other)._data
             if isinstance(self._data, np.ndarray) and self._data.shape == np.shape(value):
-                        np.copyto(self._data, value, casting="unsafe")
+                _note_write(self)
+                np.copyto(self._data, value, casting="unsafe")
             else:
                 self._data = np.asarray(value, dtype=self._data.dtype)
         rec = STATE.recorder
@@ -798,6 +804,7 @@ class Tensor:
         if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
             raise RuntimeError(LEAF_INPLACE)
         self._data = np.asarray(self._data)
+        _note_write(self)
         self._data[...] = 0
         rec = STATE.recorder
         if rec is not None:
@@ -808,6 +815,7 @@ class Tensor:
         if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
             raise RuntimeError(LEAF_INPLACE)
         self._data = np.asarray(self._data)
+        _note_write(self)
         self._data[...] = value._data if isinstance(value, Tensor) else value
         rec = STATE.recorder
         if rec is not None:
@@ -831,6 +839,7 @@ class Tensor:
         if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
             raise RuntimeError(LEAF_INPLACE)
         self._data = np.asarray(self._data)
+        _note_write(self)
         self._data[...] = values
         rec = STATE.recorder
         if rec is not None:
@@ -841,6 +850,11 @@ class Tensor:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+
+
+def _note_write(t):
+    if not t._untracked:
+        note_write(t._data)
 
 
 def _viewable(arr, shape) -> bool:

@@ -161,3 +161,11 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
             assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
+
+
+def test_every_saving_op_says_what_each_vjp_reads():
+    """Drives the version-counter check: which saved tensors an in-place change makes stale."""
+    for name, op in OPS.items():
+        if op.grad_fn is not None and op.saves:
+            assert len(op.needs) == len(op.vjps), name
+            assert all(set(n) <= set("abcr") for n in op.needs), name

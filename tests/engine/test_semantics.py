@@ -243,3 +243,19 @@ def test_editing_a_grad_in_place_is_recorded_on_its_owner():
     assert [e["kind"] for e in edits] == ["grad_inplace", "zero_grad"]
     assert edits[0]["tensor"] == wid and edits[0]["grad"] == [1.0, 2.0]
     assert edits[1]["tensors"] == [wid] and edits[1]["set_to_none"] is False
+
+
+def test_changing_a_saved_tensor_in_place_fails_backward_like_torch():
+    x = torch.ones(3, requires_grad=True)
+    y = x.sigmoid()
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"output 0 of Sigmoid, is at version 1; expected version 0"):
+        y.sum().backward()
+    w = torch.ones(3)
+    z = (x + w).sum()  # add saves nothing: changing w is harmless
+    w.add_(1)
+    z.backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    e = x.exp()
+    e.data.add_(1)  # writes through .data bypass the check, as in torch
+    e.sum().backward()

@@ -557,6 +557,60 @@ PROGRAMS = {
         lin(torch.tensor([[1.0, 2.0]])).sum().backward()
         print(lin.weight.grad, type(lin.weight.grad).__name__, lin.bias)
     """,
+    "inplace_on_saved_result_error": """
+        x = torch.ones(3, requires_grad=True)
+        y = x.sigmoid()
+        y.mul_(2)
+        y.sum().backward()
+    """,
+    "inplace_on_saved_input_error": """
+        x = torch.ones(3, requires_grad=True)
+        w = torch.ones(3, requires_grad=True)
+        y = (x * w).sum()
+        with torch.no_grad():
+            w -= 1
+        y.backward()
+    """,
+    "inplace_on_unsaved_tensor_is_fine": """
+        x = torch.ones(3, requires_grad=True)
+        w = torch.ones(3)
+        y = (x + w).sum()
+        w.add_(1)
+        y.backward()
+        print(x.grad)
+    """,
+    "inplace_through_detach_error": """
+        x = torch.ones(3, requires_grad=True)
+        y = x.exp()
+        d = y.detach()
+        d.add_(1)
+        y.sum().backward()
+    """,
+    "inplace_through_data_is_fine": """
+        x = torch.ones(3, requires_grad=True)
+        y = x.exp()
+        d = y.data
+        d.add_(1)
+        y.sum().backward()
+        print(x.grad)
+    """,
+    "optimizer_step_between_backwards": """
+        lin = init_params(nn.Linear(3, 2))
+        opt = optim.SGD(lin.parameters(), lr=0.1)
+        loss = lin(torch.ones(4, 3)).sum()
+        loss.backward(retain_graph=True)
+        opt.step()
+        loss.backward()
+        print(lin.weight.grad)
+    """,
+    "optimizer_step_on_saved_weight_error": """
+        model = init_params(nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1)))
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        loss = model(torch.ones(4, 3)).sum()
+        loss.backward(retain_graph=True)
+        opt.step()
+        loss.backward()
+    """,
     "parameter_repr": """
         p = nn.Parameter(torch.tensor([1.0, 2.0]))
         print(p, p.requires_grad, p.is_leaf, isinstance(p, torch.Tensor))
