@@ -46,6 +46,16 @@ def note_write(arr):
         _log_write(arr.base, seq)
 
 
+def note_writes(arrays):
+    """Several arrays changed in place by one step (an optimizer update)."""
+    if arrays:
+        seq = STATE.last_write = next(_seq)
+        for arr in arrays:
+            _log_write(arr, seq)
+            if arr.base is not None:
+                _log_write(arr.base, seq)
+
+
 def _forget(key):
     """A callback that drops an array's write log when the array dies (so its id can be reused)."""
     return lambda _: _WRITES.pop(key, None)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import STATE, note_write
+from .autograd import STATE, note_writes
 from .nn.modules import _zero_grads
 
 
@@ -30,15 +30,19 @@ class Optimizer:
         loss = closure() if closure is not None else None
         rec = STATE.recorder
         updated = []
+        state = self.state
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
+                grad = p._grad
+                if grad is None:
                     continue
-                p._data = np.asarray(p._data)
-                step = self._update(p, np.asarray(p.grad._data), group, self.state.setdefault(id(p), {}))
-                note_write(p._data)
-                np.subtract(p._data, step, out=p._data, casting="unsafe")  # in place: aliases such as p.data see it
+                data = p._data
+                if type(data) is not np.ndarray:
+                    data = p._data = np.asarray(data)
+                step = self._update(p, np.asarray(grad._data), group, state.setdefault(id(p), {}))
+                np.subtract(data, step, out=data, casting="unsafe")  # in place: aliases such as p.data see it
                 updated.append(p)
+        note_writes([p._data for p in updated])  # what backward saved of these parameters is stale now
         if rec is not None:
             rec.on_optim_step(self, updated)
         return loss
