@@ -306,6 +306,9 @@ class Worker:
             if sig == signal.SIGXCPU:
                 error = _err("TimeoutError", f"the program used more than its CPU time (limit hard_kill_s = "
                                              f"{s.hard_kill_s:g})")
+            elif sig == signal.SIGSEGV:
+                # NOTE: CPython overflows its C stack on data nested ~100,000 deep (hashing or comparing it)
+                error = _err("RecursionError", "the program crashed the interpreter: its data is nested too deeply")
             else:
                 error = _err("MemoryError", f"the program was stopped: it exceeded the worker's memory "
                                             f"(limit memory_limit_mb = {s.memory_limit_mb})")

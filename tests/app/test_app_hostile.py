@@ -84,3 +84,10 @@ def test_state_does_not_leak_between_runs(run):
     a = run("import torch\nx = torch.randn(3)\n")["variables"]["x"]["value"]
     b = run("import torch\ny = torch.randn(5)\nx = torch.randn(3)\n")["variables"]["y"]["value"][:3]
     assert a == b
+
+
+def test_a_crash_of_the_run_process_is_reported_and_the_server_goes_on(run):
+    # NOTE: hashing data nested ~180,000 deep overflows CPython's C stack: the forked run process dies
+    d = run("t = ()\nfor i in range(20):\n    for j in range(9000):\n        t = (t,)\nd = {t: 1}\nprint('survived')\n")
+    assert d["error"]["type"] == "RecursionError" and "nested too deeply" in d["error"]["message"]
+    assert run("print(1 + 1)\n")["stdout"] == "2\n"
