@@ -19,11 +19,10 @@ from .ops import OPS, Op, unbroadcast
 class _State:
     """Process-wide switches, read on every op: grad mode, the active recorder, the active limits."""
 
-    __slots__ = ("grad_enabled", "inference", "recorder", "limits", "last_write")
+    __slots__ = ("grad_enabled", "recorder", "limits", "last_write")
 
     def __init__(self):
         self.grad_enabled = True
-        self.inference = False
         self.recorder = None
         self.limits = None
         self.last_write = -1  # sequence number of the latest in-place write to an array (see note_write)

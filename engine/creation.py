@@ -84,9 +84,6 @@ def _leaf(arr, requires_grad):
     t = Tensor._wrap(np.asarray(arr))
     if requires_grad:
         t.requires_grad_(True)
-    rec = STATE.recorder
-    if rec is not None:
-        rec.on_create(t)
     limits = STATE.limits
     if limits is not None:
         limits.track(t)

@@ -228,10 +228,6 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def numel_of(x) -> int:
-    return x.numel()
-
-
 def allclose(a, b, rtol=1e-5, atol=1e-8) -> bool:
     return bool(np.allclose(_t(a)._data, _t(b)._data, rtol=rtol, atol=atol))
 

@@ -210,9 +210,6 @@ class Recorder:
                     "origin": "const", "op": None, "module": self._module, "line": self.line})
         return rid
 
-    def on_create(self, t):
-        pass  # leaves are emitted lazily, when first used or named, so discarded temporaries stay out
-
     def name_tensor(self, t, name):
         """The program bound `name` to a tensor, or to a module (which names its submodules and parameters)."""
         if hasattr(t, "named_modules"):

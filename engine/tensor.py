@@ -765,8 +765,7 @@ class Tensor:
     # ----- in-place -----
     def _inplace(self, name, fn, other=None):
         """In-place update: real in-place numpy when no graph is built (aliases see it, like torch)."""
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
+        self._refuse_leaf_inplace()
         other_grad = isinstance(other, Tensor) and other._requires_grad
         if STATE.grad_enabled and (self._requires_grad or other_grad):
             # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
@@ -785,6 +784,10 @@ class Tensor:
             rec.on_inplace(self, name)
         return self
 
+    def _refuse_leaf_inplace(self):
+        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
+            raise RuntimeError(LEAF_INPLACE)
+
     def add_(self, other, alpha=1):
         return self._inplace("add_", lambda a, b: a + (b * alpha if alpha != 1 else b), other)
 
@@ -801,26 +804,10 @@ class Tensor:
         return self._inplace("clamp_", lambda a, b: a.clamp(min, max))
 
     def zero_(self):
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
-        self._data = np.asarray(self._data)
-        _note_write(self)
-        self._data[...] = 0
-        rec = STATE.recorder
-        if rec is not None:
-            rec.on_inplace(self, "zero_")
-        return self
+        return self._set_data_(0, "zero_")
 
     def fill_(self, value):
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
-        self._data = np.asarray(self._data)
-        _note_write(self)
-        self._data[...] = value._data if isinstance(value, Tensor) else value
-        rec = STATE.recorder
-        if rec is not None:
-            rec.on_inplace(self, "fill_")
-        return self
+        return self._set_data_(value._data if isinstance(value, Tensor) else value, "fill_")
 
     def copy_(self, src):
         return self._set_data_(np.broadcast_to(src._data if isinstance(src, Tensor) else src, self._data.shape), "copy_")
@@ -836,8 +823,8 @@ class Tensor:
         return self._set_data_(generator().uniform(a, b, self._data.shape), "uniform_")
 
     def _set_data_(self, values, name):
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
+        """Overwrite every element in place (zero_, fill_, copy_, init)."""
+        self._refuse_leaf_inplace()
         self._data = np.asarray(self._data)
         _note_write(self)
         self._data[...] = values

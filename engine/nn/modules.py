@@ -21,9 +21,6 @@ class Parameter(Tensor):
         t._requires_grad = False
         if requires_grad:
             t.requires_grad_(True)
-        rec = STATE.recorder
-        if rec is not None:
-            rec.on_create(t)
         return t
 
     def __init__(self, data=None, requires_grad=True):
