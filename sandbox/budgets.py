@@ -14,6 +14,8 @@ import time
 import types
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import limit_error
 from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS, SEQUENCES
 
@@ -159,8 +161,6 @@ class Budgets:
     def _check_broadcast(self, a, b):
         """Tensor `&` and `|` are numpy calls outside the engine's op table, unchecked by its limits:
         (100000, 1) & (1, 100000) would allocate 10 GB. Check the broadcast shape the way the engine does."""
-        import numpy as np
-
         limits = getattr(self.B.state, "limits", None)
         if limits is None:
             return
