@@ -78,7 +78,7 @@ class Settings(BaseSettings):
 
     def sandbox_limits(self) -> Any:
         """The interpreter's limits as the sandbox's ``SandboxLimits`` (fields matched by name)."""
-        from engine.sandbox import SandboxLimits  # imported lazily: the server never runs programs
+        from sandbox import SandboxLimits  # imported lazily: the server never runs programs
 
         return build_sandbox_limits(SandboxLimits, self.limit_values())
 
