@@ -8,11 +8,12 @@ import time
 
 import engine
 from app.core.config import Settings
+from app.runner.worker import sandbox_limits
 from sandbox import RunOutcome, SandboxLimits, backend_for, run_program
 
 BACKEND = backend_for(engine)
 # The limits a run gets by default: the server's Settings are the one place their values are written.
-DEFAULT_LIMITS = Settings().sandbox_limits()
+DEFAULT_LIMITS = sandbox_limits(Settings())
 
 
 def make_limits(**overrides) -> SandboxLimits:
