@@ -7,12 +7,14 @@ import numpy as np
 
 from . import dtypes
 from .autograd import FREED_MESSAGE, NODE_CLASSES, STATE, accumulator, carry_writes, note_write, run_backward
+from .boundary import NUMERIC_KINDS, not_numeric
 from .formatting import format_size, format_tensor
 from .ops import OPS
 
 _F32 = dtypes.NP_F32
 _F64 = dtypes.NP_F64
 _REAL = (int, float, bool, np.number, np.bool_)
+_OBJECT = np.dtype(object)
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 
 max_result = namedtuple("max", ["values", "indices"])
@@ -64,6 +66,8 @@ def apply(op, inputs, params=()):
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
+    if out.dtype.kind not in NUMERIC_KINDS:  # a list of objects as an operand: tensors hold numbers only
+        raise not_numeric(out)
     if out.dtype is _F64 and not wants_f64:
         # PyTorch's promotion: ints and Python floats meet in the default float32, not numpy's float64.
         out = out.astype(_F32)
@@ -181,6 +185,8 @@ class Tensor:
             self.requires_grad_(True)
 
     def _set_fields(self, arr, requires_grad=False):
+        if getattr(arr, "dtype", _OBJECT).kind not in NUMERIC_KINDS:  # tensors never hold objects or text
+            raise not_numeric(arr)
         self._data = arr
         self._grad = self._grad_fn = self._acc = self._rid = None
         self._requires_grad = requires_grad
