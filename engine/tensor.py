@@ -314,6 +314,8 @@ class Tensor:
     @data.setter
     def data(self, value):
         arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+        if arr.dtype.kind not in NUMERIC_KINDS:
+            raise not_numeric(arr)
         limits = STATE.limits
         if limits is not None:
             limits.before_alloc(arr.shape)
