@@ -2,6 +2,7 @@
 // the state shown at step k (no DOM here). Step k = the first k steps applied; 0 = nothing run.
 import { add, describe, fmt, shapeText, flat, scalarOf } from "./values.js";
 import { opExpr } from "./oplabels.js";
+import { PULSE } from "./config.js";
 
 const SILENT = new Set(["name", "module", "module_names", "requires_grad", "grad_mode", "detach"]);
 
@@ -228,7 +229,7 @@ export class PassModel {
           fx.flash.add(f.id + ":value");
           const merged = fx.op && fx.op.id === f.op;
           const edges = this.lit(f, [f.op ? this.edgeBetween(f.op, f.id) : null]);
-          for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: merged ? 0.5 : 0, t1: 1 });
+          for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: merged ? PULSE.forwardSplit : 0, t1: 1 });
           const name = nodeName(this.nodes.get(f.id));
           if (merged) {
             const op = fx.op;
@@ -252,7 +253,7 @@ export class PassModel {
           const seen = {};
           const edges = this.lit(f, (f.inputs || []).map((t) => this.edgeBetween(t, f.id, (seen[t] = (seen[t] ?? -1) + 1))));
           const hasOut = f.output && this.nodes.has(f.output);
-          for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: 0, t1: hasOut ? 0.5 : 1 });
+          for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: 0, t1: hasOut ? PULSE.forwardSplit : 1 });
           const ins = (f.inputs || []).map((t) => nodeName(this.nodes.get(t)));
           fx.text = opExpr(f.op, f.label, f.params, ins) + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
         }
@@ -286,21 +287,21 @@ export class PassModel {
           fx.active[f.node] = "backward";
           fx.backwardStep = f;
           const outEdge = this.edgeBetween(f.node, f.output);
-          if (outEdge) fx.pulses.push({ edge: outEdge, dir: "backward", t0: 0, t1: 0.45 });
+          if (outEdge) fx.pulses.push({ edge: outEdge, dir: "backward", t0: 0, t1: PULSE.backwardSplit });
           const inEdges = [];
           const seen = {};
           for (const c of f.contributions || []) {
             const e = this.edgeBetween(c.input, f.node, c.index != null ? this.nthOf(f.node, c.input, c.index) : (seen[c.input] = (seen[c.input] ?? -1) + 1));
             if (!e) continue;
             inEdges.push(e);
-            fx.pulses.push({ edge: e, dir: "backward", t0: 0.45, t1: 1 });
+            fx.pulses.push({ edge: e, dir: "backward", t0: PULSE.backwardSplit, t1: 1 });
             let label = edgeText(c.grad);
             if (c.unbroadcast_from) label = `Σ ${shapeText(c.unbroadcast_from)}→${shapeText(flat(c.grad).shape)}` + (flat(c.grad).shape.length ? "" : " = " + label);
             fx.edgeLabels.push({ edge: e, text: label, dir: "backward" });
             fx.flash.add(c.input + ":grad");
           }
           for (const e of f.edges || []) if (!inEdges.includes(e) && e !== outEdge && this.edges.has(e)) {
-            fx.pulses.push({ edge: e, dir: "backward", t0: 0.45, t1: 1 });
+            fx.pulses.push({ edge: e, dir: "backward", t0: PULSE.backwardSplit, t1: 1 });
           }
           if (f.upstream_parts && f.upstream_parts.length > 1) {
             fx.badges.push({
