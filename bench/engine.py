@@ -23,7 +23,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np  # noqa: E402
 
 import engine  # noqa: E402
+from app.core.config import Settings  # noqa: E402
 from engine.recorder import Recorder  # noqa: E402
+
+SETTINGS = Settings()
 
 try:
     import torch
@@ -100,7 +103,7 @@ def mlp_case(lib, sizes, batch, loss_kind, record=False):
     def recorded_step():
         # One recorder per 100 steps, as one program run records a 100-step training loop.
         if state["steps"] % 100 == 0:
-            state["rec"] = Recorder()
+            state["rec"] = Recorder(value_limit=SETTINGS.value_limit, max_events=SETTINGS.max_events)
         state["steps"] += 1
         with state["rec"]:
             step()

@@ -15,9 +15,6 @@ class LimitExceeded(RuntimeError):
 
 MAX_DIMS = 64  # PyTorch's own limit on a tensor's dimensions
 
-_BROADCASTING = {"add", "sub", "mul", "div", "pow", "where", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-                 "logical_and", "logical_or", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
-
 
 def _index_result_shape(shape, key):
     """An upper bound on the shape advanced indexing gives, from the index shapes alone (no allocation):
@@ -51,7 +48,9 @@ def _index_result_shape(shape, key):
 
 
 class Limits:
-    def __init__(self, max_tensor_elements=100_000, max_live_elements=1_000_000, max_graph_nodes=10_000):
+    """The values come from the run's settings (app/core/config.py `Settings` is the only place defaults are written)."""
+
+    def __init__(self, *, max_tensor_elements: int, max_live_elements: int, max_graph_nodes: int):
         self.max_tensor_elements = max_tensor_elements
         self.max_live_elements = max_live_elements
         self.max_graph_nodes = max_graph_nodes
@@ -76,17 +75,17 @@ class Limits:
     def before_op(self, op, arrays, params):
         """Predict the output size of ops that can grow it (broadcasting, matmul, expand, cat)."""
         name = op.name
-        if name in _BROADCASTING:
+        if name in ("mm", "bmm", "addmm"):  # first: addmm broadcasts too, but its size is the product's
+            a, b = arrays[-2], arrays[-1]
+            lead = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2]) if name == "bmm" else ()
+            self.before_alloc(tuple(lead) + (np.shape(a)[-2], np.shape(b)[-1]))
+        elif op.broadcasts:
             shapes = [np.shape(a) for a in arrays]
             if any(s != shapes[0] for s in shapes):
                 try:
                     self.before_alloc(np.broadcast_shapes(*shapes))
                 except ValueError:
                     pass  # the op itself reports the shape mismatch
-        elif name in ("mm", "bmm", "addmm"):
-            a, b = arrays[-2], arrays[-1]
-            lead = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2]) if name == "bmm" else ()
-            self.before_alloc(tuple(lead) + (np.shape(a)[-2], np.shape(b)[-1]))
         elif name == "expand":
             self.before_alloc(params[0])
         elif name in ("cat", "stack"):

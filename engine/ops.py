@@ -1,8 +1,11 @@
 """The op table: every differentiable primitive, one entry each.
 
 An entry carries the forward (numpy), one vector-Jacobian product per input, PyTorch's `grad_fn`
-name, the label the page draws, the LaTeX of each local derivative and whether backward needs saved
-tensors (PyTorch frees those after backward, so only such nodes raise on a second backward).
+name, the label the page draws, the LaTeX of each local derivative, whether backward needs saved
+tensors (PyTorch frees those after backward, so only such nodes raise on a second backward) and
+which ones each VJP reads, whether the output is a view, whether the inputs broadcast, and how the
+op's scalar parameters are written on the page. This table is the only place an op is described:
+adding one is a `defop` line here plus its case in tests/engine/test_gradcheck.py.
 VJPs take `(g, ans, *inputs, *params)` and return the gradient at the broadcast shape; the engine
 undoes broadcasting with `unbroadcast`. Composite ops (linear, cross_entropy, ...) are built from
 these in `engine/functional.py`, so the graph shows the same nodes PyTorch builds.
@@ -10,9 +13,40 @@ these in `engine/functional.py`, so the graph shows the same nodes PyTorch build
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
+
+PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left")
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """How an op's scalar parameters are written on the page; app/trace/labels.py and
+    static/js/oplabels.js implement each format, the page reads it from the API's `ops` table.
+
+    format: "args" `label(p0, p1…)` · "call" `label(p0)` (one dim, shape or dtype) · "reduce"
+    `label(dims[, keepdim])` · "reduction" `label` for the default "mean", else `label(reduction)` ·
+    "clamp" `clamp(lo, hi)` / `clamp(min=lo)` / `clamp(max=hi)` · "subscript" `[p0…]` · "hidden"
+    `label` · "right" `symbol p0` (`** 2`) · "left" `p0 symbol` (`2 **`).
+    names: what each parameter is called in the inspector.
+    """
+    format: str = "args"
+    names: tuple = ()
+    symbol: str | None = None  # the operator of "left" and "right"
+
+    def __post_init__(self):
+        if self.format not in PARAM_FORMATS or (self.symbol is None) == (self.format in ("left", "right")):
+            raise ValueError(f"bad parameter format {self.format!r} (symbol {self.symbol!r})")  # a typo fails at import
+
+    def table(self) -> dict:
+        return {"format": self.format, "names": list(self.names), "symbol": self.symbol}
+
+
+ARGS = Params()
+DIM = Params("call", ("dim",))
+REDUCE = Params("reduce", ("dim", "keepdim"))
+REDUCTION = Params("reduction", ("reduction",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,19 +58,26 @@ class Op:
     vjps: tuple  # one per input; None where the input never gets a gradient
     latex: tuple  # LaTeX of d(out)/d(input) per input, in the names a, b, c of the inputs
     saves: bool  # backward reads saved tensors: a second backward without retain_graph raises
-    variadic: bool = False  # inputs come as one list (cat, stack); vjps[0](g, ans, i, arrays, *p)
-    needs: tuple = ()  # per input: the tensors its VJP reads ("a", "b", "c" = inputs, "r" = result)
-    view: bool = False  # the output shares the input's memory (and so its version counter)
+    variadic: bool  # inputs come as one list (cat, stack); vjps[0](g, ans, i, arrays, *p)
+    needs: tuple  # per input: the tensors its VJP reads ("a", "b", "c" = inputs, "r" = result)
+    view: bool  # the output shares the input's memory (and so its version counter)
+    broadcasts: bool  # the inputs broadcast against each other: limits predict the output, gradients are summed back
+    params: Params  # how the op's scalar parameters are written on the page
 
 
 OPS: dict[str, Op] = {}
 
 
-def defop(name, grad_fn, label, forward, *rules, saves=True, variadic=False):
-    """rules: (vjp, latex) per input."""
+def defop(name, grad_fn, label, forward, *rules, saves=True, variadic=False, needs=(), view=False, broadcasts=False,
+          params=ARGS):
+    """rules: (vjp, latex) per input; none for an op without a derivative.
+
+    needs: what each input's VJP reads, as PyTorch saves it: a tensor is saved only when an input
+    that needs it requires grad, and modifying a saved tensor in place before backward is PyTorch's
+    version-counter error."""
     vjps = tuple(r[0] for r in rules)
     latex = tuple(r[1] for r in rules)
-    OPS[name] = Op(name, grad_fn, label, forward, vjps, latex, saves, variadic)
+    OPS[name] = Op(name, grad_fn, label, forward, vjps, latex, saves, variadic, needs, view, broadcasts, params)
 
 
 def unbroadcast(g, shape):
@@ -194,144 +235,162 @@ def _pow_exponent_vjp(g, ans, a, b):
 
 
 # Binary, broadcasting
-defop("add", "AddBackward0", "+", np.add, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: g, "1"), saves=False)
-defop("sub", "SubBackward0", "−", np.subtract, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False)
-defop("mul", "MulBackward0", "×", np.multiply, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"))
+defop("add", "AddBackward0", "+", np.add, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: g, "1"), saves=False,
+      broadcasts=True)
+defop("sub", "SubBackward0", "−", np.subtract, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False,
+      broadcasts=True)
+defop("mul", "MulBackward0", "×", np.multiply, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"),
+      needs=("b", "a"), broadcasts=True)
 defop("div", "DivBackward0", "÷", np.true_divide, (lambda g, ans, a, b: g / b, r"\frac{1}{b}"),
-      (lambda g, ans, a, b: -g * a / (b * b), r"-\frac{a}{b^{2}}"))
+      (lambda g, ans, a, b: -g * a / (b * b), r"-\frac{a}{b^{2}}"), needs=("b", "ab"), broadcasts=True)
 defop("pow", "PowBackward1", "pow", np.power, (lambda g, ans, a, b: g * b * a ** (b - 1), r"b\,a^{b-1}"),
-      (_pow_exponent_vjp, r"a^{b}\ln a"))
+      (_pow_exponent_vjp, r"a^{b}\ln a"), needs=("ab", "ar"), broadcasts=True)
 defop("maximum", "MaximumBackward0", "max", np.maximum,
       (lambda g, ans, a, b: g * ((a > b) + 0.5 * (a == b)), r"\mathbb{1}[a>b]"),
-      (lambda g, ans, a, b: g * ((b > a) + 0.5 * (a == b)), r"\mathbb{1}[b>a]"))
+      (lambda g, ans, a, b: g * ((b > a) + 0.5 * (a == b)), r"\mathbb{1}[b>a]"), needs=("ab", "ab"), broadcasts=True)
 defop("minimum", "MinimumBackward0", "min", np.minimum,
       (lambda g, ans, a, b: g * ((a < b) + 0.5 * (a == b)), r"\mathbb{1}[a<b]"),
-      (lambda g, ans, a, b: g * ((b < a) + 0.5 * (a == b)), r"\mathbb{1}[b<a]"))
+      (lambda g, ans, a, b: g * ((b < a) + 0.5 * (a == b)), r"\mathbb{1}[b<a]"), needs=("ab", "ab"), broadcasts=True)
 defop("where", "WhereBackward0", "where", np.where, (None, ""),
-      (lambda g, ans, c, a, b: g * c, r"\mathbb{1}[c]"), (lambda g, ans, c, a, b: g * ~c, r"\mathbb{1}[\lnot c]"))
+      (lambda g, ans, c, a, b: g * c, r"\mathbb{1}[c]"), (lambda g, ans, c, a, b: g * ~c, r"\mathbb{1}[\lnot c]"),
+      needs=("", "a", "a"), broadcasts=True)
 
 # Unary (params after the input)
-defop("pow_scalar", "PowBackward0", "pow", np.power, (_pow_scalar_vjp, r"c\,a^{c-1}"))
-defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"))
-defop("rsub", "RsubBackward1", "−", lambda a, c: c - a, (lambda g, ans, a, c: -g, "-1"), saves=False)
+defop("pow_scalar", "PowBackward0", "pow", np.power, (_pow_scalar_vjp, r"c\,a^{c-1}"), needs=("a",),
+      params=Params("right", ("exponent",), "**"))
+defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
+      needs=("r",), params=Params("left", ("base",), "**"))
+defop("rsub", "RsubBackward1", "−", lambda a, c: c - a, (lambda g, ans, a, c: -g, "-1"), saves=False,
+      params=Params("left", ("minuend",), "−"))
 defop("neg", "NegBackward0", "−", np.negative, (lambda g, ans, a: -g, "-1"), saves=False)
-defop("exp", "ExpBackward0", "exp", np.exp, (lambda g, ans, a: g * ans, r"e^{a}"))
-defop("log", "LogBackward0", "log", np.log, (lambda g, ans, a: g / a, r"\frac{1}{a}"))
-defop("sin", "SinBackward0", "sin", np.sin, (lambda g, ans, a: g * np.cos(a), r"\cos a"))
-defop("cos", "CosBackward0", "cos", np.cos, (lambda g, ans, a: -g * np.sin(a), r"-\sin a"))
-defop("tanh", "TanhBackward0", "tanh", np.tanh, (lambda g, ans, a: g * (1 - ans * ans), r"1-\tanh^{2} a"))
-defop("sigmoid", "SigmoidBackward0", "σ", _sigmoid, (lambda g, ans, a: g * ans * (1 - ans), r"\sigma(a)\,(1-\sigma(a))"))
-defop("relu", "ReluBackward0", "relu", lambda a: np.maximum(a, 0), (lambda g, ans, a: g * (ans > 0), r"\mathbb{1}[a>0]"))
-defop("abs", "AbsBackward0", "abs", np.abs, (lambda g, ans, a: g * np.sign(a), r"\operatorname{sign}(a)"))
-defop("sqrt", "SqrtBackward0", "√", np.sqrt, (lambda g, ans, a: g / (2 * ans), r"\frac{1}{2\sqrt{a}}"))
-defop("reciprocal", "ReciprocalBackward0", "1/x", np.reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"))
+defop("exp", "ExpBackward0", "exp", np.exp, (lambda g, ans, a: g * ans, r"e^{a}"), needs=("r",))
+defop("log", "LogBackward0", "log", np.log, (lambda g, ans, a: g / a, r"\frac{1}{a}"), needs=("a",))
+defop("sin", "SinBackward0", "sin", np.sin, (lambda g, ans, a: g * np.cos(a), r"\cos a"), needs=("a",))
+defop("cos", "CosBackward0", "cos", np.cos, (lambda g, ans, a: -g * np.sin(a), r"-\sin a"), needs=("a",))
+defop("tanh", "TanhBackward0", "tanh", np.tanh, (lambda g, ans, a: g * (1 - ans * ans), r"1-\tanh^{2} a"), needs=("r",))
+defop("sigmoid", "SigmoidBackward0", "σ", _sigmoid, (lambda g, ans, a: g * ans * (1 - ans), r"\sigma(a)\,(1-\sigma(a))"),
+      needs=("r",))
+defop("relu", "ReluBackward0", "relu", lambda a: np.maximum(a, 0), (lambda g, ans, a: g * (ans > 0), r"\mathbb{1}[a>0]"),
+      needs=("r",))
+defop("abs", "AbsBackward0", "abs", np.abs, (lambda g, ans, a: g * np.sign(a), r"\operatorname{sign}(a)"), needs=("a",))
+defop("sqrt", "SqrtBackward0", "√", np.sqrt, (lambda g, ans, a: g / (2 * ans), r"\frac{1}{2\sqrt{a}}"), needs=("r",))
+defop("reciprocal", "ReciprocalBackward0", "1/x", np.reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
+      needs=("r",))
 defop("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi),
       (lambda g, ans, a, lo, hi: g * (((a >= lo) if lo is not None else True) & ((a <= hi) if hi is not None else True)),
-       r"\mathbb{1}[lo \le a \le hi]"))
+       r"\mathbb{1}[lo \le a \le hi]"), needs=("a",), params=Params("clamp", ("min", "max")))
 
 # Reductions
 defop("sum", "SumBackward0", "sum", lambda a: a.sum(), (lambda g, ans, a: np.broadcast_to(g, a.shape), "1"), saves=False)
 defop("sum_dim", "SumBackward1", "sum", lambda a, dims, keep: a.sum(axis=dims, keepdims=keep),
-      (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep), "1"), saves=False)
+      (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep), "1"), saves=False, params=REDUCE)
 defop("mean", "MeanBackward0", "mean", lambda a: a.mean(), (lambda g, ans, a: np.broadcast_to(g / a.size, a.shape), r"\frac{1}{n}"),
       saves=False)
 defop("mean_dim", "MeanBackward1", "mean", lambda a, dims, keep: a.mean(axis=dims, keepdims=keep),
       (lambda g, ans, a, dims, keep: _expand_reduced(g / _count(a.shape, dims), a.shape, dims, keep), r"\frac{1}{n}"),
-      saves=False)
+      saves=False, params=REDUCE)
 defop("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt((a * a).sum()),
-      (lambda g, ans, a: g * a / ans if ans != 0 else g * 0 * a, r"\frac{a}{\lVert a\rVert}"))
-defop("max", "MaxBackward1", "max", lambda a: a.max(), (lambda g, ans, a: _evenly(a, ans, g), r"\mathbb{1}[a=\max a]"))
-defop("min", "MinBackward1", "min", lambda a: a.min(), (lambda g, ans, a: _evenly(a, ans, g), r"\mathbb{1}[a=\min a]"))
+      (lambda g, ans, a: g * a / ans if ans != 0 else g * 0 * a, r"\frac{a}{\lVert a\rVert}"), needs=("ar",))
+defop("max", "MaxBackward1", "max", lambda a: a.max(), (lambda g, ans, a: _evenly(a, ans, g), r"\mathbb{1}[a=\max a]"),
+      needs=("ar",))
+defop("min", "MinBackward1", "min", lambda a: a.min(), (lambda g, ans, a: _evenly(a, ans, g), r"\mathbb{1}[a=\min a]"),
+      needs=("ar",))
 defop("max_dim", "MaxBackward0", "max", lambda a, dim, keep: a.max(axis=dim, keepdims=keep),
-      (lambda g, ans, a, dim, keep: _reduce_arg(a, ans, dim, keep, g, np.argmax), r"\mathbb{1}[i=\arg\max a]"))
+      (lambda g, ans, a, dim, keep: _reduce_arg(a, ans, dim, keep, g, np.argmax), r"\mathbb{1}[i=\arg\max a]"),
+      needs=("a",), params=REDUCE)
 defop("min_dim", "MinBackward0", "min", lambda a, dim, keep: a.min(axis=dim, keepdims=keep),
-      (lambda g, ans, a, dim, keep: _reduce_arg(a, ans, dim, keep, g, np.argmin), r"\mathbb{1}[i=\arg\min a]"))
+      (lambda g, ans, a, dim, keep: _reduce_arg(a, ans, dim, keep, g, np.argmin), r"\mathbb{1}[i=\arg\min a]"),
+      needs=("a",), params=REDUCE)
 
 # Shape and indexing (views: no saved tensors)
 defop("view", "ViewBackward0", "view", lambda a, shape: np.reshape(a, shape), (lambda g, ans, a, shape: g.reshape(a.shape), "1"),
-      saves=False)
+      saves=False, view=True, params=Params("call", ("shape",)))
 defop("unsafe_view", "UnsafeViewBackward0", "view", lambda a, shape: np.reshape(a, shape),
-      (lambda g, ans, a, shape: g.reshape(a.shape), "1"), saves=False)
-defop("to_copy", "ToCopyBackward0", "to", lambda a, dt: a.astype(dt), (lambda g, ans, a, dt: g.astype(a.dtype), "1"), saves=False)
+      (lambda g, ans, a, shape: g.reshape(a.shape), "1"), saves=False, params=Params("call", ("shape",)))
+defop("to_copy", "ToCopyBackward0", "to", lambda a, dt: a.astype(dt), (lambda g, ans, a, dt: g.astype(a.dtype), "1"), saves=False,
+      params=Params("call", ("dtype",)))
 defop("clone", "CloneBackward0", "clone", np.copy, (lambda g, ans, a: g, "1"), saves=False)
-defop("t", "TBackward0", "ᵀ", lambda a: a.T, (lambda g, ans, a: g.T, r"(\cdot)^{\top}"), saves=False)
+defop("t", "TBackward0", "ᵀ", lambda a: a.T, (lambda g, ans, a: g.T, r"(\cdot)^{\top}"), saves=False, view=True)
 defop("transpose", "TransposeBackward0", "transpose", lambda a, d0, d1: np.swapaxes(a, d0, d1),
-      (lambda g, ans, a, d0, d1: np.swapaxes(g, d0, d1), r"(\cdot)^{\top}"), saves=False)
+      (lambda g, ans, a, d0, d1: np.swapaxes(g, d0, d1), r"(\cdot)^{\top}"), saves=False, view=True,
+      params=Params("args", ("dim0", "dim1")))
 defop("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, dims),
-      (lambda g, ans, a, dims: np.transpose(g, np.argsort(dims)), r"(\cdot)^{\top}"), saves=False)
-defop("squeeze", "SqueezeBackward0", "squeeze", np.squeeze, (lambda g, ans, a: g.reshape(a.shape), "1"), saves=False)
+      (lambda g, ans, a, dims: np.transpose(g, np.argsort(dims)), r"(\cdot)^{\top}"), saves=False, view=True,
+      params=Params("call", ("dims",)))
+defop("squeeze", "SqueezeBackward0", "squeeze", np.squeeze, (lambda g, ans, a: g.reshape(a.shape), "1"), saves=False, view=True)
 defop("squeeze_dim", "SqueezeBackward1", "squeeze", lambda a, dim: np.squeeze(a, dim) if a.shape[dim] == 1 else a,
-      (lambda g, ans, a, dim: g.reshape(a.shape), "1"), saves=False)
+      (lambda g, ans, a, dim: g.reshape(a.shape), "1"), saves=False, view=True, params=DIM)
 defop("squeeze_dims", "SqueezeBackward2", "squeeze", lambda a, dims: np.squeeze(a, dims),
-      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False)
+      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False, view=True, params=Params("call", ("dims",)))
 # The same squeeze as PyTorch's matmul emits it for a vector on the left (another overload, another name).
 defop("matmul_squeeze", "SqueezeBackward4", "squeeze", lambda a, dims: np.squeeze(a, dims),
-      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False)
+      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False, view=True, params=Params("call", ("dims",)))
 defop("unsqueeze", "UnsqueezeBackward0", "unsqueeze", np.expand_dims, (lambda g, ans, a, dim: g.reshape(a.shape), "1"),
-      saves=False)
+      saves=False, view=True, params=DIM)
 defop("expand", "ExpandBackward0", "expand", np.broadcast_to, (lambda g, ans, a, shape: unbroadcast(g, a.shape), r"\textstyle\sum"),
-      saves=False)
+      saves=False, view=True, params=Params("call", ("size",)))
 defop("select", "SelectBackward0", "[i]", lambda a, key: a[key],
-      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False)
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False, view=True,
+      params=Params("subscript", ("index",)))
 defop("slice", "SliceBackward0", "[a:b]", lambda a, key: a[key],
-      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False)
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False, view=True,
+      params=Params("subscript", ("index",)))
 defop("index", "IndexBackward0", "[idx]", lambda a, key: a[key],
-      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g, accumulate=True), "1"))
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g, accumulate=True), "1"), needs=("",),
+      params=Params("hidden", ("index",)))
 defop("cat", "CatBackward0", "cat", lambda arrays, dim: np.concatenate(arrays, axis=dim),
       (lambda g, ans, i, arrays, dim: np.split(g, np.cumsum([x.shape[dim] for x in arrays])[:-1], axis=dim)[i], "1"),
-      saves=False, variadic=True)
+      saves=False, variadic=True, params=DIM)
 defop("stack", "StackBackward0", "stack", lambda arrays, dim: np.stack(arrays, axis=dim),
-      (lambda g, ans, i, arrays, dim: np.take(g, i, axis=dim), "1"), saves=False, variadic=True)
+      (lambda g, ans, i, arrays, dim: np.take(g, i, axis=dim), "1"), saves=False, variadic=True, params=DIM)
 
 # Linear algebra
 defop("mm", "MmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
-      (lambda g, ans, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"))
+      (lambda g, ans, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"), needs=("b", "a"))
 defop("mv", "MvBackward0", "matmul", np.matmul, (lambda g, ans, a, b: np.outer(g, b), r"\,\cdot v^{\top}"),
-      (lambda g, ans, a, b: a.T @ g, r"A^{\top}\cdot"))
-defop("dot", "DotBackward0", "dot", np.dot, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"))
+      (lambda g, ans, a, b: a.T @ g, r"A^{\top}\cdot"), needs=("b", "a"))
+defop("dot", "DotBackward0", "dot", np.dot, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"),
+      needs=("b", "a"))
 defop("bmm", "BmmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ _swap(b), r"\,\cdot B^{\top}"),
-      (lambda g, ans, a, b: _swap(a) @ g, r"A^{\top}\cdot"))
+      (lambda g, ans, a, b: _swap(a) @ g, r"A^{\top}\cdot"), needs=("b", "a"))
+# c (the bias) broadcasts against a @ b
 defop("addmm", "AddmmBackward0", "addmm", _addmm, (lambda g, ans, c, a, b: g, "1"),
-      (lambda g, ans, c, a, b: g @ b.T, r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"))
+      (lambda g, ans, c, a, b: g @ b.T, r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"),
+      needs=("", "c", "b"), broadcasts=True)
 
 # Softmax and losses
 defop("softmax", "SoftmaxBackward0", "softmax", _softmax,
-      (lambda g, ans, a, dim: ans * (g - (g * ans).sum(axis=dim, keepdims=True)), r"\operatorname{diag}(s)-s\,s^{\top}"))
+      (lambda g, ans, a, dim: ans * (g - (g * ans).sum(axis=dim, keepdims=True)), r"\operatorname{diag}(s)-s\,s^{\top}"),
+      needs=("r",), params=DIM)
 defop("log_softmax", "LogSoftmaxBackward0", "log_softmax", _log_softmax,
-      (lambda g, ans, a, dim: g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"))
+      (lambda g, ans, a, dim: g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"),
+      needs=("r",), params=DIM)
 defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(a - b), r),
       (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, 1), r"\frac{2}{n}(a-b)"),
-      (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, -1), r"-\frac{2}{n}(a-b)"))
-defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""))
+      (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, -1), r"-\frac{2}{n}(a-b)"), needs=("ab", "ab"), broadcasts=True,
+      params=REDUCTION)
+defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""), needs=("b", ""),
+      params=REDUCTION)
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
-      (lambda g, ans, p, y, r: _reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), r"\frac{1}{n}\ln\frac{1-p}{p}"))
+      (lambda g, ans, p, y, r: _reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), r"\frac{1}{n}\ln\frac{1-p}{p}"),
+      needs=("ab", "ab"), broadcasts=True, params=REDUCTION)
 defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", "bce_logits", _bce_logits,
       (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * (_sigmoid(x) - y), r"\frac{\sigma(x)-y}{n}"),
-      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * -x, r"-\frac{x}{n}"))
-
-# What each input's VJP reads, as PyTorch saves it: a tensor is saved only when an input that needs it
-# requires grad, and modifying a saved tensor in place before backward is PyTorch's version-counter error.
-NEEDS = {
-    "mul": ("b", "a"), "div": ("b", "ab"), "pow": ("ab", "ar"), "maximum": ("ab", "ab"), "minimum": ("ab", "ab"),
-    "where": ("", "a", "a"), "pow_scalar": ("a",), "rpow": ("r",), "exp": ("r",), "log": ("a",), "sin": ("a",),
-    "cos": ("a",), "tanh": ("r",), "sigmoid": ("r",), "relu": ("r",), "abs": ("a",), "sqrt": ("r",),
-    "reciprocal": ("r",), "clamp": ("a",), "norm": ("ar",), "max": ("ar",), "min": ("ar",), "max_dim": ("a",),
-    "min_dim": ("a",), "index": ("",), "mm": ("b", "a"), "mv": ("b", "a"), "dot": ("b", "a"), "bmm": ("b", "a"),
-    "addmm": ("", "c", "b"), "softmax": ("r",), "log_softmax": ("r",), "mse_loss": ("ab", "ab"), "nll_loss": ("b", ""),
-    "binary_cross_entropy": ("ab", "ab"), "binary_cross_entropy_with_logits": ("ab", "ab"),
-}
-for _name, _needs in NEEDS.items():
-    OPS[_name] = replace(OPS[_name], needs=_needs)
-for _name in ("view", "transpose", "permute", "t", "squeeze", "squeeze_dim", "squeeze_dims", "matmul_squeeze", "unsqueeze",
-              "expand", "select", "slice"):
-    OPS[_name] = replace(OPS[_name], view=True)
+      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * -x, r"-\frac{x}{n}"), needs=("ab", "ab"), broadcasts=True,
+      params=REDUCTION)
 
 # No derivative: the graph still shows them, and their outputs never require grad.
-for _name, _label, _fn in [("eq", "==", np.equal), ("ne", "≠", np.not_equal), ("lt", "<", np.less), ("le", "≤", np.less_equal),
-                           ("gt", ">", np.greater), ("ge", "≥", np.greater_equal),
-                           ("argmax", "argmax", lambda a, dim=None, keep=False: np.argmax(a, axis=dim, keepdims=keep)),
-                           ("argmin", "argmin", lambda a, dim=None, keep=False: np.argmin(a, axis=dim, keepdims=keep)),
-                           ("sign", "sign", np.sign), ("logical_and", "and", np.logical_and),
-                           ("logical_or", "or", np.logical_or),
-                           ("invert", "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a))]:
-    OPS[_name] = Op(_name, None, _label, _fn, (), (), False)
+defop("eq", None, "==", np.equal, saves=False, broadcasts=True)
+defop("ne", None, "≠", np.not_equal, saves=False, broadcasts=True)
+defop("lt", None, "<", np.less, saves=False, broadcasts=True)
+defop("le", None, "≤", np.less_equal, saves=False, broadcasts=True)
+defop("gt", None, ">", np.greater, saves=False, broadcasts=True)
+defop("ge", None, "≥", np.greater_equal, saves=False, broadcasts=True)
+defop("argmax", None, "argmax", lambda a, dim=None, keep=False: np.argmax(a, axis=dim, keepdims=keep), saves=False,
+      params=REDUCE)
+defop("argmin", None, "argmin", lambda a, dim=None, keep=False: np.argmin(a, axis=dim, keepdims=keep), saves=False,
+      params=REDUCE)
+defop("sign", None, "sign", np.sign, saves=False)
+defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
+defop("logical_or", None, "or", np.logical_or, saves=False, broadcasts=True)
+defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)

@@ -1,11 +1,15 @@
 """The recorder: captures the graph, every forward value and every backward step as plain dicts.
 
-Active only inside `with Recorder() as rec:`; when none is active the engine pays one `is None`
-check per op. `rec.events` are JSON-ready (see docs/trace.md): non-finite numbers become
-"nan"/"inf"/"-inf", and tensors above `value_limit` elements (256) appear as summaries (shape, min,
-max, mean, first 16 values). Capture stays cheap by holding numpy snapshots of values up to
-`copy_limit` elements (4096) and encoding them only when `events` is read; larger values are
-summarised at once and never copied whole.
+Active only inside `with Recorder(value_limit=…, max_events=…) as rec:`; when none is active the
+engine pays one `is None` check per op. `rec.events` are JSON-ready (see docs/trace.md; the kinds
+are defined in engine/trace_events.py): non-finite numbers become "nan"/"inf"/"-inf", and tensors
+above `value_limit` elements appear as summaries (shape, min, max, mean, first 16 values). Capture
+stays cheap by holding numpy snapshots of values up to `copy_limit` elements (4096) and encoding
+them only when `events` is read; larger values are summarised at once and never copied whole.
+
+Extending it (the runner ships events as they come): subclass and override `emit`, the one place
+every captured event passes (call `super().emit`); `captured` holds the events as captured and
+`export_event` encodes one of them (or a part of one) as `events` would.
 """
 from __future__ import annotations
 
@@ -16,21 +20,34 @@ import numpy as np
 
 from .autograd import STATE, AccumulateGrad
 from .ops import OPS
-
-_BROADCASTING = {"add", "sub", "mul", "div", "pow", "where", "maximum", "minimum", "addmm"}
-_NONFINITE = {math.inf: "inf", -math.inf: "-inf"}
-
-
-def _number(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if x != x else _NONFINITE[x]
-    return x
+from .trace_events import (
+    ACCUMULATE,
+    BACKWARD_BEGIN,
+    BACKWARD_END,
+    BACKWARD_ERROR,
+    BACKWARD_STEP,
+    DETACH,
+    GRAD_INPLACE,
+    GRAD_MODE,
+    INPLACE,
+    MARK_RETAIN_GRAD,
+    MODULE,
+    MODULE_NAMES,
+    NAME,
+    OP,
+    OPTIM_STEP,
+    REQUIRES_GRAD,
+    RETAIN_GRAD,
+    TENSOR,
+    ZERO_GRAD,
+    json_number,
+)
 
 
 def _clean(values):
     if isinstance(values, list):
         return [_clean(v) for v in values]
-    return _number(values)
+    return json_number(values)
 
 
 _DTYPE_NAMES: dict = {}
@@ -43,12 +60,12 @@ def dtype_name(dt) -> str:
     return name
 
 
-def encode_value(arr, limit: int = 256):
+def encode_value(arr, limit: int):
     """A JSON-ready value: number, nested list, or a summary for arrays above `limit` elements."""
     if type(arr) is not np.ndarray:
         if isinstance(arr, (np.generic, int, float, bool)):
             v = arr.item() if isinstance(arr, np.generic) else arr
-            return _number(int(v) if isinstance(v, bool) else v)
+            return json_number(int(v) if isinstance(v, bool) else v)
         arr = np.asarray(arr)
     kind = arr.dtype.kind
     if kind == "b":
@@ -73,7 +90,7 @@ def summarize(arr) -> dict:
     sample = flat[:16].tolist()
     if kind == "f" and not math.isfinite(flat[:16].sum()):
         sample = _clean(sample)
-    return {"summary": True, "shape": list(arr.shape), "min": _number(lo), "max": _number(hi), "mean": _number(mean),
+    return {"summary": True, "shape": list(arr.shape), "min": json_number(lo), "max": json_number(hi), "mean": json_number(mean),
             "sample": sample}
 
 
@@ -82,7 +99,7 @@ def _param(p):
     if p is None or isinstance(p, (bool, int, str)):
         return p
     if isinstance(p, (float, np.floating)):
-        return _number(float(p))
+        return json_number(float(p))
     if isinstance(p, np.integer):
         return int(p)
     if isinstance(p, slice):
@@ -103,28 +120,32 @@ def split_event(e: dict) -> list[dict]:
         return [e]
     rid, shape, dtype, requires_grad, value, module, line = out
     op = {k: v for k, v in e.items() if k != "out_tensor"}
-    return [{"kind": "tensor", "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
+    return [{"kind": TENSOR, "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
              "is_leaf": e["grad_fn"] is None, "value": value, "origin": "op",
              "op": e["id"], "module": module, "line": line}, op]
 
 
-def _export(x, limit):
-    """Encode the numpy snapshots held in captured events (done once, when the trace is read)."""
+def export_event(x, limit: int):
+    """A captured event (or any part of one) JSON-ready: its numpy snapshots encoded with `limit`
+    (done once, when the trace is read). `split_event` first for an op event."""
     if type(x) is np.ndarray:
         return encode_value(x, limit)
     if type(x) is dict:
-        return {k: _export(v, limit) for k, v in x.items()}
+        return {k: export_event(v, limit) for k, v in x.items()}
     if type(x) is list:
-        return [_export(v, limit) for v in x]
+        return [export_event(v, limit) for v in x]
     return x
 
 
 class Recorder:
-    def __init__(self, value_limit: int = 256, copy_limit: int = 4096, max_events: int = 200_000):
+    """The limits come from the run's settings (app/core/config.py `Settings`): value_limit, max_events.
+    copy_limit only trades capture speed for memory; it changes no output while it is >= value_limit."""
+
+    def __init__(self, *, value_limit: int, max_events: int, copy_limit: int = 4096):
         self.value_limit = value_limit  # above this many elements a value is exported as a summary
         self.copy_limit = copy_limit  # above this many, the summary is taken at once instead of a snapshot copy
         self.max_events = max_events
-        self._raw: list[dict] = []  # events as captured: small arrays held as numpy copies until exported
+        self.captured: list[dict] = []  # events as captured: small arrays held as numpy copies until exported
         self._exported = 0
         self._encoded: list[dict] = []
         self.truncated = False
@@ -154,8 +175,10 @@ class Recorder:
     def _new_id(self, prefix):
         return prefix + str(next(self._counters[prefix]))
 
-    def _emit(self, event):
-        raw = self._raw
+    def emit(self, event: dict) -> None:
+        """Keep one captured event (or count it as truncated). Every event passes here: the extension
+        point for a subclass that ships, counts or splits events (it calls `super().emit(event)`)."""
+        raw = self.captured
         if len(raw) < self.max_events:
             raw.append(event)
         else:
@@ -164,9 +187,9 @@ class Recorder:
     @property
     def events(self) -> list[dict]:
         """All events so far, JSON-ready. Encoding is deferred to here so capture stays cheap."""
-        raw, limit = self._raw, self.value_limit
+        raw, limit = self.captured, self.value_limit
         if self._exported < len(raw):
-            self._encoded.extend(_export(piece, limit) for e in raw[self._exported:] for piece in split_event(e))
+            self._encoded.extend(export_event(piece, limit) for e in raw[self._exported:] for piece in split_event(e))
             self._exported = len(raw)
         return self._encoded
 
@@ -198,15 +221,15 @@ class Recorder:
         if origin is None:
             origin = "leaf" if t._grad_fn is None else "op"
         data = t._data
-        self._emit({"kind": "tensor", "id": rid, "shape": list(data.shape), "dtype": dtype_name(data.dtype),
+        self.emit({"kind": TENSOR, "id": rid, "shape": list(data.shape), "dtype": dtype_name(data.dtype),
                     "requires_grad": t._requires_grad, "is_leaf": t._grad_fn is None, "value": self.value(data),
                     "origin": origin, "op": op, "module": self._module, "line": self.line})
         return rid
 
     def _const(self, x):
         rid = self._new_id("t")
-        self._emit({"kind": "tensor", "id": rid, "shape": [], "dtype": type(x).__name__, "requires_grad": False,
-                    "is_leaf": True, "value": _number(x if isinstance(x, (int, float, bool)) else float(x)),
+        self.emit({"kind": TENSOR, "id": rid, "shape": [], "dtype": type(x).__name__, "requires_grad": False,
+                    "is_leaf": True, "value": json_number(x if isinstance(x, (int, float, bool)) else float(x)),
                     "origin": "const", "op": None, "module": self._module, "line": self.line})
         return rid
 
@@ -215,7 +238,7 @@ class Recorder:
         if hasattr(t, "named_modules"):
             self._name_module_tree(t, name)
             return
-        self._emit({"kind": "name", "tensor": self.tid(t), "name": name})
+        self.emit({"kind": NAME, "tensor": self.tid(t), "name": name})
 
     def _name_module_tree(self, module, var):
         names, params = {}, {}
@@ -226,15 +249,15 @@ class Recorder:
             names[names_key] = path
         for path, p in module.named_parameters(prefix=var):
             params[self.tid(p)] = path
-        self._emit({"kind": "module_names", "names": names, "parameters": params})
+        self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
 
     def on_requires_grad(self, t):
         stamp = t._rid
         if stamp is not None and stamp[0] is self._epoch:
-            self._emit({"kind": "requires_grad", "tensor": stamp[1], "value": t._requires_grad})
+            self.emit({"kind": REQUIRES_GRAD, "tensor": stamp[1], "value": t._requires_grad})
 
     def on_grad_mode(self, enabled):
-        self._emit({"kind": "grad_mode", "enabled": enabled, "line": self.line})
+        self.emit({"kind": GRAD_MODE, "enabled": enabled, "line": self.line})
 
     # ----- forward -----
     def on_op(self, op, inputs, params, result):
@@ -262,17 +285,17 @@ class Recorder:
             data = result._data
             out_tensor = (out, data.shape, data.dtype, result._requires_grad, self.value(data), self._module, self.line)
         self._node_io[nid] = (ins, out)
-        event = {"kind": "op", "id": nid, "op": op.name, "label": op.label, "grad_fn": type(node).__name__ if own else None,
+        event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": type(node).__name__ if own else None,
                  "inputs": ins, "output": out, "module": self._module, "line": self.line,
                  "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else []}
         if out_tensor is not None:
             event["out_tensor"] = out_tensor
-        self._emit(event)
+        self.emit(event)
 
     def on_detach(self, src, out):
         s = self.tid(src)
         o = self.tid(out, origin="detach")
-        self._emit({"kind": "detach", "source": s, "tensor": o, "line": self.line})
+        self.emit({"kind": DETACH, "source": s, "tensor": o, "line": self.line})
 
     def alias(self, out, src):
         """`x.data`: a view of the same storage, drawn as the same tensor."""
@@ -284,12 +307,12 @@ class Recorder:
         if owner is not None and owner[0] is t:
             # `w.grad.zero_()` / `w.grad += ...`: a change to w's .grad, shown on w
             if name == "zero_":
-                self._emit({"kind": "zero_grad", "tensors": [owner[1]], "set_to_none": False, "line": self.line})
+                self.emit({"kind": ZERO_GRAD, "tensors": [owner[1]], "set_to_none": False, "line": self.line})
             else:
-                self._emit({"kind": "grad_inplace", "tensor": owner[1], "op": name, "grad": self.value(t._data),
+                self.emit({"kind": GRAD_INPLACE, "tensor": owner[1], "op": name, "grad": self.value(t._data),
                             "line": self.line})
             return
-        self._emit({"kind": "inplace", "tensor": self.tid(t), "op": name, "value": self.value(t._data),
+        self.emit({"kind": INPLACE, "tensor": self.tid(t), "op": name, "value": self.value(t._data),
                     "grad_fn": type(t._grad_fn).__name__ if t._grad_fn is not None else None, "line": self.line})
 
     # ----- modules -----
@@ -302,7 +325,7 @@ class Recorder:
         rid = self._new_id("m")
         self._modules[id(m)] = (m, rid)
         extra = m.extra_repr() if hasattr(m, "extra_repr") else ""
-        self._emit({"kind": "module", "id": rid, "cls": type(m).__name__ if not hasattr(m, "_get_name") else m._get_name(),
+        self.emit({"kind": MODULE, "id": rid, "cls": type(m).__name__ if not hasattr(m, "_get_name") else m._get_name(),
                     "repr": f"{m._get_name() if hasattr(m, '_get_name') else type(m).__name__}({extra})",
                     "parent": parent})
         return rid
@@ -336,13 +359,13 @@ class Recorder:
                 for path, p in obj.named_parameters(prefix=var):
                     if p._rid is not None and p._rid[0] is self._epoch:
                         params[p._rid[1]] = path
-        self._emit({"kind": "module_names", "names": names, "parameters": params})
+        self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
         return names
 
     # ----- backward -----
     def on_backward_begin(self, root, g, retain):
         self._backward = self._new_id("b")
-        self._emit({"kind": "backward_begin", "id": self._backward, "root": self.tid(root), "gradient": self.value(g),
+        self.emit({"kind": BACKWARD_BEGIN, "id": self._backward, "root": self.tid(root), "gradient": self.value(g),
                     "retain_graph": retain, "line": self.line})
 
     def on_backward_step(self, node, g, parts, grads):
@@ -353,7 +376,8 @@ class Recorder:
         op = node.op
         latex = op.latex
         variadic = op.variadic
-        out_shape = node._saved[0].shape if op.name in _BROADCASTING and node._saved is not None else None
+        # a broadcasting op's gradients were summed back from its output's shape (never from a reduced loss's)
+        out_shape = node._saved[0].shape if op.broadcasts and node._saved is not None else None
         grad_value = self.grad_value
         contributions = []
         for i, gi in enumerate(grads):
@@ -361,53 +385,55 @@ class Recorder:
                 contributions.append({"input": ins[i] if i < len(ins) else None, "index": i, "grad": grad_value(gi),
                                       "local": latex[0 if variadic else i],
                                       "unbroadcast_from": list(out_shape) if out_shape is not None and gi.shape != out_shape
-                                      else None})
-        event = {"kind": "backward_step", "id": self._backward, "node": nid, "grad_fn": type(node).__name__,
+                                      and gi.ndim <= len(out_shape) else None})
+        event = {"kind": BACKWARD_STEP, "id": self._backward, "node": nid, "grad_fn": type(node).__name__,
                  "output": out, "upstream": self.grad_value(g), "contributions": contributions}
         if parts is not None:  # fan-in: the gradients summed into `upstream`
             event["upstream_parts"] = [self.grad_value(p) for p in parts]
-        self._emit(event)
+        self.emit(event)
 
     def on_accumulate(self, t, g, before):
         self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))
         incoming = self.grad_value(g)
         after = incoming if before is None else self.value(t._grad._data)  # a first gradient is just what came in
-        self._emit({"kind": "accumulate", "id": self._backward, "tensor": self.tid(t), "incoming": incoming,
+        self.emit({"kind": ACCUMULATE, "id": self._backward, "tensor": self.tid(t), "incoming": incoming,
                     "before": None if before is None else self.value(before), "after": after})
 
     def on_retain_grad(self, t):
         self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))
-        self._emit({"kind": "retain_grad", "id": self._backward, "tensor": self.tid(t), "grad": self.value(t._grad._data)})
+        self.emit({"kind": RETAIN_GRAD, "id": self._backward, "tensor": self.tid(t), "grad": self.value(t._grad._data)})
 
     def on_mark_retain(self, t):
-        self._emit({"kind": "mark_retain_grad", "tensor": self.tid(t), "line": self.line})
+        self.emit({"kind": MARK_RETAIN_GRAD, "tensor": self.tid(t), "line": self.line})
 
     def on_backward_end(self, retain):
         self._grad_snaps.clear()
-        self._emit({"kind": "backward_end", "id": self._backward, "freed": not retain})
+        self.emit({"kind": BACKWARD_END, "id": self._backward, "freed": not retain})
 
     def on_backward_error(self, root, error):
         self._grad_snaps.clear()
-        self._emit({"kind": "backward_error", "id": self._backward, "root": self.tid(root),
+        self.emit({"kind": BACKWARD_ERROR, "id": self._backward, "root": self.tid(root),
                     "type": type(error).__name__, "message": str(error), "line": self.line})
 
     # ----- training -----
     def on_zero_grad(self, tensors, set_to_none):
-        self._emit({"kind": "zero_grad", "tensors": [self.tid(t) for t in tensors], "set_to_none": set_to_none,
+        self.emit({"kind": ZERO_GRAD, "tensors": [self.tid(t) for t in tensors], "set_to_none": set_to_none,
                     "line": self.line})
 
     def on_optim_step(self, optimizer, params):
         ids = [self.tid(p) for p in params]
         value = self.value
-        self._emit({"kind": "optim_step", "optimizer": type(optimizer).__name__, "params": ids,
+        self.emit({"kind": OPTIM_STEP, "optimizer": type(optimizer).__name__, "params": ids,
                     "lr": optimizer.param_groups[0].get("lr"),
                     "values": {i: value(p._data) for i, p in zip(ids, params)}, "line": self.line})
 
 
 def op_table() -> dict:
-    """The op table as the page needs it: label, grad_fn name and local-derivative LaTeX per op."""
-    return {name: {"label": op.label, "grad_fn": op.grad_fn, "latex": list(op.latex), "saves": op.saves}
+    """The op table as the page needs it: label, grad_fn name, local-derivative LaTeX and how the
+    parameters are written (`params`: format, names, symbol; see `engine.ops.Params`) per op."""
+    return {name: {"label": op.label, "grad_fn": op.grad_fn, "latex": list(op.latex), "saves": op.saves,
+                   "params": op.params.table()}
             for name, op in OPS.items()}
 
 
-__all__ = ["Recorder", "encode_value", "op_table", "split_event", "AccumulateGrad"]
+__all__ = ["Recorder", "encode_value", "export_event", "op_table", "split_event", "AccumulateGrad"]

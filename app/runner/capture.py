@@ -15,18 +15,20 @@ import time
 
 import numpy as np
 
-from engine.recorder import Recorder, _export, encode_value, split_event
+from engine.recorder import Recorder, encode_value, export_event, split_event
+from engine.trace_events import (
+    ACCUMULATE,
+    BACKWARD_BEGIN,
+    BACKWARD_DONE,
+    BACKWARD_STEP,
+    STEP_STATS,
+    TENSOR,
+    json_number,
+    opens_pass,
+)
 
 FLUSH_EVENTS = 2_000
 FLUSH_SECONDS = 0.05
-
-
-def _f(x: float | None):
-    if x is None:
-        return None
-    if not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
-    return x
 
 
 def _small(v) -> bool:
@@ -40,17 +42,17 @@ def light_event(e: dict, limit: int) -> dict:
     and optimizer values.
     """
     k = e["kind"]
-    if k == "tensor" and e.get("origin") == "op" and not _small(e.get("value")):
+    if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
         return {**e, "value": None}
-    if k == "backward_step":
+    if k == BACKWARD_STEP:
         out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e.get("contributions") or []]}
         out.pop("upstream_parts", None)
         return out
-    if k == "backward_begin":
+    if k == BACKWARD_BEGIN:
         return {**e, "gradient": None}
-    if k == "accumulate":
-        return {**e, "incoming": None, "before": None, "after": _export(e.get("after"), limit)}
-    return _export(e, limit)
+    if k == ACCUMULATE:
+        return export_event({**e, "incoming": None, "before": None}, limit)
+    return export_event(e, limit)
 
 
 class StreamingRecorder(Recorder):
@@ -58,8 +60,8 @@ class StreamingRecorder(Recorder):
 
     Non-streaming runs send every ``batch`` events and at the end; events of passes that can no
     longer be among the first ``head`` or last ``tail`` passes (the ones with full graphs) are sent
-    light, which skips encoding their values. Passes are counted like the trace builder does: a new
-    one starts at the first graph-recording op (with a grad_fn) or backward after a backward.
+    light, which skips encoding their values. Passes are counted like the trace builder does
+    (``engine.trace_events.opens_pass``).
     """
 
     def __init__(self, send, *, stream: bool = True, head: int = 3, tail: int = 2, batch: int = 20_000, **kw):
@@ -84,18 +86,18 @@ class StreamingRecorder(Recorder):
         if self._stdout:
             self._send(("stdout", "".join(self._stdout)))
             self._stdout.clear()
-        if self._sent < len(self._raw):  # raw events not shipped yet (one raw op event exports as two)
+        if self._sent < len(self.captured):  # raw events not shipped yet (one raw op event exports as two)
             if self._stream:
                 events = self.events
                 self._send(("events", events[self._sent_exported :]))
                 self._sent_exported = len(events)
-                self._sent = len(self._raw)
+                self._sent = len(self.captured)
             else:
                 self._send(("events", self._export_batch()))
         self._last_flush = time.monotonic()
 
     def _export_batch(self) -> list[dict]:
-        raw, limit, marks = self._raw, self.value_limit, self._marks
+        raw, limit, marks = self.captured, self.value_limit, self._marks
         n_passes = len(marks) + 1
         full_from = n_passes - self._tail - 1  # passes from here on may still be in the tail
         out = []
@@ -105,19 +107,18 @@ class StreamingRecorder(Recorder):
                 idx += 1
             full = idx < self._head or idx >= full_from
             for piece in split_event(raw[i]):
-                out.append(_export(piece, limit) if full else light_event(piece, limit))
+                out.append(export_event(piece, limit) if full else light_event(piece, limit))
         self._sent = len(raw)
         return out
 
-    def _emit(self, event):
-        kind = event.get("kind")
-        if self._after_bw and (kind == "backward_begin" or kind == "op" and event.get("grad_fn")):
-            self._marks.append(len(self._raw))
+    def emit(self, event):
+        if self._after_bw and opens_pass(event):
+            self._marks.append(len(self.captured))
             self._after_bw = False
-        super()._emit(event)
-        if kind in ("backward_end", "backward_error"):
+        super().emit(event)
+        if event["kind"] in BACKWARD_DONE:
             self._after_bw = True
-        if len(self._raw) - self._sent >= self._batch:
+        if len(self.captured) - self._sent >= self._batch:
             self.flush()
 
     def on_print(self, text: str) -> None:
@@ -150,8 +151,9 @@ class StreamingRecorder(Recorder):
             except Exception:  # noqa: BLE001
                 pass
         has = bool(self._leaves)
-        self._emit({"kind": "step_stats", "loss": _f(self._loss), "param_norm": _f(math.sqrt(pn)) if has else None,
-                    "grad_norm": _f(math.sqrt(gn)) if has else None})
+        self.emit({"kind": STEP_STATS, "loss": json_number(self._loss),
+                   "param_norm": json_number(math.sqrt(pn)) if has else None,
+                   "grad_norm": json_number(math.sqrt(gn)) if has else None})
         self._leaves = {}
 
     def on_backward_end(self, retain):

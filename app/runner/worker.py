@@ -56,10 +56,10 @@ def _json_safe(x):
         return {str(k): _json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_json_safe(v) for v in x]
-    if isinstance(x, float) and x != x:
-        return "nan"
-    if isinstance(x, float) and x in (float("inf"), float("-inf")):
-        return "inf" if x > 0 else "-inf"
+    if isinstance(x, float):
+        from engine.trace_events import json_number  # not at the top: numpy loads after the BLAS settings
+
+        return json_number(x)
     if x is None or isinstance(x, (bool, int, float)):
         return x
     return str(x)

@@ -6,8 +6,8 @@ A *pass* runs from the end of the previous pass up to and including the next ``b
 what follows a backward without recording a graph (``optimizer.step()``, ``zero_grad()``,
 in-place ``w -= lr * w.grad``, reading ``p.grad.norm()``: any op whose ``grad_fn`` is null)
 belongs to that backward's pass as its ``update`` phase, so one training step reads
-forward → backward → update. The first op that records a graph again (has a ``grad_fn``), or
-another ``backward()``, opens the next pass; leaves created in between go with it.
+forward → backward → update. The rule for what opens the next pass is
+``engine.trace_events.opens_pass`` (shared with the runner); leaves created in between go with it.
 
 Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Full graphs and
 frames are kept for the first ``head`` passes (sent as soon as they close) and the last ``tail``
@@ -34,10 +34,31 @@ from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
 from app.layout.sizes import op_size, tensor_size
 from app.trace.labels import op_text
-from app.trace.values import clean, num, to_float
+from app.trace.values import clean, to_float
+from engine.recorder import op_table
+from engine.trace_events import (
+    ACCUMULATE,
+    BACKWARD_BEGIN,
+    BACKWARD_DONE,
+    BACKWARD_KINDS,
+    BACKWARD_STEP,
+    DETACH,
+    INPLACE,
+    META_KINDS,
+    MODULE,
+    MODULE_NAMES,
+    NAME,
+    OP,
+    OPTIM_STEP,
+    RETAIN_GRAD,
+    STEP_STATS,
+    TENSOR,
+    ZERO_GRAD,
+    json_number,
+    opens_pass,
+)
 
-_UPDATE_KINDS = {"inplace", "optim_step", "zero_grad", "grad_mode", "mark_retain_grad", "requires_grad"}
-_META_KINDS = {"module", "module_names", "step_stats"}
+_OP_TABLE = op_table()
 
 
 def _eid_in(op: str, k: int) -> str:
@@ -111,7 +132,7 @@ class TraceBuilder:
 
     def feed(self, e: dict) -> None:
         kind = e.get("kind")
-        if kind in _META_KINDS:
+        if kind in META_KINDS:
             self._meta(e)
             return
         if self.cur is None:
@@ -121,25 +142,10 @@ class TraceBuilder:
             self.cur = _Pass(self.n_closed)
         p = self.cur
         if p.phase == "update":
-            if kind in _UPDATE_KINDS or kind == "name" and any(x.get("id") == e.get("tensor") for x in p.pending):
-                if kind == "name" and any(x.get("id") == e.get("tensor") for x in p.pending):
-                    p.pending.append(e)
-                    return
-                self._apply(p, e, "update")
+            if not opens_pass(e):
+                self._update(p, e)
                 return
-            if kind == "tensor":
-                p.pending.append(e)
-                return
-            if kind == "detach" or kind == "op" and not e.get("grad_fn"):  # records no graph: analysis, update
-                for x in p.pending:
-                    self._apply(p, x, "update")
-                p.pending.clear()
-                self._apply(p, e, "update")
-                return
-            if kind == "name":
-                self._apply(p, e, "update")
-                return
-            # a graph-recording op or a backward opens the next pass; the held tensors belong to it
+            # the held tensors belong to the pass this event opens
             pending = p.pending
             p.pending = []
             self._close(p)
@@ -151,9 +157,8 @@ class TraceBuilder:
                 self._apply(self.cur, x, "forward")
             self.feed(e)
             return
-        phase = "backward" if kind in ("backward_step", "accumulate", "retain_grad", "backward_end",
-                                       "backward_error") else p.phase
-        if kind == "backward_begin":
+        phase = "backward" if kind in BACKWARD_KINDS else p.phase
+        if kind == BACKWARD_BEGIN:
             if p.has_backward and p.phase != "backward":  # defensive: a second backward without update
                 self._close(p)
                 self.cur = _Pass(self.n_closed)
@@ -164,19 +169,31 @@ class TraceBuilder:
             p.has_backward = True
             p.phase = "backward"
         self._apply(p, e, phase)
-        if kind in ("backward_end", "backward_error"):
+        if kind in BACKWARD_DONE:
             p.grads = dict(self.cur_grad)
             p.phase = "update"
 
+    def _update(self, p: _Pass, e: dict) -> None:
+        """An event after a backward that does not open the next pass: part of the update phase."""
+        kind = e["kind"]
+        if kind == TENSOR or kind == NAME and any(x.get("id") == e.get("tensor") for x in p.pending):
+            p.pending.append(e)  # a leaf (and its name) may belong to the next pass: held until that is known
+            return
+        if kind == DETACH or kind == OP:  # records no graph (analysis, update): the held tensors are its inputs
+            for x in p.pending:
+                self._apply(p, x, "update")
+            p.pending.clear()
+        self._apply(p, e, "update")
+
     def _meta(self, e: dict) -> None:
         kind = e["kind"]
-        if kind == "module":
+        if kind == MODULE:
             self.modules[e["id"]] = {"cls": e.get("cls"), "repr": e.get("repr"), "parent": e.get("parent")}
-        elif kind == "module_names":
+        elif kind == MODULE_NAMES:
             self.module_names.update(e.get("names") or {})
             self.param_names.update(e.get("parameters") or {})
             self.names_version += 1
-        elif kind == "step_stats":
+        elif kind == STEP_STATS:
             p = self.cur
             if p is not None:
                 p.stats = {k: e.get(k) for k in ("loss", "param_norm", "grad_norm")}
@@ -186,7 +203,7 @@ class TraceBuilder:
         frame = dict(e)
         frame["phase"] = phase
         edges: list[str] = []
-        if kind == "tensor":
+        if kind == TENSOR:
             tid = e["id"]
             self.tensors[tid] = e
             self.seq.setdefault(tid, self._next())
@@ -195,7 +212,7 @@ class TraceBuilder:
                 p.tensors.append(tid)
             if e.get("op"):
                 edges.append(_eid_out(e["op"]))
-        elif kind == "op":
+        elif kind == OP:
             oid = e["id"]
             self.ops[oid] = e
             self.ops_used.add(e.get("op"))
@@ -206,42 +223,42 @@ class TraceBuilder:
                     self.consumers[x] = self.consumers.get(x, 0) + 1
             if phase != "update":
                 p.ops.append(oid)
-        elif kind == "name":
+        elif kind == NAME:
             self.names[e["tensor"]] = e["name"]
-        elif kind == "detach":
+        elif kind == DETACH:
             self.detached_from[e["tensor"]] = e["source"]
             p.detaches.append((e["source"], e["tensor"]))
             edges.append("d" + e["tensor"])
-        elif kind == "inplace":
+        elif kind == INPLACE:
             self.cur_value[e["tensor"]] = e.get("value")
             self.mutated.add(e["tensor"])
             if phase == "update" and self.tensors.get(e["tensor"], {}).get("requires_grad"):
                 self.optim_params.add(e["tensor"])  # `w -= lr * w.grad`: trained, so a parameter
-        elif kind == "optim_step":
+        elif kind == OPTIM_STEP:
             for tid, v in (e.get("values") or {}).items():
                 self.cur_value[tid] = v
                 self.mutated.add(tid)
             self.optim_params.update(e.get("params") or [])
-        elif kind == "zero_grad":
+        elif kind == ZERO_GRAD:
             for tid in e.get("tensors") or []:
                 if e.get("set_to_none"):
                     self.cur_grad.pop(tid, None)
                 elif tid in self.cur_grad:
                     self.cur_grad[tid] = _zeros_like(self.cur_grad[tid])
-        elif kind == "backward_begin":
+        elif kind == BACKWARD_BEGIN:
             p.roots.append(e.get("root"))
             if p.loss is None:
                 p.loss = to_float(e.get("root") and self.cur_value.get(e["root"]))
-        elif kind == "backward_step":
+        elif kind == BACKWARD_STEP:
             node = e.get("node")
             if node:
                 p.bw_ops.append(node)
                 for c in e.get("contributions") or []:
                     edges.append(_eid_in(node, c.get("index", 0)))
                 edges.append(_eid_out(node))
-        elif kind == "accumulate":
+        elif kind == ACCUMULATE:
             self.cur_grad[e["tensor"]] = e.get("after")
-        elif kind == "retain_grad":
+        elif kind == RETAIN_GRAD:
             self.cur_grad[e["tensor"]] = e.get("grad")
         frame["edges"] = edges
         p.frames.append(frame)
@@ -401,7 +418,7 @@ class TraceBuilder:
                 if name:
                     label = name
                 elif role == "constant" and not t.get("shape"):
-                    label = str(num(t.get("value")))
+                    label = str(json_number(t.get("value")))
                 else:
                     label = "×".join(str(s) for s in t.get("shape") or []) or "scalar"
                 nodes.append({"id": nid, "kind": "tensor", "label": label, "role": role, "name": name,
@@ -455,7 +472,7 @@ class TraceBuilder:
                   (self.modules.get(m) or {}).get("cls"))) for m in cl_ids],
             )
             # a training step is drawn above the loss chart, in a pane about twice as wide for its height
-            training = any(f.get("phase") == "update" and f.get("kind") in ("optim_step", "inplace", "zero_grad")
+            training = any(f.get("phase") == "update" and f.get("kind") in (OPTIM_STEP, INPLACE, ZERO_GRAD)
                            for f in p.frames)
             res = self.layout.layout(lin, VIEW_ASPECT_TRAINING if training else VIEW_ASPECT)
             graph["width"], graph["height"] = res.width, res.height
@@ -473,7 +490,10 @@ class TraceBuilder:
                                       "nodes": all_members[m]})
         # recorder values are already JSON-safe and coordinates are finite: no deep clean needed
         loss = p.loss if p.loss is not None else (p.stats or {}).get("loss")
-        return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": p.frames}
+        # the op-table entries this pass draws: a streamed pass comes before the run's `ops`
+        used = {n["op"] for n in nodes if n["kind"] == "op"} | {f["op"] for f in p.frames if f["kind"] == OP}
+        ops = {name: _OP_TABLE[name] for name in sorted(used) if name in _OP_TABLE}
+        return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": p.frames, "ops": ops}
 
     # ------------------------------------------------------------------ result
     def result_parts(self) -> dict:

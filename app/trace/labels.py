@@ -2,23 +2,20 @@
 
 Recorder ``op`` events carry ``params``, the display form of an op's non-tensor arguments
 (``x ** 2`` → op ``pow_scalar``, params ``[2]``; ``x.sum(1)`` → ``sum_dim``, ``[[1], false]``;
-``x[:, 1:3]`` → ``slice``, ``[[":", "1:3"]]``). Graph nodes carry ``params`` as they are; the page
-formats them (``static/js/oplabels.js``). This module is the same formatting in Python, used to
-size op nodes for the layout so the page's text fits its ellipse. Keep the two in step:
-``tests/browser`` compares them on every op with parameters.
+``x[:, 1:3]`` → ``slice``, ``[[":", "1:3"]]``). How they are written is the op table's
+(``engine.ops.Params``, exported as ``params`` in the API's ``ops``): graph nodes carry ``params``
+as they are and the page formats them (``static/js/oplabels.js``). This module is the same
+formatting in Python, used to size op nodes for the layout so the page's text fits its ellipse.
+Keep the two in step: ``tests/browser`` compares them on every op with parameters.
 """
 
 from __future__ import annotations
 
 import math
 
-# ops whose first parameter is a dim list (or one dim) and second keepdim
-_REDUCE_DIM = {"sum_dim", "mean_dim", "max_dim", "min_dim", "argmax", "argmin"}
-# ops whose only parameter is one dim
-_ONE_DIM = {"softmax", "log_softmax", "cat", "stack", "unsqueeze", "squeeze_dim"}
-# ops whose only parameter is a shape or a dim list, written out as arguments
-_SHAPE = {"view", "unsafe_view", "expand", "permute", "squeeze_dims", "reshape"}
-_LOSSES = {"mse_loss", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
+from engine.recorder import op_table
+
+_FORMATS = {name: entry["params"] for name, entry in op_table().items()}
 # default reduction of the losses: not worth a word on the node
 _DEFAULT_REDUCTION = "mean"
 
@@ -46,19 +43,22 @@ def _dims(v) -> str:
     return fmt_param(v)
 
 
-def op_text(op: str | None, label: str | None, params) -> str:
-    """``** 2``, ``clamp(0, 1)``, ``sum(1)``, ``[:, 1:3]``…; the bare label when there is nothing to add."""
+def op_text(op: str | None, label: str | None, params, fmt: dict | None = None) -> str:
+    """``** 2``, ``clamp(0, 1)``, ``sum(1)``, ``[:, 1:3]``…; the bare label when there is nothing to add.
+
+    ``fmt`` is the op table's ``params`` entry for ``op`` (looked up when not given)."""
     label = label or op or "op"
     if not isinstance(params, (list, tuple)) or not params:
         return label
+    if fmt is None:
+        fmt = _FORMATS.get(op) or {}
     p = list(params)
-    if op == "pow_scalar":
-        return f"** {fmt_param(p[0])}"
-    if op == "rpow":
-        return f"{fmt_param(p[0])} **"
-    if op == "rsub":
-        return f"{fmt_param(p[0])} −"
-    if op == "clamp":
+    kind = fmt.get("format")
+    if kind == "right":
+        return f"{fmt['symbol']} {fmt_param(p[0])}"
+    if kind == "left":
+        return f"{fmt_param(p[0])} {fmt['symbol']}"
+    if kind == "clamp":
         lo, hi = (p + [None, None])[:2]
         if lo is not None and hi is not None:
             return f"clamp({fmt_param(lo)}, {fmt_param(hi)})"
@@ -67,22 +67,16 @@ def op_text(op: str | None, label: str | None, params) -> str:
         if hi is not None:
             return f"clamp(max={fmt_param(hi)})"
         return label
-    if op in _REDUCE_DIM:
+    if kind == "reduce":
         keep = len(p) > 1 and p[1] is True
         return f"{label}({_dims(p[0])}{', keepdim' if keep else ''})"
-    if op in _ONE_DIM:
+    if kind == "call":
         return f"{label}({fmt_param(p[0])})"
-    if op in _SHAPE:
-        return f"{label}({fmt_param(p[0])})"
-    if op == "transpose":
-        return f"{label}({fmt_param(p)})"
-    if op in ("select", "slice"):
+    if kind == "subscript":
         idx = p[0] if isinstance(p[0], (list, tuple)) else [p[0]]
         return "[" + fmt_param(idx) + "]"
-    if op == "index":
+    if kind == "hidden":
         return label
-    if op in _LOSSES:
+    if kind == "reduction":
         return label if p[0] == _DEFAULT_REDUCTION else f"{label}({fmt_param(p[0])})"
-    if op == "to_copy":
-        return f"{label}({fmt_param(p[0])})"
     return f"{label}({fmt_param(p)})"

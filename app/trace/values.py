@@ -1,21 +1,18 @@
-"""JSON-safety: non-finite floats become the strings "nan", "inf", "-inf" (strict JSON always)."""
+"""JSON-safety: non-finite floats become the strings "nan", "inf", "-inf" (strict JSON always;
+the encoder is the trace contract's, ``engine.trace_events.json_number``)."""
 
 from __future__ import annotations
 
 import math
 
-
-def num(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
-    return x
+from engine.trace_events import json_number
 
 
 def clean(x):
     """Recursively replace non-finite floats; leaves everything else as is."""
     t = type(x)
     if t is float:
-        return num(x)
+        return json_number(x)
     if t is list or t is tuple:
         return [clean(v) for v in x]
     if t is dict:

@@ -287,7 +287,7 @@ export class GraphView {
     }, this.layers.nodes);
     const rx = n.w / 2, ry = n.h / 2;
     el("ellipse", { class: "fg-opshape", rx, ry }, grp);
-    const label = opNodeText(n);
+    const label = opNodeText(n, this.model.opParams(n.op));
     // the server sized the ellipse for this text (app/layout/sizes.py): ~14 pt, less when squeezed
     const fs = Math.max(GRAPH.fonts.min, Math.min(ry * GRAPH.op.fontFill, (n.w - GRAPH.op.textInset) / (Math.max(1, label.length) * LAYOUT.glyphW)));
     const t = el("text", { class: "fg-optext", "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
@@ -424,7 +424,7 @@ export class GraphView {
         c.toggle("active-backward", active === "backward");
         c.toggle("selected", selected === id);
         const n = rec.n;
-        rec.g.setAttribute("aria-label", `${opNodeText(n)} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
+        rec.g.setAttribute("aria-label", `${opNodeText(n, this.model.opParams(n.op))} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
           (s.value === undefined ? ", not run yet" : s.freed ? ", graph freed" : ", ran"));
         continue;
       }

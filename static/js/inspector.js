@@ -47,7 +47,7 @@ export class Inspector {
     const s = state.nodes.get(nodeId) || {};
     const { theme, maxAbs } = ctx;
     const parts = [];
-    const title = h("h2", { id: "inspector-title" }, n.kind === "op" ? `${opNodeText(n)} (${n.op || "op"})` : nodeName(n));
+    const title = h("h2", { id: "inspector-title" }, n.kind === "op" ? `${opNodeText(n, model.opParams(n.op))} (${n.op || "op"})` : nodeName(n));
     const close = h("button", { class: "icon-btn", "aria-label": "Close inspector", onclick: () => this.onClose && this.onClose() }, "×");
     parts.push(h("div", { class: "insp-head" }, title, close));
     const rows = [];
@@ -62,7 +62,7 @@ export class Inspector {
       if (n.module) row("module", n.module);
     } else {
       row("op", n.op || n.label);
-      for (const [k, v] of opParamRows(n.op, n.params)) row(k, h("code", { class: "op-param" }, v));
+      for (const [k, v] of opParamRows(n.op, n.params, model.opParams(n.op))) row(k, h("code", { class: "op-param" }, v));
       row("grad_fn", n.grad_fn || "None (grad disabled)");
       if (n.module) row("module", n.module);
       row("state", s.value === undefined ? "not run yet" : s.freed ? "ran; graph freed" : "ran");

@@ -68,6 +68,13 @@ export class PassModel {
     }
   }
 
+  // How an op's parameters are written: the op table's entry, from the pass (sent before the run's
+  // `ops` while streaming) or the trace.
+  opParams(name) {
+    const entry = (this.pass.ops && this.pass.ops[name]) || (this.trace.ops && this.trace.ops[name]);
+    return entry ? entry.params : undefined;
+  }
+
   // Unnamed intermediates get a readable expression ("exp(x)", "w × 2.0") instead of an id,
   // built in execution order from their inputs' names (or short expressions).
   nameAnonymous() {
@@ -102,8 +109,9 @@ export class PassModel {
       }
       const ins = (inputsOf.get(op.id) || []).map(short);
       const label = op.label || op.op || "op";
-      let d = opExpr(op.op, label, op.params, ins);
-      if (d.length > MAX) d = opExpr(op.op, label, op.params, ins.map(() => "…"));
+      const fmt = this.opParams(op.op);
+      let d = opExpr(op.op, label, op.params, ins, fmt);
+      if (d.length > MAX) d = opExpr(op.op, label, op.params, ins.map(() => "…"), fmt);
       if (d.length > MAX) d = `${label}(…)`;
       n.display = d;
     }
@@ -234,7 +242,7 @@ export class PassModel {
           if (merged) {
             const op = fx.op;
             const ins = (op.inputs || []).map((t) => nodeName(this.nodes.get(t)));
-            const expr = opExpr(op.op, op.label, op.params, ins);
+            const expr = opExpr(op.op, op.label, op.params, ins, this.opParams(op.op));
             const lhs = name === expr ? expr : `${name} = ${expr}`;
             fx.text = `${lhs} = ${describe(f.value, 6)}` + (op.grad_enabled === false ? "  (no_grad: no grad_fn)" : "");
           } else {
@@ -255,7 +263,7 @@ export class PassModel {
           const hasOut = f.output && this.nodes.has(f.output);
           for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: 0, t1: hasOut ? PULSE.forwardSplit : 1 });
           const ins = (f.inputs || []).map((t) => nodeName(this.nodes.get(t)));
-          fx.text = opExpr(f.op, f.label, f.params, ins) + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
+          fx.text = opExpr(f.op, f.label, f.params, ins, this.opParams(f.op)) + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
         }
         return;
       }

@@ -206,6 +206,10 @@ def test_op_text_matches_the_page():
              ("slice", "[a:b]", [[":", "1:3"]]), ("index", "[idx]", ["ndarray"]), ("to_copy", "to", ["float64"]),
              ("binary_cross_entropy_with_logits", "bce_logits", ["mean"]), ("nll_loss", "nll", ["sum"]),
              ("add", "+", []), ("add", "+", None), ("mystery", "m", [1, "a", True, None]), ("pow_scalar", "pow", ["nan"])]
+    from engine.recorder import op_table
+
+    table = op_table()  # the page gets each op's parameter format from the answer's `ops`
+    cases = [(op, label, params, table[op]["params"] if op in table else None) for op, label, params in cases]
     script = (f"import {{ opText }} from {json.dumps(js_file.as_uri())};"
               "console.log(JSON.stringify(JSON.parse(process.argv[1]).map((c) => opText(...c))));")
     out = subprocess.run([node, "--input-type=module", "-e", script, json.dumps(cases)],

@@ -99,7 +99,8 @@ class Handler(SimpleHTTPRequestHandler):
                     match = make_fixtures.trace_for(source)
             except Exception:  # noqa: BLE001 — fall back to a canned trace
                 match = None
-        return match or fixtures[0]
+        match = match or fixtures[0]
+        return make_fixtures.add_ops(match) if LIVE else match
 
 
 def start(port: int = 0) -> tuple[ThreadingHTTPServer, str]:

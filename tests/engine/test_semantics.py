@@ -10,6 +10,8 @@ from engine import nn
 from engine.limits import LimitExceeded, limited
 from engine.recorder import Recorder, encode_value, op_table
 
+REC = {"value_limit": 256, "max_events": 100_000}  # the app passes its settings' values
+
 
 def test_tutorial_numbers():
     x = torch.tensor(2.0, requires_grad=True)
@@ -71,7 +73,7 @@ def test_backward_order_is_newest_first():
     a = x * 2      # n1
     b = x * 3      # n2
     c = a + b      # n3
-    with Recorder() as rec:
+    with Recorder(**REC) as rec:
         c.backward()
     steps = [e["grad_fn"] for e in rec.events if e["kind"] == "backward_step"]
     assert steps == ["AddBackward0", "MulBackward0", "MulBackward0"]
@@ -80,7 +82,7 @@ def test_backward_order_is_newest_first():
 
 
 def test_recorder_captures_graph_values_and_backward():
-    with Recorder() as rec:
+    with Recorder(**REC) as rec:
         x = torch.tensor(2.0, requires_grad=True)
         y = torch.tensor(3.0, requires_grad=True)
         rec.name_tensor(x, "x")
@@ -106,7 +108,7 @@ def test_recorder_captures_graph_values_and_backward():
 
 
 def test_recorder_marks_broadcast_sum_to_shape_and_fan_in():
-    with Recorder() as rec:
+    with Recorder(**REC) as rec:
         X = torch.ones(3, 4)
         b = torch.zeros(4, requires_grad=True)
         h = X + b
@@ -123,7 +125,7 @@ def test_recorder_marks_broadcast_sum_to_shape_and_fan_in():
 
 def test_recorder_events_for_training_semantics():
     torch.manual_seed(0)
-    with Recorder() as rec:
+    with Recorder(**REC) as rec:
         model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         x = torch.ones(4, 2)
@@ -150,7 +152,7 @@ def test_recorder_events_for_training_semantics():
 
 def test_second_backward_error_is_recorded():
     x = torch.tensor(2.0, requires_grad=True)
-    with Recorder() as rec:
+    with Recorder(**REC) as rec:
         y = x * 2
         y.backward()
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
@@ -163,9 +165,9 @@ def test_large_values_are_summaries_and_nonfinite_are_strings():
     big = np.arange(1000, dtype=np.float32)
     v = encode_value(big, 256)
     assert v["summary"] and v["shape"] == [1000] and v["min"] == 0 and v["max"] == 999 and len(v["sample"]) == 16
-    assert encode_value(np.array([1.0, np.nan, np.inf, -np.inf])) == [1.0, "nan", "inf", "-inf"]
-    assert encode_value(np.float32(np.inf)) == "inf"
-    with Recorder(value_limit=8) as rec:
+    assert encode_value(np.array([1.0, np.nan, np.inf, -np.inf]), 256) == [1.0, "nan", "inf", "-inf"]
+    assert encode_value(np.float32(np.inf), 256) == "inf"
+    with Recorder(value_limit=8, max_events=REC["max_events"]) as rec:
         torch.ones(100) * 2
     tensor_ev = [e for e in rec.events if e["kind"] == "tensor" and e["shape"] == [100]]
     assert all(e["value"]["summary"] for e in tensor_ev)
@@ -175,7 +177,7 @@ def test_recording_off_leaves_no_trace():
     from engine.autograd import STATE
 
     assert STATE.recorder is None
-    with Recorder():
+    with Recorder(**REC):
         assert STATE.recorder is not None
     assert STATE.recorder is None
 
@@ -195,7 +197,7 @@ def test_limits_refuse_before_allocating():
             y = x
             for _ in range(100):
                 y = y * 2
-    with limited(max_tensor_elements=1000, max_live_elements=3000):
+    with limited(max_tensor_elements=1000, max_live_elements=3000, max_graph_nodes=50):
         keep = [torch.ones(1000), torch.ones(1000)]
         with pytest.raises(LimitExceeded, match="max_live_elements = 3,000"):
             keep.append(torch.ones(1000) * 2)
@@ -233,7 +235,7 @@ def test_module_registration_and_repr():
 
 
 def test_editing_a_grad_in_place_is_recorded_on_its_owner():
-    with Recorder() as rec:
+    with Recorder(**REC) as rec:
         w = torch.tensor([1.0, 2.0], requires_grad=True)
         (w * w).sum().backward()
         w.grad.mul_(0.5)

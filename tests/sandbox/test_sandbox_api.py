@@ -83,7 +83,7 @@ def test_recorder_line_is_set_before_each_statement():
 def test_recorder_names_tensors_assigned_to_names():
     from engine.recorder import Recorder
 
-    rec = Recorder()
+    rec = Recorder(value_limit=256, max_events=100_000)
     src = ("import torch\nx = torch.tensor(2.0, requires_grad=True)\ndef f(t):\n    u = t * 3\n    return u + 1\n"
            "y = f(x) * 2\nw = [x]\nw[0] = x\ny += 1\ny.backward()\n")
     out = run(src, recorder=rec)
@@ -99,7 +99,7 @@ def test_recorder_names_tensors_assigned_to_names():
 def test_no_name_event_for_attribute_assignment():
     from engine.recorder import Recorder
 
-    rec = Recorder()
+    rec = Recorder(value_limit=256, max_events=100_000)
     src = ("import torch.nn as nn\nimport torch\nclass M(nn.Module):\n    def __init__(self):\n"
            "        super().__init__()\n        self.w = nn.Parameter(torch.ones(2))\nm = M()\n")
     out = run(src, recorder=rec)
@@ -150,7 +150,7 @@ def test_fuzz_random_programs_never_raise(source):
 def test_binding_a_module_names_its_parameters_for_the_recorder_at_once():
     from engine.recorder import Recorder
 
-    rec = Recorder()
+    rec = Recorder(value_limit=256, max_events=100_000)
     out = run("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))\n"
               "y = model(torch.ones(4, 2)).sum()\ny.backward()\n", recorder=rec)
     assert out.error is None

@@ -1,0 +1,66 @@
+"""The trace contract in code: every event kind a run emits, the one JSON number encoder, and where a
+pass starts. docs/trace.md documents each kind's fields; tests/app/test_trace_contract.py fails
+when a kind is emitted that is not defined here or not documented there.
+
+Imported by the engine's recorder, the runner (app/runner/capture.py) and the trace builder
+(app/trace/build.py); it imports nothing of either.
+"""
+from __future__ import annotations
+
+import math
+
+# ----- event kinds: capture (engine/recorder.py) -----
+TENSOR = "tensor"
+OP = "op"
+NAME = "name"
+DETACH = "detach"
+REQUIRES_GRAD = "requires_grad"
+GRAD_MODE = "grad_mode"
+MODULE = "module"
+MODULE_NAMES = "module_names"
+BACKWARD_BEGIN = "backward_begin"
+BACKWARD_STEP = "backward_step"
+ACCUMULATE = "accumulate"
+RETAIN_GRAD = "retain_grad"
+MARK_RETAIN_GRAD = "mark_retain_grad"
+BACKWARD_END = "backward_end"
+BACKWARD_ERROR = "backward_error"
+INPLACE = "inplace"
+ZERO_GRAD = "zero_grad"
+GRAD_INPLACE = "grad_inplace"
+OPTIM_STEP = "optim_step"
+# ----- added by the runner (app/runner/capture.py) after every backward -----
+STEP_STATS = "step_stats"
+
+KINDS = frozenset({
+    TENSOR, OP, NAME, DETACH, REQUIRES_GRAD, GRAD_MODE, MODULE, MODULE_NAMES, BACKWARD_BEGIN, BACKWARD_STEP,
+    ACCUMULATE, RETAIN_GRAD, MARK_RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR, INPLACE, ZERO_GRAD, GRAD_INPLACE,
+    OPTIM_STEP, STEP_STATS,
+})
+
+# ----- kinds by the phase of a pass they belong to -----
+BACKWARD_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_STEP, ACCUMULATE, RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR})
+BACKWARD_DONE = frozenset({BACKWARD_END, BACKWARD_ERROR})  # a backward ended: what follows is its update phase
+META_KINDS = frozenset({MODULE, MODULE_NAMES, STEP_STATS})  # describe the run, belong to no pass
+
+
+def opens_pass(event: dict) -> bool:
+    """Whether `event`, coming after a backward ended (`BACKWARD_DONE`), starts the next pass.
+
+    A pass runs up to and including a backward; what follows without recording a graph (optimizer
+    steps, `zero_grad`, `w -= lr * w.grad`, ops whose `grad_fn` is null) is that backward's update
+    phase. The first op that records a graph again (has a `grad_fn`) or another backward opens the
+    next pass. Works on captured and exported events alike (both carry `kind` and an op's `grad_fn`).
+    """
+    kind = event["kind"]
+    return kind == BACKWARD_BEGIN or kind == OP and bool(event.get("grad_fn"))
+
+
+_NONFINITE = {math.inf: "inf", -math.inf: "-inf"}
+
+
+def json_number(x):
+    """A number as strict JSON carries it: non-finite floats become "nan", "inf", "-inf"; all else as is."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if x != x else _NONFINITE[x]
+    return x

@@ -1,0 +1,90 @@
+"""The trace contract is written once: every event kind the engine's recorder and the runner emit is
+defined in engine/trace_events.py and documented (with every field it carries) in docs/trace.md."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.core.config import Settings
+from app.runner.capture import run_capture
+from engine import trace_events
+from engine.trace_events import json_number, opens_pass
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# what the examples may not reach: every recorder hook at least once
+EXTRA = """import torch
+import torch.nn as nn
+w = torch.tensor([1.0, -2.0], requires_grad=True)
+x = torch.ones(2)
+x.requires_grad_()
+h = w * x
+h.retain_grad()
+d = h.detach()
+with torch.no_grad():
+    z = w * 2
+loss = (h * h).sum()
+loss.backward(retain_graph=True)
+w.grad.mul_(0.5)
+w.grad.zero_()
+with torch.no_grad():
+    w -= 0.1 * x
+model = nn.Linear(2, 1)
+opt = torch.optim.Adam(model.parameters(), lr=0.1)
+out = model(x).sum()
+out.backward()
+opt.step()
+opt.zero_grad()
+y = w.sum()
+y.backward()
+y.backward()
+"""
+
+
+def documented() -> dict[str, set[str]]:
+    """docs/trace.md's recorder table: kind -> the field names its row lists (in backticks)."""
+    text = (ROOT / "docs" / "trace.md").read_text()
+    rows = {}
+    for line in text.split("## 2.")[0].splitlines():
+        m = re.match(r"\| `(\w+)` \| (.*?) \| [^|]*\|$", line)
+        if m:
+            names = {part.strip() for group in re.findall(r"`([^`]*)`", m.group(2)) for part in group.split(",")}
+            rows[m.group(1)] = {n for n in names if re.fullmatch(r"[a-z_]+", n)}
+    return rows
+
+
+@pytest.fixture(scope="module")
+def emitted() -> list[dict]:
+    limits = Settings().sandbox_limits()
+    sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))] + [EXTRA]
+    events: list[dict] = []
+    for source in sources:
+        for stream in (True, False):
+            msgs: list = []
+            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream)
+            assert msgs[-1][0] == "end"
+            events += [e for kind, batch in msgs if kind == "events" for e in batch]
+    return events
+
+
+def test_every_emitted_kind_is_defined_and_documented(emitted):
+    kinds = {e["kind"] for e in emitted}
+    rows = documented()
+    assert kinds <= trace_events.KINDS, f"not in engine/trace_events.py: {kinds - trace_events.KINDS}"
+    assert trace_events.KINDS <= set(rows), f"not documented in docs/trace.md: {trace_events.KINDS - set(rows)}"
+    assert set(rows) <= trace_events.KINDS, f"documented but not defined: {set(rows) - trace_events.KINDS}"
+    assert kinds == trace_events.KINDS, f"never emitted here (extend EXTRA): {trace_events.KINDS - kinds}"
+
+
+def test_every_emitted_field_is_documented(emitted):
+    rows = documented()
+    missing = {(e["kind"], k) for e in emitted for k in e if k != "kind" and k not in rows.get(e["kind"], ())}
+    assert not missing, f"fields missing from docs/trace.md's table: {sorted(missing)}"
+
+
+def test_the_contract_helpers():
+    assert [json_number(x) for x in (float("nan"), float("inf"), float("-inf"), 1.5, 2, None)] == \
+        ["nan", "inf", "-inf", 1.5, 2, None]
+    assert opens_pass({"kind": "backward_begin"}) and opens_pass({"kind": "op", "grad_fn": "MulBackward0"})
+    assert not opens_pass({"kind": "op", "grad_fn": None}) and not opens_pass({"kind": "inplace"})
