@@ -54,12 +54,16 @@ function statusText(trace, t0) {
 }
 
 // The pause button and the line beside it: null hides them (no run is shown as it comes).
-function setStreamControls(status, paused = false) {
+function setStreamControls(status) {
+  $("stream-toggle").hidden = status == null;
+  setToggle(false);
+  $("stream-status").textContent = status || "";
+}
+
+function setToggle(paused) {
   const b = $("stream-toggle");
-  b.hidden = status == null;
   b.textContent = paused ? "Resume stream" : "Pause stream";
   b.setAttribute("aria-label", b.textContent);
-  $("stream-status").textContent = status || "";
 }
 
 // Resolves when the run is over (unless the next run replaces it first).
@@ -174,9 +178,7 @@ function startStream(src, seq, opts, t0, finish) {
 
 function toggleStream() {
   app.streamPaused = !app.streamPaused;
-  const b = $("stream-toggle");
-  b.textContent = app.streamPaused ? "Resume stream" : "Pause stream";
-  b.setAttribute("aria-label", app.streamPaused ? "Resume stream" : "Pause stream");
+  setToggle(app.streamPaused);
   if (!app.streamPaused) {
     const q = app.streamQueue;
     app.streamQueue = [];
