@@ -26,6 +26,7 @@ USER flowgrad
 
 COPY --chown=flowgrad:flowgrad pyproject.toml README.md ./
 COPY --chown=flowgrad:flowgrad engine ./engine
+COPY --chown=flowgrad:flowgrad sandbox ./sandbox
 COPY --chown=flowgrad:flowgrad app ./app
 # Python packages, through the Makefile's install step (the same one `make setup` runs)
 RUN make .venv/.installed

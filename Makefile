@@ -38,7 +38,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: setup
-	$(PY) -m ruff check engine app tests bench
+	$(PY) -m ruff check engine app sandbox tests bench
 
 bench: setup
 	$(PIP) install -q -e '.[bench]'

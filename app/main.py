@@ -13,19 +13,13 @@ from fastapi.templating import Jinja2Templates
 from app.api.routes import examples, health, pages, run, stream
 from app.core import errors
 from app.core.config import Settings, get_settings
+from app.core.errors import problem_response
 from app.core.responses import OrjsonResponse
-from app.layout.dot import DotMissing, dot_path, dot_version, missing_dot_message
+from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
 
 ROOT = Path(__file__).resolve().parent.parent
 log = logging.getLogger("flowgrad")
-
-
-def require_dot(settings: Settings) -> str:
-    """Graphviz's version, or DotMissing with a message saying how to install it."""
-    if dot_path(settings.dot_binary) is None:
-        raise DotMissing(missing_dot_message(settings.dot_binary))
-    return dot_version(settings.dot_binary) or "unknown"
 
 
 class BodyLimit:
@@ -47,23 +41,23 @@ class BodyLimit:
                     if too_big:
                         message = (f"request body larger than {self.limit} bytes "
                                    f"(limit max_request_bytes = {self.limit})")
-                        response = OrjsonResponse(status_code=413, content={
-                            "detail": message,
-                            "error": {"type": "RequestError", "message": message, "line": None, "column": None}})
-                        await response(scope, receive, send)
+                        await problem_response(413, "RequestError", message)(scope, receive, send)
                         return
         await self.app(scope, receive, send)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app. With explicit ``settings`` (tests), ``get_settings`` is overridden to match."""
+    """Build the app. With explicit ``settings`` (tests), ``get_settings`` is overridden to match.
+
+    Startup checks happen here, once: Graphviz's ``dot`` (``DotMissing`` without it; its path goes
+    to the workers, its version to ``/healthz``)."""
     explicit = settings is not None
     settings = settings or get_settings()
-    version = require_dot(settings)
+    graphviz = check_dot(settings.dot_binary)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        pool = Pool(settings)
+        pool = Pool(settings, dot=graphviz.path)
         app.state.pool = pool
         await pool.start()
         try:
@@ -78,8 +72,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_response_class=OrjsonResponse,
         lifespan=lifespan,
     )
-    app.state.settings = settings
-    app.state.graphviz_version = version
+    # read by the dependencies in app.api.deps, never by the routes themselves
+    app.state.graphviz = graphviz
     app.state.examples_dir = ROOT / "examples"
     app.state.templates = Jinja2Templates(directory=str(ROOT / "templates"))
     if explicit:
@@ -94,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-if dot_path(get_settings().dot_binary) is None:  # pragma: no cover - `uvicorn app.main:app` without Graphviz
-    raise SystemExit("error: " + missing_dot_message(get_settings().dot_binary))
-app = create_app()
+try:
+    app = create_app()
+except DotMissing as e:  # `uvicorn app.main:app` (or `python -m app`) without Graphviz: a message, no traceback
+    raise SystemExit(f"error: {e}") from None

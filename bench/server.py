@@ -103,6 +103,7 @@ def bench_sequential(url: str, reps: int) -> None:
 
 
 def bench_layout() -> None:
+    from app.core.config import Settings
     from app.layout import LayoutEngine, LayoutInput
 
     def chain(n_iter: int, params: int = 4, salt: str = "") -> LayoutInput:
@@ -132,7 +133,7 @@ def bench_layout() -> None:
             i += 1
         return LayoutInput(nodes, edges, [])
 
-    eng = LayoutEngine()
+    eng = LayoutEngine.from_settings(Settings())
     eng.layout(chain(3, salt="warm"))  # start dot
     print("\nLayout (in-process, long-lived dot), ms")
     print(f"  {'nodes':>6} {'kind':10} {'cold':>8} {'cached':>8}  method")

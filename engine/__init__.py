@@ -4,17 +4,20 @@ from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_gr
 from .creation import (
     arange,
     as_tensor,
+    bernoulli,
     empty,
     eye,
     from_numpy,
     full,
     full_like,
     linspace,
+    normal,
     ones,
     ones_like,
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
     randperm,
@@ -79,7 +82,7 @@ from .functional import (
     unsqueeze,
     where,
 )
-from .random import initial_seed, manual_seed, seed
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
 
 

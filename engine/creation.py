@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, random
 from .autograd import STATE
-from .random import generator
 from .tensor import Tensor
 
 
@@ -157,32 +156,82 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) ->
     return _leaf(np.linspace(start, end, int(steps)).astype(_np_dtype(dtype)), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad=False, device=None, generator=None) -> Tensor:
+def _random_leaf(values, shape, requires_grad):
+    return _leaf(values.reshape(shape), requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
     shape = _size(size)
-    return _leaf(_gen().random(shape).astype(_np_dtype(dtype)), requires_grad)
+    dt = _np_dtype(dtype)
+    return _random_leaf(random.uniform(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad=False, device=None, generator=None) -> Tensor:
+def randn(*size, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
     shape = _size(size)
-    return _leaf(_gen().standard_normal(shape).astype(_np_dtype(dtype)), requires_grad)
+    dt = _np_dtype(dtype)
+    return _random_leaf(random.normal(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional argument: 'size'")
     shape = _size((size,))
-    return _leaf(_gen().integers(low, high, shape).astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad)
+    dt = _np_dtype(dtype, np.dtype(np.int64))
+    return _random_leaf(random.random_from_to(_numel(shape), low, high, dt, generator), shape, requires_grad)
 
 
-def randperm(n, dtype=None, device=None) -> Tensor:
+def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
     _check((n,))
-    return _leaf(_gen().permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False)
+    return _leaf(random.randperm(n, _np_dtype(dtype, np.dtype(np.int64)), generator), requires_grad)
 
 
-def _gen():
-    return generator()
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """torch.normal: (float, float, size), (Tensor, Tensor), (Tensor, float) or (float, Tensor)."""
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_t and not std_t:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float), "
+                            "but expected (float mean, float std, tuple of ints size)")
+        shape = _size((size,))
+        dt = _np_dtype(dtype)
+        return _random_leaf(random.normal(_numel(shape), float(mean), float(std), dt, generator), shape,
+                            requires_grad)
+    if std_t and (std._data < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    ref = mean if mean_t else std
+    shape = np.broadcast_shapes(mean.shape if mean_t else (), std.shape if std_t else ())
+    _check(shape)
+    dt = ref._data.dtype if ref._data.dtype.kind == "f" else dtypes.NP_F32
+    if mean_t and not std_t:  # output.normal_(0, std).add_(mean)
+        out = random.normal(_numel(shape), 0.0, float(std), dt, generator).reshape(shape)
+        return _leaf((out + mean._data).astype(dt, copy=False), False)
+    out = random.normal(_numel(shape), 0.0, 1.0, dt, generator).reshape(shape)  # .mul_(std).add_(mean)
+    out = (out * std._data.astype(dt, copy=False)).astype(dt, copy=False)
+    return _leaf((out + (mean._data if mean_t else np.asarray(mean, dt))).astype(dt, copy=False), False)
+
+
+def bernoulli(input, p=None, *, generator=None) -> Tensor:  # noqa: A002 — torch's name
+    """torch.bernoulli(probs) draws each element with its own probability; (input, p) with one p."""
+    arr = input._data
+    if p is not None:
+        vals = random.bernoulli_scalar(arr.size, p, arr.dtype, generator)
+    else:
+        vals = random.bernoulli_tensor(arr, arr.dtype, generator)
+    return _leaf(vals.reshape(arr.shape), False)
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
@@ -197,9 +246,13 @@ def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def randn_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def randn_like(t, dtype=None, requires_grad=False, *, generator=None) -> Tensor:
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
 
 
-def rand_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def rand_like(t, dtype=None, requires_grad=False, *, generator=None) -> Tensor:
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
+
+
+def randint_like(t, low, high=None, *, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)

@@ -812,15 +812,26 @@ class Tensor:
     def copy_(self, src):
         return self._set_data_(np.broadcast_to(src._data if isinstance(src, Tensor) else src, self._data.shape), "copy_")
 
-    def normal_(self, mean=0.0, std=1.0):
-        from .random import generator
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from .random import fill_normal
 
-        return self._set_data_(generator().normal(mean, std, self._data.shape), "normal_")
+        return self._set_data_(fill_normal(self._data, mean, std, generator), "normal_")
 
-    def uniform_(self, a=0.0, b=1.0):
-        from .random import generator
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        from .random import fill_uniform
 
-        return self._set_data_(generator().uniform(a, b, self._data.shape), "uniform_")
+        return self._set_data_(fill_uniform(self._data, a, b, generator), "uniform_")
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from .random import fill_bernoulli
+
+        return self._set_data_(fill_bernoulli(self._data, p._data if isinstance(p, Tensor) else p, generator),
+                               "bernoulli_")
+
+    def random_(self, *args, generator=None, **kwargs):
+        from .random import fill_random
+
+        return self._set_data_(fill_random(self._data, args, kwargs, generator), "random_")
 
     def _set_data_(self, values, name):
         """Overwrite every element in place (zero_, fill_, copy_, init)."""

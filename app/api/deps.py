@@ -1,28 +1,51 @@
-"""``Annotated`` dependency aliases used by the routes."""
+"""``Annotated`` dependency aliases: the routes' only way to the app's settings and resources.
+
+``create_app`` puts what it built at startup on ``app.state`` (the Graphviz check, templates,
+examples folder; the pool in the lifespan); only this module reads ``app.state``.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.templating import Jinja2Templates
 
 from app.core.config import Settings, get_settings
+from app.layout.dot import Graphviz
 from app.runner.pool import Pool
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 def get_pool(request: Request) -> Pool:
     return request.app.state.pool
 
 
-def get_client_id(request: Request) -> str | None:
+def get_graphviz(request: Request) -> Graphviz:
+    """What the startup ``dot`` check found (path, version)."""
+    return request.app.state.graphviz
+
+
+def get_templates(request: Request) -> Jinja2Templates:
+    return request.app.state.templates
+
+
+def get_examples_dir(request: Request) -> Path:
+    return request.app.state.examples_dir
+
+
+def get_client_id(request: Request, settings: SettingsDep) -> str | None:
     """Who is asking, for 'one run per client': the X-Client-Id header, else the page's cookie."""
-    settings: Settings = request.app.state.settings
     cid = request.headers.get("x-client-id") or request.cookies.get(settings.client_cookie)
     if cid:
         return cid[:128]
     return None
 
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
 PoolDep = Annotated[Pool, Depends(get_pool)]
+GraphvizDep = Annotated[Graphviz, Depends(get_graphviz)]
+TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
+ExamplesDirDep = Annotated[Path, Depends(get_examples_dir)]
 ClientDep = Annotated[str | None, Depends(get_client_id)]

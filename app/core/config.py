@@ -5,9 +5,12 @@ Values come from the environment with the prefix ``FLOWGRAD_`` (``FLOWGRAD_TIME_
 ``app.dependency_overrides[get_settings] = lambda: Settings(...)`` or build an app with
 ``create_app(Settings(...))``.
 
-The interpreter limits (source size … output size, time) are handed to the sandbox as
-``SandboxLimits`` (see ``sandbox_limits``); the pool and the worker enforce the process limits
-(hard kill, memory, CPU); the trace builder and the layout use the rest.
+This is the only place a default limit is written: the engine, the sandbox, the recorder, the
+trace builder and the layout get every value from here, explicitly. The interpreter limits
+(``LIMIT_FIELDS``: source size … output size, time) are handed to the sandbox as its
+``SandboxLimits`` (``build_sandbox_limits``, called by the worker: core imports no feature
+package); the pool and the worker enforce the process limits (hard kill, memory, CPU); the trace
+builder and the layout use the rest.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Settings(BaseSettings):
     memory_limit_mb: int = Field(512, ge=64, description="address space a run may add (RLIMIT_AS)")
     worker_start_timeout_s: float = Field(30.0, gt=0)
     supervisor_interval_s: float = Field(0.2, gt=0)
+    supervisor_grace_s: float = Field(2.0, gt=0, description="a run past hard_kill_s + this: its worker is replaced")
 
     # ---- §4 trace and layout ----
     full_passes_head: int = Field(3, ge=0, description="first passes that keep a full graph")
@@ -76,12 +80,6 @@ class Settings(BaseSettings):
             raise ValueError("hard_kill_s must be >= time_limit_s")
         return self
 
-    def sandbox_limits(self) -> Any:
-        """The interpreter's limits as the sandbox's ``SandboxLimits`` (fields matched by name)."""
-        from engine.sandbox import SandboxLimits  # imported lazily: the server never runs programs
-
-        return build_sandbox_limits(SandboxLimits, self.limit_values())
-
     def limit_values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in LIMIT_FIELDS}
 
@@ -94,7 +92,8 @@ LIMIT_FIELDS = (
 
 
 def build_sandbox_limits(cls: Any, values: dict[str, Any]) -> Any:
-    """Construct ``cls`` from ``values``, passing only the fields it declares (dataclass or pydantic)."""
+    """Construct ``cls`` (the sandbox's ``SandboxLimits``) from ``values`` (``Settings.limit_values()``),
+    passing only the fields it declares (dataclass or pydantic)."""
     fields: set[str] | None = None
     if hasattr(cls, "__dataclass_fields__"):
         fields = set(cls.__dataclass_fields__)

@@ -1,4 +1,4 @@
-"""orjson-rendered JSON responses (strict JSON: non-finite floats are encoded as strings upstream)."""
+"""orjson-rendered JSON responses (strict JSON: non-finite floats become "nan", "inf", "-inf")."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from fastapi.responses import JSONResponse
 
-from app.trace.values import clean
+from app.core.jsonsafe import clean
 
 
 class OrjsonResponse(JSONResponse):

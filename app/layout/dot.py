@@ -11,6 +11,7 @@ one) and raises ``LayoutTimeout`` so the caller can fall back to a cheaper layou
 from __future__ import annotations
 
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -30,27 +31,39 @@ class DotMissing(RuntimeError):
     pass
 
 
-def missing_dot_message(binary: str = "dot") -> str:
+def missing_dot_message(binary: str) -> str:
     return (f"flowgrad needs Graphviz's '{binary}' to lay out graphs, and it is not on PATH. Install it "
             "(Debian/Ubuntu: `sudo apt-get install graphviz`, or run `make setup`) and start again.")
 
 
-def dot_path(binary: str = "dot") -> str | None:
-    return shutil.which(binary)
+@dataclass(frozen=True)
+class Graphviz:
+    """What the startup check found: ``dot``'s absolute path (handed to the workers, which then
+    run it without looking it up again) and its version ('2.43.0', or "unknown")."""
+
+    path: str
+    version: str
 
 
-def dot_version(binary: str = "dot") -> str | None:
-    """Graphviz's version as 'major.minor.patch', or None when ``dot`` cannot be run."""
-    path = dot_path(binary)
+def check_dot(binary: str) -> Graphviz:
+    """The one ``dot`` check, made once when the app is built (``app.main.create_app``): where
+    ``binary`` is and its version, or ``DotMissing`` with a message saying how to install it."""
+    path = shutil.which(binary)
     if path is None:
-        return None
+        raise DotMissing(missing_dot_message(binary))
+    return Graphviz(path, dot_version(path) or "unknown")
+
+
+def dot_version(path: str) -> str | None:
+    """The version of the ``dot`` at ``path`` as 'major.minor.patch' (the whole ``-V`` line if it
+    has no such number), or None when it cannot be run."""
     try:
-        if binary == "dot":
-            return ".".join(str(p) for p in graphviz.version())
         out = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=5)
-        return out.stderr.strip() or out.stdout.strip()
     except Exception:  # noqa: BLE001 - any failure means "not usable"
         return None
+    text = (out.stderr.strip() or out.stdout.strip())
+    m = re.search(r"version (\d+(?:\.\d+)*)", text)
+    return m.group(1) if m else (text or None)
 
 
 @dataclass
@@ -90,23 +103,25 @@ def parse_plain(text: str) -> PlainGraph:
 
 
 class DotProcess:
-    def __init__(self, binary: str = "dot", timeout: float = 2.0):
+    """``binary`` is run as given (the workers get the absolute path found by ``check_dot``)."""
+
+    def __init__(self, binary: str, timeout: float):
         self.binary = binary
         self.timeout = timeout
         self.proc: subprocess.Popen | None = None
         self.calls = 0
 
     def _start(self) -> subprocess.Popen:
-        path = dot_path(self.binary)
-        if path is None:
-            raise DotMissing(f"Graphviz '{self.binary}' not found on PATH")
-        self.proc = subprocess.Popen(
-            [path, "-Tplain"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [self.binary, "-Tplain"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+            )
+        except OSError as e:
+            raise DotMissing(f"Graphviz '{self.binary}' could not be started") from e
         return self.proc
 
     def close(self) -> None:

@@ -6,7 +6,7 @@ Policy
   order: per node (kind, op, size), edges as index pairs, clusters as index sets. Layouts are
   stored by signature in an LRU cache that lives as long as the worker process, so 100 identical
   training steps (or 100 runs of the same example) are laid out once; a hit costs a dict lookup.
-* **Small graphs** (≤ ``group_threshold`` nodes, 150 by default) go to Graphviz ``dot`` whole,
+* **Small graphs** (≤ ``group_threshold`` nodes, a setting) go to Graphviz ``dot`` whole,
   with module clusters, through a long-lived ``dot`` process (``app.layout.dot``).
 * **Big graphs are grouped; dot never sees a whole big graph.** Nodes are taken in execution
   order; the period of their (kind, op, shape) sequence is detected (a loop body repeats), and
@@ -36,10 +36,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from app.layout.dot import DotProcess, LayoutTimeout, digraph_source
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
 
 PAD = 8.0  # points around cluster members
 GAP = 36.0  # points between groups
@@ -95,8 +99,10 @@ class _Canon:
 
 
 class LayoutEngine:
-    def __init__(self, *, dot_binary: str = "dot", dot_timeout: float = 2.0, cache_size: int = 512,
-                 group_threshold: int = 150, group_chunk: int = 120, wrap: bool = True):
+    """Every limit is given (``from_settings``): ``Settings`` is the only place one is written."""
+
+    def __init__(self, *, dot_binary: str, dot_timeout: float, cache_size: int, group_threshold: int,
+                 group_chunk: int, wrap: bool = True):
         self.dot = DotProcess(dot_binary, dot_timeout)
         self.cache: OrderedDict[tuple, _Canon] = OrderedDict()
         self.cache_size = cache_size
@@ -105,6 +111,14 @@ class LayoutEngine:
         self.wrap = wrap
         self.hits = 0
         self.misses = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, dot_binary: str | None = None, wrap: bool = True) -> LayoutEngine:
+        """The engine ``settings`` describe; ``dot_binary`` (the path the startup check found)
+        replaces ``settings.dot_binary``."""
+        return cls(dot_binary=dot_binary or settings.dot_binary, dot_timeout=settings.dot_timeout_s,
+                   cache_size=settings.layout_cache_size, group_threshold=settings.group_threshold,
+                   group_chunk=settings.group_chunk, wrap=wrap)
 
     def close(self) -> None:
         self.dot.close()

@@ -204,7 +204,8 @@ def extract_variables(top: dict, limit: int) -> dict:
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, stream: bool = True,
                 head: int = 3, tail: int = 2) -> None:
     """Run ``source`` and ship everything through ``send``; never raises."""
-    from engine.sandbox import run_program
+    import engine
+    from sandbox import backend_for, run_program
 
     rec = StreamingRecorder(send, stream=stream, head=head, tail=tail, value_limit=value_limit,
                             max_events=max_events)
@@ -212,7 +213,7 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
     variables: dict = {}
     stdout = ""
     try:
-        outcome = run_program(source, limits, recorder=rec, on_print=rec.on_print)
+        outcome = run_program(source, limits, backend_for(engine), recorder=rec, on_print=rec.on_print)
         stdout, error = outcome.stdout, outcome.error
         try:
             rec.name_modules(outcome.globals)

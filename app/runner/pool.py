@@ -8,8 +8,10 @@
 * One run per client: a client's new run cancels its previous one (queued: dropped; running:
   the worker kills the run's process).
 * The supervisor (every ``supervisor_interval_s``) replaces workers that died and kills a
-  worker whose run is past ``hard_kill_s`` + a grace period (the worker itself SIGKILLs a run's
-  process at ``hard_kill_s``; the supervisor is the net under that).
+  worker whose run is past ``hard_kill_s`` + ``supervisor_grace_s`` (the worker itself SIGKILLs a
+  run's process at ``hard_kill_s``; the supervisor is the net under that).
+* Workers run the ``dot`` found by the app's one startup check (``dot``: its absolute path).
+* A run that cannot finish ends with ``("error", problem(...))`` on its job's queue.
 * One reader thread per worker turns its pipe into events on the asyncio loop, so a slow or
   dying worker never blocks the loop.
 """
@@ -28,8 +30,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from app.core.config import Settings
+from app.core.problems import problem
 
-GRACE_S = 2.0
+BUSY_MESSAGE = "the server is busy; try again in a moment"
 
 
 class PoolBusy(Exception):
@@ -78,8 +81,9 @@ class WorkerHandle:
 
 
 class Pool:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, *, dot: str):
         self.settings = settings
+        self.dot = dot  # the Graphviz binary the workers run (app.layout.dot.check_dot's path)
         self.ctx = _ctx()
         self.workers: list[WorkerHandle] = []
         self.waiting: deque[Job] = deque()
@@ -109,7 +113,7 @@ class Pool:
         from app.runner.worker import worker_main
 
         parent, child = self.ctx.Pipe(duplex=True)
-        proc = self.ctx.Process(target=worker_main, args=(child, self._settings_dict), daemon=True,
+        proc = self.ctx.Process(target=worker_main, args=(child, self._settings_dict, self.dot), daemon=True,
                                 name=f"flowgrad-worker-{slot}")
         proc.start()
         child.close()
@@ -124,7 +128,7 @@ class Pool:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._supervisor
         for job in list(self.waiting):
-            job.put(("error", {"type": "Unavailable", "message": "the server is stopping"}))
+            job.put(("error", problem("Unavailable", "the server is stopping")))
         self.waiting.clear()
         for w in self.workers:
             with contextlib.suppress(Exception):
@@ -186,8 +190,8 @@ class Pool:
         h.dead = True
         job, h.job = h.job, None
         if job is not None:
-            job.put(("error", {"type": "WorkerError", "message": "the run's worker stopped unexpectedly and was "
-                                                                  "replaced; try again"}))
+            job.put(("error", problem("WorkerError", "the run's worker stopped unexpectedly and was replaced; "
+                                                     "try again")))
             self._forget(job)
         self._replace(h)
 
@@ -232,11 +236,10 @@ class Pool:
             for h in list(self.workers):
                 if h.dead or not h.proc.is_alive():
                     self._on_dead(h)
-                elif h.job is not None and now - h.job.started > s.hard_kill_s + GRACE_S:
+                elif h.job is not None and now - h.job.started > s.hard_kill_s + s.supervisor_grace_s:
                     job, h.job = h.job, None
-                    job.put(("error", {"type": "TimeoutError",
-                                       "message": f"the program ran longer than {s.hard_kill_s:g} s and its "
-                                                  f"worker was replaced (limit hard_kill_s = {s.hard_kill_s:g})"}))
+                    job.put(("error", problem("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and its "
+                                                              f"worker was replaced (limit hard_kill_s = {s.hard_kill_s:g})")))
                     self._forget(job)
                     h.dead = True
                     self._replace(h)
@@ -247,7 +250,7 @@ class Pool:
             while self.waiting and now - self.waiting[0].enqueued > s.queue_timeout_s:
                 job = self.waiting.popleft()
                 self.rejected += 1
-                job.put(("error", {"type": "Busy", "message": "the server is busy; try again in a moment"}))
+                job.put(("error", problem("Busy", BUSY_MESSAGE)))
                 self._forget(job)
             self._dispatch()
 
@@ -293,7 +296,7 @@ class Pool:
         if len(self.waiting) >= self.settings.queue_limit and not any(
                 h.ready and h.job is None and not h.dead for h in self.workers):
             self.rejected += 1
-            raise PoolBusy("the server is busy; try again in a moment")
+            raise PoolBusy(BUSY_MESSAGE)
         job = Job(next(self.ids), source, stream, client)
         if client is not None:
             self.clients[client] = job
@@ -309,7 +312,7 @@ class Pool:
         if job.worker is None:
             with contextlib.suppress(ValueError):
                 self.waiting.remove(job)
-            job.put(("error", {"type": "Cancelled", "message": "the run was cancelled by a newer run"}))
+            job.put(("error", problem("Cancelled", "the run was cancelled by a newer run")))
         else:
             with contextlib.suppress(Exception):
                 job.worker.conn.send(("cancel", job.id))

@@ -25,6 +25,9 @@ import signal
 import sys
 import time
 
+from app.core.config import Settings, build_sandbox_limits
+from app.core.problems import empty_trace, problem
+
 # one BLAS thread: the worker forks, and a run gets one core's worth of time anyway
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
@@ -43,10 +46,6 @@ WARM_SOURCE = (
 # worker) the pages a typical run needs, so the run itself starts hot; kept tiny because for
 # back-to-back requests it is on the critical path
 SPARE_WARM_SOURCE = "import torch\nx = torch.tensor(1.0, requires_grad=True)\n(x * 2).backward()\nprint(x)\n"
-
-
-def _err(type_: str, message: str) -> dict:
-    return {"type": type_, "message": message, "line": None, "column": None}
 
 
 def _json_safe(x):
@@ -76,23 +75,27 @@ def _vm_bytes() -> int:
     return 0
 
 
+def sandbox_limits(settings: Settings):
+    """The interpreter's limits (the sandbox's ``SandboxLimits``), every one from ``settings``."""
+    from sandbox import SandboxLimits
+
+    return build_sandbox_limits(SandboxLimits, settings.limit_values())
+
+
 class Worker:
-    def __init__(self, conn, settings_dict: dict):
+    def __init__(self, conn, settings_dict: dict, dot: str):
         import gc
 
         import orjson
 
-        from app.core.config import Settings
         from app.layout import LayoutEngine
 
         self.conn = conn
         self.settings = Settings(**settings_dict)
         s = self.settings
         self.orjson = orjson
-        self.layout = LayoutEngine(dot_binary=s.dot_binary, dot_timeout=s.dot_timeout_s,
-                                   cache_size=s.layout_cache_size, group_threshold=s.group_threshold,
-                                   group_chunk=s.group_chunk)
-        self.limits = s.sandbox_limits()
+        self.layout = LayoutEngine.from_settings(s, dot_binary=dot)  # dot: the startup check's path
+        self.limits = sandbox_limits(s)
         from engine.recorder import op_table
 
         self.op_table = op_table()
@@ -106,12 +109,14 @@ class Worker:
         """Import and exercise everything once, so a run's child starts hot."""
         from app.runner.capture import run_capture
 
+        s = self.settings
         msgs: list = []
         try:
-            run_capture(WARM_SOURCE, self.limits, self.settings.value_limit, 1000, msgs.append)
+            run_capture(WARM_SOURCE, self.limits, s.value_limit, s.max_events, msgs.append,
+                        head=s.full_passes_head, tail=s.full_passes_tail)
             from app.trace.build import TraceBuilder
 
-            b = TraceBuilder(self.layout)
+            b = TraceBuilder(self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes)
             for m in msgs:
                 if m[0] == "events":
                     b.feed_all(m[1])
@@ -135,9 +140,8 @@ class Worker:
                     break
                 except Exception:  # noqa: BLE001 - a bug of ours: answer cleanly, keep serving
                     try:
-                        body = {"type": "done"} if opts.get("stream") else {"passes": []}
-                        body.update({"stdout": "", "error": _err("InternalError", "the run failed inside flowgrad"),
-                                     "variables": {}, "ops": {}, "steps": [], "modules": {}, "truncated": False})
+                        body = empty_trace(problem("InternalError", "the run failed inside flowgrad"),
+                                           stream=bool(opts.get("stream")))
                         self._send("done", job_id, body)
                     except (BrokenPipeError, EOFError, OSError):
                         break
@@ -263,17 +267,17 @@ class Worker:
         while end is None:
             left = deadline - time.monotonic()
             if left <= 0:
-                error = _err("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and was stopped "
-                                             f"(limit hard_kill_s = {s.hard_kill_s:g})")
+                error = problem("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and was stopped "
+                                                f"(limit hard_kill_s = {s.hard_kill_s:g})")
                 break
             ready = mpc.wait([reader, self.conn], timeout=left)
             if self.conn in ready:
                 msg = self.conn.recv()
                 if msg[0] == "cancel" and msg[1] == job_id:
-                    error = _err("Cancelled", "the run was cancelled")
+                    error = problem("Cancelled", "the run was cancelled")
                     break
                 if msg[0] == "stop":
-                    error = _err("Cancelled", "the server is stopping")
+                    error = problem("Cancelled", "the server is stopping")
                     break
             if reader in ready:
                 try:
@@ -304,14 +308,14 @@ class Worker:
         if end is None and error is None:
             sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
             if sig == signal.SIGXCPU:
-                error = _err("TimeoutError", f"the program used more than its CPU time (limit hard_kill_s = "
-                                             f"{s.hard_kill_s:g})")
+                error = problem("TimeoutError", f"the program used more than its CPU time (limit hard_kill_s = "
+                                                f"{s.hard_kill_s:g})")
             elif sig == signal.SIGSEGV:
                 # NOTE: CPython overflows its C stack on data nested ~100,000 deep (hashing or comparing it)
-                error = _err("RecursionError", "the program crashed the interpreter: its data is nested too deeply")
+                error = problem("RecursionError", "the program crashed the interpreter: its data is nested too deeply")
             else:
-                error = _err("MemoryError", f"the program was stopped: it exceeded the worker's memory "
-                                            f"(limit memory_limit_mb = {s.memory_limit_mb})")
+                error = problem("MemoryError", f"the program was stopped: it exceeded the worker's memory "
+                                               f"(limit memory_limit_mb = {s.memory_limit_mb})")
         try:
             builder.finish()
         except Exception:  # noqa: BLE001
@@ -384,16 +388,18 @@ class Worker:
 
         if warm:
             try:
-                run_capture(SPARE_WARM_SOURCE, self.limits, s.value_limit, 1000, lambda m: None)
+                run_capture(SPARE_WARM_SOURCE, self.limits, s.value_limit, s.max_events, lambda m: None,
+                            head=s.full_passes_head, tail=s.full_passes_tail)
             except Exception:  # noqa: BLE001
                 pass
 
 
-def worker_main(conn, settings_dict: dict) -> None:
-    """Entry point of a pool process (started with the 'forkserver' or 'spawn' context)."""
+def worker_main(conn, settings_dict: dict, dot: str) -> None:
+    """Entry point of a pool process (started with the 'forkserver' or 'spawn' context); ``dot`` is
+    the Graphviz binary found by the app's startup check."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops us; Ctrl-C goes to it
     try:
-        w = Worker(conn, settings_dict)
+        w = Worker(conn, settings_dict, dot)
     except Exception as e:  # noqa: BLE001
         try:
             conn.send(("failed", os.getpid(), f"{type(e).__name__}: {e}"))

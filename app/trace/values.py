@@ -1,23 +1,16 @@
-"""JSON-safety: non-finite floats become the strings "nan", "inf", "-inf" (strict JSON always;
-the encoder is the trace contract's, ``engine.trace_events.json_number``)."""
+"""JSON-safety: non-finite floats become the strings "nan", "inf", "-inf" (strict JSON always).
+
+``num`` and ``clean`` live in ``app.core.jsonsafe`` (the server's responses use them too; core
+imports no feature package) and are re-exported here for the trace code.
+"""
 
 from __future__ import annotations
 
 import math
 
-from engine.trace_events import json_number
+from app.core.jsonsafe import clean, num
 
-
-def clean(x):
-    """Recursively replace non-finite floats; leaves everything else as is."""
-    t = type(x)
-    if t is float:
-        return json_number(x)
-    if t is list or t is tuple:
-        return [clean(v) for v in x]
-    if t is dict:
-        return {k: clean(v) for k, v in x.items()}
-    return x
+__all__ = ["clean", "num", "to_float"]
 
 
 def to_float(v) -> float | None:

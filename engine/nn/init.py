@@ -1,6 +1,11 @@
-"""torch.nn.init: in-place initialisers drawing from the engine's generator."""
+"""torch.nn.init: in-place initialisers drawing from the engine's generator.
+
+The bounds and standard deviations are computed with PyTorch's own expressions (same float
+rounding), so with the same seed every initialiser gives PyTorch's numbers.
+"""
 import contextlib
 import math
+import warnings
 
 from ..autograd import STATE
 
@@ -16,49 +21,106 @@ def no_grad():
         STATE.grad_enabled, STATE.recorder = prev
 
 
-def uniform_(t, a=0.0, b=1.0):
+def calculate_gain(nonlinearity, param=None):
+    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, int) or isinstance(param, float):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
     with no_grad():
-        return t.uniform_(a, b)
+        return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(t, mean=0.0, std=1.0):
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
     with no_grad():
-        return t.normal_(mean, std)
+        return tensor.normal_(mean, std, generator=generator)
 
 
-def zeros_(t):
+def zeros_(tensor):
     with no_grad():
-        return t.zero_()
+        return tensor.zero_()
 
 
-def ones_(t):
+def ones_(tensor):
     with no_grad():
-        return t.fill_(1.0)
+        return tensor.fill_(1.0)
 
 
-def constant_(t, val):
+def constant_(tensor, val):
     with no_grad():
-        return t.fill_(val)
+        return tensor.fill_(val)
 
 
-def _fans(t):
-    fan_in = t.shape[1] if t.ndim > 1 else t.shape[0]
-    return fan_in, t.shape[0]
+def eye_(tensor):
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    import numpy as np
+
+    with no_grad():
+        return tensor.copy_(np.eye(*tensor.shape, dtype=tensor._data.dtype))
 
 
-def kaiming_uniform_(t, a=0.0, nonlinearity="leaky_relu"):
-    fan_in, _ = _fans(t)
-    gain = math.sqrt(2.0 / (1 + a * a)) if nonlinearity == "leaky_relu" else math.sqrt(2.0)
-    bound = gain * math.sqrt(3.0 / fan_in)
-    return uniform_(t, -bound, bound)
+def _calculate_fan_in_and_fan_out(tensor):
+    if tensor.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive_field_size = 1
+    for s in tensor.shape[2:]:
+        receptive_field_size *= s
+    return tensor.shape[1] * receptive_field_size, tensor.shape[0] * receptive_field_size
 
 
-def xavier_uniform_(t, gain=1.0):
-    fan_in, fan_out = _fans(t)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(t, -bound, bound)
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
 
 
-def xavier_normal_(t, gain=1.0):
-    fan_in, fan_out = _fans(t)
-    return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0, std, generator)

@@ -9,8 +9,8 @@ import pytest
 from flowgrad_testing import ROOT
 
 from app.core.config import LIMIT_FIELDS, Settings, get_settings
-from app.layout.dot import DotMissing
-from app.main import require_dot
+from app.layout.dot import DotMissing, check_dot
+from app.runner.worker import sandbox_limits
 
 CONTRACT = {"max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_graph_nodes": 10_000,
             "max_tensor_elements": 100_000, "max_live_elements": 1_000_000, "max_int_bits": 4096,
@@ -35,7 +35,7 @@ def test_env_override(monkeypatch):
 
 def test_sandbox_limits_get_every_interpreter_limit():
     s = Settings(max_loop_iterations=123, max_steps=4567)
-    lim = s.sandbox_limits()
+    lim = sandbox_limits(s)
     assert lim.max_loop_iterations == 123 and lim.max_steps == 4567
     for name in LIMIT_FIELDS:
         if hasattr(lim, name):
@@ -48,7 +48,7 @@ def test_settings_dependency_override(app, settings):
 
 def test_refuses_to_start_without_dot():
     with pytest.raises(DotMissing, match="Graphviz"):
-        require_dot(Settings(dot_binary="no-such-dot-binary"))
+        check_dot(Settings(dot_binary="no-such-dot-binary").dot_binary)
     env = {"FLOWGRAD_DOT_BINARY": "no-such-dot-binary", "PATH": "/usr/bin:/bin"}
     p = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "Graphviz" in p.stderr and "Traceback" not in p.stderr

@@ -8,8 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.config import Settings
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import chunk_bounds, find_period
+
+
+def layout_engine(wrap: bool = True, **settings) -> LayoutEngine:
+    """An engine with the default settings, but ``settings`` (Settings field names)."""
+    return LayoutEngine.from_settings(Settings(**settings), wrap=wrap)
 
 
 def chain(n_iter: int, params: int = 3, prefix: str = "") -> LayoutInput:
@@ -27,7 +33,7 @@ def chain(n_iter: int, params: int = 3, prefix: str = "") -> LayoutInput:
 
 @pytest.fixture(scope="module")
 def engine():
-    e = LayoutEngine(group_threshold=150, group_chunk=120)
+    e = layout_engine(group_threshold=150, group_chunk=120)
     yield e
     e.close()
 
@@ -94,7 +100,7 @@ def test_period_detection():
 
 
 def test_dot_timeout_falls_back():
-    e = LayoutEngine(dot_timeout=1e-6, cache_size=8)
+    e = layout_engine(dot_timeout_s=1e-6, layout_cache_size=8)
     try:
         g = chain(10)
         res = e.layout(g)
@@ -136,7 +142,7 @@ def dags(draw):
 @settings(max_examples=20, deadline=None)
 @given(g=dags(), threshold=st.sampled_from([40, 150]))
 def test_random_graphs_are_laid_out_completely_without_overlap(g, threshold):
-    e = _ENGINES.setdefault(threshold, LayoutEngine(group_threshold=threshold, group_chunk=30))
+    e = _ENGINES.setdefault(threshold, layout_engine(group_threshold=threshold, group_chunk=30))
     res = e.layout(g)
     check_complete(g, res)
     boxes = sorted((x - w / 2, y - h / 2, x + w / 2, y + h / 2)
@@ -190,8 +196,8 @@ def no_overlap(g: LayoutInput, res):
 
 def test_long_strip_is_folded_into_rows():
     g = long_chain(9)
-    flat = LayoutEngine(wrap=False)
-    folded = LayoutEngine()
+    flat = layout_engine(wrap=False)
+    folded = layout_engine()
     try:
         a, b = flat.layout(g), folded.layout(g)
     finally:
@@ -223,7 +229,7 @@ def test_short_graphs_are_not_folded(engine):
 
 def test_rows_never_cut_a_module_box():
     g = long_chain(9, cluster=(2, 7))
-    e = LayoutEngine()
+    e = layout_engine()
     try:
         res = e.layout(g)
     finally:

@@ -113,6 +113,7 @@ def test_module_clusters_named_at_end():
 
 
 def test_op_nodes_carry_params_and_are_sized_for_their_text():
+    from app.core.config import Settings
     from app.layout import LayoutEngine
     from app.layout.sizes import op_size
 
@@ -123,7 +124,7 @@ def test_op_nodes_carry_params_and_are_sized_for_their_text():
           {**OP("n2", "clamp", ["t2"], "t3", grad_fn="ClampBackward1"), "label": "clamp", "params": [0, None]},
           T("t4", rg=True, leaf=False, origin="op", op="n3"),
           {**OP("n3", "sum", ["t3"], "t4", grad_fn="SumBackward0"), "label": "sum", "params": []}]
-    engine = LayoutEngine()
+    engine = LayoutEngine.from_settings(Settings())
     try:
         b = TraceBuilder(engine)
         b.feed_all(ev)

@@ -8,6 +8,7 @@ import pytest
 
 from app.core.config import Settings
 from app.runner.capture import run_capture
+from app.runner.worker import sandbox_limits
 from engine import trace_events
 from engine.trace_events import json_number, opens_pass
 
@@ -56,7 +57,7 @@ def documented() -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def emitted() -> list[dict]:
-    limits = Settings().sandbox_limits()
+    limits = sandbox_limits(Settings())
     sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))] + [EXTRA]
     events: list[dict] = []
     for source in sources:

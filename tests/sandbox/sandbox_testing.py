@@ -1,17 +1,24 @@
 """Helpers shared by the sandbox tests (a unique module name: tests/ is not a package)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
 
-import pytest
+import engine
+from app.core.config import Settings
+from app.runner.worker import sandbox_limits
+from sandbox import RunOutcome, SandboxLimits, backend_for, run_program
 
-from engine.sandbox import RunOutcome, SandboxLimits, run_program
-from engine.sandbox.backend import load_backend
+BACKEND = backend_for(engine)
+# The limits a run gets by default: the server's Settings are the one place their values are written.
+DEFAULT_LIMITS = sandbox_limits(Settings())
 
-ENGINE_OK = load_backend() is not None
-needs_engine = pytest.mark.skipif(not ENGINE_OK, reason="the engine (`import engine`) is not importable yet")
+
+def make_limits(**overrides) -> SandboxLimits:
+    """The default limits with some changed: `make_limits(max_steps=50)`."""
+    return dataclasses.replace(DEFAULT_LIMITS, **overrides)
 
 HOST_MARKERS = ("/work", "/root", "/home", "/usr", "/tmp", "Traceback", "site-packages", "File \"", ".py\"",
                 "0x7f")
@@ -46,7 +53,7 @@ def run(source: str, limits: SandboxLimits | None = None, timeout: float = 10.0,
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         start = time.monotonic()
-        out = run_program(source, limits, **kw)
+        out = run_program(source, limits or DEFAULT_LIMITS, BACKEND, **kw)
         out.elapsed = time.monotonic() - start
         return out
     finally:

@@ -4,11 +4,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from sandbox_testing import err, needs_engine, ok, run
-
-from engine.sandbox import SandboxLimits
-
-pytestmark = needs_engine
+from sandbox_testing import err, make_limits, ok, run
 
 # Three levels of one shared list: 3,000 list items created, 1,000,000 seen by anyone who flattens it.
 SHARED_1E6 = "x = [0] * 100\ny = [x] * 100\nz = [y] * 100\n"
@@ -138,7 +134,7 @@ print(torch.Size([2, 3]), m.forward)
 
 
 # ---------------------------------------------------------------- list/string items created per run
-SMALL = SandboxLimits(max_live_elements=10_000)
+SMALL = make_limits(max_live_elements=10_000)
 
 
 @pytest.mark.parametrize("make", [
@@ -190,7 +186,7 @@ for i in range(40):
     m.add_module("b", b)
 m.apply(type)
 """
-    out = run(src, SandboxLimits(max_steps=50_000), timeout=5)
+    out = run(src, make_limits(max_steps=50_000), timeout=5)
     assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
     assert out.elapsed < 3
 
@@ -198,7 +194,7 @@ m.apply(type)
 def test_apply_with_an_engine_function_counts_steps():
     src = "m = nn.Module()\nfor i in range(40):\n    a = nn.Module()\n    b = nn.Module()\n    a.add_module('x', m)\n" \
           "    b.add_module('x', m)\n    m = nn.Sequential(a, b)\nm.apply(torch.is_tensor)"
-    out = run(src, SandboxLimits(max_steps=50_000), timeout=5)
+    out = run(src, make_limits(max_steps=50_000), timeout=5)
     assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
 
 
@@ -239,14 +235,14 @@ print(net(torch.ones(4)).shape, len(list(net.parameters())))
 def test_module_lists_seen_as_data_are_bounded(use):
     # numpy reads a Sequential/ModuleList as a nested sequence: 4**12 sublists to look at, in C
     src = f"m = nn.ModuleList()\nfor i in range(12):\n    m = nn.ModuleList([m, m, m, m])\nr = {use}"
-    out = run(src, SandboxLimits(max_live_elements=10_000), timeout=5)
+    out = run(src, make_limits(max_live_elements=10_000), timeout=5)
     assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
 
 
 # ---------------------------------------------------------------- engine calls outside its own limits
 def test_tensor_bitwise_operators_check_the_broadcast_shape():
     # Tensor.__and__/__or__ call numpy directly: (100000, 1) & (1, 100000) is a 10 GB array
-    small = SandboxLimits(max_tensor_elements=1000)
+    small = make_limits(max_tensor_elements=1000)
     e = err("a = torch.zeros(1000, 1) > 0\nb = torch.zeros(1, 1000) > 0\nc = a & b", limits=small)
     assert e["type"] == "LimitExceeded" and e["line"] == 3
     e = err("a = torch.zeros(1000, 1) > 0\nb = torch.zeros(1, 1000) > 0\na |= b", limits=small)
@@ -299,7 +295,7 @@ g["params"] = [t] * 1000
 opt.param_groups.extend([g] * 1000)
 opt.zero_grad()
 """
-    e = err(src, limits=SandboxLimits(max_live_elements=100_000))
+    e = err(src, limits=make_limits(max_live_elements=100_000))
     assert e["type"] == "LimitExceeded" and e["line"] == 7
     assert ok("t = torch.ones(1, requires_grad=True)\nopt = torch.optim.SGD([t], lr=0.1)\n"
               "opt.param_groups[0]['lr'] = 0.5\n(t * 2).sum().backward()\nopt.step()\nprint(t)") == \

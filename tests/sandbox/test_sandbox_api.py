@@ -1,19 +1,28 @@
-"""The public API: run_program, SandboxLimits, RunOutcome, ProgramError; recorder and on_print hooks."""
+"""The public API: run_program, backend_for, SandboxLimits, RunOutcome, ProgramError; recorder and on_print hooks."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sandbox_testing import err, needs_engine, ok, run
+from sandbox_testing import BACKEND, DEFAULT_LIMITS, err, make_limits, ok, run
 
-import engine.sandbox as sandbox
-from engine.sandbox import ProgramError, RunOutcome, SandboxLimits, run_program
+import sandbox
+from sandbox import ProgramError, RunOutcome, SandboxLimits, run_program
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_public_names():
-    assert set(sandbox.__all__) == {"run_program", "SandboxLimits", "RunOutcome", "ProgramError"}
-    fields = {f.name: f.default for f in dataclasses.fields(SandboxLimits)}
+    assert set(sandbox.__all__) == {"run_program", "backend_for", "Backend", "SandboxLimits", "RunOutcome",
+                                    "ProgramError"}
+    # the sandbox writes no default limit: the caller passes every value (the server from its Settings)
+    assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(SandboxLimits))
+    fields = dataclasses.asdict(DEFAULT_LIMITS)
     assert fields == {
         "max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_loop_iterations": 10_000,
         "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0,
@@ -25,7 +34,7 @@ def test_public_names():
 
 
 def test_outcome_of_a_good_run():
-    out = run_program("x = 1\ny = [x, 2]\nprint(y)")
+    out = run_program("x = 1\ny = [x, 2]\nprint(y)", DEFAULT_LIMITS, BACKEND)
     assert isinstance(out, RunOutcome)
     assert out == RunOutcome(stdout="[1, 2]\n", error=None, globals={"x": 1, "y": [1, 2]})
 
@@ -47,7 +56,7 @@ def test_on_print_streams_each_chunk_and_stops_at_the_limit():
     out = run("for i in range(5):\n    print(i)", on_print=chunks.append)
     assert chunks == ["0\n", "1\n", "2\n", "3\n", "4\n"] and out.stdout == "".join(chunks)
     chunks = []
-    out = run("for i in range(100):\n    print('abcdefghij')", limits=SandboxLimits(max_output_bytes=25),
+    out = run("for i in range(100):\n    print('abcdefghij')", limits=make_limits(max_output_bytes=25),
               on_print=chunks.append)
     assert out.error["type"] == "LimitExceeded"
     assert "".join(chunks) == out.stdout and len(out.stdout) == 25
@@ -79,7 +88,6 @@ def test_recorder_line_is_set_before_each_statement():
     assert rec.lines == [1, 2, 3, 3, 4]
 
 
-@needs_engine
 def test_recorder_names_tensors_assigned_to_names():
     from engine.recorder import Recorder
 
@@ -95,7 +103,6 @@ def test_recorder_names_tensors_assigned_to_names():
     assert ops == [("mul", 4), ("add", 5), ("mul", 6), ("add", 9)]
 
 
-@needs_engine
 def test_no_name_event_for_attribute_assignment():
     from engine.recorder import Recorder
 
@@ -107,7 +114,6 @@ def test_no_name_event_for_attribute_assignment():
     assert [e["name"] for e in rec.events if e["kind"] == "name"] == []
 
 
-@needs_engine
 def test_runs_are_isolated():
     e = err("import torch.nn as nn\nnn.ReLU.forward = lambda self, x: x * 0")
     assert e["type"] == "TypeError" and "forward" in e["message"] and e["line"] == 2
@@ -122,7 +128,6 @@ def test_runs_are_isolated():
     assert ok("import torch\nx = torch.ones(1, requires_grad=True)\nprint((x * 2).requires_grad)") == "True\n"
 
 
-@needs_engine
 def test_engine_limit_errors_carry_the_line():
     out = run("import torch\nxs = []\nfor i in range(10**6):\n    xs.append(torch.randn(100))")
     assert out.error["type"] == "LimitExceeded"
@@ -131,22 +136,21 @@ def test_engine_limit_errors_carry_the_line():
 
 def test_run_program_never_raises_on_odd_input():
     for source in ["", "\n\n", "#", "\x00", "\ud800", "pass", "\t\tx", "x" * 5000, "'''", "1" * 4000]:
-        out = run_program(source)
+        out = run_program(source, DEFAULT_LIMITS, BACKEND)
         assert isinstance(out, RunOutcome)
-    assert run_program(None).error["type"] == "TypeError"
+    assert run_program(None, DEFAULT_LIMITS, BACKEND).error["type"] == "TypeError"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.sampled_from(list("x=+-*/()[]{}:.,'\"\n ifordelambda0123456789_%@")), max_size=80))
 def test_fuzz_random_programs_never_raise(source):
-    out = run_program(source, SandboxLimits(time_limit_s=0.5))
+    out = run_program(source, make_limits(time_limit_s=0.5), BACKEND)
     assert isinstance(out, RunOutcome)
     if out.error is not None:
         assert set(out.error) == {"type", "message", "line", "column"}
         assert isinstance(out.error["type"], str)
 
 
-@needs_engine
 def test_binding_a_module_names_its_parameters_for_the_recorder_at_once():
     from engine.recorder import Recorder
 
@@ -160,3 +164,32 @@ def test_binding_a_module_names_its_parameters_for_the_recorder_at_once():
     names = rec.events[first_names]
     assert set(names["parameters"].values()) == {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
     assert set(names["names"].values()) == {"model", "model.0", "model.1", "model.2"}
+
+
+def test_backend_and_limits_are_required():
+    with pytest.raises(TypeError):
+        run_program("x = 1", DEFAULT_LIMITS)  # no backend: the sandbox never loads the engine itself
+    with pytest.raises(TypeError):
+        SandboxLimits()  # no defaults
+
+
+def test_the_engine_never_imports_the_sandbox():
+    code = "import sys, engine, engine.recorder, engine.limits\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'sandbox'))"
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stderr[-2000:]
+    for path in (ROOT / "engine").rglob("*.py"):
+        text = path.read_text()
+        assert "import sandbox" not in text and "from sandbox" not in text, path
+
+
+def test_the_attribute_policy_is_one_read_only_table():
+    from sandbox.attributes import ATTRIBUTE_POLICY
+
+    with pytest.raises(TypeError):
+        ATTRIBUTE_POLICY["tensor"] = ATTRIBUTE_POLICY[str]  # type: ignore[index]
+    for rule in ATTRIBUTE_POLICY.values():
+        assert type(rule.names) is frozenset and type(rule.settable) is frozenset
+        with pytest.raises(TypeError):
+            rule.wrapped["upper"] = None  # type: ignore[index]
+    ok("xs = [1]\nxs.append(2)\nt = torch.ones(2)\nprint(t.tolist(), 'a'.join(['b', 'c']))")
+    assert "tolist" in ATTRIBUTE_POLICY["tensor"].wrapped and "nope" not in ATTRIBUTE_POLICY["tensor"].names

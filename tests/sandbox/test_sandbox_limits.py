@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from sandbox_testing import err, needs_engine, ok, run
-
-from engine.sandbox import SandboxLimits
+from sandbox_testing import DEFAULT_LIMITS, err, make_limits, ok, run
 
 
 def limit_error(source, name, value, **limits):
-    e = err(source, limits=SandboxLimits(**limits))
+    e = err(source, limits=make_limits(**limits))
     assert e["type"] == "LimitExceeded", e
     assert name in e["message"], e
     assert value in e["message"], e
@@ -96,36 +94,32 @@ def test_recursion_depth():
     assert e["type"] == "RecursionError" and "100" in e["message"] and e["line"] == 2
 
 
-@needs_engine
 def test_tensor_elements():
     e = limit_error("import torch\nx = torch.zeros((30000, 30000))", "max_tensor_elements", "100,000")
     assert e["line"] == 2
     limit_error("import torch\nx = torch.zeros(100)", "max_tensor_elements", "10", max_tensor_elements=10)
 
 
-@needs_engine
 def test_live_elements():
     src = "import torch\nxs = []\nfor i in range(100):\n    xs.append(torch.zeros(1000))"
     e = limit_error(src, "max_live_elements", "50,000", max_live_elements=50_000)
     assert e["line"] == 4
 
 
-@needs_engine
 def test_graph_nodes():
     src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(5000):\n    y = y * 1.0001"
     e = limit_error(src, "max_graph_nodes", "1,000", max_graph_nodes=1000)
     assert e["line"] == 5
 
 
-@needs_engine
 def test_limits_do_not_leak_between_runs():
     limit_error("import torch\nx = torch.zeros(100)", "max_tensor_elements", "10", max_tensor_elements=10)
     assert ok("import torch\nx = torch.zeros(1000)\nprint(x.shape)") == "torch.Size([1000])\n"
 
 
-@pytest.mark.parametrize("limits", [SandboxLimits(), None])
+@pytest.mark.parametrize("limits", [DEFAULT_LIMITS, None])
 def test_default_limits(limits):
-    assert SandboxLimits().max_steps == 1_000_000
+    assert DEFAULT_LIMITS.max_steps == 1_000_000
     assert ok("print(1)", limits=limits) == "1\n"
 
 
@@ -138,6 +132,6 @@ def test_total_list_items_created_per_run(copy):
 
 def test_time_limit_is_checked_often():
     src = "xs = list(range(300000))\nfor i in range(1000):\n    ys = sorted(xs, reverse=True)"
-    out = run(src, limits=SandboxLimits(time_limit_s=0.3, max_steps=10**9, max_live_elements=10**9))
+    out = run(src, limits=make_limits(time_limit_s=0.3, max_steps=10**9, max_live_elements=10**9))
     assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
     assert out.elapsed < 1.5

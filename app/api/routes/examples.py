@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
+from app.api.deps import ExamplesDirDep
 from app.api.schemas import Example
 from app.core.responses import OrjsonResponse
 
@@ -31,5 +32,5 @@ def load_examples(folder: Path) -> list[dict]:
 
 
 @router.get("/examples", response_model=list[Example])
-async def examples(request: Request) -> OrjsonResponse:
-    return OrjsonResponse(load_examples(request.app.state.examples_dir))
+async def examples(folder: ExamplesDirDep) -> OrjsonResponse:
+    return OrjsonResponse(load_examples(folder))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from app.api.deps import PoolDep
+from app.api.deps import GraphvizDep, PoolDep
 from app.api.schemas import Health
 from app.core.responses import OrjsonResponse
 
@@ -12,9 +12,9 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=Health)
-async def healthz(request: Request, pool: PoolDep) -> OrjsonResponse:
+async def healthz(pool: PoolDep, graphviz: GraphvizDep) -> OrjsonResponse:
     state = pool.state()
     ok = state["ready"] > 0
     return OrjsonResponse(status_code=200, content={"status": "ok" if ok else "starting",
-                                                    "graphviz": request.app.state.graphviz_version,
+                                                    "graphviz": graphviz.version,
                                                     "pool": state})

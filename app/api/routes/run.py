@@ -11,6 +11,8 @@ from fastapi.responses import Response
 
 from app.api.deps import ClientDep, PoolDep
 from app.api.schemas import Problem, RunRequest, Trace
+from app.core.errors import problem_response
+from app.core.problems import empty_trace, problem
 from app.core.responses import OrjsonResponse
 from app.runner.pool import Job, Pool, PoolBusy
 
@@ -26,9 +28,13 @@ def safe_source(source: str) -> str:
         return source.encode("utf-8", "replace").decode("utf-8")
 
 
-def error_trace(type_: str, message: str) -> dict:
-    return {"stdout": "", "error": {"type": type_, "message": message, "line": None, "column": None},
-            "variables": {}, "ops": {}, "passes": [], "steps": [], "modules": {}, "truncated": False}
+BUSY_HEADERS = {"Retry-After": "1"}
+
+
+def pool_problem(payload: object) -> dict:
+    """The error a pool job ended with (``("error", problem(...))``) as a clean ``problem()``."""
+    err = payload if isinstance(payload, dict) else {}
+    return problem(str(err.get("type") or "WorkerError"), str(err.get("message") or "the run failed"))
 
 
 async def wait_job(pool: Pool, job: Job, request: Request | None = None,
@@ -69,20 +75,17 @@ async def run(body: RunRequest, request: Request, pool: PoolDep, client: ClientD
     try:
         job = pool.submit(safe_source(body.source), stream=False, client=body.client_id or client)
     except PoolBusy as e:
-        return OrjsonResponse(status_code=429, headers={"Retry-After": "1"},
-                              content={"detail": str(e), "error": {"type": "Busy", "message": str(e),
-                                                                   "line": None, "column": None}})
+        return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
     got = await wait_job(pool, job, request)
     if got is None:  # the client left; nobody reads this
         return Response(status_code=204)
     kind, payload = got
     if kind == "done":
         return Response(content=payload, media_type="application/json")
-    err = payload if isinstance(payload, dict) else {"type": "WorkerError", "message": "the run failed"}
-    if err.get("type") == "Busy":
-        return OrjsonResponse(status_code=429, headers={"Retry-After": "1"},
-                              content={"detail": err["message"], "error": {**err, "line": None, "column": None}})
-    return Response(content=orjson.dumps(error_trace(err["type"], err["message"])), media_type="application/json")
+    err = pool_problem(payload)
+    if err["type"] == "Busy":
+        return problem_response(429, err["type"], err["message"], headers=BUSY_HEADERS)
+    return Response(content=orjson.dumps(empty_trace(err)), media_type="application/json")
 
 
 @router.post("/cancel", summary="Cancel this client's current run", responses={200: {"model": dict}})

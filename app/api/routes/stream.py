@@ -20,14 +20,17 @@ failures end the stream with ``done`` carrying the error (``Busy``, ``Cancelled`
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
+from fastapi.exceptions import RequestValidationError
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import ClientDep, PoolDep
-from app.api.routes.run import error_trace, safe_source
+from app.api.deps import ClientDep, PoolDep, SettingsDep
+from app.api.routes.run import pool_problem, safe_source
 from app.api.schemas import RunRequest
+from app.core.problems import empty_trace, problem
 from app.runner.pool import Pool, PoolBusy
 
 router = APIRouter(prefix="/api", tags=["stream"])
@@ -42,17 +45,28 @@ def _event(payload: bytes) -> ServerSentEvent:
     return ServerSentEvent(raw_data=text, event=kind)
 
 
-def _failed(type_: str, message: str) -> ServerSentEvent:
-    body = error_trace(type_, message)
-    body.pop("passes")
-    return ServerSentEvent(raw_data=orjson.dumps({"type": "done", **body}).decode(), event="done")
+def _failed(error: dict) -> ServerSentEvent:
+    return ServerSentEvent(raw_data=orjson.dumps(empty_trace(error, stream=True)).decode(), event="done")
+
+
+def query_source(settings: SettingsDep, source: Annotated[str, Query(description="the program")]) -> str:
+    """``?source=``, at most ``max_request_bytes`` characters (the POST body's limit): 422 beyond."""
+    limit = settings.max_request_bytes
+    if len(source) > limit:
+        raise RequestValidationError([{"type": "string_too_long", "loc": ("query", "source"),
+                                       "msg": f"String should have at most {limit} characters",
+                                       "input": None, "ctx": {"max_length": limit}}])
+    return source
+
+
+QuerySource = Annotated[str, Depends(query_source)]
 
 
 async def _events(pool: Pool, source: str, client: str | None) -> AsyncIterator[ServerSentEvent]:
     try:
         job = pool.submit(safe_source(source), stream=True, client=client)
     except PoolBusy as e:
-        yield _failed("Busy", str(e))
+        yield _failed(problem("Busy", str(e)))
         return
     try:
         while True:
@@ -63,7 +77,7 @@ async def _events(pool: Pool, source: str, client: str | None) -> AsyncIterator[
                 yield _event(payload)
                 return
             else:
-                yield _failed(payload.get("type", "WorkerError"), payload.get("message", "the run failed"))
+                yield _failed(pool_problem(payload))
                 return
     finally:
         # the client went away (or we finished): make sure the run does not go on
@@ -77,8 +91,7 @@ async def stream_post(body: RunRequest, pool: PoolDep, client: ClientDep) -> Asy
 
 
 @router.get("/stream", response_class=EventSourceResponse, summary="Same as POST, for EventSource")
-async def stream_get(pool: PoolDep, client: ClientDep,
-                     source: str = Query(..., max_length=65_536),
+async def stream_get(pool: PoolDep, client: ClientDep, source: QuerySource,
                      client_id: str | None = Query(None, max_length=128)) -> AsyncIterator[ServerSentEvent]:
     async for ev in _events(pool, source, client_id or client):
         yield ev

@@ -26,14 +26,24 @@ class ProgramError(Exception):
 
 
 class LimitError(ProgramError):
-    """A sandbox limit was hit; the message names the limit and its value."""
+    """A sandbox limit was hit; the message names the limit and its value. Its type is LimitExceeded,
+    or Python's own where Python has one (RecursionError for nested calls)."""
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None):
-        super().__init__("LimitExceeded", message, line, column)
+    def __init__(self, message: str, line: int | None = None, column: int | None = None,
+                 type_name: str = "LimitExceeded"):
+        super().__init__(type_name, message, line, column)
 
 
-def limit_error(what: str, limit_name: str, value) -> LimitError:
-    return LimitError(f"{what} (limit {limit_name} = {value})")
+def limit_error(what: str, limit_name: str | None, value, line: int | None = None, column: int | None = None,
+                type_name: str = "LimitExceeded") -> LimitError:
+    """The one shape of a limit message: what happened, then the limit by name and value,
+    `"loop ran more than 10,000 iterations (limit max_loop_iterations = 10,000)"` (integers with
+    thousands separators, floats `:g`); a fixed limit of the interpreter, not a setting, has no name and
+    shows its value as written: `"... (limit 1000)"`."""
+    if limit_name is None:
+        return LimitError(f"{what} (limit {value})", line, column, type_name)
+    shown = f"{value:,}" if type(value) is int else f"{value:g}" if type(value) is float else value
+    return LimitError(f"{what} (limit {limit_name} = {shown})", line, column, type_name)
 
 
 # Anything that looks like a filesystem path of two or more components, and object addresses.

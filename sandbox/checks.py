@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import warnings
 
-from .errors import LimitError, ProgramError
+from .errors import ProgramError, limit_error
 
 ALLOWED_STMTS = (
     ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If,
@@ -67,10 +67,7 @@ def parse_program(source: str, limits) -> ast.Module:
     if not isinstance(source, str):
         raise ProgramError("TypeError", "the program must be text")
     if len(source) > limits.max_source_chars:
-        raise LimitError(
-            f"program is {len(source):,} characters long (limit max_source_chars = {limits.max_source_chars:,})",
-            1, 0,
-        )
+        raise limit_error(f"program is {len(source):,} characters long", "max_source_chars", limits.max_source_chars, 1, 0)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings would go to the host's stderr
@@ -110,15 +107,11 @@ def check_tree(tree: ast.Module, limits) -> None:
         line = getattr(node, "lineno", line)
         count += 1
         if count > max_nodes:
-            raise LimitError(
-                f"program has more than {max_nodes:,} syntax tree nodes (limit max_ast_nodes = {max_nodes:,})",
-                line, getattr(node, "col_offset", 0),
-            )
+            raise limit_error(f"program has more than {max_nodes:,} syntax tree nodes", "max_ast_nodes", max_nodes,
+                              line, getattr(node, "col_offset", 0))
         if depth > max_depth:
-            raise LimitError(
-                f"program is nested more than {max_depth:,} levels deep (limit max_ast_depth = {max_depth:,})",
-                line, getattr(node, "col_offset", 0),
-            )
+            raise limit_error(f"program is nested more than {max_depth:,} levels deep", "max_ast_depth", max_depth,
+                              line, getattr(node, "col_offset", 0))
         t = type(node)
         if not isinstance(node, ALLOWED):
             what = UNSUPPORTED.get(t) or f"'{t.__name__}' syntax is"
@@ -198,5 +191,4 @@ def _check_node(node, t, line, parent, max_bits):
     elif t is ast.Constant:
         v = node.value
         if type(v) is int and v.bit_length() > max_bits:
-            raise LimitError(f"integer literal has {v.bit_length():,} bits (limit max_int_bits = {max_bits:,})",
-                             line, col)
+            raise limit_error(f"integer literal has {v.bit_length():,} bits", "max_int_bits", max_bits, line, col)

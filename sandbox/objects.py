@@ -1,4 +1,4 @@
-"""Interpreter-level objects: user functions, classes and instances, module proxies.
+"""Interpreter-level objects (user functions, classes and instances, module proxies) and value categories.
 
 User classes are never real Python classes: a `UserClass` holds the methods, a `UserInstance`
 holds the attributes. Instances of user subclasses of `nn.Module` are instances of one fixed
@@ -28,6 +28,17 @@ class Scope:
 
 
 FUNC, CLASS, COMP = 0, 1, 2
+
+# What a block hands up to its loop or function: `break`, `continue`, or a Return (None: carry on).
+BREAK = object()
+CONTINUE = object()
+
+
+class Return:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 class UserFunction:
@@ -271,3 +282,17 @@ for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), 
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
                           (Shown, "object")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
+
+
+# ---------------------------------------------------------------- categories of values the interpreter dispatches on
+MISSING = object()  # "no value" where None is a value
+NoneType = type(None)
+PRIMITIVES = frozenset({int, float, bool, str, NoneType, complex})
+SCALARS = frozenset({int, float, bool, NoneType, complex, slice, type(Ellipsis)})
+CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+SEQUENCES = frozenset({str, list, tuple, bytes})
+INTS = frozenset({int, bool})
+SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
+SIZED = (list, tuple, str, dict, set, frozenset)
+INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
+                          SuperProxy, TypeView})

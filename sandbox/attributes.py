@@ -1,0 +1,360 @@
+"""The attribute policy: which attributes of which values a program may read or set, in ONE table.
+
+`ATTRIBUTE_POLICY` is built once at import and is read-only (a mapping proxy of immutable `Rule`s):
+no run can change what another run may reach. Plain values are keyed by their exact type, engine
+values by kind ("tensor", "optimizer", ...). A rule lists the readable names, the methods that are
+handed out wrapped (bounded versions of methods that would otherwise build unbounded data in C), and
+the settable names. Attribute names starting with `_` never get here: the syntax check refuses them.
+Module and user-object attributes follow their own rules below (registered parameters and submodules,
+instance attributes, methods of user classes).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import sys
+from types import MappingProxyType
+from typing import NamedTuple
+
+from .objects import (
+    INTERP_TYPES,
+    INTS,
+    MISSING,
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    ModuleProxy,
+    SuperProxy,
+    UserClass,
+    UserFunction,
+    UserInstance,
+)
+
+
+class Rule(NamedTuple):
+    names: frozenset  # readable attributes
+    wrapped: MappingProxyType  # name -> factory(interp, obj) -> the bounded method handed out instead
+    settable: frozenset  # attributes a program may assign (tensors only; user objects and modules: see below)
+
+
+def _rule(names, wrapped=None, settable=()):
+    names = frozenset(names.split() if isinstance(names, str) else names)
+    wrapped = dict(wrapped or {})
+    assert set(wrapped) <= names, set(wrapped) - names
+    return Rule(names, MappingProxyType(wrapped), frozenset(settable))
+
+
+# ---------------------------------------------------------------- bounded stand-ins for methods
+def _str_format(interp, s):
+    return lambda *args, **kwargs: interp.safe_format(s, args, kwargs)
+
+
+def _str_join(interp, s):
+    def join(iterable):
+        items = interp.take(iterable)
+        total = len(s) * max(len(items) - 1, 0)
+        for x in items:
+            if type(x) is str:
+                total += len(x)
+        interp.alloc(total, "string")
+        return s.join(items)
+    return join
+
+
+def _str_replace(interp, s):
+    def replace(old, new, count=-1):
+        if type(old) is str and type(new) is str and len(new) > len(old):
+            n = s.count(old) if old else len(s) + 1
+            if count is not None and count >= 0:
+                n = min(n, count)
+            interp.alloc(len(s) + n * (len(new) - len(old)), "string")
+        return s.replace(old, new, count)
+    return replace
+
+
+def _str_pad(name):
+    def factory(interp, s):
+        method = getattr(s, name)
+
+        def pad(width, *args):
+            if type(width) in INTS:
+                interp.alloc(width, "string")
+            return method(width, *args)
+        return pad
+    return factory
+
+
+def _tensor_tolist(interp, t):
+    def tolist():
+        interp.alloc(t.numel(), "list")
+        return t.tolist()
+    return tolist
+
+
+def _list_extend(interp, xs):
+    def extend(iterable):
+        items = interp.take(iterable)
+        interp.alloc(len(xs) + len(items), "list")
+        xs.extend(items)
+    return extend
+
+
+def _set_method(name):
+    def factory(interp, s):
+        method = getattr(s, name)
+
+        def call(*others):
+            return method(*[interp.take(o) if type(o) not in (set, frozenset, dict) else o for o in others])
+        return call
+    return factory
+
+
+def _dict_update(interp, d):
+    def update(*args, **kwargs):
+        if len(args) > 1:
+            raise TypeError(f"update expected at most 1 argument, got {len(args)}")
+        if args:
+            a = args[0]
+            d.update(a if type(a) is dict else interp.take(a))
+        d.update(kwargs)
+    return update
+
+
+def _list_index(interp, xs):
+    # list.index's error message is the repr of the value, made in C: of a list sharing its sublists
+    # [[[0] * 1000] * 1000] * 1000 that is 3 GB of text. operator.indexOf says "not in sequence".
+    def index(value, start=0, stop=sys.maxsize):
+        start, stop, _ = slice(start, stop).indices(len(xs))
+        return operator.indexOf(itertools.islice(xs, start, stop), value) + start
+    return index
+
+
+def _copy(interp, obj):
+    def copy():
+        interp.alloc(len(obj))
+        return obj.copy()
+    return copy
+
+
+# ---------------------------------------------------------------- the table
+_LIST = "append extend pop insert remove index count sort reverse copy clear".split()
+_DICT = "keys values items get pop update setdefault copy clear popitem".split()
+_SET = """add remove discard pop clear copy union intersection difference symmetric_difference issubset
+issuperset isdisjoint update"""
+_SET_METHODS = {n: _set_method(n) for n in ("union", "intersection", "difference", "symmetric_difference",
+                                            "issubset", "issuperset", "isdisjoint", "update")}
+_INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
+
+ATTRIBUTE_POLICY = MappingProxyType({
+    # ---- plain values, by exact type
+    str: _rule("""
+upper lower strip lstrip rstrip split rsplit splitlines join replace startswith endswith find rfind
+index rindex count isdigit isalpha isalnum isspace islower isupper isnumeric isdecimal title
+capitalize casefold swapcase center ljust rjust zfill partition rpartition removeprefix
+removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _str_replace,
+                         **{n: _str_pad(n) for n in ("center", "ljust", "rjust", "zfill")}}),
+    list: _rule(_LIST, {"copy": _copy, "extend": _list_extend, "index": _list_index}),
+    tuple: _rule("index count"),
+    dict: _rule(_DICT, {"copy": _copy, "update": _dict_update}),
+    set: _rule(_SET, {"copy": _copy, **_SET_METHODS}),
+    frozenset: _rule(_SET, _SET_METHODS),
+    int: _INT,
+    bool: _INT,
+    float: _rule("is_integer real imag conjugate"),
+    range: _rule("start stop step index count"),
+    slice: _rule("start stop step"),
+    # ---- engine values, by kind (`Attributes._rule_for` classifies)
+    "tensor": _rule("""
+data grad requires_grad is_leaf grad_fn shape dtype ndim T mT H size dim item tolist detach detach_
+requires_grad_ retain_grad retains_grad view view_as reshape reshape_as transpose t t_ permute
+squeeze unsqueeze flatten unflatten expand expand_as repeat repeat_interleave sum mean max min amax
+amin argmax argmin std var prod norm cumsum cumprod exp exp_ log log_ log2 log10 log1p expm1 softmax
+log_softmax sin cos tan tanh tanh_ sigmoid sigmoid_ relu relu_ abs abs_ sqrt sqrt_ rsqrt square
+clamp clamp_ clamp_min clamp_max clip clip_ pow pow_ matmul mm bmm mv dot outer mul mul_ add add_
+sub sub_ div div_ neg neg_ reciprocal backward zero_ fill_ copy_ clone numel nelement float double
+half int long bool contiguous is_contiguous element_size eq ne lt le gt ge equal allclose isclose
+all any where masked_fill masked_fill_ gather scatter index_select topk sort argsort chunk split
+unbind floor ceil round trunc frac sign sign_ maximum minimum register_hook is_floating_point
+new_zeros new_ones new_full new_tensor new_empty tril triu diag diagonal trace logsumexp normal_
+uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu device is_cuda
+lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
+logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
+index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
+float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr""",
+                    {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
+    # engine methods of modules (besides registered parameters/submodules and instance attributes)
+    "module": _rule("""
+parameters named_parameters buffers named_buffers children named_children modules named_modules
+zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
+double half add_module register_buffer register_parameter register_module extra_repr get_submodule
+get_parameter append extend insert keys values items pop update"""),
+    "optimizer": _rule("step zero_grad param_groups add_param_group defaults state_dict load_state_dict"),
+    "scheduler": _rule("step get_last_lr last_epoch optimizer base_lrs"),
+    "grad_fn": _rule("name next_functions metadata variable"),
+    "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
+    "size": _rule("index count numel"),
+    "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
+    # subclasses of plain containers (OrderedDict from state_dict(), ...): the plain methods that cannot
+    # loop in C over an unbounded iterable
+    "dict_subclass": _rule(set(_DICT) - {"update"}),
+    "list_subclass": _rule(set(_LIST) - {"extend"}),
+})
+PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
+_MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
+_TENSOR = ATTRIBUTE_POLICY["tensor"]
+
+
+class Attributes:
+    """Mixed into the Interpreter: attribute reads and writes under ATTRIBUTE_POLICY. `self._attr_rules`
+    remembers the table's answer per type for this run (the table itself never changes)."""
+
+    def get_attribute(self, obj, name):
+        t = type(obj)
+        rule = self._attr_rules.get(t)
+        if rule is not None:
+            if name in rule.names:
+                if name in rule.wrapped:
+                    return Builtin(name, rule.wrapped[name](self, obj), self)
+                return getattr(obj, name)
+            raise self._no_attr(obj, name)
+        if t is UserInstance:
+            attrs = obj.attrs
+            if name in attrs:
+                return attrs[name]
+            _, v = obj.cls.lookup(name)
+            if v is not None or name in obj.cls.ns:
+                return BoundMethod(v, obj) if type(v) is UserFunction else v
+            raise AttributeError(f"'{obj.cls.name}' object has no attribute '{name}'")
+        if t is ModuleProxy:
+            v = obj.attrs.get(name, MISSING)
+            if v is MISSING:
+                raise AttributeError(f"module '{obj.name}' has no attribute '{name}' (not available in flowgrad)")
+            return v
+        if t is UserClass:
+            c, v = obj.lookup(name)
+            if c is None:
+                raise AttributeError(f"type object '{obj.name}' has no attribute '{name}'")
+            return v
+        if t is SuperProxy:
+            return self._super_attr(obj, name)
+        if isinstance(obj, self.B.Module):
+            return self._module_attr(obj, name)
+        rule = self._rule_for(obj)
+        if rule is not None:
+            self._attr_rules[t] = rule
+            return self.get_attribute(obj, name)
+        raise self._no_attr(obj, name)
+
+    def _rule_for(self, obj):
+        """The table's rule for a value that is not a user object, module proxy or module."""
+        t = type(obj)
+        rule = ATTRIBUTE_POLICY.get(t)
+        if rule is not None:
+            return rule
+        B = self.B
+        for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
+                          ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size)):
+            if cls is not None and isinstance(obj, cls):
+                return ATTRIBUTE_POLICY[kind]
+        if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
+            rule = ATTRIBUTE_POLICY["named_tuple"]
+            return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))
+        if isinstance(obj, dict):
+            return ATTRIBUTE_POLICY["dict_subclass"]
+        if isinstance(obj, list):
+            return ATTRIBUTE_POLICY["list_subclass"]
+        if isinstance(obj, tuple):
+            return ATTRIBUTE_POLICY[tuple]
+        return None
+
+    def _no_attr(self, obj, name):
+        tn = self.type_name(obj)
+        if type(obj) not in INTERP_TYPES and hasattr(type(obj), name):
+            return AttributeError(f"'{tn}' object attribute '{name}' is not available in flowgrad programs")
+        return AttributeError(f"'{tn}' object has no attribute '{name}'")
+
+    def _module_attr(self, obj, name):
+        d = obj.__dict__
+        ucls = d.get("_fg_cls")
+        if name in d:
+            return d[name]
+        params = d.get("_parameters")
+        if params is not None and name in params:
+            return params[name]
+        mods = d.get("_modules")
+        if mods is not None and name in mods:
+            return mods[name]
+        if ucls is not None:
+            c, v = ucls.lookup(name)
+            if c is not None:
+                return BoundMethod(v, obj) if type(v) is UserFunction else v
+        if name in _MODULE_NAMES and hasattr(type(obj), name):
+            return getattr(obj, name)
+        if ucls is not None:
+            raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
+        raise self._no_attr(obj, name)
+
+    def _super_attr(self, sp, name):
+        obj = sp.obj
+        if type(obj) is UserInstance:
+            mro = obj.cls.mro
+        elif isinstance(obj, self.B.UserModule):
+            mro = obj.__dict__["_fg_cls"].mro
+        else:
+            raise TypeError("super(type, obj): obj must be an instance of a class defined in the program")
+        try:
+            start = mro.index(sp.cls) + 1
+        except ValueError:
+            raise TypeError("super(type, obj): obj must be an instance or subtype of type") from None
+        for c in mro[start:]:
+            if name in c.ns:
+                v = c.ns[name]
+                return BoundMethod(v, obj) if type(v) is UserFunction else v
+        if sp.cls.is_module:
+            base = self.B.Module
+            if name == "__init__":
+                return Builtin("__init__", lambda *a, **k: base.__init__(obj, *a, **k))
+            if name in _MODULE_NAMES and hasattr(base, name):
+                return getattr(base, name).__get__(obj)
+        elif name == "__init__":
+            def init(*args, **kwargs):
+                if args or kwargs:
+                    raise TypeError("object.__init__() takes exactly one argument (the instance to initialize)")
+            return Builtin("__init__", init)
+        raise AttributeError(f"'super' object has no attribute '{name}'")
+
+    def set_attribute(self, obj, name, value):
+        t = type(obj)
+        if t is UserInstance:
+            obj.attrs[name] = value
+            return
+        B = self.B
+        if isinstance(obj, B.Tensor):
+            if name in _TENSOR.settable:
+                if name == "data" and not isinstance(value, B.Tensor):  # numpy would take anything
+                    raise TypeError(f"Variable data has to be a tensor, but got {self.type_name(value)}")
+                setattr(obj, name, value)
+                return
+            raise AttributeError(f"cannot set attribute '{name}' of a Tensor in flowgrad programs "
+                                 "(settable: data, grad, requires_grad)")
+        if isinstance(obj, B.Module):
+            # never shadow the engine's methods: engine code and the server call them (named_parameters,
+            # named_modules, extra_repr, ...), also after the run, when a program function must not run
+            if name in obj.__dict__ or not hasattr(t, name):
+                if isinstance(value, B.Module):
+                    self.module_links(1)
+                setattr(obj, name, value)
+                return
+            raise AttributeError(f"cannot set attribute '{name}' of {obj._get_name()} in flowgrad programs")
+        if t is UserClass:
+            obj.ns[name] = value
+            return
+        if isinstance(obj, type) or t in (BuiltinType, Builtin):
+            cname = obj.__name__ if isinstance(obj, type) else obj.name
+            raise TypeError(f"cannot set attribute '{name}' on class '{cname}' in flowgrad programs")
+        if t is ModuleProxy:
+            raise TypeError(f"cannot set attribute '{name}' on module '{obj.name}' in flowgrad programs")
+        raise AttributeError(f"cannot set attribute '{name}' on a '{self.type_name(obj)}' object in flowgrad "
+                             "programs")
+

@@ -1,0 +1,134 @@
+"""What a program can reach of the engine: module proxies for torch/nn/F/optim/math and the type table.
+
+The caller hands the engine package in (`backend_for(engine)`); the sandbox never imports it by
+name. A Backend is built once per engine package and shared by runs: proxies are read-only to
+programs (attribute assignment on them and on engine classes is refused), so nothing one run does is
+seen by another.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+import types
+
+from . import names
+from .objects import ModuleProxy, user_module_class
+
+
+class Backend:
+    """The engine's classes, hooks and proxies the interpreter uses; every part is required except
+    `Scheduler` (an engine without `optim.lr_scheduler` simply has no schedulers)."""
+
+    def __init__(self, mod):
+        self.mod = mod
+        self.prefix = mod.__name__ + "."
+        self.Tensor = mod.Tensor
+        nn = mod.nn
+        self.Module = nn.Module
+        self.Parameter = nn.Parameter
+        optim = mod.optim
+        self.Optimizer = optim.Optimizer
+        sched = getattr(optim, "lr_scheduler", None)
+        self.Scheduler = getattr(sched, "LRScheduler", None) or getattr(sched, "_LRScheduler", None)
+        self.dtype = mod.dtype
+        self.Size = mod.Size
+        autograd = _submodule(mod, "autograd")
+        self.node_types = (autograd.Node, autograd.AccumulateGrad)
+        self.state = autograd.STATE
+        self.UserModule = user_module_class(self.Module)
+        limits = _submodule(mod, "limits")
+        self.limited = limits.limited
+        self.LimitExceeded = limits.LimitExceeded
+        self.reset_run_state = mod.reset_run_state
+
+        F = _submodule(nn, "functional")
+        init = _submodule(nn, "init")
+        f_proxy = ModuleProxy("torch.nn.functional", _functions(F, self.prefix))
+        init_proxy = ModuleProxy("torch.nn.init", _functions(init, self.prefix))
+        nn_attrs = {}
+        for name in dir(nn):
+            if name.startswith("_"):
+                continue
+            v = getattr(nn, name)
+            if isinstance(v, type) and (issubclass(v, self.Module) or v is self.Parameter):
+                nn_attrs[name] = v
+        nn_attrs["functional"] = f_proxy
+        nn_attrs["init"] = init_proxy
+        nn_proxy = ModuleProxy("torch.nn", nn_attrs)
+
+        optim_attrs = {name: v for name in dir(optim) if not name.startswith("_")
+                       and isinstance(v := getattr(optim, name), type) and issubclass(v, self.Optimizer)}
+        sched_proxy = None
+        if sched is not None and self.Scheduler is not None:
+            sched_attrs = {n: getattr(sched, n) for n in dir(sched) if not n.startswith("_")
+                           and isinstance(getattr(sched, n), type) and issubclass(getattr(sched, n), self.Scheduler)}
+            sched_proxy = ModuleProxy("torch.optim.lr_scheduler", sched_attrs)
+            optim_attrs["lr_scheduler"] = sched_proxy
+        optim_proxy = ModuleProxy("torch.optim", optim_attrs)
+
+        autograd_proxy = ModuleProxy("torch.autograd", {n: getattr(autograd, n) for n in names.AUTOGRAD_NAMES
+                                                        if callable(getattr(autograd, n, None))})
+        torch_attrs = {}
+        for name in names.TORCH_NAMES:
+            if name in names.TORCH_DENY or name in ("nn", "optim", "autograd"):
+                continue
+            v = getattr(mod, name, None)
+            if v is None or isinstance(v, types.ModuleType):
+                continue
+            torch_attrs[name] = v
+        torch_attrs["nn"] = nn_proxy
+        torch_attrs["optim"] = optim_proxy
+        torch_attrs["autograd"] = autograd_proxy
+        torch_proxy = ModuleProxy("torch", torch_attrs)
+        math_proxy = ModuleProxy("math", {n: getattr(math, n) for n in names.MATH_NAMES if hasattr(math, n)})
+
+        self.modules = {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
+                        "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
+        if sched_proxy is not None:
+            self.modules["torch.optim.lr_scheduler"] = sched_proxy
+        # engine classes a program can reach, with the names torch prints for them
+        self.class_names = {}
+        for mname, proxy in self.modules.items():
+            for name, v in proxy.attrs.items():
+                if isinstance(v, type) and v not in self.class_names:
+                    self.class_names[v] = f"{mname}.{name}"
+        self.class_names[self.Parameter] = "torch.nn.parameter.Parameter"
+        # reachable for isinstance(), never called: torch.dtype(name, spec) would hand program text to np.dtype
+        self.not_constructible = frozenset(getattr(mod, n) for n in names.NOT_CONSTRUCTIBLE
+                                           if isinstance(getattr(mod, n, None), type))
+
+        bare = {"torch": torch_proxy, "nn": nn_proxy, "optim": optim_proxy, "math": math_proxy, "F": f_proxy}
+        for table, attrs in ((names.BARE_TORCH, torch_attrs), (names.BARE_NN, nn_attrs), (names.BARE_OPTIM, optim_attrs)):
+            bare.update((name, attrs[name]) for name in table if name in attrs)
+        self.bare = bare
+
+
+def _submodule(mod, name):
+    """A submodule of the engine package handed in (`engine.limits` is not imported by `import engine`)."""
+    v = getattr(mod, name, None)
+    if isinstance(v, types.ModuleType):
+        return v
+    return importlib.import_module(f"{mod.__name__}.{name}")
+
+
+def _functions(mod, prefix):
+    """Public functions (and classes) defined in the engine itself, never imported helpers or modules."""
+    out = {}
+    for name in dir(mod):
+        if name.startswith("_") or name in names.TORCH_DENY:
+            continue
+        v = getattr(mod, name)
+        if isinstance(v, types.ModuleType):
+            continue
+        owner = getattr(v, "__module__", None) or ""
+        if callable(v) and not isinstance(v, type) and (owner + ".").startswith(prefix):
+            out[name] = v
+    return out
+
+
+@functools.cache
+def backend_for(engine_module) -> Backend:
+    """The Backend of an engine package, built on first use (a few ms) and shared by every later run."""
+    return Backend(engine_module)

@@ -1,0 +1,306 @@
+"""Budgets and limits: what a run may spend (steps, time, loop iterations, list/string items, integer
+bits, printed bytes, data handed to the engine), and the checks that spend it.
+
+`SandboxLimits` holds the configurable limits; it has no defaults: the caller passes every value (the
+server from its `Settings`). The constants below are fixed properties of the interpreter, not settings.
+Every limit message is built by `errors.limit_error`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import time
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import limit_error
+from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS, SEQUENCES
+
+
+@dataclass
+class SandboxLimits:
+    max_source_chars: int
+    max_ast_depth: int
+    max_ast_nodes: int
+    max_loop_iterations: int
+    max_steps: int
+    max_int_bits: int
+    max_output_bytes: int
+    time_limit_s: float
+    max_tensor_elements: int
+    max_live_elements: int
+    max_graph_nodes: int
+
+
+MAX_CALL_DEPTH = 100  # nested user function calls
+MAX_FORMAT_WIDTH = 1000  # width/precision in format specs
+MAX_ROUND_DIGITS = 1000  # round(x, ndigits): |ndigits|
+MAX_ENGINE_STRING = 200  # characters of a string handed to the engine (a module or parameter name, ...)
+MAX_MODULE_LINKS = 1000  # modules attached to modules per run
+ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
+TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
+NO_NODE = ast.Constant(value=None, lineno=None, col_offset=None)  # the location of a step taken outside user code
+
+
+class Budgets:
+    """Mixed into the Interpreter: uses `self.limits`, `self.B` (the Backend) and the counters set in its
+    `__init__` (steps, next_check, deadline, allocated, links, out, out_bytes)."""
+
+    # ---------------------------------------------------------------- steps and time
+    def _check(self, node):
+        """Step budget and clock, every TIME_CHECK_EVERY steps."""
+        if self.steps > self.max_steps:
+            raise limit_error(f"program ran more than {self.max_steps:,} steps", "max_steps", self.max_steps,
+                              node.lineno, node.col_offset)
+        self.next_check = min(self.steps + TIME_CHECK_EVERY, self.max_steps + 1)
+        if time.monotonic() > self.deadline:
+            raise self._time_limit(node)
+
+    def check_time(self):
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self._time_limit(NO_NODE)
+
+    def _time_limit(self, node):
+        t = self.limits.time_limit_s
+        return limit_error(f"program ran longer than {t:g} s", "time_limit_s", float(t), node.lineno, node.col_offset)
+
+    def tick(self):
+        """A step for a call made from engine code or a builtin (Module.apply(fn), sorted(key=...))."""
+        self.steps += 1
+        if self.steps >= self.next_check:
+            self._check(NO_NODE)
+
+    def _loop_limit(self, node):
+        n = self.max_loop
+        return limit_error(f"loop ran more than {n:,} iterations", "max_loop_iterations", n, node.lineno,
+                           node.col_offset)
+
+    # ---------------------------------------------------------------- list/string items
+    def alloc(self, n, what="sequence"):
+        """Account for a list/string of n items about to be created: per object and per run."""
+        if n > self.max_seq:
+            raise self._seq_limit(n, what)
+        if n:  # every size counts: 10**5 lists of 4,095 items are 3 GB as well
+            self.allocated += n
+            if self.allocated > ALLOC_FACTOR * self.max_seq:
+                total = ALLOC_FACTOR * self.max_seq
+                raise limit_error(f"this run created more than {total:,} list/string items in total",
+                                  f"{ALLOC_FACTOR} × max_live_elements", total)
+
+    def _seq_limit(self, n, what="sequence"):
+        return limit_error(f"{what} would have {n:,} items", "max_live_elements", self.max_seq)
+
+    def take(self, it, what="iterable"):
+        """Materialise an iterable into a list, bounded in size and time."""
+        t = type(it)
+        if t is list:
+            return it
+        if t in CONTAINERS or t is str or t is range:
+            self.alloc(len(it), what)
+            return list(it)
+        limit = self.max_seq
+        try:
+            n = len(it)
+        except Exception:
+            n = None
+        if n is not None and n > limit:
+            raise self._seq_limit(n, what)
+        out = []
+        append = out.append
+        for i, x in enumerate(self.iterate(it)):
+            if i >= limit:
+                raise self._seq_limit(i + 1, what)
+            if not (i & 63):  # an engine generator's items can be slow to make (named_parameters of deep modules)
+                self.check_time()
+            append(x)
+        self.alloc(len(out), what)
+        return out
+
+    # ---------------------------------------------------------------- integers and sequence operators
+    def int_limit(self, bits):
+        return limit_error(f"integer result would have about {bits:,} bits", "max_int_bits", self.max_bits)
+
+    def _check_int_op(self, op, a, b):
+        max_bits = self.max_bits
+        if op is ast.Pow:
+            if b > 0 and abs(a) > 1:
+                bits = b * math.log2(abs(a))
+                if bits > max_bits:
+                    raise self.int_limit(int(bits))
+        elif op is ast.Mult:
+            bits = a.bit_length() + b.bit_length()
+            if bits > max_bits + 1:
+                raise self.int_limit(bits)
+        elif op is ast.LShift:
+            if a and b > 0:
+                bits = a.bit_length() + b
+                if bits > max_bits:
+                    raise self.int_limit(bits)
+
+    def _check_seq_op(self, op, a, b, ta, tb, inplace):
+        if op is ast.Mult:
+            if ta in SEQUENCES and tb in INTS:
+                n = len(a) * max(b, 0)
+            elif tb in SEQUENCES and ta in INTS:
+                n = len(b) * max(a, 0)
+            else:
+                return b
+            self.alloc(n)
+        elif op is ast.Add:
+            if ta in SEQUENCES and tb in SEQUENCES:
+                self.alloc(len(a) + len(b))
+            elif inplace and ta is list:
+                # `xs += iterable` extends with any iterable: bound it first
+                b = self.take(b)
+                self.alloc(len(a) + len(b))
+        return b
+
+    def _check_broadcast(self, a, b):
+        """Tensor `&` and `|` are numpy calls outside the engine's op table, unchecked by its limits:
+        (100000, 1) & (1, 100000) would allocate 10 GB. Check the broadcast shape the way the engine does."""
+        limits = getattr(self.B.state, "limits", None)
+        if limits is None:
+            return
+        try:
+            T = self.tensor_type
+            shape = np.broadcast_shapes(*(tuple(v.shape) if isinstance(v, T) else np.shape(v) for v in (a, b)))
+        except ValueError:
+            return  # the operator reports the mismatch
+        limits.before_alloc(shape)
+
+    # ---------------------------------------------------------------- data handed to the engine
+    def check_data(self, *values, names=False):
+        """Values handed to the engine or to numpy (arguments, operands, indices, values a program
+        function returns to engine code) hold at most max_live_elements items in all. Nested lists,
+        tuples, dicts and sets count item by item *with repetition* (a list holding one list 100 times
+        counts its length 100 times: that is what numpy sees when it flattens it), strings by their
+        characters, tensors by their elements. With `names`, no string in them may start with '_':
+        the engine turns names (register_parameter, add_module, Sequential's OrderedDict keys) into
+        attributes, and numpy reads `__array_interface__` & co. from an object's attributes; and none is
+        longer than MAX_ENGINE_STRING (named_modules() joins the names of every level: long names in a
+        deep chain of modules make gigabytes of text)."""
+        stack = [v for v in values if type(v) not in SCALARS]
+        if not stack:
+            return
+        T = self.tensor_type
+        M = self.B.Module
+        budget = self.max_seq
+        n = 0
+        pop = stack.pop
+        push = stack.extend
+        while stack:
+            x = pop()
+            t = type(x)
+            if t in SCALARS:
+                continue
+            if t is str:
+                n += len(x)
+                if names and x[:1] == "_":
+                    raise ValueError(f"names starting with '_' such as {x[:40]!r} are not allowed in flowgrad programs")
+                if names and len(x) > MAX_ENGINE_STRING:
+                    raise limit_error(f"a name or string handed to the engine has {len(x):,} characters", None,
+                                      MAX_ENGINE_STRING)
+            elif isinstance(x, (list, tuple, set, frozenset)):
+                n += len(x)
+                if n > budget:
+                    break
+                push(x)
+            elif isinstance(x, dict):
+                n += 2 * len(x)
+                if n > budget:
+                    break
+                push(x.keys())
+                push(x.values())
+            elif isinstance(x, T):
+                n += x.numel()
+            elif t is range:  # numpy reads a range inside a list as a list
+                n += len(x) if abs(x.stop - x.start) < 2**62 else budget + 1
+            elif isinstance(x, M) and hasattr(type(x), "__len__"):  # Sequential, ModuleList: numpy sees lists
+                mods = x.__dict__.get("_modules")
+                if mods is not None:
+                    n += len(mods)
+                    if n > budget:
+                        break
+                    push(mods.values())
+            if n > budget:
+                break
+        if n > budget:
+            raise limit_error(f"the data handed to the engine would have more than {budget:,} items",
+                              "max_live_elements", budget)
+
+    def module_links(self, k):
+        """A module handed to the engine (add_module, Sequential(...), ModuleList.append, `self.fc = ...`) may
+        become a submodule: at most MAX_MODULE_LINKS per run. The engine walks modules level by level,
+        joining the names of every level (named_parameters() of a chain 10,000 deep is seconds in one call)."""
+        self.links += k
+        if self.links > MAX_MODULE_LINKS:
+            raise limit_error(f"this run attached more than {MAX_MODULE_LINKS:,} modules to other modules", None,
+                              MAX_MODULE_LINKS)
+
+    # ---------------------------------------------------------------- text
+    def text_limit(self):
+        m = self.max_out
+        return limit_error(f"the text of this value would be longer than {m:,} characters", "max_output_bytes", m)
+
+    def text_size_check(self, v):
+        """Before the engine renders one of its objects (a module, an optimizer, a Size, a bound method of
+        one), bound the program data it will print: the engine's repr formats lists in C, unbounded."""
+        B = self.B
+        budget = self.max_out
+        n = 0
+        stack = [v]
+        pop = stack.pop
+        push = stack.extend
+        UserModule = B.UserModule
+        while stack:
+            x = pop()
+            t = type(x)
+            if t in SCALARS or t in INTERP_TYPES or isinstance(x, B.Tensor):
+                continue
+            if t is str:
+                n += len(x)
+            elif t is types.MethodType:
+                push((x.__self__,))
+            elif isinstance(x, (list, tuple, set, frozenset)):
+                n += len(x)
+                if n <= budget:
+                    push(x)
+            elif isinstance(x, dict):
+                n += 2 * len(x)
+                if n <= budget:
+                    push(x.keys())
+                    push(x.values())
+            elif isinstance(x, B.Module):
+                d = x.__dict__
+                mods = d.get("_modules")
+                if mods is not None:
+                    n += len(mods)
+                    push(mods.values())
+                if not isinstance(x, UserModule):  # an engine module prints its attributes (extra_repr)
+                    push([val for k, val in d.items() if k not in ("_modules", "_parameters")])
+            else:
+                d = getattr(x, "__dict__", None)
+                if type(d) is dict:
+                    push(d.values())
+            if n > budget:
+                raise self.text_limit()
+
+    def emit(self, text):
+        """Printed output: at most max_output_bytes per run; what fits is still shown before the error."""
+        n = len(text.encode("utf-8", "replace"))
+        if self.out_bytes + n > self.max_out:
+            room = self.max_out - self.out_bytes
+            part = text.encode("utf-8", "replace")[:max(room, 0)].decode("utf-8", "ignore")
+            if part:
+                self._emit(part, len(part.encode("utf-8")))
+            raise limit_error(f"printed output exceeded {self.max_out:,} bytes", "max_output_bytes", self.max_out)
+        self._emit(text, n)
+
+    def _emit(self, text, n):
+        self.out.append(text)
+        self.out_bytes += n
+        if self.on_print is not None:
+            self.on_print(text)

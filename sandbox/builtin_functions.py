@@ -1,0 +1,211 @@
+"""The builtins a program sees (`print len range ... super`) and its `random` module.
+
+They are the sandbox's own functions, not Python's: each one bounds what it materialises (`take`,
+`alloc`), renders text through the interpreter's formatting, and refuses interpreter objects where
+Python would reach into them. `make_builtins` builds one table per run; the engine's bare names
+(`torch nn F optim math`, common functions and classes) come from the Backend.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+
+from .budgets import MAX_ROUND_DIGITS, NO_NODE
+from .errors import limit_error
+from .objects import (
+    INTS,
+    MISSING,
+    SUPER,
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    ModuleProxy,
+    TypeView,
+    UserClass,
+    UserFunction,
+    UserInstance,
+)
+
+# Python builtins a program does not get (a NameError says so, rather than "not defined").
+FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr globals locals vars
+dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ classmethod staticmethod
+property issubclass bytearray""".split())
+
+
+def make_builtins(interp) -> dict:
+    """The builtin names of one run, bound to its interpreter `interp`."""
+    take = interp.take
+    B = interp.B
+
+    def _print(*args, sep=" ", end="\n", file=None, flush=False):
+        if file is not None:
+            raise TypeError("print(file=...) is not supported in flowgrad programs")
+        if sep is None:
+            sep = " "
+        if end is None:
+            end = "\n"
+        if type(sep) is not str or type(end) is not str:
+            raise TypeError("sep and end must be None or a string")
+        parts = []
+        total = len(end)
+        room = interp.max_out - interp.out_bytes
+        for a in args:
+            s = interp.to_str(a)
+            total += len(s) + len(sep)
+            parts.append(s)
+            if total > room:  # more characters than bytes left: emit what fits, then fail
+                break
+        interp.emit(sep.join(parts) + end)
+
+    def _len(x):
+        if isinstance(x, (UserInstance, UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin)):
+            raise TypeError(f"object of type '{interp.type_name(x)}' has no len()")
+        return len(x)
+
+    def _sum(iterable, start=0):
+        items = take(iterable)
+        total = start
+        for i, x in enumerate(items):
+            total = interp.binop(ast.Add, total, x, NO_NODE)
+            if not (i & 1023):
+                interp.check_time()
+        return total
+
+    def _minmax(fn, name):
+        def inner(*args, **kwargs):
+            if not args:
+                raise TypeError(f"{name} expected at least 1 argument, got 0")
+            if len(args) == 1:
+                return fn(take(args[0]), **kwargs)
+            return fn(*args, **kwargs)
+        return inner
+
+    def _collect(pytype, what):
+        """list(), tuple(), set(): the items are taken (bounded) and counted as a new object."""
+        def make(iterable=()):
+            items = take(iterable)
+            interp.alloc(len(items), what)
+            return pytype(items)
+        return make
+
+    def _sorted(iterable, key=None, reverse=False):
+        items = take(iterable)
+        interp.alloc(len(items), "list")
+        return sorted(items, key=key, reverse=reverse)
+
+    def _round(number, ndigits=None):
+        if ndigits is not None and type(ndigits) in INTS and abs(ndigits) > MAX_ROUND_DIGITS:
+            raise limit_error(f"round() ndigits {ndigits:,} is too large", None, MAX_ROUND_DIGITS)
+        return round(number) if ndigits is None else round(number, ndigits)
+
+    def _int(x=0, base=MISSING):
+        r = int(x) if base is MISSING else int(x, base)
+        if type(r) is int and r.bit_length() > interp.max_bits:
+            raise interp.int_limit(r.bit_length())
+        return r
+
+    def _str(*args):
+        if not args:
+            return ""
+        if len(args) > 1:
+            raise TypeError("str() with an encoding is not supported in flowgrad programs")
+        return interp.to_str(args[0])
+
+    def _dict(*args, **kwargs):
+        if len(args) > 1:
+            raise TypeError(f"dict expected at most 1 argument, got {len(args)}")
+        d = {}
+        if args:
+            a = args[0]
+            d = dict(a) if type(a) is dict else dict(take(a))
+        d.update(kwargs)
+        interp.alloc(len(d), "dict")
+        return d
+
+    def _isinstance(obj, classinfo):
+        if type(classinfo) is tuple:
+            return any(_isinstance(obj, c) for c in classinfo)
+        if type(classinfo) is BuiltinType:
+            return isinstance(obj, classinfo.pytype)
+        if type(classinfo) is UserClass:
+            t = type(obj)
+            if t is UserInstance:
+                return classinfo in obj.cls.mro
+            if isinstance(obj, B.UserModule):
+                return classinfo in obj.__dict__["_fg_cls"].mro
+            return False
+        if isinstance(classinfo, type) and type(classinfo) is type:
+            return isinstance(obj, classinfo)
+        if type(classinfo) is TypeView:
+            return isinstance(obj, classinfo.cls)
+        raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
+
+    def _reversed(seq):
+        if type(seq) not in (list, tuple, str, range, dict) and not isinstance(seq, (B.Tensor, B.Module)):
+            seq = take(seq)
+        return reversed(seq)
+
+    def _next(it, *default):
+        if not hasattr(type(it), "__next__") or type(it) in (UserInstance,):
+            raise TypeError(f"'{interp.type_name(it)}' object is not an iterator")
+        return next(it, *default)
+
+    def _type(*args):
+        if len(args) != 1:
+            raise TypeError("type() takes 1 argument in flowgrad programs")
+        return interp.type_of(args[0])
+
+    it = interp.iterate
+    functions = {
+        "print": _print, "len": _len, "range": range, "abs": abs, "round": _round, "sum": _sum,
+        "enumerate": lambda iterable, start=0: enumerate(it(iterable), start),
+        "zip": lambda *iterables, strict=False: zip(*[it(i) for i in iterables], strict=strict),
+        "min": _minmax(min, "min"), "max": _minmax(max, "max"), "isinstance": _isinstance, "sorted": _sorted,
+        "reversed": _reversed, "any": lambda iterable: any(take(iterable)), "all": lambda iterable: all(take(iterable)),
+        "repr": lambda x: interp.repr_value(x), "format": lambda value, spec="": interp.format_value(value, spec),
+        "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
+        "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
+        "callable": lambda x: callable(x) and type(x) not in (UserInstance,), "type": _type,
+        "divmod": lambda a, b: divmod(a, b), "chr": lambda i: chr(i), "ord": lambda c: ord(c),
+    }
+    b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
+    types = {"float": (float, lambda x=0.0: float(x)), "int": (int, _int), "bool": (bool, lambda x=False: bool(x)),
+             "str": (str, _str), "list": (list, _collect(list, "list")), "tuple": (tuple, _collect(tuple, "tuple")),
+             "dict": (dict, _dict), "set": (set, _collect(set, "set"))}
+    b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in types.items())
+    b["super"] = SUPER
+    b["__name__"] = "__main__"
+    b.update(B.bare)
+    return b
+
+
+def random_module(interp) -> ModuleProxy:
+    """Python's `random`, as a per-run generator (seeded the same for every run)."""
+    rng = random.Random(0)
+    take = interp.take
+
+    def sample(population, k):
+        if type(k) in INTS:
+            interp.alloc(k)
+        return rng.sample(population if type(population) in (range, list, tuple) else take(population), k)
+
+    def shuffle(xs):
+        if type(xs) is not list:
+            raise TypeError("shuffle() needs a list")
+        rng.shuffle(xs)
+
+    def seed(a=None):
+        if a is None or type(a) in (int, float, str, bool):
+            rng.seed(0 if a is None else a)
+        else:
+            raise TypeError("random.seed() takes an int, float or str")
+
+    def choice(seq):
+        return rng.choice(seq if type(seq) in (range, list, tuple, str) else take(seq))
+
+    attrs = {name: Builtin(name, fn, interp) for name, fn in (
+        ("random", rng.random), ("uniform", rng.uniform), ("randint", rng.randint), ("gauss", rng.gauss),
+        ("normalvariate", rng.normalvariate), ("randrange", rng.randrange), ("choice", choice),
+        ("shuffle", shuffle), ("sample", sample), ("seed", seed))}
+    return ModuleProxy("random", attrs)

@@ -1,0 +1,267 @@
+"""Functions and classes: `def`/`class`/`return` statements, calls (argument binding, user function frames,
+instances, `super()`), and the checks on everything handed to engine code (data sizes, names, module
+links, callbacks that count steps).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .attributes import PLAIN_TYPES
+from .budgets import MAX_CALL_DEPTH
+from .errors import ProgramError, limit_error
+from .objects import (
+    CLASS,
+    CONTAINERS,
+    FUNC,
+    INTERP_TYPES,
+    MISSING,
+    PRIMITIVES,
+    SCALARS,
+    SIZED,
+    SUPER,
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    ModuleProxy,
+    Return,
+    Scope,
+    SuperProxy,
+    UserClass,
+    UserFunction,
+    UserInstance,
+)
+
+_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy}
+
+
+class Calls:
+    """Mixed into the Interpreter."""
+
+    def ev_Call(self, node, scope):
+        f = self._ev[type(node.func)](node.func, scope)
+        args = self._elements(node.args, scope)
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                m = self.ev(kw.value, scope)
+                if type(m) is not dict:
+                    raise ProgramError("TypeError", "argument after ** must be a mapping", kw.lineno, kw.col_offset)
+                for k in m:
+                    if type(k) is not str:
+                        raise ProgramError("TypeError", "keywords must be strings", kw.lineno, kw.col_offset)
+                    if k.startswith("_"):
+                        raise ProgramError("TypeError", f"keyword argument '{k}' is not allowed", kw.lineno,
+                                           kw.col_offset)
+                    if k in kwargs:
+                        raise ProgramError("TypeError", f"got multiple values for keyword argument '{k}'",
+                                           kw.lineno, kw.col_offset)
+                kwargs.update(m)
+            else:
+                kwargs[kw.arg] = self._ev[type(kw.value)](kw.value, scope)
+        if f is SUPER:
+            return self._super(args, scope, node)
+        try:
+            return self.call(f, args, kwargs)
+        except Exception as e:
+            raise self._at(e, node) from None
+
+    def call(self, f, args, kwargs):
+        t = type(f)
+        if t is UserFunction:
+            return self.call_user(f, args, kwargs)
+        if t is BoundMethod:
+            return self.call_user(f.func, [f.obj, *args], kwargs)
+        if t is Builtin or t is BuiltinType:
+            return f.fn(*args, **kwargs)
+        if t is UserClass:
+            return self.instantiate(f, args, kwargs)
+        if t in _NOT_CALLABLE or not callable(f):
+            raise TypeError(f"'{self.type_name(f)}' object is not callable")
+        # an engine function, class, module or allowlisted method: bound lazy iterables first
+        for i, a in enumerate(args):
+            ta = type(a)
+            if ta not in PRIMITIVES and ta not in CONTAINERS and (ta is range or hasattr(ta, "__next__")):
+                if ta is range and len(a) > self.max_seq:
+                    raise self._seq_limit(len(a))
+                if ta is not range:
+                    args[i] = self.take(a)
+        if type(getattr(f, "__self__", None)) not in PLAIN_TYPES:  # not a str/list/... method
+            self._engine_call_args(f, args, kwargs)
+        r = f(*args, **kwargs)
+        if isinstance(r, SIZED):  # copies made by allowlisted methods (str.split, dict.copy, ...) count
+            self.alloc(len(r))
+        return r
+
+    def _engine_call_args(self, f, args, kwargs):
+        """Check (and where needed replace, in place) the arguments of a call into engine code."""
+        B = self.B
+        owner = getattr(f, "__self__", None)
+        if isinstance(owner, B.Optimizer):
+            # param_groups are plain lists the program can grow: step() loops over groups x params
+            self.check_data(owner.param_groups)
+        if f in B.not_constructible:
+            raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
+        T = self.tensor_type
+        if kwargs or any(type(a) not in SCALARS and not isinstance(a, T) for a in args):
+            self.check_data(args, kwargs, names=True)  # (tensors and numbers alone are within the limits)
+        # modules handed to the engine, directly or in a list, may become submodules
+        links = 0
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, B.Module):
+                links += 1
+            elif type(a) in (list, tuple):
+                links += sum(1 for x in a if isinstance(x, B.Module))
+        if links:
+            self.module_links(links)
+        for i, a in enumerate(args):
+            args[i] = self._engine_arg(a)
+        for k, a in kwargs.items():
+            kwargs[k] = self._engine_arg(a)
+
+    def _engine_arg(self, a):
+        ta = type(a)
+        if ta is set:  # the engine's copy: named_modules(memo=s) fills s with object addresses
+            return set(a)
+        if ta not in INTERP_TYPES and ta not in PRIMITIVES and callable(a) and not isinstance(a, (type, self.B.Module)):
+            # a callback the engine may call many times (Module.apply): count steps
+            return Builtin(getattr(a, "__name__", "function"), functools.partial(a), self)
+        return a
+
+    def _super(self, args, scope, node):
+        if args:
+            if len(args) != 2 or type(args[0]) is not UserClass:
+                raise ProgramError("TypeError", "super() arguments must be (class, instance)", node.lineno,
+                                   node.col_offset)
+            return SuperProxy(args[0], args[1])
+        s = scope
+        while s is not None and s.func is None:
+            s = s.parent
+        if s is None or s.func.owner is None or not s.func.posnames:
+            raise ProgramError("RuntimeError", "super(): no arguments (use it inside a method)", node.lineno,
+                               node.col_offset)
+        obj = s.vars.get(s.func.posnames[0], MISSING)
+        if obj is MISSING:
+            raise ProgramError("RuntimeError", "super(): the first argument is gone", node.lineno, node.col_offset)
+        return SuperProxy(s.func.owner, obj)
+
+    def _bind(self, f, args, kwargs):
+        names = f.posnames
+        n = len(args)
+        if f.simple:
+            if n == f.nparams and not kwargs:
+                return dict(zip(names, args))
+        nparams = f.nparams
+        d = {}
+        if n > nparams:
+            if f.vararg is None:
+                given = n - (1 if f.owner is not None else 0)
+                takes = nparams - (1 if f.owner is not None else 0)
+                raise TypeError(f"{f.name}() takes {takes} positional argument{'s' if takes != 1 else ''} but "
+                                f"{given} {'were' if given != 1 else 'was'} given")
+            d[f.vararg] = tuple(args[nparams:])
+            args = args[:nparams]
+        elif f.vararg is not None:
+            d[f.vararg] = ()
+        for name, v in zip(names, args):
+            d[name] = v
+        extra = {}
+        for k, v in kwargs.items():
+            if k in d or (k in names and names.index(k) < len(args)):
+                raise TypeError(f"{f.name}() got multiple values for argument '{k}'")
+            if k in names or k in f.kwonly:
+                d[k] = v
+            elif f.kwarg is not None:
+                extra[k] = v
+            else:
+                raise TypeError(f"{f.name}() got an unexpected keyword argument '{k}'")
+        if f.kwarg is not None:
+            d[f.kwarg] = extra
+        missing = []
+        ndef = len(f.defaults)
+        first_default = nparams - ndef
+        for i, name in enumerate(names):
+            if name not in d:
+                if i >= first_default:
+                    d[name] = f.defaults[i - first_default]
+                else:
+                    missing.append(name)
+        if missing:
+            q = [f"'{m}'" for m in missing]
+            listed = q[0] if len(q) == 1 else ", ".join(q[:-1]) + " and " + q[-1]
+            raise TypeError(f"{f.name}() missing {len(q)} required positional argument"
+                            f"{'s' if len(q) != 1 else ''}: {listed}")
+        for name in f.kwonly:
+            if name not in d:
+                if name in f.kw_defaults:
+                    d[name] = f.kw_defaults[name]
+                else:
+                    raise TypeError(f"{f.name}() missing 1 required keyword-only argument: '{name}'")
+        return d
+
+    def call_user(self, f, args, kwargs):
+        self.depth += 1
+        try:
+            if self.depth > MAX_CALL_DEPTH:
+                raise limit_error("maximum recursion depth exceeded", None, f"{MAX_CALL_DEPTH} nested calls",
+                                  type_name="RecursionError")
+            self.steps += 1
+            if self.steps >= self.next_check:
+                self._check(f.node)
+            scope = Scope(self._bind(f, args, kwargs), f.closure, FUNC, f)
+            rec = self.rec
+            line = rec.line if rec is not None else None
+            if f.is_lambda:
+                try:
+                    return self.ev(f.body, scope)
+                except Exception as e:
+                    raise self._wrap(e, f.body) from None
+            r = self.exec_block(f.body, scope)
+            if rec is not None:
+                rec.line = line  # the rest of the calling statement is on the caller's line
+            if type(r) is Return:
+                return r.value
+            return None
+        finally:
+            self.depth -= 1
+
+    def instantiate(self, cls, args, kwargs):
+        B = self.B
+        if cls.is_module:
+            obj = B.UserModule.__new__(B.UserModule)
+            object.__setattr__(obj, "_fg_cls", cls)
+        else:
+            obj = UserInstance(cls)
+        _, init = cls.lookup("__init__")
+        if init is not None:
+            r = self.call(init, [obj, *args], kwargs) if type(init) is UserFunction else init(obj, *args, **kwargs)
+            if r is not None:
+                raise TypeError(f"__init__() should return None, not '{self.type_name(r)}'")
+        elif cls.is_module:
+            B.Module.__init__(obj, *args, **kwargs)
+        elif args or kwargs:
+            raise TypeError(f"{cls.name}() takes no arguments")
+        return obj
+
+    def ex_ClassDef(self, node, scope):
+        module_base = self.B.Module
+        bases = []
+        for b in node.bases:
+            v = self.ev(b, scope)
+            if not (isinstance(v, UserClass) or v is module_base):
+                raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module or from classes "
+                                   "defined in the program", b.lineno, b.col_offset)
+            bases.append(v)
+        cls = UserClass(node.name, bases, self, module_base)
+        body_scope = Scope(cls.ns, scope, CLASS)
+        self.exec_block(node.body, body_scope)
+        for v in cls.ns.values():
+            if type(v) is UserFunction and v.closure is body_scope:
+                v.owner = cls
+        scope.vars[node.name] = cls
+
+    def ex_Return(self, node, scope):
+        return Return(None if node.value is None else self.ev(node.value, scope))
+
+    def ex_FunctionDef(self, node, scope):
+        scope.vars[node.name] = self._function(node.name, node, False, scope)

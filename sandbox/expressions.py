@@ -1,0 +1,293 @@
+"""Expressions: names, attributes, subscripts, operators, comparisons, displays, lambdas, comprehensions.
+
+Each `ev_<Node>` method evaluates one kind of `ast` expression node (the Interpreter dispatches on the
+node's type). Operators check their budgets first (integer bits, sequence sizes, data handed to the
+engine); errors get the location of the innermost expression (`_at`).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+from .errors import ProgramError
+from .objects import (
+    COMP,
+    CONTAINERS,
+    INTS,
+    SEQUENCES,
+    BoundMethod,
+    ModuleProxy,
+    Scope,
+    UserClass,
+    UserFunction,
+    UserInstance,
+)
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.MatMult: operator.matmul,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+}
+_INPLACE = {
+    ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul, ast.Div: operator.itruediv,
+    ast.FloorDiv: operator.ifloordiv, ast.Mod: operator.imod, ast.Pow: operator.ipow, ast.MatMult: operator.imatmul,
+    ast.LShift: operator.ilshift, ast.RShift: operator.irshift, ast.BitAnd: operator.iand, ast.BitOr: operator.ior,
+    ast.BitXor: operator.ixor,
+}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}
+_CMP = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+_COPIES = frozenset({set, frozenset, dict})  # set and dict operators make new objects
+_BIT_OPS = frozenset({ast.BitAnd, ast.BitOr, ast.BitXor})
+
+
+class Expressions:
+    """Mixed into the Interpreter."""
+
+    def ev(self, node, scope):
+        return self._ev[type(node)](node, scope)
+
+    def ev_Constant(self, node, scope):
+        return node.value
+
+    def ev_Name(self, node, scope):
+        d = scope.vars
+        name = node.id
+        if name in d:
+            return d[name]
+        return self.lookup(name, scope, node)
+
+    def ev_Attribute(self, node, scope):
+        obj = self._ev[type(node.value)](node.value, scope)
+        try:
+            return self.get_attribute(obj, node.attr)
+        except Exception as e:
+            raise self._at(e, node) from None
+
+    def ev_Subscript(self, node, scope):
+        obj = self._ev[type(node.value)](node.value, scope)
+        key = self._ev[type(node.slice)](node.slice, scope)
+        try:
+            return self.get_item(obj, key)
+        except Exception as e:
+            raise self._at(e, node) from None
+
+    def ev_Slice(self, node, scope):
+        return slice(None if node.lower is None else self.ev(node.lower, scope),
+                     None if node.upper is None else self.ev(node.upper, scope),
+                     None if node.step is None else self.ev(node.step, scope))
+
+    # ---------------------------------------------------------------- operators
+    def ev_BinOp(self, node, scope):
+        a = self._ev[type(node.left)](node.left, scope)
+        b = self._ev[type(node.right)](node.right, scope)
+        return self.binop(type(node.op), a, b, node)
+
+    def binop(self, op, a, b, node, inplace=False):
+        ta = type(a)
+        tb = type(b)
+        try:
+            if ta is float or tb is float:
+                if op is ast.Mod and ta is str:
+                    return self._percent(a, b)
+            elif ta in INTS and tb in INTS:
+                self._check_int_op(op, a, b)
+                r = _BINOPS[op](a, b)
+                if type(r) is int and r.bit_length() > self.max_bits:
+                    raise self.int_limit(r.bit_length())
+                return r
+            elif ta in SEQUENCES or tb in SEQUENCES:
+                b = self._check_seq_op(op, a, b, ta, tb, inplace)
+                if op is ast.Mod and (ta is str or ta is bytes):
+                    return self._percent(a, b)
+            T = self.tensor_type
+            if isinstance(a, T) or isinstance(b, T):  # the engine converts the other operand
+                self.check_data(a, b)
+                if op in _BIT_OPS:
+                    self._check_broadcast(a, b)
+            r = (_INPLACE if inplace else _BINOPS)[op](a, b)
+            if type(r) in _COPIES:
+                self.alloc(len(r))
+            return r
+        except Exception as e:
+            raise self._at(e, node) from None
+
+    def ev_UnaryOp(self, node, scope):
+        v = self.ev(node.operand, scope)
+        op = type(node.op)
+        if op is ast.Not:
+            return not v
+        try:
+            return _UNARY[op](v)
+        except Exception as e:
+            raise self._wrap(e, node) from None
+
+    def ev_BoolOp(self, node, scope):
+        stop_on = type(node.op) is ast.Or  # `and` stops at the first false value, `or` at the first true one
+        v = not stop_on
+        for e in node.values:
+            v = self.ev(e, scope)
+            if bool(v) is stop_on:
+                return v
+        return v
+
+    def ev_Compare(self, node, scope):
+        left = self.ev(node.left, scope)
+        try:
+            for op, comp in zip(node.ops, node.comparators):
+                right = self.ev(comp, scope)
+                t = type(op)
+                if t is ast.In or t is ast.NotIn:
+                    r = self._contains(right, left)
+                    if t is ast.NotIn:
+                        r = not r
+                else:
+                    T = self.tensor_type
+                    if isinstance(left, T) or isinstance(right, T):
+                        self.check_data(left, right)
+                    r = _CMP[t](left, right)
+                if len(node.ops) == 1:
+                    return r
+                if not r:
+                    return r
+                left = right
+            return r
+        except Exception as e:
+            raise self._at(e, node) from None
+
+    def _contains(self, container, item):
+        t = type(container)
+        if t in CONTAINERS or t is str or t is bytes:
+            return item in container
+        if t is range and type(item) in INTS:
+            return item in container
+        if isinstance(container, (UserInstance, UserClass, ModuleProxy, UserFunction, BoundMethod)):
+            raise TypeError(f"argument of type '{self.type_name(container)}' is not iterable")
+        T = self.tensor_type
+        if isinstance(container, (T, dict, list, tuple)):
+            if isinstance(container, T):
+                self.check_data(item)
+            return item in container
+        return item in self.take(container)
+
+    def ev_IfExp(self, node, scope):
+        return self.ev(node.body, scope) if self.ev(node.test, scope) else self.ev(node.orelse, scope)
+
+    def ev_NamedExpr(self, node, scope):
+        value = self.ev(node.value, scope)
+        s = scope
+        while s.kind == COMP and s.parent is not None:
+            s = s.parent
+        self.assign(node.target, value, s)
+        return value
+
+    # ---------------------------------------------------------------- displays
+    def _elements(self, elts, scope):
+        """The items of a list/tuple/set display or of call arguments, `*iterable` spread (bounded)."""
+        out = []
+        for e in elts:
+            if type(e) is ast.Starred:
+                out.extend(self.take(self.iterate(self.ev(e.value, scope))))
+                if len(out) > self.max_seq:
+                    raise self._seq_limit(len(out))
+            else:
+                out.append(self._ev[type(e)](e, scope))
+        return out
+
+    def ev_List(self, node, scope):
+        return self._elements(node.elts, scope)
+
+    def ev_Tuple(self, node, scope):
+        return tuple(self._elements(node.elts, scope))
+
+    def ev_Set(self, node, scope):
+        return set(self._elements(node.elts, scope))
+
+    def ev_Dict(self, node, scope):
+        d = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                m = self.ev(v, scope)
+                if type(m) is not dict:
+                    raise ProgramError("TypeError", f"'{self.type_name(m)}' object is not a mapping", v.lineno,
+                                       v.col_offset)
+                d.update(m)
+            else:
+                d[self.ev(k, scope)] = self.ev(v, scope)
+        self.alloc(len(d), "dict")
+        return d
+
+    def ev_Starred(self, node, scope):
+        raise ProgramError("SyntaxError", "can't use starred expression here", node.lineno, node.col_offset)
+
+    def ev_Lambda(self, node, scope):
+        return self._function("<lambda>", node, True, scope)
+
+    def _function(self, name, node, is_lambda, scope):
+        """A `def` or `lambda`: its defaults are evaluated now, in the defining scope."""
+        a = node.args
+        defaults = [self.ev(d, scope) for d in a.defaults]
+        kw_defaults = {p.arg: self.ev(d, scope) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+        return UserFunction(name, node, node.body, is_lambda, scope, self, defaults, kw_defaults)
+
+    # ---------------------------------------------------------------- comprehensions
+    def _comprehension(self, node, scope, emit):
+        inner = Scope({}, scope, COMP)
+        self._comp_loop(node.generators, 0, inner, scope, emit)
+
+    def _comp_loop(self, gens, i, inner, outer, emit):
+        gen = gens[i]
+        # the first iterable is evaluated in the enclosing scope, as in Python
+        iterable = self.ev(gen.iter, outer if i == 0 else inner)
+        n = 0
+        limit = self.max_loop
+        last = i == len(gens) - 1
+        target = gen.target
+        name = target.id if type(target) is ast.Name else None
+        ifs = gen.ifs
+        for item in self.iterate(iterable):
+            n += 1
+            if n > limit:
+                raise self._loop_limit(gen.iter)
+            self.steps += 1
+            if self.steps >= self.next_check:
+                self._check(gen.iter)
+            if name is not None:
+                inner.vars[name] = item
+            else:
+                self.assign(target, item, inner, name_tensors=False)
+            if ifs and not all(self.ev(c, inner) for c in ifs):
+                continue
+            if last:
+                emit(inner)
+            else:
+                self._comp_loop(gens, i + 1, inner, outer, emit)
+
+    def ev_ListComp(self, node, scope):
+        out = []
+        elt = node.elt
+        ev = self._ev[type(elt)]
+        self._comprehension(node, scope, lambda s: out.append(ev(elt, s)))
+        return out
+
+    def ev_GeneratorExp(self, node, scope):
+        return iter(self.ev_ListComp(node, scope))
+
+    def ev_SetComp(self, node, scope):
+        out = set()
+        elt = node.elt
+        ev = self._ev[type(elt)]
+        self._comprehension(node, scope, lambda s: out.add(ev(elt, s)))
+        return out
+
+    def ev_DictComp(self, node, scope):
+        out = {}
+
+        def emit(s):
+            out[self.ev(node.key, s)] = self.ev(node.value, s)
+        self._comprehension(node, scope, emit)
+        return out

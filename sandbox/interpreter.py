@@ -1,0 +1,517 @@
+"""The evaluator core: `run_program`, the Interpreter, statements, assignment, names and types.
+
+User text never reaches `eval`, `exec` or `compile`. Statements and expressions are evaluated by
+methods dispatched on the node type (`ex_<Stmt>` here, `ev_<Expr>` in `expressions`); every value a
+program can touch is a plain Python value, an engine object reached through the allowlists
+(`names`, `attributes`), or an interpreter object from `objects`. The Interpreter is assembled from
+one mixin per job: budgets and limits (`budgets`), text formatting (`formatting`), the attribute
+policy (`attributes`), expressions and calls; tensor sizes and graph nodes are limited inside the
+engine (`Backend.limited`).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .attributes import Attributes
+from .backend import Backend
+from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
+from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
+from .calls import Calls
+from .checks import parse_program
+from .errors import LimitError, ProgramError, scrub
+from .expressions import Expressions
+from .formatting import Formatting
+from .objects import (
+    BREAK,
+    CLASS,
+    CONTINUE,
+    INTERP_TYPES,
+    MISSING,
+    PRIMITIVES,
+    SUBSCRIPTABLE,
+    BoundMethod,
+    Builtin,
+    BuiltinType,
+    ModuleProxy,
+    Scope,
+    TypeView,
+    UserClass,
+    UserFunction,
+    UserInstance,
+)
+
+
+@dataclass
+class RunOutcome:
+    stdout: str
+    error: dict | None
+    globals: dict = field(default_factory=dict)
+
+
+def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorder=None, on_print=None) -> RunOutcome:
+    """Run an untrusted program on the engine `backend` (`backend_for(engine)`) within `limits`; never
+    raises for anything the program does."""
+    return Interpreter(limits, backend, recorder, on_print).run(source)
+
+
+def _while(test, ev, scope):
+    """The iterations of a `while` loop, so that `for` and `while` share one loop body."""
+    while ev(test, scope):
+        yield None
+
+
+class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
+    def __init__(self, limits: SandboxLimits, backend: Backend, recorder=None, on_print=None):
+        self.limits = limits
+        self.B = backend
+        self.rec = recorder
+        self.on_print = on_print
+        self.max_steps = limits.max_steps
+        self.max_loop = limits.max_loop_iterations
+        self.max_bits = limits.max_int_bits
+        self.max_seq = limits.max_live_elements
+        self.max_out = limits.max_output_bytes
+        self.steps = 0
+        self.next_check = min(TIME_CHECK_EVERY, self.max_steps + 1)
+        self.deadline = None
+        self.depth = 0
+        self.out: list[str] = []
+        self.out_bytes = 0
+        self.allocated = 0
+        self.links = 0
+        self.imported: dict[str, object] = {}
+        self.globals: dict[str, object] = {}
+        self.tensor_type = backend.Tensor
+        # What an assignment names for the recorder: tensors, and modules (which name their parameters).
+        self.nameable_types = (backend.Tensor, backend.Module)
+        self._attr_rules: dict = {}
+        self._random = None
+        self._ev = {}
+        self._ex = {}
+        for name in dir(self):
+            if name.startswith("ev_"):
+                self._ev[getattr(ast, name[3:])] = getattr(self, name)
+            elif name.startswith("ex_"):
+                self._ex[getattr(ast, name[3:])] = getattr(self, name)
+        self.builtins = make_builtins(self)
+
+    # ================================================================= running
+    def run(self, source: str) -> RunOutcome:
+        error = None
+        try:
+            tree = parse_program(source, self.limits)
+            self.deadline = time.monotonic() + self.limits.time_limit_s
+            with self._engine_context():
+                self.exec_block(tree.body, Scope(self.globals))
+        except ProgramError as e:
+            error = e.to_dict()
+        except RecursionError:
+            error = {"type": "RecursionError", "message": "maximum recursion depth exceeded", "line": None,
+                     "column": None}
+        except MemoryError:
+            error = {"type": "MemoryError", "message": "out of memory", "line": None, "column": None}
+        except Exception as e:  # an engine limit raised outside any statement, or an interpreter bug
+            error = {"type": type(e).__name__, "message": scrub(str(e)), "line": None, "column": None}
+        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals())
+
+    @contextlib.contextmanager
+    def _engine_context(self):
+        B = self.B
+        state = B.state
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, 8000))
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(warnings.catch_warnings())
+            warnings.simplefilter("ignore")
+            stack.enter_context(np.errstate(all="ignore"))
+            prev_recorder = state.recorder
+            # torch.set_grad_enabled(False) as a plain call outlives the program: not its caller's code
+            stack.callback(setattr, state, "grad_enabled", state.grad_enabled)
+            B.reset_run_state()
+            if self.rec is not None:
+                stack.callback(setattr, state, "recorder", prev_recorder)
+                if state.recorder is not self.rec and hasattr(self.rec, "__enter__"):
+                    stack.enter_context(self.rec)
+            lim = self.limits
+            stack.enter_context(B.limited(max_tensor_elements=lim.max_tensor_elements,
+                                          max_live_elements=lim.max_live_elements, max_graph_nodes=lim.max_graph_nodes))
+            try:
+                yield
+            finally:
+                sys.setrecursionlimit(old_limit)
+
+    def _user_globals(self):
+        imported = self.imported
+        return {k: v for k, v in self.globals.items()
+                if type(v) is not ModuleProxy and not (k in imported and imported[k] is v)}
+
+    # ================================================================= errors
+    def _wrap(self, e: BaseException, node) -> ProgramError:
+        """A Python or engine exception as the program's error, at `node` (a ProgramError as it is)."""
+        if isinstance(e, ProgramError):
+            return e
+        line = getattr(node, "lineno", None)
+        col = getattr(node, "col_offset", None)
+        if isinstance(e, self.B.LimitExceeded):
+            return ProgramError("LimitExceeded", scrub(str(e)), line, col)
+        if isinstance(e, RecursionError):
+            return ProgramError("RecursionError", "maximum recursion depth exceeded", line, col)
+        if isinstance(e, MemoryError):
+            return ProgramError("MemoryError", "out of memory", line, col)
+        try:
+            if isinstance(e, KeyError) and len(e.args) == 1 and type(e.args[0]) in PRIMITIVES:
+                key = e.args[0]
+                msg = repr(key[:200] + "…" if type(key) is str and len(key) > 200 else key)
+            elif isinstance(e, KeyError) and len(e.args) == 1:  # a tuple key: str(e) would repr it in C, unbounded
+                try:
+                    msg = self.repr_value(e.args[0])
+                except LimitError:
+                    msg = "<a key too long to show>"
+            else:
+                msg = str(e)
+        except Exception:  # a message that cannot be rendered (too large, ...)
+            msg = type(e).__name__
+        return ProgramError(type(e).__name__, scrub(msg), line, col)
+
+    def _at(self, e: BaseException, node) -> ProgramError:
+        """`_wrap`, and a ProgramError without a location gets `node`'s: errors point at the innermost
+        expression or statement."""
+        if isinstance(e, ProgramError):
+            if e.line is None:
+                e.line, e.column = node.lineno, node.col_offset
+            return e
+        return self._wrap(e, node)
+
+    # ================================================================= statements
+    def exec_block(self, body, scope):
+        ex = self._ex
+        rec = self.rec
+        for stmt in body:
+            self.steps += 1
+            if self.steps >= self.next_check:
+                self._check(stmt)
+            if rec is not None:
+                rec.line = stmt.lineno
+            try:
+                r = ex[type(stmt)](stmt, scope)
+            except Exception as e:
+                raise self._at(e, stmt) from None
+            if r is not None:
+                return r
+        return None
+
+    def ex_Expr(self, node, scope):
+        self._ev[type(node.value)](node.value, scope)
+
+    def ex_Pass(self, node, scope):
+        return None
+
+    def ex_Break(self, node, scope):
+        return BREAK
+
+    def ex_Continue(self, node, scope):
+        return CONTINUE
+
+    def ex_Assign(self, node, scope):
+        value = self._ev[type(node.value)](node.value, scope)
+        for target in node.targets:
+            if type(target) is ast.Name:
+                scope.vars[target.id] = value
+                if self.rec is not None and isinstance(value, self.nameable_types):
+                    self.rec.name_tensor(value, target.id)
+            else:
+                self.assign(target, value, scope)
+
+    def ex_AnnAssign(self, node, scope):
+        if node.value is not None:
+            self.assign(node.target, self.ev(node.value, scope), scope)
+
+    def ex_AugAssign(self, node, scope):
+        target = node.target
+        op = type(node.op)
+        t = type(target)
+        if t is ast.Name:
+            cur = self.lookup(target.id, scope, target)
+            value = self.binop(op, cur, self.ev(node.value, scope), node, inplace=True)
+            self.assign(target, value, scope)
+        elif t is ast.Attribute:
+            obj = self.ev(target.value, scope)
+            cur = self.get_attribute(obj, target.attr)
+            value = self.binop(op, cur, self.ev(node.value, scope), node, inplace=True)
+            self.set_attribute(obj, target.attr, value)
+        elif t is ast.Subscript:
+            obj = self.ev(target.value, scope)
+            key = self.ev(target.slice, scope)
+            cur = self.get_item(obj, key)
+            value = self.binop(op, cur, self.ev(node.value, scope), node, inplace=True)
+            self.set_item(obj, key, value)
+        else:  # pragma: no cover - the parser rejects other targets
+            raise ProgramError("SyntaxError", "illegal expression for augmented assignment", node.lineno)
+
+    def ex_If(self, node, scope):
+        if self.ev(node.test, scope):
+            return self.exec_block(node.body, scope)
+        if node.orelse:
+            return self.exec_block(node.orelse, scope)
+        return None
+
+    def ex_While(self, node, scope):
+        return self._loop(node, _while(node.test, self._ev[type(node.test)], scope), None, scope)
+
+    def ex_For(self, node, scope):
+        return self._loop(node, self.iterate(self.ev(node.iter, scope)), node.target, scope)
+
+    def _loop(self, node, items, target, scope):
+        """A `for` (target: its loop variable) or `while` loop: the body once per item, at most
+        max_loop_iterations times; then the `else` block unless a `break` ended it."""
+        n = 0
+        limit = self.max_loop
+        name = target.id if type(target) is ast.Name else None
+        body = node.body
+        exec_block = self.exec_block
+        vars = scope.vars  # noqa: A001
+        for item in items:
+            n += 1
+            if n > limit:
+                raise self._loop_limit(node)
+            if name is not None:
+                vars[name] = item
+            elif target is not None:
+                self.assign(target, item, scope, name_tensors=False)
+            r = exec_block(body, scope)
+            if r is not None:
+                if r is BREAK:
+                    return None
+                if r is CONTINUE:
+                    continue
+                return r
+        if node.orelse:
+            return self.exec_block(node.orelse, scope)
+        return None
+
+    def iterate(self, v):
+        """`iter(v)`; for an interpreter object, the error names the type the program sees."""
+        if type(v) in INTERP_TYPES:
+            raise TypeError(f"'{self.type_name(v)}' object is not iterable")
+        return iter(v)
+
+    def ex_Import(self, node, scope):
+        for alias in node.names:
+            mod = self._import(alias.name, node)
+            if alias.asname:
+                name, value = alias.asname, mod
+            else:
+                name = alias.name.split(".")[0]
+                value = self._import(name, node)
+            self._bind_import(scope, name, value)
+
+    def ex_ImportFrom(self, node, scope):
+        mod = self._import(node.module or "", node)
+        for alias in node.names:
+            value = mod.attrs.get(alias.name, MISSING)
+            if value is MISSING:
+                value = self.B.modules.get(f"{node.module}.{alias.name}", MISSING)
+            if value is MISSING:
+                raise ProgramError("ImportError", f"cannot import name '{alias.name}' from '{node.module}'"
+                                   " (not available in flowgrad)", node.lineno, node.col_offset)
+            self._bind_import(scope, alias.asname or alias.name, value)
+
+    def _bind_import(self, scope, name, value):
+        scope.vars[name] = value
+        if scope.vars is self.globals:
+            self.imported[name] = value  # left out of the run's globals
+
+    def _import(self, name, node):
+        if name == "random":
+            if self._random is None:
+                self._random = random_module(self)
+            return self._random
+        mod = self.B.modules.get(name)
+        if mod is None:
+            avail = ", ".join(sorted(self.B.modules))
+            raise ProgramError("ModuleNotFoundError", f"No module named '{name}' (flowgrad programs can import "
+                               f"{avail})", node.lineno, node.col_offset)
+        return mod
+
+    def ex_With(self, node, scope):
+        return self._with(node.items, 0, node.body, scope)
+
+    def _with(self, items, i, body, scope):
+        if i == len(items):
+            return self.exec_block(body, scope)
+        item = items[i]
+        cm = self.ev(item.context_expr, scope)
+        t = type(cm)
+        if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
+            raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol "
+                            "(flowgrad supports torch.no_grad(), torch.enable_grad(), torch.inference_mode())")
+        value = t.__enter__(cm)
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, value, scope)
+        try:
+            r = self._with(items, i + 1, body, scope)
+        except BaseException as e:
+            t.__exit__(cm, type(e), e, None)
+            raise
+        t.__exit__(cm, None, None, None)
+        return r
+
+    def ex_Assert(self, node, scope):
+        if not self.ev(node.test, scope):
+            msg = "" if node.msg is None else self.to_str(self.ev(node.msg, scope))
+            raise ProgramError("AssertionError", msg, node.lineno, node.col_offset)
+
+    def ex_Delete(self, node, scope):
+        for target in node.targets:
+            self._delete(target, scope, node)
+
+    def _delete(self, target, scope, node):
+        t = type(target)
+        if t is ast.Name:
+            if target.id not in scope.vars:
+                raise NameError(f"name '{target.id}' is not defined")
+            del scope.vars[target.id]
+        elif t is ast.Subscript:
+            obj = self.ev(target.value, scope)
+            key = self.ev(target.slice, scope)
+            if type(obj) not in (list, dict):
+                raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
+            del obj[key]
+        elif t in (ast.Tuple, ast.List):
+            for e in target.elts:
+                self._delete(e, scope, node)
+        else:
+            raise ProgramError("NotImplementedError", "this 'del' target is not supported", node.lineno,
+                               node.col_offset)
+
+    # ================================================================= assignment and items
+    def assign(self, target, value, scope, name_tensors=True):
+        t = type(target)
+        if t is ast.Name:
+            scope.vars[target.id] = value
+            if name_tensors and self.rec is not None and isinstance(value, self.nameable_types):
+                self.rec.name_tensor(value, target.id)
+        elif t is ast.Tuple or t is ast.List:
+            self._unpack(target.elts, value, scope, name_tensors, target)
+        elif t is ast.Attribute:
+            self.set_attribute(self.ev(target.value, scope), target.attr, value)
+        elif t is ast.Subscript:
+            self.set_item(self.ev(target.value, scope), self.ev(target.slice, scope), value)
+        else:
+            raise ProgramError("SyntaxError", "cannot assign to this expression", target.lineno, target.col_offset)
+
+    def _unpack(self, elts, value, scope, name_tensors, node):
+        items = value if type(value) in (list, tuple) else self.take(self.iterate(value))
+        star = [i for i, e in enumerate(elts) if type(e) is ast.Starred]
+        n = len(items)
+        if not star:
+            if n != len(elts):
+                if n < len(elts):
+                    raise ValueError(f"not enough values to unpack (expected {len(elts)}, got {n})")
+                raise ValueError(f"too many values to unpack (expected {len(elts)})")
+            for e, v in zip(elts, items):
+                self.assign(e, v, scope, name_tensors)
+            return
+        if len(star) > 1:
+            raise ProgramError("SyntaxError", "multiple starred expressions in assignment", node.lineno)
+        s = star[0]
+        after = len(elts) - s - 1
+        if n < len(elts) - 1:
+            raise ValueError(f"not enough values to unpack (expected at least {len(elts) - 1}, got {n})")
+        for e, v in zip(elts[:s], items[:s]):
+            self.assign(e, v, scope, name_tensors)
+        self.assign(elts[s].value, list(items[s:n - after]), scope, name_tensors)
+        for e, v in zip(elts[s + 1:], items[n - after:]):
+            self.assign(e, v, scope, name_tensors)
+
+    def set_item(self, obj, key, value):
+        t = type(obj)
+        if t is list and type(key) is slice:
+            # slice assignment consumes any iterable in C: bound it first
+            if type(value) not in (list, tuple):
+                value = self.take(value)
+            self.alloc(len(obj) + len(value), "list")
+            obj[key] = value
+            return
+        if t is list or t is dict:
+            obj[key] = value
+            return
+        if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
+            self.check_data(key, value)
+            obj[key] = value
+            return
+        raise TypeError(f"'{self.type_name(obj)}' object does not support item assignment")
+
+    def get_item(self, obj, key):
+        t = type(obj)
+        if t in SUBSCRIPTABLE:
+            if type(key) is slice and t is not dict and t is not range:
+                r = obj[key]
+                self.alloc(len(r))  # slices copy
+                return r
+            return obj[key]
+        if isinstance(obj, (self.B.Tensor, self.B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+            self.check_data(key)
+            return obj[key]
+        raise TypeError(f"'{self.type_name(obj)}' object is not subscriptable")
+
+    # ================================================================= names and types
+    def lookup(self, name, scope, node=None):
+        d = scope.vars
+        if name in d:
+            return d[name]
+        s = scope.parent
+        while s is not None:
+            if s.kind != CLASS and name in s.vars:
+                return s.vars[name]
+            s = s.parent
+        v = self.builtins.get(name, MISSING)
+        if v is not MISSING:
+            return v
+        if name in FORBIDDEN_BUILTINS:
+            raise NameError(f"name '{name}' is not defined ({name} is not available in flowgrad programs)")
+        raise NameError(f"name '{name}' is not defined")
+
+    def type_of(self, obj):
+        """`type(obj)`: a user class, a builtin type, a reachable engine class, or a display-only TypeView."""
+        t = type(obj)
+        if t is UserInstance:
+            return obj.cls
+        bt = self.builtins.get(t.__name__)
+        if type(bt) is BuiltinType and bt.pytype is t:
+            return bt
+        if isinstance(obj, self.B.UserModule):
+            return obj.__dict__["_fg_cls"]
+        if t in self.B.class_names:
+            return t
+        if t in (UserClass, BuiltinType, TypeView):
+            return TypeView("type", type)
+        if t in (UserFunction, BoundMethod, Builtin):
+            return TypeView("function", UserFunction)
+        if t is ModuleProxy:
+            return TypeView("module", ModuleProxy)
+        return TypeView(self.type_name(obj), t)
+
+    def type_name(self, obj):
+        t = type(obj)
+        if t is UserInstance:
+            return obj.cls.name
+        if t is UserClass:
+            return "type"
+        if t in (UserFunction, BoundMethod, Builtin):
+            return "function"
+        if t is BuiltinType or t is TypeView:
+            return "type"
+        if t is ModuleProxy:
+            return "module"
+        if isinstance(obj, self.B.UserModule):
+            return obj.__dict__["_fg_cls"].name
+        return t.__name__

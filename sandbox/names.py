@@ -1,0 +1,52 @@
+"""Allowlists of names: which functions and classes of torch/nn/F/optim/math a program can reach.
+
+Nothing outside these lists is reachable by name (`backend.py` builds the module proxies from them).
+Which *attributes* of a value a program may use is the attribute policy, in `attributes.py`.
+"""
+
+from __future__ import annotations
+
+TORCH_NAMES = frozenset("""
+tensor Tensor as_tensor zeros ones zeros_like ones_like full full_like empty empty_like eye arange
+linspace logspace rand randn randint rand_like randn_like randint_like randperm normal bernoulli
+multinomial manual_seed initial_seed exp exp2 log log2 log10 log1p expm1 sin cos tan asin acos atan atan2
+sinh cosh tanh sigmoid relu sqrt rsqrt abs neg negative square pow clamp clamp_min clamp_max clip sum
+mean max min amax amin argmax argmin std var prod cumsum cumprod norm matmul mm bmm mv dot outer mul
+multiply add sub subtract div divide true_divide floor_divide remainder fmod maximum minimum where cat
+concat concatenate stack hstack vstack split chunk unbind reshape flatten squeeze unsqueeze transpose
+permute t softmax log_softmax sign floor ceil round trunc frac allclose equal isclose isnan isinf
+isfinite logsumexp einsum tril triu diag diagonal trace gather scatter index_select masked_select
+topk sort argsort masked_fill lerp erf detach clone broadcast_to broadcast_tensors expand_copy
+numel is_tensor is_floating_point no_grad enable_grad inference_mode set_grad_enabled
+is_grad_enabled is_inference_mode_enabled Size dtype float32 float64 float16 bfloat16 int64 int32
+int16 int8 uint8 bool float double long int half device get_default_dtype flip roll tile
+repeat_interleave cross det inverse logical_and logical_or logical_not logical_xor eq ne lt le gt ge
+greater less any all count_nonzero nonzero unique cdist dist addmm baddbmm outer relu_ sigmoid_
+tanh_ softplus celu selu gelu silu mish hardtanh dropout cosine_similarity pairwise_distance
+heaviside sinc deg2rad rad2deg hypot fmax fmin nan_to_num cummax cummin diff kron meshgrid
+nn optim autograd float_power reciprocal xlogy
+""".split())
+# Never exposed even if the engine has them: file access, global state shared by runs, internals.
+TORCH_DENY = frozenset("""
+save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
+use_deterministic_algorithms set_num_threads hub utils limits recorder sandbox formatting apply defop
+unbroadcast STATE Op OPS reset_run_state
+""".split())
+AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
+# Engine classes a program may name (isinstance, type()) but not call.
+NOT_CONSTRUCTIBLE = frozenset({"dtype"})
+
+MATH_NAMES = frozenset("""
+sqrt exp log log2 log10 log1p expm1 pi e tau sin cos tan asin acos atan atan2 sinh cosh tanh asinh
+acosh atanh floor ceil trunc isclose inf nan fabs isnan isinf isfinite erf erfc gamma lgamma hypot
+degrees radians copysign fmod pow
+""".split())
+
+# Bare names bound without importing (the hostile examples use them): torch functions and nn classes.
+BARE_TORCH = ("tensor zeros ones randn rand arange linspace exp log sin cos tanh sigmoid relu sqrt "
+              "manual_seed no_grad eye full zeros_like ones_like randint matmul cat stack where "
+              "softmax").split()
+BARE_NN = ("Linear ReLU Sigmoid Tanh Softmax LogSoftmax Sequential Module ModuleList MSELoss "
+           "CrossEntropyLoss BCELoss BCEWithLogitsLoss L1Loss NLLLoss LeakyReLU GELU Dropout "
+           "Parameter Identity Flatten Embedding LayerNorm BatchNorm1d Conv1d Conv2d").split()
+BARE_OPTIM = ("SGD Adam AdamW RMSprop Adagrad").split()
