@@ -156,7 +156,7 @@ function startStream(src, seq, opts, t0, finish) {
       if (seq !== app.runSeq) return;
       $("stream-toggle").hidden = true;
       if (err.fallback) {
-        app.noStream = true; // the server has no stream: use POST from now on
+        if (err.noStream) app.noStream = true; // the server has no stream: use POST from now on
         finish();
         run({ ...opts, noStream: true }).then(over);
       } else if (trace.streaming) {
