@@ -1,10 +1,34 @@
-"""torch.optim.SGD and Adam, following PyTorch's update rules step for step."""
+"""torch.optim.SGD and Adam, following PyTorch's update rules step for step.
+
+`param_groups` are plain lists and dicts a program can change. `step()` reads them through
+`_checked_groups`: every group a dict, every parameter a tensor, every hyperparameter a number (one-
+element tensors count, as in PyTorch) — else PyTorch's error for that hyperparameter — so no program
+object reaches the update or the trace (`optim_step` records `lr`).
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from .autograd import STATE, note_writes
+from .boundary import is_number, is_tensor, plain_text, type_name
 from .nn.modules import _zero_grads
+
+
+def _check_params(params):
+    for p in params:
+        if not is_tensor(p):
+            raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type_name(p)}")
+    return params
+
+
+def _number(value, error):
+    """A hyperparameter as a number: numbers as they are, a one-element tensor as its value; else
+    `error(type name)` (PyTorch's message for that hyperparameter)."""
+    if is_number(value):
+        return value
+    if is_tensor(value) and value._data.size == 1:
+        return value.item()
+    raise error(type_name(value))
 
 
 class Optimizer:
@@ -15,23 +39,54 @@ class Optimizer:
         if isinstance(params[0], dict):
             groups = [dict(defaults, **g) for g in params]
             for g in groups:
-                g["params"] = list(g["params"])
+                g["params"] = _check_params(list(g["params"]))
         else:
-            groups = [dict(defaults, params=params)]
+            groups = [dict(defaults, params=_check_params(params))]
         self.param_groups = groups
         self.defaults = defaults
         self.state = {}
 
     def zero_grad(self, set_to_none=True):
-        params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
+        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p.grad is not None]
         _zero_grads(params, set_to_none)
+
+    def _checked_groups(self, numbers=True):
+        """The param groups as the update reads them: copies holding tensors and numbers only."""
+        groups = self.param_groups
+        if type(groups) is not list:
+            raise TypeError(f"param_groups must be a list, not {type_name(groups)}")
+        out = []
+        for g in groups:
+            if type(g) is not dict:
+                raise TypeError(f"param_groups must hold dicts, not {type_name(g)}")
+            params = g.get("params")
+            if type(params) is not list:
+                raise TypeError(f"param group 'params' must be a list of Tensors, not {type_name(params)}")
+            g = dict(g, params=_check_params(list(params)))
+            if numbers:
+                self._check_hyperparameters(g)
+            out.append(g)
+        return out
+
+    def _check_hyperparameters(self, group):
+        """Replace the group's numeric hyperparameters by numbers (in the copy), PyTorch's errors otherwise."""
+        for key, error in self._HYPER.items():
+            if key in group:
+                group[key] = _number(group[key], error)
+        for key in self._FLAGS:
+            if key in group:
+                group[key] = bool(group[key])
+
+    _HYPER: dict = {}
+    _FLAGS: tuple = ()
 
     def step(self, closure=None):
         loss = closure() if closure is not None else None
+        groups = self._checked_groups()
         rec = STATE.recorder
         updated = []
         state = self.state
-        for group in self.param_groups:
+        for group in groups:
             for p in group["params"]:
                 grad = p._grad
                 if grad is None:
@@ -53,7 +108,7 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             for k in sorted(g):
                 if k != "params":
-                    lines.append(f"    {k}: {g[k]}")
+                    lines.append(f"    {plain_text(k)}: {plain_text(g[k])}")
         return "\n".join(lines) + "\n)"
 
 
@@ -65,6 +120,14 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize))
+
+    _HYPER = {
+        "lr": lambda t: TypeError(f"bad operand type for unary -: '{t}'"),
+        "momentum": lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "dampening": lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'"),
+        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+    }
+    _FLAGS = ("nesterov", "maximize")
 
     def _update(self, p, grad, group, state):
         """The step to subtract from the parameter."""
@@ -90,6 +153,28 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
+
+    _HYPER = {
+        "lr": lambda t: TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'"),
+        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+    }
+    _FLAGS = ("amsgrad", "maximize")
+
+    def _check_hyperparameters(self, group):
+        super()._check_hyperparameters(group)
+        if "betas" in group:
+            betas = group["betas"]
+            if type(betas) not in (list, tuple):
+                if not is_tensor(betas):
+                    raise TypeError(f"cannot unpack non-iterable {type_name(betas)} object")
+                betas = list(betas)
+            if len(betas) != 2:
+                raise ValueError("not enough values to unpack (expected 2, got 1)" if len(betas) < 2 else
+                                 "too many values to unpack (expected 2)")
+            group["betas"] = (
+                _number(betas[0], lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'")),
+                _number(betas[1], lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}")))
 
     def _update(self, p, grad, group, state):
         b1, b2 = group["betas"]

@@ -170,7 +170,7 @@ def test_what_each_hole_keeps(run, settings):
     d = run(HOLES["40 modules with a 1 MB repr"])
     reprs = [m["repr"] for m in d["modules"].values()]
     assert len(reprs) == 40 and all(len(r) <= s.max_string_chars + 30 for r in reprs)
-    assert all(CLIP_MARK in r and r.endswith("chars]") for r in reprs)
+    assert all(CLIP_MARK in r for r in reprs)  # cut visibly (by the engine's repr, or by the recorder)
     d = run(HOLES["700-deep chain, long names"])
     names = [m["name"] for m in d["modules"].values() if m["name"]]
     assert len(names) == 701 and max(map(len, names)) <= s.max_path_chars + 30
