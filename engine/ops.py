@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import ops_nn as _nn
+
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left")
 
 
@@ -394,3 +396,18 @@ defop("sign", None, "sign", np.sign, saves=False)
 defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
 defop("logical_or", None, "or", np.logical_or, saves=False, broadcasts=True)
 defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)
+
+# Layers (numpy in engine/ops_nn.py). Spatial params are 2-tuples, or 1-tuples for the 1-D forms.
+defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv_vjp_input, r"\star W^{\top}"),
+      (_nn.conv_vjp_weight, r"x\star"), (_nn.conv_vjp_bias, r"\textstyle\sum"), needs=("b", "a", ""),
+      params=Params("args", ("stride", "padding", "dilation", "groups")))
+defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
+      params=Params("args", ("pad", "value")))
+defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
+      (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("a",),
+      params=Params("args", ("kernel_size", "stride", "padding", "dilation", "ceil_mode")))
+defop("avg_pool2d", "AvgPool2DBackward0", "avg_pool", _nn.avg_pool_forward, (_nn.avg_pool_vjp, r"\frac{1}{k}"),
+      saves=False, params=Params("args", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                          "divisor_override")))
+defop("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive_avg_pool", _nn.adaptive_avg_forward,
+      (_nn.adaptive_avg_vjp, r"\frac{1}{k}"), saves=False, params=Params("call", ("output_size",)))

@@ -1,5 +1,6 @@
 """torch.nn for the supported subset."""
 from . import functional, init
+from .conv import Conv1d, Conv2d
 from .modules import (
                       BCELoss,
                       BCEWithLogitsLoss,
@@ -19,7 +20,10 @@ from .modules import (
                       Softmax,
                       Tanh,
 )
+from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .reshape import Unflatten
 
 __all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
-           "Softmax", "LogSoftmax", "Flatten"]
+           "Softmax", "LogSoftmax", "Flatten",
+           "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten"]

@@ -96,3 +96,6 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     _check(idx.shape + (n,))  # refuse before numpy builds it
     return _leaf((idx[..., None] == np.arange(n)).astype(np.int64), False)
+
+
+# Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py

@@ -94,6 +94,18 @@ CASES = {
                              ((rng.uniform(0.1, 0.9, (5,)), rng.uniform(0, 1, (5,))), ("sum",))],
     "binary_cross_entropy_with_logits": [((r(3, 4), rng.uniform(0, 1, (3, 4))), ("mean",)),
                                          ((r(5), rng.uniform(0, 1, (5,))), ("none",))],
+    # Layers: (stride, padding, dilation, groups) for convolution; 1-tuples are the 1-D forms.
+    "convolution": [((r(2, 3, 5, 6), r(4, 3, 3, 2), r(4)), ((1, 1), (0, 0), (1, 1), 1)),
+                    ((r(1, 4, 6, 5), r(4, 2, 3, 3), r(4)), ((2, 1), (1, 2), (1, 2), 2)),
+                    ((r(2, 3, 7), r(2, 3, 3), r(2)), ((2,), (1,), (2,), 1))],
+    "constant_pad_nd": [((r(2, 3, 4),), ((1, 2, 0, 1), 0.5)), ((r(3, 4),), ((-1, 2), 0.0))],
+    "max_pool2d": [((distinct(2, 2, 5, 6),), ((2, 2), (2, 2), (0, 0), (1, 1), False)),
+                   ((distinct(1, 2, 5, 5),), ((3, 2), (2, 1), (1, 1), (1, 2), True)),
+                   ((distinct(2, 4, 4),), ((2, 2), (1, 1), (1, 0), (1, 1), False))],
+    "avg_pool2d": [((r(2, 2, 5, 6),), ((2, 2), (2, 2), (0, 0), False, True, None)),
+                   ((r(1, 2, 5, 5),), ((3, 3), (2, 2), (1, 1), True, False, None)),
+                   ((r(2, 4, 4),), ((2, 3), (1, 2), (1, 1), False, True, 4))],
+    "adaptive_avg_pool2d": [((r(2, 2, 5, 7),), ((3, 4),)), ((r(2, 4, 4),), ((4, 2),))],
 }
 
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)

@@ -67,6 +67,11 @@ TORCH = {
     "nll_loss": lambda a, t, r: F.nll_loss(a, t, reduction=r),
     "binary_cross_entropy": lambda p, y, r: F.binary_cross_entropy(p, y, reduction=r),
     "binary_cross_entropy_with_logits": lambda x, y, r: F.binary_cross_entropy_with_logits(x, y, reduction=r),
+    "convolution": lambda x, w, b, s, p, d, g: (F.conv2d if x.ndim == 4 else F.conv1d)(x, w, b, s, p, d, g),
+    "constant_pad_nd": lambda a, pad, v: F.pad(a, pad, value=v),
+    "max_pool2d": lambda a, k, s, p, d, c: F.max_pool2d(a, k, s, p, d, c),
+    "avg_pool2d": lambda a, k, s, p, c, i, o: F.avg_pool2d(a, k, s, p, c, i, o),
+    "adaptive_avg_pool2d": lambda a, size: F.adaptive_avg_pool2d(a, size),
 }
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}

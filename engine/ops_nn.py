@@ -1,0 +1,291 @@
+"""Forwards and VJPs of the layer ops (convolution, pooling, normalisation, embedding) for the op table.
+
+The `defop` lines stay in engine/ops.py; this module holds only their numpy. Convolution is im2col:
+one strided window view of the (padded) input copied into a column matrix, then one matmul per group;
+its input gradient is col2im, a loop over the kernel offsets adding strided slices. Spatial ops work in
+2-D: a 1-D op is the 2-D one with height 1 (PyTorch's own conv1d/max_pool1d do the same).
+`output_sizes` predicts the big allocations of each op for engine/limits.py before numpy makes them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+def _two(v, n):
+    """A 1- or 2-element parameter as a 2-D one: (v,) -> (1 or 0, v) for 1-D ops."""
+    v = tuple(v)
+    return v if len(v) == 2 else ((n,) + v)
+
+
+def _as2d(x):
+    """(N, C, L) -> (N, C, 1, L); 4-D unchanged."""
+    return x[:, :, None, :] if x.ndim == 3 else x
+
+
+# ---------------------------------------------------------------- convolution
+def conv_geometry(xshape, wshape, stride, padding, dilation):
+    """Output spatial size for a conv; padding is ((lo, hi), ...) per spatial dim."""
+    spatial = xshape[2:]
+    k = wshape[2:]
+    return tuple((spatial[i] + padding[i][0] + padding[i][1] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
+                 for i in range(len(spatial)))
+
+
+def _pad2d(x, pads, value=0.0):
+    (t, b), (l, r) = pads
+    if not (t or b or l or r):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
+
+
+def _windows(xp, oh, ow, kh, kw, stride, dilation):
+    """(N, C, OH, OW, KH, KW) view of the windows of a padded 4-D array (no copy)."""
+    s0, s1, s2, s3 = xp.strides
+    return as_strided(xp, (xp.shape[0], xp.shape[1], oh, ow, kh, kw),
+                      (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0], s3 * dilation[1]), writeable=False)
+
+
+def _conv_setup(x, w, stride, padding, dilation):
+    one = x.ndim == 3
+    x4, w4 = _as2d(x), _as2d(w)
+    st, dl = _two(stride, 1), _two(dilation, 1)
+    pads = tuple((q, q) for q in _two(padding, 0))
+    oh, ow = conv_geometry(x4.shape, w4.shape, st, pads, dl)
+    return one, x4, w4, st, pads, dl, oh, ow
+
+
+def _cols(x4, w4, groups, st, pads, dl, oh, ow):
+    """im2col: (G, N*OH*OW, Cg*KH*KW)."""
+    n, c = x4.shape[:2]
+    kh, kw = w4.shape[2:]
+    win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
+    g = groups
+    win = win.reshape(n, g, c // g, oh, ow, kh, kw)
+    cols = np.ascontiguousarray(win.transpose(1, 0, 3, 4, 2, 5, 6))  # G N OH OW Cg KH KW
+    return cols.reshape(g, n * oh * ow, (c // g) * kh * kw)
+
+
+def conv_forward(x, w, b, stride, padding, dilation, groups):
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n = x4.shape[0]
+    o = w4.shape[0]
+    g = groups
+    cols = _cols(x4, w4, g, st, pads, dl, oh, ow)
+    wmat = w4.reshape(g, o // g, -1)
+    out = np.matmul(cols, wmat.transpose(0, 2, 1))  # G, N*OH*OW, Og
+    if g == 1:
+        out = out[0].reshape(n, oh * ow, o).transpose(0, 2, 1)
+    else:
+        out = out.reshape(g, n, oh * ow, o // g).transpose(1, 0, 3, 2)
+    out = out.reshape(n, o, oh, ow)  # one copy into PyTorch's layout
+    if b is not None:
+        out += b.reshape(1, o, 1, 1).astype(out.dtype, copy=False)
+    return out[:, :, 0, :] if one else out
+
+
+def _grad_rows(g, n, groups, o, oh, ow):
+    """The output gradient as (G, N*OH*OW, Og)."""
+    g4 = g.reshape(n, groups, o // groups, oh * ow)
+    return np.ascontiguousarray(g4.transpose(1, 0, 3, 2)).reshape(groups, n * oh * ow, o // groups)
+
+
+def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n, c, h, wd = x4.shape
+    o, cg, kh, kw = w4.shape
+    gr = _grad_rows(g, n, groups, o, oh, ow)
+    dcols = np.matmul(gr, w4.reshape(groups, o // groups, -1))  # G, N*OH*OW, Cg*KH*KW
+    dcols = dcols.reshape(groups, n, oh, ow, cg, kh, kw).transpose(1, 0, 4, 5, 6, 2, 3)  # N G Cg KH KW OH OW
+    dcols = np.ascontiguousarray(dcols).reshape(n, c, kh, kw, oh, ow)
+    (t, bt), (le, r) = pads
+    dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
+    for i in range(kh):
+        hs = i * dl[0]
+        for j in range(kw):
+            ws = j * dl[1]
+            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
+    dx = dxp[:, :, t:t + h, le:le + wd]
+    return dx[:, :, 0, :] if one else dx
+
+
+def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n = x4.shape[0]
+    o = w4.shape[0]
+    gr = _grad_rows(g, n, groups, o, oh, ow)
+    cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
+    dw = np.matmul(gr.transpose(0, 2, 1), cols)  # G, Og, Cg*KH*KW
+    return dw.reshape(w.shape)
+
+
+def conv_vjp_bias(g, ans, x, w, b, *params):
+    return g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+# ---------------------------------------------------------------- pooling
+def pool_size(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling_output_shape."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, value):
+    """Padded 4-D input (right side extended for ceil_mode) and the window view."""
+    x4 = x if x.ndim == 4 else x[None]
+    k, s, p, d = kernel, stride, padding, dilation
+    h, w = x4.shape[2:]
+    oh = pool_size(h, k[0], s[0], p[0], d[0], ceil_mode)
+    ow = pool_size(w, k[1], s[1], p[1], d[1], ceil_mode)
+    need_h = (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    pads = ((p[0], max(need_h - h - p[0], 0)), (p[1], max(need_w - w - p[1], 0)))
+    xp = _pad2d(x4, pads, value)
+    return x4, xp, pads, oh, ow
+
+
+def max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode):
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    out = _windows(xp, oh, ow, kernel[0], kernel[1], stride, dilation).max(axis=(4, 5))
+    return out if x.ndim == 4 else out[0]
+
+
+def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """Which kernel offset holds each window's (first) maximum: (N, C, OH, OW) ints."""
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    win = _windows(xp, oh, ow, kernel[0], kernel[1], stride, dilation)
+    return x4, pads, win.reshape(win.shape[:4] + (-1,)).argmax(axis=4)
+
+
+def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
+    x4, pads, arg = max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode)
+    g4 = g if g.ndim == 4 else g[None]
+    oh, ow = arg.shape[2:]
+    n, c, h, w = x4.shape
+    dxp = np.zeros((n, c, h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1]), dtype=g.dtype)
+    kw = kernel[1]
+    for i in range(kernel[0]):
+        hs = i * dilation[0]
+        for j in range(kw):
+            ws = j * dilation[1]
+            dxp[:, :, hs:hs + stride[0] * (oh - 1) + 1:stride[0], ws:ws + stride[1] * (ow - 1) + 1:stride[1]] += \
+                np.where(arg == i * kw + j, g4, 0)
+    dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+    return dx if x.ndim == 4 else dx[0]
+
+
+def _avg_divisors(size, k, s, p, oh, count_include_pad):
+    """Per output position along one axis: the number of cells PyTorch divides by."""
+    start = np.arange(oh) * s - p
+    end = np.minimum(start + k, size + p)
+    span = end - start
+    if not count_include_pad:
+        span = np.minimum(end, size) - np.maximum(start, 0)
+    return span
+
+
+def avg_pool_forward(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    total = _windows(xp, oh, ow, kernel[0], kernel[1], stride, (1, 1)).sum(axis=(4, 5))
+    out = total / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, x.dtype)
+    return out if x.ndim == 4 else out[0]
+
+
+def _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, dt):
+    if divisor_override:
+        return np.asarray(divisor_override, dtype=dt)
+    dh = _avg_divisors(x4.shape[2], kernel[0], stride[0], padding[0], oh, count_include_pad)
+    dw = _avg_divisors(x4.shape[3], kernel[1], stride[1], padding[1], ow, count_include_pad)
+    return (dh[:, None] * dw[None, :]).astype(dt)
+
+
+def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    g4 = g if g.ndim == 4 else g[None]
+    gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
+    dxp = np.zeros(xp.shape, dtype=g.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            dxp[:, :, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]] += gd
+    n, c, h, w = x4.shape
+    dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+    return dx if x.ndim == 4 else dx[0]
+
+
+def _adaptive_matrix(size, out, dt):
+    """Rows average PyTorch's adaptive bins: [floor(i*size/out), ceil((i+1)*size/out))."""
+    m = np.zeros((out, size), dtype=dt)
+    for i in range(out):
+        s = (i * size) // out
+        e = -((-(i + 1) * size) // out)
+        m[i, s:e] = 1.0 / (e - s)
+    return m
+
+
+def adaptive_avg_forward(x, output_size):
+    ah = _adaptive_matrix(x.shape[-2], output_size[0], x.dtype)
+    aw = _adaptive_matrix(x.shape[-1], output_size[1], x.dtype)
+    return np.matmul(np.matmul(ah, x), aw.T)
+
+
+def adaptive_avg_vjp(g, ans, x, output_size):
+    ah = _adaptive_matrix(x.shape[-2], output_size[0], g.dtype)
+    aw = _adaptive_matrix(x.shape[-1], output_size[1], g.dtype)
+    return np.matmul(np.matmul(ah.T, g), aw)
+
+
+def pad_forward(x, pad, value):
+    """F.pad's constant mode: pad = (last lo, last hi, second-last lo, ...), negative crops."""
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    grown = np.pad(x, [(max(lo, 0), max(hi, 0)) for lo, hi in widths], constant_values=value)
+    return grown[tuple(slice(-min(lo, 0), grown.shape[d] + min(hi, 0)) for d, (lo, hi) in enumerate(widths))]
+
+
+def pad_vjp(g, ans, x, pad, value):
+    return pad_forward(g, tuple(-p for p in pad), 0)
+
+
+# ---------------------------------------------------------------- limits
+def _prod(shape):
+    return math.prod(int(s) for s in shape)
+
+
+def output_sizes(name, arrays, params):
+    """Shapes of the big arrays an op allocates (output, im2col buffer), from shapes only; [] if unknown."""
+    if name == "convolution":
+        x, w = np.shape(arrays[0]), np.shape(arrays[1])
+        if len(x) not in (3, 4) or len(w) != len(x):
+            return []
+        stride, padding, dilation, groups = params
+        x4 = x if len(x) == 4 else (x[0], x[1], 1, x[2])
+        w4 = w if len(w) == 4 else (w[0], w[1], 1, w[2])
+        pads = tuple((q, q) for q in _two(padding, 0))
+        oh, ow = conv_geometry(x4, w4, _two(stride, 1), pads, _two(dilation, 1))
+        padded = (x4[0], x4[1], x4[2] + pads[0][0] + pads[0][1], x4[3] + pads[1][0] + pads[1][1])
+        return [padded, (x4[0] * max(oh, 0) * max(ow, 0), x4[1] * w4[2] * w4[3]), (x4[0], w4[0], oh, ow)]
+    if name in ("max_pool2d", "avg_pool2d"):
+        x = np.shape(arrays[0])
+        k, s, p = params[0], params[1], params[2]
+        d = params[3] if name == "max_pool2d" else (1, 1)
+        ceil_mode = params[4] if name == "max_pool2d" else params[3]
+        oh = pool_size(x[-2], k[0], s[0], p[0], d[0], ceil_mode)
+        ow = pool_size(x[-1], k[1], s[1], p[1], d[1], ceil_mode)
+        lead = x[:-2]
+        return [lead + (x[-2] + 2 * p[0] + s[0], x[-1] + 2 * p[1] + s[1]), lead + (oh, ow, k[0] * k[1])]
+    if name == "constant_pad_nd":
+        x, pad = np.shape(arrays[0]), params[0]
+        grown = list(x)
+        for i in range(len(pad) // 2):
+            grown[len(x) - 1 - i] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
+        return [tuple(grown)]
+    if name == "adaptive_avg_pool2d":
+        x = np.shape(arrays[0])
+        return [x[:-2] + (params[0][0], x[-1]), x[:-2] + tuple(params[0])]
+    return []

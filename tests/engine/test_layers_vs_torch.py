@@ -1,0 +1,210 @@
+"""nn layers against PyTorch: default initialisation under a seed, values, gradients, grad_fn names,
+printouts and error messages (issue 10 §1)."""
+import numpy as np
+import pytest
+
+import engine
+import engine.nn as enn
+
+torch = pytest.importorskip("torch")
+tnn = torch.nn
+
+rng = np.random.default_rng(0)
+
+
+def f32(*shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def _pair(x):
+    grad = x.dtype.kind == "f"
+    return torch.tensor(x, requires_grad=grad), engine.tensor(x, requires_grad=grad)
+
+
+def check(tfn, efn, *xs, rtol=1e-4, atol=1e-5, node=True):
+    """Same value, same grad_fn name and same input gradients for one weighted-sum backward."""
+    pairs = [_pair(x) for x in xs]
+    to = tfn(*[p[0] for p in pairs])
+    eo = efn(*[p[1] for p in pairs])
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=rtol, atol=atol)
+    if node:
+        assert type(eo.grad_fn).__name__ == type(to.grad_fn).__name__
+    w = f32(*to.shape)
+    (to * torch.tensor(w)).sum().backward()
+    (eo * engine.tensor(w)).sum().backward()
+    for t, e in pairs:
+        if t.requires_grad:
+            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol)
+    return to, eo
+
+
+def same_params(tm, em):
+    tp, ep = dict(tm.named_parameters()), dict(em.named_parameters())
+    assert list(tp) == list(ep)
+    for k in tp:
+        np.testing.assert_array_equal(ep[k].detach().numpy(), tp[k].detach().numpy(), err_msg=k)
+
+
+def copy_params(tm, em):
+    for (_, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        ep.data = engine.tensor(tp.detach().numpy().copy())
+
+
+def raises_same(tfn, efn):
+    with pytest.raises(Exception) as te:
+        tfn()
+    with pytest.raises(Exception) as ee:
+        efn()
+    assert type(ee.value).__name__ == type(te.value).__name__
+    assert str(ee.value) == str(te.value)
+
+
+# ---------------------------------------------------------------- convolution
+CONV = [
+    ("Conv2d", (1, 6, 5), {}),
+    ("Conv2d", (4, 6, 3), dict(stride=2, padding=1, dilation=2, groups=2, bias=False)),
+    ("Conv2d", (3, 4, (3, 2)), dict(padding="same")),
+    ("Conv2d", (3, 4, 4), dict(padding="same")),
+    ("Conv2d", (3, 4, 3), dict(padding="valid", stride=(2, 1))),
+    ("Conv1d", (3, 5, 4), dict(padding=2, stride=2)),
+    ("Conv1d", (4, 4, 3), dict(padding="same", groups=4)),
+]
+
+
+@pytest.mark.parametrize("cls,args,kw", CONV)
+def test_conv_module_init_values_grads_printout(cls, args, kw):
+    torch.manual_seed(0)
+    tm = getattr(tnn, cls)(*args, **kw)
+    engine.manual_seed(0)
+    em = getattr(enn, cls)(*args, **kw)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    shape = (2, args[0], 9, 8) if cls == "Conv2d" else (2, args[0], 11)
+    x = f32(*shape)
+    check(tm, em, x)
+    # unbatched input: unsqueeze -> conv -> squeeze, as in torch
+    check(tm, em, x[0])
+    tm.zero_grad()
+    em.zero_grad()
+    xt, xe = _pair(x)
+    tm(xt).sum().backward()
+    em(xe).sum().backward()
+    for (n, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-4, err_msg=n)
+
+
+@pytest.mark.parametrize("x,w,kw", [
+    ((2, 4, 8, 8), (4, 3, 3, 3), {}),
+    ((4, 8, 8), (4, 3, 3, 3), {}),
+    ((8, 8), (4, 3, 3, 3), {}),
+    ((1, 3, 2, 2), (4, 3, 3, 3), {}),
+    ((1, 4, 4, 4), (4, 4, 3, 3), dict(dilation=2)),
+    ((1, 4, 8, 8), (3, 2, 3, 3), dict(groups=2)),
+    ((1, 4, 8, 8), (4, 4, 3, 3), dict(stride=2, padding="same")),
+    ((1, 4, 8, 8), (4, 4, 3, 3), dict(padding="foo")),
+    ((1, 4, 4, 4), (4, 4, 3, 3), dict(stride=(1, 1, 1))),
+])
+def test_conv2d_errors(x, w, kw):
+    xs, ws = f32(*x), f32(*w)
+    raises_same(lambda: torch.nn.functional.conv2d(torch.tensor(xs), torch.tensor(ws), **kw),
+                lambda: enn.functional.conv2d(engine.tensor(xs), engine.tensor(ws), **kw))
+
+
+def test_conv_bias_and_module_errors():
+    raises_same(lambda: torch.nn.functional.conv2d(torch.zeros(1, 4, 8, 8), torch.zeros(4, 4, 3, 3), torch.zeros(5)),
+                lambda: enn.functional.conv2d(engine.zeros(1, 4, 8, 8), engine.zeros(4, 4, 3, 3), engine.zeros(5)))
+    raises_same(lambda: tnn.Conv2d(4, 4, 3)(torch.zeros(2, 3, 8, 8)), lambda: enn.Conv2d(4, 4, 3)(engine.zeros(2, 3, 8, 8)))
+    raises_same(lambda: torch.nn.functional.conv1d(torch.zeros(1, 4, 4, 4), torch.zeros(4, 4, 3)),
+                lambda: enn.functional.conv1d(engine.zeros(1, 4, 4, 4), engine.zeros(4, 4, 3)))
+    for kw in (dict(groups=3), dict(stride=2, padding="same")):
+        raises_same(lambda kw=kw: tnn.Conv2d(4, 4, 3, **kw), lambda kw=kw: enn.Conv2d(4, 4, 3, **kw))
+    raises_same(lambda: tnn.Conv2d(4, 6, 3, groups=4), lambda: enn.Conv2d(4, 6, 3, groups=4))
+
+
+# ---------------------------------------------------------------- pooling
+POOLS = [
+    ("MaxPool2d", (2,), {}, (2, 3, 8, 8)),
+    ("MaxPool2d", (3, 2, 1), dict(ceil_mode=True), (2, 3, 7, 8)),
+    ("MaxPool2d", ((2, 3),), dict(dilation=2), (3, 9, 9)),
+    ("MaxPool1d", (3, 2), {}, (2, 3, 9)),
+    ("MaxPool1d", (2,), dict(padding=1), (3, 8)),
+    ("AvgPool2d", (2,), {}, (2, 3, 8, 8)),
+    ("AvgPool2d", (3, 2, 1), dict(ceil_mode=True, count_include_pad=False), (2, 3, 7, 8)),
+    ("AvgPool2d", (2,), dict(divisor_override=3), (3, 6, 6)),
+    ("AvgPool1d", (3, 2, 1), {}, (2, 3, 9)),
+    ("AdaptiveAvgPool2d", ((3, 5),), {}, (2, 3, 7, 8)),
+    ("AdaptiveAvgPool2d", (1,), {}, (2, 3, 7, 8)),
+    ("AdaptiveAvgPool2d", ((None, 2),), {}, (3, 7, 8)),
+]
+
+
+@pytest.mark.parametrize("cls,args,kw,shape", POOLS)
+def test_pool_modules(cls, args, kw, shape):
+    tm, em = getattr(tnn, cls)(*args, **kw), getattr(enn, cls)(*args, **kw)
+    assert repr(em) == repr(tm)
+    check(tm, em, f32(*shape))
+
+
+def test_max_pool_return_indices():
+    x = f32(2, 2, 7, 7)
+    to, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
+    eo, ei = enn.functional.max_pool2d(engine.tensor(x), 3, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    assert ei.dtype == engine.int64
+    x1 = f32(2, 2, 9)
+    np.testing.assert_array_equal(enn.functional.max_pool1d(engine.tensor(x1), 3, 2, return_indices=True)[1].numpy(),
+                                  torch.nn.functional.max_pool1d(torch.tensor(x1), 3, 2, return_indices=True)[1].numpy())
+
+
+@pytest.mark.parametrize("fn,shape,args", [
+    ("max_pool2d", (1, 3, 4, 4), (2, 2, 2)),
+    ("max_pool2d", (3, 4), (2,)),
+    ("max_pool2d", (1, 3, 1, 1), (2,)),
+    ("avg_pool2d", (1, 3, 1, 1), (2,)),
+    ("avg_pool2d", (1, 3, 4, 4), (2, 2, 2)),
+    ("adaptive_avg_pool2d", (4, 4), (2,)),
+    ("max_pool1d", (4,), (2,)),
+])
+def test_pool_errors(fn, shape, args):
+    x = f32(*shape)
+    raises_same(lambda: getattr(torch.nn.functional, fn)(torch.tensor(x), *args),
+                lambda: getattr(enn.functional, fn)(engine.tensor(x), *args))
+
+
+def test_pad_and_unflatten():
+    check(lambda a: torch.nn.functional.pad(a, (1, 2, 0, 1), value=0.5),
+          lambda a: enn.functional.pad(a, (1, 2, 0, 1), value=0.5), f32(2, 3, 4))
+    tm, em = tnn.Unflatten(1, (2, 3)), enn.Unflatten(1, (2, 3))
+    assert repr(em) == repr(tm)
+    check(tm, em, f32(4, 6, 2))
+
+
+# ---------------------------------------------------------------- LeNet-5
+def lenet(nn):
+    return nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(16 * 4 * 4, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                         nn.Linear(84, 10))
+
+
+def test_lenet_matches_torch_for_two_sgd_steps():
+    torch.manual_seed(0)
+    tm = lenet(tnn)
+    engine.manual_seed(0)
+    em = lenet(enn)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    x, y = f32(8, 1, 28, 28), rng.integers(0, 10, 8)
+    topt = torch.optim.SGD(tm.parameters(), lr=0.1)
+    eopt = engine.optim.SGD(em.parameters(), lr=0.1)
+    for _ in range(2):
+        topt.zero_grad()
+        eopt.zero_grad()
+        tl = tnn.CrossEntropyLoss()(tm(torch.tensor(x)), torch.tensor(y))
+        el = enn.CrossEntropyLoss()(em(engine.tensor(x)), engine.tensor(y))
+        np.testing.assert_allclose(el.item(), tl.item(), rtol=1e-5)
+        tl.backward()
+        el.backward()
+        topt.step()
+        eopt.step()
+    for (n, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        np.testing.assert_allclose(ep.detach().numpy(), tp.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
