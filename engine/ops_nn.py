@@ -58,48 +58,32 @@ def _conv_setup(x, w, stride, padding, dilation):
 
 
 def _cols(x4, w4, groups, st, pads, dl, oh, ow):
-    """im2col: (G, N*OH*OW, Cg*KH*KW)."""
+    """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
     n, c = x4.shape[:2]
     kh, kw = w4.shape[2:]
     win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
-    g = groups
-    win = win.reshape(n, g, c // g, oh, ow, kh, kw)
-    cols = np.ascontiguousarray(win.transpose(1, 0, 3, 4, 2, 5, 6))  # G N OH OW Cg KH KW
-    return cols.reshape(g, n * oh * ow, (c // g) * kh * kw)
+    cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))  # N C KH KW OH OW
+    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
 def conv_forward(x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
-    n = x4.shape[0]
-    o = w4.shape[0]
-    g = groups
-    cols = _cols(x4, w4, g, st, pads, dl, oh, ow)
-    wmat = w4.reshape(g, o // g, -1)
-    out = np.matmul(cols, wmat.transpose(0, 2, 1))  # G, N*OH*OW, Og
-    if g == 1:
-        out = out[0].reshape(n, oh * ow, o).transpose(0, 2, 1)
-    else:
-        out = out.reshape(g, n, oh * ow, o // g).transpose(1, 0, 3, 2)
-    out = out.reshape(n, o, oh, ow)  # one copy into PyTorch's layout
+    n, o = x4.shape[0], w4.shape[0]
+    cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
+    out = np.matmul(w4.reshape(groups, o // groups, -1), cols)  # N, G, Og, OH*OW: PyTorch's layout already
+    out = out.reshape(n, o, oh, ow)
     if b is not None:
         out += b.reshape(1, o, 1, 1).astype(out.dtype, copy=False)
     return out[:, :, 0, :] if one else out
-
-
-def _grad_rows(g, n, groups, o, oh, ow):
-    """The output gradient as (G, N*OH*OW, Og)."""
-    g4 = g.reshape(n, groups, o // groups, oh * ow)
-    return np.ascontiguousarray(g4.transpose(1, 0, 3, 2)).reshape(groups, n * oh * ow, o // groups)
 
 
 def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
-    gr = _grad_rows(g, n, groups, o, oh, ow)
-    dcols = np.matmul(gr, w4.reshape(groups, o // groups, -1))  # G, N*OH*OW, Cg*KH*KW
-    dcols = dcols.reshape(groups, n, oh, ow, cg, kh, kw).transpose(1, 0, 4, 5, 6, 2, 3)  # N G Cg KH KW OH OW
-    dcols = np.ascontiguousarray(dcols).reshape(n, c, kh, kw, oh, ow)
+    g4 = g.reshape(n, groups, o // groups, oh * ow)
+    wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
+    dcols = np.matmul(wt, g4).reshape(n, c, kh, kw, oh, ow)  # col2im below: one strided add per kernel offset
     (t, bt), (le, r) = pads
     dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
     for i in range(kh):
@@ -113,11 +97,16 @@ def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
 
 def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
-    n = x4.shape[0]
-    o = w4.shape[0]
-    gr = _grad_rows(g, n, groups, o, oh, ow)
+    n, o = x4.shape[0], w4.shape[0]
+    g4 = g.reshape(n, groups, o // groups, oh * ow)
     cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
-    dw = np.matmul(gr.transpose(0, 2, 1), cols)  # G, Og, Cg*KH*KW
+    colsT = np.swapaxes(cols, 2, 3)
+    if o <= oh * ow:  # the per-sample products are no bigger than cols: one batched matmul, then sum
+        dw = np.matmul(g4, colsT).sum(axis=0)  # G, Og, Cg*KH*KW
+    else:  # many channels, few positions: accumulate sample by sample instead of allocating N products
+        dw = np.matmul(g4[0], colsT[0])
+        for i in range(1, n):
+            dw += np.matmul(g4[i], colsT[i])
     return dw.reshape(w.shape)
 
 
@@ -136,7 +125,7 @@ def pool_size(size, k, s, p, d, ceil_mode):
 
 
 def _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, value):
-    """Padded 4-D input (right side extended for ceil_mode) and the window view."""
+    """Padded 4-D input (right side extended for ceil_mode) and the output size."""
     x4 = x if x.ndim == 4 else x[None]
     k, s, p, d = kernel, stride, padding, dilation
     h, w = x4.shape[2:]
@@ -149,17 +138,36 @@ def _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, value):
     return x4, xp, pads, oh, ow
 
 
+def _offsets(xp, kernel, stride, dilation, oh, ow):
+    """The (N, C, OH, OW) strided slice of a padded input under each kernel offset, in row-major order."""
+    for i in range(kernel[0]):
+        hs = i * dilation[0]
+        for j in range(kernel[1]):
+            ws = j * dilation[1]
+            yield xp[:, :, hs:hs + stride[0] * (oh - 1) + 1:stride[0], ws:ws + stride[1] * (ow - 1) + 1:stride[1]]
+
+
 def max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode):
+    # NOTE: one np.maximum per kernel offset over strided slices: ~10x faster than reducing a window view.
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
-    out = _windows(xp, oh, ow, kernel[0], kernel[1], stride, dilation).max(axis=(4, 5))
+    parts = _offsets(xp, kernel, stride, dilation, oh, ow)
+    out = np.array(next(parts))
+    for part in parts:
+        np.maximum(out, part, out=out)
     return out if x.ndim == 4 else out[0]
 
 
 def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
     """Which kernel offset holds each window's (first) maximum: (N, C, OH, OW) ints."""
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
-    win = _windows(xp, oh, ow, kernel[0], kernel[1], stride, dilation)
-    return x4, pads, win.reshape(win.shape[:4] + (-1,)).argmax(axis=4)
+    parts = _offsets(xp, kernel, stride, dilation, oh, ow)
+    best = np.array(next(parts))
+    arg = np.zeros(best.shape, dtype=np.intp)
+    for k, part in enumerate(parts, 1):
+        more = part > best
+        np.copyto(best, part, where=more)
+        arg[more] = k
+    return x4, pads, arg
 
 
 def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
@@ -168,13 +176,8 @@ def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
     oh, ow = arg.shape[2:]
     n, c, h, w = x4.shape
     dxp = np.zeros((n, c, h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1]), dtype=g.dtype)
-    kw = kernel[1]
-    for i in range(kernel[0]):
-        hs = i * dilation[0]
-        for j in range(kw):
-            ws = j * dilation[1]
-            dxp[:, :, hs:hs + stride[0] * (oh - 1) + 1:stride[0], ws:ws + stride[1] * (ow - 1) + 1:stride[1]] += \
-                np.where(arg == i * kw + j, g4, 0)
+    for k, part in enumerate(_offsets(dxp, kernel, stride, dilation, oh, ow)):
+        part += np.where(arg == k, g4, 0)
     dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
     return dx if x.ndim == 4 else dx[0]
 
@@ -191,7 +194,10 @@ def _avg_divisors(size, k, s, p, oh, count_include_pad):
 
 def avg_pool_forward(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
-    total = _windows(xp, oh, ow, kernel[0], kernel[1], stride, (1, 1)).sum(axis=(4, 5))
+    parts = _offsets(xp, kernel, stride, (1, 1), oh, ow)
+    total = np.array(next(parts))
+    for part in parts:
+        total += part
     out = total / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, x.dtype)
     return out if x.ndim == 4 else out[0]
 
@@ -209,9 +215,8 @@ def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pa
     g4 = g if g.ndim == 4 else g[None]
     gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
     dxp = np.zeros(xp.shape, dtype=g.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            dxp[:, :, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]] += gd
+    for part in _offsets(dxp, kernel, stride, (1, 1), oh, ow):
+        part += gd
     n, c, h, w = x4.shape
     dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
     return dx if x.ndim == 4 else dx[0]
@@ -269,7 +274,7 @@ def output_sizes(name, arrays, params):
         pads = tuple((q, q) for q in _two(padding, 0))
         oh, ow = conv_geometry(x4, w4, _two(stride, 1), pads, _two(dilation, 1))
         padded = (x4[0], x4[1], x4[2] + pads[0][0] + pads[0][1], x4[3] + pads[1][0] + pads[1][1])
-        return [padded, (x4[0] * max(oh, 0) * max(ow, 0), x4[1] * w4[2] * w4[3]), (x4[0], w4[0], oh, ow)]
+        return [padded, (x4[0], x4[1] * w4[2] * w4[3], max(oh, 0) * max(ow, 0)), (x4[0], w4[0], oh, ow)]
     if name in ("max_pool2d", "avg_pool2d"):
         x = np.shape(arrays[0])
         k, s, p = params[0], params[1], params[2]

@@ -99,3 +99,8 @@ def one_hot(tensor, num_classes=-1):
 
 
 # Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py
+from . import functional_layers as _layers  # noqa: E402
+
+conv1d, conv2d, pad = _layers.conv1d, _layers.conv2d, _layers.pad
+max_pool1d, max_pool2d, avg_pool1d, avg_pool2d = _layers.max_pool1d, _layers.max_pool2d, _layers.avg_pool1d, _layers.avg_pool2d
+adaptive_avg_pool2d = _layers.adaptive_avg_pool2d
