@@ -411,3 +411,13 @@ defop("avg_pool2d", "AvgPool2DBackward0", "avg_pool", _nn.avg_pool_forward, (_nn
                                           "divisor_override")))
 defop("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive_avg_pool", _nn.adaptive_avg_forward,
       (_nn.adaptive_avg_vjp, r"\frac{1}{k}"), saves=False, params=Params("call", ("output_size",)))
+# weight and bias may be None (affine=False); the running statistics are inputs that get no gradient.
+defop("batch_norm", "NativeBatchNormBackward0", "batch_norm", _nn.batch_norm_forward,
+      (_nn.batch_norm_vjp_input, r"\frac{\gamma}{\sigma}(\ldots)"), (_nn.batch_norm_vjp_weight, r"\hat{x}"),
+      (_nn.batch_norm_vjp_bias, "1"), (None, ""), (None, ""), needs=("ab", "a", "", "", ""),
+      params=Params("args", ("training", "eps")))
+defop("layer_norm", "NativeLayerNormBackward0", "layer_norm", _nn.layer_norm_forward,
+      (_nn.layer_norm_vjp_input, r"\frac{\gamma}{\sigma}(\ldots)"), (_nn.layer_norm_vjp_weight, r"\hat{x}"),
+      (_nn.layer_norm_vjp_bias, "1"), needs=("ab", "a", ""), params=Params("args", ("normalized_shape", "eps")))
+defop("embedding", "EmbeddingBackward0", "embedding", lambda w, idx, padding_idx: w[idx], (_nn.embedding_vjp, "1"),
+      (None, ""), needs=("b", ""), params=Params("hidden", ("padding_idx",)))

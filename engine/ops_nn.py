@@ -257,6 +257,97 @@ def pad_vjp(g, ans, x, pad, value):
     return pad_forward(g, tuple(-p for p in pad), 0)
 
 
+# ---------------------------------------------------------------- normalisation
+def _bn_axes(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _bc(v, x):
+    """A per-channel vector shaped to broadcast against (N, C, ...)."""
+    return v.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def bn_stats(x, rm, rv, training, eps):
+    """(mean, invstd) per channel: the batch's (biased variance) in training, else the running ones."""
+    if training:
+        axes = _bn_axes(x)
+        mean = x.mean(axis=axes)
+        var = x.var(axis=axes)
+    else:
+        mean, var = rm.astype(x.dtype, copy=False), rv.astype(x.dtype, copy=False)
+    return mean, (1.0 / np.sqrt(var + eps)).astype(x.dtype)
+
+
+def batch_norm_forward(x, w, b, rm, rv, training, eps):
+    mean, invstd = bn_stats(x, rm, rv, training, eps)
+    out = (x - _bc(mean, x)) * _bc(invstd if w is None else invstd * w, x)
+    if b is not None:
+        out += _bc(b, x)
+    return out
+
+
+def batch_norm_vjp_input(g, ans, x, w, b, rm, rv, training, eps):
+    mean, invstd = bn_stats(x, rm, rv, training, eps)
+    scale = invstd if w is None else invstd * w
+    if not training:
+        return g * _bc(scale, x)
+    axes = _bn_axes(x)
+    m = x.size // x.shape[1]
+    xhat = (x - _bc(mean, x)) * _bc(invstd, x)
+    gsum = g.sum(axis=axes)
+    gx = (g * xhat).sum(axis=axes)
+    return _bc(scale / m, x) * (m * g - _bc(gsum, x) - xhat * _bc(gx, x))
+
+
+def batch_norm_vjp_weight(g, ans, x, w, b, rm, rv, training, eps):
+    mean, invstd = bn_stats(x, rm, rv, training, eps)
+    return (g * ((x - _bc(mean, x)) * _bc(invstd, x))).sum(axis=_bn_axes(x))
+
+
+def batch_norm_vjp_bias(g, ans, x, w, b, rm, rv, training, eps):
+    return g.sum(axis=_bn_axes(x))
+
+
+def _ln_stats(x, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    invstd = (1.0 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)).astype(x.dtype)
+    return axes, (x - mean) * invstd, invstd
+
+
+def layer_norm_forward(x, w, b, shape, eps):
+    _, xhat, _ = _ln_stats(x, len(shape), eps)
+    if w is not None:
+        xhat *= w
+    if b is not None:
+        xhat += b
+    return xhat
+
+
+def layer_norm_vjp_input(g, ans, x, w, b, shape, eps):
+    axes, xhat, invstd = _ln_stats(x, len(shape), eps)
+    gw = g if w is None else g * w
+    m = math.prod(shape)
+    return invstd / m * (m * gw - gw.sum(axis=axes, keepdims=True) - xhat * (gw * xhat).sum(axis=axes, keepdims=True))
+
+
+def layer_norm_vjp_weight(g, ans, x, w, b, shape, eps):
+    _, xhat, _ = _ln_stats(x, len(shape), eps)
+    return (g * xhat).reshape((-1,) + tuple(shape)).sum(axis=0)
+
+
+def layer_norm_vjp_bias(g, ans, x, w, b, shape, eps):
+    return g.reshape((-1,) + tuple(shape)).sum(axis=0)
+
+
+def embedding_vjp(g, ans, w, idx, padding_idx):
+    dw = np.zeros(w.shape, dtype=g.dtype)
+    np.add.at(dw, idx.reshape(-1), g.reshape(-1, w.shape[1]))
+    if padding_idx is not None:
+        dw[padding_idx] = 0
+    return dw
+
+
 # ---------------------------------------------------------------- limits
 def _prod(shape):
     return math.prod(int(s) for s in shape)
@@ -290,6 +381,8 @@ def output_sizes(name, arrays, params):
         for i in range(len(pad) // 2):
             grown[len(x) - 1 - i] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
         return [tuple(grown)]
+    if name == "embedding":
+        return [np.shape(arrays[1]) + np.shape(arrays[0])[1:]]
     if name == "adaptive_avg_pool2d":
         x = np.shape(arrays[0])
         return [x[:-2] + (params[0][0], x[-1]), x[:-2] + tuple(params[0])]

@@ -1,6 +1,7 @@
 """torch.nn for the supported subset."""
 from . import functional, init
 from .conv import Conv1d, Conv2d
+from .dropout import Dropout, Dropout1d, Dropout2d
 from .modules import (
                       BCELoss,
                       BCEWithLogitsLoss,
@@ -20,10 +21,13 @@ from .modules import (
                       Softmax,
                       Tanh,
 )
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .reshape import Unflatten
+from .sparse import Embedding
 
 __all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
            "Softmax", "LogSoftmax", "Flatten",
-           "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten"]
+           "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding"]

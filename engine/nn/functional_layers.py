@@ -180,3 +180,106 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     if size == (1, 1):
         return input.mean((-1, -2), keepdim=True)  # PyTorch's shortcut: a MeanBackward1 node
     return apply(OPS["adaptive_avg_pool2d"], (input,), (size,))
+
+
+# ---------------------------------------------------------------- normalisation
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,  # noqa: A002
+               eps=1e-05):
+    c = input.shape[1] if input.ndim > 1 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if training:
+        size = input.numel() // c if c else 0
+        if size == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"torch.Size({list(input.shape)})")
+    x = input._data
+    if training and running_mean is not None:
+        # The running statistics move outside the graph, as PyTorch's kernel updates them in place.
+        axes = (0,) + tuple(range(2, x.ndim))
+        n = x.size // c
+        mean = x.mean(axis=axes)
+        var = x.var(axis=axes) * (n / max(n - 1, 1))
+        m = momentum
+        running_mean._data = ((1 - m) * running_mean._data + m * mean).astype(running_mean._data.dtype)
+        running_var._data = ((1 - m) * running_var._data + m * var).astype(running_var._data.dtype)
+    stats = (None, None) if training else (running_mean, running_var)
+    return apply(OPS["batch_norm"], (input, weight, bias) + stats, (bool(training), float(eps)))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    return apply(OPS["layer_norm"], (input, weight, bias), (shape, float(eps)))
+
+
+# ---------------------------------------------------------------- dropout
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout(input, p, training, noise_shape):  # noqa: A002
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ..random import dropout_noise
+
+    # PyTorch's CPU dropout: input * (bernoulli(1 - p) / (1 - p)), one MulBackward0 node.
+    return input * Tensor._wrap(dropout_noise(noise_shape, p, input._data.dtype))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    return _dropout(input, p, training, input.shape)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    lead = input.shape[:-1]
+    return _dropout(input, p, training, tuple(lead) + (1,))
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    import warnings
+
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    elif input.ndim != 4:
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", stacklevel=2)
+    # NOTE: PyTorch reads a 3-D input as (N, C, L) here (with a warning), so the noise is (N, C, 1).
+    return _dropout(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+
+
+# ---------------------------------------------------------------- embedding
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,  # noqa: A002
+              sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding's max_norm, scale_grad_by_freq and sparse are not supported by flowgrad")
+    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if idx.dtype.kind not in "iu":
+        tname = {"f": "Float", "b": "Bool"}.get(idx.dtype.kind, "")
+        if idx.dtype == np.float64:
+            tname = "Double"
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+                           f"Int; but got torch.{tname}Tensor instead (while checking arguments for embedding)")
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return apply(OPS["embedding"], (weight, input), (padding_idx,))

@@ -106,6 +106,14 @@ CASES = {
                    ((r(1, 2, 5, 5),), ((3, 3), (2, 2), (1, 1), True, False, None)),
                    ((r(2, 4, 4),), ((2, 3), (1, 2), (1, 1), False, True, 4))],
     "adaptive_avg_pool2d": [((r(2, 2, 5, 7),), ((3, 4),)), ((r(2, 4, 4),), ((4, 2),))],
+    # (x, weight, bias, running_mean, running_var), (training, eps); float32 running stats get no gradient
+    "batch_norm": [((r(4, 3), r(3), r(3), None, None), (True, 1e-5)),
+                   ((r(3, 2, 4, 2), r(2), r(2), None, None), (True, 1e-3)),
+                   ((r(3, 2, 5), None, r(2), None, None), (True, 1e-5)),
+                   ((r(3, 2, 5), r(2), r(2), r(2).astype(np.float32), pos(2).astype(np.float32)), (False, 1e-5))],
+    "layer_norm": [((r(4, 5), r(5), r(5)), ((5,), 1e-5)), ((r(2, 3, 4), r(3, 4), None), ((3, 4), 1e-3)),
+                   ((r(3, 4), None, None), ((4,), 1e-5))],
+    "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
 
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
@@ -118,6 +126,8 @@ def test_every_differentiable_op_has_cases():
 
 def _tensors(inputs):
     def conv(x):
+        if x is None:
+            return None  # an optional input left out (a layer without bias)
         if isinstance(x, (np.ndarray, np.floating)) and x.dtype == np.float64:
             return Tensor._wrap(np.array(x), requires_grad=True)
         return Tensor._wrap(np.asarray(x))
@@ -135,7 +145,7 @@ def _flat_inputs(tensors):
     out = []
     for t in tensors:
         out.extend(t if isinstance(t, list) else [t])
-    return [t for t in out if t.requires_grad]
+    return [t for t in out if t is not None and t.requires_grad]
 
 
 CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(CASES.get(name, [])))]

@@ -208,3 +208,110 @@ def test_lenet_matches_torch_for_two_sgd_steps():
         eopt.step()
     for (n, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
         np.testing.assert_allclose(ep.detach().numpy(), tp.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
+
+
+# ---------------------------------------------------------------- normalisation
+BATCHNORM = [
+    ("BatchNorm1d", (3,), {}, (6, 3)),
+    ("BatchNorm1d", (3,), dict(momentum=None), (4, 3, 5)),
+    ("BatchNorm1d", (3,), dict(affine=False), (4, 3)),
+    ("BatchNorm2d", (4,), {}, (3, 4, 5, 5)),
+    ("BatchNorm2d", (4,), dict(track_running_stats=False, eps=1e-3), (3, 4, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("cls,args,kw,shape", BATCHNORM)
+def test_batchnorm_train_eval_running_stats(cls, args, kw, shape):
+    tm, em = getattr(tnn, cls)(*args, **kw), getattr(enn, cls)(*args, **kw)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    for _ in range(3):
+        check(tm, em, f32(*shape) * 2 + 1)
+    for (n, tb), (_, eb) in zip(tm.named_buffers(), em.named_buffers()):
+        np.testing.assert_allclose(eb.numpy(), tb.numpy(), rtol=1e-5, atol=1e-6, err_msg=n)
+    tm.eval()
+    em.eval()
+    check(tm, em, f32(*shape))
+    assert not em.training and all(not m.training for m in em.modules())
+
+
+def test_batchnorm_errors():
+    raises_same(lambda: tnn.BatchNorm2d(3)(torch.zeros(3, 4, 4)), lambda: enn.BatchNorm2d(3)(engine.zeros(3, 4, 4)))
+    raises_same(lambda: tnn.BatchNorm1d(3)(torch.zeros(3, 4, 4, 3)), lambda: enn.BatchNorm1d(3)(engine.zeros(3, 4, 4, 3)))
+    raises_same(lambda: tnn.BatchNorm1d(3)(torch.zeros(1, 3)), lambda: enn.BatchNorm1d(3)(engine.zeros(1, 3)))
+    raises_same(lambda: tnn.BatchNorm1d(3)(torch.zeros(2, 4)), lambda: enn.BatchNorm1d(3)(engine.zeros(2, 4)))
+
+
+@pytest.mark.parametrize("args,kw,shape", [((4,), {}, (3, 4)), (((3, 4),), dict(eps=1e-3), (2, 3, 4)),
+                                           ((4,), dict(elementwise_affine=False), (2, 5, 4)),
+                                           ((4,), dict(bias=False), (3, 4))])
+def test_layernorm(args, kw, shape):
+    tm, em = tnn.LayerNorm(*args, **kw), enn.LayerNorm(*args, **kw)
+    assert repr(em) == repr(tm)
+    with torch.no_grad():
+        for p in tm.parameters():
+            p.uniform_(0.5, 1.5)
+    copy_params(tm, em)
+    check(tm, em, f32(*shape) * 3)
+
+
+def test_layernorm_errors():
+    raises_same(lambda: tnn.LayerNorm(4)(torch.zeros(2, 5)), lambda: enn.LayerNorm(4)(engine.zeros(2, 5)))
+    raises_same(lambda: tnn.LayerNorm((3, 4))(torch.zeros(2, 5, 4)), lambda: enn.LayerNorm((3, 4))(engine.zeros(2, 5, 4)))
+
+
+# ---------------------------------------------------------------- dropout
+@pytest.mark.parametrize("cls,p,shape", [("Dropout", 0.5, (4, 6)), ("Dropout", 0.2, (3, 5, 7)), ("Dropout", 0.0, (3,)),
+                                         ("Dropout", 1.0, (2, 3)), ("Dropout1d", 0.5, (4, 3, 5)),
+                                         ("Dropout2d", 0.3, (4, 3, 2, 2)), ("Dropout2d", 0.5, (4, 3, 5))])
+def test_seeded_dropout_equals_torch(cls, p, shape):
+    tm, em = getattr(tnn, cls)(p), getattr(enn, cls)(p)
+    assert repr(em) == repr(tm)
+    x = f32(*shape)
+    torch.manual_seed(3)
+    engine.manual_seed(3)
+    with pytest.warns(UserWarning) if cls == "Dropout2d" and len(shape) == 3 else _nullcontext():
+        to, eo = check(tm, em, x, node=p > 0)
+    assert (eo.grad_fn is None) == (to.grad_fn is None)
+    # the generator is left in the same state: the next draw matches too
+    np.testing.assert_array_equal(engine.rand(3).numpy(), torch.rand(3).numpy())
+    tm.eval()
+    em.eval()
+    xe = engine.tensor(x)
+    assert em(xe) is xe
+
+
+def _nullcontext():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def test_dropout_errors():
+    raises_same(lambda: tnn.Dropout(1.5), lambda: enn.Dropout(1.5))
+    raises_same(lambda: torch.nn.functional.dropout(torch.ones(3), -0.1),
+                lambda: enn.functional.dropout(engine.ones(3), -0.1))
+
+
+# ---------------------------------------------------------------- embedding
+@pytest.mark.parametrize("kw", [{}, dict(padding_idx=0), dict(padding_idx=-1)])
+def test_embedding(kw):
+    torch.manual_seed(0)
+    tm = tnn.Embedding(6, 3, **kw)
+    engine.manual_seed(0)
+    em = enn.Embedding(6, 3, **kw)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    idx = np.array([[0, 5, 2, 0], [1, 5, 5, 3]])
+    check(tm, em, idx)
+    np.testing.assert_allclose(em.weight.grad.numpy(), tm.weight.grad.numpy())
+
+
+def test_embedding_errors():
+    raises_same(lambda: tnn.Embedding(5, 3)(torch.tensor([5])), lambda: enn.Embedding(5, 3)(engine.tensor([5])))
+    raises_same(lambda: tnn.Embedding(5, 3)(torch.tensor([1.0])), lambda: enn.Embedding(5, 3)(engine.tensor([1.0])))
+    raises_same(lambda: tnn.Embedding(5, 3, padding_idx=5), lambda: enn.Embedding(5, 3, padding_idx=5))
+    w = f32(4, 2)
+    te = tnn.Embedding.from_pretrained(torch.tensor(w))
+    ee = enn.Embedding.from_pretrained(engine.tensor(w))
+    assert repr(ee) == repr(te) and ee.weight.requires_grad is te.weight.requires_grad is False

@@ -72,6 +72,10 @@ TORCH = {
     "max_pool2d": lambda a, k, s, p, d, c: F.max_pool2d(a, k, s, p, d, c),
     "avg_pool2d": lambda a, k, s, p, c, i, o: F.avg_pool2d(a, k, s, p, c, i, o),
     "adaptive_avg_pool2d": lambda a, size: F.adaptive_avg_pool2d(a, size),
+    "batch_norm": lambda x, w, b, rm, rv, training, eps: F.batch_norm(
+        x, None if rm is None else rm.double(), None if rv is None else rv.double(), w, b, training, 0.0, eps),
+    "layer_norm": lambda x, w, b, shape, eps: F.layer_norm(x, shape, w, b, eps),
+    "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
@@ -88,6 +92,8 @@ def _pair(x):
     if isinstance(x, list):
         pairs = [_pair(a) for a in x]
         return [p[0] for p in pairs], [p[1] for p in pairs]
+    if x is None:
+        return None, None  # an optional input left out
     arr = np.asarray(x)
     if arr.dtype == np.float64:
         e = Tensor._wrap(arr.copy(), requires_grad=True)
@@ -121,6 +127,6 @@ def test_op_matches_pytorch(name, case):
     flat_e = [t for x in e_in for t in (x if isinstance(x, list) else [x])]
     flat_t = [t for x in t_in for t in (x if isinstance(x, list) else [x])]
     for te, tt in zip(flat_e, flat_t):
-        if tt.requires_grad:
+        if tt is not None and tt.requires_grad:
             assert te.grad is not None
             np.testing.assert_allclose(te.grad._data, tt.grad.numpy(), rtol=1e-6, atol=1e-8, err_msg=name)
