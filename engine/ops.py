@@ -421,3 +421,33 @@ defop("layer_norm", "NativeLayerNormBackward0", "layer_norm", _nn.layer_norm_for
       (_nn.layer_norm_vjp_bias, "1"), needs=("ab", "a", ""), params=Params("args", ("normalized_shape", "eps")))
 defop("embedding", "EmbeddingBackward0", "embedding", lambda w, idx, padding_idx: w[idx], (_nn.embedding_vjp, "1"),
       (None, ""), needs=("b", ""), params=Params("hidden", ("padding_idx",)))
+
+# Activations (the modules of engine/nn/activation.py)
+defop("gelu", "GeluBackward0", "gelu", _nn.gelu, (_nn.gelu_vjp, r"\Phi(a)+a\,\varphi(a)"), needs=("a",),
+      params=Params("args", ("approximate",)))
+defop("leaky_relu", "LeakyReluBackward0", "leaky_relu", lambda a, s: np.where(a > 0, a, a * s).astype(a.dtype),
+      (lambda g, ans, a, s: g * np.where(a > 0, 1, s), r"\mathbb{1}[a>0]+s\,\mathbb{1}[a\le 0]"), needs=("a",),
+      params=Params("args", ("negative_slope",)))
+defop("elu", "EluBackward0", "elu", _nn.elu, (_nn.elu_vjp, r"\mathbb{1}[a>0]+\alpha e^{a}\mathbb{1}[a\le 0]"),
+      needs=("a",), params=Params("args", ("alpha", "scale", "input_scale")))
+defop("celu", "CeluBackward0", "celu", lambda a, al: _nn.elu(a, al, 1.0, 1.0 / al),
+      (lambda g, ans, a, al: _nn.elu_vjp(g, ans, a, al, 1.0, 1.0 / al), r"\mathbb{1}[a>0]+e^{a/\alpha}\mathbb{1}[a\le 0]"),
+      needs=("a",), params=Params("args", ("alpha",)))
+defop("silu", "SiluBackward0", "silu", lambda a: a * _nn.sigmoid(a),
+      (lambda g, ans, a: g * _nn.sigmoid(a) * (1 + a * (1 - _nn.sigmoid(a))), r"\sigma(a)(1+a(1-\sigma(a)))"),
+      needs=("a",))
+defop("softplus", "SoftplusBackward0", "softplus", _nn.softplus, (_nn.softplus_vjp, r"\sigma(\beta a)"), needs=("a",),
+      params=Params("args", ("beta", "threshold")))
+defop("mish", "MishBackward0", "mish", _nn.mish, (_nn.mish_vjp, r"\tanh(\zeta(a))+a\,\operatorname{sech}^{2}\ldots"),
+      needs=("a",))
+defop("hardtanh", "HardtanhBackward0", "hardtanh", lambda a, lo, hi: np.clip(a, lo, hi),
+      (lambda g, ans, a, lo, hi: g * ((a > lo) & (a < hi)), r"\mathbb{1}[lo<a<hi]"), needs=("a",),
+      params=Params("args", ("min_val", "max_val")))
+defop("logsigmoid", "LogSigmoidBackward0", "logsigmoid", _nn.logsigmoid,
+      (lambda g, ans, a: g * _nn.sigmoid(-a), r"\sigma(-a)"), needs=("a",))
+defop("hardswish", "HardswishBackward0", "hardswish", _nn.hardswish, (_nn.hardswish_vjp, r"\frac{2a+3}{6}"),
+      needs=("a",))
+defop("hardsigmoid", "HardsigmoidBackward0", "hardsigmoid", lambda a: np.clip(a / 6 + 0.5, 0, 1),
+      (lambda g, ans, a: g * ((a > -3) & (a < 3)) / 6, r"\tfrac{1}{6}\mathbb{1}[|a|<3]"), needs=("a",))
+defop("threshold", "ThresholdBackward0", "threshold", lambda a, th, v: np.where(a > th, a, v).astype(a.dtype),
+      (lambda g, ans, a, th, v: g * (a > th), r"\mathbb{1}[a>t]"), needs=("a",), params=Params("args", ("threshold", "value")))

@@ -348,6 +348,80 @@ def embedding_vjp(g, ans, w, idx, padding_idx):
     return dw
 
 
+# ---------------------------------------------------------------- activations
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def erf(a):
+    # NOTE: math.erf per element (no scipy here): exact, ~50 ns an element.
+    return _ERF(a).astype(a.dtype) if a.ndim else a.dtype.type(math.erf(a))
+
+
+def gelu(a, approximate):
+    if approximate == "tanh":
+        return 0.5 * a * (1 + np.tanh(_SQRT_2_PI * (a + 0.044715 * a ** 3)))
+    return 0.5 * a * (1 + erf(a / math.sqrt(2.0)))
+
+
+def gelu_vjp(g, ans, a, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_PI * (a + 0.044715 * a ** 3)
+        t = np.tanh(inner)
+        return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * a * a))
+    cdf = 0.5 * (1 + erf(a / math.sqrt(2.0)))
+    pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+    return g * (cdf + a * pdf)
+
+
+def sigmoid(a):
+    with np.errstate(over="ignore"):
+        return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+
+
+def softplus(a, beta, threshold):
+    """log(1 + e^(beta a)) / beta, linear above the threshold (PyTorch's)."""
+    z = a * beta
+    with np.errstate(over="ignore"):
+        soft = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta
+    return np.where(z > threshold, a, soft).astype(a.dtype)
+
+
+def softplus_vjp(g, ans, a, beta, threshold):
+    z = a * beta
+    return g * np.where(z > threshold, 1, sigmoid(z))
+
+
+def elu(a, alpha, scale, input_scale):
+    with np.errstate(over="ignore"):
+        return np.where(a > 0, scale * a, scale * alpha * np.expm1(np.minimum(a, 0) * input_scale)).astype(a.dtype)
+
+
+def elu_vjp(g, ans, a, alpha, scale, input_scale):
+    return g * np.where(a > 0, scale, scale * alpha * input_scale * np.exp(np.minimum(a, 0) * input_scale))
+
+
+def mish(a):
+    return a * np.tanh(softplus(a, 1.0, 20.0))
+
+
+def mish_vjp(g, ans, a):
+    t = np.tanh(softplus(a, 1.0, 20.0))
+    return g * (t + a * (1 - t * t) * sigmoid(a))
+
+
+def logsigmoid(a):
+    return -(np.maximum(-a, 0) + np.log1p(np.exp(-np.abs(a))))
+
+
+def hardswish(a):
+    return a * np.clip(a + 3, 0, 6) / 6
+
+
+def hardswish_vjp(g, ans, a):
+    return g * np.where(a < -3, 0, np.where(a <= 3, (2 * a + 3) / 6, 1))
+
+
 # ---------------------------------------------------------------- limits
 def _prod(shape):
     return math.prod(int(s) for s in shape)

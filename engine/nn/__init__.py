@@ -1,5 +1,24 @@
 """torch.nn for the supported subset."""
 from . import functional, init
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    ReLU6,
+    SiLU,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .modules import (
@@ -30,4 +49,6 @@ __all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", 
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
            "Softmax", "LogSoftmax", "Flatten",
            "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
-           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding"]
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
+           "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
+           "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin"]

@@ -106,3 +106,7 @@ max_pool1d, max_pool2d, avg_pool1d, avg_pool2d = _layers.max_pool1d, _layers.max
 adaptive_avg_pool2d = _layers.adaptive_avg_pool2d
 batch_norm, layer_norm, embedding = _layers.batch_norm, _layers.layer_norm, _layers.embedding
 dropout, dropout1d, dropout2d = _layers.dropout, _layers.dropout1d, _layers.dropout2d
+gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _layers.elu, _layers.selu, _layers.celu, _layers.silu
+softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid
+hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
+softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin

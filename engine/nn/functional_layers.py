@@ -283,3 +283,81 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
     return apply(OPS["embedding"], (weight, input), (padding_idx,))
+
+
+# ---------------------------------------------------------------- activations
+def _act(name, x, *params):
+    return apply(OPS[name], (x,), params)
+
+
+def gelu(input, approximate="none"):  # noqa: A002
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _act("gelu", input, approximate)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
+    return _act("leaky_relu", input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):  # noqa: A002
+    return _act("elu", input, alpha, 1.0, 1.0)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):  # noqa: A002
+    return _act("elu", input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input, alpha=1.0, inplace=False):  # noqa: A002
+    return _act("celu", input, alpha)
+
+
+def silu(input, inplace=False):  # noqa: A002
+    return _act("silu", input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
+    return _act("softplus", input, beta, threshold)
+
+
+def mish(input, inplace=False):  # noqa: A002
+    return _act("mish", input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
+    return _act("hardtanh", input, min_val, max_val)
+
+
+def relu6(input, inplace=False):  # noqa: A002
+    return _act("hardtanh", input, 0.0, 6.0)
+
+
+def logsigmoid(input):  # noqa: A002
+    return _act("logsigmoid", input)
+
+
+def hardswish(input, inplace=False):  # noqa: A002
+    return _act("hardswish", input)
+
+
+def hardsigmoid(input, inplace=False):  # noqa: A002
+    return _act("hardsigmoid", input)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002
+    return _act("threshold", input, threshold, value)
+
+
+def softsign(input):  # noqa: A002
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):  # noqa: A002
+    return input - input.tanh()
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    return (-input).softmax(dim if dim is not None else -1)

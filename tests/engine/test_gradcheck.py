@@ -113,6 +113,18 @@ CASES = {
                    ((r(3, 2, 5), r(2), r(2), r(2).astype(np.float32), pos(2).astype(np.float32)), (False, 1e-5))],
     "layer_norm": [((r(4, 5), r(5), r(5)), ((5,), 1e-5)), ((r(2, 3, 4), r(3, 4), None), ((3, 4), 1e-3)),
                    ((r(3, 4), None, None), ((4,), 1e-5))],
+    "gelu": [((r(3, 4, low=-4, high=4),), ("none",)), ((r(3, 4, low=-4, high=4),), ("tanh",))],
+    "leaky_relu": [((distinct(3, 4),), (0.01,)), ((distinct(5),), (0.3,))],
+    "elu": [((distinct(3, 4),), (1.0, 1.0, 1.0)), ((distinct(5),), (1.6732632423543772, 1.0507009873554805, 1.0))],
+    "celu": [((distinct(3, 4),), (0.5,))],
+    "silu": [((r(3, 4, low=-5, high=5),), ())],
+    "softplus": [((r(3, 4, low=-5, high=5),), (1.0, 20.0)), ((r(3, 4, low=-5, high=5),), (2.0, 3.0))],
+    "mish": [((r(3, 4, low=-5, high=5),), ())],
+    "hardtanh": [((distinct(3, 4),), (-1.0, 1.0)), ((distinct(3, 4) * 3,), (0.0, 6.0))],
+    "logsigmoid": [((r(3, 4, low=-6, high=6),), ())],
+    "hardswish": [((distinct(3, 4) * 2,), ())],
+    "hardsigmoid": [((distinct(3, 4) * 2,), ())],
+    "threshold": [((distinct(3, 4),), (0.1, 20.0))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
 

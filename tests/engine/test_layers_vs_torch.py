@@ -315,3 +315,21 @@ def test_embedding_errors():
     te = tnn.Embedding.from_pretrained(torch.tensor(w))
     ee = enn.Embedding.from_pretrained(engine.tensor(w))
     assert repr(ee) == repr(te) and ee.weight.requires_grad is te.weight.requires_grad is False
+
+
+# ---------------------------------------------------------------- activations
+ACTIVATIONS = [("GELU", ()), ("GELU", ("tanh",)), ("LeakyReLU", ()), ("LeakyReLU", (0.2, True)), ("ELU", (0.5,)),
+               ("CELU", (0.7,)), ("SELU", ()), ("SiLU", ()), ("Mish", ()), ("Hardtanh", (-2, 2)), ("ReLU6", ()),
+               ("Hardswish", ()), ("Hardsigmoid", ()), ("LogSigmoid", ()), ("Softsign", ()), ("Tanhshrink", ()),
+               ("Softplus", ()), ("Softplus", (2.0, 1.0)), ("Threshold", (0.1, 20.0)), ("Softmin", (1,))]
+
+
+@pytest.mark.parametrize("cls,args", ACTIVATIONS)
+def test_activation_modules(cls, args):
+    tm, em = getattr(tnn, cls)(*args), getattr(enn, cls)(*args)
+    assert repr(em) == repr(tm)
+    x = f32(4, 5) * 3
+    if len(args) > 1 and args[1] is True:  # inplace=True: flowgrad computes out of place (torch: ...Backward1)
+        check(lambda t: tm(t * 1), lambda e: em(e * 1), x, rtol=1e-5, atol=1e-6, node=False)
+    else:
+        check(tm, em, x, rtol=1e-5, atol=1e-6)

@@ -75,6 +75,18 @@ TORCH = {
     "batch_norm": lambda x, w, b, rm, rv, training, eps: F.batch_norm(
         x, None if rm is None else rm.double(), None if rv is None else rv.double(), w, b, training, 0.0, eps),
     "layer_norm": lambda x, w, b, shape, eps: F.layer_norm(x, shape, w, b, eps),
+    "gelu": lambda a, ap: F.gelu(a, approximate=ap),
+    "leaky_relu": F.leaky_relu,
+    "elu": lambda a, alpha, scale, inp: F.selu(a) if scale != 1 else F.elu(a, alpha),
+    "celu": F.celu,
+    "silu": F.silu,
+    "softplus": F.softplus,
+    "mish": F.mish,
+    "hardtanh": F.hardtanh,
+    "logsigmoid": F.logsigmoid,
+    "hardswish": F.hardswish,
+    "hardsigmoid": F.hardsigmoid,
+    "threshold": F.threshold,
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
 # Where the torch expression above reaches the primitive through a different top node.
