@@ -158,38 +158,78 @@ def _reduce_grad(g, shape, reduction):
     return g
 
 
-def _nll(logp, target, reduction):
-    picked = -np.take_along_axis(logp, np.expand_dims(target, 1), axis=1).squeeze(1) if logp.ndim > 1 \
-        else -logp[target]
+def _nll_weights(logp, target, weight, ignore_index):
+    """Per-sample weight w[target] (1 without class weights), 0 where the target is ignore_index."""
+    t = np.asarray(target)
+    w = np.ones(t.shape, dtype=logp.dtype) if weight is None else \
+        np.asarray(weight, dtype=logp.dtype)[np.where(t == ignore_index, 0, t)]
+    return np.where(t == ignore_index, 0, w).astype(logp.dtype)
+
+
+def _nll(logp, target, reduction, weight=None, ignore_index=-100):
+    if logp.ndim == 1:
+        w = _nll_weights(logp, target, weight, ignore_index)
+        picked = -logp[target if target != ignore_index else 0] * w
+        return picked / w if reduction == "mean" else picked
+    t = np.where(target == ignore_index, 0, target)
+    w = _nll_weights(logp, target, weight, ignore_index)
+    picked = -np.take_along_axis(logp, np.expand_dims(t, 1), axis=1).squeeze(1) * w
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return picked.sum() / w.sum()  # PyTorch: NaN when every target is ignored
     return _reduce(picked, reduction)
 
 
-def _nll_vjp(g, ans, logp, target, reduction):
+def _nll_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
     z = np.zeros_like(logp)
+    w = _nll_weights(logp, target, weight, ignore_index)
     if logp.ndim == 1:
-        z[target] = -g
+        if target != ignore_index:
+            z[target] = -g * w / w if reduction == "mean" else -g * w
         return z
     rows = np.arange(logp.shape[0])
-    scale = g / logp.shape[0] if reduction == "mean" else g
-    z[rows, target] = -scale
+    scale = g / w.sum() if reduction == "mean" else g
+    z[rows, np.where(target == ignore_index, 0, target)] = -scale * w
     return z
 
 
-def _bce(p, y, reduction):
+def _weighted(x, weight):
+    return x if weight is None else x * weight
+
+
+def _bce(p, y, reduction, weight=None):
     # NOTE: PyTorch clamps each log at -100 so p = 0 or 1 gives a finite loss.
     with np.errstate(divide="ignore"):
         loss = -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log1p(-p), -100))
-    return _reduce(loss, reduction)
+    return _reduce(_weighted(loss, weight), reduction)
 
 
-def _bce_vjp_p(g, ans, p, y, reduction):
+def _bce_vjp_p(g, ans, p, y, reduction, weight=None):
     # NOTE: PyTorch's epsilon keeps the denominator p(1 - p) away from zero.
-    return _reduce_grad(g, p.shape, reduction) * (p - y) / np.maximum(p * (1 - p), 1e-12)
+    return _weighted(_reduce_grad(g, p.shape, reduction) * (p - y) / np.maximum(p * (1 - p), 1e-12), weight)
 
 
-def _bce_logits(x, y, reduction):
+def _bce_logits(x, y, reduction, weight=None, pos_weight=None):
     # NOTE: max(x, 0) - x*y + log(1 + e^{-|x|}) never overflows, unlike log(sigmoid(x)).
-    return _reduce(np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x))), reduction)
+    if pos_weight is None:
+        loss = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+    else:  # PyTorch's: (1 - y) x + (1 + (pw - 1) y) softplus(-x)
+        loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * (np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
+    return _reduce(_weighted(loss, weight), reduction)
+
+
+def _bce_logits_vjp_x(g, ans, x, y, reduction, weight=None, pos_weight=None):
+    gr = _reduce_grad(g, x.shape, reduction)
+    if pos_weight is None:
+        return _weighted(gr * (_sigmoid(x) - y), weight)
+    return _weighted(gr * ((1 - y) - (1 + (pos_weight - 1) * y) * _sigmoid(-x)), weight)
+
+
+def _bce_logits_vjp_y(g, ans, x, y, reduction, weight=None, pos_weight=None):
+    gr = _reduce_grad(g, x.shape, reduction)
+    if pos_weight is None:
+        return _weighted(gr * -x, weight)
+    return _weighted(gr * (-x + (pos_weight - 1) * (np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))), weight)
 
 
 def _sigmoid(a):
@@ -374,11 +414,12 @@ defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(a
 defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""), needs=("b", ""),
       params=REDUCTION)
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
-      (lambda g, ans, p, y, r: _reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), r"\frac{1}{n}\ln\frac{1-p}{p}"),
+      (lambda g, ans, p, y, r, w=None: _weighted(_reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), w),
+       r"\frac{1}{n}\ln\frac{1-p}{p}"),
       needs=("ab", "ab"), broadcasts=True, params=REDUCTION)
 defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", "bce_logits", _bce_logits,
-      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * (_sigmoid(x) - y), r"\frac{\sigma(x)-y}{n}"),
-      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * -x, r"-\frac{x}{n}"), needs=("ab", "ab"), broadcasts=True,
+      (_bce_logits_vjp_x, r"\frac{\sigma(x)-y}{n}"), (_bce_logits_vjp_y, r"-\frac{x}{n}"), needs=("ab", "ab"),
+      broadcasts=True,
       params=REDUCTION)
 
 # No derivative: the graph still shows them, and their outputs never require grad.
@@ -451,3 +492,19 @@ defop("hardsigmoid", "HardsigmoidBackward0", "hardsigmoid", lambda a: np.clip(a 
       (lambda g, ans, a: g * ((a > -3) & (a < 3)) / 6, r"\tfrac{1}{6}\mathbb{1}[|a|<3]"), needs=("a",))
 defop("threshold", "ThresholdBackward0", "threshold", lambda a, th, v: np.where(a > th, a, v).astype(a.dtype),
       (lambda g, ans, a, th, v: g * (a > th), r"\mathbb{1}[a>t]"), needs=("a",), params=Params("args", ("threshold", "value")))
+
+# What PyTorch's C++ losses compose with (Tensor-Scalar overloads), and the regression losses
+defop("mul_scalar", "MulBackward1", "×", lambda a, c: a * c, (lambda g, ans, a, c: g * c, "c"), saves=False,
+      params=Params("right", ("other",), "×"))
+defop("div_scalar", "DivBackward1", "÷", lambda a, c: a / c, (lambda g, ans, a, c: g / c, r"\frac{1}{c}"), saves=False,
+      params=Params("right", ("other",), "÷"))
+defop("masked_fill", "MaskedFillBackward0", "masked_fill", lambda a, m, v: np.where(m, a.dtype.type(v), a),
+      (lambda g, ans, a, m, v: np.where(m, 0, g), r"\mathbb{1}[\lnot m]"), (None, ""), needs=("b", ""),
+      broadcasts=True, params=Params("args", ("value",)))
+defop("smooth_l1_loss", "SmoothL1LossBackward0", "smooth_l1", _nn.smooth_l1,
+      (_nn.smooth_l1_vjp, r"\operatorname{clip}(\frac{a-b}{\beta})"),
+      (lambda g, *args: -_nn.smooth_l1_vjp(g, *args), r"-\operatorname{clip}(\frac{a-b}{\beta})"), needs=("ab", "ab"),
+      broadcasts=True, params=Params("reduction", ("reduction", "beta")))
+defop("huber_loss", "HuberLossBackward0", "huber", _nn.huber, (_nn.huber_vjp, r"\operatorname{clip}_{\delta}(a-b)"),
+      (lambda g, *args: -_nn.huber_vjp(g, *args), r"-\operatorname{clip}_{\delta}(a-b)"), needs=("ab", "ab"),
+      broadcasts=True, params=Params("reduction", ("reduction", "delta")))

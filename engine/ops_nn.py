@@ -422,6 +422,42 @@ def hardswish_vjp(g, ans, a):
     return g * np.where(a < -3, 0, np.where(a <= 3, (2 * a + 3) / 6, 1))
 
 
+# ---------------------------------------------------------------- regression losses
+def _reduce(x, reduction):
+    if reduction == "mean":
+        return x.sum() / x.dtype.type(x.size)
+    return x.sum() if reduction == "sum" else x
+
+
+def _reduce_grad(g, shape, reduction):
+    if reduction == "mean":
+        return np.broadcast_to(g / math.prod(shape), shape)
+    return np.broadcast_to(g, shape) if reduction == "sum" else g
+
+
+def smooth_l1(a, b, reduction, beta):
+    d = np.abs(a - b)
+    loss = d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
+
+
+def smooth_l1_vjp(g, ans, a, b, reduction, beta):
+    diff = a - b
+    local = np.sign(diff) if beta == 0 else np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
+    return _reduce_grad(g, diff.shape, reduction) * local
+
+
+def huber(a, b, reduction, delta):
+    d = np.abs(a - b)
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
+
+
+def huber_vjp(g, ans, a, b, reduction, delta):
+    diff = a - b
+    return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
+
+
 # ---------------------------------------------------------------- limits
 def _prod(shape):
     return math.prod(int(s) for s in shape)

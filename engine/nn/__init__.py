@@ -21,24 +21,30 @@ from .activation import (
 )
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout, Dropout1d, Dropout2d
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .modules import (
-                      BCELoss,
-                      BCEWithLogitsLoss,
-                      CrossEntropyLoss,
-                      Flatten,
-                      Identity,
-                      Linear,
-                      LogSoftmax,
-                      Module,
-                      ModuleList,
-                      MSELoss,
-                      NLLLoss,
-                      Parameter,
-                      ReLU,
-                      Sequential,
-                      Sigmoid,
-                      Softmax,
-                      Tanh,
+    Flatten,
+    Identity,
+    Linear,
+    LogSoftmax,
+    Module,
+    ModuleList,
+    Parameter,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
 )
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
@@ -51,4 +57,5 @@ __all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", 
            "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
-           "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin"]
+           "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss"]

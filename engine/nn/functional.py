@@ -110,3 +110,12 @@ gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _lay
 softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid
 hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
 softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
+from . import functional_loss as _loss  # noqa: E402
+
+# The full-signature losses (weight, ignore_index, label_smoothing, pos_weight...) replace the ones above.
+mse_loss = _loss.mse_loss  # noqa: F811
+nll_loss = _loss.nll_loss  # noqa: F811
+cross_entropy = _loss.cross_entropy  # noqa: F811
+binary_cross_entropy = _loss.binary_cross_entropy  # noqa: F811
+binary_cross_entropy_with_logits = _loss.binary_cross_entropy_with_logits  # noqa: F811
+l1_loss, smooth_l1_loss, huber_loss, kl_div = _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss, _loss.kl_div

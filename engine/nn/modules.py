@@ -466,34 +466,3 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
-
-
-class _Loss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-
-class MSELoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.mse_loss(input, target, self.reduction)
-
-
-class CrossEntropyLoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.cross_entropy(input, target, self.reduction)
-
-
-class NLLLoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.nll_loss(input, target, self.reduction)
-
-
-class BCELoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy(input, target, self.reduction)
-
-
-class BCEWithLogitsLoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy_with_logits(input, target, self.reduction)

@@ -333,3 +333,102 @@ def test_activation_modules(cls, args):
         check(lambda t: tm(t * 1), lambda e: em(e * 1), x, rtol=1e-5, atol=1e-6, node=False)
     else:
         check(tm, em, x, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- losses
+W3 = np.array([0.2, 1.0, 2.5], dtype=np.float32)
+
+
+def _t(kind, x):
+    if x is None:
+        return None
+    return torch.tensor(x) if kind == "t" else engine.tensor(x)
+
+
+LOSSES = [
+    ("L1Loss", {}, "reg"), ("L1Loss", dict(reduction="sum"), "reg"), ("SmoothL1Loss", {}, "reg"),
+    ("SmoothL1Loss", dict(beta=0.5, reduction="none"), "reg"), ("SmoothL1Loss", dict(beta=0.0), "reg"),
+    ("HuberLoss", dict(delta=0.7), "reg"), ("MSELoss", dict(reduction="sum"), "reg"),
+    ("NLLLoss", dict(weight=W3), "cls"), ("NLLLoss", dict(ignore_index=1, reduction="sum"), "cls"),
+    ("CrossEntropyLoss", {}, "cls"), ("CrossEntropyLoss", dict(weight=W3, ignore_index=2), "cls"),
+    ("CrossEntropyLoss", dict(label_smoothing=0.1), "cls"),
+    ("CrossEntropyLoss", dict(label_smoothing=0.2, weight=W3, ignore_index=1), "cls"),
+    ("CrossEntropyLoss", dict(label_smoothing=0.2, reduction="sum"), "cls"),
+    ("CrossEntropyLoss", dict(label_smoothing=0.2, reduction="none"), "cls"),
+    ("CrossEntropyLoss", {}, "prob"), ("CrossEntropyLoss", dict(weight=W3, label_smoothing=0.1), "prob"),
+    ("CrossEntropyLoss", dict(reduction="none"), "prob"),
+    ("BCELoss", dict(weight=W3), "bce"), ("BCEWithLogitsLoss", dict(pos_weight=W3), "bcel"),
+    ("BCEWithLogitsLoss", dict(weight=W3, pos_weight=W3, reduction="sum"), "bcel"),
+    ("KLDivLoss", dict(reduction="batchmean"), "kl"), ("KLDivLoss", dict(reduction="sum", log_target=True), "kl"),
+]
+
+
+@pytest.mark.parametrize("cls,kw,kind", LOSSES)
+def test_loss_modules(cls, kw, kind):
+    tm = getattr(tnn, cls)(**{k: _t("t", v) if isinstance(v, np.ndarray) else v for k, v in kw.items()})
+    em = getattr(enn, cls)(**{k: _t("e", v) if isinstance(v, np.ndarray) else v for k, v in kw.items()})
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    x = f32(5, 3)
+    if kind == "reg":
+        y = f32(5, 3)
+    elif kind == "cls":
+        y = np.array([0, 2, 1, 2, 1])
+    elif kind == "prob":
+        y = rng.dirichlet(np.ones(3), 5).astype(np.float32)
+    elif kind == "bce":
+        x, y = rng.uniform(0.05, 0.95, (5, 3)).astype(np.float32), rng.uniform(0, 1, (5, 3)).astype(np.float32)
+    elif kind == "bcel":
+        y = rng.uniform(0, 1, (5, 3)).astype(np.float32)
+    else:
+        x = np.log(rng.dirichlet(np.ones(3), 5)).astype(np.float32)
+        y = rng.dirichlet(np.ones(3), 5).astype(np.float32)
+        if kw.get("log_target"):
+            y = np.log(y)
+    tt, et = torch.tensor(y), engine.tensor(y)
+    check(lambda a: tm(a, tt), lambda a: em(a, et), x, rtol=1e-5, atol=1e-6)
+
+
+def _graph(fn):
+    names = []
+
+    def walk(node):
+        if node is None:
+            return
+        names.append(type(node).__name__)
+        for nxt, _ in node.next_functions:
+            walk(nxt)
+
+    walk(fn)
+    return names
+
+
+def test_label_smoothing_graph_matches_torch():
+    x = f32(4, 3)
+    y = np.array([0, 2, 1, 2])
+    tl = tnn.CrossEntropyLoss(label_smoothing=0.1)(torch.tensor(x, requires_grad=True), torch.tensor(y))
+    el = enn.CrossEntropyLoss(label_smoothing=0.1)(engine.tensor(x, requires_grad=True), engine.tensor(y))
+    assert _graph(el.grad_fn) == _graph(tl.grad_fn)
+
+
+@pytest.mark.parametrize("fn,args,kw", [
+    ("cross_entropy", ("x", "t"), dict(weight="w4")),
+    ("cross_entropy", ("x", "t"), dict(label_smoothing=1.5)),
+    ("cross_entropy", ("x", "t3"), {}),
+    ("cross_entropy", ("x", "tbad"), {}),
+    ("nll_loss", ("x", "tf"), {}),
+    ("smooth_l1_loss", ("x", "x"), dict(beta=-1)),
+    ("kl_div", ("x", "x"), dict(reduction="foo")),
+    ("binary_cross_entropy", ("p", "p"), dict(weight="w4")),
+])
+def test_loss_errors(fn, args, kw):
+    vals = {"x": f32(4, 3), "t": np.array([0, 2, 1, 2]), "t3": np.array([0, 2, 1]), "tbad": np.array([0, 2, 1, 3]),
+            "tf": np.array([0.0, 2, 1, 2], dtype=np.float32), "w4": np.ones(4, np.float32),
+            "p": rng.uniform(0.1, 0.9, (4, 3)).astype(np.float32)}
+
+    def call(lib, mod):
+        a = [_t(lib, vals[n]) for n in args]
+        k = {n: _t(lib, vals[v]) if isinstance(v, str) else v for n, v in kw.items()}
+        return getattr(mod, fn)(*a, **k)
+
+    raises_same(lambda: call("t", torch.nn.functional), lambda: call("e", enn.functional))

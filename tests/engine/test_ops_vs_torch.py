@@ -64,9 +64,11 @@ TORCH = {
     "softmax": lambda a, d: torch.softmax(a, d),
     "log_softmax": lambda a, d: torch.log_softmax(a, d),
     "mse_loss": lambda a, b, r: F.mse_loss(a, b, reduction=r),
-    "nll_loss": lambda a, t, r: F.nll_loss(a, t, reduction=r),
-    "binary_cross_entropy": lambda p, y, r: F.binary_cross_entropy(p, y, reduction=r),
-    "binary_cross_entropy_with_logits": lambda x, y, r: F.binary_cross_entropy_with_logits(x, y, reduction=r),
+    "nll_loss": lambda a, t, r, w=None, ig=-100: F.nll_loss(a, t, None if w is None else torch.tensor(w),
+                                                           ignore_index=ig, reduction=r),
+    "binary_cross_entropy": lambda p, y, r, w=None: F.binary_cross_entropy(p, y, _opt(w), reduction=r),
+    "binary_cross_entropy_with_logits": lambda x, y, r, w=None, pw=None: F.binary_cross_entropy_with_logits(
+        x, y, _opt(w), reduction=r, pos_weight=_opt(pw)),
     "convolution": lambda x, w, b, s, p, d, g: (F.conv2d if x.ndim == 4 else F.conv1d)(x, w, b, s, p, d, g),
     "constant_pad_nd": lambda a, pad, v: F.pad(a, pad, value=v),
     "max_pool2d": lambda a, k, s, p, d, c: F.max_pool2d(a, k, s, p, d, c),
@@ -87,10 +89,19 @@ TORCH = {
     "hardswish": F.hardswish,
     "hardsigmoid": F.hardsigmoid,
     "threshold": F.threshold,
+    "mul_scalar": lambda a, c: a * c,  # (the C++ Tensor-Scalar overload: top node checked by name below)
+    "div_scalar": lambda a, c: a / c,
+    "masked_fill": lambda a, m, v: a.masked_fill(m, v),
+    "smooth_l1_loss": lambda a, b, r, beta: F.smooth_l1_loss(a, b, reduction=r, beta=beta),
+    "huber_loss": lambda a, b, r, delta: F.huber_loss(a, b, reduction=r, delta=delta),
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
 # Where the torch expression above reaches the primitive through a different top node.
-TOP_NODE = {"unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+TOP_NODE = {"mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+
+def _opt(w):
+    return None if w is None else torch.tensor(w)
+
 
 CASE_IDS = [(n, i) for n in sorted(TORCH) for i in range(len(CASES[n]))]
 
