@@ -508,3 +508,19 @@ defop("smooth_l1_loss", "SmoothL1LossBackward0", "smooth_l1", _nn.smooth_l1,
 defop("huber_loss", "HuberLossBackward0", "huber", _nn.huber, (_nn.huber_vjp, r"\operatorname{clip}_{\delta}(a-b)"),
       (lambda g, *args: -_nn.huber_vjp(g, *args), r"-\operatorname{clip}_{\delta}(a-b)"), needs=("ab", "ab"),
       broadcasts=True, params=Params("reduction", ("reduction", "delta")))
+
+# One chunk of PyTorch's unsafe_chunk (the recurrent cells' gates): PyTorch draws one UnsafeSplit node with
+# several outputs; an op here has one output, so each chunk is its own node of that name.
+defop("unsafe_chunk", "UnsafeSplitBackward0", "chunk", _nn.chunk_forward, (_nn.chunk_vjp, "1"), saves=False,
+      params=Params("args", ("index", "chunks", "dim")))
+
+# nn.LSTM's layer as PyTorch's CPU kernel runs it: one node for the whole sequence (inputs x, w_ih, w_hh, b_ih,
+# b_hh, h0, c0; param reverse), backward through time in one pass. The layer's last cell state is a second op
+# of the same node name (an op has one output).
+_LSTM_LATEX = (r"\partial h/\partial x", r"\partial h/\partial W_{ih}", r"\partial h/\partial W_{hh}", "1", "1",
+               r"\partial h/\partial h_0", r"\partial h/\partial c_0")
+defop("lstm_layer", "MkldnnRnnLayerBackward0", "lstm", _nn.lstm_layer_forward,
+      *[(_nn.lstm_vjp(k), _LSTM_LATEX[k]) for k in range(7)], needs=("abc",) * 7, params=Params("args", ("reverse",)))
+defop("lstm_cell_state", "MkldnnRnnLayerBackward0", "lstm c", _nn.lstm_cell_state_forward,
+      *[(_nn.lstm_vjp(k, last_c=True), _LSTM_LATEX[k]) for k in range(7)], needs=("abc",) * 7,
+      params=Params("args", ("reverse",)))

@@ -9,6 +9,7 @@ its input gradient is col2im, a loop over the kernel offsets adding strided slic
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -456,6 +457,144 @@ def huber(a, b, reduction, delta):
 def huber_vjp(g, ans, a, b, reduction, delta):
     diff = a - b
     return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
+
+
+# ---------------------------------------------------------------- recurrent cells
+def _chunk_key(shape, i, chunks, dim):
+    size = -(-shape[dim] // chunks)
+    return (slice(None),) * dim + (slice(i * size, (i + 1) * size),)
+
+
+def chunk_forward(a, i, chunks, dim):
+    return a[_chunk_key(a.shape, i, chunks, dim)]
+
+
+def chunk_vjp(g, ans, a, i, chunks, dim):
+    z = np.zeros(a.shape, dtype=g.dtype)
+    z[_chunk_key(a.shape, i, chunks, dim)] = g
+    return z
+
+
+def _sig(a):
+    return 0.5 * (np.tanh(0.5 * a) + 1)  # overflow-free logistic
+
+
+def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    """One LSTM layer over a whole sequence (PyTorch's fused CPU layer): the step states backward needs.
+    Gates are (i, f, g, o); sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved
+    up front (in the weights and the input projection) and one tanh per step serves all four gates."""
+    xs = x[::-1] if reverse else x
+    steps, batch = xs.shape[:2]
+    hsz = w_hh.shape[1]
+    dt = np.result_type(x.dtype, w_ih.dtype)
+    half = np.full(4 * hsz, 0.5, dtype=dt)
+    half[2 * hsz:3 * hsz] = 1.0
+    proj = np.matmul(xs, w_ih.T)  # every step's input projection at once
+    if b_ih is not None:
+        proj += b_ih + b_hh
+    proj *= half
+    whh_t = w_hh.T * half
+    gates = np.empty((steps, batch, 4 * hsz), dtype=dt)
+    cs = np.empty((steps + 1, batch, hsz), dtype=dt)
+    hs = np.empty((steps + 1, batch, hsz), dtype=dt)
+    tcs = np.empty((steps, batch, hsz), dtype=dt)
+    hs[0], cs[0] = h0, c0
+    for t in range(steps):
+        a = gates[t]
+        np.matmul(hs[t], whh_t, out=a)
+        a += proj[t]
+        np.tanh(a, out=a)
+        sig1, sig2 = a[:, :2 * hsz], a[:, 3 * hsz:]
+        sig1 += 1
+        sig1 *= 0.5
+        sig2 += 1
+        sig2 *= 0.5
+        c = cs[t + 1]
+        np.multiply(a[:, hsz:2 * hsz], cs[t], out=c)
+        c += a[:, :hsz] * a[:, 2 * hsz:3 * hsz]
+        np.tanh(c, out=tcs[t])
+        np.multiply(a[:, 3 * hsz:], tcs[t], out=hs[t + 1])
+    return xs, gates, cs, hs, tcs
+
+
+_LSTM_RUNS: dict = {}  # id(output array) -> (weakref to it, its run): backward reuses the forward's states
+_LSTM_LAST = [None]  # (input arrays, run) of the latest layer forward, for its cell-state twin
+
+
+def _remember(out, run):
+    key = id(out)
+    _LSTM_RUNS[key] = (weakref.ref(out, lambda _: _LSTM_RUNS.pop(key, None)), run)
+    return out
+
+
+def _recall(ans, args):
+    entry = _LSTM_RUNS.get(id(ans))
+    if entry is not None and entry[0]() is ans:
+        return entry[1]
+    return _lstm_run(*args)
+
+
+def lstm_layer_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    args = (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
+    run = _lstm_run(*args)
+    _LSTM_LAST[0] = (args, run)
+    hs = run[3][1:]
+    return _remember(hs[::-1].copy() if reverse else hs, run)
+
+
+def lstm_cell_state_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    args = (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
+    last, _LSTM_LAST[0] = _LSTM_LAST[0], None
+    same = last is not None and all(a is b for a, b in zip(last[0], args))
+    run = last[1] if same else _lstm_run(*args)
+    return _remember(run[2][-1:].reshape(run[2].shape[1:]), run)
+
+
+_LSTM_GRADS = [None]  # (g, ans, grads) of the latest backward: one node's seven VJPs share one pass through time
+
+
+def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    memo = _LSTM_GRADS[0]
+    if memo is not None and memo[0] is g and memo[1] is ans:  # ans: this node's own output, so never another's
+        return memo[2]
+    xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
+    steps, batch, hsz = tcs.shape
+    i, f, gg, o = (gates[..., k * hsz:(k + 1) * hsz] for k in range(4))
+    # Everything but the recurrence, for all steps at once: d(c_t)/d(h_t) and each gate's local derivative.
+    dcdh = o * (1 - tcs * tcs)
+    local = np.empty_like(gates)
+    local[..., :hsz] = gg * i * (1 - i)
+    local[..., hsz:2 * hsz] = cs[:-1] * f * (1 - f)
+    local[..., 2 * hsz:3 * hsz] = i * (1 - gg * gg)
+    local[..., 3 * hsz:] = tcs * o * (1 - o)
+    if last_c:
+        d_out, dc = None, g.astype(gates.dtype)
+    else:
+        d_out, dc = (g[::-1] if reverse else g), np.zeros((batch, hsz), gates.dtype)
+    dh = np.zeros((batch, hsz), gates.dtype)
+    dgates = np.empty_like(gates)
+    for t in range(steps - 1, -1, -1):
+        if d_out is not None:
+            dh += d_out[t]
+        dc += dh * dcdh[t]
+        d = dgates[t]
+        np.multiply(local[t].reshape(batch, 4, hsz)[:, :3], dc[:, None, :], out=d.reshape(batch, 4, hsz)[:, :3])
+        np.multiply(local[t, :, 3 * hsz:], dh, out=d[:, 3 * hsz:])
+        dc *= f[t]
+        np.matmul(d, w_hh, out=dh)
+    flat = dgates.reshape(-1, 4 * hsz)
+    dx = np.matmul(dgates, w_ih)
+    grads = (dx[::-1] if reverse else dx, flat.T @ xs.reshape(-1, xs.shape[2]), flat.T @ hs[:-1].reshape(-1, hsz),
+             flat.sum(axis=0), flat.sum(axis=0), dh, dc)
+    _LSTM_GRADS[0] = (g, ans, grads)
+    return grads
+
+
+def lstm_vjp(k, last_c=False):
+    def vjp(g, ans, *args):
+        return _lstm_backward(g, ans, *args, last_c=last_c)[k]
+
+    return vjp
 
 
 # ---------------------------------------------------------------- limits

@@ -49,6 +49,7 @@ from .modules import (
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .reshape import Unflatten
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
 
 __all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
@@ -58,4 +59,5 @@ __all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", 
            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
-           "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss"]
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
+           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]

@@ -137,6 +137,12 @@ CASES = {
     "smooth_l1_loss": [((distinct(3, 4), distinct(3, 4) * 0.3), ("mean", 1.0)),
                        ((distinct(5), distinct(5) * 0.2), ("sum", 0.5)), ((distinct(5), distinct(5) * 0.1), ("none", 2.0))],
     "huber_loss": [((distinct(3, 4), distinct(3, 4) * 0.3), ("mean", 1.0)), ((distinct(5), distinct(5) * 0.2), ("none", 0.5))],
+    "unsafe_chunk": [((r(3, 8),), (1, 4, 1)), ((r(2, 9),), (2, 3, 1))],
+    # (x, w_ih, w_hh, b_ih, b_hh, h0, c0), (reverse,)
+    "lstm_layer": [((r(3, 2, 4), r(12, 4), r(12, 3), r(12), r(12), r(2, 3), r(2, 3)), (False,)),
+                   ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
+    "lstm_cell_state": [((r(3, 2, 4), r(12, 4), r(12, 3), r(12), r(12), r(2, 3), r(2, 3)), (False,)),
+                        ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
 

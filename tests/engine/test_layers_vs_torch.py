@@ -432,3 +432,68 @@ def test_loss_errors(fn, args, kw):
         return getattr(mod, fn)(*a, **k)
 
     raises_same(lambda: call("t", torch.nn.functional), lambda: call("e", enn.functional))
+
+
+# ---------------------------------------------------------------- recurrent layers
+RNNS = [("LSTM", {}), ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True)), ("LSTM", dict(bias=False)),
+        ("GRU", {}), ("GRU", dict(num_layers=2, bidirectional=True)), ("GRU", dict(batch_first=True)),
+        ("RNN", {}), ("RNN", dict(nonlinearity="relu", num_layers=2, bias=False)), ("RNN", dict(bidirectional=True))]
+
+
+def _first(h):
+    return h if not isinstance(h, tuple) else h[0] + 2 * h[1]
+
+
+@pytest.mark.parametrize("cls,kw", RNNS)
+def test_recurrent_layers(cls, kw):
+    torch.manual_seed(0)
+    tm = getattr(tnn, cls)(4, 5, **kw)
+    engine.manual_seed(0)
+    em = getattr(enn, cls)(4, 5, **kw)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    x = f32(3, 2, 4)
+    # grad_fn: LSTM's fused layer, GRU/RNN's stack (torch ends GRU/RNN batch_first with an in-place transpose_)
+    check(lambda a: tm(a)[0], lambda a: em(a)[0], x, node=cls == "LSTM" or not kw.get("batch_first"))
+    check(lambda a: _first(tm(a)[1]), lambda a: _first(em(a)[1]), x, node=False)
+    # unbatched input and a given initial state
+    n = em.num_layers * (2 if em.bidirectional else 1)
+    h0 = f32(n, 5)
+    if cls == "LSTM":
+        check(lambda a, h: tm(a, (h, h * 2))[0], lambda a, h: em(a, (h, h * 2))[0], x[:, 0], h0, node=False)
+    else:
+        check(lambda a, h: tm(a, h)[0], lambda a, h: em(a, h)[0], x[:, 0], h0, node=False)
+    tm.zero_grad()
+    em.zero_grad()
+    xt, xe = _pair(x)
+    tm(xt)[0].sum().backward()
+    em(xe)[0].sum().backward()
+    for (name, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("cls", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_cells_match_torch_graph_and_values(cls):
+    torch.manual_seed(0)
+    tm = getattr(tnn, cls)(4, 5)
+    engine.manual_seed(0)
+    em = getattr(enn, cls)(4, 5)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    x = f32(3, 4)
+    if cls == "LSTMCell":
+        to, eo = check(lambda a: tm(a)[0], lambda a: em(a)[0], x)
+    else:
+        to, eo = check(tm, em, x)
+    names_t, names_e = set(_graph(to.grad_fn)), set(_graph(eo.grad_fn))
+    assert names_e == names_t
+    h = f32(5)
+    if cls == "LSTMCell":
+        check(lambda a, b: tm(a, (b, b))[1], lambda a, b: em(a, (b, b))[1], x[0], h, node=False)
+    else:
+        check(tm, em, x[0], h)
+
+
+def test_rnn_errors():
+    raises_same(lambda: tnn.LSTM(4, 5)(torch.zeros(3, 2, 3)), lambda: enn.LSTM(4, 5)(engine.zeros(3, 2, 3)))
+    raises_same(lambda: tnn.GRU(4, 5)(torch.zeros(3)), lambda: enn.GRU(4, 5)(engine.zeros(3)))

@@ -94,10 +94,21 @@ TORCH = {
     "masked_fill": lambda a, m, v: a.masked_fill(m, v),
     "smooth_l1_loss": lambda a, b, r, beta: F.smooth_l1_loss(a, b, reduction=r, beta=beta),
     "huber_loss": lambda a, b, r, delta: F.huber_loss(a, b, reduction=r, delta=delta),
+    "unsafe_chunk": lambda a, i, n, d: a.unsafe_chunk(n, d)[i],
+    "lstm_layer": lambda *a: _lstm(*a)[0],
+    "lstm_cell_state": lambda *a: _lstm(*a)[2][0],
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
 # Where the torch expression above reaches the primitive through a different top node.
-TOP_NODE = {"mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
+            "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+
+def _lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    """PyTorch's fused CPU LSTM layer (what nn.LSTM calls): (output, h_n, c_n); reverse runs backwards in time."""
+    xs = x.flip(0) if reverse else x
+    out, h, c = torch._VF.lstm(xs, (h0[None], c0[None]), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, False)
+    return (out.flip(0) if reverse else out), h, c
+
 
 def _opt(w):
     return None if w is None else torch.tensor(w)
