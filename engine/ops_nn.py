@@ -623,7 +623,7 @@ def output_sizes(name, arrays, params):
         oh = pool_size(x[-2], k[0], s[0], p[0], d[0], ceil_mode)
         ow = pool_size(x[-1], k[1], s[1], p[1], d[1], ceil_mode)
         lead = x[:-2]
-        return [lead + (x[-2] + 2 * p[0] + s[0], x[-1] + 2 * p[1] + s[1]), lead + (oh, ow, k[0] * k[1])]
+        return [lead + (x[-2] + 2 * p[0] + s[0], x[-1] + 2 * p[1] + s[1]), lead + (oh, ow)]  # padded input, output
     if name == "constant_pad_nd":
         x, pad = np.shape(arrays[0]), params[0]
         grown = list(x)

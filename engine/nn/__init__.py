@@ -1,5 +1,5 @@
 """torch.nn for the supported subset."""
-from . import functional, init
+from . import functional, init, utils
 from .activation import (
     CELU,
     ELU,
@@ -52,7 +52,7 @@ from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
 
-__all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
+__all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
            "Softmax", "LogSoftmax", "Flatten",
            "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",

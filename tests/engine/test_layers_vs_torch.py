@@ -497,3 +497,90 @@ def test_cells_match_torch_graph_and_values(cls):
 def test_rnn_errors():
     raises_same(lambda: tnn.LSTM(4, 5)(torch.zeros(3, 2, 3)), lambda: enn.LSTM(4, 5)(engine.zeros(3, 2, 3)))
     raises_same(lambda: tnn.GRU(4, 5)(torch.zeros(3)), lambda: enn.GRU(4, 5)(engine.zeros(3)))
+
+
+# ---------------------------------------------------------------- module API
+def _convnet(nn):
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Dropout(0.1), nn.Flatten(),
+                         nn.Linear(4 * 4 * 4, 3))
+
+
+def test_state_dict_roundtrip_and_errors():
+    torch.manual_seed(0)
+    tm = _convnet(tnn)
+    engine.manual_seed(0)
+    em = _convnet(enn)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    em.train()
+    em(engine.tensor(f32(2, 1, 6, 6)))  # moves the running statistics
+    other = _convnet(enn)
+    res = other.load_state_dict(em.state_dict())
+    assert repr(res) == repr(tm.load_state_dict(tm.state_dict())) == "<All keys matched successfully>"
+    for k, v in em.state_dict().items():
+        np.testing.assert_array_equal(other.state_dict()[k].numpy(), v.numpy(), err_msg=k)
+    bad_t = dict(tm.state_dict())
+    bad_e = dict(em.state_dict())
+    for d in (bad_t, bad_e):
+        d.pop("1.running_var")
+        d["extra"] = d["5.bias"]
+    raises_same(lambda: tm.load_state_dict(bad_t), lambda: em.load_state_dict(bad_e))
+    res_t, res_e = tm.load_state_dict(bad_t, strict=False), em.load_state_dict(bad_e, strict=False)
+    assert (res_e.missing_keys, res_e.unexpected_keys) == (res_t.missing_keys, res_t.unexpected_keys)
+    wrong_t, wrong_e = dict(tm.state_dict()), dict(em.state_dict())
+    wrong_t["5.bias"], wrong_e["5.bias"] = torch.zeros(4), engine.zeros(4)
+    raises_same(lambda: tm.load_state_dict(wrong_t), lambda: em.load_state_dict(wrong_e))
+
+
+def test_module_traversal_train_eval_apply_requires_grad():
+    tm, em = _convnet(tnn), _convnet(enn)
+    assert [n for n, _ in em.named_modules()] == [n for n, _ in tm.named_modules()]
+    assert [type(m).__name__ for m in em.children()] == [type(m).__name__ for m in tm.children()]
+    assert [n for n, _ in em.named_buffers()] == [n for n, _ in tm.named_buffers()]
+    em.eval()
+    assert not any(m.training for m in em.modules())
+    em.train()
+    assert all(m.training for m in em.modules())
+    seen = []
+    em.apply(lambda m: seen.append(type(m).__name__))
+    assert seen[-1] == "Sequential" and seen[0] == "Conv2d"
+    em.requires_grad_(False)
+    assert not any(p.requires_grad for p in em.parameters())
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_and_value(norm_type):
+    torch.manual_seed(0)
+    tm = _convnet(tnn)
+    engine.manual_seed(0)
+    em = _convnet(enn)
+    tm.eval()
+    em.eval()
+    x = f32(2, 1, 6, 6)
+    (tm(torch.tensor(x)) ** 2).sum().backward()
+    (em(engine.tensor(x)) ** 2).sum().backward()
+    tn = tnn.utils.clip_grad_norm_(tm.parameters(), 0.5, norm_type)
+    en = enn.utils.clip_grad_norm_(em.parameters(), 0.5, norm_type)
+    np.testing.assert_allclose(en.item(), tn.item(), rtol=1e-5)
+    for tp, ep in zip(tm.parameters(), em.parameters()):
+        np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-6)
+    tnn.utils.clip_grad_value_(tm.parameters(), 0.01)
+    enn.utils.clip_grad_value_(em.parameters(), 0.01)
+    for tp, ep in zip(tm.parameters(), em.parameters()):
+        np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-6)
+    v = enn.utils.parameters_to_vector(em.parameters())
+    assert v.shape == tnn.utils.parameters_to_vector(tm.parameters()).shape
+
+
+def test_limits_stop_a_convolution_before_numpy_allocates():
+    from engine.limits import LimitExceeded, limited
+
+    conv = enn.Conv2d(3, 8, 5)
+    with limited(max_tensor_elements=200_000, max_live_elements=10_000_000, max_graph_nodes=1000):
+        x = engine.zeros(8, 3, 64, 64)  # 98k elements: allowed; its im2col buffer would hold 8*75*60*60 = 2.16M
+        with pytest.raises(LimitExceeded, match="max_tensor_elements"):
+            conv(x)
+        with pytest.raises(LimitExceeded, match="max_tensor_elements"):  # a padded copy past the limit
+            enn.functional.pad(engine.zeros(2, 3, 100, 100), (200, 200))
+        enn.functional.max_pool2d(engine.zeros(2, 3, 100, 100), 9, 1)  # windows are never materialised: fine
+        with pytest.raises(LimitExceeded):
+            enn.Embedding(10, 1000)(engine.zeros(500, dtype=engine.int64))
