@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops_nn
+from ..dispatch import apply
 from ..ops import OPS
-from ..tensor import Tensor, apply
+from ..tensor import Tensor
 
 
 def _tuple(v, n, name="value"):

@@ -6,8 +6,9 @@ import warnings
 
 import numpy as np
 
+from ..dispatch import apply
 from ..ops import OPS
-from ..tensor import Tensor, apply
+from ..tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 from .. import creation
+from ..dispatch import apply
 from ..functional import stack
 from ..ops import OPS
-from ..tensor import apply
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter
