@@ -445,7 +445,7 @@ defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv
 defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
       params=Params("args", ("pad", "value")))
 defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
-      (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("a",),
+      (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("ar",),
       params=Params("args", ("kernel_size", "stride", "padding", "dilation", "ceil_mode")))
 defop("avg_pool2d", "AvgPool2DBackward0", "avg_pool", _nn.avg_pool_forward, (_nn.avg_pool_vjp, r"\frac{1}{k}"),
       saves=False, params=Params("args", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",

@@ -172,13 +172,20 @@ def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
-    x4, pads, arg = max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode)
+    # Each window's gradient goes to its first maximum (PyTorch's index), found by comparing every kernel
+    # offset's strided slice with the forward's output: a few whole-array calls per offset, no window copies.
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
     g4 = g if g.ndim == 4 else g[None]
-    oh, ow = arg.shape[2:]
+    a4 = ans if ans.ndim == 4 else ans[None]
+    dxp = np.zeros(xp.shape, dtype=g.dtype)
+    free = np.ones(a4.shape, dtype=bool)
+    slices = zip(_offsets(xp, kernel, stride, dilation, oh, ow), _offsets(dxp, kernel, stride, dilation, oh, ow))
+    for part, dpart in slices:
+        hit = part == a4
+        hit &= free
+        free ^= hit
+        np.add(dpart, g4, out=dpart, where=hit)
     n, c, h, w = x4.shape
-    dxp = np.zeros((n, c, h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1]), dtype=g.dtype)
-    for k, part in enumerate(_offsets(dxp, kernel, stride, dilation, oh, ow)):
-        part += np.where(arg == k, g4, 0)
     dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
     return dx if x.ndim == 4 else dx[0]
 
