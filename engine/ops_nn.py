@@ -486,41 +486,48 @@ def _sig(a):
     return 0.5 * (np.tanh(0.5 * a) + 1)  # overflow-free logistic
 
 
+def _gate_order(hsz):
+    """PyTorch's gate rows are (i, f, g, o); the loops use (o, i, f, g): the three sigmoid gates side by side
+    for the forward, the three that c's gradient feeds side by side for the backward."""
+    return np.r_[3 * hsz:4 * hsz, 0:3 * hsz]
+
+
 def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """One LSTM layer over a whole sequence (PyTorch's fused CPU layer): the step states backward needs.
-    Gates are (i, f, g, o); sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved
-    up front (in the weights and the input projection) and one tanh per step serves all four gates."""
+    sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved up front (in the
+    weights and the input projection) and one tanh per step serves all four gates."""
     xs = x[::-1] if reverse else x
     steps, batch = xs.shape[:2]
     hsz = w_hh.shape[1]
     dt = np.result_type(x.dtype, w_ih.dtype)
+    order = _gate_order(hsz)
     half = np.full(4 * hsz, 0.5, dtype=dt)
-    half[2 * hsz:3 * hsz] = 1.0
-    proj = np.matmul(xs, w_ih.T)  # every step's input projection at once
+    half[3 * hsz:] = 1.0
+    proj = np.matmul(xs, w_ih[order].T)  # every step's input projection at once
     if b_ih is not None:
-        proj += b_ih + b_hh
+        proj += (b_ih + b_hh)[order]
     proj *= half
-    whh_t = w_hh.T * half
-    gates = np.empty((steps, batch, 4 * hsz), dtype=dt)
+    whh_t = w_hh[order].T * half
+    gates = np.empty((steps, batch, 4 * hsz), dtype=dt)  # (o, i, f, g) after the activations
     cs = np.empty((steps + 1, batch, hsz), dtype=dt)
     hs = np.empty((steps + 1, batch, hsz), dtype=dt)
     tcs = np.empty((steps, batch, hsz), dtype=dt)
+    ig = np.empty((batch, hsz), dtype=dt)
     hs[0], cs[0] = h0, c0
     for t in range(steps):
         a = gates[t]
         np.matmul(hs[t], whh_t, out=a)
         a += proj[t]
         np.tanh(a, out=a)
-        sig1, sig2 = a[:, :2 * hsz], a[:, 3 * hsz:]
-        sig1 += 1
-        sig1 *= 0.5
-        sig2 += 1
-        sig2 *= 0.5
+        sig = a[:, :3 * hsz]
+        sig += 1
+        sig *= 0.5
         c = cs[t + 1]
-        np.multiply(a[:, hsz:2 * hsz], cs[t], out=c)
-        c += a[:, :hsz] * a[:, 2 * hsz:3 * hsz]
+        np.multiply(a[:, 2 * hsz:3 * hsz], cs[t], out=c)
+        np.multiply(a[:, hsz:2 * hsz], a[:, 3 * hsz:], out=ig)
+        c += ig
         np.tanh(c, out=tcs[t])
-        np.multiply(a[:, 3 * hsz:], tcs[t], out=hs[t + 1])
+        np.multiply(a[:, :hsz], tcs[t], out=hs[t + 1])
     return xs, gates, cs, hs, tcs
 
 
@@ -566,29 +573,32 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
         return memo[2]
     xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
     steps, batch, hsz = tcs.shape
-    i, f, gg, o = (gates[..., k * hsz:(k + 1) * hsz] for k in range(4))
+    order = _gate_order(hsz)
+    o, i, f, gg = (gates[..., k * hsz:(k + 1) * hsz] for k in range(4))
     # Everything but the recurrence, for all steps at once: d(c_t)/d(h_t) and each gate's local derivative.
     dcdh = o * (1 - tcs * tcs)
     local = np.empty_like(gates)
-    local[..., :hsz] = gg * i * (1 - i)
-    local[..., hsz:2 * hsz] = cs[:-1] * f * (1 - f)
-    local[..., 2 * hsz:3 * hsz] = i * (1 - gg * gg)
-    local[..., 3 * hsz:] = tcs * o * (1 - o)
+    local[..., :hsz] = tcs * o * (1 - o)
+    local[..., hsz:2 * hsz] = gg * i * (1 - i)
+    local[..., 2 * hsz:3 * hsz] = cs[:-1] * f * (1 - f)
+    local[..., 3 * hsz:] = i * (1 - gg * gg)
     if last_c:
         d_out, dc = None, g.astype(gates.dtype)
     else:
         d_out, dc = (g[::-1] if reverse else g), np.zeros((batch, hsz), gates.dtype)
     dh = np.zeros((batch, hsz), gates.dtype)
     dgates = np.empty_like(gates)
+    w_hh_o = w_hh[order]
     for t in range(steps - 1, -1, -1):
         if d_out is not None:
             dh += d_out[t]
         dc += dh * dcdh[t]
         d = dgates[t]
-        np.multiply(local[t].reshape(batch, 4, hsz)[:, :3], dc[:, None, :], out=d.reshape(batch, 4, hsz)[:, :3])
-        np.multiply(local[t, :, 3 * hsz:], dh, out=d[:, 3 * hsz:])
+        np.multiply(local[t, :, :hsz], dh, out=d[:, :hsz])
+        np.multiply(local[t, :, hsz:].reshape(batch, 3, hsz), dc[:, None, :], out=d[:, hsz:].reshape(batch, 3, hsz))
         dc *= f[t]
-        np.matmul(d, w_hh, out=dh)
+        np.matmul(d, w_hh_o, out=dh)
+    dgates = dgates[..., np.argsort(order)]  # back to PyTorch's (i, f, g, o)
     flat = dgates.reshape(-1, 4 * hsz)
     dx = np.matmul(dgates, w_ih)
     grads = (dx[::-1] if reverse else dx, flat.T @ xs.reshape(-1, xs.shape[2]), flat.T @ hs[:-1].reshape(-1, hsz),
