@@ -122,3 +122,26 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     _check(idx.shape + (n,))  # refuse before numpy builds it
     return _leaf((idx[..., None] == np.arange(n)).astype(np.int64), False)
+
+
+# Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py
+from . import functional_layers as _layers  # noqa: E402
+
+conv1d, conv2d, pad = _layers.conv1d, _layers.conv2d, _layers.pad
+max_pool1d, max_pool2d, avg_pool1d, avg_pool2d = _layers.max_pool1d, _layers.max_pool2d, _layers.avg_pool1d, _layers.avg_pool2d
+adaptive_avg_pool2d = _layers.adaptive_avg_pool2d
+batch_norm, layer_norm, embedding = _layers.batch_norm, _layers.layer_norm, _layers.embedding
+dropout, dropout1d, dropout2d = _layers.dropout, _layers.dropout1d, _layers.dropout2d
+gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _layers.elu, _layers.selu, _layers.celu, _layers.silu
+softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid
+hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
+softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
+from . import functional_loss as _loss  # noqa: E402
+
+# The full-signature losses (weight, ignore_index, label_smoothing, pos_weight...) replace the ones above.
+mse_loss = _loss.mse_loss  # noqa: F811
+nll_loss = _loss.nll_loss  # noqa: F811
+cross_entropy = _loss.cross_entropy  # noqa: F811
+binary_cross_entropy = _loss.binary_cross_entropy  # noqa: F811
+binary_cross_entropy_with_logits = _loss.binary_cross_entropy_with_logits  # noqa: F811
+l1_loss, smooth_l1_loss, huber_loss, kl_div = _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss, _loss.kl_div
