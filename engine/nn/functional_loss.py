@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ..boundary import expect_attribute, expect_tensor, plain_text
 from ..dispatch import apply
 from ..ops import OPS
 from ..tensor import Tensor
@@ -24,8 +25,14 @@ def _legacy(size_average, reduce, reduction):
 
 def _reduction(reduction):
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(f"{plain_text(reduction)} is not a valid value for reduction")
     return reduction
+
+
+def _same_size(input, target):  # noqa: A002
+    """The losses PyTorch writes in Python first compare `target.size()` with `input.size()`."""
+    expect_attribute(target, "size")
+    expect_attribute(input, "size")
 
 
 def _arr(t):
@@ -44,18 +51,21 @@ def _reduce(x, reduction):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):  # noqa: A002
+    _same_size(input, target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     _size_warning(input, target)
     return apply(OPS["mse_loss"], (input, target), (reduction,))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):  # noqa: A002
+    _same_size(input, target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     _size_warning(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):  # noqa: A002
+    _same_size(input, target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     _size_warning(input, target)
     if beta < 0:
@@ -66,6 +76,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
+    _same_size(input, target)
     reduction = _reduction(reduction)
     _size_warning(input, target)
     return apply(OPS["huber_loss"], (input, target), (reduction, float(delta)))
@@ -98,6 +109,8 @@ def _dtype_name(t):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,  # noqa: A002
              reduction="mean"):
+    expect_tensor(input, "nll_loss_nd", "input", 1)
+    expect_tensor(target, "nll_loss_nd", "target", 2)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     t, classes = _check_targets(input, target, weight)
     valid = t[t != ignore_index]
@@ -109,6 +122,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,  # noqa: A002
                   reduction="mean", label_smoothing=0.0):
+    expect_tensor(input, "cross_entropy_loss", "input", 1)
+    expect_tensor(target, "cross_entropy_loss", "target", 2)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -165,6 +180,7 @@ def _check_weight(weight, input, index=1):  # noqa: A002
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
+    _same_size(input, target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     if input.shape != target.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
@@ -177,6 +193,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                                      reduction="mean", pos_weight=None):
+    _same_size(input, target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     if input.shape != target.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
