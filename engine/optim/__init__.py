@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import STATE, note_writes
-from .nn.modules import _zero_grads
+from ..autograd import STATE, note_writes
+from ..nn.modules import _zero_grads
 
 
 class Optimizer:
