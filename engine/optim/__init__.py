@@ -1,26 +1,130 @@
-"""torch.optim.SGD and Adam, following PyTorch's update rules step for step."""
+"""torch.optim: SGD, Adam, AdamW, RMSprop and Adagrad, following PyTorch's single-tensor update rules
+operation for operation (in the parameter's dtype), so N steps give PyTorch's parameters to rounding."""
 from __future__ import annotations
+
+import warnings
+from collections import defaultdict
 
 import numpy as np
 
 from ..autograd import STATE, note_writes
 from ..nn.modules import _zero_grads
+from ..tensor import Tensor
+
+
+class _RequiredParameter:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+                 "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+                 "bool": "BoolTensor"}
+
+
+def _typename(x):
+    if isinstance(x, Tensor):
+        return "torch." + _TENSOR_TYPES.get(str(x._data.dtype), "Tensor")
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _value(v):
+    """A hyperparameter as a number: a 0-d tensor (`lr=torch.tensor(0.01)`) gives its item."""
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _state_tensor(v, p, key):
+    """A state entry about to be updated in place: it must be one of the engine's tensors shaped like p
+    (a program can write anything into `optimizer.state[p]`)."""
+    if not isinstance(v, Tensor):
+        raise TypeError(f"optimizer state '{key}' must be a Tensor, not {_typename(v)}")
+    data = v._data
+    if type(data) is not np.ndarray or data.shape != p._data.shape:
+        raise RuntimeError(f"optimizer state '{key}' has shape {tuple(np.shape(data))}, but the parameter has "
+                           f"shape {tuple(p._data.shape)}")
+    if data.dtype != p._data.dtype:
+        data = v._data = data.astype(p._data.dtype)
+    return data
+
+
+def _new_state(p, fill=0.0):
+    return Tensor._wrap(np.full_like(p._data, fill))
+
+
+def _new_step():
+    return Tensor._wrap(np.array(0.0, dtype=np.float32))
+
+
+def _bump_step(state, p):
+    """`state['step'] += 1` (a float32 0-d tensor, as PyTorch keeps it); the new step as a Python float."""
+    st = state.get("step")
+    if not isinstance(st, Tensor) or np.shape(st._data) != ():
+        raise TypeError(f"optimizer state 'step' must be a 0-d Tensor, not {_typename(st)}")
+    st._data = np.asarray(st._data + 1, dtype=np.float32)
+    return float(st._data)
+
+
+def _lerp_(a, b, w):
+    """a.lerp_(b, w) as ATen computes it."""
+    if abs(w) < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - w)
 
 
 class Optimizer:
     def __init__(self, params, defaults):
-        params = list(params)
-        if not params:
-            raise ValueError("optimizer got an empty parameter list")
-        if isinstance(params[0], dict):
-            groups = [dict(defaults, **g) for g in params]
-            for g in groups:
-                g["params"] = list(g["params"])
-        else:
-            groups = [dict(defaults, params=params)]
-        self.param_groups = groups
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {_typename(params)}")
         self.defaults = defaults
-        self.state = {}
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(dict(group) if isinstance(group, dict) else group)
+
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {_typename(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for p in param_group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len(set(params)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(group["params"])
+        if not seen.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+        self._init_group_state(param_group)
+
+    def _init_group_state(self, group):
+        """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
@@ -39,79 +143,276 @@ class Optimizer:
                 data = p._data
                 if type(data) is not np.ndarray:
                     data = p._data = np.asarray(data)
-                step = self._update(p, np.asarray(grad._data), group, state.setdefault(id(p), {}))
-                np.subtract(data, step, out=data, casting="unsafe")  # in place: aliases such as p.data see it
+                g = np.asarray(grad._data)
+                if g.dtype != data.dtype:
+                    g = g.astype(data.dtype)
+                self._update(p, data, g, group, state[p])  # in place: aliases such as p.data see it
                 updated.append(p)
+        self._opt_called = True  # for the schedulers' "step() order" warning
         note_writes([p._data for p in updated])  # what backward saved of these parameters is stale now
         if rec is not None:
             rec.on_optim_step(self, updated)
         return loss
 
+    def state_dict(self):
+        mapping = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                mapping.setdefault(id(p), len(mapping))
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("optimizer state_dict must be a dict with 'state' and 'param_groups'")
+        groups = self.param_groups
+        saved_groups = list(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = {}
+        for g, s in zip(groups, saved_groups):
+            for old, p in zip(s["params"], g["params"]):
+                id_map[old] = p
+        state = defaultdict(dict)
+        for k, v in dict(state_dict["state"]).items():
+            if k in id_map:
+                p = id_map[k]
+                state[p] = {key: self._load_state_value(p, key, val) for key, val in dict(v).items()}
+            else:
+                state[k] = v
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            ng = {k: v for k, v in s.items() if k != "params"}
+            ng["params"] = g["params"]
+            new_groups.append(ng)
+        self.state = state
+        self.param_groups = new_groups
+
+    @staticmethod
+    def _load_state_value(p, key, v):
+        """As PyTorch: `step` as it is, the others `.to(param.dtype)`, so the same tensor when the dtype
+        matches (the loaded optimizer shares them with the state_dict's, as in PyTorch)."""
+        if not isinstance(v, Tensor) or key == "step" or v._data.dtype == p._data.dtype:
+            return v
+        return Tensor._wrap(np.asarray(v._data, dtype=p._data.dtype))
+
     def __repr__(self):
-        lines = [f"{type(self).__name__} ("]
+        s = f"{type(self).__name__} ("
         for i, g in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            s += f"\nParameter Group {i}\n"
             for k in sorted(g):
                 if k != "params":
-                    lines.append(f"    {k}: {g[k]}")
-        return "\n".join(lines) + "\n)"
+                    s += f"    {k}: {g[k]}\n"
+        return s + ")"
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
-        if lr < 0:
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
+                 foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                                      nesterov=nesterov, maximize=maximize))
+                                      nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
-    def _update(self, p, grad, group, state):
-        """The step to subtract from the parameter."""
-        d_p = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            d_p = d_p + group["weight_decay"] * p._data
-        momentum = group["momentum"]
-        if momentum:
+    def _update(self, p, param, grad, group, state):
+        lr, momentum = _value(group["lr"]), group["momentum"]
+        weight_decay = group["weight_decay"]
+        if group["maximize"]:
+            grad = -grad
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        if momentum != 0:
             buf = state.get("momentum_buffer")
-            buf = np.array(d_p, copy=True) if buf is None else buf * momentum + (1 - group["dampening"]) * d_p
-            state["momentum_buffer"] = buf
-            d_p = d_p + momentum * buf if group["nesterov"] else buf
-        # NOTE: into a buffer kept per parameter: a fresh lr * d_p each step costs an allocation as big as the weight.
-        buffer = state.get("step_buffer")
-        if buffer is None:
-            buffer = state["step_buffer"] = np.empty_like(p._data)
-        return np.multiply(d_p, group["lr"], out=buffer, casting="unsafe")
+            if buf is None:
+                state["momentum_buffer"] = Tensor._wrap(np.array(grad, copy=True))
+                buf = state["momentum_buffer"]._data
+            else:
+                buf = _state_tensor(buf, p, "momentum_buffer")
+                buf *= momentum
+                buf += (1 - group["dampening"]) * grad
+            grad = grad + momentum * buf if group["nesterov"] else buf
+        param += -lr * grad
 
 
 class Adam(Optimizer):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, maximize=False):
-        if lr < 0:
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
-    def _update(self, p, grad, group, state):
-        b1, b2 = group["betas"]
+    def _update(self, p, param, grad, group, state):
+        lr = _value(group["lr"])
+        beta1, beta2 = group["betas"]
+        weight_decay, eps = group["weight_decay"], group["eps"]
         if group["maximize"]:
             grad = -grad
-        if group["weight_decay"]:
-            grad = grad + group["weight_decay"] * p._data
         if not state:
-            state.update(step=0, exp_avg=np.zeros_like(p._data), exp_avg_sq=np.zeros_like(p._data))
+            state["step"] = _new_step()
+            state["exp_avg"] = _new_state(p)
+            state["exp_avg_sq"] = _new_state(p)
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = np.zeros_like(p._data)
-        state["step"] += 1
-        t = state["step"]
-        state["exp_avg"] = b1 * state["exp_avg"] + (1 - b1) * grad
-        state["exp_avg_sq"] = b2 * state["exp_avg_sq"] + (1 - b2) * grad * grad
-        v = state["exp_avg_sq"]
+                state["max_exp_avg_sq"] = _new_state(p)
+        exp_avg = _state_tensor(state.get("exp_avg"), p, "exp_avg")
+        exp_avg_sq = _state_tensor(state.get("exp_avg_sq"), p, "exp_avg_sq")
+        step = _bump_step(state, p)
+        if weight_decay != 0:
+            if group.get("decoupled_weight_decay"):
+                param *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * param
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
+        v = exp_avg_sq
         if group["amsgrad"]:
-            state["max_exp_avg_sq"] = v = np.maximum(state["max_exp_avg_sq"], v)
-        bias1 = 1 - b1 ** t
-        bias2 = 1 - b2 ** t
-        denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
-        return (group["lr"] / bias1) * state["exp_avg"] / denom
+            if "max_exp_avg_sq" not in state:
+                state["max_exp_avg_sq"] = _new_state(p)
+            v = _state_tensor(state["max_exp_avg_sq"], p, "max_exp_avg_sq")
+            np.maximum(v, exp_avg_sq, out=v)
+        denom = np.sqrt(v) / bias_correction2_sqrt
+        denom += eps
+        param += -step_size * exp_avg / denom
 
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+class AdamW(Adam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
+
+    def _update(self, p, param, grad, group, state):
+        lr = _value(group["lr"])
+        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        if not state:
+            state["step"] = _new_step()
+            state["square_avg"] = _new_state(p)
+            if momentum > 0:
+                state["momentum_buffer"] = _new_state(p)
+            if group["centered"]:
+                state["grad_avg"] = _new_state(p)
+        _bump_step(state, p)
+        if group["maximize"]:
+            grad = -grad
+        if group["weight_decay"] != 0:
+            grad = grad + group["weight_decay"] * param
+        square_avg = _state_tensor(state.get("square_avg"), p, "square_avg")
+        square_avg *= alpha
+        square_avg += (1 - alpha) * grad * grad
+        if group["centered"]:
+            if "grad_avg" not in state:
+                state["grad_avg"] = _new_state(p)
+            grad_avg = _state_tensor(state["grad_avg"], p, "grad_avg")
+            _lerp_(grad_avg, grad, 1 - alpha)
+            avg = np.sqrt(square_avg + -1 * grad_avg * grad_avg)
+        else:
+            avg = np.sqrt(square_avg)
+        avg += eps
+        if momentum > 0:
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = _new_state(p)
+            buf = _state_tensor(state["momentum_buffer"], p, "momentum_buffer")
+            buf *= momentum
+            buf += grad / avg
+            param += -lr * buf
+        else:
+            param += -lr * grad / avg
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, fused=fused))
+
+    def _init_group_state(self, group):
+        for p in group["params"]:
+            state = self.state[p]
+            state["step"] = _new_step()
+            state["sum"] = _new_state(p, group["initial_accumulator_value"])
+
+    def _update(self, p, param, grad, group, state):
+        if not state:
+            state["step"] = _new_step()
+            state["sum"] = _new_state(p, group["initial_accumulator_value"])
+        step = _bump_step(state, p)
+        if group["maximize"]:
+            grad = -grad
+        if group["weight_decay"] != 0:
+            grad = grad + group["weight_decay"] * param
+        clr = _value(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        state_sum = _state_tensor(state.get("sum"), p, "sum")
+        state_sum += 1 * grad * grad
+        std = np.sqrt(state_sum)
+        std += group["eps"]
+        param += -clr * grad / std
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+
+from . import lr_scheduler  # noqa: E402  (torch.optim.lr_scheduler; needs Optimizer above)
