@@ -146,7 +146,10 @@ class Optimizer:
                 g = np.asarray(grad._data)
                 if g.dtype != data.dtype:
                     g = g.astype(data.dtype)
-                self._update(p, data, g, group, state[p])  # in place: aliases such as p.data see it
+                st = state[p]
+                self._update(p, data, g, group, st)  # in place: aliases such as p.data see it
+                if not st:  # plain SGD keeps no state (and PyTorch's state_dict lists none)
+                    del state[p]
                 updated.append(p)
         self._opt_called = True  # for the schedulers' "step() order" warning
         note_writes([p._data for p in updated])  # what backward saved of these parameters is stale now

@@ -72,6 +72,9 @@ def test_steps_match_torch(name, kwargs):
             assert str(es[k].dtype).split(".")[-1] == str(ts[k].dtype).split(".")[-1]
     assert repr(eopt) == repr(topt)
     assert eopt.defaults == topt.defaults
+    esd, tsd = eopt.state_dict(), topt.state_dict()
+    assert esd["param_groups"] == tsd["param_groups"]
+    assert {k: list(v) for k, v in esd["state"].items()} == {k: list(v) for k, v in tsd["state"].items()}
 
 
 @pytest.mark.parametrize("name,kwargs", [CASES[2], CASES[7], CASES[13], CASES[16]])
@@ -304,3 +307,41 @@ def test_scheduler_errors_match_torch():
         res = [_error(lambda lib=lib, make=make: make(lib, lib.optim.SGD([lib.tensor([1.0], requires_grad=True)], lr=0.1)))
                for lib in (engine, torch)]
         assert res[0] == res[1]
+
+
+def test_optim_step_event_carries_state_under_torch_names():
+    from engine.recorder import Recorder
+
+    p = engine.tensor([1.0, -2.0], requires_grad=True)
+    opt = engine.optim.Adam([p], lr=0.1, amsgrad=True)
+    with Recorder(value_limit=100, max_events=1000) as rec:
+        (p * p).sum().backward()
+        opt.step()
+        opt.state[p]["smuggled"] = engine.tensor([1.0])  # not a PyTorch state name: never exported
+        opt.state[p]["exp_avg_sq"] = "text"  # not a tensor: never exported
+        try:
+            opt.step()
+        except TypeError:
+            pass
+        opt.state[p]["exp_avg_sq"] = engine.zeros(2)
+        opt.step()
+    steps = [e for e in rec.events if e["kind"] == "optim_step"]
+    assert len(steps) == 2
+    (pid, state), = steps[0]["state"].items()
+    assert steps[0]["params"] == [pid]
+    assert state["step"] == 1.0
+    assert sorted(state) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
+    np.testing.assert_allclose(state["exp_avg"], [0.2, -0.4], rtol=1e-6)
+    assert sorted(steps[1]["state"][pid]) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
+
+
+def test_sgd_without_momentum_has_no_state_in_event():
+    from engine.recorder import Recorder
+
+    p = engine.tensor([1.0], requires_grad=True)
+    opt = engine.optim.SGD([p], lr=0.1)
+    with Recorder(value_limit=100, max_events=1000) as rec:
+        (p * p).sum().backward()
+        opt.step()
+    (e,) = [e for e in rec.events if e["kind"] == "optim_step"]
+    assert e["state"] == {}
