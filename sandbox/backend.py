@@ -14,12 +14,13 @@ import math
 import types
 
 from . import names
-from .objects import ModuleProxy, user_module_class
+from .objects import ModuleProxy, user_dataset_class, user_module_class
 
 
 class Backend:
     """The engine's classes, hooks and proxies the interpreter uses; every part is required except
-    `Scheduler` (an engine without `optim.lr_scheduler` simply has no schedulers)."""
+    `Scheduler` (an engine without `optim.lr_scheduler` simply has no schedulers) and `utils.data`
+    (without it, `Dataset`/`DataLoader`/`UserDataset` are None and `torch.utils` is not importable)."""
 
     def __init__(self, mod):
         self.mod = mod
@@ -32,6 +33,10 @@ class Backend:
         self.Optimizer = optim.Optimizer
         sched = getattr(optim, "lr_scheduler", None)
         self.Scheduler = getattr(sched, "LRScheduler", None) or getattr(sched, "_LRScheduler", None)
+        data = getattr(getattr(mod, "utils", None), "data", None)
+        self.Dataset = getattr(data, "Dataset", None)
+        self.DataLoader = getattr(data, "DataLoader", None)
+        self.UserDataset = user_dataset_class(self.Dataset) if self.Dataset is not None else None
         self.dtype = mod.dtype
         self.Size = mod.Size
         autograd = _submodule(mod, "autograd")
@@ -72,7 +77,7 @@ class Backend:
                                                         if callable(getattr(autograd, n, None))})
         torch_attrs = {}
         for name in names.TORCH_NAMES:
-            if name in names.TORCH_DENY or name in ("nn", "optim", "autograd"):
+            if name in names.TORCH_DENY or name in ("nn", "optim", "autograd", "utils"):
                 continue
             v = getattr(mod, name, None)
             if v is None or isinstance(v, types.ModuleType):
@@ -81,6 +86,12 @@ class Backend:
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
+        data_proxy = utils_proxy = None
+        if data is not None:
+            data_proxy = ModuleProxy("torch.utils.data", {n: getattr(data, n) for n in names.DATA_NAMES
+                                                          if hasattr(data, n)})
+            utils_proxy = ModuleProxy("torch.utils", {"data": data_proxy})
+            torch_attrs["utils"] = utils_proxy
         torch_proxy = ModuleProxy("torch", torch_attrs)
         math_proxy = ModuleProxy("math", {n: getattr(math, n) for n in names.MATH_NAMES if hasattr(math, n)})
 
@@ -88,6 +99,9 @@ class Backend:
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
+        if data_proxy is not None:
+            self.modules["torch.utils"] = utils_proxy
+            self.modules["torch.utils.data"] = data_proxy
         # engine classes a program can reach, with the names torch prints for them
         self.class_names = {}
         for mname, proxy in self.modules.items():
