@@ -30,9 +30,25 @@ def _typename(x):
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def _value(v):
-    """A hyperparameter as a number: a 0-d tensor (`lr=torch.tensor(0.01)`) gives its item."""
-    return v.item() if isinstance(v, Tensor) else v
+def _hp(group, key):
+    """A hyperparameter of a group as a number (a one-element tensor, `lr=torch.tensor(0.01)`, gives its
+    item). Anything else is a TypeError: a program can put any value into `param_groups`, and numpy would
+    broadcast a list or take an object where PyTorch refuses."""
+    v = group[key]
+    if type(v) in (int, float, bool):
+        return v
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    if isinstance(v, (int, float)):  # numpy scalars and other number types
+        return float(v)
+    raise TypeError(f"optimizer hyperparameter '{key}' must be a number, not {_typename(v)}")
+
+
+def _betas(group):
+    betas = group["betas"]
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"optimizer hyperparameter 'betas' must be a pair of numbers, not {_typename(betas)}")
+    return _hp({"betas[0]": betas[0]}, "betas[0]"), _hp({"betas[1]": betas[1]}, "betas[1]")
 
 
 def _state_tensor(v, p, key):
@@ -137,6 +153,8 @@ class Optimizer:
         state = self.state
         for group in self.param_groups:
             for p in group["params"]:
+                if not isinstance(p, Tensor):  # param_groups are plain lists a program can edit
+                    raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
                 grad = p._grad
                 if grad is None:
                     continue
@@ -232,8 +250,8 @@ class SGD(Optimizer):
                                       differentiable=differentiable, fused=fused))
 
     def _update(self, p, param, grad, group, state):
-        lr, momentum = _value(group["lr"]), group["momentum"]
-        weight_decay = group["weight_decay"]
+        lr, momentum = _hp(group, "lr"), _hp(group, "momentum")
+        weight_decay = _hp(group, "weight_decay")
         if group["maximize"]:
             grad = -grad
         if weight_decay != 0:
@@ -246,7 +264,7 @@ class SGD(Optimizer):
             else:
                 buf = _state_tensor(buf, p, "momentum_buffer")
                 buf *= momentum
-                buf += (1 - group["dampening"]) * grad
+                buf += (1 - _hp(group, "dampening")) * grad
             grad = grad + momentum * buf if group["nesterov"] else buf
         param += -lr * grad
 
@@ -271,9 +289,9 @@ class Adam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _update(self, p, param, grad, group, state):
-        lr = _value(group["lr"])
-        beta1, beta2 = group["betas"]
-        weight_decay, eps = group["weight_decay"], group["eps"]
+        lr = _hp(group, "lr")
+        beta1, beta2 = _betas(group)
+        weight_decay, eps = _hp(group, "weight_decay"), _hp(group, "eps")
         if group["maximize"]:
             grad = -grad
         if not state:
@@ -339,8 +357,8 @@ class RMSprop(Optimizer):
                                       maximize=maximize, differentiable=differentiable))
 
     def _update(self, p, param, grad, group, state):
-        lr = _value(group["lr"])
-        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        lr = _hp(group, "lr")
+        alpha, eps, momentum = _hp(group, "alpha"), _hp(group, "eps"), _hp(group, "momentum")
         if not state:
             state["step"] = _new_step()
             state["square_avg"] = _new_state(p)
@@ -351,8 +369,8 @@ class RMSprop(Optimizer):
         _bump_step(state, p)
         if group["maximize"]:
             grad = -grad
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
+        if _hp(group, "weight_decay") != 0:
+            grad = grad + _hp(group, "weight_decay") * param
         square_avg = _state_tensor(state.get("square_avg"), p, "square_avg")
         square_avg *= alpha
         square_avg += (1 - alpha) * grad * grad
@@ -397,22 +415,22 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             state = self.state[p]
             state["step"] = _new_step()
-            state["sum"] = _new_state(p, group["initial_accumulator_value"])
+            state["sum"] = _new_state(p, _hp(group, "initial_accumulator_value"))
 
     def _update(self, p, param, grad, group, state):
         if not state:
             state["step"] = _new_step()
-            state["sum"] = _new_state(p, group["initial_accumulator_value"])
+            state["sum"] = _new_state(p, _hp(group, "initial_accumulator_value"))
         step = _bump_step(state, p)
         if group["maximize"]:
             grad = -grad
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
-        clr = _value(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        if _hp(group, "weight_decay") != 0:
+            grad = grad + _hp(group, "weight_decay") * param
+        clr = _hp(group, "lr") / (1 + (step - 1) * _hp(group, "lr_decay"))
         state_sum = _state_tensor(state.get("sum"), p, "sum")
         state_sum += 1 * grad * grad
         std = np.sqrt(state_sum)
-        std += group["eps"]
+        std += _hp(group, "eps")
         param += -clr * grad / std
 
 

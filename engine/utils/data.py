@@ -182,7 +182,7 @@ def default_collate(batch):
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
         return [default_collate(list(samples)) for samples in zip(*batch)]
-    raise TypeError(_COLLATE_ERROR.format(type(elem)))
+    raise TypeError(_COLLATE_ERROR.format(f"<class '{type(elem).__name__}'>"))  # (no module path)
 
 
 def default_convert(data):
