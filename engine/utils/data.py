@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from .. import random as _random
+from ..autograd import STATE
 from ..creation import empty, randperm, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
@@ -143,9 +144,18 @@ class BatchSampler(Sampler):
         self.drop_last = drop_last
 
     def __iter__(self):
+        limits = STATE.limits
+        # under a run's limits a batch holds at most max_tensor_elements samples (stacked, it could not hold
+        # more): the index list of a huge batch_size over a huge dataset is never built
+        cap = limits.max_tensor_elements if limits is not None else None
         batch = []
         for idx in self.sampler:
             batch.append(idx)
+            if cap is not None and len(batch) > cap:
+                from ..limits import LimitExceeded
+
+                raise LimitExceeded(f"a batch of more than {cap:,} samples; the limit is max_tensor_elements = "
+                                    f"{cap:,}")
             if len(batch) == self.batch_size:
                 yield batch
                 batch = []
