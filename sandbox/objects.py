@@ -312,6 +312,11 @@ def user_dataset_class(dataset_base):
             f.interp.check_data(r)  # returned to engine code (the DataLoader's collate)
             return r
 
+        def __array__(self, *args, **kwargs):
+            # numpy would otherwise read it as a sequence: allocate len() items, then index each one
+            raise TypeError(f"a {self.__dict__['_fg_cls'].name} dataset cannot be converted to an array or tensor "
+                            "(index it, or iterate a DataLoader over it)")
+
         def __repr__(self):
             return f"<{self.__dict__['_fg_cls'].name} object>"
 

@@ -494,6 +494,19 @@ def test_dataloader_over_a_huge_fake_len_is_bounded():
         == "100000000000000\n"
 
 
+@pytest.mark.parametrize("use", ["torch.tensor(Fake())", "torch.tensor([Fake(), Fake()])", "torch.ones(3)[Fake()]",
+                                 "torch.as_tensor(Fake())", "torch.ones(2) + Fake()"])
+def test_a_user_dataset_is_never_read_by_numpy_as_a_sequence(use):
+    # numpy would take len() = 10**12 and allocate that many items before indexing each one
+    e = err(DATA + FAKE.format(n="10 ** 12") + use, timeout=5)
+    assert e["type"] in ("TypeError", "IndexError"), e
+
+
+def test_stack_over_a_user_dataset_is_bounded():
+    out = run(DATA + FAKE.format(n="10 ** 12") + "torch.stack(Fake())", make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+
+
 def test_random_split_of_a_huge_fake_len_is_bounded():
     e = err(DATA + FAKE.format(n="10 ** 12") + "a, b = random_split(Fake(), [0.5, 0.5])")
     assert e["type"] == "LimitExceeded", e
