@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..autograd import STATE, note_writes
+from ..autograd import STATE, enable_grad, note_writes
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
 
@@ -147,7 +147,10 @@ class Optimizer:
         _zero_grads(params, set_to_none)
 
     def step(self, closure=None):
-        loss = closure() if closure is not None else None
+        loss = None
+        if closure is not None:
+            with enable_grad():  # as PyTorch: the closure's forward and backward run with grad mode on
+                loss = closure()
         rec = STATE.recorder
         updated = []
         state = self.state

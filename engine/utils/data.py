@@ -270,6 +270,7 @@ class _DataLoaderIter:
     (`_base_seed`) from the loader's generator (the global one by default), then the batches."""
 
     def __init__(self, loader):
+        self._loader = loader
         self._dataset = loader.dataset
         self._auto_collation = loader._auto_collation
         self._collate_fn = loader.collate_fn
@@ -288,7 +289,7 @@ class _DataLoaderIter:
         return self._collate_fn(data)
 
     def __len__(self):
-        return len(self._index_sampler)
+        return len(self._loader)
 
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "Sampler", "SequentialSampler",

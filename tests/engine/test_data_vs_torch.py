@@ -157,3 +157,14 @@ def test_training_loop_with_loader_matches_torch():
     np.testing.assert_allclose(el, tl, rtol=1e-5)
     for a, b in zip(ep, tp):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_iterator_len_and_protocol():
+    for lib in (engine, torch):
+        dl = lib.utils.data.DataLoader(list(range(7)), batch_size=3)
+        it = iter(dl)
+        assert len(it) == len(dl) == 3
+        assert next(it).tolist() == [0, 1, 2]
+        assert [b.tolist() for b in it] == [[3, 4, 5], [6]]
+        with pytest.raises(StopIteration):
+            next(it)

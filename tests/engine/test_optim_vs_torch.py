@@ -345,3 +345,23 @@ def test_sgd_without_momentum_has_no_state_in_event():
         opt.step()
     (e,) = [e for e in rec.events if e["kind"] == "optim_step"]
     assert e["state"] == {}
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.1, momentum=0.5)), ("Adagrad", dict(lr=0.1))])
+def test_step_with_closure_under_no_grad(name, kwargs):
+    out = []
+    for lib in (engine, torch):
+        p = lib.tensor([1.0, -0.5], requires_grad=True)
+        opt = getattr(lib.optim, name)([p], **kwargs)
+
+        def closure(lib=lib, p=p, opt=opt):
+            opt.zero_grad()
+            loss = (p ** 2).sum()
+            loss.backward()
+            return loss
+
+        with lib.no_grad():
+            losses = [opt.step(closure).item() for _ in range(3)]
+        out.append((losses, p.tolist()))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-6)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-6)
