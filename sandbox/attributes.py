@@ -190,7 +190,10 @@ zero_grad train eval forward training requires_grad_ apply state_dict load_state
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update"""),
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
-    "scheduler": _rule("step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict"),
+    "scheduler": _rule("""
+step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
+eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best num_bad_epochs cooldown_counter
+in_cooldown"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),

@@ -259,13 +259,13 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
-        return _DataLoaderIter(self)
+        return _SingleProcessDataLoaderIter(self)
 
     def __len__(self):
         return len(self._index_sampler)
 
 
-class _DataLoaderIter:
+class _SingleProcessDataLoaderIter:
     """PyTorch's _SingleProcessDataLoaderIter: the sampler's iterator is made first, then one int64 draw
     (`_base_seed`) from the loader's generator (the global one by default), then the batches."""
 
@@ -291,6 +291,12 @@ class _DataLoaderIter:
     def __len__(self):
         return len(self._loader)
 
+
+# printed as PyTorch prints them (`<torch.utils.data.dataloader.DataLoader object at …>`)
+for _cls, _where in ((Dataset, "dataset"), (TensorDataset, "dataset"), (Subset, "dataset"), (Sampler, "sampler"),
+                     (SequentialSampler, "sampler"), (RandomSampler, "sampler"), (BatchSampler, "sampler"),
+                     (DataLoader, "dataloader"), (_SingleProcessDataLoaderIter, "dataloader")):
+    _cls.__module__ = f"torch.utils.data.{_where}"
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "Sampler", "SequentialSampler",
            "RandomSampler", "BatchSampler", "default_collate", "default_convert"]

@@ -168,3 +168,17 @@ def test_iterator_len_and_protocol():
         assert [b.tolist() for b in it] == [[3, 4, 5], [6]]
         with pytest.raises(StopIteration):
             next(it)
+
+
+def test_classes_print_like_torch():
+    import re
+
+    def shown(lib):
+        ds = lib.utils.data.TensorDataset(lib.ones(3))
+        dl = lib.utils.data.DataLoader(ds)
+        p = lib.tensor([1.0], requires_grad=True)
+        s = lib.optim.lr_scheduler.StepLR(lib.optim.SGD([p]), 2)
+        objs = [ds, dl, iter(dl), lib.utils.data.random_split(ds, [1, 2])[0], s]
+        return [re.sub(r" at 0x[0-9a-f]+", "", repr(o)) for o in objs]
+
+    assert shown(engine) == shown(torch)

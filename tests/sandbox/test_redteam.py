@@ -566,3 +566,13 @@ def test_tensor_dataset_index_is_checked():
     assert e["type"] == "LimitExceeded", e
     assert ok(DATA + "train, test = random_split(range(10), [0.7, 0.3])\nprint(len(train.indices), len(test))") \
         == "7 3\n"
+
+
+def test_data_and_scheduler_objects_print_with_torch_names():
+    out = ok(DATA + "m = torch.nn.Linear(1, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+             "s = torch.optim.lr_scheduler.StepLR(opt, 2)\nds = TensorDataset(torch.ones(3))\ndl = DataLoader(ds)\n"
+             "print(s, dl, ds, random_split(ds, [2, 1])[0], iter(dl))\nprint(s.gamma, s.step_size)")
+    assert "engine" not in out and "0x" not in out
+    assert out == ("<torch.optim.lr_scheduler.StepLR object> <torch.utils.data.dataloader.DataLoader object> "
+                   "<torch.utils.data.dataset.TensorDataset object> <torch.utils.data.dataset.Subset object> "
+                   "<torch.utils.data.dataloader._SingleProcessDataLoaderIter object>\n0.1 2\n")
