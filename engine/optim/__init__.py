@@ -82,12 +82,41 @@ def _bump_step(state, p):
     return float(st._data)
 
 
+# ATen's CPU kernels fuse a multiply and an add (`vec::fmadd`) in add(alpha=), addcmul and lerp: one
+# rounding. For float32 the same single rounding is had in float64 (the float32 product is exact there);
+# other dtypes round twice (off by an ulp at most).
+def _fma(x, y, z):
+    """x * y + z with one rounding, in the dtype of the arrays (x may be a Python number)."""
+    dt = z.dtype
+    if dt != np.float32:
+        return x * y + z
+    if not isinstance(x, np.ndarray):
+        x = np.float32(x)
+    return (np.asarray(x, np.float64) * y.astype(np.float64) + z).astype(np.float32)
+
+
+def _add(z, y, alpha):
+    """z.add(y, alpha=alpha) (a new array)."""
+    return _fma(alpha, y, z)
+
+
+def _add_(z, y, alpha):
+    """z.add_(y, alpha=alpha), in place."""
+    z[...] = _fma(alpha, y, z)
+
+
+def _addcmul_(z, a, b, value):
+    """z.addcmul_(a, b, value=value): z + (value * a) * b, the last multiply-add fused."""
+    z[...] = _fma(value * a, b, z)
+
+
 def _lerp_(a, b, w):
     """a.lerp_(b, w) as ATen computes it."""
     if abs(w) < 0.5:
-        a += w * (b - a)
+        a[...] = _fma(w, b - a, a)
     else:
-        a[...] = b - (b - a) * (1 - w)
+        one_minus = np.float32(1) - np.float32(w) if a.dtype == np.float32 else 1 - w
+        a[...] = _fma(-one_minus, b - a, b)
 
 
 class Optimizer:
@@ -258,7 +287,7 @@ class SGD(Optimizer):
         if group["maximize"]:
             grad = -grad
         if weight_decay != 0:
-            grad = grad + weight_decay * param
+            grad = _add(grad, param, weight_decay)
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -267,9 +296,9 @@ class SGD(Optimizer):
             else:
                 buf = _state_tensor(buf, p, "momentum_buffer")
                 buf *= momentum
-                buf += (1 - _hp(group, "dampening")) * grad
-            grad = grad + momentum * buf if group["nesterov"] else buf
-        param += -lr * grad
+                _add_(buf, grad, 1 - _hp(group, "dampening"))
+            grad = _add(grad, buf, momentum) if group["nesterov"] else buf
+        _add_(param, grad, -lr)
 
 
 class Adam(Optimizer):
@@ -310,10 +339,10 @@ class Adam(Optimizer):
             if group.get("decoupled_weight_decay"):
                 param *= 1 - lr * weight_decay
             else:
-                grad = grad + weight_decay * param
+                grad = _add(grad, param, weight_decay)
         _lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= beta2
-        exp_avg_sq += (1 - beta2) * grad * grad
+        _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1
@@ -373,16 +402,18 @@ class RMSprop(Optimizer):
         if group["maximize"]:
             grad = -grad
         if _hp(group, "weight_decay") != 0:
-            grad = grad + _hp(group, "weight_decay") * param
+            grad = _add(grad, param, _hp(group, "weight_decay"))
         square_avg = _state_tensor(state.get("square_avg"), p, "square_avg")
         square_avg *= alpha
-        square_avg += (1 - alpha) * grad * grad
+        _addcmul_(square_avg, grad, grad, 1 - alpha)
         if group["centered"]:
             if "grad_avg" not in state:
                 state["grad_avg"] = _new_state(p)
             grad_avg = _state_tensor(state["grad_avg"], p, "grad_avg")
             _lerp_(grad_avg, grad, 1 - alpha)
-            avg = np.sqrt(square_avg + -1 * grad_avg * grad_avg)
+            avg = square_avg.copy()
+            _addcmul_(avg, grad_avg, grad_avg, -1)
+            avg = np.sqrt(avg)
         else:
             avg = np.sqrt(square_avg)
         avg += eps
@@ -392,7 +423,7 @@ class RMSprop(Optimizer):
             buf = _state_tensor(state["momentum_buffer"], p, "momentum_buffer")
             buf *= momentum
             buf += grad / avg
-            param += -lr * buf
+            _add_(param, buf, -lr)
         else:
             param += -lr * grad / avg
 
@@ -428,10 +459,10 @@ class Adagrad(Optimizer):
         if group["maximize"]:
             grad = -grad
         if _hp(group, "weight_decay") != 0:
-            grad = grad + _hp(group, "weight_decay") * param
+            grad = _add(grad, param, _hp(group, "weight_decay"))
         clr = _hp(group, "lr") / (1 + (step - 1) * _hp(group, "lr_decay"))
         state_sum = _state_tensor(state.get("sum"), p, "sum")
-        state_sum += 1 * grad * grad
+        _addcmul_(state_sum, grad, grad, 1)
         std = np.sqrt(state_sum)
         std += _hp(group, "eps")
         param += -clr * grad / std

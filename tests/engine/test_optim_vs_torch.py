@@ -365,3 +365,22 @@ def test_step_with_closure_under_no_grad(name, kwargs):
         out.append((losses, p.tolist()))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-6)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [CASES[0][1], CASES[1][1], CASES[2][1], CASES[3][1], CASES[4][1]])
+def test_sgd_is_bit_exact_given_the_same_gradients(kwargs):
+    # ATen fuses multiply-add (add(alpha=)): the engine rounds once too. (Adam & co. divide by a sqrt that
+    # ATen computes with SLEEF, not correctly rounded: those stay within an ulp or so per step.)
+    rng = np.random.default_rng(5)
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(20)]
+    out = []
+    for lib in (engine, torch):
+        params = [lib.tensor(a.tolist(), requires_grad=True) for a in INIT]
+        opt = lib.optim.SGD(params, **kwargs)
+        for gs in grads:
+            for p, g in zip(params, gs):
+                p.grad = lib.tensor(g.tolist())
+            opt.step()
+        out.append([_np(p) for p in params])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
