@@ -92,7 +92,10 @@ def _fma(x, y, z):
         return x * y + z
     if not isinstance(x, np.ndarray):
         x = np.float32(x)
-    return (np.asarray(x, np.float64) * y.astype(np.float64) + z).astype(np.float32)
+    t = y.astype(np.float64)  # the one temporary
+    np.multiply(t, x, out=t)
+    np.add(t, z, out=t)
+    return t.astype(np.float32)
 
 
 def _add(z, y, alpha):
@@ -102,7 +105,13 @@ def _add(z, y, alpha):
 
 def _add_(z, y, alpha):
     """z.add_(y, alpha=alpha), in place."""
-    z[...] = _fma(alpha, y, z)
+    if z.dtype != np.float32:
+        z += alpha * y
+        return
+    t = y.astype(np.float64)
+    np.multiply(t, np.float32(alpha), out=t)
+    np.add(t, z, out=t)
+    np.copyto(z, t, casting="same_kind")
 
 
 def _addcmul_(z, a, b, value):
