@@ -92,7 +92,7 @@ def _fma(x, y, z):
         return x * y + z
     if not isinstance(x, np.ndarray):
         x = np.float32(x)
-    t = y.astype(np.float64)  # the one temporary
+    t = np.array(y, dtype=np.float64)  # the one temporary (an array even for a 0-d y)
     np.multiply(t, x, out=t)
     np.add(t, z, out=t)
     return t.astype(np.float32)
@@ -108,7 +108,7 @@ def _add_(z, y, alpha):
     if z.dtype != np.float32:
         z += alpha * y
         return
-    t = y.astype(np.float64)
+    t = np.array(y, dtype=np.float64)
     np.multiply(t, np.float32(alpha), out=t)
     np.add(t, z, out=t)
     np.copyto(z, t, casting="same_kind")
