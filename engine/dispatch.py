@@ -5,6 +5,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import NODE_CLASSES, STATE, accumulator
+from .boundary import NUMERIC_KINDS, not_numeric
 from .ops import OPS
 
 _F32 = dtypes.NP_F32
@@ -47,6 +48,8 @@ def apply(op, inputs, params=()):
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
+    if out.dtype.kind not in NUMERIC_KINDS:  # a list of objects as an operand: tensors hold numbers only
+        raise not_numeric(out)
     if out.dtype is _F64 and not wants_f64:
         # PyTorch's promotion: ints and Python floats meet in the default float32, not numpy's float64.
         out = out.astype(_F32)

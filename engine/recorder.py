@@ -439,8 +439,23 @@ class Recorder:
                 if entries:
                     state[i] = entries
         self.emit({"kind": OPTIM_STEP, "optimizer": type(optimizer).__name__, "params": ids,
-                    "lr": optimizer.param_groups[0].get("lr"),
+                    "lr": _learning_rate(optimizer),
                     "values": {i: value(p._data) for i, p in zip(ids, params)}, "state": state, "line": self.line})
+
+
+def _learning_rate(optimizer):
+    """The first group's `lr` as a JSON number (Optimizer.step() checked it is one), else null: only
+    numbers leave a run, never a program object a group may hold."""
+    groups = optimizer.param_groups
+    lr = groups[0].get("lr") if type(groups) is list and groups and type(groups[0]) is dict else None
+    if type(lr) is int and -2**53 < lr < 2**53:
+        return lr
+    if isinstance(lr, (int, float, np.integer, np.floating)):
+        try:
+            return json_number(float(lr))
+        except OverflowError:  # an integer beyond float range
+            return json_number(math.inf if lr > 0 else -math.inf)
+    return None
 
 
 def op_table() -> dict:

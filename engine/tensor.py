@@ -10,6 +10,7 @@ import numpy as np
 
 from . import dispatch, dtypes
 from .autograd import FREED_MESSAGE, NODE_CLASSES, STATE, carry_writes, run_backward
+from .boundary import NUMERIC_KINDS, not_numeric
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
 from .formatting import format_size, format_tensor
 from .ops import OPS
@@ -20,6 +21,8 @@ from .tensor_inplace import LEAF_INPLACE, InplaceMixin  # noqa: F401
 from .tensor_math import MathMixin
 from .tensor_reduce import ReduceMixin, max_result, min_result  # noqa: F401
 from .tensor_shape import ShapeMixin
+
+_OBJECT = np.dtype(object)
 
 
 class Size(tuple):
@@ -51,6 +54,8 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin):
             self.requires_grad_(True)
 
     def _set_fields(self, arr, requires_grad=False):
+        if getattr(arr, "dtype", _OBJECT).kind not in NUMERIC_KINDS:  # tensors never hold objects or text
+            raise not_numeric(arr)
         self._data = arr
         self._grad = self._grad_fn = self._acc = self._rid = None
         self._requires_grad = requires_grad
@@ -178,6 +183,8 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin):
     @data.setter
     def data(self, value):
         arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+        if arr.dtype.kind not in NUMERIC_KINDS:
+            raise not_numeric(arr)
         limits = STATE.limits
         if limits is not None:
             limits.before_alloc(arr.shape)

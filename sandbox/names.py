@@ -52,3 +52,13 @@ BARE_NN = ("Linear ReLU Sigmoid Tanh Softmax LogSoftmax Sequential Module Module
            "CrossEntropyLoss BCELoss BCEWithLogitsLoss L1Loss NLLLoss LeakyReLU GELU Dropout "
            "Parameter Identity Flatten Embedding LayerNorm BatchNorm1d Conv1d Conv2d").split()
 BARE_OPTIM = ("SGD Adam AdamW RMSprop Adagrad").split()
+
+# torch's qualified names for engine classes whose proxy path (`torch.no_grad`) is not where torch defines
+# them, and for engine classes a program meets without reaching them by name: what `type(x)` and reprs show.
+TORCH_CLASS_NAMES = {
+    "no_grad": "torch.autograd.grad_mode.no_grad",
+    "enable_grad": "torch.autograd.grad_mode.enable_grad",
+    "inference_mode": "torch.autograd.grad_mode.inference_mode",
+    "set_grad_enabled": "torch.autograd.grad_mode.set_grad_enabled",
+    "Generator": "torch._C.Generator",
+}

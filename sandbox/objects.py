@@ -139,6 +139,9 @@ class UserInstance:
 
     __str__ = __repr__
 
+    def _get_name(self):  # the name the engine's messages give the type (`engine.boundary.type_name`)
+        return self.cls.name
+
 
 class SuperProxy:
     __slots__ = ("cls", "obj")
@@ -240,6 +243,25 @@ class Shown:
         return self.r
 
 
+class ShownTensor(Shown):
+    """A tensor for `%`: `%s`/`%r` show the sandbox's text of it, `%d`/`%f`/`%x` its number."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, s, r, t):
+        super().__init__(s, r)
+        self.t = t
+
+    def __float__(self):
+        return float(self.t)
+
+    def __int__(self):
+        return int(self.t)
+
+    def __index__(self):
+        return self.t.__index__()
+
+
 SUPER = Builtin("super", None)
 
 _USER_MODULE_CLASSES: dict = {}
@@ -332,7 +354,7 @@ def user_dataset_class(dataset_base):
 for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), (BoundMethod, "method"),
                           (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
-                          (Shown, "object")):
+                          (Shown, "object"), (ShownTensor, "Tensor")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 

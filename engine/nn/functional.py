@@ -1,8 +1,13 @@
-"""torch.nn.functional: activations and losses, composed from op-table primitives as PyTorch composes them."""
+"""torch.nn.functional: activations and losses, composed from op-table primitives as PyTorch composes them.
+
+Every function checks that its tensor arguments are tensors before calling anything on them, with
+PyTorch's message (`engine.boundary`).
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from ..boundary import expect_attribute, expect_tensor, plain_text
 from ..functional import log_softmax, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
 from ..tensor import apply
@@ -12,24 +17,37 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _reduction(reduction):
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(f"{plain_text(reduction)} is not a valid value for reduction")
     return reduction
 
 
+def _same_size(input, target):  # noqa: A002
+    """The losses PyTorch writes in Python first compare `target.size()` with `input.size()`."""
+    expect_attribute(target, "size")
+    expect_attribute(input, "size")
+
+
 def relu(x, inplace=False):
+    expect_tensor(x, "relu", "input", 1)
     return x.relu()
 
 
 def sigmoid(x):
+    expect_attribute(x, "sigmoid")
     return x.sigmoid()
 
 
 def tanh(x):
+    expect_attribute(x, "tanh")
     return x.tanh()
 
 
 def linear(x, weight, bias=None):
     """PyTorch's at::linear: addmm on 2-D input; other ranks are viewed to 2-D and back."""
+    expect_tensor(x, "linear", "input", 1)
+    expect_tensor(weight, "linear", "weight", 2)
+    if bias is not None:
+        expect_tensor(bias, "linear", "bias", 3)
     wt = weight.t()
     if x.ndim == 2:
         return apply(OPS["addmm"], (bias, x, wt)) if bias is not None else apply(OPS["mm"], (x, wt))
@@ -43,10 +61,13 @@ def linear(x, weight, bias=None):
 
 
 def mse_loss(input, target, reduction="mean"):  # noqa: A002 — torch's argument names
+    _same_size(input, target)
     return apply(OPS["mse_loss"], (input, target), (_reduction(reduction),))
 
 
 def nll_loss(input, target, reduction="mean"):  # noqa: A002
+    expect_tensor(input, "nll_loss_nd", "input", 1)
+    expect_tensor(target, "nll_loss_nd", "target", 2)
     t = target._data
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
@@ -60,6 +81,8 @@ def nll_loss(input, target, reduction="mean"):  # noqa: A002
 
 
 def cross_entropy(input, target, reduction="mean"):  # noqa: A002
+    expect_tensor(input, "cross_entropy_loss", "input", 1)
+    expect_tensor(target, "cross_entropy_loss", "target", 2)
     dim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, dim)
     if target.is_floating_point():
@@ -70,6 +93,7 @@ def cross_entropy(input, target, reduction="mean"):  # noqa: A002
 
 
 def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
+    _same_size(input, target)
     p = input._data
     if p.size and (p.min() < 0 or p.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -80,12 +104,14 @@ def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean"):  # noqa: A002
+    _same_size(input, target)
     if input.shape != target.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     return apply(OPS["binary_cross_entropy_with_logits"], (input, target), (_reduction(reduction),))
 
 
 def one_hot(tensor, num_classes=-1):
+    expect_tensor(tensor, "one_hot", "input", 1)
     from ..creation import _check, _leaf
 
     idx = np.asarray(tensor._data)

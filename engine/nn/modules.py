@@ -6,6 +6,7 @@ from collections import OrderedDict
 
 from .. import creation
 from ..autograd import STATE
+from ..boundary import plain_text
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -106,13 +107,15 @@ class Module:
 
     # ----- traversal -----
     def named_modules(self, memo=None, prefix=""):
-        memo = set() if memo is None else memo
+        # a copy, as a real set of the modules already seen (as in torch, modules, not their ids): a
+        # program's `memo` is never called (memo.add(...) on a module would run program code with an address)
+        memo = set() if memo is None else set(memo)
         stack = [(prefix, self)]
         while stack:
             name, m = stack.pop()
-            if m is None or id(m) in memo:
+            if m is None or m in memo:
                 continue
-            memo.add(id(m))
+            memo.add(m)
             yield name, m
             children = [(name + ("." if name else "") + n, c) for n, c in m._modules.items()]
             stack.extend(reversed(children))
@@ -247,7 +250,8 @@ class Linear(Module):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={plain_text(self.in_features)}, out_features={plain_text(self.out_features)}, "
+                f"bias={self.bias is not None}")
 
 
 class _Activation(Module):
@@ -289,7 +293,7 @@ class Softmax(Module):
         return F.softmax(x, self.dim)
 
     def extra_repr(self):
-        return f"dim={self.dim}"
+        return f"dim={plain_text(self.dim)}"
 
 
 class LogSoftmax(Softmax):
@@ -306,7 +310,7 @@ class Flatten(Module):
         return x.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+        return f"start_dim={plain_text(self.start_dim)}, end_dim={plain_text(self.end_dim)}"
 
 
 class Sequential(Module):

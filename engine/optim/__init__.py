@@ -1,5 +1,12 @@
 """torch.optim: SGD, Adam, AdamW, RMSprop and Adagrad, following PyTorch's single-tensor update rules
-operation for operation (in the parameter's dtype), so N steps give PyTorch's parameters to rounding."""
+operation for operation (in the parameter's dtype), so N steps give PyTorch's parameters to rounding.
+
+`param_groups` are plain lists and dicts a program can change. `step()` reads them through
+`_checked_groups`: every group a dict, every parameter a tensor, every hyperparameter a number (one-
+element tensors count, as in PyTorch) — else PyTorch's error for that hyperparameter — so no program
+object reaches the update or the trace (`optim_step` records `lr`). The state (`optimizer.state[p]`)
+is checked where it is read: tensors shaped like the parameter.
+"""
 from __future__ import annotations
 
 import warnings
@@ -8,6 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..autograd import STATE, enable_grad, note_writes
+from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
 
@@ -26,8 +34,28 @@ _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
 def _typename(x):
     if isinstance(x, Tensor):
         return "torch." + _TENSOR_TYPES.get(str(x._data.dtype), "Tensor")
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    return type_name(x)
+
+
+def _check_params(params):
+    for p in params:
+        if not is_tensor(p):
+            raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type_name(p)}")
+    return params
+
+
+def _number(value, error):
+    """A hyperparameter as a number: numbers as they are, a one-element tensor as its value; else
+    `error(type name)` (PyTorch's message for that hyperparameter)."""
+    if is_number(value):
+        return value
+    if is_tensor(value) and value._data.size == 1:
+        return value.item()
+    raise error(type_name(value))
+
+
+_BETA_ERRORS = (lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'"),
+                lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"))
 
 
 def _hp(group, key):
@@ -181,21 +209,60 @@ class Optimizer:
         """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
-        params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
+        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p.grad is not None]
         _zero_grads(params, set_to_none)
+
+    def _checked_groups(self, numbers=True):
+        """The param groups as the update reads them: copies holding tensors and numbers only."""
+        groups = self.param_groups
+        if type(groups) is not list:
+            raise TypeError(f"param_groups must be a list, not {type_name(groups)}")
+        out = []
+        for g in groups:
+            if type(g) is not dict:
+                raise TypeError(f"param_groups must hold dicts, not {type_name(g)}")
+            params = g.get("params")
+            if type(params) is not list:
+                raise TypeError(f"param group 'params' must be a list of Tensors, not {type_name(params)}")
+            g = dict(g, params=_check_params(list(params)))
+            if numbers:
+                self._check_hyperparameters(g)
+            out.append(g)
+        return out
+
+    def _check_hyperparameters(self, group):
+        """Replace the group's numeric hyperparameters by numbers (in the copy), PyTorch's errors otherwise."""
+        for key, error in self._HYPER.items():
+            if key in group:
+                group[key] = _number(group[key], error)
+        for key in self._FLAGS:
+            if key in group:
+                group[key] = bool(group[key])
+        if "betas" in group:
+            betas = group["betas"]
+            if type(betas) not in (list, tuple):
+                if not is_tensor(betas):
+                    raise TypeError(f"cannot unpack non-iterable {type_name(betas)} object")
+                betas = list(betas)
+            if len(betas) != 2:
+                raise ValueError("not enough values to unpack (expected 2, got 1)" if len(betas) < 2 else
+                                 "too many values to unpack (expected 2)")
+            group["betas"] = (_number(betas[0], _BETA_ERRORS[0]), _number(betas[1], _BETA_ERRORS[1]))
+
+    _HYPER: dict = {}
+    _FLAGS: tuple = ()
 
     def step(self, closure=None):
         loss = None
         if closure is not None:
             with enable_grad():  # as PyTorch: the closure's forward and backward run with grad mode on
                 loss = closure()
+        groups = self._checked_groups()
         rec = STATE.recorder
         updated = []
         state = self.state
-        for group in self.param_groups:
+        for group in groups:
             for p in group["params"]:
-                if not isinstance(p, Tensor):  # param_groups are plain lists a program can edit
-                    raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
                 grad = p._grad
                 if grad is None:
                     continue
@@ -271,7 +338,7 @@ class Optimizer:
             s += f"\nParameter Group {i}\n"
             for k in sorted(g):
                 if k != "params":
-                    s += f"    {k}: {g[k]}\n"
+                    s += f"    {plain_text(k)}: {plain_text(g[k])}\n"
         return s + ")"
 
 
@@ -289,6 +356,14 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
+
+    _HYPER = {
+        "lr": lambda t: TypeError(f"bad operand type for unary -: '{t}'"),
+        "momentum": lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "dampening": lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'"),
+        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+    }
+    _FLAGS = ("nesterov", "maximize")
 
     def _update(self, p, param, grad, group, state):
         lr, momentum = _hp(group, "lr"), _hp(group, "momentum")
@@ -328,6 +403,13 @@ class Adam(Optimizer):
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
+
+    _HYPER = {
+        "lr": lambda t: TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'"),
+        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+    }
+    _FLAGS = ("amsgrad", "maximize", "decoupled_weight_decay")
 
     def _update(self, p, param, grad, group, state):
         lr = _hp(group, "lr")
@@ -397,6 +479,15 @@ class RMSprop(Optimizer):
                                       weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable))
 
+    _HYPER = {
+        "lr": lambda t: TypeError(f"bad operand type for unary -: '{t}'"),
+        "alpha": lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "momentum": lambda t: TypeError(f"'>' not supported between instances of '{t}' and 'int'"),
+        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+    }
+    _FLAGS = ("centered", "maximize")
+
     def _update(self, p, param, grad, group, state):
         lr = _hp(group, "lr")
         alpha, eps, momentum = _hp(group, "alpha"), _hp(group, "eps"), _hp(group, "momentum")
@@ -453,6 +544,16 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, fused=fused))
+
+    _HYPER = {
+        "lr": lambda t: TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'"),
+        "lr_decay": lambda t: TypeError(f"unsupported operand type(s) for *: 'float' and '{t}'"),
+        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+        "initial_accumulator_value": lambda t: TypeError(f"full_like(): argument 'fill_value' must be Number, "
+                                                         f"not {t}"),
+    }
+    _FLAGS = ("maximize",)
 
     def _init_group_state(self, group):
         for p in group["params"]:
