@@ -54,6 +54,15 @@ def _number(value, error):
     raise error(type_name(value))
 
 
+def _mul_error(left, right):
+    """Python's error for `left * right` when one side is the program's value (its type name is `t`)."""
+    def error(t):
+        if t in ("str", "list", "tuple"):
+            return TypeError("can't multiply sequence by non-int of type 'float'")
+        return TypeError(f"unsupported operand type(s) for *: '{left or t}' and '{right or t}'")
+    return error
+
+
 _BETA_ERRORS = (lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'"),
                 lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"))
 
@@ -240,6 +249,8 @@ class Optimizer:
                 group[key] = bool(group[key])
         if "betas" in group:
             betas = group["betas"]
+            if type(betas) is str:  # PyTorch unpacks it: its characters
+                betas = list(betas)
             if type(betas) not in (list, tuple):
                 if not is_tensor(betas):
                     raise TypeError(f"cannot unpack non-iterable {type_name(betas)} object")
@@ -450,6 +461,7 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
+    _HYPER = {**Adam._HYPER, "lr": _mul_error(None, "float"), "weight_decay": _mul_error("float", None)}
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
@@ -547,7 +559,7 @@ class Adagrad(Optimizer):
 
     _HYPER = {
         "lr": lambda t: TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'"),
-        "lr_decay": lambda t: TypeError(f"unsupported operand type(s) for *: 'float' and '{t}'"),
+        "lr_decay": _mul_error("float", None),
         "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
         "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
         "initial_accumulator_value": lambda t: TypeError(f"full_like(): argument 'fill_value' must be Number, "

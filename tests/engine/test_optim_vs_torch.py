@@ -384,3 +384,24 @@ def test_sgd_is_bit_exact_given_the_same_gradients(kwargs):
         out.append([_np(p) for p in params])
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(momentum=0.5)), ("Adam", {}), ("AdamW", {}),
+                                         ("RMSprop", dict(momentum=0.5)), ("Adagrad", {})])
+@pytest.mark.parametrize("value", ["'x'", "None", "[0.1]"])
+def test_non_number_hyperparameters_give_torchs_errors(name, kwargs, value):
+    keys = ["lr", "momentum", "dampening", "weight_decay", "eps", "alpha", "lr_decay", "betas"]
+    for key in keys:
+        res = []
+        for lib in (engine, torch):
+            p = lib.tensor([1.0, 2.0], requires_grad=True)
+            opt = getattr(lib.optim, name)([p], lr=0.1, **kwargs)
+            if key not in opt.param_groups[0]:
+                break
+            opt.param_groups[0][key] = eval(value)  # noqa: S307 — the test's own literals
+            (p * p).sum().backward()
+            res.append(_error(lambda opt=opt: (opt.step(), opt.step())))
+        if len(res) == 2:
+            assert res[0] is not None and res[0][0] == res[1][0], (key, res)
+            if value == "'x'":
+                assert res[0] == res[1], (key, res)
