@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 from .autograd import STATE
+from .ops_nn import output_sizes
 
 
 class LimitExceeded(RuntimeError):
@@ -92,6 +93,9 @@ class Limits:
             self.before_alloc((sum(int(np.size(a)) for a in arrays),))
         elif name == "index":
             self.before_alloc(_index_result_shape(np.shape(arrays[0]), params[0]))
+        else:
+            for shape in output_sizes(name, arrays, params):  # layer ops: output, im2col buffer, padding
+                self.before_alloc(shape)
 
     def track(self, tensor):
         n = int(np.size(tensor._data))

@@ -25,6 +25,7 @@ import numpy as np
 
 from .autograd import STATE, AccumulateGrad
 from .ops import OPS
+from .tensor import Tensor
 from .trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
@@ -150,6 +151,11 @@ def _joined(node) -> str:
         parts.append(node[1])
         node = node[0]
     return ".".join(reversed(parts))
+
+
+# the per-parameter state an `optim_step` event carries: PyTorch's names for it (torch.optim)
+OPTIM_STATE_NAMES = frozenset({"step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg",
+                               "grad_avg", "sum"})
 
 
 class Recorder:
@@ -476,9 +482,18 @@ class Recorder:
     def on_optim_step(self, optimizer, params):
         ids = [self.tid(p) for p in params]
         value = self.value
+        state = {}
+        opt_state = optimizer.state
+        for i, p in zip(ids, params):
+            s = opt_state.get(p) if isinstance(opt_state, dict) else None
+            if type(s) is dict:  # only PyTorch's state names, only tensors: a program may write anything there
+                entries = {k: value(np.asarray(v._data)) for k, v in s.items()
+                           if k in OPTIM_STATE_NAMES and isinstance(v, Tensor)}
+                if entries:
+                    state[i] = entries
         self.emit({"kind": OPTIM_STEP, "optimizer": self.text(type(optimizer).__name__), "params": ids,
                     "lr": _learning_rate(optimizer),
-                    "values": {i: value(p._data) for i, p in zip(ids, params)}, "line": self.line})
+                    "values": {i: value(p._data) for i, p in zip(ids, params)}, "state": state, "line": self.line})
 
 
 def _learning_rate(optimizer):

@@ -153,6 +153,8 @@ class Formatting:
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either
                 raise TypeError("a tensor that holds objects cannot be printed")
             return repr(v)
+        if t is B.UserDataset:  # an instance of a program's Dataset subclass, as Python prints one
+            return f"<__main__.{v.__dict__['_fg_cls'].name} object at {self.addresses.of(v)}>"
         if t is types.MethodType and isinstance(v.__self__, B.Tensor):  # torch's tensor methods are built-ins
             return f"<built-in method {v.__func__.__name__} of Tensor object at {self.addresses.of(v.__self__)}>"
         if t.__repr__ is object.__repr__:  # `<module.Class object at 0x…>`: torch's name, a stand-in address

@@ -464,7 +464,11 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 self.alloc(len(r))  # slices copy
                 return r
             return obj[key]
-        if isinstance(obj, (self.B.Tensor, self.B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+        B = self.B
+        if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+            self.check_data(key)
+            return obj[key]
+        if B.Dataset is not None and isinstance(obj, B.Dataset):  # TensorDataset, Subset, user subclasses
             self.check_data(key)
             return obj[key]
         raise TypeError(f"'{self.type_name(obj)}' object is not subscriptable")
@@ -494,7 +498,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         bt = self.builtins.get(t.__name__)
         if type(bt) is BuiltinType and bt.pytype is t:
             return bt
-        if isinstance(obj, self.B.UserModule):
+        if isinstance(obj, self.B.UserModule) or t is self.B.UserDataset:
             return obj.__dict__["_fg_cls"]
         if t in self.B.class_names:
             return t
@@ -518,6 +522,6 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return "type"
         if t is ModuleProxy:
             return "module"
-        if isinstance(obj, self.B.UserModule):
+        if isinstance(obj, self.B.UserModule) or t is self.B.UserDataset:
             return obj.__dict__["_fg_cls"].name
         return t.__name__

@@ -29,10 +29,12 @@ nn optim autograd float_power reciprocal xlogy
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
-use_deterministic_algorithms set_num_threads hub utils limits recorder sandbox formatting apply defop
+use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
 """.split())
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
+# torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
+DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 

@@ -44,7 +44,7 @@ SUMMARY_COST = 400
 VALUE_FIELDS = {
     TENSOR: ("value",), BACKWARD_BEGIN: ("gradient",), BACKWARD_STEP: ("upstream", "upstream_parts", "contributions"),
     ACCUMULATE: ("incoming", "before", "after"), RETAIN_GRAD: ("grad",), INPLACE: ("value",),
-    GRAD_INPLACE: ("grad",), OPTIM_STEP: ("values",),
+    GRAD_INPLACE: ("grad",), OPTIM_STEP: ("values", "state"),
 }
 
 # what a value changes to (the builder keeps only the last ones it may draw): kept uncounted when light
@@ -84,7 +84,7 @@ def event_cost(e: dict, limit: int) -> int:
 def lighten(e: dict) -> dict:
     """A captured event of a summary-only pass: ids and structure kept, bulky values dropped (never
     encoded). What later passes need is kept: leaf and scalar values, ``.grad`` after accumulation,
-    in-place and optimizer values."""
+    in-place and optimizer values (not the optimizer's state: no later pass draws it)."""
     k = e["kind"]
     if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
         return {**e, "value": None}
@@ -96,6 +96,8 @@ def lighten(e: dict) -> dict:
         return {**e, "gradient": None}
     if k == ACCUMULATE:
         return {**e, "incoming": None, "before": None}
+    if k == OPTIM_STEP and e.get("state"):
+        return {**e, "state": {}}
     return e
 
 

@@ -380,6 +380,207 @@ def test_engine_does_not_fill_program_sets_with_addresses(call):
     assert text == "set() 2\n"
 
 
+# ---------------------------------------------------------------- torch.optim, lr_scheduler, torch.utils.data
+OPT = "import torch\nm = torch.nn.Linear(2, 1)\nopt = torch.optim.{}(m.parameters(), lr=0.1)\n"
+STEP = "m(torch.ones(2)).sum().backward()\nopt.step()\n"
+NEW_OPTIMIZERS = ["AdamW", "RMSprop", "Adagrad"]
+
+
+@pytest.mark.parametrize("name", NEW_OPTIMIZERS)
+def test_new_optimizers_are_reachable_and_step(name):
+    out = ok(OPT.format(name) + STEP + "print(sorted(opt.state[m.weight].keys()))")
+    assert "step" in out
+
+
+@pytest.mark.parametrize("name", ["SGD", *NEW_OPTIMIZERS])
+@pytest.mark.parametrize("key,value", [("lr", "'fast'"), ("lr", "[0.1, 0.2]"), ("lr", "print"),
+                                       ("weight_decay", "[0.5, 0.5]"), ("eps", "None")])
+def test_param_group_edits_with_non_numbers_are_type_errors(name, key, value):
+    # numpy would broadcast a list hyperparameter into the update or take an object: PyTorch refuses
+    if key == "eps" and name == "SGD":
+        key = "momentum"
+    e = err(OPT.format(name) + f"opt.param_groups[0]['{key}'] = {value}\n" + STEP)
+    assert e["type"] == "TypeError", e
+
+
+def test_param_group_params_edits_are_checked_at_step():
+    e = err(OPT.format("Adam") + "opt.param_groups[0]['params'].append('not a tensor')\n" + STEP)
+    assert e["type"] == "TypeError" and "optimizer can only optimize Tensors" in e["message"]
+    e = err(OPT.format("Adam") + "opt.add_param_group({'params': [m.weight]})")
+    assert e["type"] == "ValueError" and "more than one parameter group" in e["message"]
+
+
+@pytest.mark.parametrize("value", ["print", "lambda x: x", "'text'", "torch.zeros(100000)", "[1.0, 2.0]",
+                                   "opt", "m"])
+def test_optimizer_state_cannot_smuggle_objects(value):
+    # the state is a dict a program can write: step() takes only tensors shaped like the parameter
+    e = err(OPT.format("Adam") + STEP + f"opt.state[m.weight]['exp_avg'] = {value}\n" + STEP)
+    assert e["type"] in ("TypeError", "RuntimeError"), e
+    e = err(OPT.format("RMSprop") + STEP + f"opt.state[m.weight]['step'] = {value}\n" + STEP)
+    assert e["type"] in ("TypeError", "RuntimeError"), e
+
+
+def test_optimizer_state_dict_round_trip_and_hostile_load():
+    assert ok(OPT.format("Adam") + STEP + "sd = opt.state_dict()\nopt2 = torch.optim.Adam(m.parameters())\n"
+              "opt2.load_state_dict(sd)\nprint(opt2.param_groups[0]['lr'], sorted(opt2.state[m.weight]))") \
+        == "0.1 ['exp_avg', 'exp_avg_sq', 'step']\n"
+    e = err(OPT.format("Adam") + "opt.load_state_dict({'state': {0: {'exp_avg': print}}, "
+            "'param_groups': [{'params': [0, 1], 'lr': 0.1, 'betas': (0.9, 0.999), 'eps': 1e-8, "
+            "'weight_decay': 0, 'amsgrad': False, 'maximize': False}]})\n" + STEP)
+    assert e["type"] == "TypeError", e
+
+
+def test_lambda_lr_program_lambda_is_bounded_by_the_step_limit():
+    src = OPT.format("SGD") + ("def slow(epoch):\n    n = 0\n    while True:\n        n += 1\n    return n\n"
+                               "s = torch.optim.lr_scheduler.LambdaLR(opt, slow)\n")
+    out = run(src, make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+
+
+def test_lambda_lr_program_lambda_cannot_recurse_through_the_scheduler():
+    src = OPT.format("SGD") + ("holder = []\ndef f(epoch):\n    if holder:\n        holder[0].step()\n    return 1.0\n"
+                               "s = torch.optim.lr_scheduler.LambdaLR(opt, f)\nholder.append(s)\ns.step()\n")
+    out = run(src, timeout=5)
+    assert out.error is not None and out.error["type"] in ("RecursionError", "LimitExceeded"), out.error
+
+
+@pytest.mark.parametrize("ret", ["print", "'x'", "[1.0]", "None"])
+def test_lambda_lr_returning_non_numbers_is_an_error(ret):
+    e = err(OPT.format("SGD") + f"s = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: {ret})\n")
+    assert e["type"] == "TypeError", e
+
+
+def test_scheduler_load_state_dict_sets_only_its_state():
+    out = ok(OPT.format("SGD") + "s = torch.optim.lr_scheduler.StepLR(opt, 2)\n"
+             "s.load_state_dict({'get_lr': print, 'optimizer': None, 'step_size': 3, 'last_epoch': 4})\n"
+             "opt.step()\ns.step()\nprint(s.get_last_lr(), s.last_epoch, s.optimizer is opt)")
+    assert out == "[0.1] 5 True\n"
+    e = err(OPT.format("SGD") + "s = torch.optim.lr_scheduler.StepLR(opt, 2)\n"
+            "s.load_state_dict({'last_epoch': 'x'})\ns.step()")
+    assert e["type"] == "TypeError"
+
+
+@pytest.mark.parametrize("name", ["StepLR(opt, 2)", "MultiStepLR(opt, [1, 2])", "ExponentialLR(opt, 0.5)",
+                                  "CosineAnnealingLR(opt, 3)", "LambdaLR(opt, lambda e: 0.5 ** e)",
+                                  "ReduceLROnPlateau(opt)"])
+def test_schedulers_are_reachable(name):
+    step = "s.step(1.0)" if "Plateau" in name else "s.step()"
+    out = ok(OPT.format("SGD") + "from torch.optim.lr_scheduler import StepLR\n"
+             + f"s = torch.optim.lr_scheduler.{name}\nopt.step()\n{step}\nprint(type(s.get_last_lr()[0]))")
+    assert out == "<class 'float'>\n"
+
+
+DATA = "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, Dataset, random_split\n"
+FAKE = ("class Fake(Dataset):\n    def __len__(self):\n        return {n}\n"
+        "    def __getitem__(self, i):\n        return torch.ones(1)\n")
+
+
+def test_dataloader_over_a_huge_fake_len_is_bounded():
+    # shuffling draws randperm(len): the tensor limit refuses it
+    e = err(DATA + FAKE.format(n="10 ** 15") + "for b in DataLoader(Fake(), batch_size=2, shuffle=True):\n    pass")
+    assert e["type"] == "LimitExceeded" and "max_tensor_elements" in e["message"], e
+    # one batch of a billion samples: refused before its index list is built
+    e = err(DATA + FAKE.format(n="10 ** 15") + "for b in DataLoader(Fake(), batch_size=10 ** 9):\n    pass",
+            timeout=5)
+    assert e["type"] == "LimitExceeded" and "batch" in e["message"], e
+    # batches within the limit: each __getitem__ is a counted call
+    out = run(DATA + FAKE.format(n="10 ** 15") + "for b in DataLoader(Fake(), batch_size=50_000):\n    pass",
+              make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+    # a len Python cannot hold, a negative one, a non-int
+    for n, typ in (("10 ** 30", "OverflowError"), ("-1", "ValueError"), ("'ten'", "TypeError")):
+        e = err(DATA + FAKE.format(n=n) + "print(len(DataLoader(Fake())))")
+        assert e["type"] == typ, (n, e)
+    assert ok(DATA + FAKE.format(n="10 ** 15") + "print(len(DataLoader(Fake(), batch_size=10)))") \
+        == "100000000000000\n"
+
+
+@pytest.mark.parametrize("use", ["torch.tensor(Fake())", "torch.tensor([Fake(), Fake()])", "torch.ones(3)[Fake()]",
+                                 "torch.as_tensor(Fake())", "torch.ones(2) + Fake()"])
+def test_a_user_dataset_is_never_read_by_numpy_as_a_sequence(use):
+    # numpy would take len() = 10**12 and allocate that many items before indexing each one
+    e = err(DATA + FAKE.format(n="10 ** 12") + use, timeout=5)
+    assert e["type"] in ("TypeError", "IndexError"), e
+
+
+def test_stack_over_a_user_dataset_is_bounded():
+    out = run(DATA + FAKE.format(n="10 ** 12") + "torch.stack(Fake())", make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+
+
+def test_random_split_of_a_huge_fake_len_is_bounded():
+    e = err(DATA + FAKE.format(n="10 ** 12") + "a, b = random_split(Fake(), [0.5, 0.5])")
+    assert e["type"] == "LimitExceeded", e
+
+
+def test_dataset_getitem_returning_program_objects():
+    src = DATA + ("class D(Dataset):\n    def __len__(self):\n        return 4\n"
+                  "    def __getitem__(self, i):\n        return {ret}\n")
+    e = err(src.format(ret="print") + "for b in DataLoader(D(), batch_size=2):\n    pass")
+    assert e["type"] == "TypeError" and "default_collate" in e["message"] and "sandbox" not in e["message"], e
+    e = err(src.format(ret="D()") + "for b in DataLoader(D(), batch_size=2):\n    pass")
+    assert e["type"] == "TypeError" and "sandbox" not in e["message"], e
+    # a program collate_fn may take anything: it is a counted program call
+    assert ok(src.format(ret="D") + "print(list(DataLoader(D(), batch_size=3, collate_fn=len)))") \
+        == "[3, 1]\n"
+
+
+def test_dataset_subclass_attributes_and_super():
+    out = ok(DATA + "class D(Dataset):\n    def __init__(self, n):\n        super().__init__()\n        self.n = n\n"
+             "    def __len__(self):\n        return self.n\n    def __getitem__(self, i):\n"
+             "        return float(i)\n    def double(self):\n        return 2 * self.n\n"
+             "d = D(5)\nd.extra = 1\nprint(len(d), d[2], d.double(), d.extra, isinstance(d, Dataset), type(d) is D)\n"
+             "print(d)\nprint(list(DataLoader(d, batch_size=2)))")
+    assert out == ("5 2.0 10 1 True True\n<__main__.D object at 0x7f0000000010>\n"
+                   "[tensor([0., 1.], dtype=torch.float64), tensor([2., 3.], dtype=torch.float64), "
+                   "tensor([4.], dtype=torch.float64)]\n")
+
+
+def test_dataset_internal_names_are_unreachable():
+    e = err(DATA + "class D(Dataset):\n    pass\nd = D()\nd._fg_cls")
+    assert e["type"] == "AttributeError"
+    e = err(DATA + "class D(Dataset):\n    pass\nlen(D())")
+    assert e["type"] == "TypeError" and "has no len()" in e["message"]
+    e = err(DATA + "class D(Dataset):\n    pass\nD()[0]")
+    assert e["type"] == "NotImplementedError"
+    e = err(DATA + "class D(Dataset, torch.nn.Module):\n    pass")
+    assert e["type"] == "TypeError"
+    e = err("def __len__():\n    return 1")
+    assert e["type"] == "NameError"
+    e = err("class A:\n    def __iter__(self):\n        return 1")
+    assert e["type"] == "NotImplementedError"
+
+
+def test_dataloader_public_attributes_only():
+    src = DATA + "dl = DataLoader(TensorDataset(torch.ones(4, 2)), batch_size=2)\n"
+    assert ok(src + "print(dl.batch_size, dl.drop_last, len(dl.dataset), dl.dataset.tensors[0].shape)") \
+        == "2 False 4 torch.Size([4, 2])\n"
+    for attr in ("collate_fn", "sampler", "batch_sampler", "generator"):
+        e = err(src + f"dl.{attr}")
+        assert e["type"] == "AttributeError", (attr, e)
+    e = err(src + "dl.batch_size = 3")
+    assert e["type"] == "AttributeError"
+
+
+def test_tensor_dataset_index_is_checked():
+    e = err(DATA + "ds = TensorDataset(torch.ones(4))\nds[[0] * 10 ** 7]")
+    assert e["type"] == "LimitExceeded", e
+    assert ok(DATA + "train, test = random_split(range(10), [0.7, 0.3])\nprint(len(train.indices), len(test))") \
+        == "7 3\n"
+
+
+def test_data_and_scheduler_objects_print_with_torch_names():
+    out = ok(DATA + "m = torch.nn.Linear(1, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+             "s = torch.optim.lr_scheduler.StepLR(opt, 2)\nds = TensorDataset(torch.ones(3))\ndl = DataLoader(ds)\n"
+             "print(s, dl, ds, random_split(ds, [2, 1])[0], iter(dl))\nprint(s.gamma, s.step_size)")
+    assert "engine" not in out
+    assert out == ("<torch.optim.lr_scheduler.StepLR object at 0x7f0000000010> "
+                   "<torch.utils.data.dataloader.DataLoader object at 0x7f0000000020> "
+                   "<torch.utils.data.dataset.TensorDataset object at 0x7f0000000030> "
+                   "<torch.utils.data.dataset.Subset object at 0x7f0000000040> "
+                   "<torch.utils.data.dataloader._SingleProcessDataLoaderIter object at 0x7f0000000050>\n0.1 2\n")
+
+
 # ---------------------------------------------------------------- the sealed boundary (issue 8)
 # Only numbers, strings, tensors' data and names leave a run: no server address (a stand-in
 # 0x7f0000000010, 0x7f0000000020, ... per run is allowed), no module path inside the engine.
