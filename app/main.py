@@ -23,27 +23,63 @@ log = logging.getLogger("flowgrad")
 
 
 class BodyLimit:
-    """Pure ASGI middleware (not BaseHTTPMiddleware, which hides client disconnects from the
-    routes): a declared Content-Length above the limit gets 413 before the body is read."""
+    """Pure ASGI middleware (not BaseHTTPMiddleware, which hides client disconnects from the routes):
+    the request body is counted as it arrives, chunked or not, and past ``limit`` bytes the answer
+    is 413 at once (a declared Content-Length above the limit: before any of it is read). The body
+    is held, at most ``limit`` bytes of it, and handed to the app whole when complete; after it the
+    app reads the client's own messages (a disconnect)."""
 
     def __init__(self, app, limit: int):
         self.app = app
         self.limit = limit
 
+    def _too_big(self):
+        # "Connection: close": the server stops reading the rest of an upload it refused
+        return problem_response(413, "RequestError", f"request body larger than {self.limit} bytes "
+                                                     f"(limit max_request_bytes = {self.limit})",
+                                headers={"Connection": "close"})
+
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http":
-            for name, value in scope.get("headers") or []:
-                if name == b"content-length":
-                    try:
-                        too_big = int(value) > self.limit
-                    except ValueError:
-                        too_big = True
-                    if too_big:
-                        message = (f"request body larger than {self.limit} bytes "
-                                   f"(limit max_request_bytes = {self.limit})")
-                        await problem_response(413, "RequestError", message)(scope, receive, send)
-                        return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers") or []:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = self.limit + 1
+                if declared > self.limit:
+                    await self._too_big()(scope, receive, send)
+                    return
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # http.disconnect: nobody to answer
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                parts.clear()
+                await self._too_big()(scope, receive, send)
+                return
+            if chunk:
+                parts.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body: bytes | None = b"".join(parts)
+        parts.clear()
+
+        async def replay():
+            nonlocal body
+            if body is not None:
+                message = {"type": "http.request", "body": body, "more_body": False}
+                body = None
+                return message
+            return await receive()
+
+        await self.app(scope, replay, send)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

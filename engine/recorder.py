@@ -9,7 +9,12 @@ them only when `events` is read; larger values are summarised at once and never 
 
 Extending it (the runner ships events as they come): subclass and override `emit`, the one place
 every captured event passes (call `super().emit`); `captured` holds the events as captured and
-`export_event` encodes one of them (or a part of one) as `events` would.
+`export_event` encodes one of them (or a part of one) as `events` would. `n_events` counts the
+events kept against `max_events`, so a subclass may ship `captured` and empty it as it goes.
+
+Budgets (settings, see docs/trace.md §4): at most `max_events` events (`truncated`,
+`truncated_reason`); names, reprs and messages within `max_string_chars`, module and parameter
+paths within `max_path_chars` (`text`, `path`: cut with a visible `…[+N chars]`).
 """
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ from .trace_events import (
     RETAIN_GRAD,
     TENSOR,
     ZERO_GRAD,
+    clip_text,
     json_number,
 )
 
@@ -138,23 +144,40 @@ def export_event(x, limit: int):
     return x
 
 
+def _joined(node) -> str:
+    """The dotted path of a path node (parent node, own name, id)."""
+    parts = []
+    while node is not None:
+        parts.append(node[1])
+        node = node[0]
+    return ".".join(reversed(parts))
+
+
 # the per-parameter state an `optim_step` event carries: PyTorch's names for it (torch.optim)
 OPTIM_STATE_NAMES = frozenset({"step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg",
                                "grad_avg", "sum"})
 
 
 class Recorder:
-    """The limits come from the run's settings (app/core/config.py `Settings`): value_limit, max_events.
-    copy_limit only trades capture speed for memory; it changes no output while it is >= value_limit."""
+    """The limits come from the run's settings (app/core/config.py `Settings`): value_limit, max_events,
+    max_string_chars (each name, repr, message; None: unbounded), max_path_chars (each module or
+    parameter path such as `model.layer1.weight`). copy_limit only trades capture speed for memory;
+    it changes no output while it is >= value_limit."""
 
-    def __init__(self, *, value_limit: int, max_events: int, copy_limit: int = 4096):
+    def __init__(self, *, value_limit: int, max_events: int, copy_limit: int = 4096,
+                 max_string_chars: int | None = None, max_path_chars: int | None = None):
         self.value_limit = value_limit  # above this many elements a value is exported as a summary
         self.copy_limit = copy_limit  # above this many, the summary is taken at once instead of a snapshot copy
         self.max_events = max_events
+        self.max_string_chars = max_string_chars
+        self.max_path_chars = max_path_chars
         self.captured: list[dict] = []  # events as captured: small arrays held as numpy copies until exported
+        self.n_events = 0  # events kept (a subclass may ship and drop `captured` as it goes)
         self._exported = 0
         self._encoded: list[dict] = []
         self.truncated = False
+        self.truncated_reason: str | None = None
+        self._path_of: dict[str, str] = {}  # module / parameter id -> the path a module_names event gave it
         self.line = None  # the user's current line, set by the interpreter
         self._counters = {p: itertools.count(1) for p in "tnmb"}
         self._tensor_ids = self._counters["t"]
@@ -184,11 +207,21 @@ class Recorder:
     def emit(self, event: dict) -> None:
         """Keep one captured event (or count it as truncated). Every event passes here: the extension
         point for a subclass that ships, counts or splits events (it calls `super().emit(event)`)."""
-        raw = self.captured
-        if len(raw) < self.max_events:
-            raw.append(event)
-        else:
+        if self.n_events < self.max_events:
+            self.n_events += 1
+            self.captured.append(event)
+        elif not self.truncated:
             self.truncated = True
+            self.truncated_reason = (f"the run recorded more than {self.max_events:,} events; the later ones were "
+                                     f"dropped (limit max_events = {self.max_events:,})")
+
+    def text(self, s) -> str:
+        """A string for an event (name, repr, message), within max_string_chars."""
+        return clip_text(s if type(s) is str else str(s), self.max_string_chars)
+
+    def path(self, s: str) -> str:
+        """A module or parameter path for an event, within max_path_chars (cut in the middle)."""
+        return clip_text(s, self.max_path_chars, keep_end=True)
 
     @property
     def events(self) -> list[dict]:
@@ -244,18 +277,39 @@ class Recorder:
         if hasattr(t, "named_modules"):
             self._name_module_tree(t, name)
             return
-        self.emit({"kind": NAME, "tensor": self.tid(t), "name": name})
+        self.emit({"kind": NAME, "tensor": self.tid(t), "name": self.text(name)})
 
     def _name_module_tree(self, module, var):
+        """Paths for the modules and parameters under a module bound to `var`. During the run the
+        first path given to a module or parameter stays (binding a big model again and again adds
+        nothing, and builds no path: a walk costs one step per module and parameter); `name_modules`
+        resolves the final ones at the end. The order is `named_modules` / `named_parameters`'."""
         names, params = {}, {}
-        ids = {}
-        for path, m in module.named_modules(prefix=var):
-            parent = ids.get(path.rsplit(".", 1)[0]) if "." in path else None
-            ids[path] = names_key = self._mid(m, parent)
-            names[names_key] = path
-        for path, p in module.named_parameters(prefix=var):
-            params[self.tid(p)] = path
-        self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
+        known = self._path_of
+        walked = []  # (module, path node): a node is (parent node, own name, module id)
+        memo: set[int] = set()
+        stack = [(module, None, var)]
+        while stack:
+            m, up, name = stack.pop()
+            if m is None or id(m) in memo:
+                continue
+            memo.add(id(m))
+            node = (up, name, self._mid(m, None if up is None else up[2]))
+            walked.append((m, node))
+            if node[2] not in known:
+                known[node[2]] = names[node[2]] = self.path(_joined(node))
+            stack.extend(reversed([(c, node, n) for n, c in m._modules.items()]))
+        seen: set[int] = set()
+        for m, node in walked:
+            for pname, p in m._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                rid = self.tid(p)
+                if rid not in known:
+                    known[rid] = params[rid] = self.path(_joined(node) + "." + pname)
+        if names or params:
+            self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
 
     def on_requires_grad(self, t):
         stamp = t._rid
@@ -331,9 +385,8 @@ class Recorder:
         rid = self._new_id("m")
         self._modules[id(m)] = (m, rid)
         extra = m.extra_repr() if hasattr(m, "extra_repr") else ""
-        self.emit({"kind": MODULE, "id": rid, "cls": type(m).__name__ if not hasattr(m, "_get_name") else m._get_name(),
-                    "repr": f"{m._get_name() if hasattr(m, '_get_name') else type(m).__name__}({extra})",
-                    "parent": parent})
+        cls = self.text(type(m).__name__ if not hasattr(m, "_get_name") else m._get_name())
+        self.emit({"kind": MODULE, "id": rid, "cls": cls, "repr": self.text(f"{cls}({extra})"), "parent": parent})
         return rid
 
     def enter_module(self, m):
@@ -358,13 +411,13 @@ class Recorder:
                 for path, m in obj.named_modules(prefix=var):
                     entry = self._modules.get(id(m))
                     if entry is not None and entry[0] is m and entry[1] not in names:
-                        names[entry[1]] = path
+                        names[entry[1]] = self.path(path)
         params = {}
         for var, obj in top_level.items():
             if isinstance(obj, Module):
                 for path, p in obj.named_parameters(prefix=var):
                     if p._rid is not None and p._rid[0] is self._epoch:
-                        params[p._rid[1]] = path
+                        params[p._rid[1]] = self.path(path)
         self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
         return names
 
@@ -419,7 +472,7 @@ class Recorder:
     def on_backward_error(self, root, error):
         self._grad_snaps.clear()
         self.emit({"kind": BACKWARD_ERROR, "id": self._backward, "root": self.tid(root),
-                    "type": type(error).__name__, "message": str(error), "line": self.line})
+                    "type": self.text(type(error).__name__), "message": self.text(error), "line": self.line})
 
     # ----- training -----
     def on_zero_grad(self, tensors, set_to_none):
@@ -438,7 +491,7 @@ class Recorder:
                            if k in OPTIM_STATE_NAMES and isinstance(v, Tensor)}
                 if entries:
                     state[i] = entries
-        self.emit({"kind": OPTIM_STEP, "optimizer": type(optimizer).__name__, "params": ids,
+        self.emit({"kind": OPTIM_STEP, "optimizer": self.text(type(optimizer).__name__), "params": ids,
                     "lr": _learning_rate(optimizer),
                     "values": {i: value(p._data) for i, p in zip(ids, params)}, "state": state, "line": self.line})
 

@@ -56,6 +56,23 @@ def opens_pass(event: dict) -> bool:
     return kind == BACKWARD_BEGIN or kind == OP and bool(event.get("grad_fn"))
 
 
+# ----- budgets: how a cut string says so -----
+CLIP_MARK = "…"
+
+
+def clip_text(text: str, limit: int | None, *, keep_end: bool = False) -> str:
+    """`text` cut to `limit` characters when longer, with a visible marker saying how much was cut:
+    ``"xxxx…[+999,996 chars]"``; with `keep_end` (module paths: the leaf's own name matters) the cut
+    is in the middle: ``"model.aaaa…[+69,500 chars]….weight"``. `limit` None: no limit."""
+    if limit is None or len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    if keep_end:
+        head = (limit + 1) // 2
+        return f"{text[:head]}{CLIP_MARK}[+{cut:,} chars]{CLIP_MARK}{text[len(text) - (limit - head):]}"
+    return f"{text[:limit]}{CLIP_MARK}[+{cut:,} chars]"
+
+
 _NONFINITE = {math.inf: "inf", -math.inf: "-inf"}
 
 

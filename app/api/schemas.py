@@ -49,6 +49,7 @@ class Pass(BaseModel):
     loss: float | str | None
     graph: dict[str, Any] | None = Field(description="nodes, edges, clusters, groups with layout; null = summary")
     frames: list[dict[str, Any]]
+    folded: str | None = Field(None, description="present when the pass was folded to fit a budget: how and why")
 
 
 class Trace(BaseModel):
@@ -59,7 +60,8 @@ class Trace(BaseModel):
     passes: list[Pass]
     steps: list[Step]
     modules: dict[str, dict[str, Any]]
-    truncated: bool
+    truncated: bool = Field(description="something was cut or folded by a limit (truncated_reason says what)")
+    truncated_reason: str | None = Field(None, description="why the trace is truncated, naming the limits")
     elapsed_ms: float | None = None
 
 

@@ -10,7 +10,10 @@ trace builder and the layout get every value from here, explicitly. The interpre
 (``LIMIT_FIELDS``: source size … output size, time) are handed to the sandbox as its
 ``SandboxLimits`` (``build_sandbox_limits``, called by the worker: core imports no feature
 package); the pool and the worker enforce the process limits (hard kill, memory, CPU); the trace
-builder and the layout use the rest.
+builder and the layout use the rest. The budgets on what grows with a program (answer bytes,
+strings, paths, drawn nodes, time: docs/trace.md §4) go to the recorder, the runner, the trace
+builder and the answer fitting (``app.trace.budget``); ``max_request_bytes`` to the body-limit
+middleware (``app.main.BodyLimit``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,15 @@ class Settings(BaseSettings):
     full_passes_tail: int = Field(2, ge=0, description="last passes that keep a full graph")
     max_passes: int = Field(10_000, ge=1, description="passes kept (summaries) before 'truncated'")
     max_events: int = Field(200_000, ge=1, description="recorder events kept before 'truncated'")
+    # ---- §4 budgets on what grows with the program (past one: folded, and `truncated_reason` says why) ----
+    max_answer_bytes: int = Field(8_000_000, ge=65_536, description="bytes of one run's answer: the /api/run body, "
+                                  "or all the events of one /api/stream; past it passes are folded or summarised")
+    max_string_chars: int = Field(1_000, ge=16, description="characters of one string in an event (name, module "
+                                  "repr, message); longer ones are cut with a visible '…[+N chars]'")
+    max_path_chars: int = Field(300, ge=16, description="characters of one module or parameter path (model.0.weight)")
+    max_drawn_nodes: int = Field(5_000, ge=10, description="nodes of one pass's graph; a bigger pass is summarised")
+    answer_time_s: float = Field(3.5, gt=0, description="the answer is due this long after a run starts: graphs not "
+                                 "drawn by then (less a margin to send the answer) stay summaries")
     value_limit: int = Field(256, ge=1, description="elements sent per value before summarising")
     group_threshold: int = Field(150, ge=10, description="graphs above this many nodes are grouped")
     group_chunk: int = Field(120, ge=10, description="target nodes per group when grouping")

@@ -10,37 +10,81 @@ reached) follows every ``backward_end``; it is computed here from the real array
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
 import numpy as np
 
-from engine.recorder import Recorder, encode_value, export_event, split_event
+from engine.recorder import Recorder, encode_value, export_event, split_event, summarize
 from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
     BACKWARD_DONE,
     BACKWARD_STEP,
+    GRAD_INPLACE,
+    INPLACE,
+    OP,
+    OPTIM_STEP,
+    RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
+    clip_text,
     json_number,
     opens_pass,
 )
 
 FLUSH_EVENTS = 2_000
 FLUSH_SECONDS = 0.05
+BATCH_SECONDS = 0.25  # a non-streaming run ships what it has at least this often
+# JSON bytes of one exported element (a float32 as a Python float is up to ~20 characters) and of a summary
+VALUE_COST = 20
+SUMMARY_COST = 400
+# the fields of each kind that carry values (V): what the value budget counts and drops
+VALUE_FIELDS = {
+    TENSOR: ("value",), BACKWARD_BEGIN: ("gradient",), BACKWARD_STEP: ("upstream", "upstream_parts", "contributions"),
+    ACCUMULATE: ("incoming", "before", "after"), RETAIN_GRAD: ("grad",), INPLACE: ("value",),
+    GRAD_INPLACE: ("grad",), OPTIM_STEP: ("values", "state"),
+}
+
+# what a value changes to (the builder keeps only the last ones it may draw): kept uncounted when light
+STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPLACE})
 
 
 def _small(v) -> bool:
     return not isinstance(v, np.ndarray) or v.size <= 1
 
 
-def light_event(e: dict, limit: int) -> dict:
-    """An event of a summary-only pass: ids and structure kept, bulky values dropped (never encoded).
+def value_cost(x, limit: int) -> int:
+    """Estimated JSON bytes of the values in `x` (a captured value, or a list / dict holding some)."""
+    t = type(x)
+    if t is np.ndarray:
+        return x.size * VALUE_COST if x.size <= limit else SUMMARY_COST
+    if t is dict:
+        if x.get("summary") is True:
+            return SUMMARY_COST
+        return sum(value_cost(v, limit) for v in x.values())
+    if t is list:
+        return sum(value_cost(v, limit) for v in x)
+    return 0
 
-    What later passes need is kept: leaf and scalar values, ``.grad`` after accumulation, in-place
-    and optimizer values.
-    """
+
+def event_cost(e: dict, limit: int) -> int:
+    fields = VALUE_FIELDS.get(e["kind"])
+    if fields is None:
+        return 0
+    total = 0
+    for f in fields:
+        v = e.get(f)
+        if v is not None:
+            total += v.size * VALUE_COST if type(v) is np.ndarray and v.size <= limit else value_cost(v, limit)
+    return total
+
+
+def lighten(e: dict) -> dict:
+    """A captured event of a summary-only pass: ids and structure kept, bulky values dropped (never
+    encoded). What later passes need is kept: leaf and scalar values, ``.grad`` after accumulation,
+    in-place and optimizer values (not the optimizer's state: no later pass draws it)."""
     k = e["kind"]
     if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
         return {**e, "value": None}
@@ -51,75 +95,152 @@ def light_event(e: dict, limit: int) -> dict:
     if k == BACKWARD_BEGIN:
         return {**e, "gradient": None}
     if k == ACCUMULATE:
-        return export_event({**e, "incoming": None, "before": None}, limit)
-    return export_event(e, limit)
+        return {**e, "incoming": None, "before": None}
+    if k == OPTIM_STEP and e.get("state"):
+        return {**e, "state": {}}
+    return e
+
+
+def _bare_value(v):
+    t = type(v)
+    if t is np.ndarray:
+        return v if v.size <= 1 else None
+    if t is dict:
+        return None if v.get("summary") is True else {k: _bare_value(x) for k, x in v.items()}
+    if t is list:
+        return [_bare_value(x) for x in v]
+    return v
+
+
+def bare(e: dict) -> dict:
+    """A captured event with every value above one element dropped (null): past the value budget."""
+    fields = VALUE_FIELDS.get(e["kind"])
+    if not fields:
+        return e
+    return {**e, **{f: _bare_value(e[f]) for f in fields if f in e}}
+
+
+def light_event(e: dict, limit: int) -> dict:
+    """``lighten(e)`` exported (encoding only what is left: most light events hold no array)."""
+    k = e["kind"]
+    if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
+        return {**e, "value": None}
+    if k == BACKWARD_STEP or k == BACKWARD_BEGIN:
+        return lighten(e)
+    return export_event(lighten(e), limit)
 
 
 class StreamingRecorder(Recorder):
     """Ships events as they come (stream) or in few large batches with summary passes kept light.
 
-    Non-streaming runs send every ``batch`` events and at the end; events of passes that can no
+    Non-streaming runs send every ``batch`` events (or every ``BATCH_SECONDS``) and at the end; events of passes that can no
     longer be among the first ``head`` or last ``tail`` passes (the ones with full graphs) are sent
     light, which skips encoding their values. Passes are counted like the trace builder does
-    (``engine.trace_events.opens_pass``).
+    (``engine.trace_events.opens_pass``). Shipped events are dropped here, so a run holds at most
+    one batch.
+
+    ``value_budget`` bounds the values shipped (estimated JSON bytes of the values of passes that may
+    be drawn, and of tensors created; None: no bound): past it every event goes light and new
+    tensors come without values above one element, and ``reasons`` says so (with the recorder's own
+    ``truncated_reason`` when events were dropped). The new values of tensors and gradients
+    (``STATE_KINDS``) still come, light: later passes draw them, and the trace builder keeps only
+    the ones it may draw.
     """
 
-    def __init__(self, send, *, stream: bool = True, head: int = 3, tail: int = 2, batch: int = 20_000, **kw):
+    def __init__(self, send, *, stream: bool = True, head: int = 3, tail: int = 2, batch: int = 20_000,
+                 value_budget: int | None = None, **kw):
         super().__init__(**kw)
         self._send = send
         self._stream = stream
         self._head = head
         self._tail = tail
         self._batch = batch if not stream else FLUSH_EVENTS
-        self._marks: list[int] = []  # raw index where pass 1, 2, ... start
+        self._marks: list[int] = []  # event number (counted over the run) where pass 1, 2, ... start
+        self._mark_idx = 0  # passes opened before the next event to ship
+        self._base = 0  # event number of captured[0]
         self._after_bw = False
-        self._sent = 0  # raw events shipped
-        self._sent_exported = 0  # exported events shipped (stream mode)
+        self._value_budget = value_budget
+        self._value_bytes = 0  # estimated JSON bytes of the values shipped (that the builder keeps)
+        self._pass_cost: dict[int, int] = {}  # ... of each pass's values (given back when it cannot be drawn)
+        self.budget_reason: str | None = None
         self._leaves: dict[int, object] = {}
         self._loss: float | None = None
         self._stdout: list[str] = []
         self._stdout_bytes = 0
         self._last_flush = time.monotonic()
 
+    @property
+    def reasons(self) -> list[str]:
+        return [r for r in (self.truncated_reason, self.budget_reason) if r]
+
     # ---- shipping ----
     def flush(self, final: bool = False) -> None:
         if self._stdout:
             self._send(("stdout", "".join(self._stdout)))
             self._stdout.clear()
-        if self._sent < len(self.captured):  # raw events not shipped yet (one raw op event exports as two)
-            if self._stream:
-                events = self.events
-                self._send(("events", events[self._sent_exported :]))
-                self._sent_exported = len(events)
-                self._sent = len(self.captured)
-            else:
-                self._send(("events", self._export_batch()))
+        if self.captured:
+            self._send(("events", self._export_batch()))
         self._last_flush = time.monotonic()
 
     def _export_batch(self) -> list[dict]:
         raw, limit, marks = self.captured, self.value_limit, self._marks
         n_passes = len(marks) + 1
         full_from = n_passes - self._tail - 1  # passes from here on may still be in the tail
+        budget = self._value_budget
         out = []
-        idx = 0
-        for i in range(self._sent, len(raw)):
+        idx = self._mark_idx
+        for i, e in enumerate(raw, self._base):
             while idx < len(marks) and marks[idx] <= i:
                 idx += 1
-            full = idx < self._head or idx >= full_from
-            for piece in split_event(raw[i]):
-                out.append(export_event(piece, limit) if full else light_event(piece, limit))
-        self._sent = len(raw)
+            full = self._stream or idx < self._head or idx >= full_from
+            for piece in split_event(e):
+                if budget is not None and self._value_bytes > budget:
+                    if self.budget_reason is None:
+                        self.budget_reason = (f"values past the first {budget:,} bytes were left out "
+                                              f"(limit max_answer_bytes = {budget:,})")
+                    piece = lighten(piece)
+                    if piece["kind"] == TENSOR:
+                        piece = bare(piece)
+                elif not full:
+                    if budget is not None and piece["kind"] == TENSOR and piece.get("origin") != "op":
+                        self._value_bytes += event_cost(piece, limit)  # leaf values stay all run long
+                    out.append(light_event(piece, limit))
+                    continue
+                elif budget is not None:
+                    kind = piece["kind"]
+                    if kind == TENSOR:
+                        v = piece["value"]
+                        cost = ((v.size * VALUE_COST if v.size <= limit else SUMMARY_COST) if type(v) is np.ndarray
+                                else SUMMARY_COST if type(v) is dict else 0)
+                    else:
+                        cost = 0 if kind == OP else event_cost(piece, limit)
+                    if cost:
+                        self._value_bytes += cost
+                        # all but new leaves (kept all run long) are dropped or compacted once it cannot be drawn
+                        if idx >= self._head and (kind != TENSOR or piece["origin"] == "op"):
+                            self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
+                out.append(export_event(piece, limit))
+        self._mark_idx = idx
+        self._base += len(raw)
+        raw.clear()  # shipped: the worker holds them now
         return out
 
     def emit(self, event):
         if self._after_bw and opens_pass(event):
-            self._marks.append(len(self.captured))
+            self._marks.append(self.n_events)
             self._after_bw = False
+            # the pass now out of the last ones cannot be drawn: the builder drops its values
+            self._value_bytes -= self._pass_cost.pop(len(self._marks) - self._tail - 1, 0)
         super().emit(event)
         if event["kind"] in BACKWARD_DONE:
             self._after_bw = True
-        if len(self.captured) - self._sent >= self._batch:
-            self.flush()
+        n = len(self.captured)
+        if n >= self._batch or not n & 1023 and time.monotonic() - self._last_flush > BATCH_SECONDS:
+            self.flush()  # also every BATCH_SECONDS: a run stopped at its time limit has little left to send
+
+    @property
+    def events(self) -> list[dict]:
+        raise AttributeError("a StreamingRecorder ships its events as it goes; read what it sent")
 
     def on_print(self, text: str) -> None:
         if not self._stream:
@@ -169,46 +290,67 @@ class StreamingRecorder(Recorder):
             self.flush()
 
 
-def tensor_info(t, limit: int) -> dict:
+def tensor_info(t, limit: int, summary: bool = False) -> dict:
+    """A variable's entry; with ``summary``, its value and grad as summaries whatever their size."""
     grad = t._grad
     gf = t._grad_fn
+    enc = (lambda a: summarize(a) if a.size else encode_value(a, limit)) if summary else (lambda a: encode_value(a, limit))
     return {
         "shape": [int(s) for s in np.shape(t._data)],
         "dtype": str(t.dtype).replace("torch.", ""),
-        "value": encode_value(np.asarray(t._data), limit),
-        "grad": None if grad is None else encode_value(np.asarray(grad._data), limit),
+        "value": enc(np.asarray(t._data)),
+        "grad": None if grad is None else enc(np.asarray(grad._data)),
         "requires_grad": bool(t._requires_grad),
         "is_leaf": gf is None,
         "grad_fn": None if gf is None else type(gf).__name__,
     }
 
 
-def extract_variables(top: dict, limit: int) -> dict:
-    """Every top-level tensor, and every named parameter of every top-level module (prefixed)."""
+def extract_variables(top: dict, limit: int, budget: int | None = None, max_path_chars: int | None = None) -> dict:
+    """Every top-level tensor, and every named parameter of every top-level module (prefixed).
+    Past ``budget`` estimated bytes of values, the rest are sent as summaries; a parameter's path
+    is cut to ``max_path_chars`` (in the middle; ``#2``… after one that would read the same)."""
     from engine.nn import Module
     from engine.tensor import Tensor
 
     out: dict[str, dict] = {}
+    cost = 0
+
+    def add(name, t):
+        nonlocal cost
+        name = clip_text(name, max_path_chars, keep_end=True)
+        if name in out:
+            name = next(f"{name}#{k}" for k in itertools.count(2) if f"{name}#{k}" not in out)
+        over = budget is not None and cost > budget
+        out[name] = info = tensor_info(t, limit, summary=over)
+        cost += 200 + (SUMMARY_COST * 2 if over else value_cost(np.asarray(t._data), limit)
+                       + (value_cost(np.asarray(t._grad._data), limit) if t._grad is not None else 0))
+        return info
+
     for name, obj in top.items():
         try:
             if isinstance(obj, Tensor):
-                out[name] = tensor_info(obj, limit)
+                add(name, obj)
             elif isinstance(obj, Module):
                 for pname, p in obj.named_parameters(prefix=name):
-                    out[pname] = tensor_info(p, limit)
+                    add(pname, p)
         except Exception:  # noqa: BLE001 - a broken user object is skipped, not fatal
             continue
     return out
 
 
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, stream: bool = True,
-                head: int = 3, tail: int = 2) -> None:
-    """Run ``source`` and ship everything through ``send``; never raises."""
+                head: int = 3, tail: int = 2, max_string_chars: int | None = None,
+                max_path_chars: int | None = None, value_budget: int | None = None) -> None:
+    """Run ``source`` and ship everything through ``send``; never raises. The budgets (None: none)
+    come from the settings: max_string_chars, max_path_chars, and ``value_budget`` (max_answer_bytes)
+    for the values shipped and, apart, for the variables."""
     import engine
     from sandbox import backend_for, run_program
 
     rec = StreamingRecorder(send, stream=stream, head=head, tail=tail, value_limit=value_limit,
-                            max_events=max_events)
+                            max_events=max_events, max_string_chars=max_string_chars, max_path_chars=max_path_chars,
+                            value_budget=value_budget)
     error = None
     variables: dict = {}
     stdout = ""
@@ -219,7 +361,8 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
             rec.name_modules(outcome.globals)
         except Exception:  # noqa: BLE001
             pass
-        variables = extract_variables(outcome.globals, value_limit)
+        variables = extract_variables(outcome.globals, value_limit,
+                                      None if value_budget is None else value_budget // 8, max_path_chars)
     except MemoryError:
         error = {"type": "MemoryError", "message": "the program ran out of memory", "line": None, "column": None}
     except Exception:  # noqa: BLE001 - an engine bug must not leak a traceback
@@ -229,4 +372,5 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(("end", {"stdout": stdout, "error": error, "variables": variables, "truncated": rec.truncated}))
+    send(("end", {"stdout": stdout, "error": error, "variables": variables, "truncated": rec.truncated,
+                  "reasons": rec.reasons}))

@@ -109,6 +109,39 @@ def _vm_bytes() -> int:
     return 0
 
 
+def capture_budgets(settings: Settings) -> dict:
+    """The keyword budgets ``run_capture`` takes, every one from ``settings``."""
+    s = settings
+    return {"head": s.full_passes_head, "tail": s.full_passes_tail, "max_string_chars": s.max_string_chars,
+            "max_path_chars": s.max_path_chars, "value_budget": s.max_answer_bytes}
+
+
+REASON_CHARS = 1_500  # truncated_reason is cut here (fit_answer keeps room for it)
+SSE_FRAMING = 32  # bytes the stream adds around each piece ("event: pass\ndata: ...\n\n")
+
+
+class AnswerBudget:
+    """What one run's answer has used of ``max_answer_bytes``: the stream's pieces are counted as they
+    go; a full pass gets its share of what is left (``pass_cap``); ``reserve`` is kept for ``done``."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.reserve = budget // 4
+        self.sent = 0
+        self.drawn = 0  # passes with a graph sent
+        self.reasons: list[str] = []
+
+    def left(self) -> int:
+        return self.budget - self.sent
+
+    def pass_cap(self, shares: int) -> int:
+        return max(0, (self.budget - self.reserve - self.sent) // max(1, shares))
+
+    def allows_small(self, n: int) -> bool:
+        """A small piece (step, summary pass, progress, stdout) goes while it leaves the reserve."""
+        return self.sent + n + SSE_FRAMING <= self.budget - self.reserve
+
+
 def sandbox_limits(settings: Settings):
     """The interpreter's limits (the sandbox's ``SandboxLimits``), every one from ``settings``."""
     from sandbox import SandboxLimits
@@ -146,15 +179,17 @@ class Worker:
         s = self.settings
         msgs: list = []
         try:
-            run_capture(WARM_SOURCE, self.limits, s.value_limit, s.max_events, msgs.append,
-                        head=s.full_passes_head, tail=s.full_passes_tail)
+            run_capture(WARM_SOURCE, self.limits, s.value_limit, s.max_events, msgs.append, **capture_budgets(s))
+            from app.trace.budget import fit_answer
             from app.trace.build import TraceBuilder
 
-            b = TraceBuilder(self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes)
+            b = TraceBuilder(self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes,
+                             max_nodes=s.max_drawn_nodes)
             for m in msgs:
                 if m[0] == "events":
                     b.feed_all(m[1])
             b.finish()
+            fit_answer(b.result_parts(), s.max_answer_bytes)
         except Exception:  # noqa: BLE001 - warming is best effort
             pass
 
@@ -185,12 +220,14 @@ class Worker:
             self._reap(self.spare[0], self.spare[2])
         self.layout.close()
 
-    def _send(self, kind: str, job_id: int, obj: dict) -> None:
+    def _encode(self, obj: dict) -> bytes:
         try:
-            data = self.orjson.dumps(obj)
+            return self.orjson.dumps(obj)
         except (TypeError, self.orjson.JSONEncodeError):
-            data = self.orjson.dumps(_json_safe(obj))  # e.g. a lone surrogate in a message
-        self.conn.send((kind, job_id, data))
+            return self.orjson.dumps(_json_safe(obj))  # e.g. a lone surrogate in a message
+
+    def _send(self, kind: str, job_id: int, obj: dict) -> None:
+        self.conn.send((kind, job_id, self._encode(obj)))
 
     def _prefork(self, warm: bool = True) -> None:
         """Fork the next run's process now, off the critical path, and let it warm up.
@@ -218,7 +255,7 @@ class Worker:
 
                 s = self.settings
                 run_capture(source, self.limits, s.value_limit, s.max_events, writer.send, stream=stream,
-                            head=s.full_passes_head, tail=s.full_passes_tail)
+                            **capture_budgets(s))
                 writer.close()
             except BaseException:  # noqa: BLE001
                 code = 1
@@ -278,8 +315,10 @@ class Worker:
     def _run(self, job_id: int, source: str, opts: dict) -> None:
         import multiprocessing.connection as mpc
 
+        from app.trace.budget import clip_error, fit_answer, fold_pass
         from app.trace.build import TraceBuilder
         from app.trace.values import clean
+        from engine.trace_events import clip_text
 
         s = self.settings
         stream = bool(opts.get("stream"))
@@ -287,10 +326,45 @@ class Worker:
         self.layout.begin_run()  # cache status in the answer: this run's hits only
         pid, reader = self._take_spare(source, stream)
         t_sent = t_end = time.monotonic()
+        budget = AnswerBudget(s.max_answer_bytes)
+
+        def piece(obj: dict, small: bool = True, data: bytes | None = None) -> None:
+            """A stream piece, counted against the answer budget; small ones only while they leave the
+            reserve for ``done`` (which repeats the steps and the whole stdout)."""
+            data = self._encode(obj) if data is None else data
+            if small and not budget.allows_small(len(data)):
+                if not budget.reasons:
+                    budget.reasons.append(f"the stream's later {obj.get('type')} pieces were left out (limit "
+                                          f"max_answer_bytes = {budget.budget:,}); steps and stdout are in done")
+                return
+            budget.sent += len(data) + SSE_FRAMING
+            self.conn.send(("piece", job_id, data))
+
+        def on_pass(pd: dict) -> None:
+            if pd.get("graph") is None:
+                piece({"type": "pass", "pass": pd})
+                return
+            # the first graph may take half of what is left; the next ones share the rest
+            shares = 2 if not budget.drawn and builder.emits_left > 1 else builder.emits_left
+            budget.drawn += 1
+            cap = budget.pass_cap(shares) - SSE_FRAMING
+            obj = {"type": "pass", "pass": pd}
+            data = self._encode(obj)
+            if len(data) > cap:  # over its share: folded (docs/trace.md §4)
+                folded, _, how = fold_pass(pd, cap - 32)
+                if how:
+                    builder.truncated = True
+                    builder.reasons.setdefault(f"pass {pd['index']}: {how}")
+                obj, data = {"type": "pass", "pass": folded}, None
+            piece(obj, small=False, data=data)
+
         builder = TraceBuilder(
             self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes,
-            on_pass=(lambda p: self._send("piece", job_id, {"type": "pass", "pass": p})) if stream else None,
-            on_step=(lambda st: self._send("piece", job_id, {"type": "step", **st})) if stream else None,
+            on_pass=on_pass if stream else None,
+            on_step=(lambda st: piece({"type": "step", **st})) if stream else None,
+            max_nodes=s.max_drawn_nodes,
+            # no graph is drawn after this: the rest of the time goes to fitting and sending the answer
+            deadline=started + s.answer_time_s - min(0.5, 0.15 * s.answer_time_s),
         )
         stdout_parts: list[str] = []
         n_events = 0
@@ -329,12 +403,12 @@ class Worker:
                     n_events += len(msg[1])
                     if stream and time.monotonic() - last_progress > 0.2:  # sign of life in a long pass
                         last_progress = time.monotonic()
-                        self._send("piece", job_id, {"type": "progress", "events": n_events,
-                                                     "ops": len(builder.ops), "passes": builder.n_closed})
+                        piece({"type": "progress", "events": n_events, "ops": len(builder.ops),
+                               "passes": builder.n_closed})
                 elif kind == "stdout":
                     stdout_parts.append(msg[1])
                     if stream:
-                        self._send("piece", job_id, {"type": "stdout", "text": msg[1]})
+                        piece({"type": "stdout", "text": msg[1]})
                 elif kind == "end":
                     end = msg[1]
                     t_end = time.monotonic()
@@ -359,14 +433,19 @@ class Worker:
         if stream and end is not None:
             sent = "".join(stdout_parts)
             if stdout.startswith(sent) and len(stdout) > len(sent):
-                self._send("piece", job_id, {"type": "stdout", "text": stdout[len(sent):]})
+                piece({"type": "stdout", "text": stdout[len(sent):]})
+        reasons: list[str] = []
         if end is not None:
             error = end.get("error")
             variables = end.get("variables") or {}
             truncated = bool(end.get("truncated"))
+            reasons += [str(r) for r in end.get("reasons") or []]
         else:
             variables, truncated = {}, False
+        if build_error:
+            reasons.append("the trace could not be built past a point (a flowgrad bug)")
         parts = builder.result_parts()
+        reasons += builder.reasons
         used = {k: self.op_table[k] for k in sorted(o for o in builder.ops_used if o in self.op_table)}
         trace = {
             "stdout": stdout,
@@ -377,14 +456,30 @@ class Worker:
             "steps": parts["steps"],
             "modules": parts["modules"],
             "truncated": truncated or parts["truncated"] or build_error,
-            "elapsed_ms": round((time.monotonic() - started) * 1000, 2),
-            "timing_ms": {"start": round((t_sent - started) * 1000, 2), "run": round((t_end - t_sent) * 1000, 2),
-                          "trace": round((time.monotonic() - t_end) * 1000, 2)},
+            "truncated_reason": None,
         }
         if stream:
             del trace["passes"]
             trace = {"type": "done", **trace}
-        self._send("done", job_id, trace)
+        reasons += budget.reasons
+        room = budget.left() - SSE_FRAMING if stream else budget.budget
+        clip_error(trace, s.max_string_chars)
+
+        def finish(more: list[str]) -> bytes:
+            reasons.extend(more)
+            if reasons:
+                trace["truncated"] = True
+                trace["truncated_reason"] = clip_text("; ".join(dict.fromkeys(reasons)), REASON_CHARS)
+            trace["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
+            trace["timing_ms"] = {"start": round((t_sent - started) * 1000, 2),
+                                  "run": round((t_end - t_sent) * 1000, 2),
+                                  "trace": round((time.monotonic() - t_end) * 1000, 2)}
+            return self._encode(trace)
+
+        data = finish([])
+        if len(data) > room:  # over the answer budget: fold (docs/trace.md §4) and encode again
+            data = finish(fit_answer(trace, room, max_string_chars=s.max_string_chars))
+        self.conn.send(("done", job_id, data))
 
     def _child_setup(self, warm: bool = True) -> None:
         """In a run's process: drop the worker's connection, set rlimits, warm up."""
@@ -424,7 +519,7 @@ class Worker:
         if warm:
             try:
                 run_capture(SPARE_WARM_SOURCE, self.limits, s.value_limit, s.max_events, lambda m: None,
-                            head=s.full_passes_head, tail=s.full_passes_tail)
+                            **capture_budgets(s))
             except Exception:  # noqa: BLE001
                 pass
 

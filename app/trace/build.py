@@ -27,6 +27,8 @@ its output, ``d{tensor}`` for a detach link.
 from __future__ import annotations
 
 import math
+import time
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
 
@@ -59,6 +61,7 @@ from engine.trace_events import (
 )
 
 _OP_TABLE = op_table()
+HIST_COMPACT = 64  # a tensor's value or .grad history is compacted when this long (then at doubling sizes)
 
 
 def _eid_in(op: str, k: int) -> str:
@@ -70,35 +73,54 @@ def _eid_out(op: str) -> str:
 
 
 class _Pass:
-    __slots__ = ("index", "frames", "ops", "tensors", "bw_ops", "roots", "loss", "fwd_values",
-                 "grads", "stats", "phase", "pending", "detaches", "has_backward")
+    __slots__ = ("index", "t_start", "frames", "ops", "tensors", "bw_ops", "roots", "loss", "t_fwd",
+                 "t_grads", "stats", "phase", "pending", "pending_ids", "detaches", "has_backward", "folded",
+                 "frames_cut", "valued")
 
-    def __init__(self, index: int):
+    def __init__(self, index: int, clock: int):
         self.index = index
+        self.t_start = clock
         self.frames: list[dict] = []
         self.ops: list[str] = []
         self.tensors: list[str] = []
         self.bw_ops: list[str] = []
         self.roots: list[str] = []
         self.loss: float | None = None
-        self.fwd_values: dict | None = None
-        self.grads: dict | None = None
+        self.t_fwd: int | None = None  # the builder's clock at the end of the forward phase (values then)
+        self.t_grads: int | None = None  # ... and at the end of the backward phase (.grad then)
         self.stats: dict | None = None
         self.phase = "forward"
         self.pending: list[dict] = []
+        self.pending_ids: set[str] = set()  # ids of the tensors in `pending` (a `name` of one is held too)
         self.detaches: list[tuple[str, str]] = []
         self.has_backward = False
+        self.folded: str | None = None  # why this pass gets no graph (too many nodes), kept from the start
+        self.frames_cut: str | None = None  # why its frames were left out (too many)
+        self.valued: list[str] = []  # tensors it computed that carry a value (not a number)
 
 
 class TraceBuilder:
-    """Feed events one at a time (``feed``); closed passes are reported through ``on_pass``."""
+    """Feed events one at a time (``feed``); closed passes are reported through ``on_pass``.
+
+    Budgets (each past limit folds, and ``reasons`` says why): a pass with more than ``max_nodes``
+    graph nodes is summarised (``graph: null``, ``folded`` says why) and keeps no frames while it
+    runs; a pass with more than ``max_frames`` frames (default ``4 * max_nodes``) is drawn without
+    them (``frames: []``); past ``deadline`` (``time.monotonic()``) no more graphs are drawn. The
+    time per event is constant: feeding is linear in the events.
+    """
 
     def __init__(self, layout: LayoutEngine | None, *, head: int = 3, tail: int = 2, max_passes: int = 10_000,
-                 on_pass: Callable[[dict], None] | None = None, on_step: Callable[[dict], None] | None = None):
+                 on_pass: Callable[[dict], None] | None = None, on_step: Callable[[dict], None] | None = None,
+                 max_nodes: int | None = None, max_frames: int | None = None, deadline: float | None = None):
         self.layout = layout
         self.head = head
         self.tail = tail
         self.max_passes = max_passes
+        self.max_nodes = max_nodes
+        self.max_frames = max_frames if max_frames is not None else (4 * max_nodes if max_nodes else None)
+        self.deadline = deadline
+        self.reasons: dict[str, None] = {}  # why something was cut (ordered, no repeats)
+        self.emits_left = 0  # full passes that may still be reported, this one included (for byte budgets)
         self.on_pass = on_pass
         self.on_step = on_step
         self.tensors: dict[str, dict] = {}
@@ -109,8 +131,16 @@ class TraceBuilder:
         self.names: dict[str, str] = {}
         self.seq: dict[str, int] = {}
         self.cur_value: dict[str, object] = {}
-        self.mutated: set[str] = set()
         self.cur_grad: dict[str, object] = {}
+        # what a pass's graph shows at a past moment, without copying the state at every pass: the
+        # changes of each tensor's value (in-place, optimizer) and .grad, by clock (events applied)
+        self.clock = 0
+        self.value_hist: dict[str, list[tuple[int, object]]] = {}
+        self.grad_hist: dict[str, list[tuple[int, object]]] = {}
+        # ... of which only what a pass that may still be drawn can show is kept (``_compact``)
+        self._head_times: list[int] = []  # the moments the head passes show
+        self._keep_from = 0  # every pass that may still be drawn starts at or after this clock
+        self._hist_caps: tuple[dict[str, int], dict[str, int]] = ({}, {})
         self.optim_params: set[str] = set()
         self.consumers: dict[str, int] = {}
         self.detached_from: dict[str, str] = {}
@@ -137,9 +167,9 @@ class TraceBuilder:
             return
         if self.cur is None:
             if self.n_closed >= self.max_passes:
-                self.truncated = True
+                self._passes_cut()
                 return
-            self.cur = _Pass(self.n_closed)
+            self.cur = _Pass(self.n_closed, self.clock)
         p = self.cur
         if p.phase == "update":
             if not opens_pass(e):
@@ -148,11 +178,12 @@ class TraceBuilder:
             # the held tensors belong to the pass this event opens
             pending = p.pending
             p.pending = []
+            p.pending_ids = set()
             self._close(p)
             if self.n_closed >= self.max_passes:
-                self.truncated = True
+                self._passes_cut()
                 return
-            self.cur = _Pass(self.n_closed)
+            self.cur = _Pass(self.n_closed, self.clock)
             for x in pending:
                 self._apply(self.cur, x, "forward")
             self.feed(e)
@@ -161,28 +192,38 @@ class TraceBuilder:
         if kind == BACKWARD_BEGIN:
             if p.has_backward and p.phase != "backward":  # defensive: a second backward without update
                 self._close(p)
-                self.cur = _Pass(self.n_closed)
+                self.cur = _Pass(self.n_closed, self.clock)
                 p = self.cur
             phase = "backward"
-            if p.fwd_values is None:
-                p.fwd_values = {t: self.cur_value[t] for t in self.mutated}
+            if p.t_fwd is None:
+                p.t_fwd = self.clock
             p.has_backward = True
             p.phase = "backward"
         self._apply(p, e, phase)
         if kind in BACKWARD_DONE:
-            p.grads = dict(self.cur_grad)
+            p.t_grads = self.clock
             p.phase = "update"
+
+    def _passes_cut(self) -> None:
+        self.truncated = True
+        self.reasons.setdefault(f"the run made more than {self.max_passes:,} passes; the later ones were left out "
+                                f"(limit max_passes = {self.max_passes:,})")
 
     def _update(self, p: _Pass, e: dict) -> None:
         """An event after a backward that does not open the next pass: part of the update phase."""
         kind = e["kind"]
-        if kind == TENSOR or kind == NAME and any(x.get("id") == e.get("tensor") for x in p.pending):
+        if kind == TENSOR:
             p.pending.append(e)  # a leaf (and its name) may belong to the next pass: held until that is known
+            p.pending_ids.add(e["id"])
+            return
+        if kind == NAME and e.get("tensor") in p.pending_ids:
+            p.pending.append(e)
             return
         if kind == DETACH or kind == OP:  # records no graph (analysis, update): the held tensors are its inputs
             for x in p.pending:
                 self._apply(p, x, "update")
             p.pending.clear()
+            p.pending_ids.clear()
         self._apply(p, e, "update")
 
     def _meta(self, e: dict) -> None:
@@ -190,26 +231,82 @@ class TraceBuilder:
         if kind == MODULE:
             self.modules[e["id"]] = {"cls": e.get("cls"), "repr": e.get("repr"), "parent": e.get("parent")}
         elif kind == MODULE_NAMES:
-            self.module_names.update(e.get("names") or {})
-            self.param_names.update(e.get("parameters") or {})
-            self.names_version += 1
+            names, params = e.get("names") or {}, e.get("parameters") or {}
+            mine, pmine = self.module_names, self.param_names
+            if any(mine.get(k) != v for k, v in names.items()) or any(pmine.get(k) != v for k, v in params.items()):
+                mine.update(names)
+                pmine.update(params)
+                self.names_version += 1
         elif kind == STEP_STATS:
             p = self.cur
             if p is not None:
                 p.stats = {k: e.get(k) for k in ("loss", "param_norm", "grad_norm")}
 
+    def _set_value(self, tid: str, v) -> None:
+        self.cur_value[tid] = v
+        self._record(self.value_hist, self._hist_caps[0], tid, v)
+
+    def _set_grad(self, tid: str, g, remove: bool = False) -> None:
+        if remove:
+            self.cur_grad.pop(tid, None)
+        else:
+            self.cur_grad[tid] = g
+        self._record(self.grad_hist, self._hist_caps[1], tid, g)
+
+    def _record(self, hists: dict, caps: dict, tid: str, v) -> None:
+        hist = hists.get(tid)
+        if hist is None:
+            hists[tid] = [(self.clock, v)]
+            return
+        hist.append((self.clock, v))
+        if len(hist) >= caps.get(tid, HIST_COMPACT):
+            hist[:] = self._compact(hist)
+            caps[tid] = max(HIST_COMPACT, 2 * len(hist))  # amortised: a list is compacted at doubling sizes
+
+    def _compact(self, hist: list[tuple[int, object]]) -> list[tuple[int, object]]:
+        """The entries of ``hist`` a pass that may still be drawn can show: the last one at or before
+        each head pass's moments, the last one before ``_keep_from``, and all after it."""
+        keep_from, times = self._keep_from, sorted(self._head_times)
+        out = []
+        n, j, nt = len(hist), 0, len(times)
+        for i, entry in enumerate(hist):
+            c = entry[0]
+            if c >= keep_from or i + 1 == n:
+                out.append(entry)
+                continue
+            nxt = hist[i + 1][0]
+            while j < nt and times[j] < c:
+                j += 1
+            if nxt >= keep_from or j < nt and times[j] < nxt:  # the last before keep_from, or before a head moment
+                out.append(entry)
+        return out
+
+    @staticmethod
+    def _at(hist: list[tuple[int, object]] | None, t: int | None, default):
+        """The last value in ``hist`` set at or before clock ``t`` (``default`` when none)."""
+        if not hist:
+            return default
+        if t is None:
+            return hist[-1][1]
+        i = bisect_right(hist, t, key=_clock_of)
+        return hist[i - 1][1] if i else default
+
     def _apply(self, p: _Pass, e: dict, phase: str) -> None:
         kind = e["kind"]
-        frame = dict(e)
-        frame["phase"] = phase
+        self.clock += 1
+        max_nodes = self.max_nodes
         edges: list[str] = []
         if kind == TENSOR:
             tid = e["id"]
             self.tensors[tid] = e
             self.seq.setdefault(tid, self._next())
-            self.cur_value[tid] = e.get("value")
-            if phase != "update":
+            value = self.cur_value[tid] = e.get("value")
+            if (type(value) is list or type(value) is dict) and e.get("origin") == "op":
+                p.valued.append(tid)
+            if phase != "update" and p.folded is None:
                 p.tensors.append(tid)
+                if max_nodes is not None and len(p.tensors) + len(p.ops) > max_nodes:
+                    self._fold(p, self._too_many(max_nodes, "more than "))
             if e.get("op"):
                 edges.append(_eid_out(e["op"]))
         elif kind == OP:
@@ -221,30 +318,31 @@ class TraceBuilder:
                 if x is not None:
                     edges.append(_eid_in(oid, i))
                     self.consumers[x] = self.consumers.get(x, 0) + 1
-            if phase != "update":
+            if phase != "update" and p.folded is None:
                 p.ops.append(oid)
+                if max_nodes is not None and len(p.tensors) + len(p.ops) > max_nodes:
+                    self._fold(p, self._too_many(max_nodes, "more than "))
         elif kind == NAME:
             self.names[e["tensor"]] = e["name"]
         elif kind == DETACH:
             self.detached_from[e["tensor"]] = e["source"]
-            p.detaches.append((e["source"], e["tensor"]))
+            if p.folded is None:
+                p.detaches.append((e["source"], e["tensor"]))
             edges.append("d" + e["tensor"])
         elif kind == INPLACE:
-            self.cur_value[e["tensor"]] = e.get("value")
-            self.mutated.add(e["tensor"])
+            self._set_value(e["tensor"], e.get("value"))
             if phase == "update" and self.tensors.get(e["tensor"], {}).get("requires_grad"):
                 self.optim_params.add(e["tensor"])  # `w -= lr * w.grad`: trained, so a parameter
         elif kind == OPTIM_STEP:
             for tid, v in (e.get("values") or {}).items():
-                self.cur_value[tid] = v
-                self.mutated.add(tid)
+                self._set_value(tid, v)
             self.optim_params.update(e.get("params") or [])
         elif kind == ZERO_GRAD:
             for tid in e.get("tensors") or []:
                 if e.get("set_to_none"):
-                    self.cur_grad.pop(tid, None)
+                    self._set_grad(tid, None, remove=True)
                 elif tid in self.cur_grad:
-                    self.cur_grad[tid] = _zeros_like(self.cur_grad[tid])
+                    self._set_grad(tid, _zeros_like(self.cur_grad[tid]))
         elif kind == BACKWARD_BEGIN:
             p.roots.append(e.get("root"))
             if p.loss is None:
@@ -252,16 +350,35 @@ class TraceBuilder:
         elif kind == BACKWARD_STEP:
             node = e.get("node")
             if node:
-                p.bw_ops.append(node)
+                if p.folded is None:
+                    p.bw_ops.append(node)
                 for c in e.get("contributions") or []:
                     edges.append(_eid_in(node, c.get("index", 0)))
                 edges.append(_eid_out(node))
         elif kind == ACCUMULATE:
-            self.cur_grad[e["tensor"]] = e.get("after")
+            self._set_grad(e["tensor"], e.get("after"))
         elif kind == RETAIN_GRAD:
-            self.cur_grad[e["tensor"]] = e.get("grad")
-        frame["edges"] = edges
-        p.frames.append(frame)
+            self._set_grad(e["tensor"], e.get("grad"))
+        if p.folded is None and p.frames_cut is None:
+            frame = dict(e)
+            frame["phase"] = phase
+            frame["edges"] = edges
+            frames = p.frames
+            frames.append(frame)
+            if self.max_frames is not None and len(frames) > self.max_frames:
+                p.frames_cut = (f"more than {self.max_frames:,} frames: drawn without them "
+                                f"(4 × limit max_drawn_nodes = {self.max_nodes:,})")
+                p.frames = []
+
+    def _too_many(self, n: int, more: str = "") -> str:
+        return f"{more}{n:,} graph nodes: not drawn (limit max_drawn_nodes = {self.max_nodes:,})"
+
+    @staticmethod
+    def _fold(p: _Pass, reason: str) -> None:
+        """No graph for ``p``: what was kept to draw it goes now."""
+        p.folded = reason
+        p.frames = []
+        p.ops, p.tensors, p.bw_ops, p.detaches = [], [], [], []
 
     def _next(self) -> int:
         self._n += 1
@@ -272,10 +389,11 @@ class TraceBuilder:
         for x in p.pending:
             self._apply(p, x, "update")
         p.pending = []
-        if p.fwd_values is None:
-            p.fwd_values = {t: self.cur_value[t] for t in self.mutated}
-        if p.grads is None:
-            p.grads = dict(self.cur_grad)
+        p.pending_ids = set()
+        if p.t_fwd is None:
+            p.t_fwd = self.clock
+        if p.t_grads is None:
+            p.t_grads = self.clock
         self.cur = None
         self.n_closed += 1
         step = self._summary(p)
@@ -283,18 +401,38 @@ class TraceBuilder:
         if self.on_step:
             self.on_step(step)
         if p.index < self.head:
+            self._head_times += [p.t_fwd, p.t_grads]
             # streamed at once; without a listener it waits for the end, when the names are known
             self.head_buf.append((p, self.names_version if self.on_pass else -1))
             if self.on_pass:
-                self._emit_pass(self._full(p))
+                self.emits_left = (self.head - p.index) + self.tail  # this pass, the other head passes, the tail
+                self._emit_pass(self._draw(p, step["loss"]))
             else:
                 self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
         else:
             if self.tail:
                 if len(self.tail_buf) == self.tail_buf.maxlen:
-                    self.tail_buf.popleft()
+                    self._forget_values(self.tail_buf.popleft())
                 self.tail_buf.append(p)
+                self._keep_from = self.tail_buf[0].t_start
+            else:
+                self._keep_from = self.clock
+                self._forget_values(p)
             self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
+
+    def _forget_values(self, p: _Pass) -> None:
+        """``p`` will not be drawn: the values of the tensors it computed go (a later graph that reads
+        one shows it without a value), so that memory follows what may still be drawn, not the run.
+        The runner counts values against the answer budget the same way."""
+        tensors, cur = self.tensors, self.cur_value
+        for tid in p.valued:
+            t = tensors.get(tid)
+            if t is not None and t.get("origin") == "op":
+                v = t.get("value")
+                tensors[tid] = {**t, "value": None}
+                if cur.get(tid) is v:
+                    cur[tid] = None
+        p.valued = []
 
     def _emit_pass(self, pd: dict) -> None:
         i = pd["index"]
@@ -308,16 +446,37 @@ class TraceBuilder:
     def finish(self) -> None:
         if self.cur is not None:
             self._close(self.cur)
-        # head passes: built now, or rebuilt when module/parameter names arrived after they were sent
-        for p, version in self.head_buf:
-            if version != self.names_version:
-                self._emit_pass(self._full(p))
-        self.head_buf.clear()
+        # head passes: built now, or rebuilt when module/parameter names arrived after they were sent;
         # the last `tail` passes get their full graph now (replacing the summary sent earlier)
-        for p in list(self.tail_buf):
-            if p.index >= self.head and p.index >= self.n_closed - self.tail:
-                self._emit_pass(self._full(p))
+        todo = [p for p, version in self.head_buf if version != self.names_version]
+        todo += [p for p in self.tail_buf if p.index >= self.head and p.index >= self.n_closed - self.tail]
+        self.head_buf.clear()
         self.tail_buf.clear()
+        for i, p in enumerate(todo):
+            self.emits_left = len(todo) - i
+            self._emit_pass(self._draw(p, self.steps[p.index]["loss"]))
+        self.emits_left = 0
+
+    def _draw(self, p: _Pass, loss) -> dict:
+        """The pass with its graph, or its summary with why not (``folded``) when it is too big or the
+        answer is due."""
+        reason = p.folded
+        if reason is None and self.deadline is not None and time.monotonic() > self.deadline:
+            reason = "not drawn: the answer was due (limit answer_time_s)"
+        if reason is None:
+            pd = self._full(p)
+            if pd is not None:
+                if p.frames_cut:
+                    pd["folded"] = p.frames_cut
+                    self._cut(p, p.frames_cut)
+                return pd
+            reason = p.folded
+        self._cut(p, reason)
+        return {"index": p.index, "loss": loss, "graph": None, "frames": [], "folded": reason}
+
+    def _cut(self, p: _Pass, reason: str) -> None:
+        self.truncated = True
+        self.reasons.setdefault(f"pass {p.index}: {reason}")
 
     def _summary(self, p: _Pass) -> dict:
         stats = p.stats or {}
@@ -361,7 +520,7 @@ class TraceBuilder:
             return None
         return self.module_names.get(mid, mid)
 
-    def _full(self, p: _Pass) -> dict:
+    def _full(self, p: _Pass) -> dict | None:
         op_ids: list[str] = []
         seen: set[str] = set()
         extra: list[str] = []
@@ -381,6 +540,9 @@ class TraceBuilder:
             t_ids.add(s)
             t_ids.add(d)
         t_ids = {t for t in t_ids if t in self.tensors}
+        if self.max_nodes is not None and len(t_ids) + len(op_ids) > self.max_nodes:
+            self._fold(p, self._too_many(len(t_ids) + len(op_ids)))
+            return None
         roots = set(p.roots)
         consumers: dict[str, int] = {}
         edges: list[tuple[str, str, str, str | None]] = []
@@ -397,8 +559,7 @@ class TraceBuilder:
         for s, d in p.detaches:
             edges.append(("d" + d, s, d, "detach"))
             consumers[s] = consumers.get(s, 0) + 1
-        fwd = p.fwd_values or {}
-        grads = p.grads or {}
+        at, value_hist, grad_hist, t_fwd, t_grads = self._at, self.value_hist, self.grad_hist, p.t_fwd, p.t_grads
         nodes: list[dict] = []
         for nid in sorted(list(t_ids) + op_ids, key=self.seq.__getitem__):
             if nid[0] == "n":
@@ -426,7 +587,9 @@ class TraceBuilder:
                               "requires_grad": t.get("requires_grad"), "is_leaf": t.get("is_leaf"),
                               "grad_fn": producer.get("grad_fn") if producer else None,
                               "module": self._module_name(t.get("module")), "op": None, "line": t.get("line"),
-                              "value": fwd.get(nid, t.get("value")), "grad": grads.get(nid)})
+                              "value": t.get("value") if nid not in value_hist else at(value_hist[nid], t_fwd,
+                                                                                         t.get("value")),
+                              "grad": None if nid not in grad_hist else at(grad_hist[nid], t_grads, None)})
         for n in nodes:
             n["w"], n["h"] = _size(n)
         # clusters: one per module with members in this graph (plus its ancestors)
@@ -439,17 +602,21 @@ class TraceBuilder:
         # a module's own parameters ("model.0.weight" belongs to "model.0") go in its box, when that
         # module ran in this graph
         by_name = {name: mid for mid, name in self.module_names.items()}
+        member_ids = {(mid, x) for mid, xs in members.items() for x in xs}
         for n in nodes:
             pname = self.param_names.get(n["id"]) if n["kind"] == "tensor" else None
             owner = by_name.get(pname.rsplit(".", 1)[0]) if pname and "." in pname else None
-            if owner is not None and owner in members and n["id"] not in members[owner]:
+            if owner is not None and owner in members and (owner, n["id"]) not in member_ids:
+                member_ids.add((owner, n["id"]))
                 members[owner].append(n["id"])
                 if n["module"] is None:
                     n["module"] = self._module_name(owner)
         cl_ids: list[str] = []
+        cl_seen: set[str] = set()
         for mid in list(members):
             m = mid
-            while m is not None and m not in cl_ids:
+            while m is not None and m not in cl_seen:
+                cl_seen.add(m)
                 cl_ids.append(m)
                 m = (self.modules.get(m) or {}).get("parent")
         cl_ids.sort(key=lambda m: int(m[1:]) if m[1:].isdigit() else 0)
@@ -516,6 +683,10 @@ def _size(n: dict) -> tuple[float, float]:
         return op_size(_op_text(n))
     named = bool(n.get("name")) or n.get("role") == "constant"
     return tensor_size(n["label"] or "", n.get("shape"), named=named)
+
+
+def _clock_of(entry: tuple[int, object]) -> int:
+    return entry[0]
 
 
 def _zeros_like(v):

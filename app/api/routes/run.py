@@ -71,7 +71,8 @@ async def wait_job(pool: Pool, job: Job, request: Request | None = None,
 async def run(body: RunRequest, request: Request, pool: PoolDep, client: ClientDep) -> Response:
     """Runs the program in an isolated worker. Run-time errors are part of the 200 answer
     (`error`), with everything that ran before them; non-finite numbers are `"nan"`, `"inf"`,
-    `"-inf"`."""
+    `"-inf"`. The answer is at most `max_answer_bytes`: past it passes are folded and
+    `truncated_reason` says why."""
     try:
         job = pool.submit(safe_source(body.source), stream=False, client=body.client_id or client)
     except PoolBusy as e:

@@ -13,8 +13,10 @@ Events (``event:`` name = ``type`` of the JSON in ``data:``), in order of produc
 pass closes, ``pass`` {pass: Pass} as each pass closes (summary-only passes have ``graph: null``;
 the last passes' full graphs arrive at the end with the same ``index`` and replace the summary),
 ``progress`` {events, ops, passes} every ~2,000 recorder events (a sign of life during a long
-forward pass), and last ``done`` {error, variables, stdout, ops, steps, modules, truncated}. Infrastructure
-failures end the stream with ``done`` carrying the error (``Busy``, ``Cancelled``, ``WorkerError``).
+forward pass), and last ``done`` {error, variables, stdout, ops, steps, modules, truncated,
+truncated_reason}. Infrastructure failures end the stream with ``done`` carrying the error (``Busy``,
+``Cancelled``, ``WorkerError``). All the events of one stream together stay within
+``max_answer_bytes`` (the worker counts them: docs/trace.md §4).
 """
 
 from __future__ import annotations
