@@ -20,7 +20,7 @@ tensor's `__index__`), deep nesting, weird unicode, broken syntax.
 Bounded by default (`make test`): `DEFAULT_EXAMPLES` derandomized examples, well under a minute. The
 long run is behind an environment variable, with a fresh random seed each time:
 
-    FLOWGRAD_FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest tests/app/test_fuzz.py -k long
+    FLOWGRAD_FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest tests/app/test_fuzz.py::test_fuzz_programs_long
 
 (`--hypothesis-seed=N` replays a run; a failing program is printed by hypothesis, shrunk.)
 """
