@@ -7,6 +7,9 @@ Prints median time per call and the ratios the engine issue sets as targets:
 (b) one SGD step, MLP 2-16-16-1, batch 64, MSE           target <= 0.7
 (c) one SGD step, MLP 784-128-10, batch 64, cross-entropy target <= 1.3
 (d) (b) with the recorder on                               target <= 2 x (b)
+and issue 10's layer cases, beside PyTorch in the same run:
+(10d) one SGD step of LeNet-5 on 64x1x28x28, cross-entropy target <= 2.0
+(10e) nn.LSTM(32, 64), 50 steps, batch 16, fwd+bwd         target <= 2.0
 and, against micrograd, (a) and a scalar MLP step written the micrograd way.
 """
 from __future__ import annotations
@@ -19,6 +22,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # numpy's BLAS on one thread, like torch below (set before numpy loads)
 
 import numpy as np  # noqa: E402
 
@@ -111,6 +116,55 @@ def mlp_case(lib, sizes, batch, loss_kind, record=False):
     return recorded_step
 
 
+def lenet_case(lib, batch=64):
+    """(10d): conv 5x5 -> pool -> conv 5x5 -> pool -> 3 linear, one SGD step."""
+    nn = lib.nn
+    rng = np.random.default_rng(0)
+    model = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                          nn.Linear(84, 10))
+    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+    X = lib.tensor(rng.normal(size=(batch, 1, 28, 28)).astype(np.float32))
+    Y = lib.tensor(rng.integers(0, 10, batch))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss_fn(model(X), Y).backward()
+        opt.step()
+
+    return step
+
+
+def lstm_case(lib, steps=50, batch=16):
+    """(10e): nn.LSTM(32, 64) over 50 steps, forward + backward."""
+    rng = np.random.default_rng(0)
+    lstm = lib.nn.LSTM(32, 64)
+    X = lib.tensor(rng.normal(size=(steps, batch, 32)).astype(np.float32))
+
+    def step():
+        lstm.zero_grad()
+        out, _ = lstm(X)
+        out.sum().backward()
+
+    return step
+
+
+def layer_cases(rep):
+    """Issue 10's layer benchmarks; a case whose layer the engine lacks is reported, not fatal."""
+    print(f"\n{'layers (issue 10)':44} {'flowgrad':>13} {'PyTorch CPU':>13} {'ratio':>7} {'target':>8}")
+    for label, make, number, target in (("(10d) SGD step LeNet-5, 64x1x28x28, CE", lenet_case, 10, 2.0),
+                                        ("(10e) LSTM(32, 64) 50 steps b16 fwd+bwd", lstm_case, 5, 2.0)):
+        try:
+            te = median_time(make(engine), rep, number)
+        except (AttributeError, NotImplementedError) as e:
+            print(f"{label:44} not supported yet ({e})")
+            continue
+        tt = median_time(make(torch), rep, number) if torch else None
+        ok = "" if tt is None else ("ok" if te / tt <= target else "MISSED")
+        print(f"{label:44} {fmt(te):>13} {fmt(tt):>13} {ratio(te, tt):>7} {'≤ ' + str(target):>8} {ok}")
+
+
 def scalar_mlp_engine(sizes, batch):
     """An MLP written the micrograd way on 0-d engine tensors: one node per scalar multiply-add."""
     rng = np.random.default_rng(0)
@@ -201,6 +255,7 @@ def main():
         print(f"{label:44} {fmt(te):>13} {fmt(tt):>13} {ratio(te, tt):>7} {'≤ ' + str(target):>8} {ok}")
     print(f"{'(d) (b) with the recorder on':44} {fmt(td):>13} {'(b) ' + fmt(tb).strip():>13} {ratio(td, tb):>7} "
           f"{'≤ 2 ×(b)':>8} {'ok' if td / tb <= 2 else 'MISSED'}")
+    layer_cases(rep)
     if Value is not None:
         print()
         print(f"{'against micrograd':44} {'flowgrad':>13} {'micrograd':>13} {'ratio':>7}")

@@ -1,5 +1,5 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
-from . import nn, optim
+from . import nn, optim, utils
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,

@@ -120,6 +120,9 @@ class _GradMode:
 
         return wrapper
 
+    def __repr__(self):  # torch's module path, not the engine's
+        return f"<torch.autograd.grad_mode.{type(self).__name__} object at {id(self):#x}>"
+
 
 class no_grad(_GradMode):  # noqa: N801 — torch's name
     _target = False
@@ -142,6 +145,9 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 
     def __enter__(self):
         return self
+
+    def __repr__(self):
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self._target})"
 
 
 def is_grad_enabled() -> bool:

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import dtypes, random
 from .autograd import STATE
+from .boundary import infer_error
 from .tensor import Tensor
 
 
@@ -61,7 +62,7 @@ def _to_array(data, dtype=None):
             raise ValueError(f"expected sequence of length {len(data[0]) if data and isinstance(data[0], (list, tuple)) else 0} "
                              "at dim 1 (got a ragged list)") from None
         if arr.dtype == object:
-            raise TypeError("Could not infer dtype of the data: nested lists must hold numbers")
+            raise infer_error(data)  # objects: tensors hold numbers only
     else:
         arr = np.asarray(data)
     if dtype is not None:
@@ -72,7 +73,7 @@ def _to_array(data, dtype=None):
         return arr.astype(np.int64) if not isinstance(data, np.ndarray) else arr
     if arr.dtype.kind == "b":
         return arr
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise infer_error(data)
 
 
 def _unwrap(data):

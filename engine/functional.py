@@ -5,6 +5,7 @@ import builtins
 
 import numpy as np
 
+from .boundary import check_where, expect_tensor
 from .ops import OPS
 from .tensor import _REAL, Tensor, _dim, apply
 
@@ -136,7 +137,9 @@ def stack(tensors, dim=0):
 
 def where(condition, input=None, other=None):  # noqa: A002
     if input is None and other is None:
+        expect_tensor(condition, "where", "condition", 1)
         return tuple(Tensor._wrap(i) for i in np.nonzero(condition._data))
+    check_where(condition, input, other)
     return apply(OPS["where"], (condition, input, other))
 
 
@@ -153,10 +156,12 @@ def maximum_or_minimum(name, a, b):
 
 
 def softmax(x, dim=None, dtype=None):
+    expect_tensor(x, "softmax", "input", 1)
     return x.softmax(dim if dim is not None else -1)
 
 
 def log_softmax(x, dim=None, dtype=None):
+    expect_tensor(x, "log_softmax", "input", 1)
     return x.log_softmax(dim if dim is not None else -1)
 
 
@@ -233,4 +238,6 @@ def allclose(a, b, rtol=1e-5, atol=1e-8) -> bool:
 
 
 def equal(a, b) -> bool:
+    expect_tensor(a, "equal", "input", 1)
+    expect_tensor(b, "equal", "other", 2)
     return a.shape == b.shape and bool(np.array_equal(a._data, b._data))

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import weakref
 
 import numpy as np
 
 from .autograd import STATE
+from .ops_nn import output_sizes
 
 
 class LimitExceeded(RuntimeError):
@@ -82,7 +84,9 @@ class Limits:
             if n > self.max_tensor_elements:
                 break  # the product is already too big: stop multiplying huge shapes
         if n > self.max_tensor_elements and 0 not in shape:
-            raise LimitExceeded(f"tensor of shape {list(map(int, shape))} has {n:,} elements; the limit is "
+            n = math.prod(map(int, shape))  # the whole product for the message (the loop may have stopped early)
+            count = f"{n:,}" if n.bit_length() <= 256 else f"more than {self.max_tensor_elements:,}"  # int→str is bounded
+            raise LimitExceeded(f"tensor of shape {list(map(int, shape))} has {count} elements; the limit is "
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
         if n > self.max_tensor_elements or n == 0:
             n = 0
@@ -127,6 +131,9 @@ class Limits:
             self.before_alloc((sum(int(np.size(a)) for a in arrays),))
         elif name == "index":
             self.before_alloc(_index_result_shape(np.shape(arrays[0]), params[0]))
+        else:
+            for shape in output_sizes(name, arrays, params):  # layer ops: output, im2col buffer, padding
+                self.before_alloc(shape)
 
     def track(self, tensor):
         n = int(np.size(tensor._data))

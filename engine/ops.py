@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import ops_nn as _nn
+
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left")
 
 
@@ -187,38 +189,78 @@ def _reduce_grad(g, shape, reduction):
     return g
 
 
-def _nll(logp, target, reduction):
-    picked = -np.take_along_axis(logp, np.expand_dims(target, 1), axis=1).squeeze(1) if logp.ndim > 1 \
-        else -logp[target]
+def _nll_weights(logp, target, weight, ignore_index):
+    """Per-sample weight w[target] (1 without class weights), 0 where the target is ignore_index."""
+    t = np.asarray(target)
+    w = np.ones(t.shape, dtype=logp.dtype) if weight is None else \
+        np.asarray(weight, dtype=logp.dtype)[np.where(t == ignore_index, 0, t)]
+    return np.where(t == ignore_index, 0, w).astype(logp.dtype)
+
+
+def _nll(logp, target, reduction, weight=None, ignore_index=-100):
+    if logp.ndim == 1:
+        w = _nll_weights(logp, target, weight, ignore_index)
+        picked = -logp[target if target != ignore_index else 0] * w
+        return picked / w if reduction == "mean" else picked
+    t = np.where(target == ignore_index, 0, target)
+    w = _nll_weights(logp, target, weight, ignore_index)
+    picked = -np.take_along_axis(logp, np.expand_dims(t, 1), axis=1).squeeze(1) * w
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return picked.sum() / w.sum()  # PyTorch: NaN when every target is ignored
     return _reduce(picked, reduction)
 
 
-def _nll_vjp(g, ans, logp, target, reduction):
+def _nll_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
     z = np.zeros_like(logp)
+    w = _nll_weights(logp, target, weight, ignore_index)
     if logp.ndim == 1:
-        z[target] = -g
+        if target != ignore_index:
+            z[target] = -g * w / w if reduction == "mean" else -g * w
         return z
     rows = np.arange(logp.shape[0])
-    scale = g / logp.shape[0] if reduction == "mean" else g
-    z[rows, target] = -scale
+    scale = g / w.sum() if reduction == "mean" else g
+    z[rows, np.where(target == ignore_index, 0, target)] = -scale * w
     return z
 
 
-def _bce(p, y, reduction):
+def _weighted(x, weight):
+    return x if weight is None else x * weight
+
+
+def _bce(p, y, reduction, weight=None):
     # NOTE: PyTorch clamps each log at -100 so p = 0 or 1 gives a finite loss.
     with np.errstate(divide="ignore"):
         loss = -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log1p(-p), -100))
-    return _reduce(loss, reduction)
+    return _reduce(_weighted(loss, weight), reduction)
 
 
-def _bce_vjp_p(g, ans, p, y, reduction):
+def _bce_vjp_p(g, ans, p, y, reduction, weight=None):
     # NOTE: PyTorch's epsilon keeps the denominator p(1 - p) away from zero.
-    return _reduce_grad(g, p.shape, reduction) * (p - y) / np.maximum(p * (1 - p), 1e-12)
+    return _weighted(_reduce_grad(g, p.shape, reduction) * (p - y) / np.maximum(p * (1 - p), 1e-12), weight)
 
 
-def _bce_logits(x, y, reduction):
+def _bce_logits(x, y, reduction, weight=None, pos_weight=None):
     # NOTE: max(x, 0) - x*y + log(1 + e^{-|x|}) never overflows, unlike log(sigmoid(x)).
-    return _reduce(np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x))), reduction)
+    if pos_weight is None:
+        loss = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+    else:  # PyTorch's: (1 - y) x + (1 + (pw - 1) y) softplus(-x)
+        loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * (np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
+    return _reduce(_weighted(loss, weight), reduction)
+
+
+def _bce_logits_vjp_x(g, ans, x, y, reduction, weight=None, pos_weight=None):
+    gr = _reduce_grad(g, x.shape, reduction)
+    if pos_weight is None:
+        return _weighted(gr * (_sigmoid(x) - y), weight)
+    return _weighted(gr * ((1 - y) - (1 + (pos_weight - 1) * y) * _sigmoid(-x)), weight)
+
+
+def _bce_logits_vjp_y(g, ans, x, y, reduction, weight=None, pos_weight=None):
+    gr = _reduce_grad(g, x.shape, reduction)
+    if pos_weight is None:
+        return _weighted(gr * -x, weight)
+    return _weighted(gr * (-x + (pos_weight - 1) * (np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))), weight)
 
 
 def _sigmoid(a):
@@ -415,11 +457,12 @@ defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(_
 defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""), needs=("b", ""),
       params=REDUCTION)
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
-      (lambda g, ans, p, y, r: _reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), r"\frac{1}{n}\ln\frac{1-p}{p}"),
+      (lambda g, ans, p, y, r, w=None: _weighted(_reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), w),
+       r"\frac{1}{n}\ln\frac{1-p}{p}"),
       needs=("ab", "ab"), broadcasts=True, params=REDUCTION)
 defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", "bce_logits", _bce_logits,
-      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * (_sigmoid(x) - y), r"\frac{\sigma(x)-y}{n}"),
-      (lambda g, ans, x, y, r: _reduce_grad(g, x.shape, r) * -x, r"-\frac{x}{n}"), needs=("ab", "ab"), broadcasts=True,
+      (_bce_logits_vjp_x, r"\frac{\sigma(x)-y}{n}"), (_bce_logits_vjp_y, r"-\frac{x}{n}"), needs=("ab", "ab"),
+      broadcasts=True,
       params=REDUCTION)
 
 # No derivative: the graph still shows them, and their outputs never require grad.
@@ -437,3 +480,90 @@ defop("sign", None, "sign", np.sign, saves=False)
 defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
 defop("logical_or", None, "or", np.logical_or, saves=False, broadcasts=True)
 defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)
+
+# Layers (numpy in engine/ops_nn.py). Spatial params are 2-tuples, or 1-tuples for the 1-D forms.
+defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv_vjp_input, r"\star W^{\top}"),
+      (_nn.conv_vjp_weight, r"x\star"), (_nn.conv_vjp_bias, r"\textstyle\sum"), needs=("b", "a", ""),
+      params=Params("args", ("stride", "padding", "dilation", "groups")))
+defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
+      params=Params("args", ("pad", "value")))
+defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
+      (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("ar",),
+      params=Params("args", ("kernel_size", "stride", "padding", "dilation", "ceil_mode")))
+defop("avg_pool2d", "AvgPool2DBackward0", "avg_pool", _nn.avg_pool_forward, (_nn.avg_pool_vjp, r"\frac{1}{k}"),
+      saves=False, params=Params("args", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                          "divisor_override")))
+defop("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive_avg_pool", _nn.adaptive_avg_forward,
+      (_nn.adaptive_avg_vjp, r"\frac{1}{k}"), saves=False, params=Params("call", ("output_size",)))
+# weight and bias may be None (affine=False); the running statistics are inputs that get no gradient.
+defop("batch_norm", "NativeBatchNormBackward0", "batch_norm", _nn.batch_norm_forward,
+      (_nn.batch_norm_vjp_input, r"\frac{\gamma}{\sigma}(\ldots)"), (_nn.batch_norm_vjp_weight, r"\hat{x}"),
+      (_nn.batch_norm_vjp_bias, "1"), (None, ""), (None, ""), needs=("ab", "a", "", "", ""),
+      params=Params("args", ("training", "eps")))
+defop("layer_norm", "NativeLayerNormBackward0", "layer_norm", _nn.layer_norm_forward,
+      (_nn.layer_norm_vjp_input, r"\frac{\gamma}{\sigma}(\ldots)"), (_nn.layer_norm_vjp_weight, r"\hat{x}"),
+      (_nn.layer_norm_vjp_bias, "1"), needs=("ab", "a", ""), params=Params("args", ("normalized_shape", "eps")))
+defop("embedding", "EmbeddingBackward0", "embedding", lambda w, idx, padding_idx: w[idx], (_nn.embedding_vjp, "1"),
+      (None, ""), needs=("b", ""), params=Params("hidden", ("padding_idx",)))
+
+# Activations (the modules of engine/nn/activation.py)
+defop("gelu", "GeluBackward0", "gelu", _nn.gelu, (_nn.gelu_vjp, r"\Phi(a)+a\,\varphi(a)"), needs=("a",),
+      params=Params("args", ("approximate",)))
+defop("leaky_relu", "LeakyReluBackward0", "leaky_relu", lambda a, s: np.where(a > 0, a, a * s).astype(a.dtype),
+      (lambda g, ans, a, s: g * np.where(a > 0, 1, s), r"\mathbb{1}[a>0]+s\,\mathbb{1}[a\le 0]"), needs=("a",),
+      params=Params("args", ("negative_slope",)))
+defop("elu", "EluBackward0", "elu", _nn.elu, (_nn.elu_vjp, r"\mathbb{1}[a>0]+\alpha e^{a}\mathbb{1}[a\le 0]"),
+      needs=("a",), params=Params("args", ("alpha", "scale", "input_scale")))
+defop("celu", "CeluBackward0", "celu", lambda a, al: _nn.elu(a, al, 1.0, 1.0 / al),
+      (lambda g, ans, a, al: _nn.elu_vjp(g, ans, a, al, 1.0, 1.0 / al), r"\mathbb{1}[a>0]+e^{a/\alpha}\mathbb{1}[a\le 0]"),
+      needs=("a",), params=Params("args", ("alpha",)))
+defop("silu", "SiluBackward0", "silu", lambda a: a * _nn.sigmoid(a),
+      (lambda g, ans, a: g * _nn.sigmoid(a) * (1 + a * (1 - _nn.sigmoid(a))), r"\sigma(a)(1+a(1-\sigma(a)))"),
+      needs=("a",))
+defop("softplus", "SoftplusBackward0", "softplus", _nn.softplus, (_nn.softplus_vjp, r"\sigma(\beta a)"), needs=("a",),
+      params=Params("args", ("beta", "threshold")))
+defop("mish", "MishBackward0", "mish", _nn.mish, (_nn.mish_vjp, r"\tanh(\zeta(a))+a\,\operatorname{sech}^{2}\ldots"),
+      needs=("a",))
+defop("hardtanh", "HardtanhBackward0", "hardtanh", lambda a, lo, hi: np.clip(a, lo, hi),
+      (lambda g, ans, a, lo, hi: g * ((a > lo) & (a < hi)), r"\mathbb{1}[lo<a<hi]"), needs=("a",),
+      params=Params("args", ("min_val", "max_val")))
+defop("logsigmoid", "LogSigmoidBackward0", "logsigmoid", _nn.logsigmoid,
+      (lambda g, ans, a: g * _nn.sigmoid(-a), r"\sigma(-a)"), needs=("a",))
+defop("hardswish", "HardswishBackward0", "hardswish", _nn.hardswish, (_nn.hardswish_vjp, r"\frac{2a+3}{6}"),
+      needs=("a",))
+defop("hardsigmoid", "HardsigmoidBackward0", "hardsigmoid", lambda a: np.clip(a / 6 + 0.5, 0, 1),
+      (lambda g, ans, a: g * ((a > -3) & (a < 3)) / 6, r"\tfrac{1}{6}\mathbb{1}[|a|<3]"), needs=("a",))
+defop("threshold", "ThresholdBackward0", "threshold", lambda a, th, v: np.where(a > th, a, v).astype(a.dtype),
+      (lambda g, ans, a, th, v: g * (a > th), r"\mathbb{1}[a>t]"), needs=("a",), params=Params("args", ("threshold", "value")))
+
+# What PyTorch's C++ losses compose with (Tensor-Scalar overloads), and the regression losses
+defop("mul_scalar", "MulBackward1", "×", lambda a, c: a * c, (lambda g, ans, a, c: g * c, "c"), saves=False,
+      params=Params("right", ("other",), "×"))
+defop("div_scalar", "DivBackward1", "÷", lambda a, c: a / c, (lambda g, ans, a, c: g / c, r"\frac{1}{c}"), saves=False,
+      params=Params("right", ("other",), "÷"))
+defop("masked_fill", "MaskedFillBackward0", "masked_fill", lambda a, m, v: np.where(m, a.dtype.type(v), a),
+      (lambda g, ans, a, m, v: np.where(m, 0, g), r"\mathbb{1}[\lnot m]"), (None, ""), needs=("b", ""),
+      broadcasts=True, params=Params("args", ("value",)))
+defop("smooth_l1_loss", "SmoothL1LossBackward0", "smooth_l1", _nn.smooth_l1,
+      (_nn.smooth_l1_vjp, r"\operatorname{clip}(\frac{a-b}{\beta})"),
+      (lambda g, *args: -_nn.smooth_l1_vjp(g, *args), r"-\operatorname{clip}(\frac{a-b}{\beta})"), needs=("ab", "ab"),
+      broadcasts=True, params=Params("reduction", ("reduction", "beta")))
+defop("huber_loss", "HuberLossBackward0", "huber", _nn.huber, (_nn.huber_vjp, r"\operatorname{clip}_{\delta}(a-b)"),
+      (lambda g, *args: -_nn.huber_vjp(g, *args), r"-\operatorname{clip}_{\delta}(a-b)"), needs=("ab", "ab"),
+      broadcasts=True, params=Params("reduction", ("reduction", "delta")))
+
+# One chunk of PyTorch's unsafe_chunk (the recurrent cells' gates): PyTorch draws one UnsafeSplit node with
+# several outputs; an op here has one output, so each chunk is its own node of that name.
+defop("unsafe_chunk", "UnsafeSplitBackward0", "chunk", _nn.chunk_forward, (_nn.chunk_vjp, "1"), saves=False,
+      params=Params("args", ("index", "chunks", "dim")))
+
+# nn.LSTM's layer as PyTorch's CPU kernel runs it: one node for the whole sequence (inputs x, w_ih, w_hh, b_ih,
+# b_hh, h0, c0; param reverse), backward through time in one pass. The layer's last cell state is a second op
+# of the same node name (an op has one output).
+_LSTM_LATEX = (r"\partial h/\partial x", r"\partial h/\partial W_{ih}", r"\partial h/\partial W_{hh}", "1", "1",
+               r"\partial h/\partial h_0", r"\partial h/\partial c_0")
+defop("lstm_layer", "MkldnnRnnLayerBackward0", "lstm", _nn.lstm_layer_forward,
+      *[(_nn.lstm_vjp(k), _LSTM_LATEX[k]) for k in range(7)], needs=("abc",) * 7, params=Params("args", ("reverse",)))
+defop("lstm_cell_state", "MkldnnRnnLayerBackward0", "lstm c", _nn.lstm_cell_state_forward,
+      *[(_nn.lstm_vjp(k, last_c=True), _LSTM_LATEX[k]) for k in range(7)], needs=("abc",) * 7,
+      params=Params("args", ("reverse",)))

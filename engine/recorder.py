@@ -20,6 +20,7 @@ import numpy as np
 
 from .autograd import STATE, AccumulateGrad
 from .ops import OPS
+from .tensor import Tensor
 from .trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
@@ -135,6 +136,11 @@ def export_event(x, limit: int):
     if type(x) is list:
         return [export_event(v, limit) for v in x]
     return x
+
+
+# the per-parameter state an `optim_step` event carries: PyTorch's names for it (torch.optim)
+OPTIM_STATE_NAMES = frozenset({"step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg",
+                               "grad_avg", "sum"})
 
 
 class Recorder:
@@ -423,9 +429,33 @@ class Recorder:
     def on_optim_step(self, optimizer, params):
         ids = [self.tid(p) for p in params]
         value = self.value
+        state = {}
+        opt_state = optimizer.state
+        for i, p in zip(ids, params):
+            s = opt_state.get(p) if isinstance(opt_state, dict) else None
+            if type(s) is dict:  # only PyTorch's state names, only tensors: a program may write anything there
+                entries = {k: value(np.asarray(v._data)) for k, v in s.items()
+                           if k in OPTIM_STATE_NAMES and isinstance(v, Tensor)}
+                if entries:
+                    state[i] = entries
         self.emit({"kind": OPTIM_STEP, "optimizer": type(optimizer).__name__, "params": ids,
-                    "lr": optimizer.param_groups[0].get("lr"),
-                    "values": {i: value(p._data) for i, p in zip(ids, params)}, "line": self.line})
+                    "lr": _learning_rate(optimizer),
+                    "values": {i: value(p._data) for i, p in zip(ids, params)}, "state": state, "line": self.line})
+
+
+def _learning_rate(optimizer):
+    """The first group's `lr` as a JSON number (Optimizer.step() checked it is one), else null: only
+    numbers leave a run, never a program object a group may hold."""
+    groups = optimizer.param_groups
+    lr = groups[0].get("lr") if type(groups) is list and groups and type(groups[0]) is dict else None
+    if type(lr) is int and -2**53 < lr < 2**53:
+        return lr
+    if isinstance(lr, (int, float, np.integer, np.floating)):
+        try:
+            return json_number(float(lr))
+        except OverflowError:  # an integer beyond float range
+            return json_number(math.inf if lr > 0 else -math.inf)
+    return None
 
 
 def op_table() -> dict:

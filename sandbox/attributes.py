@@ -191,8 +191,14 @@ parameters named_parameters buffers named_buffers children named_children module
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update"""),
-    "optimizer": _rule("step zero_grad param_groups add_param_group defaults state_dict load_state_dict"),
-    "scheduler": _rule("step get_last_lr last_epoch optimizer base_lrs"),
+    "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
+    "scheduler": _rule("""
+step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
+eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best num_bad_epochs cooldown_counter
+in_cooldown"""),
+    # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
+    "dataloader": _rule("dataset batch_size drop_last"),
+    "dataset": _rule("tensors dataset indices"),
     "grad_fn": _rule("name next_functions metadata variable"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
@@ -242,6 +248,8 @@ class Attributes:
             return self._super_attr(obj, name)
         if isinstance(obj, self.B.Module):
             return self._module_attr(obj, name)
+        if t is self.B.UserDataset:
+            return self._dataset_attr(obj, name)
         rule = self._rule_for(obj)
         if rule is not None:
             self._attr_rules[t] = rule
@@ -256,6 +264,7 @@ class Attributes:
             return rule
         B = self.B
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
+                          ("dataloader", B.DataLoader), ("dataset", B.Dataset),
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
@@ -297,11 +306,22 @@ class Attributes:
             raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
         raise self._no_attr(obj, name)
 
+    def _dataset_attr(self, obj, name):
+        """An instance of a user Dataset subclass: its own attributes, then its class's."""
+        d = obj.__dict__
+        if name in d and name[:1] != "_":
+            return d[name]
+        ucls = d["_fg_cls"]
+        c, v = ucls.lookup(name)
+        if c is not None:
+            return BoundMethod(v, obj) if type(v) is UserFunction else v
+        raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
+
     def _super_attr(self, sp, name):
         obj = sp.obj
         if type(obj) is UserInstance:
             mro = obj.cls.mro
-        elif isinstance(obj, self.B.UserModule):
+        elif isinstance(obj, self.B.UserModule) or type(obj) is self.B.UserDataset:
             mro = obj.__dict__["_fg_cls"].mro
         else:
             raise TypeError("super(type, obj): obj must be an instance of a class defined in the program")
@@ -332,6 +352,9 @@ class Attributes:
             obj.attrs[name] = value
             return
         B = self.B
+        if t is B.UserDataset and name[:1] != "_":  # (the parser refuses '_' names; the guard keeps _fg_cls)
+            obj.__dict__[name] = value
+            return
         if isinstance(obj, B.Tensor):
             if name in _TENSOR.settable:
                 if name == "data" and not isinstance(value, B.Tensor):  # numpy would take anything

@@ -11,15 +11,17 @@ from __future__ import annotations
 import functools
 import importlib
 import math
+import re
 import types
 
 from . import names
-from .objects import ModuleProxy, user_module_class
+from .objects import ModuleProxy, user_dataset_class, user_module_class
 
 
 class Backend:
     """The engine's classes, hooks and proxies the interpreter uses; every part is required except
-    `Scheduler` (an engine without `optim.lr_scheduler` simply has no schedulers)."""
+    `Scheduler` (an engine without `optim.lr_scheduler` simply has no schedulers) and `utils.data`
+    (without it, `Dataset`/`DataLoader`/`UserDataset` are None and `torch.utils` is not importable)."""
 
     def __init__(self, mod):
         self.mod = mod
@@ -32,6 +34,10 @@ class Backend:
         self.Optimizer = optim.Optimizer
         sched = getattr(optim, "lr_scheduler", None)
         self.Scheduler = getattr(sched, "LRScheduler", None) or getattr(sched, "_LRScheduler", None)
+        data = getattr(getattr(mod, "utils", None), "data", None)
+        self.Dataset = getattr(data, "Dataset", None)
+        self.DataLoader = getattr(data, "DataLoader", None)
+        self.UserDataset = user_dataset_class(self.Dataset) if self.Dataset is not None else None
         self.dtype = mod.dtype
         self.Size = mod.Size
         autograd = _submodule(mod, "autograd")
@@ -72,7 +78,7 @@ class Backend:
                                                         if callable(getattr(autograd, n, None))})
         torch_attrs = {}
         for name in names.TORCH_NAMES:
-            if name in names.TORCH_DENY or name in ("nn", "optim", "autograd"):
+            if name in names.TORCH_DENY or name in ("nn", "optim", "autograd", "utils"):
                 continue
             v = getattr(mod, name, None)
             if v is None or isinstance(v, types.ModuleType):
@@ -81,6 +87,12 @@ class Backend:
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
+        data_proxy = utils_proxy = None
+        if data is not None:
+            data_proxy = ModuleProxy("torch.utils.data", {n: getattr(data, n) for n in names.DATA_NAMES
+                                                          if hasattr(data, n)})
+            utils_proxy = ModuleProxy("torch.utils", {"data": data_proxy})
+            torch_attrs["utils"] = utils_proxy
         torch_proxy = ModuleProxy("torch", torch_attrs)
         math_proxy = ModuleProxy("math", {n: getattr(math, n) for n in names.MATH_NAMES if hasattr(math, n)})
 
@@ -88,21 +100,57 @@ class Backend:
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
+        if data_proxy is not None:
+            self.modules["torch.utils"] = utils_proxy
+            self.modules["torch.utils.data"] = data_proxy
         # engine classes a program can reach, with the names torch prints for them
         self.class_names = {}
         for mname, proxy in self.modules.items():
             for name, v in proxy.attrs.items():
                 if isinstance(v, type) and v not in self.class_names:
-                    self.class_names[v] = f"{mname}.{name}"
+                    # where torch defines it when the engine says so (torch.utils.data.dataloader.DataLoader)
+                    where = v.__module__ if v.__module__.startswith("torch.") else mname
+                    self.class_names[v] = f"{where}.{name}"
         self.class_names[self.Parameter] = "torch.nn.parameter.Parameter"
+        for name, shown in names.TORCH_CLASS_NAMES.items():
+            cls = getattr(mod, name, None)
+            if isinstance(cls, type):
+                self.class_names[cls] = shown
+        # engine module paths (`engine.autograd.no_grad`) as torch names, in text the engine or Python built
+        self._torch_names = {f"{c.__module__}.{c.__qualname__}": shown for c, shown in self.class_names.items()}
+        self._engine_path = re.compile(r"(?<=<class ')" + re.escape(self.prefix) + r"[\w.]+|(?<=<)" +
+                                       re.escape(self.prefix) + r"[\w.]+(?= object)")
         # reachable for isinstance(), never called: torch.dtype(name, spec) would hand program text to np.dtype
         self.not_constructible = frozenset(getattr(mod, n) for n in names.NOT_CONSTRUCTIBLE
                                            if isinstance(getattr(mod, n, None), type))
+        # type(torch.manual_seed(0)) is torch's Generator class: for isinstance(), never called
+        gen = getattr(mod, "Generator", None)
+        if isinstance(gen, type):
+            self.not_constructible |= {gen}
 
         bare = {"torch": torch_proxy, "nn": nn_proxy, "optim": optim_proxy, "math": math_proxy, "F": f_proxy}
         for table, attrs in ((names.BARE_TORCH, torch_attrs), (names.BARE_NN, nn_attrs), (names.BARE_OPTIM, optim_attrs)):
             bare.update((name, attrs[name]) for name in table if name in attrs)
         self.bare = bare
+
+    def display_name(self, cls) -> str:
+        """A class as PyTorch names it: torch's qualified name for an engine class (never the engine's
+        module path), the bare name for Python's own (`map`, `generator`) and anything else."""
+        shown = self.class_names.get(cls)
+        if shown is not None:
+            return shown
+        if cls is self.UserModule:
+            return "torch.nn.modules.module.Module"
+        if cls.__module__.startswith("torch."):  # engine classes that carry torch's module (utils.data, schedulers)
+            return f"{cls.__module__}.{cls.__qualname__}"
+        return cls.__qualname__ if "<" not in cls.__qualname__ else cls.__name__
+
+    def torch_names_in(self, text: str) -> str:
+        """`<class 'engine.nn.modules.Linear'>`, `<engine.autograd.no_grad object at …>` with torch's names."""
+        if self.prefix not in text:
+            return text
+        return self._engine_path.sub(lambda m: self._torch_names.get(m.group(0)) or m.group(0).rsplit(".", 1)[-1],
+                                     text)
 
 
 def _submodule(mod, name):

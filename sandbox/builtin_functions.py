@@ -133,7 +133,7 @@ def make_builtins(interp) -> dict:
             t = type(obj)
             if t is UserInstance:
                 return classinfo in obj.cls.mro
-            if isinstance(obj, B.UserModule):
+            if isinstance(obj, B.UserModule) or t is B.UserDataset:
                 return classinfo in obj.__dict__["_fg_cls"].mro
             return False
         if isinstance(classinfo, type) and type(classinfo) is type:

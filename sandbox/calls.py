@@ -230,6 +230,9 @@ class Calls:
         if cls.is_module:
             obj = B.UserModule.__new__(B.UserModule)
             object.__setattr__(obj, "_fg_cls", cls)
+        elif cls.is_dataset:
+            obj = B.UserDataset.__new__(B.UserDataset)
+            obj.__dict__["_fg_cls"] = cls
         else:
             obj = UserInstance(cls)
         _, init = cls.lookup("__init__")
@@ -245,14 +248,19 @@ class Calls:
 
     def ex_ClassDef(self, node, scope):
         module_base = self.B.Module
+        dataset_base = self.B.Dataset
         bases = []
         for b in node.bases:
             v = self.ev(b, scope)
-            if not (isinstance(v, UserClass) or v is module_base):
-                raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module or from classes "
-                                   "defined in the program", b.lineno, b.col_offset)
+            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)):
+                raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module, "
+                                   "torch.utils.data.Dataset or from classes defined in the program", b.lineno,
+                                   b.col_offset)
             bases.append(v)
-        cls = UserClass(node.name, bases, self, module_base)
+        cls = UserClass(node.name, bases, self, module_base, dataset_base)
+        if cls.is_module and cls.is_dataset:
+            raise ProgramError("TypeError", f"class {node.name} cannot inherit from both nn.Module and Dataset in "
+                               "flowgrad programs", node.lineno, node.col_offset)
         body_scope = Scope(cls.ns, scope, CLASS)
         self.exec_block(node.body, body_scope)
         for v in cls.ns.values():

@@ -48,6 +48,9 @@ for _name, _what in (("TryStar", "'try' statements are"), ("TypeAlias", "'type' 
 
 # Dunder names a program may use: reading `__name__` (it is "__main__").
 ALLOWED_DUNDER_NAMES = {"__name__"}
+# methods a class body may define: __init__; __len__ and __getitem__ are what the engine's DataLoader
+# calls on a torch.utils.data.Dataset subclass (other classes keep them as ordinary methods)
+CLASS_DUNDER_NAMES = frozenset({"__init__", "__len__", "__getitem__"})
 
 
 def _unsupported(what: str, node, line) -> ProgramError:
@@ -152,12 +155,13 @@ def _check_node(node, t, line, parent, max_bits):
     elif t is ast.FunctionDef:
         if node.decorator_list:
             raise _unsupported("decorators are", node.decorator_list[0], line)
-        if node.name == "__init__":
+        if node.name in CLASS_DUNDER_NAMES:
             if not isinstance(parent, ast.ClassDef):
-                raise ProgramError("NameError", "'__init__' can only be defined inside a class", line, col)
+                raise ProgramError("NameError", f"'{node.name}' can only be defined inside a class", line, col)
         elif node.name.startswith("__"):
             raise ProgramError("NotImplementedError", f"defining '{node.name}' is not supported in flowgrad "
-                               "programs (a class may define __init__, forward and ordinary methods)", line, col)
+                               "programs (a class may define __init__, forward and ordinary methods; a Dataset "
+                               "subclass __len__ and __getitem__)", line, col)
     elif t is ast.ClassDef:
         if node.decorator_list:
             raise _unsupported("decorators are", node.decorator_list[0], line)

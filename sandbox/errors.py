@@ -52,14 +52,16 @@ _ADDR_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 _MAX_MESSAGE = 2000
 
 
-def scrub(message: str) -> str:
-    """Remove host paths and memory addresses from an exception message."""
+def scrub(message: str, addresses=None, limit: int | None = _MAX_MESSAGE) -> str:
+    """Remove host paths from a message (or a repr the engine built); memory addresses become the run's
+    stand-ins (`addresses`: the interpreter's `FakeAddresses`), or go when there is none. At most `limit`
+    characters."""
     if not isinstance(message, str):
         message = str(message)
     message = _PATH_RE.sub("<path>", message)
-    message = _ADDR_RE.sub("", message)
+    message = _ADDR_RE.sub("", message) if addresses is None else addresses.replace_in(message)
     for word in ("site-packages", "Traceback"):
         message = message.replace(word, "<hidden>")
-    if len(message) > _MAX_MESSAGE:
-        message = message[:_MAX_MESSAGE] + "…"
+    if limit is not None and len(message) > limit:
+        message = message[:limit] + "…"
     return message

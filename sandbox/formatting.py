@@ -1,9 +1,12 @@
 """Text formatting of program values: `str`/`repr`, `format` specs, `str.format`, `%` and f-strings.
 
 Python's own formatting is used only on values it renders without calling program or engine code in
-an unbounded way (numbers, strings, tensors); containers and interpreter objects are rendered here, by
-a walker that counts characters against max_output_bytes and list/string items against the run's
-budget. Format specs are parsed first: widths and precisions are bounded, `{x.attr}`/`{x[0]}` refused.
+an unbounded way (numbers, strings); containers, dict views and slices are rendered here, by a walker
+that counts characters against max_output_bytes and list/string items against the run's budget; every
+other object goes through ONE function, `public_repr`, whatever the path (print, `str`, `repr`, `%`,
+`format`, f-strings, `str.format`): torch's names, and stand-in addresses (`FakeAddresses`) where
+Python would print one. Format specs are parsed first: widths and precisions are bounded,
+`{x.attr}`/`{x[0]}` refused.
 """
 
 from __future__ import annotations
@@ -11,15 +14,60 @@ from __future__ import annotations
 import ast
 import re
 import string
+import types
+from collections.abc import ItemsView, KeysView, ValuesView
+
+import numpy as np
 
 from .budgets import MAX_FORMAT_WIDTH
 from .errors import limit_error, scrub
-from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, Shown
+from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, Shown, ShownTensor
 
 _SPEC_RE = re.compile(r"(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnosxX%]?\Z", re.S)
 _PERCENT_RE = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.S)
 _formatter_parse = string.Formatter().parse
 _EMPTY_REPR = {list: "[...]", tuple: "(...)", dict: "{...}"}
+
+
+_DICT_VIEWS = (KeysView, ValuesView, ItemsView)
+# reprs Python (or the engine) builds itself, bounded, with at most an address to replace
+_OWN_REPRS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType,
+              types.GeneratorType, range, bytes, type(Ellipsis), type(NotImplemented))
+
+
+class FakeAddresses:
+    """Stand-ins for object addresses, per run: `0x7f0000000010`, `0x7f0000000020`, ... in the order
+    objects are first shown. Never derived from server memory: the real address only keys the table, so
+    an object shows the same stand-in all run long, and two objects alive together never share one (as
+    with CPython's own addresses, an object that died may pass its address on)."""
+
+    BASE = 0x7F0000000000
+    STEP = 0x10
+    MAX_REMEMBERED = 1 << 16
+    PATTERN = re.compile(r"0x7f0000[0-9a-f]{6}")  # what every stand-in looks like
+    _IN_TEXT = re.compile(r"(?<= at )0x[0-9a-fA-F]+")
+
+    __slots__ = ("_by_id", "_count")
+
+    def __init__(self):
+        self._by_id: dict[int, str] = {}
+        self._count = 0
+
+    def of(self, obj) -> str:
+        return self._for(id(obj))
+
+    def _for(self, key: int) -> str:
+        a = self._by_id.get(key)
+        if a is None:
+            self._count += 1
+            a = f"{self.BASE + self.STEP * self._count:#x}"
+            if len(self._by_id) < self.MAX_REMEMBERED:
+                self._by_id[key] = a
+        return a
+
+    def replace_in(self, text: str) -> str:
+        """Every `at 0x<real address>` of a repr the engine or Python built, as its stand-in."""
+        return self._IN_TEXT.sub(lambda m: self._for(int(m.group(0), 16)), text)
 
 
 def _check_widths(*values):
@@ -77,17 +125,50 @@ class Formatting:
                     s = "{" + inner + "}"
                 else:
                     s = f"frozenset({{{inner}}})"
-        elif t in INTERP_TYPES:
-            s = repr(v)
-        elif isinstance(v, type):
-            s = f"<class '{self.B.class_names.get(v) or v.__name__}'>"
+        elif t is slice:  # a slice's repr is its parts' reprs, built in C
+            s = "slice(" + ", ".join(self._repr(x, depth + 1, seen, budget) for x in (v.start, v.stop, v.step)) + ")"
+        elif isinstance(v, _DICT_VIEWS):  # dict_values([...]) is built in C too
+            s = f"{t.__name__}({self._repr(list(v), depth + 1, seen, budget)})"
         else:
-            self.text_size_check(v)
-            s = scrub(repr(v))
+            s = self.public_repr(v)
         budget[0] -= len(s)
         if budget[0] < 0:
             raise self.text_limit()
         return s
+
+    def public_repr(self, v) -> str:
+        """THE repr of every value that is not a plain value or a container (the walker above renders
+        those): what PyTorch would print, with torch's names and a stand-in address where Python prints
+        one; never a server address or a name inside the engine. An engine object's own repr runs only
+        after `text_size_check` has bounded the program data it will print."""
+        t = type(v)
+        B = self.B
+        if t in INTERP_TYPES:
+            return repr(v)  # the interpreter's own: no address, the program's names
+        if isinstance(v, type):
+            return f"<class '{B.display_name(v)}'>"
+        if isinstance(v, np.generic):  # a numpy scalar shows as the Python number it stands for
+            return repr(v.item()) if v.dtype.kind in "biuf" else f"<{B.display_name(t)} object>"
+        if isinstance(v, B.Tensor):
+            if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either
+                raise TypeError("a tensor that holds objects cannot be printed")
+            return repr(v)
+        if t is B.UserDataset:  # an instance of a program's Dataset subclass, as Python prints one
+            return f"<__main__.{v.__dict__['_fg_cls'].name} object at {self.addresses.of(v)}>"
+        if t is types.MethodType and isinstance(v.__self__, B.Tensor):  # torch's tensor methods are built-ins
+            return f"<built-in method {v.__func__.__name__} of Tensor object at {self.addresses.of(v.__self__)}>"
+        if t.__repr__ is object.__repr__:  # `<module.Class object at 0x…>`: torch's name, a stand-in address
+            return f"<{B.display_name(t)} object at {self.addresses.of(v)}>"
+        if not (isinstance(v, _OWN_REPRS) or (t.__module__ + ".").startswith(B.prefix) or isinstance(v, B.Module)
+                or isinstance(v, (tuple, list, dict))):
+            return f"<{B.display_name(t)} object at {self.addresses.of(v)}>"  # a type we know nothing about
+        self.text_size_check(v)
+        return self.scrub_text(repr(v))
+
+    def scrub_text(self, text: str) -> str:
+        """Text the engine or Python built (a module's or optimizer's repr, a bound method's): real
+        addresses become stand-ins and the engine's module paths torch's names; host paths go."""
+        return scrub(self.B.torch_names_in(text), self.addresses, limit=None)
 
     def _convert(self, value, conv):
         """The `!s`, `!r`, `!a` conversions of f-strings and str.format."""
@@ -110,8 +191,12 @@ class Formatting:
             raise ValueError(f"Invalid format specifier '{spec[:50]}' for object of type '{self.type_name(value)}'")
         _check_widths(*m.groups())
         t = type(value)
-        if t in PRIMITIVES or isinstance(value, self.tensor_type):
+        if t in PRIMITIVES:
             return format(value, spec)
+        if isinstance(value, self.tensor_type):  # the engine's Tensor.__format__, its text from public_repr
+            if value.ndim == 0:
+                return format(value.item(), spec)
+            return format(self.public_repr(value), spec)
         if t.__module__ == "numpy" and isinstance(value, (int, float, complex)) or hasattr(value, "dtype") and \
                 t.__module__ == "numpy" and getattr(value, "ndim", 1) == 0:
             return format(value, spec)
@@ -194,7 +279,10 @@ class Formatting:
 
     def _shown(self, v):
         t = type(v)
-        if t in PRIMITIVES or isinstance(v, self.tensor_type):
+        if t in PRIMITIVES:
             return v
+        if isinstance(v, self.tensor_type):  # %s / %r show public_repr's text; %d / %f / %x use the number
+            text = self.repr_value(v)
+            return ShownTensor(text, text, v)
         return Shown(self.to_str(v), self.repr_value(v))
 

@@ -28,7 +28,7 @@ from .calls import Calls
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
-from .formatting import Formatting
+from .formatting import FakeAddresses, Formatting
 from .objects import (
     BREAK,
     CLASS,
@@ -93,6 +93,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         # What an assignment names for the recorder: tensors, and modules (which name their parameters).
         self.nameable_types = (backend.Tensor, backend.Module)
         self._attr_rules: dict = {}
+        self.addresses = FakeAddresses()  # the stand-ins every repr and message of this run shows
         self._random = None
         self._ev = {}
         self._ex = {}
@@ -119,7 +120,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         except MemoryError:
             error = {"type": "MemoryError", "message": "out of memory", "line": None, "column": None}
         except Exception as e:  # an engine limit raised outside any statement, or an interpreter bug
-            error = {"type": type(e).__name__, "message": scrub(str(e)), "line": None, "column": None}
+            error = {"type": type(e).__name__, "message": self.scrub_message(str(e)), "line": None, "column": None}
         return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals())
 
     @contextlib.contextmanager
@@ -161,7 +162,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         line = getattr(node, "lineno", None)
         col = getattr(node, "col_offset", None)
         if isinstance(e, self.B.LimitExceeded):
-            return ProgramError("LimitExceeded", scrub(str(e)), line, col)
+            return ProgramError("LimitExceeded", self.scrub_message(str(e)), line, col)
         if isinstance(e, RecursionError):
             return ProgramError("RecursionError", "maximum recursion depth exceeded", line, col)
         if isinstance(e, MemoryError):
@@ -179,7 +180,12 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 msg = str(e)
         except Exception:  # a message that cannot be rendered (too large, ...)
             msg = type(e).__name__
-        return ProgramError(type(e).__name__, scrub(msg), line, col)
+        return ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
+
+    def scrub_message(self, message: str) -> str:
+        """An exception's message as the program sees it: no host paths, the run's stand-in addresses,
+        torch's names for engine classes (`errors.scrub`, `Backend.torch_names_in`)."""
+        return scrub(self.B.torch_names_in(message), self.addresses)
 
     def _at(self, e: BaseException, node) -> ProgramError:
         """`_wrap`, and a ProgramError without a location gets `node`'s: errors point at the innermost
@@ -458,7 +464,11 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 self.alloc(len(r))  # slices copy
                 return r
             return obj[key]
-        if isinstance(obj, (self.B.Tensor, self.B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+        B = self.B
+        if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+            self.check_data(key)
+            return obj[key]
+        if B.Dataset is not None and isinstance(obj, B.Dataset):  # TensorDataset, Subset, user subclasses
             self.check_data(key)
             return obj[key]
         raise TypeError(f"'{self.type_name(obj)}' object is not subscriptable")
@@ -488,7 +498,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         bt = self.builtins.get(t.__name__)
         if type(bt) is BuiltinType and bt.pytype is t:
             return bt
-        if isinstance(obj, self.B.UserModule):
+        if isinstance(obj, self.B.UserModule) or t is self.B.UserDataset:
             return obj.__dict__["_fg_cls"]
         if t in self.B.class_names:
             return t
@@ -498,7 +508,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return TypeView("function", UserFunction)
         if t is ModuleProxy:
             return TypeView("module", ModuleProxy)
-        return TypeView(self.type_name(obj), t)
+        return TypeView(self.B.display_name(t) if t.__module__ != "builtins" else self.type_name(obj), t)
 
     def type_name(self, obj):
         t = type(obj)
@@ -512,6 +522,6 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return "type"
         if t is ModuleProxy:
             return "module"
-        if isinstance(obj, self.B.UserModule):
+        if isinstance(obj, self.B.UserModule) or t is self.B.UserDataset:
             return obj.__dict__["_fg_cls"].name
         return t.__name__

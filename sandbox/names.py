@@ -29,10 +29,12 @@ nn optim autograd float_power reciprocal xlogy
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
-use_deterministic_algorithms set_num_threads hub utils limits recorder sandbox formatting apply defop
+use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
 """.split())
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
+# torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
+DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 
@@ -50,3 +52,13 @@ BARE_NN = ("Linear ReLU Sigmoid Tanh Softmax LogSoftmax Sequential Module Module
            "CrossEntropyLoss BCELoss BCEWithLogitsLoss L1Loss NLLLoss LeakyReLU GELU Dropout "
            "Parameter Identity Flatten Embedding LayerNorm BatchNorm1d Conv1d Conv2d").split()
 BARE_OPTIM = ("SGD Adam AdamW RMSprop Adagrad").split()
+
+# torch's qualified names for engine classes whose proxy path (`torch.no_grad`) is not where torch defines
+# them, and for engine classes a program meets without reaching them by name: what `type(x)` and reprs show.
+TORCH_CLASS_NAMES = {
+    "no_grad": "torch.autograd.grad_mode.no_grad",
+    "enable_grad": "torch.autograd.grad_mode.enable_grad",
+    "inference_mode": "torch.autograd.grad_mode.inference_mode",
+    "set_grad_enabled": "torch.autograd.grad_mode.set_grad_enabled",
+    "Generator": "torch._C.Generator",
+}

@@ -94,9 +94,9 @@ class BoundMethod:
 
 
 class UserClass:
-    __slots__ = ("name", "bases", "ns", "mro", "is_module", "interp", "__weakref__")
+    __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "__weakref__")
 
-    def __init__(self, name, bases, interp, module_base):
+    def __init__(self, name, bases, interp, module_base, dataset_base=None):
         self.name = name
         self.bases = bases
         self.ns = {}
@@ -108,6 +108,8 @@ class UserClass:
                     if c not in mro:
                         mro.append(c)
         self.is_module = any(b is module_base or (isinstance(b, UserClass) and b.is_module) for b in bases)
+        self.is_dataset = dataset_base is not None and any(
+            b is dataset_base or (isinstance(b, UserClass) and b.is_dataset) for b in bases)
         self.mro = mro
 
     def lookup(self, name, start=0):
@@ -136,6 +138,9 @@ class UserInstance:
         return f"<{self.cls.name} object>"
 
     __str__ = __repr__
+
+    def _get_name(self):  # the name the engine's messages give the type (`engine.boundary.type_name`)
+        return self.cls.name
 
 
 class SuperProxy:
@@ -238,6 +243,25 @@ class Shown:
         return self.r
 
 
+class ShownTensor(Shown):
+    """A tensor for `%`: `%s`/`%r` show the sandbox's text of it, `%d`/`%f`/`%x` its number."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, s, r, t):
+        super().__init__(s, r)
+        self.t = t
+
+    def __float__(self):
+        return float(self.t)
+
+    def __int__(self):
+        return int(self.t)
+
+    def __index__(self):
+        return self.t.__index__()
+
+
 SUPER = Builtin("super", None)
 
 _USER_MODULE_CLASSES: dict = {}
@@ -275,12 +299,62 @@ def user_module_class(module_base):
     return UserModule
 
 
+_USER_DATASET_CLASSES: dict = {}
+
+
+def user_dataset_class(dataset_base):
+    """The one real class whose instances stand for instances of user `torch.utils.data.Dataset`
+    subclasses: `len()` and indexing (by the engine's DataLoader, random_split, Subset) run the program's
+    `__len__` / `__getitem__` through the interpreter, counted like any call."""
+    cls = _USER_DATASET_CLASSES.get(dataset_base)
+    if cls is not None:
+        return cls
+
+    class UserDataset(dataset_base):
+        def _fg_method(self, name):
+            ucls = self.__dict__["_fg_cls"]
+            _, f = ucls.lookup(name)
+            return ucls, f
+
+        def __len__(self):
+            ucls, f = self._fg_method("__len__")
+            if f is None:
+                raise TypeError(f"object of type '{ucls.name}' has no len()")
+            if not isinstance(f, UserFunction):
+                return f(self)
+            return f.interp.call_user(f, (self,), {})
+
+        def __getitem__(self, index):
+            ucls, f = self._fg_method("__getitem__")
+            if f is None:
+                raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+            if not isinstance(f, UserFunction):
+                return f(self, index)
+            r = f.interp.call_user(f, (self, index), {})
+            f.interp.check_data(r)  # returned to engine code (the DataLoader's collate)
+            return r
+
+        def __array__(self, *args, **kwargs):
+            # numpy would otherwise read it as a sequence: allocate len() items, then index each one
+            raise TypeError(f"a {self.__dict__['_fg_cls'].name} dataset cannot be converted to an array or tensor "
+                            "(index it, or iterate a DataLoader over it)")
+
+        def __repr__(self):
+            return f"<{self.__dict__['_fg_cls'].name} object>"
+
+        __str__ = __repr__
+
+    UserDataset.__name__ = UserDataset.__qualname__ = "Dataset"
+    _USER_DATASET_CLASSES[dataset_base] = UserDataset
+    return UserDataset
+
+
 # Python's own error messages name a value's class ("unsupported operand type(s) for +: 'X' and 'int'"):
 # give the interpreter's classes the names a program should see instead of their implementation names.
 for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), (BoundMethod, "method"),
                           (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
-                          (Shown, "object")):
+                          (Shown, "object"), (ShownTensor, "Tensor")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 

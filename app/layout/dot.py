@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import graphviz
 
+from app.layout.sizes import LAYOUT
+
 
 class LayoutTimeout(Exception):
     pass
@@ -159,7 +161,7 @@ class DotProcess:
         return parse_plain(buf.decode("utf-8", "replace"))
 
 
-CLUSTER_LABEL_PT = 11  # the page's cluster label font (config.js GRAPH.fonts.cluster)
+CLUSTER_LABEL_PT = LAYOUT["clusterFont"]  # the page's cluster title font (config.js LAYOUT.clusterFont)
 
 
 def digraph_source(

@@ -82,7 +82,7 @@ class LayoutResult:
     edges: dict[str, list[list[float]]]
     clusters: dict[str, tuple[float, float, float, float]]  # centre + size
     groups: list[dict] = field(default_factory=list)
-    method: str = "dot"  # "dot" | "cache" | "grouped" | "grouped-cache" | "fallback"
+    method: str = "dot"  # "dot" | "cache" | "grouped" | "grouped-cache" | "fallback" (cache: within the run)
 
 
 @dataclass
@@ -111,6 +111,7 @@ class LayoutEngine:
         self.wrap = wrap
         self.hits = 0
         self.misses = 0
+        self._run_seen: set | None = None  # signatures laid out for the current run (begin_run)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, dot_binary: str | None = None, wrap: bool = True) -> LayoutEngine:
@@ -124,12 +125,25 @@ class LayoutEngine:
         self.dot.close()
 
     # ---------------------------------------------------------------- cache
+    def begin_run(self) -> None:
+        """A new run (one client's program) starts: from now on a layout is reported as a cache hit
+        (``cache``, ``grouped-cache``) only when this run laid out the same structure before. The cache
+        is shared by every client of the worker, and its status must not tell one client what another
+        ran; a hit from another run is still served (fast), and reported as freshly laid out."""
+        self._run_seen = set()
+
     def _cached(self, sig: tuple, compute) -> tuple[_Canon, bool]:
         got = self.cache.get(sig)
+        seen = self._run_seen
         if got is not None:
             self.cache.move_to_end(sig)
             self.hits += 1
+            if seen is not None and sig not in seen:
+                seen.add(sig)
+                return got, False
             return got, True
+        if seen is not None:
+            seen.add(sig)
         self.misses += 1
         canon = compute()
         if self.cache_size and not canon.fallback:

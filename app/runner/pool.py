@@ -319,9 +319,8 @@ class Pool:
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict:
+        """What ``/healthz`` shows: counts only (no process ids: nothing about the host)."""
         return {
-            "workers": [{"slot": h.slot, "pid": h.pid, "ready": h.ready, "busy": h.job is not None,
-                         "runs": h.runs, "alive": (not h.dead) and h.proc.is_alive()} for h in self.workers],
             "size": len(self.workers),
             "ready": sum(1 for h in self.workers if h.ready and not h.dead),
             "busy": sum(1 for h in self.workers if h.job is not None),
@@ -331,3 +330,8 @@ class Pool:
             "completed": self.completed,
             "rejected": self.rejected,
         }
+
+    def workers_info(self) -> list[dict]:
+        """Each worker process, with its pid: for operators and tests, never served over HTTP."""
+        return [{"slot": h.slot, "pid": h.pid, "ready": h.ready, "busy": h.job is not None, "runs": h.runs,
+                 "alive": (not h.dead) and h.proc.is_alive()} for h in self.workers]

@@ -48,20 +48,54 @@ WARM_SOURCE = (
 SPARE_WARM_SOURCE = "import torch\nx = torch.tensor(1.0, requires_grad=True)\n(x * 2).backward()\nprint(x)\n"
 
 
-def _json_safe(x):
-    if isinstance(x, str):
-        return x.encode("utf-8", "replace").decode("utf-8")
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, float):
-        from engine.trace_events import json_number  # not at the top: numpy loads after the BLAS settings
+MAX_SAFE_ITEMS = 1_000_000  # items _json_safe walks before it stops copying (shared lists repeat)
+MAX_SAFE_DEPTH = 200
+_INT64 = 1 << 63
 
-        return json_number(x)
-    if x is None or isinstance(x, (bool, int, float)):
-        return x
-    return str(x)
+
+def _type_name(x) -> str:
+    """What leaves a run in place of a value that is not plain JSON data: its type's name (bounded),
+    never its ``str()`` (a real address, an internal module name, or gigabytes built in C)."""
+    return f"<{type(x).__name__[:100]}>"
+
+
+def _json_safe(x):
+    """The answer as strict JSON data, when orjson refused it (a lone surrogate, a key that is not a
+    string, an integer beyond 64 bits, an object that should never have got here): strings, numbers,
+    bools, None, lists and dicts of those, at most MAX_SAFE_ITEMS items and MAX_SAFE_DEPTH levels; anything
+    else as its type's name. Never calls ``str()`` or ``repr()`` on what it does not know."""
+    from engine.trace_events import json_number  # not at the top: numpy loads after the BLAS settings
+
+    budget = [MAX_SAFE_ITEMS]
+
+    def key(k):
+        if type(k) is str:
+            return k.encode("utf-8", "replace").decode("utf-8")
+        if type(k) in (int, float, bool) or k is None:
+            return str(json_number(k)) if type(k) is not int or -_INT64 <= k < _INT64 else "<int>"
+        return _type_name(k)
+
+    def walk(v, depth):
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_SAFE_DEPTH:
+            return "…"
+        t = type(v)
+        if t is str:
+            return v.encode("utf-8", "replace").decode("utf-8")
+        if v is None or t is bool:
+            return v
+        if t is int:
+            return v if -_INT64 <= v < _INT64 else json_number(float(v)) if v.bit_length() < 1024 else \
+                ("inf" if v > 0 else "-inf")
+        if t is float:
+            return json_number(v)
+        if t is dict:
+            return {key(k): walk(val, depth + 1) for k, val in v.items()}
+        if t is list or t is tuple:
+            return [walk(val, depth + 1) for val in v]
+        return _type_name(v)
+
+    return walk(x, 0)
 
 
 def _vm_bytes() -> int:
@@ -250,6 +284,7 @@ class Worker:
         s = self.settings
         stream = bool(opts.get("stream"))
         started = time.monotonic()
+        self.layout.begin_run()  # cache status in the answer: this run's hits only
         pid, reader = self._take_spare(source, stream)
         t_sent = t_end = time.monotonic()
         builder = TraceBuilder(

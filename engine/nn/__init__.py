@@ -1,25 +1,63 @@
 """torch.nn for the supported subset."""
-from . import functional, init
-from .modules import (
-                      BCELoss,
-                      BCEWithLogitsLoss,
-                      CrossEntropyLoss,
-                      Flatten,
-                      Identity,
-                      Linear,
-                      LogSoftmax,
-                      Module,
-                      ModuleList,
-                      MSELoss,
-                      NLLLoss,
-                      Parameter,
-                      ReLU,
-                      Sequential,
-                      Sigmoid,
-                      Softmax,
-                      Tanh,
+from . import functional, init, utils
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    ReLU6,
+    SiLU,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanhshrink,
+    Threshold,
 )
+from .conv import Conv1d, Conv2d
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .modules import (
+    Flatten,
+    Identity,
+    Linear,
+    LogSoftmax,
+    Module,
+    ModuleList,
+    Parameter,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .reshape import Unflatten
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .sparse import Embedding
 
-__all__ = ["functional", "init", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
+__all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
-           "Softmax", "LogSoftmax", "Flatten"]
+           "Softmax", "LogSoftmax", "Flatten",
+           "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
+           "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
+           "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
+           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]

@@ -1,37 +1,41 @@
-"""torch.nn.functional: activations and losses, composed from op-table primitives as PyTorch composes them."""
+"""torch.nn.functional: activations and losses, composed from op-table primitives as PyTorch composes them.
+
+Every function checks that its tensor arguments are tensors before calling anything on them, with
+PyTorch's message (`engine.boundary`).
+"""
 from __future__ import annotations
 
 import operator
 
 import numpy as np
 
+from ..boundary import expect_attribute, expect_tensor
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
 from ..tensor import apply
 
-_REDUCTIONS = ("mean", "sum", "none")
-
-
-def _reduction(reduction):
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
-
 
 def relu(x, inplace=False):
+    expect_tensor(x, "relu", "input", 1)
     return x.relu()
 
 
 def sigmoid(x):
+    expect_attribute(x, "sigmoid")
     return x.sigmoid()
 
 
 def tanh(x):
+    expect_attribute(x, "tanh")
     return x.tanh()
 
 
 def linear(x, weight, bias=None):
     """PyTorch's at::linear: addmm on 2-D input; other ranks are viewed to 2-D and back."""
+    expect_tensor(x, "linear", "input", 1)
+    expect_tensor(weight, "linear", "weight", 2)
+    if bias is not None:
+        expect_tensor(bias, "linear", "bias", 3)
     if x.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and {weight.ndim}D")
     if weight.ndim == 1:  # a weight vector: x @ w (+ bias), as torch computes it
@@ -51,50 +55,8 @@ def linear(x, weight, bias=None):
     return out.view(*lead, weight.shape[0])
 
 
-def mse_loss(input, target, reduction="mean"):  # noqa: A002 — torch's argument names
-    return apply(OPS["mse_loss"], (input, target), (_reduction(reduction),))
-
-
-def nll_loss(input, target, reduction="mean"):  # noqa: A002
-    t = target._data
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
-    classes = input.shape[-1] if input.ndim == 1 else input.shape[1]
-    if t.size and (t.min() < 0 or t.max() >= classes):
-        bad = int(t.max() if t.max() >= classes else t.min())
-        raise IndexError(f"Target {bad} is out of bounds.")
-    if input.ndim == 2 and t.shape != (input.shape[0],):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({t.shape[0] if t.ndim else 0}).")
-    return apply(OPS["nll_loss"], (input, target), (_reduction(reduction),))
-
-
-def cross_entropy(input, target, reduction="mean"):  # noqa: A002
-    dim = 0 if input.ndim == 1 else 1
-    logp = log_softmax(input, dim)
-    if target.is_floating_point():
-        # Class probabilities: -sum(p * log q) per sample.
-        per_sample = -(target * logp).sum(dim)
-        return per_sample.mean() if reduction == "mean" else per_sample.sum() if reduction == "sum" else per_sample
-    return nll_loss(logp, target, reduction)
-
-
-def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
-    p = input._data
-    if p.size and (p.min() < 0 or p.max() > 1):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if input.shape != target.shape:
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
-                         "is deprecated. Please ensure they have the same size.")
-    return apply(OPS["binary_cross_entropy"], (input, target), (_reduction(reduction),))
-
-
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):  # noqa: A002
-    if input.shape != target.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    return apply(OPS["binary_cross_entropy_with_logits"], (input, target), (_reduction(reduction),))
-
-
 def one_hot(tensor, num_classes=-1):
+    expect_tensor(tensor, "one_hot", "input", 1)
     from ..creation import _check, _leaf
 
     idx = np.asarray(tensor._data)
@@ -110,3 +72,22 @@ def one_hot(tensor, num_classes=-1):
     out = np.zeros(idx.shape + (n,), dtype=np.int64)  # no (n,) temporary: its size is the output's only
     np.put_along_axis(out, idx[..., None], 1, axis=-1)
     return _leaf(out, False)
+
+
+# Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py
+from . import functional_layers as _layers  # noqa: E402
+
+conv1d, conv2d, pad = _layers.conv1d, _layers.conv2d, _layers.pad
+max_pool1d, max_pool2d, avg_pool1d, avg_pool2d = _layers.max_pool1d, _layers.max_pool2d, _layers.avg_pool1d, _layers.avg_pool2d
+adaptive_avg_pool2d = _layers.adaptive_avg_pool2d
+batch_norm, layer_norm, embedding = _layers.batch_norm, _layers.layer_norm, _layers.embedding
+dropout, dropout1d, dropout2d = _layers.dropout, _layers.dropout1d, _layers.dropout2d
+gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _layers.elu, _layers.selu, _layers.celu, _layers.silu
+softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid
+hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
+softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
+from . import functional_loss as _loss  # noqa: E402
+
+mse_loss, nll_loss, cross_entropy = _loss.mse_loss, _loss.nll_loss, _loss.cross_entropy
+binary_cross_entropy, binary_cross_entropy_with_logits = _loss.binary_cross_entropy, _loss.binary_cross_entropy_with_logits
+l1_loss, smooth_l1_loss, huber_loss, kl_div = _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss, _loss.kl_div

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 from .. import creation
 from ..autograd import STATE
+from ..boundary import plain_text
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -38,6 +39,8 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -50,6 +53,11 @@ class Module:
         elif isinstance(value, Module):
             params.pop(name, None)
             self._modules[name] = value
+        elif name in self.__dict__.get("_buffers", ()):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
@@ -66,6 +74,8 @@ class Module:
             return d["_parameters"][name]
         if "_modules" in d and name in d["_modules"]:
             return d["_modules"][name]
+        if "_buffers" in d and name in d["_buffers"]:
+            return d["_buffers"][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
@@ -73,6 +83,8 @@ class Module:
             del self._parameters[name]
         elif name in self._modules:
             del self._modules[name]
+        elif name in self._buffers:
+            del self._buffers[name]
         else:
             object.__delattr__(self, name)
 
@@ -104,15 +116,46 @@ class Module:
 
     register_module = add_module
 
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor the module owns but does not train (BatchNorm's running statistics): in state_dict
+        unless persistent=False."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(name, "buffer", self)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def get_parameter(self, target):
+        mod, _, name = target.rpartition(".")
+        return getattr(self.get_submodule(mod), name)
+
+    def get_submodule(self, target):
+        m = self
+        for part in target.split(".") if target else []:
+            if part not in m._modules:
+                raise AttributeError(f"{m._get_name()} has no attribute `{part}`")
+            m = m._modules[part]
+        return m
+
     # ----- traversal -----
     def named_modules(self, memo=None, prefix=""):
-        memo = set() if memo is None else memo
+        # a copy, as a real set of the modules already seen (as in torch, modules, not their ids): a
+        # program's `memo` is never called (memo.add(...) on a module would run program code with an address)
+        memo = set() if memo is None else set(memo)
         stack = [(prefix, self)]
         while stack:
             name, m = stack.pop()
-            if m is None or id(m) in memo:
+            if m is None or m in memo:
                 continue
-            memo.add(id(m))
+            memo.add(m)
             yield name, m
             children = [(name + ("." if name else "") + n, c) for n, c in m._modules.items()]
             stack.extend(reversed(children))
@@ -146,8 +189,64 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def state_dict(self):
-        return OrderedDict((n, p.detach()) for n, p in self.named_parameters())
+    def named_buffers(self, prefix="", recurse=True):
+        seen = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mname, m in modules:
+            for bname, b in m._buffers.items():
+                if b is None or id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield (mname + "." if mname else "") + bname, b
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """PyTorch's order: each module's parameters, then its persistent buffers, then its children."""
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy values in place (shapes must match); PyTorch's error text for missing/unexpected keys and
+        size mismatches; returns PyTorch's `<All keys matched successfully>` named tuple."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        for k, t in own.items():
+            if k not in state_dict:
+                continue
+            v = state_dict[k]
+            if not isinstance(v, Tensor):
+                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like object '
+                              f"from checkpoint but received {type(v)}")
+                continue
+            if tuple(v.shape) != tuple(t.shape):
+                errors.append(f"size mismatch for {k}: copying a param with shape {v.shape} from checkpoint, the "
+                              f"shape in current model is {t.shape}.")
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
+        with init.no_grad():
+            for k, t in own.items():
+                if k in state_dict:
+                    t.copy_(state_dict[k])
+        return _IncompatibleKeys(missing, unexpected)
 
     def zero_grad(self, set_to_none=True):
         params = [p for p in self.parameters() if p.grad is not None]
@@ -202,6 +301,17 @@ class Module:
         return main + ")"
 
 
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 def _check_name(name, what, owner):
     """PyTorch's rules for registered names, plus: no leading underscore (never a protocol name)."""
     if not isinstance(name, str):
@@ -247,7 +357,8 @@ class Linear(Module):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={plain_text(self.in_features)}, out_features={plain_text(self.out_features)}, "
+                f"bias={self.bias is not None}")
 
 
 class _Activation(Module):
@@ -289,7 +400,7 @@ class Softmax(Module):
         return F.softmax(x, self.dim)
 
     def extra_repr(self):
-        return f"dim={self.dim}"
+        return f"dim={plain_text(self.dim)}"
 
 
 class LogSoftmax(Softmax):
@@ -306,7 +417,7 @@ class Flatten(Module):
         return x.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+        return f"start_dim={plain_text(self.start_dim)}, end_dim={plain_text(self.end_dim)}"
 
 
 class Sequential(Module):
@@ -359,34 +470,3 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
-
-
-class _Loss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-
-class MSELoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.mse_loss(input, target, self.reduction)
-
-
-class CrossEntropyLoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.cross_entropy(input, target, self.reduction)
-
-
-class NLLLoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.nll_loss(input, target, self.reduction)
-
-
-class BCELoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy(input, target, self.reduction)
-
-
-class BCEWithLogitsLoss(_Loss):
-    def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy_with_logits(input, target, self.reduction)

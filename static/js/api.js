@@ -48,8 +48,10 @@ export async function runProgram(source, { signal } = {}) {
 // Stream a run over Server-Sent Events (POST /api/stream, app/api/routes/stream.py): events
 // stdout {text}, step {...}, pass {pass} (a summary pass may later be replaced by its full graph,
 // same index), and last done {error, variables, stdout, ops, steps, modules, truncated}.
-// handlers: onPass(pass), onStep(step), onStdout(text), onDone(msg), onError({fallback, message}).
-// fallback=true means the server has no stream: the caller should POST /api/run instead.
+// handlers: onPass(pass), onStep(step), onStdout(text), onDone(msg), onError({fallback, noStream, message}).
+// fallback=true: no stream came (the request failed or was refused, e.g. a program too large):
+// the caller should POST /api/run instead, which says why; noStream=true: this server has no
+// stream at all (404, 405, or an answer that is not SSE).
 export function streamProgram(source, handlers) {
   const ctrl = new AbortController();
   let finished = false;
@@ -79,11 +81,12 @@ export function streamProgram(source, handlers) {
         signal: ctrl.signal,
       });
     } catch (e) {
-      if (!ctrl.signal.aborted) handlers.onError && handlers.onError({ fallback: true, message: String(e) });
+      if (!ctrl.signal.aborted) handlers.onError && handlers.onError({ fallback: true, noStream: false, message: String(e) });
       return;
     }
     if (!r.ok || !r.body || !(r.headers.get("content-type") || "").includes("text/event-stream")) {
-      handlers.onError && handlers.onError({ fallback: true, message: `stream: HTTP ${r.status}` });
+      const noStream = r.status === 404 || r.status === 405 || r.ok;
+      handlers.onError && handlers.onError({ fallback: true, noStream, message: `stream: HTTP ${r.status}` });
       return;
     }
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();

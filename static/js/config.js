@@ -1,6 +1,7 @@
 // Every visual constant of the page lives here: colours, sizes, durations and the one diverging
 // colour scale used for sign and magnitude everywhere (graph cells, heatmaps, inspector, legend).
-// CSS reads the colours through custom properties that applyTheme() sets from this module.
+// CSS reads the colours through custom properties that applyLook() (look.js) sets from cssVars().
+// LAYOUT, the sizes the server lays nodes out for, has a Python twin in app/layout/sizes.py.
 
 export const THEMES = {
   light: {
@@ -110,28 +111,168 @@ export const DURATIONS = {
   step: 700,             // ms per timeline step at speed 1
   pulse: 520,            // ms a pulse takes to travel its edge at speed 1
   flash: 900,            // ms a changed cell stays highlighted
-  toast: 3200,           // ms an event banner stays up
-  zoom: 350,             // ms zoom-to-fit transition
+  toast: 3200,           // ms an event banner stays up (shorter at 2× and faster)
+  zoom: 300,             // ms zoom-to-fit transition
+  zoomStep: 200,         // ms the + / − buttons take
+  pan: 220,              // ms the view takes to follow the step
   copiedNote: 1400,
+  urlWrite: 150,         // ms of quiet before the URL hash is rewritten
+  refit: 50,             // ms after a projector switch before the graph is fitted again
+  resize: 120,           // ms of quiet after a window resize before the graph is fitted again
 };
 export const SPEEDS = [0.25, 0.5, 1, 2, 4];
 
+// Where a pulse is along its step (fractions of the step): an op's inputs light up first and its
+// output after; a backward step sends the gradient into the op first, then out to its inputs.
+export const PULSE = { forwardSplit: 0.5, backwardSplit: 0.45 };
+
+// ---- The layout contract with the server ----
+// app/layout/sizes.py sizes the boxes Graphviz lays out for the text the page draws in them, with
+// these numbers (graph units = points). It keeps its own copy; tests/browser/test_layout_twin.py
+// reads the block between the markers below (JSON but for comments) and checks the two are equal.
+// LAYOUT-BEGIN
+export const LAYOUT = {
+  "recordH": 54,         // tensor record height
+  "recordMinW": 96,      // record widths the server picks from (the page draws what it is given)
+  "recordMaxW": 130,
+  "headerFrac": 0.36,    // record: a header band (name, shape), then the value row and the grad row
+  "textFill": 0.62,      // text size as a fraction of its band's height: ≈ 10.7 pt in a record row
+  "glyphW": 0.62,        // monospace advance per em (DejaVu Sans Mono: 0.602, and a little room)
+  "recordTextPad": 12,   // header width that is not text: insets and the gap before the shape
+  "unnamedChars": 9,     // the server's width budget for an unnamed tensor's expression
+  "opH": 32,             // op ellipse height
+  "opMinW": 34,
+  "opFont": 13,          // the op text size the server sizes ellipses for
+  "opPad": 18,           // ellipse width beyond its text
+  "clusterFont": 11      // module box titles: dot keeps a band this high above the members
+};
+// LAYOUT-END
+
+// The page's own drawing of the graph (graph units unless marked px or ms).
 export const GRAPH = {
   fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
-  // The server lays records out at recordH × 96–130 pt and op ellipses 32 pt high, sized for the
-  // text below (app/layout/sizes.py): record text ≈ 0.62 × row height ≈ 10.7 pt, op text ≈ 14 pt.
-  recordH: 54,
-  headerFrac: 0.36,      // tensor record: header band, then value row and grad row
-  // graph-unit font sizes of the small print, at recordH (scaled with the records' size)
-  fonts: { caption: 9, edgeLabel: 10, badge: 10, cluster: 11, cutmark: 10 },
-  cellMaxElems: 48,      // mini heatmap inside a node up to this many elements
-  fitPadding: 24,        // px around the graph for zoom-to-fit
+  // font sizes of the small print, at LAYOUT.recordH (scaled with the records' size)
+  fonts: { caption: 9, captionMin: 6, edgeLabel: 10, badge: 10, cluster: LAYOUT.clusterFont, cutmark: 10, min: 5 },
+  labelScale: [0.55, 1.2], // badges, edge labels and pulses follow the records' size, within these
+  record: {
+    radius: 4,             // frame corners
+    inset: 5,              // header text from the sides
+    fontPerW: 7,           // the record font is at most its width / this
+    shapeFont: 0.8,        // the shape ("4×3") beside the name, × the record font
+    shapeMaxW: 0.45,       // of the record width at most
+    rowLabelFont: 0.72,    // "data", "grad", "∂L", × the record font
+    rowLabelX: 3,
+    rowLabelChars: 4,
+    rowLabelPad: 6,
+    rowLabelMaxW: 0.3,     // of the record width at most
+    cellGap: 3,            // around a row's value cell
+    cellRadius: 2,
+    pendingFont: 0.85,     // "not yet", "None", "no grad", × the record font
+    captionOverhang: 1.1,  // a caption below the record may be this much wider than it
+    captionGap: 1,
+    longCaptionW: 110,     // records at least this wide say "grad_fn=<…>", not only its name
+    leafCaptionW: 100,     // and "leaf · requires_grad", not only "leaf"
+  },
+  cell: {
+    maxElems: 48,          // mini heatmap inside a node up to this many elements
+    maxCols: 16,           // columns of a summary's (or a long row's) mini heatmap
+    spacing: 0.6,          // between heatmap cells
+    minSize: 0.5,
+    numbersUpTo: 4,        // numbers written on the cells of heatmaps this small
+    numberMinW: 2.2,       // when a cell is this many ems wide
+    numberFill: 0.7,       // of the cell height at most
+    glyphW: 0.6,           // numbers are fitted to the bare monospace advance
+  },
+  op: {
+    fontFill: 0.9,         // op text size: at most this × the half height
+    textInset: 12,         // ellipse width not for text
+  },
+  cluster: {
+    radius: 8,
+    titleX: 22,            // after the collapse toggle
+    titleY: 12,
+    titleRoom: 28,         // box width not for the title
+    toggle: { x: 5, y: 3, w: 13, h: 12, radius: 2, symX: 11.5, symY: 13 },
+    collapsedFont: [9, 16], // a collapsed module's name: font range
+    collapsedFontPerH: 4,  // and at most its box height / this
+    collapsedPadChars: 4,
+    collapsedLine: 1.2,    // second line below, in ems
+    collapsedSubFont: 0.75,
+  },
+  cut: {
+    at: [0.45, 0.5, 0.55], // along the edge: the break's ends and its middle
+    gap: { w: 6, h: 14 },  // the break: a gap between two bars
+    labelRise: 10,         // the word ("no_grad", "detach") above the break
+    shortEdge: 60,         // shorter edges put the word above both records
+    labelGap: 5,
+  },
+  label: {
+    maxChars: 48,          // edge labels and badges
+    padX: 8,
+    h: 16,
+    radius: 8,
+    badgeRise: 10,         // a badge above its node
+    tries: 12,             // steps (one label height) a label moves to keep off the others
+    avoidSteps: 4,         // steps up and down first tried to keep off the records
+    nodePad: 4,            // room kept around records and ops
+    captionDrop: 6,        // a record's caption hangs below it
+    captionH: 16,
+  },
+  hatch: 6,                // "not computed yet" hatching period
+  arrow: 7,                // arrow head size
+  fitPadding: 24,          // px around the graph for zoom-to-fit
+  bottomRoom: 12,          // below the graph's box: the last records' captions
   minZoom: 0.05,
-  minReadableZoom: 0.45, // below this, zoom-to-fit starts readable at the beginning and follows the step
+  minReadableZoom: 0.45,   // below this, zoom-to-fit starts readable at the beginning and follows the step
+  readableZoom: { normal: 1, projector: 1.4 }, // that readable start
+  maxFitZoom: { normal: 2, projector: 3 },     // zoom-to-fit enlarges small graphs up to this
   maxZoom: 8,
+  maxInsets: 0.5,          // of the view height at most for the caption and the legend
+  followMargin: 30,        // px: nodes of the step closer to the edge than this are followed
+  followLead: 0.28,        // where the step is put: from the side it comes from (forward: left)
+  followNarrow: 0.5,       // lead only when the step is narrower than this of the view
+  exportPad: 10,           // around an exported SVG
+  pngScale: 2,             // exported PNG pixels per graph unit
 };
 
-export const HEATMAP = { cell: 22, maxCells: 256 };
+// The page around the graph (px unless marked).
+export const PAGE = {
+  zoomStep: 1.3,           // + and − buttons
+  legendMinW: 760,         // the legend is shown by default only on a graph pane this big
+  legendMinH: 420,
+  legendGap: 8,            // the graph keeps this far above the legend
+  captionLines: 2,         // the step caption takes up to this many lines
+  captionGap: 4,
+  captionLineHeight: 1.3,  // fallbacks when the caption's line height is not known
+  captionLinePx: 18,
+  maxToasts: 2,
+  cardLines: 3,            // lines of code on an example's card in the gallery
+  toastSpeedCap: 2,        // toasts go faster with the speed, up to this
+};
+
+export const HEATMAP = {
+  cell: 22,                // px, compact cells at most
+  compactMin: 8,           // px, compact cells at least
+  numberCellMin: 40,       // px, cells with numbers at least
+  numbersUpTo: 36,         // numbers written on the cells of heatmaps this small
+  summaryCols: 8,
+  maxCells: 256,
+  legendStops: 20,         // colour stops of the legend bar
+};
+
+export const LOSS_CHART = {
+  minW: 200,
+  minH: 80,
+  h: 110,
+  xAxis: 28,               // axis sizes
+  yAxis: 52,
+  ySpace: 16,
+  lineW: 2,
+  pointsUpTo: 60,          // points drawn on curves with fewer
+  pointSize: 5,
+  headroom: 1.08,          // above the largest loss
+  markerW: 2,              // the open pass (device px per CSS px)
+};
 
 // ---- The one diverging colour scale: sign = hue, magnitude = strength (symmetric log) ----
 function mix(a, b, t) {

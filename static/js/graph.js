@@ -1,47 +1,13 @@
 // The graph view: SVG drawn once per pass from the server's Graphviz layout, then only text,
 // colours and classes change per step. Pan/zoom with d3-zoom; pulses animated by the player.
 import { select, zoom, zoomIdentity } from "../vendor/d3.js";
-import { GRAPH, SIZES, divergingColor, graphCss, inkOn } from "./config.js";
-import { cellText, describe, flat, fmt, isSummary, shapeText } from "./values.js";
+import { GRAPH, LAYOUT, SIZES, graphCss } from "./config.js";
+import { camera } from "./camera.js";
+import { drawing } from "./graphdraw.js";
+import { SVGNS, el, truncate } from "./svg.js";
+import { describe, isSummary, shapeText } from "./values.js";
 import { nodeName } from "./replay.js";
 import { opNodeText } from "./oplabels.js";
-
-const SVGNS = "http://www.w3.org/2000/svg";
-
-function el(tag, attrs = {}, parent = null) {
-  const e = document.createElementNS(SVGNS, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v != null) e.setAttribute(k, v);
-  if (parent) parent.appendChild(e);
-  return e;
-}
-
-function pathD(points) {
-  if (!points || points.length < 2) return "";
-  const p = points.map(([x, y]) => `${+x.toFixed(2)},${+y.toFixed(2)}`);
-  if (points.length >= 4 && (points.length - 1) % 3 === 0) {
-    let d = `M${p[0]}`;
-    for (let i = 1; i < p.length; i += 3) d += `C${p[i]} ${p[i + 1]} ${p[i + 2]}`;
-    return d;
-  }
-  return "M" + p.join("L");
-}
-
-// Dotted names lose their leading parts first: "model.layer1.weight" -> "layer1.weight" -> "weight".
-function shortName(text, maxChars) {
-  text = String(text);
-  let parts = text.split(".");
-  while (text.length > maxChars && parts.length > 1) {
-    parts = parts.slice(1);
-    text = parts.join(".");
-  }
-  return truncate(text, maxChars);
-}
-
-function truncate(text, maxChars) {
-  text = String(text);
-  if (text.length <= maxChars) return text;
-  return maxChars <= 1 ? "…" : text.slice(0, maxChars - 1) + "…";
-}
 
 // Big graphs come with `groups` (repeated loop bodies laid out once): drawn like module clusters,
 // collapsible, labelled with how many blocks share their structure.
@@ -126,12 +92,13 @@ export class GraphView {
   }
 
   buildDefs() {
-    const hatch = el("pattern", { id: "fg-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, this.defs);
-    el("rect", { width: 6, height: 6, class: "fg-hatch-bg" }, hatch);
-    el("line", { x1: 0, y1: 0, x2: 0, y2: 6, class: "fg-hatch-line" }, hatch);
+    const hp = GRAPH.hatch;
+    const hatch = el("pattern", { id: "fg-hatch", width: hp, height: hp, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, this.defs);
+    el("rect", { width: hp, height: hp, class: "fg-hatch-bg" }, hatch);
+    el("line", { x1: 0, y1: 0, x2: 0, y2: hp, class: "fg-hatch-line" }, hatch);
     for (const kind of ["", "-forward", "-backward", "-cut"]) {
       const m = el("marker", {
-        id: "fg-arrow" + kind, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7,
+        id: "fg-arrow" + kind, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: GRAPH.arrow, markerHeight: GRAPH.arrow,
         orient: "auto-start-reverse", markerUnits: "userSpaceOnUse",
       }, this.defs);
       el("path", { d: "M0,0L10,5L0,10z", class: "fg-arrow" + kind }, m);
@@ -149,7 +116,8 @@ export class GraphView {
     this.maxAbs = model.maxAbs();
     // badges and edge labels scale with the nodes the server laid out (its records may be small)
     const hs = model.graph.nodes.filter((n) => n.kind === "tensor").map((n) => n.h).sort((a, b) => a - b);
-    this.labelScale = Math.max(0.55, Math.min(1.2, (hs.length ? hs[hs.length >> 1] : GRAPH.recordH) / GRAPH.recordH));
+    const [minScale, maxScale] = GRAPH.labelScale;
+    this.labelScale = Math.max(minScale, Math.min(maxScale, (hs.length ? hs[hs.length >> 1] : LAYOUT.recordH) / LAYOUT.recordH));
     const g = model.graph;
     this.layers = {};
     for (const name of ["clusters", "edges", "nodes", "cuts", "collapsed", "labels", "badges"]) {
@@ -167,230 +135,10 @@ export class GraphView {
     this.applyCollapsed();
   }
 
-  renderCluster(c) {
-    const grp = el("g", { class: "fg-cluster", "data-cluster-id": c.id }, this.layers.clusters);
-    const x0 = c.x - c.w / 2, y0 = c.y - c.h / 2;
-    el("rect", { class: "fg-cbox", x: x0, y: y0, width: c.w, height: c.h, rx: 8 }, grp);
-    const t = el("text", { x: x0 + 22, y: y0 + 12 }, grp);
-    const title = `${c.name || c.id}${c.cls ? " · " + c.cls : ""}`;
-    // within the box (the server keeps a band above the members free for it)
-    t.textContent = truncate(title, Math.max(3, Math.floor((c.w - 28) / (GRAPH.fonts.cluster * 0.62))));
-    el("title", {}, t).textContent = title;
-    const tog = el("g", { class: "fg-ctoggle", role: "button", tabindex: 0, "aria-label": `Collapse ${c.name || c.id}` }, grp);
-    el("rect", { x: x0 + 5, y: y0 + 3, width: 13, height: 12, rx: 2, fill: "transparent", stroke: "currentColor" }, tog);
-    const sym = el("text", { x: x0 + 11.5, y: y0 + 13, "text-anchor": "middle" }, tog);
-    sym.textContent = "−";
-    const toggle = (ev) => {
-      ev.stopPropagation();
-      if (this.collapsed.has(c.id)) this.collapsed.delete(c.id);
-      else this.collapsed.add(c.id);
-      this.applyCollapsed();
-    };
-    tog.addEventListener("click", toggle);
-    tog.addEventListener("keydown", (ev) => (ev.key === "Enter" || ev.key === " ") && toggle(ev));
-    c._el = grp;
-    c._sym = sym;
-    c._tog = tog;
-  }
-
-  applyCollapsed() {
-    const g = this.model.graph;
-    const hidden = new Set();
-    this.layers.collapsed.replaceChildren();
-    for (const c of this.clusters || []) {
-      const on = this.collapsed.has(c.id);
-      c._el.classList.toggle("collapsed", on);
-      c._sym.textContent = on ? "+" : "−";
-      c._tog.setAttribute("aria-label", `${on ? "Expand" : "Collapse"} ${c.name || c.id}`);
-      if (!on) continue;
-      for (const id of c.nodes || []) hidden.add(id);
-      // one node standing for the whole module, drawn above its members
-      const box = el("g", { class: "fg-cluster collapsed", "data-node-id": c.id, role: "button", tabindex: 0,
-        "aria-label": `${c.name} (${c.cls}), collapsed: ${(c.nodes || []).length} nodes. Press Enter to expand` }, this.layers.collapsed);
-      el("rect", { class: "fg-cbox", x: c.x - c.w / 2, y: c.y - c.h / 2, width: c.w, height: c.h, rx: 8 }, box);
-      const fs = Math.max(9, Math.min(16, c.h / 4, c.w / ((c.name || "").length + 4)));
-      const t = el("text", { x: c.x, y: c.y, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": fs }, box);
-      t.textContent = `+ ${c.name || c.id}`;
-      const t2 = el("text", { x: c.x, y: c.y + fs * 1.2, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": fs * 0.75 }, box);
-      t2.textContent = `${c.cls || ""} · ${(c.nodes || []).length} nodes`;
-      const expand = (ev) => {
-        ev.stopPropagation();
-        this.collapsed.delete(c.id);
-        this.applyCollapsed();
-      };
-      box.addEventListener("click", expand);
-      box.addEventListener("keydown", (ev) => (ev.key === "Enter" || ev.key === " ") && expand(ev));
-    }
-    for (const [id, e] of this.nodeEls) e.g.style.display = hidden.has(id) ? "none" : "";
-    for (const e of g.edges) {
-      const ee = this.edgeEls.get(e.id);
-      if (ee) ee.g.style.display = hidden.has(e.source) && hidden.has(e.target) ? "none" : "";
-    }
-    this.hidden = hidden;
-  }
-
-  renderEdge(e) {
-    const grp = el("g", { class: "fg-edge" + (e.cut ? " cut" : ""), "data-edge-id": e.id }, this.layers.edges);
-    const path = el("path", { d: pathD(e.points), "marker-end": `url(#fg-arrow${e.cut ? "-cut" : ""})` }, grp);
-    const rec = { g: grp, path, e, len: null };
-    this.edgeEls.set(e.id, rec);
-  }
-
-  // A cut edge: a break (two bars across the line) and what cut it, drawn above the nodes.
-  renderCut(e) {
-    const rec = this.edgeEls.get(e.id);
-    const a = this.pointAt(rec, 0.45), b = this.pointAt(rec, 0.55), m = this.pointAt(rec, 0.5);
-    const ang = (Math.atan2(b.y - a.y, b.x - a.x) * 180) / Math.PI;
-    const g = el("g", { class: "fg-cut", transform: `translate(${m.x},${m.y}) rotate(${ang})` }, this.layers.cuts);
-    el("rect", { x: -3, y: -7, width: 6, height: 14, class: "fg-cut-gap" }, g);
-    el("line", { x1: -3, y1: -7, x2: -3, y2: 7, class: "fg-cut-bar" }, g);
-    el("line", { x1: 3, y1: -7, x2: 3, y2: 7, class: "fg-cut-bar" }, g);
-    el("title", {}, g).textContent = e.cut === "no_grad"
-      ? "Computed under torch.no_grad(): no gradient flows back along this edge"
-      : ".detach(): the result shares the value but gradients stop here";
-    // no_grad is a property of the op (it ran with grad off): one word above the op, not one per input
-    // edge (two short input edges put two words on top of each other and of the input records)
-    const op = e.cut === "no_grad" ? this.model.nodes.get(e.target) : null;
-    if (op && this.cutLabelled.has(op.id)) return;
-    let at = { x: m.x, y: m.y - 10 };
-    const src = this.model.nodes.get(e.source), dst = this.model.nodes.get(e.target);
-    if (!op && src && dst && (rec.len || 0) < 60) {
-      // a short edge: the word would sit on the records at both ends; put it above them
-      at = { x: m.x, y: Math.min(src.y - src.h / 2, dst.y - dst.h / 2) - 5 };
-    }
-    if (op && op.kind === "op") {
-      this.cutLabelled.add(op.id);
-      at = { x: op.x, y: op.y - op.h / 2 - 5 };
-    }
-    const t = el("text", { class: "fg-cutmark", x: at.x, y: at.y, "text-anchor": "middle" }, this.layers.cuts);
-    t.textContent = e.cut === "no_grad" ? "no_grad" : "detach";
-  }
-
   pointAt(rec, t) {
     if (rec.len == null) rec.len = rec.path.getTotalLength();
     const p = rec.path.getPointAtLength(Math.max(0, Math.min(1, t)) * rec.len);
     return { x: p.x, y: p.y };
-  }
-
-  renderOp(n) {
-    const grp = el("g", {
-      class: "fg-op" + (n.grad_fn ? "" : " nograd"), "data-node-id": n.id, tabindex: 0, role: "button",
-      transform: `translate(${n.x},${n.y})`,
-    }, this.layers.nodes);
-    const rx = n.w / 2, ry = n.h / 2;
-    el("ellipse", { class: "fg-opshape", rx, ry }, grp);
-    const label = opNodeText(n, this.model.opParams(n.op));
-    // the server sized the ellipse for this text (app/layout/sizes.py): ~14 pt, less when squeezed
-    const fs = Math.max(5, Math.min(ry * 0.9, (n.w - 12) / (Math.max(1, label.length) * 0.62)));
-    const t = el("text", { class: "fg-optext", "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
-    t.textContent = label;
-    el("title", {}, grp).textContent = `${label}${label !== n.op ? " (" + (n.op || "op") + ")" : ""}${n.grad_fn ? " · grad_fn=" + n.grad_fn : " · no grad_fn (grad disabled)"}`;
-    this.bindNode(grp, n);
-    this.nodeEls.set(n.id, { g: grp, n, kind: "op" });
-  }
-
-  renderTensor(n) {
-    const cls = ["fg-node", "role-" + (n.role || "intermediate")];
-    if (n.is_leaf) cls.push("leaf");
-    if (!n.requires_grad) cls.push("nograd");
-    const grp = el("g", { class: cls.join(" "), "data-node-id": n.id, tabindex: 0, role: "button",
-      transform: `translate(${n.x - n.w / 2},${n.y - n.h / 2})` }, this.layers.nodes);
-    const w = n.w, h = n.h;
-    const headH = h * GRAPH.headerFrac;
-    const rowH = (h - headH) / 2;
-    const fs = Math.max(5, Math.min(rowH * 0.62, headH * 0.62, w / 7));
-    el("rect", { class: "fg-frame", width: w, height: h, rx: 4 }, grp);
-    el("path", { class: "fg-head", d: `M0,${headH}V4Q0,0 4,0H${w - 4}Q${w},0 ${w},4V${headH}Z` }, grp);
-    const charW = fs * 0.62;
-    const shape = (n.shape || []).join("×"); // compact: "2×3"; nothing for a scalar
-    const shapeChars = Math.min(shape.length, Math.floor((w * 0.45) / charW));
-    const name = el("text", { class: "fg-head-text", x: 5, y: headH / 2, "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
-    const full = nodeName(n);
-    const maxChars = Math.max(2, Math.floor((w - 12) / charW) - shapeChars - 1);
-    name.textContent = /^[A-Za-z_][\w.]*$/.test(full) ? shortName(full, maxChars) : truncate(full, maxChars);
-    const sh = el("text", { class: "fg-shape-text", x: w - 5, y: headH / 2, "text-anchor": "end", "dominant-baseline": "central", "font-size": (fs * 0.8).toFixed(1) }, grp);
-    sh.textContent = truncate(shape, shapeChars);
-    const labelFs = fs * 0.72;
-    const labelW = Math.min(w * 0.3, 4 + 4 * 0.62 * labelFs + 2);
-    const rows = {};
-    ["value", "grad"].forEach((which, i) => {
-      const y = headH + i * rowH;
-      const lab = el("text", { class: "fg-rowlabel", x: 3, y: y + rowH / 2, "dominant-baseline": "central", "font-size": labelFs.toFixed(1) }, grp);
-      lab.textContent = which === "value" ? "data" : n.is_leaf || !n.requires_grad ? "grad" : "∂L";
-      const cellG = el("g", { class: "fg-cellg", transform: `translate(${labelW},${y + 1.5})` }, grp);
-      rows[which] = { g: cellG, w: w - labelW - 3, h: rowH - 3, fs, label: lab };
-    });
-    let caption = null;
-    if (!n.is_leaf && n.grad_fn) caption = w >= 110 ? `grad_fn=<${n.grad_fn}>` : n.grad_fn;
-    else if (n.is_leaf && n.requires_grad) caption = w >= 100 ? "leaf · requires_grad" : "leaf";
-    if (caption) {
-      // as wide as the record at most: shrink a long grad_fn name, down to 6, then cut it
-      const minFs = 6;
-      const cfs = Math.max(minFs, Math.min(GRAPH.fonts.caption, (w * 1.1) / (caption.length * 0.62)));
-      const cap = el("text", { class: "fg-caption", x: w / 2, y: h + cfs + 1, "text-anchor": "middle", "font-size": cfs.toFixed(1) }, grp);
-      cap.textContent = truncate(caption, Math.floor((w * 1.1) / (cfs * 0.62)));
-      if (cap.textContent !== caption) el("title", {}, cap).textContent = caption;
-    }
-    const title = el("title", {}, grp);
-    this.bindNode(grp, n);
-    this.nodeEls.set(n.id, { g: grp, n, kind: "tensor", rows, title });
-  }
-
-  bindNode(grp, n) {
-    grp.addEventListener("click", (ev) => {
-      ev.stopPropagation();
-      this.onSelect(n.id);
-    });
-    grp.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") {
-        ev.preventDefault();
-        this.onSelect(n.id);
-      }
-    });
-  }
-
-  drawCell(row, v, state) {
-    // state: "value" | "pending" | "none" | "nograd"
-    const g = row.g;
-    g.replaceChildren();
-    const { w, h, fs } = row;
-    if (state !== "value") {
-      el("rect", { class: "fg-cell" + (state === "pending" ? " pending" : ""), width: w, height: h, rx: 2,
-        fill: state === "pending" ? null : "transparent" }, g);
-      const t = el("text", { class: "fg-celltext " + (state === "pending" ? "pending" : "none"), x: w / 2, y: h / 2,
-        "text-anchor": "middle", "dominant-baseline": "central", "font-size": (fs * 0.85).toFixed(1) }, g);
-      t.textContent = state === "pending" ? "not yet" : state === "nograd" ? "no grad" : "None";
-      return;
-    }
-    const f = flat(v);
-    const theme = this.theme;
-    if (f.shape.length === 0 && !f.summary) {
-      const x = f.data[0];
-      el("rect", { class: "fg-cell", width: w, height: h, rx: 2, fill: divergingColor(x, this.maxAbs, theme) }, g);
-      const t = el("text", { class: "fg-celltext", x: w / 2, y: h / 2, "text-anchor": "middle", "dominant-baseline": "central",
-        "font-size": fs.toFixed(1), fill: inkOn(x, this.maxAbs, theme), style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
-      t.textContent = truncate(fmt(x), Math.floor(w / (fs * 0.62)));
-      return;
-    }
-    // mini heatmap: rows × cols from the last two dims
-    const data = f.data.slice(0, GRAPH.cellMaxElems);
-    let cols = f.shape.length ? f.shape[f.shape.length - 1] : data.length;
-    if (f.summary || cols > data.length) cols = Math.min(data.length, 16);
-    cols = Math.max(1, Math.min(cols, data.length));
-    const rowsN = Math.ceil(data.length / cols);
-    const cw = w / cols, ch = h / rowsN;
-    data.forEach((x, i) => {
-      el("rect", { class: "fg-cell", x: (i % cols) * cw, y: Math.floor(i / cols) * ch, width: Math.max(0.5, cw - 0.6),
-        height: Math.max(0.5, ch - 0.6), fill: divergingColor(x, this.maxAbs, theme) }, g);
-    });
-    if (data.length <= 4 && cw > fs * 2.2) {
-      data.forEach((x, i) => {
-        const t = el("text", { class: "fg-celltext", x: (i % cols) * cw + cw / 2, y: Math.floor(i / cols) * ch + ch / 2,
-          "text-anchor": "middle", "dominant-baseline": "central", "font-size": (Math.min(fs, ch * 0.7)).toFixed(1),
-          style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
-        t.textContent = truncate(fmt(x), Math.floor(cw / (fs * 0.6)));
-      });
-    }
   }
 
   // ---- per step ---------------------------------------------------------------------------
@@ -463,14 +211,15 @@ export class GraphView {
       const rec = this.nodeEls.get(b.node);
       if (!rec) continue;
       const n = rec.n;
-      this.labelBox(this.layers.badges, n.x, n.y - n.h / 2 - 10 * (this.labelScale || 1), b.text, "fg-badge" + (b.kind === "err" ? " err" : b.kind === "fwd" ? " fwd" : ""), placed, -1);
+      this.labelBox(this.layers.badges, n.x, n.y - n.h / 2 - GRAPH.label.badgeRise * (this.labelScale || 1), b.text, "fg-badge" + (b.kind === "err" ? " err" : b.kind === "fwd" ? " fwd" : ""), placed, -1);
     }
     // a contribution label sits on its edge, nudged up or down off the records it would cover
     // (edges between neighbouring ranks are shorter than a label)
+    const L = GRAPH.label;
     const nodeBoxes = fx.edgeLabels.length
       ? [...this.nodeEls.values()].filter((r) => !(this.hidden && this.hidden.has(r.n.id)))
-        .map(({ n, kind }) => (kind === "op" ? { x: n.x, y: n.y, w: n.w + 4, h: n.h + 4 }
-          : { x: n.x, y: n.y + 6, w: n.w + 4, h: n.h + 16 })) // a record's caption hangs below it
+        .map(({ n, kind }) => (kind === "op" ? { x: n.x, y: n.y, w: n.w + L.nodePad, h: n.h + L.nodePad }
+          : { x: n.x, y: n.y + L.captionDrop, w: n.w + L.nodePad, h: n.h + L.captionH })) // a record's caption hangs below it
       : [];
     for (const lab of fx.edgeLabels) {
       const rec = this.edgeEls.get(lab.edge);
@@ -491,15 +240,17 @@ export class GraphView {
   // a rounded label; moved (dir: down 1 / up -1) until it overlaps no label already placed and, when
   // `avoid` boxes are given, tried a few steps above and below first to keep off them too
   labelBox(layer, x, y, text, cls, placed = null, dir = 1, avoid = null) {
-    text = truncate(text, 48);
+    const L = GRAPH.label;
+    text = truncate(text, L.maxChars);
     const k = this.labelScale || 1;
-    const w = (text.length * GRAPH.fonts.edgeLabel * 0.62 + 8) * k;
-    const hh = 16 * k;
+    const w = (text.length * GRAPH.fonts.edgeLabel * LAYOUT.glyphW + L.padX) * k;
+    const hh = L.h * k;
     if (placed) {
       const clash = (list, yy) => list.some((b) => Math.abs(b.x - x) < (b.w + w) / 2 && Math.abs(b.y - yy) < ((b.h ?? hh) + hh) / 2);
       let free = null;
       if (avoid && avoid.length) {
-        for (const i of [0, -1, 1, -2, 2, -3, 3, -4, 4]) {
+        for (let j = 0; j <= 2 * L.avoidSteps; j++) {
+          const i = j % 2 ? -(j + 1) / 2 : j / 2; // 0, -1, 1, -2, 2, …
           const yy = y + i * (hh + 1);
           if (!clash(placed, yy) && !clash(avoid, yy)) {
             free = yy;
@@ -507,12 +258,12 @@ export class GraphView {
           }
         }
       }
-      if (free == null) for (let i = 0; i < 12 && clash(placed, y); i++) y += (hh + 1) * dir;
+      if (free == null) for (let i = 0; i < L.tries && clash(placed, y); i++) y += (hh + 1) * dir;
       else y = free;
       placed.push({ x, y, w, h: hh });
     }
     const g = el("g", { class: cls, transform: `translate(${x},${y}) scale(${k.toFixed(3)})` }, layer);
-    el("rect", { x: -w / k / 2, y: -8, width: w / k, height: 16, rx: 8 }, g);
+    el("rect", { x: -w / k / 2, y: -L.h / 2, width: w / k, height: L.h, rx: L.radius }, g);
     const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central" }, g);
     t.textContent = text;
     return g;
@@ -537,153 +288,12 @@ export class GraphView {
     }
   }
 
-  // The page's overlays (step caption on top, legend at the bottom) as px to keep the graph out of.
-  insets() {
-    const got = this.getInsets ? this.getInsets() : null;
-    const H = this.svg.clientHeight || 500;
-    let top = Math.max(0, (got && got.top) || 0), bottom = Math.max(0, (got && got.bottom) || 0);
-    // never give the overlays more than half the view: a short window keeps a usable graph
-    const k = Math.min(1, (H * 0.5) / Math.max(1, top + bottom));
-    top *= k;
-    bottom *= k;
-    return { top, bottom };
-  }
-
-  fitScale() {
-    const g = this.model.graph;
-    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
-    const { top, bottom } = this.insets();
-    return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - top - bottom - 2 * pad) / (Math.max(g.height, 1) + 12));
-  }
-
-  // ---- view --------------------------------------------------------------------------------
-  fit(animate = true) {
-    if (!this.model) return;
-    this.userZoomed = false;
-    const g = this.model.graph;
-    const W = this.svg.clientWidth || 800, H0 = this.svg.clientHeight || 500;
-    const pad = GRAPH.fitPadding;
-    const { top, bottom } = this.insets();
-    const H = H0 - top - bottom;
-    const gw = Math.max(g.width, 1), gh = Math.max(g.height, 1) + 12;
-    let k = Math.min((W - 2 * pad) / gw, (H - 2 * pad) / gh, this.projector ? 3 : 2);
-    let t = zoomIdentity.translate((W - gw * k) / 2, top + (H - gh * k) / 2 + 6 * k).scale(k);
-    this.lastFitWasReadable = false;
-    if (k < GRAPH.minReadableZoom && !this.forceWhole) {
-      this.lastFitWasReadable = true;
-      // too big to read whole: start readable at the graph's beginning; follow() pans along
-      k = this.projector ? 1.4 : 1;
-      const first = g.nodes[0];
-      const cy = first ? first.y : gh / 2;
-      t = zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
-    }
-    this.forceWhole = false;
-    const sel = select(this.svg);
-    if (animate) sel.transition().duration(300).call(this.zoomer.transform, t);
-    else sel.call(this.zoomer.transform, t);
-  }
-
-  // Keep the nodes of the current step in view: pan (same zoom) when they are outside.
-  follow(ids, phase = "forward", animate = true) {
-    if (!this.model || !ids.length) return;
-    const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.transform;
-    const g = this.model.graph;
-    const whole = t.applyX(0) >= -2 && t.applyY(0) >= -2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H + 2;
-    if (whole) return;
-    if (!this.userZoomed && this.fitScale() >= GRAPH.minReadableZoom) {
-      this.fit(false);
-      return;
-    }
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const id of ids) {
-      const rec = this.nodeEls.get(id);
-      if (!rec || (this.hidden && this.hidden.has(id))) continue;
-      const n = rec.n;
-      x0 = Math.min(x0, n.x - n.w / 2);
-      x1 = Math.max(x1, n.x + n.w / 2);
-      y0 = Math.min(y0, n.y - n.h / 2);
-      y1 = Math.max(y1, n.y + n.h / 2);
-    }
-    if (!isFinite(x0)) return;
-    const m = 30;
-    const inView = t.applyX(x0) >= m && t.applyX(x1) <= W - m && t.applyY(y0) >= m && t.applyY(y1) <= H - m;
-    if (inView) return;
-    // lead the way: forward goes left to right, backward right to left, so put the step near
-    // the side it comes from and the next steps stay in view longer (fewer pans)
-    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
-    const fx = x1 - x0 < W * 0.5 ? (phase === "backward" ? 0.72 : 0.28) : 0.5;
-    const nt = zoomIdentity.translate(W * fx - cx * t.k, H / 2 - cy * t.k).scale(t.k);
-    const user = this.userZoomed;
-    // a pan repaints the whole graph every frame: at fast playback jump instead of gliding
-    if (animate) select(this.svg).transition().duration(220).call(this.zoomer.transform, nt).on("end", () => (this.userZoomed = user));
-    else {
-      select(this.svg).call(this.zoomer.transform, nt);
-      this.userZoomed = user;
-    }
-  }
-
-  zoomBy(f) {
-    select(this.svg).transition().duration(200).call(this.zoomer.scaleBy, f);
-  }
-
-  checkInView() {
-    if (!this.model || !this.onViewChange) return;
-    const g = this.model.graph, t = this.transform;
-    const W = this.svg.clientWidth, H = this.svg.clientHeight;
-    const x0 = t.applyX(0), y0 = t.applyY(0), x1 = t.applyX(g.width), y1 = t.applyY(g.height);
-    this.onViewChange(x0 < -2 || y0 < -2 || x1 > W + 2 || y1 > H + 2);
-  }
-
   focusNode(id) {
     const rec = this.nodeEls.get(id);
     if (rec) rec.g.focus();
   }
-
-  // ---- export ------------------------------------------------------------------------------
-  exportSvg() {
-    const g = this.model ? this.model.graph : { width: 100, height: 100 };
-    const clone = this.svg.cloneNode(true);
-    const pad = 10;
-    clone.setAttribute("xmlns", SVGNS);
-    clone.setAttribute("viewBox", `${-pad} ${-pad} ${g.width + 2 * pad} ${g.height + 2 * pad + 12}`);
-    clone.setAttribute("width", g.width + 2 * pad);
-    clone.setAttribute("height", g.height + 2 * pad + 12);
-    const vp = clone.querySelector(".fg-viewport");
-    vp.removeAttribute("transform");
-    const pulses = clone.querySelector(".fg-layer-pulses");
-    if (pulses) pulses.replaceChildren();
-    const bg = document.createElementNS(SVGNS, "rect");
-    bg.setAttribute("x", -pad);
-    bg.setAttribute("y", -pad);
-    bg.setAttribute("width", g.width + 2 * pad);
-    bg.setAttribute("height", g.height + 2 * pad + 12);
-    bg.setAttribute("class", "fg-export-bg");
-    bg.setAttribute("fill", getComputedStyle(this.svg).backgroundColor || "#fff");
-    vp.insertBefore(bg, vp.firstChild);
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(clone);
-  }
-
-  async exportPng(scale = 2) {
-    const text = this.exportSvg();
-    const g = this.model.graph;
-    const w = Math.ceil((g.width + 20) * scale), h = Math.ceil((g.height + 32) * scale);
-    const img = new Image();
-    const url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
-    try {
-      await new Promise((res, rej) => {
-        img.onload = res;
-        img.onerror = rej;
-        img.src = url;
-      });
-      const canvas = document.createElement("canvas");
-      canvas.width = w;
-      canvas.height = h;
-      canvas.getContext("2d").drawImage(img, 0, 0, w, h);
-      return await new Promise((res) => canvas.toBlob(res, "image/png"));
-    } finally {
-      URL.revokeObjectURL(url);
-    }
-  }
 }
+
+Object.assign(GraphView.prototype, drawing, camera);
 
 export { isSummary };

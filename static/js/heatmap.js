@@ -8,13 +8,14 @@ export function heatmap(v, maxAbs, theme, { label = "value" } = {}) {
   wrap.className = "heatmap";
   const shape = f.shape;
   let cols = shape.length ? shape[shape.length - 1] : 1;
-  if (f.summary) cols = Math.min(f.data.length, 8);
+  if (f.summary) cols = Math.min(f.data.length, HEATMAP.summaryCols);
   cols = Math.max(1, Math.min(cols, f.data.length || 1));
   const data = f.data.slice(0, HEATMAP.maxCells);
   const grid = document.createElement("div");
   grid.className = "heatmap-grid";
-  const showNumbers = data.length <= 36;
-  grid.style.gridTemplateColumns = showNumbers ? `repeat(${cols}, minmax(40px, 1fr))` : `repeat(${cols}, minmax(8px, ${HEATMAP.cell}px))`;
+  const showNumbers = data.length <= HEATMAP.numbersUpTo;
+  grid.style.gridTemplateColumns = showNumbers ? `repeat(${cols}, minmax(${HEATMAP.numberCellMin}px, 1fr))`
+    : `repeat(${cols}, minmax(${HEATMAP.compactMin}px, ${HEATMAP.cell}px))`;
   grid.setAttribute("role", "table");
   grid.setAttribute("aria-label", `${label} ${shapeText(shape)} heatmap`);
   const readout = document.createElement("div");
@@ -54,9 +55,10 @@ export function scaleLegend(maxAbs, theme) {
   const bar = document.createElement("div");
   bar.className = "scale-bar";
   const stops = [];
-  for (let i = 0; i <= 20; i++) {
-    const v = -maxAbs + (2 * maxAbs * i) / 20;
-    stops.push(`${divergingColor(v, maxAbs, theme)} ${i * 5}%`);
+  const n = HEATMAP.legendStops;
+  for (let i = 0; i <= n; i++) {
+    const v = -maxAbs + (2 * maxAbs * i) / n;
+    stops.push(`${divergingColor(v, maxAbs, theme)} ${i * (100 / n)}%`);
   }
   bar.style.background = `linear-gradient(90deg, ${stops.join(", ")})`;
   // one line: "values −25 ▬▬▬ +25" (blue negative, pale zero, red positive)

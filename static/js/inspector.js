@@ -4,18 +4,9 @@ import { heatmap } from "./heatmap.js";
 import { nodeName } from "./replay.js";
 import { opNodeText, opParamRows } from "./oplabels.js";
 import { describe, flat, fmt, latex, scalarOf, shapeText } from "./values.js";
+import { onFirstUse } from "./lazy.js";
 
-let katexPromise = null;
-function loadKatex() {
-  if (!katexPromise) {
-    const link = document.createElement("link");
-    link.rel = "stylesheet";
-    link.href = "/static/vendor/katex/katex.min.css";
-    document.head.appendChild(link);
-    katexPromise = import("../vendor/katex/katex.js").then((m) => m.default);
-  }
-  return katexPromise;
-}
+const loadKatex = onFirstUse("/static/vendor/katex/katex.min.css", () => import("../vendor/katex/katex.js"));
 
 const tex = (s) => "\\text{" + String(s).replace(/([_#%&$])/g, "\\$1").replace(/[{}]/g, "") + "}";
 

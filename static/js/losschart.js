@@ -1,17 +1,8 @@
 // Loss curve (uPlot, loaded on first use): grows as passes stream in; click to open a pass.
-import { THEMES } from "./config.js";
+import { LOSS_CHART as LC, THEMES } from "./config.js";
+import { onFirstUse } from "./lazy.js";
 
-let uplotPromise = null;
-function loadUPlot() {
-  if (!uplotPromise) {
-    const link = document.createElement("link");
-    link.rel = "stylesheet";
-    link.href = "/static/vendor/uplot/uPlot.min.css";
-    document.head.appendChild(link);
-    uplotPromise = import("../vendor/uplot/uplot.js").then((m) => m.default);
-  }
-  return uplotPromise;
-}
+const loadUPlot = onFirstUse("/static/vendor/uplot/uPlot.min.css", () => import("../vendor/uplot/uplot.js"));
 
 export class LossChart {
   constructor(root, { onPick } = {}) {
@@ -24,9 +15,13 @@ export class LossChart {
     this.plot = null;
     new ResizeObserver(() => {
       if (!this.plot || this.root.closest("[hidden]")) return;
-      const width = Math.max(200, this.root.clientWidth), height = Math.max(80, this.root.clientHeight || 110);
+      const { width, height } = this.size();
       if (this.plot.width !== width || this.plot.height !== height) this.plot.setSize({ width, height });
     }).observe(root);
+  }
+
+  size() {
+    return { width: Math.max(LC.minW, this.root.clientWidth), height: Math.max(LC.minH, this.root.clientHeight || LC.h) };
   }
 
   setData(xs, ys) {
@@ -55,8 +50,7 @@ export class LossChart {
     const uPlot = await loadUPlot();
     const th = THEMES[this.theme] || THEMES.light;
     const data = [this.xs, this.ys];
-    const width = Math.max(200, this.root.clientWidth);
-    const height = Math.max(80, this.root.clientHeight || 110);
+    const { width, height } = this.size();
     if (this.plot && (this.plot.width !== width || this.plot.height !== height)) this.plot.setSize({ width, height });
     if (this.plot) {
       this.plot.setData(data);
@@ -68,9 +62,9 @@ export class LossChart {
       width, height,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1] } },
-      axes: [{ ...axis, size: 28, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] }, { ...axis, size: 52, space: 16 }],
-      series: [{}, { label: "loss", stroke: th.backward, width: 2, points: { show: this.xs.length < 60, size: 5 } }],
+      scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(0, min), max > 0 ? max * LC.headroom : 1] } },
+      axes: [{ ...axis, size: LC.xAxis, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] }, { ...axis, size: LC.yAxis, space: LC.ySpace }],
+      series: [{}, { label: "loss", stroke: th.backward, width: LC.lineW, points: { show: this.xs.length < LC.pointsUpTo, size: LC.pointSize } }],
       hooks: {
         draw: [(u) => {
           if (self.current == null) return;
@@ -78,7 +72,7 @@ export class LossChart {
           const ctx = u.ctx;
           ctx.save();
           ctx.strokeStyle = th.accent;
-          ctx.lineWidth = 2 * devicePixelRatio;
+          ctx.lineWidth = LC.markerW * devicePixelRatio;
           ctx.beginPath();
           ctx.moveTo(x, u.bbox.top);
           ctx.lineTo(x, u.bbox.top + u.bbox.height);

@@ -28,14 +28,18 @@ def wait_for(pred, timeout=20.0):
     raise AssertionError("condition not reached")
 
 
+def workers(client) -> list[dict]:
+    """The pool's workers with their pids: /healthz shows counts only."""
+    return client.app.state.pool.workers_info()
+
+
 def test_killed_worker_is_replaced(client):
-    pool = client.get("/healthz").json()["pool"]
-    victim = pool["workers"][0]["pid"]
+    victim = workers(client)[0]["pid"]
     os.kill(victim, signal.SIGKILL)
 
     def replaced():
         p = client.get("/healthz").json()["pool"]
-        pids = [w["pid"] for w in p["workers"]]
+        pids = [w["pid"] for w in workers(client)]
         return victim not in pids and p["ready"] == p["size"] and p
     p = wait_for(replaced)
     assert p["restarts"] >= 1
@@ -52,7 +56,7 @@ def test_worker_killed_mid_run_answers_cleanly(client):
 
     t = threading.Thread(target=runner)
     t.start()
-    busy = wait_for(lambda: [w for w in client.get("/healthz").json()["pool"]["workers"] if w["busy"]])
+    busy = wait_for(lambda: [w for w in workers(client) if w["busy"]])
     os.kill(busy[0]["pid"], signal.SIGKILL)
     t.join(15)
     r = got["r"]
@@ -106,7 +110,7 @@ def test_hard_kill_of_a_stuck_run(small):
     got = {}
     t = threading.Thread(target=lambda: got.setdefault("r", small.post("/api/run", json={"source": LONG})))
     t.start()
-    worker = wait_for(lambda: [w for w in small.get("/healthz").json()["pool"]["workers"] if w["busy"]])[0]["pid"]
+    worker = wait_for(lambda: [w for w in workers(small) if w["busy"]])[0]["pid"]
     # the running child is the worker's only python child (the warm spare is forked after the run)
     child = wait_for(lambda: [c for c in _children(worker) if _comm(c) != "dot"])[0]
     os.kill(child, signal.SIGSTOP)
@@ -121,7 +125,7 @@ def test_hard_kill_of_a_stuck_run(small):
 @pytest.mark.slow
 def test_supervisor_replaces_a_hung_worker(small):
     """A worker that stops answering is killed by the supervisor and a fresh one started."""
-    pid = small.get("/healthz").json()["pool"]["workers"][0]["pid"]
+    pid = workers(small)[0]["pid"]
     got = {}
     t = threading.Thread(target=lambda: got.setdefault("r", small.post("/api/run", json={"source": LONG})))
     t.start()
@@ -131,7 +135,7 @@ def test_supervisor_replaces_a_hung_worker(small):
     d = got["r"].json()
     assert d["error"]["type"] == "TimeoutError"
     wait_for(lambda: small.get("/healthz").json()["pool"]["ready"] == 1
-             and small.get("/healthz").json()["pool"]["workers"][0]["pid"] != pid)
+             and workers(small)[0]["pid"] != pid)
     r = small.post("/api/run", json={"source": OK})
     assert r.status_code == 200 and r.json()["error"] is None
 

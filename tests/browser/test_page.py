@@ -330,19 +330,90 @@ def test_stream_pause_and_resume(page):
         pytest.skip("streaming needs the app (POST /api/stream)")
     open_app(page)
     # a longer run than the example, so there is time to pause it mid-stream
-    src = (ROOT / "examples" / "18_module_sgd.py").read_text().replace("range(60)", "range(100)").replace("randn(32", "randn(128")
+    src = (ROOT / "examples" / "18_module_sgd.py").read_text().replace("range(60)", "range(300)").replace("randn(32", "randn(128")
     page.evaluate("src => { window.__fg.editor.text = src; }", src)
-    # Run, then Pause in the same task: the stream starts synchronously, nothing has arrived yet
-    page.evaluate("() => { document.getElementById('run').click(); document.getElementById('stream-toggle').click(); }")
+    # Run, and Pause the moment the page starts showing the run as it comes (the server has said
+    # it is a long loop): in the same task, before the next piece of the stream is read
+    page.evaluate("""() => {
+      const b = document.getElementById('stream-toggle');
+      new MutationObserver((_, obs) => { if (!b.hidden) { obs.disconnect(); b.click(); } }).observe(b, { attributes: true });
+      document.getElementById('run').click();
+    }""")
+    page.wait_for_function("window.__fg.streamPaused === true || !document.getElementById('run').disabled", timeout=20000)
+    assert page.evaluate("window.__fg.streamPaused"), page.locator("#status").inner_text()
     assert page.get_by_role("button", name="Resume stream").is_visible()
     n0 = page.evaluate("(window.__fg.trace && window.__fg.trace.passes.filter(Boolean).length) || 0")
     page.wait_for_timeout(600)
     assert page.evaluate("(window.__fg.trace && window.__fg.trace.passes.filter(Boolean).length) || 0") == n0
+    assert n0 < 300 and page.evaluate("window.__fg.trace.streaming") is True
     assert "paused" in page.locator("#stream-status").inner_text()
     page.get_by_role("button", name="Resume stream").click()
-    page.wait_for_function("window.__fg.trace && window.__fg.trace.streaming === false && window.__fg.trace.passes.length >= 100",
+    page.wait_for_function("window.__fg.trace && window.__fg.trace.streaming === false && window.__fg.trace.passes.length >= 300",
                            timeout=20000)
     assert page.locator("#loss-chart canvas").count() >= 1
+
+
+WATCH_RUN = """() => {
+  // what the page shows while the run goes on: was the run shown as it came (pause button, or a
+  // graph drawn before the trace was complete)?
+  const seen = { toggle: false, trainingBeforeDone: false, drawnBeforeDone: false, requests: [] };
+  const toggle = document.getElementById('stream-toggle'), training = document.getElementById('training');
+  new MutationObserver(() => {
+    const fg = window.__fg, streaming = !!(fg.trace && fg.trace.streaming);
+    if (!toggle.hidden) seen.toggle = true;
+    if (!training.hidden && streaming) seen.trainingBeforeDone = true;
+    if (streaming && document.querySelector('svg.fg-graph [data-node-id]')) seen.drawnBeforeDone = true;
+  }).observe(document.body, { attributes: true, childList: true, subtree: true });
+  window.__seen = seen;
+  document.getElementById('run').click();
+}"""
+
+
+def watch_run(page, source: str) -> dict:
+    prev = page.evaluate("document.body.dataset.ready || ''")
+    page.evaluate("src => { window.__fg.editor.text = src; }", source)
+    with page.expect_request(lambda r: r.url.endswith("/api/stream")):
+        page.evaluate(WATCH_RUN)
+    wait_ready(page, prev)
+    page.wait_for_function("window.__fg.trace && window.__fg.trace.streaming === false && !document.getElementById('run').disabled",
+                           timeout=20000)
+    return {**page.evaluate("window.__seen"), "live": page.evaluate("window.__fg.metrics.current.live")}
+
+
+def test_tutorials_are_shown_whole_and_training_loops_as_they_come(page):
+    """Every run streams; what the server sends decides how it is shown, not the program text."""
+    if page.server_kind != "app":
+        pytest.skip("streaming needs the app (POST /api/stream)")
+    open_app(page)
+    for name in ["01_square_of_sum", "10_backward_twice_retain", "12_gradient_accumulation"]:
+        src = (ROOT / "examples" / f"{name}.py").read_text()
+        seen = watch_run(page, src)
+        assert not seen["live"] and not seen["toggle"] and not seen["drawnBeforeDone"], (name, seen)
+        assert not seen["trainingBeforeDone"], (name, seen)
+        # drawn once, from the whole trace: the same graph as POST /api/run
+        drawn = sorted(page.eval_on_selector_all("svg.fg-graph [data-node-id]", "els => els.map(e => e.dataset.nodeId)"))
+        assert drawn == sorted(n["id"] for n in first_graph(api_trace(page, src))["graph"]["nodes"]), name
+    # a training loop, its backward in a function (no loop around it in the text): shown as it comes
+    loop = ("import torch\nw = torch.tensor(0.0, requires_grad=True)\n\ndef train_step(x):\n    loss = (w * x - 2 * x) ** 2\n"
+            "    loss.backward()\n    with torch.no_grad():\n        w.sub_(0.1 * w.grad)\n    w.grad.zero_()\n    return loss\n\n"
+            "for i in range(400):\n    train_step(torch.tensor(float(i % 5) + 1.0))\n")
+    seen = watch_run(page, loop)
+    assert seen["live"] and seen["toggle"] and seen["trainingBeforeDone"] and seen["drawnBeforeDone"], seen
+    assert page.locator("#training").is_visible() and page.locator("#stream-toggle").is_hidden()
+    assert page.evaluate("window.__fg.trace.passes.length") == 400
+    page.errors.check()
+
+
+def test_a_refused_program_does_not_stop_streaming(page):
+    """A program the server refuses (too large: 413 on /api/stream too) shows its error, and the
+    next training loop still streams."""
+    if page.server_kind != "app":
+        pytest.skip("streaming needs the app (POST /api/stream)")
+    open_app(page)
+    run_source(page, "import torch\n" + "# padding\n" * 8000)
+    assert page.locator("#error").is_visible() and "large" in page.locator("#error").inner_text().lower()
+    src = (ROOT / "examples" / "18_module_sgd.py").read_text().replace("range(60)", "range(300)")
+    assert watch_run(page, src)["live"]
 
 
 def test_module_clusters_collapse(page, shot):

@@ -89,11 +89,61 @@ CASES = {
     "log_softmax": [((r(3, 4),), (1,)), ((r(5),), (0,))],
     "mse_loss": [((r(3, 4), r(3, 4)), ("mean",)), ((r(3, 4), r(3, 4)), ("sum",)), ((r(5), r(5)), ("none",))],
     "nll_loss": [((r(4, 3), np.array([0, 2, 1, 2])), ("mean",)), ((r(4, 3), np.array([0, 2, 1, 2])), ("sum",)),
-                 ((r(3), np.array(1)), ("mean",))],
+                 ((r(3), np.array(1)), ("mean",)),
+                 ((r(5, 3), np.array([0, 2, 1, 2, 1])), ("mean", pos(3), 1)),
+                 ((r(5, 3), np.array([0, 2, 1, 2, 1])), ("sum", pos(3), -100)),
+                 ((r(4, 3), np.array([0, 2, 1, 2])), ("none", None, 2))],
     "binary_cross_entropy": [((rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))), ("mean",)),
-                             ((rng.uniform(0.1, 0.9, (5,)), rng.uniform(0, 1, (5,))), ("sum",))],
+                             ((rng.uniform(0.1, 0.9, (5,)), rng.uniform(0, 1, (5,))), ("sum",)),
+                             ((rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))), ("mean", pos(4)))],
     "binary_cross_entropy_with_logits": [((r(3, 4), rng.uniform(0, 1, (3, 4))), ("mean",)),
-                                         ((r(5), rng.uniform(0, 1, (5,))), ("none",))],
+                                         ((r(5), rng.uniform(0, 1, (5,))), ("none",)),
+                                         ((r(3, 4), rng.uniform(0, 1, (3, 4))), ("mean", pos(4), pos(4))),
+                                         ((r(3, 4), rng.uniform(0, 1, (3, 4))), ("sum", None, pos(3, 1)))],
+    # Layers: (stride, padding, dilation, groups) for convolution; 1-tuples are the 1-D forms.
+    "convolution": [((r(2, 3, 5, 6), r(4, 3, 3, 2), r(4)), ((1, 1), (0, 0), (1, 1), 1)),
+                    ((r(1, 4, 6, 5), r(4, 2, 3, 3), r(4)), ((2, 1), (1, 2), (1, 2), 2)),
+                    ((r(2, 3, 7), r(2, 3, 3), r(2)), ((2,), (1,), (2,), 1))],
+    "constant_pad_nd": [((r(2, 3, 4),), ((1, 2, 0, 1), 0.5)), ((r(3, 4),), ((-1, 2), 0.0))],
+    "max_pool2d": [((distinct(2, 2, 5, 6),), ((2, 2), (2, 2), (0, 0), (1, 1), False)),
+                   ((distinct(1, 2, 5, 5),), ((3, 2), (2, 1), (1, 1), (1, 2), True)),
+                   ((distinct(2, 4, 4),), ((2, 2), (1, 1), (1, 0), (1, 1), False))],
+    "avg_pool2d": [((r(2, 2, 5, 6),), ((2, 2), (2, 2), (0, 0), False, True, None)),
+                   ((r(1, 2, 5, 5),), ((3, 3), (2, 2), (1, 1), True, False, None)),
+                   ((r(2, 4, 4),), ((2, 3), (1, 2), (1, 1), False, True, 4))],
+    "adaptive_avg_pool2d": [((r(2, 2, 5, 7),), ((3, 4),)), ((r(2, 4, 4),), ((4, 2),))],
+    # (x, weight, bias, running_mean, running_var), (training, eps); float32 running stats get no gradient
+    "batch_norm": [((r(4, 3), r(3), r(3), None, None), (True, 1e-5)),
+                   ((r(3, 2, 4, 2), r(2), r(2), None, None), (True, 1e-3)),
+                   ((r(3, 2, 5), None, r(2), None, None), (True, 1e-5)),
+                   ((r(3, 2, 5), r(2), r(2), r(2).astype(np.float32), pos(2).astype(np.float32)), (False, 1e-5))],
+    "layer_norm": [((r(4, 5), r(5), r(5)), ((5,), 1e-5)), ((r(2, 3, 4), r(3, 4), None), ((3, 4), 1e-3)),
+                   ((r(3, 4), None, None), ((4,), 1e-5))],
+    "gelu": [((r(3, 4, low=-4, high=4),), ("none",)), ((r(3, 4, low=-4, high=4),), ("tanh",))],
+    "leaky_relu": [((distinct(3, 4),), (0.01,)), ((distinct(5),), (0.3,))],
+    "elu": [((distinct(3, 4),), (1.0, 1.0, 1.0)), ((distinct(5),), (1.6732632423543772, 1.0507009873554805, 1.0))],
+    "celu": [((distinct(3, 4),), (0.5,))],
+    "silu": [((r(3, 4, low=-5, high=5),), ())],
+    "softplus": [((r(3, 4, low=-5, high=5),), (1.0, 20.0)), ((r(3, 4, low=-5, high=5),), (2.0, 3.0))],
+    "mish": [((r(3, 4, low=-5, high=5),), ())],
+    "hardtanh": [((distinct(3, 4),), (-1.0, 1.0)), ((distinct(3, 4) * 3,), (0.0, 6.0))],
+    "logsigmoid": [((r(3, 4, low=-6, high=6),), ())],
+    "hardswish": [((distinct(3, 4) * 2,), ())],
+    "hardsigmoid": [((distinct(3, 4) * 2,), ())],
+    "threshold": [((distinct(3, 4),), (0.1, 20.0))],
+    "mul_scalar": [((r(3, 4),), (0.9,))],
+    "div_scalar": [((r(3, 4),), (4.0,))],
+    "masked_fill": [((r(3, 4), r(3, 4) > 0), (0.0,)), ((r(3, 4), r(4) > 0), (1.5,))],
+    "smooth_l1_loss": [((distinct(3, 4), distinct(3, 4) * 0.3), ("mean", 1.0)),
+                       ((distinct(5), distinct(5) * 0.2), ("sum", 0.5)), ((distinct(5), distinct(5) * 0.1), ("none", 2.0))],
+    "huber_loss": [((distinct(3, 4), distinct(3, 4) * 0.3), ("mean", 1.0)), ((distinct(5), distinct(5) * 0.2), ("none", 0.5))],
+    "unsafe_chunk": [((r(3, 8),), (1, 4, 1)), ((r(2, 9),), (2, 3, 1))],
+    # (x, w_ih, w_hh, b_ih, b_hh, h0, c0), (reverse,)
+    "lstm_layer": [((r(3, 2, 4), r(12, 4), r(12, 3), r(12), r(12), r(2, 3), r(2, 3)), (False,)),
+                   ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
+    "lstm_cell_state": [((r(3, 2, 4), r(12, 4), r(12, 3), r(12), r(12), r(2, 3), r(2, 3)), (False,)),
+                        ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
+    "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
 
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
@@ -106,6 +156,8 @@ def test_every_differentiable_op_has_cases():
 
 def _tensors(inputs):
     def conv(x):
+        if x is None:
+            return None  # an optional input left out (a layer without bias)
         if isinstance(x, (np.ndarray, np.floating)) and x.dtype == np.float64:
             return Tensor._wrap(np.array(x), requires_grad=True)
         return Tensor._wrap(np.asarray(x))
@@ -123,7 +175,7 @@ def _flat_inputs(tensors):
     out = []
     for t in tensors:
         out.extend(t if isinstance(t, list) else [t])
-    return [t for t in out if t.requires_grad]
+    return [t for t in out if t is not None and t.requires_grad]
 
 
 CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(CASES.get(name, [])))]

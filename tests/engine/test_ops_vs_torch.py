@@ -64,12 +64,55 @@ TORCH = {
     "softmax": lambda a, d: torch.softmax(a, d),
     "log_softmax": lambda a, d: torch.log_softmax(a, d),
     "mse_loss": lambda a, b, r: F.mse_loss(a, b, reduction=r),
-    "nll_loss": lambda a, t, r: F.nll_loss(a, t, reduction=r),
-    "binary_cross_entropy": lambda p, y, r: F.binary_cross_entropy(p, y, reduction=r),
-    "binary_cross_entropy_with_logits": lambda x, y, r: F.binary_cross_entropy_with_logits(x, y, reduction=r),
+    "nll_loss": lambda a, t, r, w=None, ig=-100: F.nll_loss(a, t, None if w is None else torch.tensor(w),
+                                                           ignore_index=ig, reduction=r),
+    "binary_cross_entropy": lambda p, y, r, w=None: F.binary_cross_entropy(p, y, _opt(w), reduction=r),
+    "binary_cross_entropy_with_logits": lambda x, y, r, w=None, pw=None: F.binary_cross_entropy_with_logits(
+        x, y, _opt(w), reduction=r, pos_weight=_opt(pw)),
+    "convolution": lambda x, w, b, s, p, d, g: (F.conv2d if x.ndim == 4 else F.conv1d)(x, w, b, s, p, d, g),
+    "constant_pad_nd": lambda a, pad, v: F.pad(a, pad, value=v),
+    "max_pool2d": lambda a, k, s, p, d, c: F.max_pool2d(a, k, s, p, d, c),
+    "avg_pool2d": lambda a, k, s, p, c, i, o: F.avg_pool2d(a, k, s, p, c, i, o),
+    "adaptive_avg_pool2d": lambda a, size: F.adaptive_avg_pool2d(a, size),
+    "batch_norm": lambda x, w, b, rm, rv, training, eps: F.batch_norm(
+        x, None if rm is None else rm.double(), None if rv is None else rv.double(), w, b, training, 0.0, eps),
+    "layer_norm": lambda x, w, b, shape, eps: F.layer_norm(x, shape, w, b, eps),
+    "gelu": lambda a, ap: F.gelu(a, approximate=ap),
+    "leaky_relu": F.leaky_relu,
+    "elu": lambda a, alpha, scale, inp: F.selu(a) if scale != 1 else F.elu(a, alpha),
+    "celu": F.celu,
+    "silu": F.silu,
+    "softplus": F.softplus,
+    "mish": F.mish,
+    "hardtanh": F.hardtanh,
+    "logsigmoid": F.logsigmoid,
+    "hardswish": F.hardswish,
+    "hardsigmoid": F.hardsigmoid,
+    "threshold": F.threshold,
+    "mul_scalar": lambda a, c: a * c,  # (the C++ Tensor-Scalar overload: top node checked by name below)
+    "div_scalar": lambda a, c: a / c,
+    "masked_fill": lambda a, m, v: a.masked_fill(m, v),
+    "smooth_l1_loss": lambda a, b, r, beta: F.smooth_l1_loss(a, b, reduction=r, beta=beta),
+    "huber_loss": lambda a, b, r, delta: F.huber_loss(a, b, reduction=r, delta=delta),
+    "unsafe_chunk": lambda a, i, n, d: a.unsafe_chunk(n, d)[i],
+    "lstm_layer": lambda *a: _lstm(*a)[0],
+    "lstm_cell_state": lambda *a: _lstm(*a)[2][0],
+    "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
 # Where the torch expression above reaches the primitive through a different top node.
-TOP_NODE = {"unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
+            "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+
+def _lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    """PyTorch's fused CPU LSTM layer (what nn.LSTM calls): (output, h_n, c_n); reverse runs backwards in time."""
+    xs = x.flip(0) if reverse else x
+    out, h, c = torch._VF.lstm(xs, (h0[None], c0[None]), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, False)
+    return (out.flip(0) if reverse else out), h, c
+
+
+def _opt(w):
+    return None if w is None else torch.tensor(w)
+
 
 CASE_IDS = [(n, i) for n in sorted(TORCH) for i in range(len(CASES[n]))]
 
@@ -83,6 +126,8 @@ def _pair(x):
     if isinstance(x, list):
         pairs = [_pair(a) for a in x]
         return [p[0] for p in pairs], [p[1] for p in pairs]
+    if x is None:
+        return None, None  # an optional input left out
     arr = np.asarray(x)
     if arr.dtype == np.float64:
         e = Tensor._wrap(arr.copy(), requires_grad=True)
@@ -116,6 +161,6 @@ def test_op_matches_pytorch(name, case):
     flat_e = [t for x in e_in for t in (x if isinstance(x, list) else [x])]
     flat_t = [t for x in t_in for t in (x if isinstance(x, list) else [x])]
     for te, tt in zip(flat_e, flat_t):
-        if tt.requires_grad:
+        if tt is not None and tt.requires_grad:
             assert te.grad is not None
             np.testing.assert_allclose(te.grad._data, tt.grad.numpy(), rtol=1e-6, atol=1e-8, err_msg=name)

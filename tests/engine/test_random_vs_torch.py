@@ -87,18 +87,11 @@ def test_unseeded_generator_uses_pytorch_default_seed():
 # ---------------------------------------------------------------- rand / randn over shapes and thresholds
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_rand_bit_for_bit(shape, dtype):
+@pytest.mark.parametrize("factory, check", [("rand", assert_same), ("randn", assert_ulps)], ids=["rand_bit_for_bit", "randn_2ulps"])
+def test_rand_and_randn_over_shapes(factory, check, shape, dtype):
     for seed in SEEDS[:3]:
-        a, b = both(seed, lambda lib: lib.rand(shape, dtype=getattr(lib, dtype)))
-        assert_same(a, b)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_randn_within_two_ulps(shape, dtype):
-    for seed in SEEDS[:3]:
-        a, b = both(seed, lambda lib: lib.randn(shape, dtype=getattr(lib, dtype)))
-        assert_ulps(a, b)
+        a, b = both(seed, lambda lib: getattr(lib, factory)(shape, dtype=getattr(lib, dtype)))
+        check(a, b)
 
 
 X86_VECTOR_KERNELS = torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")

@@ -1,6 +1,7 @@
 """Red-team findings: each test is a hostile program that once got through the interpreter."""
 from __future__ import annotations
 
+import re
 import tracemalloc
 
 import pytest
@@ -377,3 +378,468 @@ def test_engine_does_not_fill_program_sets_with_addresses(call):
     # the engine's named_modules(memo) adds id(module), i.e. memory addresses, to the set it is given
     text = ok(f"S = set()\nm = nn.Sequential(nn.Linear(1, 1))\nx = list({call})\nprint(S, len(x))")
     assert text == "set() 2\n"
+
+
+# ---------------------------------------------------------------- torch.optim, lr_scheduler, torch.utils.data
+OPT = "import torch\nm = torch.nn.Linear(2, 1)\nopt = torch.optim.{}(m.parameters(), lr=0.1)\n"
+STEP = "m(torch.ones(2)).sum().backward()\nopt.step()\n"
+NEW_OPTIMIZERS = ["AdamW", "RMSprop", "Adagrad"]
+
+
+@pytest.mark.parametrize("name", NEW_OPTIMIZERS)
+def test_new_optimizers_are_reachable_and_step(name):
+    out = ok(OPT.format(name) + STEP + "print(sorted(opt.state[m.weight].keys()))")
+    assert "step" in out
+
+
+@pytest.mark.parametrize("name", ["SGD", *NEW_OPTIMIZERS])
+@pytest.mark.parametrize("key,value", [("lr", "'fast'"), ("lr", "[0.1, 0.2]"), ("lr", "print"),
+                                       ("weight_decay", "[0.5, 0.5]"), ("eps", "None")])
+def test_param_group_edits_with_non_numbers_are_type_errors(name, key, value):
+    # numpy would broadcast a list hyperparameter into the update or take an object: PyTorch refuses
+    if key == "eps" and name == "SGD":
+        key = "momentum"
+    e = err(OPT.format(name) + f"opt.param_groups[0]['{key}'] = {value}\n" + STEP)
+    assert e["type"] == "TypeError", e
+
+
+def test_param_group_params_edits_are_checked_at_step():
+    e = err(OPT.format("Adam") + "opt.param_groups[0]['params'].append('not a tensor')\n" + STEP)
+    assert e["type"] == "TypeError" and "optimizer can only optimize Tensors" in e["message"]
+    e = err(OPT.format("Adam") + "opt.add_param_group({'params': [m.weight]})")
+    assert e["type"] == "ValueError" and "more than one parameter group" in e["message"]
+
+
+@pytest.mark.parametrize("value", ["print", "lambda x: x", "'text'", "torch.zeros(100000)", "[1.0, 2.0]",
+                                   "opt", "m"])
+def test_optimizer_state_cannot_smuggle_objects(value):
+    # the state is a dict a program can write: step() takes only tensors shaped like the parameter
+    e = err(OPT.format("Adam") + STEP + f"opt.state[m.weight]['exp_avg'] = {value}\n" + STEP)
+    assert e["type"] in ("TypeError", "RuntimeError"), e
+    e = err(OPT.format("RMSprop") + STEP + f"opt.state[m.weight]['step'] = {value}\n" + STEP)
+    assert e["type"] in ("TypeError", "RuntimeError"), e
+
+
+def test_optimizer_state_dict_round_trip_and_hostile_load():
+    assert ok(OPT.format("Adam") + STEP + "sd = opt.state_dict()\nopt2 = torch.optim.Adam(m.parameters())\n"
+              "opt2.load_state_dict(sd)\nprint(opt2.param_groups[0]['lr'], sorted(opt2.state[m.weight]))") \
+        == "0.1 ['exp_avg', 'exp_avg_sq', 'step']\n"
+    e = err(OPT.format("Adam") + "opt.load_state_dict({'state': {0: {'exp_avg': print}}, "
+            "'param_groups': [{'params': [0, 1], 'lr': 0.1, 'betas': (0.9, 0.999), 'eps': 1e-8, "
+            "'weight_decay': 0, 'amsgrad': False, 'maximize': False}]})\n" + STEP)
+    assert e["type"] == "TypeError", e
+
+
+def test_lambda_lr_program_lambda_is_bounded_by_the_step_limit():
+    src = OPT.format("SGD") + ("def slow(epoch):\n    n = 0\n    while True:\n        n += 1\n    return n\n"
+                               "s = torch.optim.lr_scheduler.LambdaLR(opt, slow)\n")
+    out = run(src, make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+
+
+def test_lambda_lr_program_lambda_cannot_recurse_through_the_scheduler():
+    src = OPT.format("SGD") + ("holder = []\ndef f(epoch):\n    if holder:\n        holder[0].step()\n    return 1.0\n"
+                               "s = torch.optim.lr_scheduler.LambdaLR(opt, f)\nholder.append(s)\ns.step()\n")
+    out = run(src, timeout=5)
+    assert out.error is not None and out.error["type"] in ("RecursionError", "LimitExceeded"), out.error
+
+
+@pytest.mark.parametrize("ret", ["print", "'x'", "[1.0]", "None"])
+def test_lambda_lr_returning_non_numbers_is_an_error(ret):
+    e = err(OPT.format("SGD") + f"s = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: {ret})\n")
+    assert e["type"] == "TypeError", e
+
+
+def test_scheduler_load_state_dict_sets_only_its_state():
+    out = ok(OPT.format("SGD") + "s = torch.optim.lr_scheduler.StepLR(opt, 2)\n"
+             "s.load_state_dict({'get_lr': print, 'optimizer': None, 'step_size': 3, 'last_epoch': 4})\n"
+             "opt.step()\ns.step()\nprint(s.get_last_lr(), s.last_epoch, s.optimizer is opt)")
+    assert out == "[0.1] 5 True\n"
+    e = err(OPT.format("SGD") + "s = torch.optim.lr_scheduler.StepLR(opt, 2)\n"
+            "s.load_state_dict({'last_epoch': 'x'})\ns.step()")
+    assert e["type"] == "TypeError"
+
+
+@pytest.mark.parametrize("name", ["StepLR(opt, 2)", "MultiStepLR(opt, [1, 2])", "ExponentialLR(opt, 0.5)",
+                                  "CosineAnnealingLR(opt, 3)", "LambdaLR(opt, lambda e: 0.5 ** e)",
+                                  "ReduceLROnPlateau(opt)"])
+def test_schedulers_are_reachable(name):
+    step = "s.step(1.0)" if "Plateau" in name else "s.step()"
+    out = ok(OPT.format("SGD") + "from torch.optim.lr_scheduler import StepLR\n"
+             + f"s = torch.optim.lr_scheduler.{name}\nopt.step()\n{step}\nprint(type(s.get_last_lr()[0]))")
+    assert out == "<class 'float'>\n"
+
+
+DATA = "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, Dataset, random_split\n"
+FAKE = ("class Fake(Dataset):\n    def __len__(self):\n        return {n}\n"
+        "    def __getitem__(self, i):\n        return torch.ones(1)\n")
+
+
+def test_dataloader_over_a_huge_fake_len_is_bounded():
+    # shuffling draws randperm(len): the tensor limit refuses it
+    e = err(DATA + FAKE.format(n="10 ** 15") + "for b in DataLoader(Fake(), batch_size=2, shuffle=True):\n    pass")
+    assert e["type"] == "LimitExceeded" and "max_tensor_elements" in e["message"], e
+    # one batch of a billion samples: refused before its index list is built
+    e = err(DATA + FAKE.format(n="10 ** 15") + "for b in DataLoader(Fake(), batch_size=10 ** 9):\n    pass",
+            timeout=5)
+    assert e["type"] == "LimitExceeded" and "batch" in e["message"], e
+    # batches within the limit: each __getitem__ is a counted call
+    out = run(DATA + FAKE.format(n="10 ** 15") + "for b in DataLoader(Fake(), batch_size=50_000):\n    pass",
+              make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+    # a len Python cannot hold, a negative one, a non-int
+    for n, typ in (("10 ** 30", "OverflowError"), ("-1", "ValueError"), ("'ten'", "TypeError")):
+        e = err(DATA + FAKE.format(n=n) + "print(len(DataLoader(Fake())))")
+        assert e["type"] == typ, (n, e)
+    assert ok(DATA + FAKE.format(n="10 ** 15") + "print(len(DataLoader(Fake(), batch_size=10)))") \
+        == "100000000000000\n"
+
+
+@pytest.mark.parametrize("use", ["torch.tensor(Fake())", "torch.tensor([Fake(), Fake()])", "torch.ones(3)[Fake()]",
+                                 "torch.as_tensor(Fake())", "torch.ones(2) + Fake()"])
+def test_a_user_dataset_is_never_read_by_numpy_as_a_sequence(use):
+    # numpy would take len() = 10**12 and allocate that many items before indexing each one
+    e = err(DATA + FAKE.format(n="10 ** 12") + use, timeout=5)
+    assert e["type"] in ("TypeError", "IndexError"), e
+
+
+def test_stack_over_a_user_dataset_is_bounded():
+    out = run(DATA + FAKE.format(n="10 ** 12") + "torch.stack(Fake())", make_limits(max_steps=50_000), timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+
+
+def test_random_split_of_a_huge_fake_len_is_bounded():
+    e = err(DATA + FAKE.format(n="10 ** 12") + "a, b = random_split(Fake(), [0.5, 0.5])")
+    assert e["type"] == "LimitExceeded", e
+
+
+def test_dataset_getitem_returning_program_objects():
+    src = DATA + ("class D(Dataset):\n    def __len__(self):\n        return 4\n"
+                  "    def __getitem__(self, i):\n        return {ret}\n")
+    e = err(src.format(ret="print") + "for b in DataLoader(D(), batch_size=2):\n    pass")
+    assert e["type"] == "TypeError" and "default_collate" in e["message"] and "sandbox" not in e["message"], e
+    e = err(src.format(ret="D()") + "for b in DataLoader(D(), batch_size=2):\n    pass")
+    assert e["type"] == "TypeError" and "sandbox" not in e["message"], e
+    # a program collate_fn may take anything: it is a counted program call
+    assert ok(src.format(ret="D") + "print(list(DataLoader(D(), batch_size=3, collate_fn=len)))") \
+        == "[3, 1]\n"
+
+
+def test_dataset_subclass_attributes_and_super():
+    out = ok(DATA + "class D(Dataset):\n    def __init__(self, n):\n        super().__init__()\n        self.n = n\n"
+             "    def __len__(self):\n        return self.n\n    def __getitem__(self, i):\n"
+             "        return float(i)\n    def double(self):\n        return 2 * self.n\n"
+             "d = D(5)\nd.extra = 1\nprint(len(d), d[2], d.double(), d.extra, isinstance(d, Dataset), type(d) is D)\n"
+             "print(d)\nprint(list(DataLoader(d, batch_size=2)))")
+    assert out == ("5 2.0 10 1 True True\n<__main__.D object at 0x7f0000000010>\n"
+                   "[tensor([0., 1.], dtype=torch.float64), tensor([2., 3.], dtype=torch.float64), "
+                   "tensor([4.], dtype=torch.float64)]\n")
+
+
+def test_dataset_internal_names_are_unreachable():
+    e = err(DATA + "class D(Dataset):\n    pass\nd = D()\nd._fg_cls")
+    assert e["type"] == "AttributeError"
+    e = err(DATA + "class D(Dataset):\n    pass\nlen(D())")
+    assert e["type"] == "TypeError" and "has no len()" in e["message"]
+    e = err(DATA + "class D(Dataset):\n    pass\nD()[0]")
+    assert e["type"] == "NotImplementedError"
+    e = err(DATA + "class D(Dataset, torch.nn.Module):\n    pass")
+    assert e["type"] == "TypeError"
+    e = err("def __len__():\n    return 1")
+    assert e["type"] == "NameError"
+    e = err("class A:\n    def __iter__(self):\n        return 1")
+    assert e["type"] == "NotImplementedError"
+
+
+def test_dataloader_public_attributes_only():
+    src = DATA + "dl = DataLoader(TensorDataset(torch.ones(4, 2)), batch_size=2)\n"
+    assert ok(src + "print(dl.batch_size, dl.drop_last, len(dl.dataset), dl.dataset.tensors[0].shape)") \
+        == "2 False 4 torch.Size([4, 2])\n"
+    for attr in ("collate_fn", "sampler", "batch_sampler", "generator"):
+        e = err(src + f"dl.{attr}")
+        assert e["type"] == "AttributeError", (attr, e)
+    e = err(src + "dl.batch_size = 3")
+    assert e["type"] == "AttributeError"
+
+
+def test_tensor_dataset_index_is_checked():
+    e = err(DATA + "ds = TensorDataset(torch.ones(4))\nds[[0] * 10 ** 7]")
+    assert e["type"] == "LimitExceeded", e
+    assert ok(DATA + "train, test = random_split(range(10), [0.7, 0.3])\nprint(len(train.indices), len(test))") \
+        == "7 3\n"
+
+
+def test_data_and_scheduler_objects_print_with_torch_names():
+    out = ok(DATA + "m = torch.nn.Linear(1, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+             "s = torch.optim.lr_scheduler.StepLR(opt, 2)\nds = TensorDataset(torch.ones(3))\ndl = DataLoader(ds)\n"
+             "print(s, dl, ds, random_split(ds, [2, 1])[0], iter(dl))\nprint(s.gamma, s.step_size)")
+    assert "engine" not in out
+    assert out == ("<torch.optim.lr_scheduler.StepLR object at 0x7f0000000010> "
+                   "<torch.utils.data.dataloader.DataLoader object at 0x7f0000000020> "
+                   "<torch.utils.data.dataset.TensorDataset object at 0x7f0000000030> "
+                   "<torch.utils.data.dataset.Subset object at 0x7f0000000040> "
+                   "<torch.utils.data.dataloader._SingleProcessDataLoaderIter object at 0x7f0000000050>\n0.1 2\n")
+
+
+# ---------------------------------------------------------------- the sealed boundary (issue 8)
+# Only numbers, strings, tensors' data and names leave a run: no server address (a stand-in
+# 0x7f0000000010, 0x7f0000000020, ... per run is allowed), no module path inside the engine.
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{5,}")
+STAND_IN = re.compile(r"0x7f0000[0-9a-f]{6}")
+
+
+def sealed(text: str) -> None:
+    """No real address and no engine-internal name in `text` (stand-in addresses are fine)."""
+    for a in ADDRESS.findall(text):
+        assert STAND_IN.fullmatch(a), f"real address {a} in {text[:300]!r}"
+    assert "engine." not in text and "sandbox." not in text, text[:300]
+
+
+def recorded(src: str):
+    """Run `src` under a Recorder: (outcome, JSON-ready events)."""
+    from engine.recorder import Recorder
+
+    rec = Recorder(value_limit=256, max_events=100_000)
+    out = run(src, recorder=rec, timeout=10)
+    return out, rec.events
+
+
+# hole 1: an optimizer hyperparameter set to a program object reached the trace, and the worker str()'d it
+@pytest.mark.parametrize("opt, key, value, message", [
+    ("SGD", "lr", "torch.no_grad()", "bad operand type for unary -: 'no_grad'"),
+    ("SGD", "lr", "'0.1'", "bad operand type for unary -: 'str'"),
+    ("SGD", "lr", "M()", "bad operand type for unary -: 'M'"),
+    ("SGD", "momentum", "None", "mul_(): argument 'other' (position 1) must be Tensor, not NoneType"),
+    ("SGD", "dampening", "[0.1]", "unsupported operand type(s) for -: 'int' and 'list'"),
+    ("SGD", "weight_decay", "{}", "add(): argument 'alpha' must be Number, not dict"),
+    ("Adam", "lr", "torch.no_grad()", "unsupported operand type(s) for /: 'no_grad' and 'float'"),
+    ("Adam", "eps", "'x'", "add_(): argument 'other' (position 1) must be Tensor, not str"),
+    ("Adam", "betas", "(0.9, M())", "mul_(): argument 'other' (position 1) must be Tensor, not M"),
+    ("Adam", "betas", "(None, 0.9)", "unsupported operand type(s) for -: 'int' and 'NoneType'"),
+    ("Adam", "betas", "0.9", "cannot unpack non-iterable float object"),
+    ("Adam", "betas", "[0.9]", "not enough values to unpack (expected 2, got 1)"),
+])
+def test_optimizer_hyperparameters_must_be_numbers(opt, key, value, message):
+    src = f"""
+class M(nn.Module):
+    def forward(self, x):
+        print("program code ran")
+        return x
+w = nn.Parameter(torch.ones(2))
+o = torch.optim.{opt}([w], lr=0.1)
+(w * 2).sum().backward()
+o.param_groups[0]['{key}'] = {value}
+o.step()
+"""
+    out, events = recorded(src)
+    assert out.error is not None and out.error["line"] == 10, out.error
+    assert (out.error["type"], out.error["message"]) == (message.startswith("not enough") and "ValueError" or "TypeError",
+                                                         message)
+    assert "program code ran" not in out.stdout
+    assert not [e for e in events if e["kind"] == "optim_step"]
+
+
+def test_optimizer_steps_record_numbers_only():
+    src = """
+w = nn.Parameter(torch.ones(2))
+o = torch.optim.SGD([w], lr=0.5)
+for lr in (1, torch.tensor(0.25), 2**100):
+    o.param_groups[0]['lr'] = lr
+    w.grad = torch.ones(2)
+    o.step()
+o.param_groups[0]['lr'] = torch.no_grad()
+o.param_groups[0]['params'].append(nn.Linear(1, 1))
+print(o)
+"""
+    out, events = recorded(src)
+    assert out.error is None, out.error
+    assert [e["lr"] for e in events if e["kind"] == "optim_step"] == [1, None, 1.2676506002282294e+30]
+    sealed(out.stdout)
+    assert "lr: no_grad" in out.stdout
+
+
+@pytest.mark.parametrize("change, message", [
+    ("o.param_groups[0]['params'].append(nn.Linear(1, 1))",
+     "optimizer can only optimize Tensors, but one of the params is Linear"),
+    ("o.param_groups.append('x')", "param_groups must hold dicts, not str"),
+    ("o.param_groups[0]['params'] = M()", "param group 'params' must be a list of Tensors, not M"),
+])
+@pytest.mark.parametrize("call", ["o.step()", "o.zero_grad()"])
+def test_optimizer_param_groups_hold_tensors(change, message, call):
+    # a module among the params answers p.grad / p.zero_ with its submodules: program code in engine code
+    src = f"""
+class M(nn.Module):
+    def forward(self, *args):
+        print("program code ran")
+w = nn.Parameter(torch.ones(2))
+o = torch.optim.SGD([w], lr=0.1)
+{change}
+{call}
+"""
+    e = err(src)
+    assert (e["type"], e["message"], e["line"]) == ("TypeError", message, 8)
+    e = err("o = torch.optim.SGD([nn.Linear(1, 1)], lr=0.1)")
+    assert e["message"] == "optimizer can only optimize Tensors, but one of the params is Linear"
+
+
+# hole 2: nn.init turned the recorder off and called m.zero_(): a submodule named zero_ ran program code there
+@pytest.mark.parametrize("init, method", [
+    ("zeros_(m)", "zero_"), ("ones_(m)", "fill_"), ("constant_(m, 1.0)", "fill_"), ("uniform_(m)", "uniform_"),
+    ("normal_(m)", "normal_"), ("eye_(m)", "ndimension"), ("xavier_uniform_(m)", "dim"), ("xavier_normal_(m)", "dim"),
+    ("kaiming_uniform_(m)", "shape"), ("kaiming_normal_(m)", "shape"),
+])
+def test_nn_init_checks_for_a_tensor_before_calling_anything(init, method):
+    src = f"""
+class Hook(nn.Module):
+    def forward(self, *args):
+        print("program code ran in nn.init")
+        return torch.ones(1)
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        for name in ['zero_', 'fill_', 'uniform_', 'normal_', 'ndimension', 'dim', 'size', 'shape']:
+            self.add_module(name, Hook())
+m = M()
+nn.init.{init}
+"""
+    e = err(src)
+    assert (e["type"], e["message"], e["line"]) == ("AttributeError", f"'M' object has no attribute '{method}'", 12)
+    assert "program code ran" not in run(src).stdout
+
+
+@pytest.mark.parametrize("expr, kind, message", [
+    ("torch.where(c, A(), A())", "TypeError", "where() received an invalid combination of arguments - got (Tensor, A, A)"),
+    ("torch.where(c, {'a': z}, 1.0)", "TypeError", "where() received an invalid combination of arguments - got (Tensor, dict, float)"),
+    ("torch.where(c, 'a', 'b')", "TypeError", "where() received an invalid combination"),
+    ("torch.where(c, [t, t], 1.0)", "TypeError", "where() received an invalid combination"),
+    ("torch.where([True, False])", "TypeError", "where(): argument 'condition' (position 1) must be Tensor, not list"),
+    ("F.mse_loss(t, [t, t], reduction='none')", "AttributeError", "'list' object has no attribute 'size'"),
+    ("F.linear(t, torch.ones(2, 2), [t, t])", "TypeError", "linear(): argument 'bias' (position 3) must be Tensor, not list"),
+    ("t.clamp(min=[t, t])", "TypeError", "can't convert np.ndarray of type numpy.object_"),
+    ("torch.ones(2) + [1.0, A()]", "RuntimeError", "Could not infer dtype of A"),
+    ("torch.tensor([{'a': 1}])", "RuntimeError", "Could not infer dtype of dict"),
+    ("torch.tensor(A())", "RuntimeError", "Could not infer dtype of A"),
+    ("torch.as_tensor('abc')", "TypeError", "new(): invalid data type 'str'"),
+    ("torch.tensor(['a', 'b'])", "ValueError", "too many dimensions 'str'"),
+    ("torch.tensor([1.0, 'b'])", "TypeError", "new(): invalid data type 'str'"),
+])
+def test_tensors_never_hold_objects(expr, kind, message):
+    # numpy builds object arrays from lists of objects: a tensor of program objects, printed in C
+    # (real addresses; a dict of shared lists was a 404 MB answer)
+    src = "class A:\n    pass\nc = torch.tensor([True, False])\nt = torch.ones(2)\nz = [[0] * 100] * 100\n" + \
+        f"r = {expr}\nprint(r)"
+    e = err(src)
+    assert e["type"] == kind and e["message"].startswith(message) and e["line"] == 6, e
+
+
+def test_tensor_repr_paths_agree():
+    # print, str, repr, %, format, f-strings and str.format all render a tensor through one function
+    src = """
+t = torch.tensor([1.5, -2.0])
+s = str(t)
+texts = [repr(t), '%s' % (t,), '%r' % t, f'{t}', f'{t!r}', '{}'.format(t), format(t), f'{t:>40}'.strip()]
+print(all(x == s for x in texts), '%.1f %d' % (torch.tensor(2.5), torch.tensor(3)), f'{torch.tensor(2.5):.2f}')
+"""
+    assert ok(src) == "True 2.5 3 2.50\n"
+
+
+# hole 3: named_modules(memo=...) called the program's memo.add(id(m)): a real address in program code
+def test_named_modules_memo_is_copied_into_a_set():
+    # a Sequential answers `id(m) in memo` by iterating its submodules, and `memo.add` with one of them
+    src = """
+class Spy(nn.Module):
+    def forward(self, *args):
+        print("memo.add called with", args)
+memo = nn.Sequential()
+memo.add_module('add', Spy())
+m = nn.Sequential(nn.Linear(1, 1))
+print(len(list(m.named_modules(memo=memo))), len(list(m.named_modules(memo=[]))), len(list(m.named_modules(set()))))
+print(len(list(m.named_modules(memo={m[0]}))), len(memo))
+x = list(m.named_modules(memo=Spy()))
+"""
+    out = run(src)
+    assert out.stdout == "2 2 2\n1 1\n" and "memo.add called" not in out.stdout
+    assert out.error is not None and out.error["type"] == "TypeError" and out.error["line"] == 10, out.error
+    sealed(out.error["message"])
+
+
+# hole 8: reprs print torch's names and stand-in addresses, never the server's
+def test_objects_print_with_torch_names_and_stand_in_addresses():
+    src = """
+g = torch.manual_seed(0)
+ng = torch.no_grad()
+y = torch.ones(1, requires_grad=True) * 2
+print(g)
+print(repr(g), '%s' % (g,), f'{g}', '{}'.format(g), [g], str(g))
+print(ng, torch.enable_grad(), torch.set_grad_enabled(True))
+print(type(g), type(ng))
+print(y.grad_fn, y.grad_fn.next_functions)
+print(y.grad_fn)
+print(nn.Linear(1, 1).parameters(), iter([1]), y.add)
+"""
+    text = ok(src)
+    lines = text.splitlines()
+    a = "0x7f0000000010"
+    assert lines[0] == f"<torch._C.Generator object at {a}>"
+    assert lines[1] == " ".join([f"<torch._C.Generator object at {a}>"] * 4 + [f"[<torch._C.Generator object at {a}>]",
+                                                                                f"<torch._C.Generator object at {a}>"])
+    assert lines[2].startswith("<torch.autograd.grad_mode.no_grad object at 0x7f0000000020> "
+                               "<torch.autograd.grad_mode.enable_grad object at 0x7f0000000030> ")
+    assert lines[2].endswith(" torch.autograd.grad_mode.set_grad_enabled(mode=True)")
+    assert lines[3] == "<class 'torch._C.Generator'> <class 'torch.autograd.grad_mode.no_grad'>"
+    node = re.fullmatch(r"<MulBackward0 object at (0x\w+)> \(\(<AccumulateGrad object at (0x\w+)>, 0\), \(None, 0\)\)",
+                        lines[4])
+    assert node and lines[5] == f"<MulBackward0 object at {node[1]}>" and node[1] != node[2]  # stable, unique
+    assert lines[6].startswith("<generator object Module.parameters at 0x7f0000")
+    assert "<list_iterator object at 0x7f0000" in lines[6] and "<built-in method add of Tensor object at" in lines[6]
+    sealed(text)
+
+
+def test_manual_seed_generator_is_not_a_way_in():
+    e = err("g = torch.manual_seed(0)\nh = type(g)()")
+    assert e["type"] == "TypeError" and e["line"] == 2
+    e = err("g = torch.manual_seed(0)\ng.manual_seed(1)")
+    assert e["type"] == "AttributeError"
+    assert ok("g = torch.manual_seed(3)\nprint(isinstance(g, type(torch.manual_seed(1))), torch.initial_seed())") == "True 1\n"
+
+
+@pytest.mark.parametrize("setup", [
+    "o = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1)\no.param_groups[0]['lr'] = v\nr = o",
+    "o = nn.Linear(1, 1)\no.in_features = v\nr = o",
+    "o = nn.Linear(1, 1).state_dict()\no.setdefault('v', v)\nr = o",
+    "r = {1: v}.values()",
+    "r = [v, {1: v}.items()]",
+])
+@pytest.mark.parametrize("value", ["torch.no_grad()", "nn.Linear", "torch.zeros", "iter([1])", "torch.manual_seed(0)"])
+def test_program_objects_inside_engine_reprs_are_scrubbed(setup, value):
+    text = ok(f"v = {value}\n{setup}\nprint(r)\nprint('%s' % (r,), f'{{r}}', str([r]))")
+    sealed(text)
+
+
+def test_dict_views_of_shared_lists_are_bounded():
+    # dict_values([...]) is rendered in C: of a list sharing its sublists 10**8 items deep, a 300 MB string
+    src = "x = [0] * 100\ny = [x] * 100\nz = [y] * 100\nw = [z] * 100\nd = {1: w}\nprint(d.values())"
+    out = run(src, timeout=5)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+    assert out.elapsed < 1
+
+
+def test_module_config_reaches_the_trace_bounded_and_sealed():
+    # the recorder's `module` event carries the module's repr: extra_repr() of program-set attributes
+    src = """
+x = [0] * 100
+y = [x] * 100
+z = [y] * 100
+w = [z] * 100
+L = [nn.Linear(2, 2), nn.Softmax(dim=y)]
+L[0].in_features = w
+L[0].out_features = torch.no_grad()
+out = L[0](torch.ones(2))
+out = L[1](out)
+"""
+    out, events = recorded(src)
+    assert out.error is not None and out.error["line"] == 10, out.error  # Softmax(dim=[...]) fails in forward
+    reprs = [e["repr"] for e in events if e["kind"] == "module"]
+    assert len(reprs) == 2 and all(len(r) < 600 for r in reprs), reprs
+    assert reprs[0].startswith("Linear(in_features=[[[[0, 0,") and "out_features=no_grad" in reprs[0]
+    sealed(" ".join(reprs))

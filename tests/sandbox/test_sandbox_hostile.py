@@ -81,7 +81,7 @@ MORE_HOSTILE = [
     "import torch\ntorch.dtype.np",
     "import torch\ntorch.float32.np",
     "import torch\ntorch.nn.ReLU().fn",
-    "import torch\nm = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nopt.state",
+    "import torch\nm = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nopt.state.default_factory",
     "import torch\ntorch.nn.Linear.forward = None",
     "import torch\ntorch.relu = None",
     "import torch\nnn = torch.nn\nnn.Linear = None",

@@ -1,0 +1,154 @@
+"""The hot path: `apply` runs one op-table primitive on Tensors, plus the argument helpers every Tensor method shares."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .autograd import NODE_CLASSES, STATE, accumulator
+from .boundary import NUMERIC_KINDS, not_numeric
+from .ops import OPS
+
+_F32 = dtypes.NP_F32
+_F64 = dtypes.NP_F64
+_REAL = (int, float, bool, np.number, np.bool_)
+
+# engine.tensor sets this to the Tensor class right after defining it (the class inherits its op methods from
+# modules that import this one, so it can't be imported here); apply reads it as a plain module global, the mixins
+# (off the hot path) as dispatch.Tensor.
+Tensor = None
+
+
+def _edge(x):
+    if isinstance(x, Tensor) and x._requires_grad:
+        return (x._grad_fn if x._grad_fn is not None else accumulator(x), 0)
+    return (None, 0)
+
+
+def apply(op, inputs, params=()):
+    """Run one op-table primitive: forward in numpy, then (if needed) its graph node and record."""
+    arrays = []
+    needs_grad = False
+    wants_f64 = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            a = x._data
+            arrays.append(a)
+            if x._requires_grad:
+                needs_grad = True
+            if a.dtype is _F64:
+                wants_f64 = True
+        else:
+            arrays.append(x)
+    limits = STATE.limits
+    if limits is not None:
+        limits.before_op(op, arrays, params)
+    try:
+        out = op.forward(arrays, *params) if op.variadic else op.forward(*arrays, *params)
+    except ValueError as e:
+        if "broadcast" in str(e):
+            raise RuntimeError(_broadcast_message(arrays)) from None
+        raise
+    if out.dtype.kind not in NUMERIC_KINDS:  # a list of objects as an operand: tensors hold numbers only
+        raise not_numeric(out)
+    if out.dtype is _F64 and not wants_f64:
+        # PyTorch's promotion: ints and Python floats meet in the default float32, not numpy's float64.
+        out = out.astype(_F32)
+    result = object.__new__(Tensor)
+    result._data = out
+    result._grad = result._grad_fn = result._acc = result._rid = None
+    result._retains_grad = result._untracked = False
+    if needs_grad and STATE.grad_enabled and op.grad_fn is not None:
+        edges = []
+        shapes = []
+        for x, a in zip(inputs, arrays):
+            if isinstance(x, Tensor) and x._requires_grad:
+                fn = x._grad_fn
+                edges.append((fn if fn is not None else accumulator(x), 0))
+            else:
+                edges.append(_NO_EDGE)
+            shapes.append(a.shape if hasattr(a, "shape") else ())
+        result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)
+        result._requires_grad = True
+        if limits is not None:
+            limits.count_node()
+    else:
+        result._requires_grad = False
+    if limits is not None:
+        limits.track(result)
+    rec = STATE.recorder
+    if rec is not None:
+        rec.on_op(op, inputs, params, result)
+    return result
+
+
+_NO_EDGE = (None, 0)
+
+
+def _broadcast_message(arrays):
+    """PyTorch's wording for shapes that don't broadcast, naming the first clashing dimension."""
+    shapes = [np.shape(a) for a in arrays if np.ndim(a) > 0]
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
+                    f"dimension {max(len(a), len(b)) - i}")
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
+
+
+def _as_tensor_operand(x):
+    if isinstance(x, Tensor) or isinstance(x, _REAL):
+        return x
+    if isinstance(x, (list, tuple)):
+        from .creation import tensor
+
+        return tensor(x)
+    return NotImplemented
+
+
+def _binary(name, a, b):
+    b = _as_tensor_operand(b)
+    if b is NotImplemented:
+        return NotImplemented
+    return apply(OPS[name], (a, b))
+
+
+def _dim(d, ndim):
+    if d is None:
+        return None
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return tuple(_dim(d, ndim) for d in dim)
+    return (_dim(dim, ndim),)
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):  # torch.Size is a tuple
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def _infer_shape(shape, numel):
+    """Resolve one -1 in a view shape; PyTorch's message when it can't fit."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape

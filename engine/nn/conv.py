@@ -1,0 +1,86 @@
+"""Conv1d / Conv2d: PyTorch's _ConvNd (parameters, default initialisation, printout)."""
+from __future__ import annotations
+
+import math
+
+from .. import creation
+from . import functional_layers as FL
+from . import init
+from .modules import Module, Parameter
+
+
+class _ConvNd(Module):
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        valid = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in valid:
+            raise ValueError(f"padding_mode must be one of {valid}, but got padding_mode='{padding_mode}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode='{padding_mode}' is not supported by flowgrad (only 'zeros')")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = FL._tuple(kernel_size, nd)
+        self.stride = FL._tuple(stride, nd)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding = padding
+        else:
+            self.padding = FL._tuple(padding, nd)
+        self.dilation = FL._tuple(dilation, nd)
+        self.transposed = False
+        self.output_padding = (0,) * nd
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # PyTorch's default: kaiming_uniform(a=√5) on the weight, then U(±1/√fan_in) on the bias.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):
+        nd = self._nd
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+    def forward(self, input):  # noqa: A002
+        return FL._conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups, self._nd)
+
+
+class Conv1d(_ConvNd):
+    _nd = 1
+
+
+class Conv2d(_ConvNd):
+    _nd = 2

@@ -1,0 +1,655 @@
+"""Forwards and VJPs of the layer ops (convolution, pooling, normalisation, embedding) for the op table.
+
+The `defop` lines stay in engine/ops.py; this module holds only their numpy. Convolution is im2col:
+one strided window view of the (padded) input copied into a column matrix, then one matmul per group;
+its input gradient is col2im, a loop over the kernel offsets adding strided slices. Spatial ops work in
+2-D: a 1-D op is the 2-D one with height 1 (PyTorch's own conv1d/max_pool1d do the same).
+`output_sizes` predicts the big allocations of each op for engine/limits.py before numpy makes them.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+def _two(v, n):
+    """A 1- or 2-element parameter as a 2-D one: (v,) -> (1 or 0, v) for 1-D ops."""
+    v = tuple(v)
+    return v if len(v) == 2 else ((n,) + v)
+
+
+def _as2d(x):
+    """(N, C, L) -> (N, C, 1, L); 4-D unchanged."""
+    return x[:, :, None, :] if x.ndim == 3 else x
+
+
+# ---------------------------------------------------------------- convolution
+def conv_geometry(xshape, wshape, stride, padding, dilation):
+    """Output spatial size for a conv; padding is ((lo, hi), ...) per spatial dim."""
+    spatial = xshape[2:]
+    k = wshape[2:]
+    return tuple((spatial[i] + padding[i][0] + padding[i][1] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
+                 for i in range(len(spatial)))
+
+
+def _pad2d(x, pads, value=0.0):
+    (t, b), (l, r) = pads
+    if not (t or b or l or r):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
+
+
+def _windows(xp, oh, ow, kh, kw, stride, dilation):
+    """(N, C, OH, OW, KH, KW) view of the windows of a padded 4-D array (no copy)."""
+    s0, s1, s2, s3 = xp.strides
+    return as_strided(xp, (xp.shape[0], xp.shape[1], oh, ow, kh, kw),
+                      (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0], s3 * dilation[1]), writeable=False)
+
+
+def _conv_setup(x, w, stride, padding, dilation):
+    one = x.ndim == 3
+    x4, w4 = _as2d(x), _as2d(w)
+    st, dl = _two(stride, 1), _two(dilation, 1)
+    pads = tuple((q, q) for q in _two(padding, 0))
+    oh, ow = conv_geometry(x4.shape, w4.shape, st, pads, dl)
+    return one, x4, w4, st, pads, dl, oh, ow
+
+
+def _cols(x4, w4, groups, st, pads, dl, oh, ow):
+    """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
+    n, c = x4.shape[:2]
+    kh, kw = w4.shape[2:]
+    win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
+    cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))  # N C KH KW OH OW
+    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+
+
+def conv_forward(x, w, b, stride, padding, dilation, groups):
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n, o = x4.shape[0], w4.shape[0]
+    cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
+    out = np.matmul(w4.reshape(groups, o // groups, -1), cols)  # N, G, Og, OH*OW: PyTorch's layout already
+    out = out.reshape(n, o, oh, ow)
+    if b is not None:
+        out += b.reshape(1, o, 1, 1).astype(out.dtype, copy=False)
+    return out[:, :, 0, :] if one else out
+
+
+def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n, c, h, wd = x4.shape
+    o, cg, kh, kw = w4.shape
+    g4 = g.reshape(n, groups, o // groups, oh * ow)
+    wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
+    dcols = np.matmul(wt, g4).reshape(n, c, kh, kw, oh, ow)  # col2im below: one strided add per kernel offset
+    (t, bt), (le, r) = pads
+    dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
+    for i in range(kh):
+        hs = i * dl[0]
+        for j in range(kw):
+            ws = j * dl[1]
+            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
+    dx = dxp[:, :, t:t + h, le:le + wd]
+    return dx[:, :, 0, :] if one else dx
+
+
+def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n, o = x4.shape[0], w4.shape[0]
+    g4 = g.reshape(n, groups, o // groups, oh * ow)
+    cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
+    colsT = np.swapaxes(cols, 2, 3)
+    if o <= oh * ow:  # the per-sample products are no bigger than cols: one batched matmul, then sum
+        dw = np.matmul(g4, colsT).sum(axis=0)  # G, Og, Cg*KH*KW
+    else:  # many channels, few positions: accumulate sample by sample instead of allocating N products
+        dw = np.matmul(g4[0], colsT[0])
+        for i in range(1, n):
+            dw += np.matmul(g4[i], colsT[i])
+    return dw.reshape(w.shape)
+
+
+def conv_vjp_bias(g, ans, x, w, b, *params):
+    return g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+# ---------------------------------------------------------------- pooling
+def pool_size(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling_output_shape."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, value):
+    """Padded 4-D input (right side extended for ceil_mode) and the output size."""
+    x4 = x if x.ndim == 4 else x[None]
+    k, s, p, d = kernel, stride, padding, dilation
+    h, w = x4.shape[2:]
+    oh = pool_size(h, k[0], s[0], p[0], d[0], ceil_mode)
+    ow = pool_size(w, k[1], s[1], p[1], d[1], ceil_mode)
+    need_h = (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    pads = ((p[0], max(need_h - h - p[0], 0)), (p[1], max(need_w - w - p[1], 0)))
+    xp = _pad2d(x4, pads, value)
+    return x4, xp, pads, oh, ow
+
+
+def _offsets(xp, kernel, stride, dilation, oh, ow):
+    """The (N, C, OH, OW) strided slice of a padded input under each kernel offset, in row-major order."""
+    for i in range(kernel[0]):
+        hs = i * dilation[0]
+        for j in range(kernel[1]):
+            ws = j * dilation[1]
+            yield xp[:, :, hs:hs + stride[0] * (oh - 1) + 1:stride[0], ws:ws + stride[1] * (ow - 1) + 1:stride[1]]
+
+
+def max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode):
+    # NOTE: one np.maximum per kernel offset over strided slices: ~10x faster than reducing a window view.
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    parts = _offsets(xp, kernel, stride, dilation, oh, ow)
+    out = np.array(next(parts))
+    for part in parts:
+        np.maximum(out, part, out=out)
+    return out if x.ndim == 4 else out[0]
+
+
+def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """Which kernel offset holds each window's (first) maximum: (N, C, OH, OW) ints."""
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    parts = _offsets(xp, kernel, stride, dilation, oh, ow)
+    best = np.array(next(parts))
+    arg = np.zeros(best.shape, dtype=np.intp)
+    for k, part in enumerate(parts, 1):
+        more = part > best
+        np.copyto(best, part, where=more)
+        arg[more] = k
+    return x4, pads, arg
+
+
+def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
+    # Each window's gradient goes to its first maximum (PyTorch's index), found by comparing every kernel
+    # offset's strided slice with the forward's output: a few whole-array calls per offset, no window copies.
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    g4 = g if g.ndim == 4 else g[None]
+    a4 = ans if ans.ndim == 4 else ans[None]
+    dxp = np.zeros(xp.shape, dtype=g.dtype)
+    free = np.ones(a4.shape, dtype=bool)
+    slices = zip(_offsets(xp, kernel, stride, dilation, oh, ow), _offsets(dxp, kernel, stride, dilation, oh, ow))
+    for part, dpart in slices:
+        hit = part == a4
+        hit &= free
+        free ^= hit
+        np.add(dpart, g4, out=dpart, where=hit)
+    n, c, h, w = x4.shape
+    dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+    return dx if x.ndim == 4 else dx[0]
+
+
+def _avg_divisors(size, k, s, p, oh, count_include_pad):
+    """Per output position along one axis: the number of cells PyTorch divides by."""
+    start = np.arange(oh) * s - p
+    end = np.minimum(start + k, size + p)
+    span = end - start
+    if not count_include_pad:
+        span = np.minimum(end, size) - np.maximum(start, 0)
+    return span
+
+
+def avg_pool_forward(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    parts = _offsets(xp, kernel, stride, (1, 1), oh, ow)
+    total = np.array(next(parts))
+    for part in parts:
+        total += part
+    out = total / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, x.dtype)
+    return out if x.ndim == 4 else out[0]
+
+
+def _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, dt):
+    if divisor_override:
+        return np.asarray(divisor_override, dtype=dt)
+    dh = _avg_divisors(x4.shape[2], kernel[0], stride[0], padding[0], oh, count_include_pad)
+    dw = _avg_divisors(x4.shape[3], kernel[1], stride[1], padding[1], ow, count_include_pad)
+    return (dh[:, None] * dw[None, :]).astype(dt)
+
+
+def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    g4 = g if g.ndim == 4 else g[None]
+    gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
+    dxp = np.zeros(xp.shape, dtype=g.dtype)
+    for part in _offsets(dxp, kernel, stride, (1, 1), oh, ow):
+        part += gd
+    n, c, h, w = x4.shape
+    dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+    return dx if x.ndim == 4 else dx[0]
+
+
+def _adaptive_matrix(size, out, dt):
+    """Rows average PyTorch's adaptive bins: [floor(i*size/out), ceil((i+1)*size/out))."""
+    m = np.zeros((out, size), dtype=dt)
+    for i in range(out):
+        s = (i * size) // out
+        e = -((-(i + 1) * size) // out)
+        m[i, s:e] = 1.0 / (e - s)
+    return m
+
+
+def adaptive_avg_forward(x, output_size):
+    ah = _adaptive_matrix(x.shape[-2], output_size[0], x.dtype)
+    aw = _adaptive_matrix(x.shape[-1], output_size[1], x.dtype)
+    return np.matmul(np.matmul(ah, x), aw.T)
+
+
+def adaptive_avg_vjp(g, ans, x, output_size):
+    ah = _adaptive_matrix(x.shape[-2], output_size[0], g.dtype)
+    aw = _adaptive_matrix(x.shape[-1], output_size[1], g.dtype)
+    return np.matmul(np.matmul(ah.T, g), aw)
+
+
+def pad_forward(x, pad, value):
+    """F.pad's constant mode: pad = (last lo, last hi, second-last lo, ...), negative crops."""
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    grown = np.pad(x, [(max(lo, 0), max(hi, 0)) for lo, hi in widths], constant_values=value)
+    return grown[tuple(slice(-min(lo, 0), grown.shape[d] + min(hi, 0)) for d, (lo, hi) in enumerate(widths))]
+
+
+def pad_vjp(g, ans, x, pad, value):
+    return pad_forward(g, tuple(-p for p in pad), 0)
+
+
+# ---------------------------------------------------------------- normalisation
+def _bn_axes(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _bc(v, x):
+    """A per-channel vector shaped to broadcast against (N, C, ...)."""
+    return v.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def bn_stats(x, rm, rv, training, eps):
+    """(mean, invstd) per channel: the batch's (biased variance) in training, else the running ones."""
+    if training:
+        axes = _bn_axes(x)
+        mean = x.mean(axis=axes)
+        var = x.var(axis=axes)
+    else:
+        mean, var = rm.astype(x.dtype, copy=False), rv.astype(x.dtype, copy=False)
+    return mean, (1.0 / np.sqrt(var + eps)).astype(x.dtype)
+
+
+def batch_norm_forward(x, w, b, rm, rv, training, eps):
+    mean, invstd = bn_stats(x, rm, rv, training, eps)
+    out = (x - _bc(mean, x)) * _bc(invstd if w is None else invstd * w, x)
+    if b is not None:
+        out += _bc(b, x)
+    return out
+
+
+def batch_norm_vjp_input(g, ans, x, w, b, rm, rv, training, eps):
+    mean, invstd = bn_stats(x, rm, rv, training, eps)
+    scale = invstd if w is None else invstd * w
+    if not training:
+        return g * _bc(scale, x)
+    axes = _bn_axes(x)
+    m = x.size // x.shape[1]
+    xhat = (x - _bc(mean, x)) * _bc(invstd, x)
+    gsum = g.sum(axis=axes)
+    gx = (g * xhat).sum(axis=axes)
+    return _bc(scale / m, x) * (m * g - _bc(gsum, x) - xhat * _bc(gx, x))
+
+
+def batch_norm_vjp_weight(g, ans, x, w, b, rm, rv, training, eps):
+    mean, invstd = bn_stats(x, rm, rv, training, eps)
+    return (g * ((x - _bc(mean, x)) * _bc(invstd, x))).sum(axis=_bn_axes(x))
+
+
+def batch_norm_vjp_bias(g, ans, x, w, b, rm, rv, training, eps):
+    return g.sum(axis=_bn_axes(x))
+
+
+def _ln_stats(x, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    invstd = (1.0 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)).astype(x.dtype)
+    return axes, (x - mean) * invstd, invstd
+
+
+def layer_norm_forward(x, w, b, shape, eps):
+    _, xhat, _ = _ln_stats(x, len(shape), eps)
+    if w is not None:
+        xhat *= w
+    if b is not None:
+        xhat += b
+    return xhat
+
+
+def layer_norm_vjp_input(g, ans, x, w, b, shape, eps):
+    axes, xhat, invstd = _ln_stats(x, len(shape), eps)
+    gw = g if w is None else g * w
+    m = math.prod(shape)
+    return invstd / m * (m * gw - gw.sum(axis=axes, keepdims=True) - xhat * (gw * xhat).sum(axis=axes, keepdims=True))
+
+
+def layer_norm_vjp_weight(g, ans, x, w, b, shape, eps):
+    _, xhat, _ = _ln_stats(x, len(shape), eps)
+    return (g * xhat).reshape((-1,) + tuple(shape)).sum(axis=0)
+
+
+def layer_norm_vjp_bias(g, ans, x, w, b, shape, eps):
+    return g.reshape((-1,) + tuple(shape)).sum(axis=0)
+
+
+def embedding_vjp(g, ans, w, idx, padding_idx):
+    dw = np.zeros(w.shape, dtype=g.dtype)
+    np.add.at(dw, idx.reshape(-1), g.reshape(-1, w.shape[1]))
+    if padding_idx is not None:
+        dw[padding_idx] = 0
+    return dw
+
+
+# ---------------------------------------------------------------- activations
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def erf(a):
+    # NOTE: math.erf per element (no scipy here): exact, ~50 ns an element.
+    return _ERF(a).astype(a.dtype) if a.ndim else a.dtype.type(math.erf(a))
+
+
+def gelu(a, approximate):
+    if approximate == "tanh":
+        return 0.5 * a * (1 + np.tanh(_SQRT_2_PI * (a + 0.044715 * a ** 3)))
+    return 0.5 * a * (1 + erf(a / math.sqrt(2.0)))
+
+
+def gelu_vjp(g, ans, a, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_PI * (a + 0.044715 * a ** 3)
+        t = np.tanh(inner)
+        return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * a * a))
+    cdf = 0.5 * (1 + erf(a / math.sqrt(2.0)))
+    pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+    return g * (cdf + a * pdf)
+
+
+def sigmoid(a):
+    with np.errstate(over="ignore"):
+        return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+
+
+def softplus(a, beta, threshold):
+    """log(1 + e^(beta a)) / beta, linear above the threshold (PyTorch's)."""
+    z = a * beta
+    with np.errstate(over="ignore"):
+        soft = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta
+    return np.where(z > threshold, a, soft).astype(a.dtype)
+
+
+def softplus_vjp(g, ans, a, beta, threshold):
+    z = a * beta
+    return g * np.where(z > threshold, 1, sigmoid(z))
+
+
+def elu(a, alpha, scale, input_scale):
+    with np.errstate(over="ignore"):
+        return np.where(a > 0, scale * a, scale * alpha * np.expm1(np.minimum(a, 0) * input_scale)).astype(a.dtype)
+
+
+def elu_vjp(g, ans, a, alpha, scale, input_scale):
+    return g * np.where(a > 0, scale, scale * alpha * input_scale * np.exp(np.minimum(a, 0) * input_scale))
+
+
+def mish(a):
+    return a * np.tanh(softplus(a, 1.0, 20.0))
+
+
+def mish_vjp(g, ans, a):
+    t = np.tanh(softplus(a, 1.0, 20.0))
+    return g * (t + a * (1 - t * t) * sigmoid(a))
+
+
+def logsigmoid(a):
+    return -(np.maximum(-a, 0) + np.log1p(np.exp(-np.abs(a))))
+
+
+def hardswish(a):
+    return a * np.clip(a + 3, 0, 6) / 6
+
+
+def hardswish_vjp(g, ans, a):
+    return g * np.where(a < -3, 0, np.where(a <= 3, (2 * a + 3) / 6, 1))
+
+
+# ---------------------------------------------------------------- regression losses
+def _reduce(x, reduction):
+    if reduction == "mean":
+        return x.sum() / x.dtype.type(x.size)
+    return x.sum() if reduction == "sum" else x
+
+
+def _reduce_grad(g, shape, reduction):
+    if reduction == "mean":
+        return np.broadcast_to(g / math.prod(shape), shape)
+    return np.broadcast_to(g, shape) if reduction == "sum" else g
+
+
+def smooth_l1(a, b, reduction, beta):
+    d = np.abs(a - b)
+    loss = d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
+
+
+def smooth_l1_vjp(g, ans, a, b, reduction, beta):
+    diff = a - b
+    local = np.sign(diff) if beta == 0 else np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
+    return _reduce_grad(g, diff.shape, reduction) * local
+
+
+def huber(a, b, reduction, delta):
+    d = np.abs(a - b)
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
+
+
+def huber_vjp(g, ans, a, b, reduction, delta):
+    diff = a - b
+    return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
+
+
+# ---------------------------------------------------------------- recurrent cells
+def _chunk_key(shape, i, chunks, dim):
+    size = -(-shape[dim] // chunks)
+    return (slice(None),) * dim + (slice(i * size, (i + 1) * size),)
+
+
+def chunk_forward(a, i, chunks, dim):
+    return a[_chunk_key(a.shape, i, chunks, dim)]
+
+
+def chunk_vjp(g, ans, a, i, chunks, dim):
+    z = np.zeros(a.shape, dtype=g.dtype)
+    z[_chunk_key(a.shape, i, chunks, dim)] = g
+    return z
+
+
+def _sig(a):
+    return 0.5 * (np.tanh(0.5 * a) + 1)  # overflow-free logistic
+
+
+def _gate_order(hsz):
+    """PyTorch's gate rows are (i, f, g, o); the loops use (o, i, f, g): the three sigmoid gates side by side
+    for the forward, the three that c's gradient feeds side by side for the backward."""
+    return np.r_[3 * hsz:4 * hsz, 0:3 * hsz]
+
+
+def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    """One LSTM layer over a whole sequence (PyTorch's fused CPU layer): the step states backward needs.
+    sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved up front (in the
+    weights and the input projection) and one tanh per step serves all four gates."""
+    xs = x[::-1] if reverse else x
+    steps, batch = xs.shape[:2]
+    hsz = w_hh.shape[1]
+    dt = np.result_type(x.dtype, w_ih.dtype)
+    order = _gate_order(hsz)
+    half = np.full(4 * hsz, 0.5, dtype=dt)
+    half[3 * hsz:] = 1.0
+    proj = np.matmul(xs, w_ih[order].T)  # every step's input projection at once
+    if b_ih is not None:
+        proj += (b_ih + b_hh)[order]
+    proj *= half
+    whh_t = w_hh[order].T * half
+    gates = np.empty((steps, batch, 4 * hsz), dtype=dt)  # (o, i, f, g) after the activations
+    cs = np.empty((steps + 1, batch, hsz), dtype=dt)
+    hs = np.empty((steps + 1, batch, hsz), dtype=dt)
+    tcs = np.empty((steps, batch, hsz), dtype=dt)
+    ig = np.empty((batch, hsz), dtype=dt)
+    hs[0], cs[0] = h0, c0
+    for t in range(steps):
+        a = gates[t]
+        np.matmul(hs[t], whh_t, out=a)
+        a += proj[t]
+        np.tanh(a, out=a)
+        sig = a[:, :3 * hsz]
+        sig += 1
+        sig *= 0.5
+        c = cs[t + 1]
+        np.multiply(a[:, 2 * hsz:3 * hsz], cs[t], out=c)
+        np.multiply(a[:, hsz:2 * hsz], a[:, 3 * hsz:], out=ig)
+        c += ig
+        np.tanh(c, out=tcs[t])
+        np.multiply(a[:, :hsz], tcs[t], out=hs[t + 1])
+    return xs, gates, cs, hs, tcs
+
+
+_LSTM_RUNS: dict = {}  # id(output array) -> (weakref to it, its run): backward reuses the forward's states
+_LSTM_LAST = [None]  # (input arrays, run) of the latest layer forward, for its cell-state twin
+
+
+def _remember(out, run):
+    key = id(out)
+    _LSTM_RUNS[key] = (weakref.ref(out, lambda _: _LSTM_RUNS.pop(key, None)), run)
+    return out
+
+
+def _recall(ans, args):
+    entry = _LSTM_RUNS.get(id(ans))
+    if entry is not None and entry[0]() is ans:
+        return entry[1]
+    return _lstm_run(*args)
+
+
+def lstm_layer_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    args = (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
+    run = _lstm_run(*args)
+    _LSTM_LAST[0] = (args, run)
+    hs = run[3][1:]
+    return _remember(hs[::-1].copy() if reverse else hs, run)
+
+
+def lstm_cell_state_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+    args = (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
+    last, _LSTM_LAST[0] = _LSTM_LAST[0], None
+    same = last is not None and all(a is b for a, b in zip(last[0], args))
+    run = last[1] if same else _lstm_run(*args)
+    return _remember(run[2][-1:].reshape(run[2].shape[1:]), run)
+
+
+_LSTM_GRADS = [None]  # (g, ans, grads) of the latest backward: one node's seven VJPs share one pass through time
+
+
+def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    memo = _LSTM_GRADS[0]
+    if memo is not None and memo[0] is g and memo[1] is ans:  # ans: this node's own output, so never another's
+        return memo[2]
+    xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
+    steps, batch, hsz = tcs.shape
+    order = _gate_order(hsz)
+    o, i, f, gg = (gates[..., k * hsz:(k + 1) * hsz] for k in range(4))
+    # Everything but the recurrence, for all steps at once: d(c_t)/d(h_t) and each gate's local derivative.
+    dcdh = o * (1 - tcs * tcs)
+    local = np.empty_like(gates)
+    local[..., :hsz] = tcs * o * (1 - o)
+    local[..., hsz:2 * hsz] = gg * i * (1 - i)
+    local[..., 2 * hsz:3 * hsz] = cs[:-1] * f * (1 - f)
+    local[..., 3 * hsz:] = i * (1 - gg * gg)
+    if last_c:
+        d_out, dc = None, g.astype(gates.dtype)
+    else:
+        d_out, dc = (g[::-1] if reverse else g), np.zeros((batch, hsz), gates.dtype)
+    dh = np.zeros((batch, hsz), gates.dtype)
+    dgates = np.empty_like(gates)
+    w_hh_o = w_hh[order]
+    for t in range(steps - 1, -1, -1):
+        if d_out is not None:
+            dh += d_out[t]
+        dc += dh * dcdh[t]
+        d = dgates[t]
+        np.multiply(local[t, :, :hsz], dh, out=d[:, :hsz])
+        np.multiply(local[t, :, hsz:].reshape(batch, 3, hsz), dc[:, None, :], out=d[:, hsz:].reshape(batch, 3, hsz))
+        dc *= f[t]
+        np.matmul(d, w_hh_o, out=dh)
+    dgates = dgates[..., np.argsort(order)]  # back to PyTorch's (i, f, g, o)
+    flat = dgates.reshape(-1, 4 * hsz)
+    dx = np.matmul(dgates, w_ih)
+    grads = (dx[::-1] if reverse else dx, flat.T @ xs.reshape(-1, xs.shape[2]), flat.T @ hs[:-1].reshape(-1, hsz),
+             flat.sum(axis=0), flat.sum(axis=0), dh, dc)
+    _LSTM_GRADS[0] = (g, ans, grads)
+    return grads
+
+
+def lstm_vjp(k, last_c=False):
+    def vjp(g, ans, *args):
+        return _lstm_backward(g, ans, *args, last_c=last_c)[k]
+
+    return vjp
+
+
+# ---------------------------------------------------------------- limits
+def _prod(shape):
+    return math.prod(int(s) for s in shape)
+
+
+def output_sizes(name, arrays, params):
+    """Shapes of the big arrays an op allocates (output, im2col buffer), from shapes only; [] if unknown."""
+    if name == "convolution":
+        x, w = np.shape(arrays[0]), np.shape(arrays[1])
+        if len(x) not in (3, 4) or len(w) != len(x):
+            return []
+        stride, padding, dilation, groups = params
+        x4 = x if len(x) == 4 else (x[0], x[1], 1, x[2])
+        w4 = w if len(w) == 4 else (w[0], w[1], 1, w[2])
+        pads = tuple((q, q) for q in _two(padding, 0))
+        oh, ow = conv_geometry(x4, w4, _two(stride, 1), pads, _two(dilation, 1))
+        padded = (x4[0], x4[1], x4[2] + pads[0][0] + pads[0][1], x4[3] + pads[1][0] + pads[1][1])
+        return [padded, (x4[0], x4[1] * w4[2] * w4[3], max(oh, 0) * max(ow, 0)), (x4[0], w4[0], oh, ow)]
+    if name in ("max_pool2d", "avg_pool2d"):
+        x = np.shape(arrays[0])
+        k, s, p = params[0], params[1], params[2]
+        d = params[3] if name == "max_pool2d" else (1, 1)
+        ceil_mode = params[4] if name == "max_pool2d" else params[3]
+        oh = pool_size(x[-2], k[0], s[0], p[0], d[0], ceil_mode)
+        ow = pool_size(x[-1], k[1], s[1], p[1], d[1], ceil_mode)
+        lead = x[:-2]
+        return [lead + (x[-2] + 2 * p[0] + s[0], x[-1] + 2 * p[1] + s[1]), lead + (oh, ow)]  # padded input, output
+    if name == "constant_pad_nd":
+        x, pad = np.shape(arrays[0]), params[0]
+        grown = list(x)
+        for i in range(len(pad) // 2):
+            grown[len(x) - 1 - i] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
+        return [tuple(grown)]
+    if name == "embedding":
+        return [np.shape(arrays[1]) + np.shape(arrays[0])[1:]]
+    if name == "adaptive_avg_pool2d":
+        x = np.shape(arrays[0])
+        return [x[:-2] + (params[0][0], x[-1]), x[:-2] + tuple(params[0])]
+    return []

@@ -1,0 +1,107 @@
+"""Tensor's in-place ops (add_, mul_, zero_, fill_, copy_, normal_...): history rebasing and version checks."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dispatch
+from .autograd import STATE, note_write
+
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+class InplaceMixin:
+    """Methods ending in _ and the augmented assignments (+=, -=, *=, /=)."""
+
+    __slots__ = ()
+
+    # ----- in-place -----
+    def _inplace(self, name, fn, other=None):
+        """In-place update: real in-place numpy when no graph is built (aliases see it, like torch)."""
+        self._refuse_leaf_inplace()
+        other_grad = isinstance(other, dispatch.Tensor) and other._requires_grad
+        if STATE.grad_enabled and (self._requires_grad or other_grad):
+            # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
+            result = fn(self, other)
+            _note_write(self)  # what backward saved of the old value is stale now
+            self._data, self._grad_fn, self._requires_grad = result._data, result._grad_fn, True
+        else:
+            value = fn(dispatch.Tensor._wrap(self._data), other)._data
+            if isinstance(self._data, np.ndarray) and self._data.shape == np.shape(value):
+                _note_write(self)
+                np.copyto(self._data, value, casting="unsafe")
+            else:
+                self._data = np.asarray(value, dtype=self._data.dtype)
+        rec = STATE.recorder
+        if rec is not None:
+            rec.on_inplace(self, name)
+        return self
+
+    def _refuse_leaf_inplace(self):
+        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
+            raise RuntimeError(LEAF_INPLACE)
+
+    def add_(self, other, alpha=1):
+        return self._inplace("add_", lambda a, b: a + (b * alpha if alpha != 1 else b), other)
+
+    def sub_(self, other, alpha=1):
+        return self._inplace("sub_", lambda a, b: a - (b * alpha if alpha != 1 else b), other)
+
+    def mul_(self, other):
+        return self._inplace("mul_", lambda a, b: a * b, other)
+
+    def div_(self, other):
+        return self._inplace("div_", lambda a, b: a / b, other)
+
+    def clamp_(self, min=None, max=None):  # noqa: A002
+        return self._inplace("clamp_", lambda a, b: a.clamp(min, max))
+
+    def zero_(self):
+        return self._set_data_(0, "zero_")
+
+    def fill_(self, value):
+        return self._set_data_(value._data if isinstance(value, dispatch.Tensor) else value, "fill_")
+
+    def copy_(self, src):
+        return self._set_data_(np.broadcast_to(src._data if isinstance(src, dispatch.Tensor) else src, self._data.shape), "copy_")
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from .random import fill_normal
+
+        return self._set_data_(fill_normal(self._data, mean, std, generator), "normal_")
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        from .random import fill_uniform
+
+        return self._set_data_(fill_uniform(self._data, a, b, generator), "uniform_")
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from .random import fill_bernoulli
+
+        return self._set_data_(fill_bernoulli(self._data, p._data if isinstance(p, dispatch.Tensor) else p, generator),
+                               "bernoulli_")
+
+    def random_(self, *args, generator=None, **kwargs):
+        from .random import fill_random
+
+        return self._set_data_(fill_random(self._data, args, kwargs, generator), "random_")
+
+    def _set_data_(self, values, name):
+        """Overwrite every element in place (zero_, fill_, copy_, init)."""
+        self._refuse_leaf_inplace()
+        self._data = np.asarray(self._data)
+        _note_write(self)
+        self._data[...] = values
+        rec = STATE.recorder
+        if rec is not None:
+            rec.on_inplace(self, name)
+        return self
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+
+def _note_write(t):
+    if not t._untracked:
+        note_write(t._data)

@@ -1,0 +1,180 @@
+"""Tensor's operators, arithmetic methods and elementwise functions."""
+from __future__ import annotations
+
+from .dispatch import _REAL, _binary, _dim, apply
+from .ops import OPS
+
+
+class MathMixin:
+    """Operators (+, *, **, @, ==, &...), add/mul/matmul..., exp/log/relu/clamp/softmax..."""
+
+    __slots__ = ()
+
+    # ----- arithmetic -----
+    def __add__(self, other):
+        return _binary("add", self, other)
+
+    def __radd__(self, other):
+        return _binary("add", self, other) if isinstance(other, _REAL) else NotImplemented
+
+    def __sub__(self, other):
+        return _binary("sub", self, other)
+
+    def __rsub__(self, other):
+        if not isinstance(other, _REAL):
+            return NotImplemented
+        return apply(OPS["rsub"], (self,), (other,))
+
+    def __mul__(self, other):
+        return _binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return _binary("mul", self, other) if isinstance(other, _REAL) else NotImplemented
+
+    def __truediv__(self, other):
+        return _binary("div", self, other)
+
+    def __rtruediv__(self, other):
+        if not isinstance(other, _REAL):
+            return NotImplemented
+        # PyTorch computes c / x as reciprocal(x) * c, so the node is MulBackward0.
+        return _binary("mul", self.reciprocal(), other)
+
+    def __pow__(self, other):
+        if isinstance(other, _REAL):
+            return apply(OPS["pow_scalar"], (self,), (other,))
+        return _binary("pow", self, other)
+
+    def __rpow__(self, other):
+        if not isinstance(other, _REAL):
+            return NotImplemented
+        return apply(OPS["rpow"], (self,), (other,))
+
+    def __matmul__(self, other):
+        from .functional import matmul
+
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from .functional import matmul
+
+        return matmul(other, self)
+
+    def __neg__(self):
+        return apply(OPS["neg"], (self,))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self.abs()
+
+    def __eq__(self, other):
+        return _binary("eq", self, other)
+
+    def __ne__(self, other):
+        return _binary("ne", self, other)
+
+    def __lt__(self, other):
+        return _binary("lt", self, other)
+
+    def __le__(self, other):
+        return _binary("le", self, other)
+
+    def __gt__(self, other):
+        return _binary("gt", self, other)
+
+    def __ge__(self, other):
+        return _binary("ge", self, other)
+
+    def __and__(self, other):
+        return _binary("logical_and", self, other)
+
+    def __or__(self, other):
+        return _binary("logical_or", self, other)
+
+    def __invert__(self):
+        return apply(OPS["invert"], (self,))
+
+    def add(self, other, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def square(self):
+        return self ** 2
+
+    def neg(self):
+        return -self
+
+    def matmul(self, other):
+        return self @ other
+
+    def mm(self, other):
+        return apply(OPS["mm"], (self, other))
+
+    def dot(self, other):
+        return apply(OPS["dot"], (self, other))
+
+    # ----- elementwise -----
+    def exp(self):
+        return apply(OPS["exp"], (self,))
+
+    def log(self):
+        return apply(OPS["log"], (self,))
+
+    def sin(self):
+        return apply(OPS["sin"], (self,))
+
+    def cos(self):
+        return apply(OPS["cos"], (self,))
+
+    def tanh(self):
+        return apply(OPS["tanh"], (self,))
+
+    def sigmoid(self):
+        return apply(OPS["sigmoid"], (self,))
+
+    def relu(self):
+        return apply(OPS["relu"], (self,))
+
+    def abs(self):
+        return apply(OPS["abs"], (self,))
+
+    def sqrt(self):
+        return apply(OPS["sqrt"], (self,))
+
+    def reciprocal(self):
+        return apply(OPS["reciprocal"], (self,))
+
+    def sign(self):
+        return apply(OPS["sign"], (self,))
+
+    def clamp(self, min=None, max=None):  # noqa: A002 — torch's keyword names
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        return apply(OPS["clamp"], (self,), (min, max))
+
+    clip = clamp
+
+    def clamp_min(self, min):  # noqa: A002
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):  # noqa: A002
+        return self.clamp(max=max)
+
+    def softmax(self, dim):
+        return apply(OPS["softmax"], (self,), (_dim(dim, self.ndim),))
+
+    def log_softmax(self, dim):
+        return apply(OPS["log_softmax"], (self,), (_dim(dim, self.ndim),))

@@ -1,0 +1,107 @@
+"""Tensor's shape ops: view/reshape, flatten, transpose/permute, squeeze/unsqueeze, expand, clone."""
+from __future__ import annotations
+
+import numpy as np
+
+from .dispatch import _dim, _dims, _infer_shape, _shape_arg, apply
+from .ops import OPS
+
+
+class ShapeMixin:
+    """Ops that change a tensor's shape or layout, not its values."""
+
+    __slots__ = ()
+
+    # ----- shape -----
+    def view(self, *shape):
+        shape = _infer_shape(_shape_arg(shape), self._data.size)
+        if not _viewable(self._data, shape):
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return apply(OPS["view"], (self,), (shape,))
+
+    def reshape(self, *shape):
+        shape = _infer_shape(_shape_arg(shape), self._data.size)
+        if _viewable(self._data, shape):
+            return apply(OPS["view"], (self,), (shape,))
+        # PyTorch copies a non-contiguous tensor first: CloneBackward0 under UnsafeViewBackward0.
+        return apply(OPS["unsafe_view"], (apply(OPS["clone"], (self,)),), (shape,))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
+        if s == e:
+            return self
+        shape = self.shape[:s] + (-1,) + self.shape[e + 1:]
+        return self.reshape(shape)
+
+    def transpose(self, dim0, dim1):
+        return apply(OPS["transpose"], (self,), (_dim(dim0, self.ndim), _dim(dim1, self.ndim)))
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return apply(OPS["t"], (self,))
+
+    @property
+    def T(self):  # noqa: N802
+        if self.ndim < 2:
+            return self
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self):  # noqa: N802
+        return self.transpose(-2, -1)
+
+    def permute(self, *dims):
+        dims = tuple(_dim(d, self.ndim) for d in _shape_arg(dims))
+        if sorted(dims) != list(range(self.ndim)):
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                               "length of the desired ordering of dimensions i.e. input.dim() = "
+                               f"{self.ndim} is not equal to len(dims) = {len(dims)}")
+        return apply(OPS["permute"], (self,), (dims,))
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return apply(OPS["squeeze"], (self,))
+        if isinstance(dim, (tuple, list)):
+            dims = tuple(d for d in _dims(dim, self.ndim) if self._data.shape[d] == 1)
+            return apply(OPS["squeeze_dims"], (self,), (dims,))
+        return apply(OPS["squeeze_dim"], (self,), (_dim(dim, self.ndim),))
+
+    def unsqueeze(self, dim):
+        return apply(OPS["unsqueeze"], (self,), (_dim(dim, self.ndim + 1),))
+
+    def expand(self, *shape):
+        shape = _shape_arg(shape)
+        lead = len(shape) - self.ndim
+        shape = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+        try:
+            np.broadcast_shapes(self._data.shape, shape)
+        except ValueError:
+            raise RuntimeError(f"The expanded size of the tensor must match the existing size at non-singleton "
+                               f"dimension. Target sizes: {list(shape)}.  Tensor sizes: {list(self.shape)}") from None
+        return apply(OPS["expand"], (self,), (shape,))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def clone(self):
+        return apply(OPS["clone"], (self,))
+
+
+def _viewable(arr, shape) -> bool:
+    """Whether numpy can reshape without copying: torch's view succeeds exactly then (up to strides)."""
+    if isinstance(arr, np.ndarray) and not arr.flags.c_contiguous and arr.size > 1:
+        try:
+            np.reshape(arr, shape, copy=False)
+        except ValueError:
+            return False
+    return True

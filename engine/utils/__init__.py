@@ -1,0 +1,4 @@
+"""torch.utils: only `torch.utils.data` (datasets, DataLoader, random_split)."""
+from . import data
+
+__all__ = ["data"]

@@ -1,0 +1,104 @@
+// Where the graph is in view (GraphView methods): zoom-to-fit clear of the overlays, following
+// the step through a big graph, the zoom buttons.
+import { select, zoomIdentity } from "../vendor/d3.js";
+import { DURATIONS, GRAPH } from "./config.js";
+
+export const camera = {
+  // The page's overlays (step caption on top, legend at the bottom) as px to keep the graph out of.
+  insets() {
+    const got = this.getInsets ? this.getInsets() : null;
+    const H = this.svg.clientHeight || 500;
+    let top = Math.max(0, (got && got.top) || 0), bottom = Math.max(0, (got && got.bottom) || 0);
+    // never give the overlays more than half the view: a short window keeps a usable graph
+    const k = Math.min(1, (H * GRAPH.maxInsets) / Math.max(1, top + bottom));
+    top *= k;
+    bottom *= k;
+    return { top, bottom };
+  },
+
+  fitScale() {
+    const g = this.model.graph;
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
+    const { top, bottom } = this.insets();
+    return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - top - bottom - 2 * pad) / (Math.max(g.height, 1) + GRAPH.bottomRoom));
+  },
+
+  fit(animate = true) {
+    if (!this.model) return;
+    this.userZoomed = false;
+    const g = this.model.graph;
+    const W = this.svg.clientWidth || 800, H0 = this.svg.clientHeight || 500;
+    const pad = GRAPH.fitPadding;
+    const { top, bottom } = this.insets();
+    const H = H0 - top - bottom;
+    const mode = this.projector ? "projector" : "normal";
+    const gw = Math.max(g.width, 1), gh = Math.max(g.height, 1) + GRAPH.bottomRoom;
+    let k = Math.min((W - 2 * pad) / gw, (H - 2 * pad) / gh, GRAPH.maxFitZoom[mode]);
+    let t = zoomIdentity.translate((W - gw * k) / 2, top + (H - gh * k) / 2 + (GRAPH.bottomRoom / 2) * k).scale(k);
+    this.lastFitWasReadable = false;
+    if (k < GRAPH.minReadableZoom && !this.forceWhole) {
+      this.lastFitWasReadable = true;
+      // too big to read whole: start readable at the graph's beginning; follow() pans along
+      k = GRAPH.readableZoom[mode];
+      const first = g.nodes[0];
+      const cy = first ? first.y : gh / 2;
+      t = zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
+    }
+    this.forceWhole = false;
+    const sel = select(this.svg);
+    if (animate) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
+    else sel.call(this.zoomer.transform, t);
+  },
+
+  // Keep the nodes of the current step in view: pan (same zoom) when they are outside.
+  follow(ids, phase = "forward", animate = true) {
+    if (!this.model || !ids.length) return;
+    const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.transform;
+    const g = this.model.graph;
+    const whole = t.applyX(0) >= -2 && t.applyY(0) >= -2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H + 2;
+    if (whole) return;
+    if (!this.userZoomed && this.fitScale() >= GRAPH.minReadableZoom) {
+      this.fit(false);
+      return;
+    }
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const id of ids) {
+      const rec = this.nodeEls.get(id);
+      if (!rec || (this.hidden && this.hidden.has(id))) continue;
+      const n = rec.n;
+      x0 = Math.min(x0, n.x - n.w / 2);
+      x1 = Math.max(x1, n.x + n.w / 2);
+      y0 = Math.min(y0, n.y - n.h / 2);
+      y1 = Math.max(y1, n.y + n.h / 2);
+    }
+    if (!isFinite(x0)) return;
+    const m = GRAPH.followMargin;
+    const inView = t.applyX(x0) >= m && t.applyX(x1) <= W - m && t.applyY(y0) >= m && t.applyY(y1) <= H - m;
+    if (inView) return;
+    // lead the way: forward goes left to right, backward right to left, so put the step near
+    // the side it comes from and the next steps stay in view longer (fewer pans)
+    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    const lead = GRAPH.followLead;
+    const fx = x1 - x0 < W * GRAPH.followNarrow ? (phase === "backward" ? 1 - lead : lead) : 0.5;
+    const nt = zoomIdentity.translate(W * fx - cx * t.k, H / 2 - cy * t.k).scale(t.k);
+    const user = this.userZoomed;
+    // a pan repaints the whole graph every frame: at fast playback jump instead of gliding
+    if (animate) select(this.svg).transition().duration(DURATIONS.pan).call(this.zoomer.transform, nt).on("end", () => (this.userZoomed = user));
+    else {
+      select(this.svg).call(this.zoomer.transform, nt);
+      this.userZoomed = user;
+    }
+  },
+
+  zoomBy(f) {
+    select(this.svg).transition().duration(DURATIONS.zoomStep).call(this.zoomer.scaleBy, f);
+  },
+
+  checkInView() {
+    if (!this.model || !this.onViewChange) return;
+    const g = this.model.graph, t = this.transform;
+    const W = this.svg.clientWidth, H = this.svg.clientHeight;
+    const x0 = t.applyX(0), y0 = t.applyY(0), x1 = t.applyX(g.width), y1 = t.applyY(g.height);
+    this.onViewChange(x0 < -2 || y0 < -2 || x1 > W + 2 || y1 > H + 2);
+  },
+};

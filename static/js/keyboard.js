@@ -1,0 +1,32 @@
+// Keyboard shortcuts on the page (outside the editor and form fields): transport, passes, fit, close.
+import { jumpTo, stepBy, stepPass, togglePlay } from "./player.js";
+import { select } from "./selection.js";
+import { $, app } from "./state.js";
+
+// key -> [action, prevent the browser's default (scrolling)]
+const KEYS = {
+  " ": [togglePlay, true],
+  ArrowRight: [() => stepBy(1), true],
+  ArrowLeft: [() => stepBy(-1), true],
+  Home: [() => jumpTo(false), true],
+  End: [() => jumpTo(true), true],
+  f: [() => app.graph.fit(), false],
+  PageDown: [() => stepPass(1), true],
+  PageUp: [() => stepPass(-1), true],
+  Escape: [() => select(null), false],
+};
+
+export function bindKeyboard() {
+  document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || $("gallery").open) return;
+    const t = e.target;
+    if (t.closest && t.closest(".cm-editor")) return;
+    const tag = (t.tagName || "").toLowerCase();
+    const formish = tag === "input" || tag === "select" || tag === "textarea";
+    if (formish) return;
+    const key = KEYS[e.key];
+    if (!key || (e.key === " " && (tag === "button" || tag === "a"))) return;
+    if (key[1]) e.preventDefault();
+    key[0]();
+  });
+}

@@ -1,0 +1,102 @@
+// The look: theme, projector mode, the legend, and the room the overlays (caption, legend) take from the graph.
+import { DURATIONS, PAGE, ROLE_COLORS, ROLE_NAMES, cssVars } from "./config.js";
+import { scaleLegend } from "./heatmap.js";
+import { refreshInspector } from "./selection.js";
+import { scheduleUrl } from "./share.js";
+import { $, app } from "./state.js";
+
+export function applyLook() {
+  const vars = cssVars(app.theme, app.projector);
+  for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
+  document.documentElement.dataset.theme = app.theme;
+  document.body.classList.toggle("projector", app.projector);
+  $("projector").setAttribute("aria-pressed", String(app.projector));
+  $("theme").setAttribute("aria-pressed", String(app.theme === "dark"));
+  if (app.graph) app.graph.setTheme(app.theme, app.projector);
+  if (app.editor) app.editor.setTheme(app.theme);
+  if (app.lossChart) app.lossChart.setTheme(app.theme);
+  renderLegend();
+  if (app.model) refreshInspector();
+}
+
+export function renderLegend() {
+  const lg = $("legend");
+  if (!lg) return;
+  lg.replaceChildren();
+  const chip = (html) => {
+    const s = document.createElement("span");
+    s.className = "chip";
+    s.innerHTML = html;
+    lg.appendChild(s);
+  };
+  // the roles this graph has (output and loss share a colour: one chip)
+  const g = app.model ? app.model.graph : null;
+  const roles = new Set(g ? g.nodes.filter((n) => n.kind === "tensor").map((n) => n.role) : ["input", "parameter", "intermediate", "loss"]);
+  for (const r of ["input", "parameter", "constant", "intermediate", "output", "loss"]) {
+    if (!roles.has(r) || (r === "output" && roles.has("loss"))) continue;
+    const name = r === "loss" && roles.has("output") ? "output / loss" : ROLE_NAMES[r];
+    chip(`<span class="sw" style="background:${ROLE_COLORS[r]}"></span>${name}`);
+  }
+  chip(`<span class="sw pending"></span>not computed yet`);
+  chip(`<span class="line" style="background:var(--forward)"></span>forward`);
+  chip(`<span class="line" style="background:var(--backward)"></span>backward`);
+  const cuts = g ? g.edges.some((e) => e.cut) : true;
+  if (cuts) chip(`<span class="line cut"></span>no_grad / detach`);
+  chip(`<span class="sw freed"></span>op freed by backward`);
+  const maxAbs = app.model ? app.graph.maxAbs : 1;
+  lg.appendChild(scaleLegend(maxAbs || 1, app.theme));
+}
+
+// Zoom-to-fit keeps the graph clear of the step caption (up to two lines, top left) and the legend.
+export function graphInsets() {
+  const cap = $("caption"), lg = $("legend");
+  const cs = getComputedStyle(cap);
+  const line = parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * PAGE.captionLineHeight || PAGE.captionLinePx;
+  const top = cap.offsetTop + PAGE.captionLines * line + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0) + PAGE.captionGap;
+  const bottom = lg.hidden ? 0 : lg.offsetHeight + PAGE.legendGap;
+  return { top, bottom };
+}
+
+// The legend: shown by default when the graph has room; the user's choice sticks (localStorage).
+function legendPref() {
+  try {
+    return localStorage.getItem("fg-legend");
+  } catch (_) {
+    return null;
+  }
+}
+
+function applyLegend() {
+  const pref = legendPref();
+  // by default only where it leaves the graph room: a wide pane, and not a short one (projector
+  // mode over a loss chart on a 720-pixel screen)
+  const show = pref === "1" || (pref == null && $("graph").clientWidth >= PAGE.legendMinW && $("graph").clientHeight >= PAGE.legendMinH);
+  const changed = $("legend").hidden === show;
+  $("legend").hidden = !show;
+  if (changed && app.graph.model && !app.graph.userZoomed) app.graph.fit(false);
+  $("legend-toggle").setAttribute("aria-pressed", String(show));
+}
+
+export function bindLook() {
+  $("legend-toggle").addEventListener("click", () => {
+    const show = $("legend").hidden;
+    try {
+      localStorage.setItem("fg-legend", show ? "1" : "0");
+    } catch (_) { /* private mode */ }
+    applyLegend();
+  });
+  new ResizeObserver(applyLegend).observe($("graph"));
+  applyLegend();
+  $("projector").addEventListener("click", () => {
+    app.projector = !app.projector;
+    applyLook();
+    setTimeout(() => app.graph.fit(), DURATIONS.refit);
+    scheduleUrl();
+  });
+  $("theme").addEventListener("click", () => {
+    app.theme = app.theme === "dark" ? "light" : "dark";
+    app.themeFromUrl = true;
+    applyLook();
+    scheduleUrl();
+  });
+}

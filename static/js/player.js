@@ -1,0 +1,255 @@
+// The player: the open pass, its timeline (steps, phases, caption, toasts) and the animation loop.
+import { DURATIONS, PAGE, SPEEDS } from "./config.js";
+import { renderLegend } from "./look.js";
+import { PassModel } from "./replay.js";
+import { refreshInspector } from "./selection.js";
+import { scheduleUrl } from "./share.js";
+import { $, app } from "./state.js";
+
+// ---------------------------------------------------------------- passes
+export function graphPasses() {
+  return (app.trace ? app.trace.passes : []).filter((p) => p && p.graph);
+}
+
+export function nearestGraphPass(x) {
+  let best = null;
+  for (const p of graphPasses()) if (best == null || Math.abs(p.index - x) < Math.abs(best - x)) best = p.index;
+  return best;
+}
+
+function freedBefore(k) {
+  const freed = new Set();
+  for (const p of app.trace.passes.slice(0, k)) {
+    if (!p || !p.frames) continue;
+    const ops = p.frames.filter((f) => f.kind === "backward_step").map((f) => f.node);
+    if (p.frames.some((f) => f.kind === "backward_end" && f.freed)) ops.forEach((o) => freed.add(o));
+  }
+  return freed;
+}
+
+export function openPass(index, { step = null, node = null, autoplay = false } = {}) {
+  if (index == null || !app.trace.passes[index] || !app.trace.passes[index].graph) return;
+  const graph = app.graph;
+  stopPlaying();
+  $("toasts").replaceChildren();
+  app.passIndex = index;
+  app.model = new PassModel(app.trace, index, { freedBefore: freedBefore(index) });
+  graph.render(app.model);
+  renderLegend(); // before the fit: the fit keeps clear of the legend
+  graph.fit(false);
+  setTimeline();
+  const n = app.model.steps.length;
+  const k = step == null ? (autoplay ? 0 : n) : Math.max(0, Math.min(step, n));
+  app.selected = node && app.model.nodes.has(node) ? node : null;
+  setStep(k, { animate: false });
+  if (app.selected) refreshInspector();
+  else app.inspector.clear();
+  $("pass-select").value = String(index);
+  app.lossChart.setCurrent(index);
+  // first frame drawn: measured for the benchmark
+  requestAnimationFrame(() => {
+    const m = app.metrics.current;
+    if (m && m.firstFrame == null) {
+      m.firstFrame = performance.now() - m.t0;
+      app.metrics.runs.push(m.firstFrame);
+    }
+    document.body.dataset.ready = String(app.runSeq);
+  });
+  if (autoplay && n > 0) play();
+}
+
+export function stepPass(d) {
+  const list = graphPasses().map((p) => p.index);
+  const i = list.indexOf(app.passIndex);
+  const j = Math.max(0, Math.min(list.length - 1, i + d));
+  if (j !== i) openPass(list[j], { step: d > 0 ? 0 : null, node: app.selected });
+}
+
+// ---------------------------------------------------------------- timeline
+export function setTimeline() {
+  const tl = $("timeline");
+  const n = app.model ? app.model.steps.length : 0;
+  tl.max = String(n);
+  const ph = $("phases");
+  ph.replaceChildren();
+  if (!app.model || !n) {
+    // nothing to step through: no stale count from the previous run
+    tl.value = "0";
+    app.step = 0;
+    $("step-text").textContent = "no steps";
+    tl.setAttribute("aria-valuetext", "no steps");
+    return;
+  }
+  for (const r of app.model.phaseRanges()) {
+    const d = document.createElement("div");
+    d.className = "ph " + r.phase;
+    d.style.flex = String(r.end - r.start);
+    d.title = `${r.phase}: steps ${r.start + 1}–${r.end}`;
+    ph.appendChild(d);
+  }
+  for (const e of app.model.eventSteps()) {
+    if (e.kind === "backward") continue;
+    const d = document.createElement("div");
+    d.className = "ev " + e.kind;
+    d.style.left = `calc(${(100 * e.step) / n}% - 1px)`;
+    d.title = e.kind;
+    ph.appendChild(d);
+  }
+}
+
+export function setStep(k, { animate = true, toast = true } = {}) {
+  if (!app.model) return;
+  const { graph, editor } = app;
+  const n = app.model.steps.length;
+  k = Math.max(0, Math.min(k, n));
+  const forward = k === app.step + 1;
+  app.step = k;
+  const st = app.model.stateAt(k);
+  graph.update(st, app.selected);
+  if (st.effects) graph.follow(Object.keys(st.effects.active), st.effects.phase, !(app.playing && app.speed > 1));
+  const tl = $("timeline");
+  tl.value = String(k);
+  const phase = k > 0 ? app.model.steps[k - 1].phase : "start";
+  tl.setAttribute("aria-valuetext", `step ${k} of ${n}, ${phase}: ${app.model.describeStep(k)}`);
+  $("step-text").textContent = `step ${k} of ${n}`;
+  const cap = $("caption");
+  cap.replaceChildren();
+  const tag = document.createElement("span");
+  tag.className = "ph-tag " + phase;
+  tag.textContent = phase;
+  cap.append(tag, document.createTextNode(app.model.describeStep(k)));
+  // tie the step to the code: which line ran
+  const main = k > 0 ? app.model.steps[k - 1].main : null;
+  const line = main && (main.line || (main.kind === "op" || main.kind === "tensor" ? null : null));
+  editor.highlightLine(line && app.lastSource === editor.text ? line : null);
+  if (line && app.lastSource === editor.text) {
+    const code = document.createElement("span");
+    code.className = "cap-line";
+    code.textContent = `line ${line}: ${editor.lineText(line).trim()}`;
+    cap.append(code);
+  }
+  document.body.dataset.step = String(k);
+  document.body.dataset.steps = String(n);
+  for (const t of document.querySelectorAll(".toast.sticky")) t.remove();
+  if (toast && st.effects && st.effects.toast && (forward || app.playing || st.effects.toast.kind === "error")) showToast(st.effects.toast);
+  if (animate) startPulse();
+  else graph.animate(2);
+  if (app.selected) refreshInspector();
+  scheduleUrl();
+}
+
+function showToast(t) {
+  const el = document.createElement("div");
+  el.className = "toast " + (t.kind || "");
+  el.setAttribute("role", t.kind === "error" ? "alert" : "status");
+  const b = document.createElement("b");
+  b.textContent = t.title;
+  el.append(b, document.createTextNode(t.text));
+  $("toasts").appendChild(el);
+  while ($("toasts").children.length > PAGE.maxToasts) $("toasts").firstChild.remove();
+  // an error stays up while its step is shown: it is the teachable moment
+  if (t.kind === "error") el.classList.add("sticky");
+  else setTimeout(() => el.remove(), DURATIONS.toast / Math.min(PAGE.toastSpeedCap, app.speed));
+}
+
+// ---------------------------------------------------------------- animation loop
+let raf = null, stepStart = 0;
+function tick(now) {
+  raf = null;
+  const graph = app.graph;
+  const stepDur = DURATIONS.step / app.speed;
+  const pulseDur = DURATIONS.pulse / app.speed;
+  const el = now - stepStart;
+  graph.animate(Math.min(1, el / pulseDur) || 0);
+  if (app.playing && el >= stepDur) {
+    if (app.step >= app.model.steps.length) {
+      // the story goes on in the next pass (second backward, next training step)
+      const next = app.trace.passes[app.passIndex + 1];
+      if (next && next.graph) {
+        openPass(app.passIndex + 1, { autoplay: true });
+        return;
+      }
+      stopPlaying();
+      return;
+    }
+    stepStart = now;
+    setStep(app.step + 1, { animate: false });
+    graph.animate(0);
+    if (app.step >= app.model.steps.length) {
+      // let the last pulse finish, then stop
+      app.stopAfter = true;
+    }
+  }
+  const hasNext = app.trace && app.trace.passes[app.passIndex + 1] && app.trace.passes[app.passIndex + 1].graph;
+  if (app.stopAfter && !hasNext && el >= pulseDur && app.step >= app.model.steps.length) {
+    app.stopAfter = false;
+    stopPlaying();
+    graph.animate(1);
+    return;
+  }
+  if (app.playing || el < pulseDur) raf = requestAnimationFrame(tick);
+}
+function startPulse() {
+  stepStart = performance.now();
+  app.graph.animate(0);
+  if (!raf) raf = requestAnimationFrame(tick);
+}
+export function play() {
+  if (!app.model) return;
+  if (app.step >= app.model.steps.length) setStep(0, { animate: false });
+  app.playing = true;
+  setPlayButton();
+  stepStart = performance.now() - DURATIONS.step / app.speed; // first step immediately
+  if (!raf) raf = requestAnimationFrame(tick);
+}
+export function stopPlaying() {
+  app.playing = false;
+  app.stopAfter = false;
+  setPlayButton();
+}
+export function togglePlay() {
+  if (app.playing) stopPlaying();
+  else play();
+}
+function setPlayButton() {
+  const b = $("play");
+  b.classList.toggle("playing", app.playing);
+  b.setAttribute("aria-label", app.playing ? "Pause" : "Play");
+}
+export function stepBy(d) {
+  stopPlaying();
+  setStep(app.step + d, { animate: d > 0 });
+}
+// Home / End: the start of the pass, or its end
+export function jumpTo(end) {
+  stopPlaying();
+  setStep(end && app.model ? app.model.steps.length : 0, { animate: false });
+}
+
+// ---------------------------------------------------------------- transport controls
+export function bindTransport() {
+  $("play").addEventListener("click", togglePlay);
+  $("step-fwd").addEventListener("click", () => stepBy(1));
+  $("step-back").addEventListener("click", () => stepBy(-1));
+  $("to-start").addEventListener("click", () => jumpTo(false));
+  $("to-end").addEventListener("click", () => jumpTo(true));
+  $("timeline").addEventListener("input", (e) => {
+    stopPlaying();
+    setStep(parseInt(e.target.value, 10), { animate: false });
+  });
+  const sp = $("speed");
+  for (const s of SPEEDS) {
+    const o = document.createElement("option");
+    o.value = String(s);
+    o.textContent = `${s}×`;
+    sp.appendChild(o);
+  }
+  sp.value = String(app.speed);
+  sp.addEventListener("change", () => {
+    app.speed = parseFloat(sp.value);
+    scheduleUrl();
+  });
+  $("pass-select").addEventListener("change", (e) => openPass(parseInt(e.target.value, 10), { step: 0, autoplay: false, node: app.selected }));
+  $("pass-prev").addEventListener("click", () => stepPass(-1));
+  $("pass-next").addEventListener("click", () => stepPass(1));
+}

@@ -1,0 +1,90 @@
+// A trace into the page: the output and error panel, the training panel (passes, loss curve), the pass to open.
+import { graphPasses, nearestGraphPass, openPass, setTimeline } from "./player.js";
+import { $, app } from "./state.js";
+import { num } from "./values.js";
+
+export function showError(err) {
+  const box = $("error");
+  const editor = app.editor;
+  if (!err) {
+    box.hidden = true;
+    box.replaceChildren();
+    editor.clearError();
+    return;
+  }
+  box.hidden = false;
+  box.replaceChildren();
+  const t = document.createElement("span");
+  t.className = "err-type";
+  t.textContent = err.type + ": ";
+  box.append(t, document.createTextNode(err.message || ""));
+  if (err.line) {
+    const b = document.createElement("button");
+    b.className = "btn small";
+    b.textContent = `line ${err.line}`;
+    b.setAttribute("aria-label", `Go to line ${err.line}`);
+    b.addEventListener("click", () => editor.goToLine(err.line));
+    box.append(" ", b);
+  }
+  editor.showError(err);
+}
+
+export function showOutput(trace) {
+  $("stdout").textContent = trace.stdout || "";
+  showError(trace.error);
+}
+
+export function loadTrace(trace, opts = {}, { partial = false } = {}) {
+  app.trace = trace;
+  showOutput(trace);
+  const passes = graphPasses();
+  updateTraining();
+  if (!passes.length) {
+    app.model = null;
+    app.graph.viewport.replaceChildren();
+    $("empty").hidden = false;
+    $("empty").textContent = trace.error ? "The program stopped before building a graph: see Output." : "This program built no graph (no tensor ops with requires_grad).";
+    $("caption").replaceChildren();
+    setTimeline();
+    requestAnimationFrame(() => (document.body.dataset.ready = String(app.runSeq)));
+    return;
+  }
+  $("empty").hidden = true;
+  let idx = opts.pass != null && trace.passes[opts.pass] && trace.passes[opts.pass].graph ? opts.pass : passes[0].index;
+  if (opts.pass != null && idx !== opts.pass && !partial) idx = nearestGraphPass(opts.pass);
+  openPass(idx, { step: opts.step, node: opts.node, autoplay: opts.step == null && !opts.noAutoplay });
+}
+
+export function updateTraining() {
+  const t = app.trace;
+  const passes = t ? t.passes.filter(Boolean) : [];
+  const withLoss = passes.filter((p) => p.loss != null).length;
+  const updates = passes.some((p) => (p.frames || []).some((f) => f.kind === "optim_step"));
+  const training = withLoss > 2 || updates || (t && t.streaming);
+  $("pass-nav").hidden = passes.length < 2;
+  const sel = $("pass-select");
+  const cur = sel.value;
+  sel.replaceChildren();
+  for (const p of passes) {
+    const o = document.createElement("option");
+    o.value = String(p.index);
+    o.textContent = `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : " (summary)"}`;
+    o.disabled = !p.graph;
+    sel.appendChild(o);
+  }
+  sel.value = app.model ? String(app.passIndex) : cur;
+  $("training").hidden = !training;
+  if (!training) return;
+  const xs = [], ys = [];
+  for (const p of passes) if (p.loss != null && isFinite(num(p.loss))) {
+    xs.push(p.index);
+    ys.push(num(p.loss));
+  }
+  if (!xs.length && t.steps) t.steps.forEach((s) => {
+    if (s.loss != null) {
+      xs.push(s.step);
+      ys.push(num(s.loss));
+    }
+  });
+  app.lossChart.setData(xs, ys);
+}
