@@ -4,7 +4,7 @@ every answer must be
 
 * not a 5xx, and a JSON body a strict parser accepts (no NaN/Infinity tokens),
 * within the answer budget (the `max_answer_bytes` setting when there is one, else 8 MB),
-* free of real memory addresses (only the stand-in `ALLOWED_ADDRESS` may appear) and of internal names
+* free of real memory addresses (only the sandbox's stand-ins, `ALLOWED_ADDRESS`, may appear) and of internal names
   (`engine.`, `sandbox.`, `app.`, `numpy`, `/work`, `site-packages`, ...),
 * a run that ended on its own: no `InternalError`, no crashed/replaced worker, no process-level
   `MemoryError` (that would mean a limit was missing and only RLIMIT_AS stopped the program),
@@ -12,8 +12,9 @@ every answer must be
 and the server must still answer a trivial program afterwards.
 
 The grammar: assignments of tensor expressions (factories, operators, methods, functions, indexing,
-empty tensors), small loops, `if`, functions, classes subclassing `nn.Module`, prints and f-strings,
-comprehensions, backward / zero_grad / optimizer steps; mixed with hostile fragments: dunder and
+empty tensors), small loops, `if`, functions, classes subclassing `nn.Module`, layers (conv, pooling,
+embedding, normalisation, recurrent) and a DataLoader, prints and f-strings, comprehensions,
+backward / zero_grad / optimizer steps; mixed with hostile fragments: dunder and
 private attribute attempts, forbidden names and imports, huge numbers and sizes (also through a
 tensor's `__index__`), deep nesting, weird unicode, broken syntax.
 
@@ -37,12 +38,14 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from sandbox.formatting import FakeAddresses
+
 DEFAULT_EXAMPLES = 25
 LONG_EXAMPLES = int(os.environ.get("FLOWGRAD_FUZZ_EXAMPLES", "0") or 0)
 ANSWER_BUDGET_BYTES = 8 * 1024 * 1024  # the answer budget when the settings have none
-# The one form of address an answer may show: the stand-in for `<object at 0x...>` (0x7f and eight zeros
-# or more). Anything else that looks like an address is a real one.
-ALLOWED_ADDRESS = r"0x7f0{8,}[0-9a-fA-F]*"
+# The one form of address an answer may show: the sandbox's per-run stand-in for `<object at 0x...>`
+# (`0x7f0000000010`, ...). Anything else that looks like an address is a real one.
+ALLOWED_ADDRESS = FakeAddresses.PATTERN
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 # Internal names that must never reach an answer. `numpy()` is Tensor.numpy, a PyTorch method name.
 INTERNAL = re.compile(r"\bengine\.|\bsandbox\.|\bapp\.|\bnumpy\b(?!\(\))|/work\b|site-packages|Traceback|File \"")
@@ -156,6 +159,40 @@ def simple_statement(draw):
     return [f"print(f\"{{float(({expr}).sum()):.3f}}\")"]
 
 
+LAYERS = (
+    "nn.Conv2d({c}, {k}, 3, padding=1)(torch.randn({n}, {c}, {h}, {h}))",
+    "nn.Conv1d({c}, {k}, 2)(torch.randn({n}, {c}, {h}))",
+    "F.max_pool2d(torch.randn({n}, {c}, {h}, {h}), 2)",
+    "F.avg_pool2d(torch.randn({n}, {c}, {h}, {h}), 1)",
+    "F.adaptive_avg_pool2d(torch.randn({n}, {c}, {h}, {h}), ({k}, {k}))",
+    "F.pad(torch.randn({n}, {h}), ({k}, {c}))",
+    "nn.Embedding({h}, {k})(torch.randint(0, {h}, ({n}, {c})))",
+    "nn.LayerNorm({h})(torch.randn({n}, {h}))",
+    "nn.BatchNorm1d({c})(torch.randn({n}, {c}))",
+    "nn.Dropout(0.5)(torch.randn({n}, {h}))",
+    "nn.LSTM({c}, {k})(torch.randn({n}, 1, {c}))[0]",
+    "nn.GRU({c}, {k}, batch_first=True)(torch.randn({n}, 2, {c}))[1]",
+    "nn.Flatten()(torch.randn({n}, {c}, {h}))",
+    "F.gelu(torch.randn({n}, {h}))",
+    "F.l1_loss(torch.randn({n}), torch.randn({n}))",
+)
+
+
+@st.composite
+def layer_statement(draw):
+    sizes = {k: draw(st.integers(0 if k == "n" else 1, 4)) for k in "nckh"}
+    layer = draw(st.sampled_from(LAYERS)).format(**sizes)
+    kind = draw(st.integers(0, 2))
+    if kind == 0:
+        return [f"{draw(st.sampled_from(NAMES))} = {layer}", f"print({layer}.shape)"]
+    if kind == 1:
+        return [f"out = {layer}", "out.sum().backward() if out.requires_grad else None", "print(out)"]
+    return ["from torch.utils.data import TensorDataset, DataLoader",
+            f"ds = TensorDataset(torch.randn({sizes['h'] + 2}, {sizes['c']}), torch.arange({sizes['h'] + 2}))",
+            f"for xb, yb in DataLoader(ds, batch_size={sizes['k']}, shuffle=True):",
+            "    print(xb.shape, yb.tolist())"]
+
+
 @st.composite
 def compound_statement(draw):
     kind = draw(st.integers(0, 6))
@@ -250,9 +287,11 @@ def programs(draw):
     for name in NAMES:  # every name is bound: statements reach the engine rather than stop at a NameError
         lines.append(f"{name} = {draw(factory())}")
     for _ in range(draw(st.integers(1, 6))):
-        choice = draw(st.integers(0, 9))
-        if choice <= 4:
+        choice = draw(st.integers(0, 10))
+        if choice <= 3:
             lines += draw(simple_statement())
+        elif choice == 10:
+            lines += draw(layer_statement())
         elif choice <= 6:
             lines += draw(compound_statement())
         elif choice == 7:
@@ -276,7 +315,7 @@ def check_answer(response, source, budget):
                       f"{source}", stacklevel=2)
     data = strict_json(response.text)
     text = response.text
-    addresses = [m for m in ADDRESS.findall(text) if not re.fullmatch(ALLOWED_ADDRESS, m)]
+    addresses = [m for m in ADDRESS.findall(text) if not ALLOWED_ADDRESS.fullmatch(m)]
     assert not addresses, f"real addresses {addresses[:3]}\n{what}"
     internal = INTERNAL.search(text)
     assert internal is None, f"internal name {internal.group(0)!r} in ...{text[max(0, internal.start() - 80):internal.end() + 80]}...\n{what}"
