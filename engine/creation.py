@@ -1,6 +1,10 @@
 """Tensor factories: torch.tensor, zeros, ones, full, eye, arange, linspace, rand, randn, randint..."""
 from __future__ import annotations
 
+import math
+import operator
+import sys
+
 import numpy as np
 
 from . import dtypes, random
@@ -31,14 +35,17 @@ def _np_dtype(dtype, default=dtypes.NP_F32):
 
 
 def _nested_shape(data):
-    """Shape of nested lists, walked without recursion, with numel checked before numpy copies them."""
+    """Shape of nested lists, walked without recursion, with numel checked before numpy copies them.
+    Ranges are lists to numpy, and a tensor at the bottom adds its own dims (numpy copies its elements)."""
     shape = []
     level = data
-    while isinstance(level, (list, tuple)):
+    while isinstance(level, (list, tuple, range)):
         shape.append(len(level))
         if not level:
             break
         level = level[0]
+    if isinstance(level, Tensor) and shape and shape[-1]:
+        shape.extend(level._data.shape)
     return shape
 
 
@@ -46,7 +53,7 @@ def _to_array(data, dtype=None):
     if isinstance(data, Tensor):
         arr = np.array(data._data, dtype=_np_dtype(dtype, data._data.dtype))
         return arr
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (list, tuple, range)):
         _check(_nested_shape(data))
         flat = _unwrap(data)
         try:
@@ -125,7 +132,27 @@ def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
 empty = zeros
 
 
+def _number(value, fn, arg, position=None):
+    """A Python number from what torch accepts as a Number: a number or a 0-dimensional tensor. Anything
+    else (a list numpy would broadcast, a tensor of many elements) is refused before numpy sees it."""
+    if isinstance(value, Tensor):
+        if value._data.ndim == 0:
+            return value._data.item()
+    elif isinstance(value, (int, float, np.integer, np.floating, np.bool_)):
+        return value.item() if isinstance(value, np.generic) else value
+    where = f" (position {position})" if position else ""
+    raise TypeError(f"{fn}(): argument '{arg}'{where} must be Number, not {type(value).__name__}")
+
+
+def _count(value, fn, arg):
+    """An int argument (steps, n): an int or a one-element integer tensor; never a float or a list."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, Tensor)):
+        raise TypeError(f"{fn}(): argument '{arg}' must be int, not {type(value).__name__}")
+    return operator.index(value)
+
+
 def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    fill_value = _number(fill_value, "full", "fill_value", 2)
     if dtype is None:
         default = np.dtype(np.bool_) if isinstance(fill_value, bool) else \
             np.dtype(np.int64) if isinstance(fill_value, int) else dtypes.NP_F32
@@ -135,26 +162,49 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tens
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None) -> Tensor:
-    _check((n, n if m is None else m))
+    n = _count(n, "eye", "n")
+    m = n if m is None else _count(m, "eye", "m")
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    _check((n, m))
     return _leaf(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+    start, step = _number(start, "arange", "start"), _number(step, "arange", "step")
+    end = None if end is None else _number(end, "arange", "end")
     if end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    count = max(0, int(np.ceil((end - start) / step)))
-    _check((count,))
+    if not all(math.isfinite(v) for v in (start, end) if isinstance(v, float)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_int = all(isinstance(v, int) for v in (start, end, step))
+    if is_int:
+        count = max(0, -((start - end) // step))  # exact for integers of any size
+    else:
+        span = (end - start) / step
+        count = max(0, math.ceil(span)) if math.isfinite(span) else sys.maxsize
+    _check((count,))
     default = np.dtype(np.int64) if is_int else dtypes.NP_F32
     return _leaf(np.arange(start, end, step, dtype=np.float64 if not is_int else None).astype(_np_dtype(dtype, default)),
                  requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) -> Tensor:
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+                               f"{v.ndim} dimension(s).")
+    start, end = float(_number(start, "linspace", "start")), float(_number(end, "linspace", "end"))
+    steps = _count(steps, "linspace", "steps")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     _check((steps,))
-    return _leaf(np.linspace(start, end, int(steps)).astype(_np_dtype(dtype)), requires_grad)
+    return _leaf(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad)
 
 
 def _random_leaf(values, shape, requires_grad):

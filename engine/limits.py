@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import weakref
 
 import numpy as np
@@ -48,6 +49,22 @@ def _index_result_shape(shape, key):
     return tuple(np.broadcast_shapes(*index_shapes)) + tuple(kept) if index_shapes else tuple(kept)
 
 
+# Reductions along dims (params: dims or dim, keepdim): their output is the input's shape without those dims.
+_REDUCE_DIM = frozenset({"sum_dim", "mean_dim", "max_dim", "min_dim", "argmax", "argmin"})
+
+
+def reduced_shape(shape, dims, keepdim):
+    """The shape a reduction over `dims` (an int, a tuple of ints or None for all) gives, without computing it.
+    For an empty input it can be far bigger than the input: zeros(0, 10**5, 10**5).sum(0) has 10**10 elements."""
+    if not shape:
+        return ()
+    if dims is None:
+        return (1,) * len(shape) if keepdim else ()
+    n = len(shape)
+    reduced = {int(d) % n for d in (dims if isinstance(dims, (tuple, list)) else (dims,))}
+    return tuple(1 if i in reduced else s for i, s in enumerate(shape) if keepdim or i not in reduced)
+
+
 class Limits:
     """The values come from the run's settings (app/core/config.py `Settings` is the only place defaults are written)."""
 
@@ -66,12 +83,29 @@ class Limits:
             n *= int(s)
             if n > self.max_tensor_elements:
                 break  # the product is already too big: stop multiplying huge shapes
-        if n > self.max_tensor_elements:
-            raise LimitExceeded(f"tensor of shape {list(map(int, shape))} has {n:,} elements; the limit is "
+        if n > self.max_tensor_elements and 0 not in shape:
+            n = math.prod(map(int, shape))  # the whole product for the message (the loop may have stopped early)
+            count = f"{n:,}" if n.bit_length() <= 256 else f"more than {self.max_tensor_elements:,}"  # int→str is bounded
+            raise LimitExceeded(f"tensor of shape {list(map(int, shape))} has {count} elements; the limit is "
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
+        if n > self.max_tensor_elements or n == 0:
+            n = 0
+            self._check_extent(shape)
         if self.live_elements + n > self.max_live_elements:
             raise LimitExceeded(f"this run would hold {self.live_elements + n:,} tensor elements at once; the limit is "
                                 f"max_live_elements = {self.max_live_elements:,}")
+
+    def _check_extent(self, shape):
+        """An empty tensor has no element, but what it spans — the product of its non-zero dimensions — is
+        bounded like a tensor's elements: reducing over its zero-size dimension (`zeros(0, 10**5, 10**5).sum(0)`)
+        makes that many, and so do the nested lists of `tolist()` (shape (10**5, 10**5, 0))."""
+        n = 1
+        for s in shape:
+            n *= max(int(s), 1)
+            if n > self.max_tensor_elements:
+                raise LimitExceeded(f"tensor of shape {list(map(int, shape))} is empty but spans more than "
+                                    f"{self.max_tensor_elements:,} (the product of its non-zero dimensions); the limit "
+                                    f"is max_tensor_elements = {self.max_tensor_elements:,}")
 
     def before_op(self, op, arrays, params):
         """Predict the output size of ops that can grow it (broadcasting, matmul, expand, cat)."""
@@ -80,6 +114,10 @@ class Limits:
             a, b = arrays[-2], arrays[-1]
             lead = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2]) if name == "bmm" else ()
             self.before_alloc(tuple(lead) + (np.shape(a)[-2], np.shape(b)[-1]))
+        elif name == "mv":  # (n, 0) @ (0,) has n elements from two empty inputs
+            self.before_alloc(np.shape(arrays[0])[:1])
+        elif name in _REDUCE_DIM:  # the output of reducing a zero-size dim is bigger than the (empty) input
+            self.before_alloc(reduced_shape(np.shape(arrays[0]), params[0], params[1]))
         elif op.broadcasts:
             shapes = [np.shape(a) for a in arrays]
             if any(s != shapes[0] for s in shapes):
@@ -102,6 +140,8 @@ class Limits:
         if n > self.max_tensor_elements:
             raise LimitExceeded(f"tensor of shape {list(np.shape(tensor._data))} has {n:,} elements; the limit is "
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
+        if n == 0:  # a view of an empty tensor can reshape it to any dims (zeros(0).view(10**5, 10**5, 0))
+            self._check_extent(np.shape(tensor._data))
         self.live_elements += n
         weakref.finalize(tensor, self._release, n)
         if self.live_elements > self.max_live_elements:

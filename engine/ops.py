@@ -131,12 +131,43 @@ def _evenly(a, ans, g):
     return mask * (g / mask.sum())
 
 
+# PyTorch refuses `-` on bool tensors (numpy too, but in its own words, naming itself).
+_BOOL_NEG = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.")
+_BOOL_SUB2 = "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
+_BOOL_SUB1 = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+              "use the `~` or `logical_not()` operator instead.")
+
+
+def _is_bool(x):
+    return isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
+
+
+def _neg(a):
+    if _is_bool(a):
+        raise RuntimeError(_BOOL_NEG)
+    return np.negative(a)
+
+
+def _sub(a, b):
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(_BOOL_SUB2 if _is_bool(a) and _is_bool(b) else _BOOL_SUB1)
+    return np.subtract(a, b)
+
+
+def _no_bool(a, kernel):
+    if _is_bool(a):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _softmax(a, dim):
+    _no_bool(a, "softmax_lastdim_kernel_impl" if dim in (-1, a.ndim - 1) or a.ndim == 0 else "softmax_kernel_impl")
     e = np.exp(a - a.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
 
 def _log_softmax(a, dim):
+    _no_bool(a, "log_softmax_lastdim_kernel_impl" if dim in (-1, a.ndim - 1) or a.ndim == 0 else "log_softmax_kernel_impl")
     shifted = a - a.max(axis=dim, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
 
@@ -234,6 +265,8 @@ def _bce_logits_vjp_y(g, ans, x, y, reduction, weight=None, pos_weight=None):
 
 def _sigmoid(a):
     # NOTE: the two branches keep exp() from overflowing for large |a|.
+    if _is_bool(a):
+        a = a.astype(np.float32)  # torch: sigmoid of a bool tensor is float
     with np.errstate(over="ignore"):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
 
@@ -244,6 +277,16 @@ def _addmm(c, a, b):
         return out + c
     out += c  # in place: one allocation fewer than c + a @ b
     return out
+
+
+def _mse_diff(a, b):
+    if _is_bool(a) and _is_bool(b):
+        raise NotImplementedError("\"mse_cpu\" not implemented for 'Bool'")
+    if _is_bool(a):
+        a = np.asarray(a, dtype=np.result_type(b))
+    if _is_bool(b):
+        b = np.asarray(b, dtype=np.result_type(a))
+    return np.subtract(a, b)
 
 
 def _mse_vjp(g, a, b, reduction, sign):
@@ -279,7 +322,7 @@ def _pow_exponent_vjp(g, ans, a, b):
 # Binary, broadcasting
 defop("add", "AddBackward0", "+", np.add, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: g, "1"), saves=False,
       broadcasts=True)
-defop("sub", "SubBackward0", "−", np.subtract, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False,
+defop("sub", "SubBackward0", "−", _sub, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False,
       broadcasts=True)
 defop("mul", "MulBackward0", "×", np.multiply, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"),
       needs=("b", "a"), broadcasts=True)
@@ -302,9 +345,9 @@ defop("pow_scalar", "PowBackward0", "pow", np.power, (_pow_scalar_vjp, r"c\,a^{c
       params=Params("right", ("exponent",), "**"))
 defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
       needs=("r",), params=Params("left", ("base",), "**"))
-defop("rsub", "RsubBackward1", "−", lambda a, c: c - a, (lambda g, ans, a, c: -g, "-1"), saves=False,
+defop("rsub", "RsubBackward1", "−", lambda a, c: _sub(c, a), (lambda g, ans, a, c: -g, "-1"), saves=False,
       params=Params("left", ("minuend",), "−"))
-defop("neg", "NegBackward0", "−", np.negative, (lambda g, ans, a: -g, "-1"), saves=False)
+defop("neg", "NegBackward0", "−", _neg, (lambda g, ans, a: -g, "-1"), saves=False)
 defop("exp", "ExpBackward0", "exp", np.exp, (lambda g, ans, a: g * ans, r"e^{a}"), needs=("r",))
 defop("log", "LogBackward0", "log", np.log, (lambda g, ans, a: g / a, r"\frac{1}{a}"), needs=("a",))
 defop("sin", "SinBackward0", "sin", np.sin, (lambda g, ans, a: g * np.cos(a), r"\cos a"), needs=("a",))
@@ -407,7 +450,7 @@ defop("softmax", "SoftmaxBackward0", "softmax", _softmax,
 defop("log_softmax", "LogSoftmaxBackward0", "log_softmax", _log_softmax,
       (lambda g, ans, a, dim: g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"),
       needs=("r",), params=DIM)
-defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(a - b), r),
+defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(_mse_diff(a, b)), r),
       (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, 1), r"\frac{2}{n}(a-b)"),
       (lambda g, ans, a, b, r: _mse_vjp(g, a, b, r, -1), r"-\frac{2}{n}(a-b)"), needs=("ab", "ab"), broadcasts=True,
       params=REDUCTION)

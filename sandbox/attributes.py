@@ -64,6 +64,7 @@ def _str_join(interp, s):
 
 def _str_replace(interp, s):
     def replace(old, new, count=-1):
+        count = interp.as_count(count)
         if type(old) is str and type(new) is str and len(new) > len(old):
             n = s.count(old) if old else len(s) + 1
             if count is not None and count >= 0:
@@ -78,6 +79,7 @@ def _str_pad(name):
         method = getattr(s, name)
 
         def pad(width, *args):
+            width = interp.as_count(width)  # a tensor's __index__ would size the string unchecked
             if type(width) in INTS:
                 interp.alloc(width, "string")
             return method(width, *args)
@@ -87,7 +89,7 @@ def _str_pad(name):
 
 def _tensor_tolist(interp, t):
     def tolist():
-        interp.alloc(t.numel(), "list")
+        interp.alloc(interp.list_items(t.shape), "list")  # the inner lists too: (10**5, 10**5, 0) is 10**10 of them
         return t.tolist()
     return tolist
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 import time
 import types
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import limit_error
-from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS, SEQUENCES
+from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS
 
 
 @dataclass
@@ -43,6 +44,8 @@ MAX_MODULE_LINKS = 1000  # modules attached to modules per run
 ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
 TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
 NO_NODE = ast.Constant(value=None, lineno=None, col_offset=None)  # the location of a step taken outside user code
+# What `*` repeats and `+` concatenates: these types *and their subclasses* (torch.Size, namedtuples, numpy strings).
+SEQUENCE_TYPES = (str, bytes, list, tuple)
 
 
 class Budgets:
@@ -81,6 +84,8 @@ class Budgets:
     # ---------------------------------------------------------------- list/string items
     def alloc(self, n, what="sequence"):
         """Account for a list/string of n items about to be created: per object and per run."""
+        if type(n) is not int:
+            n = operator.index(n)  # a count a program handed over (a tensor, a numpy integer): one int from here on
         if n > self.max_seq:
             raise self._seq_limit(n, what)
         if n:  # every size counts: 10**5 lists of 4,095 items are 3 GB as well
@@ -140,23 +145,62 @@ class Budgets:
                 if bits > max_bits:
                     raise self.int_limit(bits)
 
-    def _check_seq_op(self, op, a, b, ta, tb, inplace):
+    def as_count(self, v):
+        """The int Python reads from `v` where it wants a count or a size (`seq * v`, `s.center(v)`,
+        `random.sample(xs, v)`, `round(x, v)`). Python takes anything with `__index__` there — a one-element
+        integer tensor, a numpy integer — and builds the result in C, unchecked: read it once, here, so the
+        check and the call see the same int. Anything else comes back as it is (the call raises its own
+        TypeError)."""
+        t = type(v)
+        if t in INTS or t is float or not hasattr(t, "__index__"):
+            return v
+        try:
+            return operator.index(v)
+        except Exception:
+            return v
+
+    def list_items(self, shape):
+        """Items of the nested lists `tolist()` builds for a tensor of `shape`: every element, and every list
+        inside the outer one (an empty tensor of shape (10**5, 10**5, 0) is 10**10 empty lists); stops
+        counting past the per-object limit."""
+        total, level = 0, 1
+        for d in shape:
+            level *= int(d)
+            total += level
+            if total > self.max_seq:
+                break
+        return total
+
+    def _check_seq_op(self, op, a, b, inplace):
+        """Sequence `*` and `+` (and `*=`, `+=`) on str, bytes, list, tuple and their subclasses (torch.Size,
+        the (values, indices) of max(dim)): the result's items are accounted before Python builds it. A
+        repetition count that is not an int (`'a' * torch.tensor(10**9)`) is read through `as_count` and handed
+        on as a plain int. Returns the operands to use."""
         if op is ast.Mult:
-            if ta in SEQUENCES and tb in INTS:
-                n = len(a) * max(b, 0)
-            elif tb in SEQUENCES and ta in INTS:
-                n = len(b) * max(a, 0)
+            if isinstance(a, SEQUENCE_TYPES):
+                if isinstance(b, SEQUENCE_TYPES):
+                    return a, b  # Python's TypeError
+                seq, k = a, b
+            elif isinstance(b, SEQUENCE_TYPES):
+                seq, k = b, a
+                if isinstance(a, self.tensor_type) and not isinstance(b, (str, bytes)):
+                    return a, b  # tensor * list: the engine's elementwise product (the list is a tensor operand)
             else:
-                return b
-            self.alloc(n)
+                return a, b
+            if type(k) not in INTS:
+                k = self.as_count(k)
+                if type(k) is not int:
+                    return a, b  # not a count: Python raises its own TypeError
+                a, b = (seq, k) if seq is a else (k, seq)
+            self.alloc(len(seq) * max(k, 0))
         elif op is ast.Add:
-            if ta in SEQUENCES and tb in SEQUENCES:
+            if isinstance(a, SEQUENCE_TYPES) and isinstance(b, SEQUENCE_TYPES):
                 self.alloc(len(a) + len(b))
-            elif inplace and ta is list:
+            elif inplace and isinstance(a, list):
                 # `xs += iterable` extends with any iterable: bound it first
                 b = self.take(b)
                 self.alloc(len(a) + len(b))
-        return b
+        return a, b
 
     def _check_broadcast(self, a, b):
         """Tensor `&` and `|` are numpy calls outside the engine's op table, unchecked by its limits:

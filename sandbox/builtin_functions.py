@@ -95,6 +95,7 @@ def make_builtins(interp) -> dict:
         return sorted(items, key=key, reverse=reverse)
 
     def _round(number, ndigits=None):
+        ndigits = interp.as_count(ndigits)
         if ndigits is not None and type(ndigits) in INTS and abs(ndigits) > MAX_ROUND_DIGITS:
             raise limit_error(f"round() ndigits {ndigits:,} is too large", None, MAX_ROUND_DIGITS)
         return round(number) if ndigits is None else round(number, ndigits)
@@ -186,6 +187,7 @@ def random_module(interp) -> ModuleProxy:
     take = interp.take
 
     def sample(population, k):
+        k = interp.as_count(k)
         if type(k) in INTS:
             interp.alloc(k)
         return rng.sample(population if type(population) in (range, list, tuple) else take(population), k)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import operator
 
+from .budgets import SEQUENCE_TYPES
 from .errors import ProgramError
 from .objects import (
     COMP,
@@ -100,8 +101,8 @@ class Expressions:
                 if type(r) is int and r.bit_length() > self.max_bits:
                     raise self.int_limit(r.bit_length())
                 return r
-            elif ta in SEQUENCES or tb in SEQUENCES:
-                b = self._check_seq_op(op, a, b, ta, tb, inplace)
+            elif ta in SEQUENCES or tb in SEQUENCES or isinstance(a, SEQUENCE_TYPES) or isinstance(b, SEQUENCE_TYPES):
+                a, b = self._check_seq_op(op, a, b, inplace)
                 if op is ast.Mod and (ta is str or ta is bytes):
                     return self._percent(a, b)
             T = self.tensor_type

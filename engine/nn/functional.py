@@ -5,10 +5,12 @@ PyTorch's message (`engine.boundary`).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..boundary import expect_attribute, expect_tensor
-from ..functional import log_softmax, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
+from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
 from ..tensor import apply
 
@@ -34,12 +36,19 @@ def linear(x, weight, bias=None):
     expect_tensor(weight, "linear", "weight", 2)
     if bias is not None:
         expect_tensor(bias, "linear", "bias", 3)
+    if x.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and {weight.ndim}D")
+    if weight.ndim == 1:  # a weight vector: x @ w (+ bias), as torch computes it
+        if bias is not None and x.ndim == 2:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+        out = matmul(x, weight)
+        return out + bias if bias is not None else out
     wt = weight.t()
-    if x.ndim == 2:
-        return apply(OPS["addmm"], (bias, x, wt)) if bias is not None else apply(OPS["mm"], (x, wt))
-    if x.shape[-1] != weight.shape[1]:
+    if x.shape[-1] != weight.shape[1]:  # before numpy, whose matmul error names its gufunc signature
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                            f"({int(np.prod(x.shape[:-1]))}x{x.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})")
+    if x.ndim == 2:
+        return apply(OPS["addmm"], (bias, x, wt)) if bias is not None else apply(OPS["mm"], (x, wt))
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])
     out = apply(OPS["addmm"], (bias, flat, wt)) if bias is not None else apply(OPS["mm"], (flat, wt))
@@ -53,11 +62,16 @@ def one_hot(tensor, num_classes=-1):
     idx = np.asarray(tensor._data)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    n = int(idx.max()) + 1 if num_classes < 0 and idx.size else int(num_classes)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
+    num_classes = operator.index(num_classes)
+    if num_classes == -1 and not idx.size:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    n = int(idx.max()) + 1 if num_classes == -1 else num_classes
+    if idx.size and (idx.min() < 0 or idx.max() >= n) or n < 0:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    _check(idx.shape + (n,))  # refuse before numpy builds it
-    return _leaf((idx[..., None] == np.arange(n)).astype(np.int64), False)
+    _check(idx.shape + (n,))  # refuse before numpy builds it (an empty input still bounds n)
+    out = np.zeros(idx.shape + (n,), dtype=np.int64)  # no (n,) temporary: its size is the output's only
+    np.put_along_axis(out, idx[..., None], 1, axis=-1)
+    return _leaf(out, False)
 
 
 # Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py

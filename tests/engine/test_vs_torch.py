@@ -611,6 +611,88 @@ PROGRAMS = {
         opt.step()
         loss.backward()
     """,
+    "empty_tensors_and_their_reductions": """
+        a = torch.zeros(0, 3).sum(0)
+        b = torch.zeros(0, 4, 5).sum(0)
+        c = torch.zeros(2, 0).mean(1)
+        d = F.one_hot(torch.zeros(0, dtype=torch.long), 5)
+        e = F.one_hot(torch.tensor([[0, 2], [1, 1]]))
+        f = torch.zeros(0, 3).view(3, 0)
+        print(a, b.shape, c, d.shape, d.dtype, e, f.shape)
+    """,
+    "factories_take_zero_dim_tensors": """
+        a = torch.linspace(torch.tensor(0.0), torch.tensor(1.0), torch.tensor(3))
+        b = torch.arange(torch.tensor(3))
+        c = torch.full((2,), torch.tensor(2))
+        d = torch.eye(torch.tensor(2))
+        e = torch.arange(5, 0, -2)
+        print(a, b, c, d, e)
+    """,
+    "one_hot_of_empty_error": """
+        F.one_hot(torch.zeros(0, dtype=torch.long))
+    """,
+    "linspace_tensor_endpoint_error": """
+        torch.linspace(torch.zeros(3), 1, 10)
+    """,
+    "linspace_negative_steps_error": """
+        torch.linspace(0, 1, -1)
+    """,
+    "arange_step_sign_error": """
+        torch.arange(10, 0)
+    """,
+    "arange_infinite_error": """
+        torch.arange(0, float("inf"))
+    """,
+    "eye_negative_error": """
+        torch.eye(-1)
+    """,
+    "full_fill_value_error": """
+        torch.full((3,), torch.tensor([2.0]))
+    """,
+    "linear_vector_weight": """
+        a = F.linear(torch.ones(2, 4, 4), torch.arange(4.0))
+        b = F.linear(torch.ones(4), torch.arange(4.0), torch.tensor(1.0))
+        c = F.linear(torch.ones(3), torch.ones(2, 3))
+        print(a, b, c)
+    """,
+    "linear_zero_dim_error": """
+        F.linear(torch.tensor(1.0), torch.ones(3, 1))
+    """,
+    "linear_vector_weight_with_bias_error": """
+        F.linear(torch.ones(2, 4), torch.ones(4), torch.ones(()))
+    """,
+    "linear_shape_error": """
+        F.linear(torch.zeros(4, 2), torch.eye(4))
+    """,
+    "linear_vector_input_shape_error": """
+        F.linear(torch.zeros(2), torch.eye(4))
+    """,
+    "bool_negation_error": """
+        -torch.tensor([True, False])
+    """,
+    "bool_subtraction_error": """
+        torch.tensor([True, False]) - torch.tensor([True, True])
+    """,
+    "bool_scalar_subtraction_error": """
+        torch.tensor([1.0, 2.0]) - True
+    """,
+    "bool_rsub_error": """
+        1 - torch.tensor([True, False])
+    """,
+    "bool_softmax_error": """
+        torch.ones(2, 2).bool().softmax(0)
+    """,
+    "bool_log_softmax_error": """
+        torch.tensor([True, False]).log_softmax(-1)
+    """,
+    "bool_mse_error": """
+        F.mse_loss(torch.tensor([True]), torch.tensor([False]))
+    """,
+    "bool_operands": """
+        b = torch.tensor([True, False])
+        x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+        print(b.sigmoid(), F.mse_loss(x, b), F.mse_loss(b, x), x * b, ~b)
+    """,
     "parameter_repr": """
         p = nn.Parameter(torch.tensor([1.0, 2.0]))
         print(p, p.requires_grad, p.is_leaf, isinstance(p, torch.Tensor))

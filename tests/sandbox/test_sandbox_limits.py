@@ -135,3 +135,98 @@ def test_time_limit_is_checked_often():
     out = run(src, limits=make_limits(time_limit_s=0.3, max_steps=10**9, max_live_elements=10**9))
     assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
     assert out.elapsed < 1.5
+
+
+# ---------------------------------------------------------------- issue 8 hole 7: every way a sequence is sized
+N = 5_000_000  # 5x the per-object limit: refused up front; before the fix Python built it (RLIMIT_AS was the only stop)
+
+
+@pytest.mark.parametrize("src", [
+    f"x = 'a' * torch.tensor({N})",
+    f"x = torch.tensor({N}) * 'a'",
+    f"x = b'a' * torch.tensor({N})",
+    f"x = [0] * torch.tensor({N})",
+    f"x = (0,) * torch.tensor({N})",
+    f"x = [0] * (torch.tensor({N}) + 1)",
+    f"x = [0]\nx *= torch.tensor({N})",
+    f"x = 'ab'\nx *= torch.tensor({N})",
+    f"x = 'a'.center(torch.tensor({N}))",
+    f"x = 'a'.ljust(torch.tensor({N}))",
+    f"x = 'a'.rjust(torch.tensor({N}), '*')",
+    f"x = 'a'.zfill(torch.tensor({N}))",
+    f"x = torch.zeros(3).shape * {N}",  # torch.Size is a tuple subclass
+    f"x = {N} * torch.zeros(3).shape",
+    f"x = torch.tensor([1.0, 2.0]).max(0) * {N}",  # a namedtuple
+    "x = torch.zeros(2).shape + tuple(range(1000000))",
+    f"import random\nx = random.sample(range(10 ** 9), torch.tensor({N}))",
+])
+def test_sequence_sizes_through_index_and_subclasses(src):
+    e = limit_error("import torch\n" + src, "max_live_elements", "1,000,000")
+    assert "would have" in e["message"], e
+
+
+def test_tolist_counts_its_inner_lists():
+    """An empty tensor has no element but tolist() still builds its lists: (1000, 1000, 0) is a million."""
+    src = "import torch\nx = torch.zeros(1000, 1000, 0)\ny = x.tolist()"
+    e = limit_error(src, "max_live_elements", "1,000,000", max_tensor_elements=10 ** 7)
+    assert e["line"] == 3 and "list would have 1,001,000 items" in e["message"], e
+
+
+def test_round_digits_through_index():
+    e = err("import torch\nx = round(10 ** 100, torch.tensor(-10 ** 6))")
+    assert e["type"] == "LimitExceeded" and "1000" in e["message"], e
+
+
+def test_counts_from_index_are_counted_per_run():
+    src = "import torch\nn = torch.tensor(900000)\nfor i in range(20):\n    x = 'a' * n"
+    limit_error(src, "10 × max_live_elements", "10,000,000")
+
+
+def test_sequence_operators_keep_python_semantics():
+    src = """import torch
+t = torch.tensor(3)
+print('ab' * t, t * 'ab', [1, 2] * torch.tensor(2), (0,) * torch.tensor(True), 'a' * torch.tensor(-2) == '')
+print(torch.tensor(3) * [1.0, 2.0], torch.tensor(10 ** 7) * [1.0])  # the engine multiplies a list elementwise
+print('a'.center(torch.tensor(5)) + '|', 'ab'.replace('a', 'xyz', torch.tensor(1)), round(2.567, torch.tensor(1)))
+s = torch.zeros(2, 3).shape
+print(s * 2, 2 * s, s + s, s + (4,), (4,) + s, torch.zeros(2, 2).tolist())
+xs = [0]
+xs *= torch.tensor(2)
+print(xs)
+"""
+    assert ok(src) == ("ababab ababab [1, 2, 1, 2] (0,) True\n"
+                       "tensor([3., 6.]) tensor([10000000.])\n"
+                       "  a  | xyzb 2.6\n"
+                       "(2, 3, 2, 3) (2, 3, 2, 3) (2, 3, 2, 3) (2, 3, 4) (4, 2, 3) [[0.0, 0.0], [0.0, 0.0]]\n"
+                       "[0, 0]\n")
+    for src, message in (("x = 'ab' * torch.tensor([3, 4])", "only integer tensors of a single element"),
+                         ("x = 'ab' * torch.tensor(3.0)", "only integer tensors of a single element"),
+                         ("x = 'ab' * 2.0", "can't multiply sequence by non-int of type 'float'"),
+                         ("x = 'a'.center(torch.tensor(2.5))", "only integer tensors of a single element")):
+        e = err("import torch\n" + src)
+        assert e["type"] == "TypeError" and message in e["message"], (src, e)
+
+
+@pytest.mark.parametrize("src, message", [
+    ("x = torch.zeros(0, 10 ** 8).sum(0)", "is empty but spans more than 100,000"),
+    ("x = torch.zeros(0, 100000, 100000).sum(0)", "is empty but spans more than 100,000"),
+    ("x = torch.zeros(0).view(100000, 100000, 0).tolist()", "is empty but spans more than 100,000"),
+    ("import torch.nn.functional as F\nx = F.one_hot(torch.zeros(0, dtype=torch.long), 10 ** 8)", "is empty but spans more than 100,000"),
+    ("x = torch.linspace(0, 1, torch.tensor(10 ** 9))", "1,000,000,000 elements"),
+])
+def test_engine_sizes_decided_by_the_program(src, message):
+    e = limit_error("import torch\n" + src, "max_tensor_elements", "100,000")
+    assert message in e["message"], e
+    assert e["line"] == src.count("\n") + 2
+
+
+def test_as_count_reads_index_once():
+    import numpy as np
+
+    from sandbox.budgets import Budgets
+
+    for value, expected in ((np.int64(5), 5), (7, 7), (True, True)):
+        got = Budgets.as_count(None, value)
+        assert got == expected and type(got) in (int, bool), value
+    for value in (2.5, np.float64(2.0), "a", None, np.bool_(True), [3]):
+        assert Budgets.as_count(None, value) is value  # not a count: the call raises Python's own TypeError

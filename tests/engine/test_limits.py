@@ -1,0 +1,169 @@
+"""Issue 8 hole 7: every size a program decides is checked against the run's limits *before* numpy allocates.
+
+Each case would allocate gigabytes (or a 10**10-element temporary) if it reached numpy: the test only
+passes when the engine refuses it first. A watchdog (RLIMIT_AS is not set here) would be the only
+other stop, so a regression shows up as a MemoryError or a very slow test, never a silent pass:
+`_refused` also asserts nothing big was allocated (tracemalloc's peak).
+"""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import engine as torch
+from engine.limits import LimitExceeded, limited, reduced_shape
+from engine.nn import functional as F
+
+LIMITS = {"max_tensor_elements": 100_000, "max_live_elements": 1_000_000, "max_graph_nodes": 10_000}
+PEAK = 64 << 20  # far above anything these refusals may touch, far below what any of them would allocate
+
+
+def _refused(fn, match="max_tensor_elements"):
+    tracemalloc.start()
+    try:
+        with limited(**LIMITS), pytest.raises(LimitExceeded, match=match):
+            fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < PEAK, f"{peak:,} bytes allocated before the refusal"
+
+
+# ---------------------------------------------------------------- empty tensors: what they span is bounded
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(0, 60_000_000),
+    lambda: torch.zeros(60_000_000, 0),
+    lambda: torch.zeros(0, 100_000, 100_000),  # .sum(0) would be 10**10 elements
+    lambda: torch.zeros(100_000, 100_000, 0),  # .tolist() would be 10**10 empty lists
+    lambda: torch.ones(0, 2 ** 40),
+    lambda: torch.randn(0, 60_000_000),
+    lambda: torch.randint(0, 3, (0, 60_000_000)),
+    lambda: torch.full((0, 60_000_000), 1.0),
+    lambda: torch.eye(0, 300_000_000),
+    lambda: torch.zeros(0).view(100_000, 100_000, 0),  # a view allocates nothing, but what it spans is bounded
+    lambda: torch.zeros(0, 1).expand(0, 200_000),
+])
+def test_an_empty_tensor_spans_at_most_max_tensor_elements(make):
+    _refused(make, match=r"is empty but spans more than 100,000 .*max_tensor_elements = 100,000")
+
+
+def test_an_empty_tensor_within_the_limit_is_fine():
+    with limited(**LIMITS):
+        x = torch.zeros(0, 100_000)
+        assert x.shape == (0, 100_000) and x.sum(1).shape == (0,) and x.sum(0).shape == (100_000,)
+        assert torch.zeros(100_000, 0).shape == (100_000, 0)
+        assert torch.zeros(0, 10, 10).sum(0).tolist() == [[0.0] * 10] * 10
+        assert torch.zeros(0, 300, 300).view(300, 0, 300).shape == (300, 0, 300)
+
+
+# ---------------------------------------------------------------- reductions over zero-size dims
+@pytest.mark.parametrize("reduce", [
+    lambda x: x.sum(0),
+    lambda x: x.sum((0,), keepdim=True),
+    lambda x: x.sum(dim=[0]),
+    lambda x: torch.sum(x, 0),
+    lambda x: x.mean(0),
+    lambda x: x.max(0),
+    lambda x: x.min(dim=0, keepdim=True),
+    lambda x: x.argmax(0),
+    lambda x: x.argmin(-3),
+])
+def test_reducing_a_zero_size_dim_is_predicted(reduce):
+    """The output of reducing an empty tensor's zero-size dim is bigger than its input: it is checked
+    ("would hold") before numpy makes it, not found ("holds") after."""
+    with limited(max_tensor_elements=10 ** 6, max_live_elements=1000, max_graph_nodes=10):
+        x = torch.zeros(0, 1000, 1000)
+        with pytest.raises(LimitExceeded, match="would hold 1,000,000 tensor elements"):
+            reduce(x)
+
+
+def test_reduced_shape():
+    assert reduced_shape((0, 5, 7), (0,), False) == (5, 7)
+    assert reduced_shape((0, 5, 7), 0, True) == (1, 5, 7)
+    assert reduced_shape((0, 5, 7), (-1, 1), False) == (0,)
+    assert reduced_shape((0, 5, 7), None, False) == ()
+    assert reduced_shape((0, 5, 7), None, True) == (1, 1, 1)
+    assert reduced_shape((), 0, False) == ()
+
+
+def test_matrix_vector_product_of_empty_inputs_is_checked():
+    """(n, 0) @ (0,) has n elements from two empty inputs: predicted ("would hold"), not found after numpy made it."""
+    with limited(max_tensor_elements=100, max_live_elements=10, max_graph_nodes=10):
+        a, v = torch.zeros(20, 0), torch.zeros(0)
+        with pytest.raises(LimitExceeded, match="would hold 20 tensor elements"):
+            a @ v
+
+
+# ---------------------------------------------------------------- one_hot
+def test_one_hot_of_an_empty_tensor():
+    _refused(lambda: F.one_hot(torch.zeros(0, dtype=torch.long), 100_000_000), match="is empty but spans")
+    _refused(lambda: F.one_hot(torch.tensor([1]), 100_000_000), match="has 100,000,000 elements")
+    with limited(**LIMITS):
+        with pytest.raises(RuntimeError, match="Can not infer total number of classes from empty tensor"):
+            F.one_hot(torch.zeros(0, dtype=torch.long))
+        assert F.one_hot(torch.zeros(0, dtype=torch.long), 5).shape == (0, 5)
+        assert F.one_hot(torch.tensor([[0, 2], [1, 1]])).tolist() == [[[1, 0, 0], [0, 0, 1]], [[0, 1, 0], [0, 1, 0]]]
+        assert F.one_hot(torch.tensor(2), 4).tolist() == [0, 0, 1, 0]
+        with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+            F.one_hot(torch.tensor([3]), 2)
+
+
+# ---------------------------------------------------------------- factories with program-decided sizes
+def test_factory_endpoints_must_be_numbers():
+    """numpy broadcasts list or tensor endpoints: linspace([0] * 10**5, 1, 10**5) would be 10**10 elements."""
+    big = [0.0] * 100_000
+    with limited(**LIMITS):
+        for call in (lambda: torch.linspace(big, 1, 100_000), lambda: torch.linspace(0, big, 100_000),
+                     lambda: torch.arange(big, 10), lambda: torch.arange(0, big), lambda: torch.arange(0, 10, big),
+                     lambda: torch.full((100_000,), big), lambda: torch.linspace(0, 1, 1e9),
+                     lambda: torch.eye(3.0)):
+            with pytest.raises(TypeError, match=r"must be (Number|int), not (list|float)"):
+                call()
+        with pytest.raises(RuntimeError, match="0-dimensional start and end tensors"):
+            torch.linspace(torch.zeros(100_000), 1, 100_000)
+        with pytest.raises(TypeError, match="must be Number, not Tensor"):
+            torch.arange(torch.zeros(3), 10)
+        with pytest.raises(TypeError, match="must be Number, not Tensor"):
+            torch.full((3,), torch.tensor([2.0]))
+    _refused(lambda: torch.linspace(0, 1, torch.tensor(300_000_000)), match="300,000,000 elements")
+    _refused(lambda: torch.arange(torch.tensor(3e8)), match="300,000,000 elements")
+    _refused(lambda: torch.arange(0, 1, 1e-10), match="10,000,000,000 elements")
+    _refused(lambda: torch.eye(torch.tensor(30_000)), match="900,000,000 elements")
+    _refused(lambda: torch.full((torch.tensor(300_000_000),), 1.0), match="300,000,000 elements")
+
+
+def test_factories_still_take_zero_dim_tensors_like_torch():
+    with limited(**LIMITS):
+        assert torch.linspace(torch.tensor(0.0), torch.tensor(1.0), torch.tensor(3)).tolist() == [0.0, 0.5, 1.0]
+        assert torch.arange(torch.tensor(3)).tolist() == [0, 1, 2] and torch.arange(torch.tensor(3)).dtype is torch.int64
+        assert torch.full((2,), torch.tensor(2)).tolist() == [2, 2] and torch.full((2,), torch.tensor(2)).dtype is torch.int64
+        assert torch.full((2,), True).dtype is torch.bool
+        assert torch.eye(torch.tensor(2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+        assert torch.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+        assert torch.linspace(0, 1, 0).shape == (0,)
+        for call, msg in ((lambda: torch.arange(10, 0), "upper bound and lower bound inconsistent with step sign"),
+                          (lambda: torch.arange(0, float("inf")), "unsupported range: 0 -> inf"),
+                          (lambda: torch.linspace(0, 1, -1), "number of steps must be non-negative"),
+                          (lambda: torch.eye(-1), "n must be greater or equal to 0, got -1")):
+            with pytest.raises(RuntimeError, match=msg):
+                call()
+
+
+def test_nested_data_is_measured_through_ranges_and_tensors():
+    """torch.tensor of a list of tensors or ranges: numpy copies every element; the shape counts them first."""
+    _refused(lambda: torch.tensor([torch.zeros(100_000)] * 200), match=r"shape \[200, 100000\]")
+    _refused(lambda: torch.tensor([range(3000)] * 3000), match=r"shape \[3000, 3000\]")
+    _refused(lambda: torch.tensor(range(10_000_000)), match=r"shape \[10000000\]")
+    with limited(**LIMITS):
+        assert torch.tensor([torch.tensor(1.0), torch.tensor(2.0)]).tolist() == [1.0, 2.0]
+        assert torch.tensor([range(2), range(2)]).tolist() == [[0, 1], [0, 1]]
+
+
+def test_an_allowed_run_still_allocates_normally():
+    with limited(**LIMITS) as lim:
+        x = torch.zeros(300, 300)
+        assert x.sum(0).shape == (300,) and x.max(1).values.shape == (300,)
+        assert lim.live_elements >= 90_000
+    assert np.array_equal(F.one_hot(torch.tensor([0, 1]), 2)._data, np.eye(2, dtype=np.int64))
