@@ -102,6 +102,19 @@ def _cut_text(text: str, cap: int) -> str:
     return clip_text(text, keep)
 
 
+def _first_entries_within(out: dict, cap: int) -> dict:
+    """The leading entries of `out` whose JSON, as one object, stays within `cap` bytes."""
+    kept: dict = {}
+    size = 2  # "{}"
+    for k, v in out.items():
+        n = nbytes({k: v}) - 1
+        if size + n > cap:
+            break
+        kept[k] = v
+        size += n
+    return kept
+
+
 def _fit_variables(variables: dict, cap: int, reasons: list[str]) -> dict:
     if nbytes(variables) <= cap:
         return variables
@@ -110,14 +123,7 @@ def _fit_variables(variables: dict, cap: int, reasons: list[str]) -> dict:
     if nbytes(out) <= cap:
         reasons.append(f"variables sent as summaries (their share of limit max_answer_bytes is {cap:,} bytes)")
         return out
-    kept: dict = {}
-    size = 2
-    for k, v in out.items():
-        n = nbytes({k: v}) - 1
-        if size + n > cap:
-            break
-        kept[k] = v
-        size += n
+    kept = _first_entries_within(out, cap)
     reasons.append(f"{len(out) - len(kept):,} of {len(out):,} variables left out (their share of limit "
                    f"max_answer_bytes is {cap:,} bytes)")
     return kept
@@ -128,14 +134,7 @@ def _fit_modules(modules: dict, cap: int, reasons: list[str]) -> dict:
         return modules
     out = {k: {**v, "repr": None} if isinstance(v, dict) else v for k, v in modules.items()}
     if nbytes(out) > cap:
-        kept: dict = {}
-        size = 2
-        for k, v in out.items():
-            n = nbytes({k: v}) - 1
-            if size + n > cap:
-                break
-            kept[k] = v
-            size += n
+        kept = _first_entries_within(out, cap)
         reasons.append(f"{len(out) - len(kept):,} of {len(out):,} modules left out (their share of limit "
                        f"max_answer_bytes is {cap:,} bytes)")
         return kept

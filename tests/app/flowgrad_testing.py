@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -19,3 +27,29 @@ def strict_json(text: str):
 
 def close(a, b, rel=1e-4, abs_=1e-5) -> bool:
     return isinstance(a, (int, float)) and math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
+
+
+@contextlib.contextmanager
+def real_server():
+    """Start `python -m app` (one worker) on a free port; yield (port, url) once its pool is ready."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).json()["pool"]["ready"] == 1:
+                    break
+            except (httpx.HTTPError, KeyError, ValueError):
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.1)
+        yield port, url
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -10,8 +10,6 @@ import itertools
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from flowgrad_testing import ROOT, strict_json
+from flowgrad_testing import real_server, strict_json
 
 import app.trace.build as build
 from app.core.config import Settings
@@ -493,23 +491,7 @@ def test_a_chunked_body_over_the_limit_is_413(client):
 
 @pytest.mark.slow
 def test_a_50_mb_chunked_upload_is_refused_early_on_a_real_server():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).json()["pool"]["ready"] == 1:
-                    break
-            except (httpx.HTTPError, KeyError, ValueError):
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.1)
+    with real_server() as (port, url):
         answer = bytearray()
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.settimeout(5)
@@ -538,6 +520,3 @@ def test_a_50_mb_chunked_upload_is_refused_early_on_a_real_server():
         assert b"max_request_bytes" in answer
         assert sent < 20_000_000, f"{sent:,} bytes went out before the refusal"
         assert httpx.post(url + "/api/run", json={"source": "print(2)"}, timeout=10).json()["stdout"] == "2\n"
-    finally:
-        proc.terminate()
-        proc.wait(10)

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 
 import httpx
 import pytest
-from flowgrad_testing import ROOT, strict_json
+from flowgrad_testing import real_server, strict_json
 
 LOOP = ("import torch\nfrom torch import nn\ntorch.manual_seed(0)\nmodel = nn.Linear(2, 1)\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(8, 2)\ny = x.sum(1, keepdim=True)\n"
@@ -118,23 +115,7 @@ def test_cancel_endpoint(client):
 @pytest.mark.slow
 def test_disconnect_cancels_the_run_on_a_real_server():
     """Through uvicorn: closing the SSE response stops the run's process (it would run ~2 s)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).json()["pool"]["ready"] == 1:
-                    break
-            except (httpx.HTTPError, KeyError, ValueError):
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.1)
+    with real_server() as (port, url):
         with httpx.Client(base_url=url, timeout=10) as c:
             started = time.monotonic()
             with c.stream("POST", "/api/stream", json={"source": LONG_TRAIN}) as r:
@@ -161,6 +142,3 @@ def test_disconnect_cancels_the_run_on_a_real_server():
             while c.get("/healthz").json()["pool"]["busy"]:
                 assert time.monotonic() - closed < 1.5, "the run (~2 s) went on after the client left"
                 time.sleep(0.02)
-    finally:
-        proc.terminate()
-        proc.wait(10)

@@ -3,6 +3,7 @@ share link, export, keyboard, errors at the right line. Screenshots in test-arti
 
 from __future__ import annotations
 
+import contextlib
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -47,6 +48,14 @@ def steps(page) -> tuple[int, int]:
 
 def pause(page):
     page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+
+
+def run_to_the_end(page, source: str):
+    """Open the app, run `source`, pause, and step to its last node."""
+    open_app(page)
+    run_source(page, source)
+    pause(page)
+    page.keyboard.press("End")
 
 
 def api_trace(page, source: str) -> dict:
@@ -106,10 +115,7 @@ def test_step_forward_through_every_node_and_back(page, shot):
 
 
 def test_numbers_match_the_api(page):
-    open_app(page)
-    run_source(page, SQUARE)
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, SQUARE)
     graph = first_graph(api_trace(page, SQUARE))["graph"]
     for node in graph["nodes"]:
         if node["kind"] != "tensor":
@@ -123,10 +129,7 @@ def test_numbers_match_the_api(page):
 
 
 def test_inspector_chain_rule(page, shot):
-    open_app(page)
-    run_source(page, SQUARE)
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, SQUARE)
     trace = api_trace(page, SQUARE)
     graph = first_graph(trace)["graph"]
     s_id = next(n["id"] for n in graph["nodes"] if n.get("name") == "s")
@@ -140,6 +143,19 @@ def test_inspector_chain_rule(page, shot):
     page.errors.check()
 
 
+@contextlib.contextmanager
+def opened_elsewhere(browser, url: str):
+    """`url` opened in a fresh browser context (as a shared link would be), ready."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        other = ctx.new_page()
+        other.goto(url)
+        wait_ready(other)
+        yield other
+    finally:
+        ctx.close()
+
+
 def test_share_link_reproduces_the_step(page, browser, server):
     open_app(page)
     run_source(page, SQUARE)
@@ -148,14 +164,9 @@ def test_share_link_reproduces_the_step(page, browser, server):
     for _ in range(5):
         page.keyboard.press("ArrowRight")
     page.wait_for_function("location.hash.includes('step=5')")
-    url = page.url
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    other = ctx.new_page()
-    other.goto(url)
-    wait_ready(other)
-    assert steps(other)[0] == 5
-    assert other.evaluate("window.__fg.editor.text") == SQUARE
-    ctx.close()
+    with opened_elsewhere(browser, page.url) as other:
+        assert steps(other)[0] == 5
+        assert other.evaluate("window.__fg.editor.text") == SQUARE
 
 
 def test_share_link_with_program(page, browser):
@@ -165,20 +176,12 @@ def test_share_link_with_program(page, browser):
     pause(page)
     page.keyboard.press("End")
     page.wait_for_function("location.hash.includes('program=')")
-    url = page.url
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    other = ctx.new_page()
-    other.goto(url)
-    wait_ready(other)
-    assert other.evaluate("window.__fg.editor.text") == src
-    ctx.close()
+    with opened_elsewhere(browser, page.url) as other:
+        assert other.evaluate("window.__fg.editor.text") == src
 
 
 def test_export_svg(page, tmp_path):
-    open_app(page)
-    run_source(page, SQUARE)
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, SQUARE)
     with page.expect_download() as dl:
         page.get_by_role("button", name="Export SVG").click()
     path = tmp_path / "graph.svg"
@@ -216,12 +219,18 @@ def test_keyboard(page):
     assert page.get_by_role("button", name="Play").is_visible()
 
 
-def test_error_points_at_the_line(page, shot):
+def error_box_after(page, source: str):
+    """Open the app and run `source`; the error box, once shown."""
     open_app(page)
-    src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = (x +\nprint(y)\n"
-    run_source(page, src)
+    run_source(page, source)
     box = page.locator("#error")
     box.wait_for(state="visible")
+    return box
+
+
+def test_error_points_at_the_line(page, shot):
+    src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = (x +\nprint(y)\n"
+    box = error_box_after(page, src)
     assert "SyntaxError" in box.inner_text()
     line = int(re.search(r"line (\d+)", box.inner_text()).group(1))
     assert line in (3, 4)
@@ -234,12 +243,8 @@ def test_error_points_at_the_line(page, shot):
 def test_runtime_error_line(page, shot):
     if page.server_kind == "fixture":
         pytest.skip("needs the engine")
-    open_app(page)
     src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x * 2\nz = y + undefined_name\n"
-    run_source(page, src)
-    box = page.locator("#error")
-    box.wait_for(state="visible")
-    assert "line 4" in box.inner_text()
+    assert "line 4" in error_box_after(page, src).inner_text()
     assert page.eval_on_selector_all(".cm-error-line", "els => els.map(e => e.textContent)") == [src.splitlines()[3]]
 
 
@@ -282,11 +287,8 @@ def test_tablet_layout(browser, server, shot):
 def test_every_example_runs(page, shot, path):
     if page.server_kind == "fixture":
         pytest.skip("needs the engine")
-    open_app(page)
     src = path.read_text()
-    run_source(page, src)
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, src)
     if "error" not in path.stem:
         assert page.locator("#error").is_hidden(), page.locator("#error").inner_text()
     assert page.locator("svg.fg-graph [data-node-id]").count() > 0
@@ -297,10 +299,7 @@ def test_every_example_runs(page, shot, path):
 def test_check_gradient(page):
     if page.server_kind == "fixture":
         pytest.skip("needs the engine")
-    open_app(page)
-    run_source(page, (ROOT / "examples" / "04_sum_times_sine.py").read_text())
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, (ROOT / "examples" / "04_sum_times_sine.py").read_text())
     x = page.locator('g.fg-node[aria-label^="x "]').first
     x.click()
     page.get_by_role("button", name="Check gradient").click()
@@ -419,10 +418,7 @@ def test_a_refused_program_does_not_stop_streaming(page):
 def test_module_clusters_collapse(page, shot):
     if page.server_kind == "fixture":
         pytest.skip("needs the engine")
-    open_app(page)
-    run_source(page, (ROOT / "examples" / "18_module_sgd.py").read_text())
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, (ROOT / "examples" / "18_module_sgd.py").read_text())
     toggle = page.locator("g.fg-ctoggle").first
     label = toggle.get_attribute("aria-label")
     assert label.startswith("Collapse ")
@@ -491,10 +487,7 @@ def test_networks_are_readable_at_1280x720(page, shot, projector, name, source):
 def test_module_parameters_drawn_inside_their_module(page):
     if page.server_kind != "app":
         pytest.skip("tests the app's trace builder and layout")
-    open_app(page)
-    run_source(page, MLP)
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, MLP)
     graph = page.evaluate("window.__fg.graph.model.graph")
     clusters = {c["name"]: c for c in graph["clusters"]}
     params = [n for n in graph["nodes"] if n.get("role") == "parameter"]
@@ -522,10 +515,7 @@ def test_op_nodes_show_their_parameters(page, shot):
         pytest.skip("tests the app's trace builder and layout")
     from app.trace.labels import op_text
 
-    open_app(page)
-    run_source(page, OPS_PROGRAM)
-    pause(page)
-    page.keyboard.press("End")
+    run_to_the_end(page, OPS_PROGRAM)
     graph = first_graph(api_trace(page, OPS_PROGRAM))["graph"]
     ops = [n for n in graph["nodes"] if n["kind"] == "op"]
     assert {n["op"]: n["params"] for n in ops}["pow_scalar"] == [2]

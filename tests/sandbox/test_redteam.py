@@ -12,6 +12,16 @@ SHARED_1E6 = "x = [0] * 100\ny = [x] * 100\nz = [y] * 100\n"
 # Four levels of ten: 10,000 items seen, 40 created.
 SHARED_1E4 = "x = [0] * 10\ny = [x] * 10\nz = [y] * 10\nw = [z] * 10\n"
 
+
+
+def refused(source: str, kind: str, line: int | None = None) -> None:
+    """`source` fails with a `kind` error (on `line`, when given)."""
+    e = err(source)
+    assert e["type"] == kind
+    if line is not None:
+        assert e["line"] == line
+
+
 ARRAY_INTERFACE = '{"shape": (4,), "typestr": "|u1", "data": (65536, False), "version": 3}'
 
 
@@ -40,10 +50,8 @@ def test_underscore_names_refused_but_plain_names_work():
 # ---------------------------------------------------------------- engine classes that parse user text
 def test_dtype_cannot_be_constructed():
     # np.dtype("(200000000,)f8") is one 1.6 GB element: torch.ones(1, dtype=d) allocates it
-    e = err('d = torch.dtype("x", "(1000,)f8")\nz = torch.ones(1, dtype=d)')
-    assert e["type"] == "TypeError" and e["line"] == 1
-    e = err('d = type(torch.float32)("x", "O")')
-    assert e["type"] == "TypeError"
+    refused('d = torch.dtype("x", "(1000,)f8")\nz = torch.ones(1, dtype=d)', "TypeError", line=1)
+    refused('d = type(torch.float32)("x", "O")', "TypeError")
     assert ok("print(isinstance(torch.float32, torch.dtype), torch.float64)") == "True torch.float64\n"
 
 
@@ -796,10 +804,8 @@ print(nn.Linear(1, 1).parameters(), iter([1]), y.add)
 
 
 def test_manual_seed_generator_is_not_a_way_in():
-    e = err("g = torch.manual_seed(0)\nh = type(g)()")
-    assert e["type"] == "TypeError" and e["line"] == 2
-    e = err("g = torch.manual_seed(0)\ng.manual_seed(1)")
-    assert e["type"] == "AttributeError"
+    refused("g = torch.manual_seed(0)\nh = type(g)()", "TypeError", line=2)
+    refused("g = torch.manual_seed(0)\ng.manual_seed(1)", "AttributeError")
     assert ok("g = torch.manual_seed(3)\nprint(isinstance(g, type(torch.manual_seed(1))), torch.initial_seed())") == "True 1\n"
 
 

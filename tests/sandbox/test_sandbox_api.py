@@ -88,30 +88,31 @@ def test_recorder_line_is_set_before_each_statement():
     assert rec.lines == [1, 2, 3, 3, 4]
 
 
-def test_recorder_names_tensors_assigned_to_names():
+def recorded_events(source: str) -> list[dict]:
+    """Run `source` (it must succeed) with a real Recorder; its events."""
     from engine.recorder import Recorder
 
     rec = Recorder(value_limit=256, max_events=100_000)
+    out = run(source, recorder=rec)
+    assert out.error is None
+    return rec.events
+
+
+def test_recorder_names_tensors_assigned_to_names():
     src = ("import torch\nx = torch.tensor(2.0, requires_grad=True)\ndef f(t):\n    u = t * 3\n    return u + 1\n"
            "y = f(x) * 2\nw = [x]\nw[0] = x\ny += 1\ny.backward()\n")
-    out = run(src, recorder=rec)
-    assert out.error is None
-    names = [e["name"] for e in rec.events if e["kind"] == "name"]
+    events = recorded_events(src)
+    names = [e["name"] for e in events if e["kind"] == "name"]
     assert names == ["x", "u", "y", "y"]
-    ops = [(e["op"], e["line"]) for e in rec.events if e["kind"] == "op"]
+    ops = [(e["op"], e["line"]) for e in events if e["kind"] == "op"]
     # ops inside f are on f's lines; the `* 2` after the call is back on the caller's line 6
     assert ops == [("mul", 4), ("add", 5), ("mul", 6), ("add", 9)]
 
 
 def test_no_name_event_for_attribute_assignment():
-    from engine.recorder import Recorder
-
-    rec = Recorder(value_limit=256, max_events=100_000)
     src = ("import torch.nn as nn\nimport torch\nclass M(nn.Module):\n    def __init__(self):\n"
            "        super().__init__()\n        self.w = nn.Parameter(torch.ones(2))\nm = M()\n")
-    out = run(src, recorder=rec)
-    assert out.error is None
-    assert [e["name"] for e in rec.events if e["kind"] == "name"] == []
+    assert [e["name"] for e in recorded_events(src) if e["kind"] == "name"] == []
 
 
 def test_runs_are_isolated():
@@ -152,16 +153,13 @@ def test_fuzz_random_programs_never_raise(source):
 
 
 def test_binding_a_module_names_its_parameters_for_the_recorder_at_once():
-    from engine.recorder import Recorder
-
-    rec = Recorder(value_limit=256, max_events=100_000)
-    out = run("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))\n"
-              "y = model(torch.ones(4, 2)).sum()\ny.backward()\n", recorder=rec)
-    assert out.error is None
-    kinds = [e["kind"] for e in rec.events]
+    events = recorded_events("import torch\nfrom torch import nn\n"
+                             "model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))\n"
+                             "y = model(torch.ones(4, 2)).sum()\ny.backward()\n")
+    kinds = [e["kind"] for e in events]
     first_names = kinds.index("module_names")
     assert first_names < kinds.index("op")  # named when bound, before the first forward
-    names = rec.events[first_names]
+    names = events[first_names]
     assert set(names["parameters"].values()) == {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
     assert set(names["names"].values()) == {"model", "model.0", "model.1", "model.2"}
 

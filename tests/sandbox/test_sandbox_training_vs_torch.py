@@ -55,23 +55,21 @@ print([round(v, 3) for v in model.weight[0].tolist()])
 print([round(v, 3) for v in opt.state[model.weight]{state_key}.flatten().tolist()])
 """
 
-CASES = [
-    dict(seed=0, dataset="TensorDataset(x, y)", drop_last=False,
-         optimizer="torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)",
-         scheduler="StepLR(opt, step_size=1, gamma=0.5)", sched_step="sched.step()", state_key="['momentum_buffer']"),
-    dict(seed=1, dataset="Pairs(x, y)", drop_last=True,
-         optimizer="torch.optim.Adam(model.parameters(), lr=0.05)",
-         scheduler="CosineAnnealingLR(opt, T_max=3)", sched_step="sched.step()", state_key="['exp_avg_sq']"),
-    dict(seed=2, dataset="TensorDataset(x, y)", drop_last=False,
-         optimizer="torch.optim.AdamW(model.parameters(), lr=0.05, amsgrad=True)",
-         scheduler="ExponentialLR(opt, gamma=0.9)", sched_step="sched.step()", state_key="['max_exp_avg_sq']"),
-    dict(seed=3, dataset="Pairs(x, y)", drop_last=False,
-         optimizer="torch.optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5, centered=True)",
-         scheduler="ReduceLROnPlateau(opt, patience=0)", sched_step="sched.step(total)", state_key="['square_avg']"),
-    dict(seed=4, dataset="TensorDataset(x, y)", drop_last=True,
-         optimizer="torch.optim.Adagrad(model.parameters(), lr=0.3, lr_decay=0.01)",
-         scheduler="LambdaLR(opt, lambda e: 1 / (e + 1))", sched_step="sched.step()", state_key="['sum']"),
+# one row a case: seed, dataset, drop_last, optimizer, scheduler, sched_step, state_key
+_ROWS = [
+    (0, "TensorDataset(x, y)", False, "torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)",
+     "StepLR(opt, step_size=1, gamma=0.5)", "sched.step()", "['momentum_buffer']"),
+    (1, "Pairs(x, y)", True, "torch.optim.Adam(model.parameters(), lr=0.05)",
+     "CosineAnnealingLR(opt, T_max=3)", "sched.step()", "['exp_avg_sq']"),
+    (2, "TensorDataset(x, y)", False, "torch.optim.AdamW(model.parameters(), lr=0.05, amsgrad=True)",
+     "ExponentialLR(opt, gamma=0.9)", "sched.step()", "['max_exp_avg_sq']"),
+    (3, "Pairs(x, y)", False, "torch.optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5, centered=True)",
+     "ReduceLROnPlateau(opt, patience=0)", "sched.step(total)", "['square_avg']"),
+    (4, "TensorDataset(x, y)", True, "torch.optim.Adagrad(model.parameters(), lr=0.3, lr_decay=0.01)",
+     "LambdaLR(opt, lambda e: 1 / (e + 1))", "sched.step()", "['sum']"),
 ]
+CASES = [dict(zip(("seed", "dataset", "drop_last", "optimizer", "scheduler", "sched_step", "state_key"), row))
+         for row in _ROWS]
 
 
 def _torch_stdout(src):
