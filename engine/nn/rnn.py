@@ -13,7 +13,7 @@ from ..functional import stack
 from ..ops import OPS
 from . import functional_layers as FL
 from . import init
-from .modules import Module, Parameter
+from .modules import Module, Parameter, _optional_parameters
 
 
 def _linear(x, w, b):
@@ -69,12 +69,7 @@ class RNNCellBase(_RNNModule):
         g = self._gates * hidden_size
         self.weight_ih = Parameter(creation.empty(g, input_size, dtype=dtype))
         self.weight_hh = Parameter(creation.empty(g, hidden_size, dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(creation.empty(g, dtype=dtype))
-            self.bias_hh = Parameter(creation.empty(g, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        _optional_parameters(self, bias, ("bias_ih", "bias_hh"), g, dtype=dtype)
         self.reset_parameters()
 
     def extra_repr(self):
