@@ -126,40 +126,7 @@ class MathMixin:
     def dot(self, other):
         return apply(OPS["dot"], (self, other))
 
-    # ----- elementwise -----
-    def exp(self):
-        return apply(OPS["exp"], (self,))
-
-    def log(self):
-        return apply(OPS["log"], (self,))
-
-    def sin(self):
-        return apply(OPS["sin"], (self,))
-
-    def cos(self):
-        return apply(OPS["cos"], (self,))
-
-    def tanh(self):
-        return apply(OPS["tanh"], (self,))
-
-    def sigmoid(self):
-        return apply(OPS["sigmoid"], (self,))
-
-    def relu(self):
-        return apply(OPS["relu"], (self,))
-
-    def abs(self):
-        return apply(OPS["abs"], (self,))
-
-    def sqrt(self):
-        return apply(OPS["sqrt"], (self,))
-
-    def reciprocal(self):
-        return apply(OPS["reciprocal"], (self,))
-
-    def sign(self):
-        return apply(OPS["sign"], (self,))
-
+    # ----- elementwise: the one-argument ops are made from _UNARY, below the class -----
     def clamp(self, min=None, max=None):  # noqa: A002 — torch's keyword names
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -178,3 +145,20 @@ class MathMixin:
 
     def log_softmax(self, dim):
         return apply(OPS["log_softmax"], (self,), (_dim(dim, self.ndim),))
+
+
+_UNARY = ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt", "reciprocal", "sign")
+
+
+def _unary(name):
+    """MathMixin's method `name`: `def name(self): return apply(OPS[name], (self,))`."""
+    def method(self):
+        return apply(OPS[name], (self,))
+    method.__name__ = name
+    method.__qualname__ = f"MathMixin.{name}"
+    return method
+
+
+for _name in _UNARY:
+    setattr(MathMixin, _name, _unary(_name))
+del _name

@@ -175,29 +175,27 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def named_parameters(self, prefix="", recurse=True):
+    def _named_members(self, members, prefix, recurse):
+        """(qualified name, value) of each distinct non-None entry of the `members` dict (`_parameters` or
+        `_buffers`) of this module, and of its submodules when recurse."""
         seen = set()
         modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for mname, m in modules:
-            for pname, p in m._parameters.items():
-                if p is None or id(p) in seen:
+            for name, v in getattr(m, members).items():
+                if v is None or id(v) in seen:
                     continue
-                seen.add(id(p))
-                yield (mname + "." if mname else "") + pname, p
+                seen.add(id(v))
+                yield (mname + "." if mname else "") + name, v
+
+    def named_parameters(self, prefix="", recurse=True):
+        yield from self._named_members("_parameters", prefix, recurse)
 
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix="", recurse=True):
-        seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
-        for mname, m in modules:
-            for bname, b in m._buffers.items():
-                if b is None or id(b) in seen:
-                    continue
-                seen.add(id(b))
-                yield (mname + "." if mname else "") + bname, b
+        yield from self._named_members("_buffers", prefix, recurse)
 
     def buffers(self, recurse=True):
         for _, b in self.named_buffers(recurse=recurse):
@@ -310,6 +308,13 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
+
+
+def _optional_parameters(module, present, names, *shape, dtype=None):
+    """Registers each of `names` on `module`: an uninitialised Parameter of `shape` when `present`, else None
+    (how a layer without affine weights or without bias still lists them)."""
+    for name in names:
+        module.register_parameter(name, Parameter(creation.empty(*shape, dtype=dtype)) if present else None)
 
 
 def _check_name(name, what, owner):

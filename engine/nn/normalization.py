@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import creation
 from . import functional_layers as FL
 from . import init
-from .modules import Module, Parameter
+from .modules import Module, Parameter, _optional_parameters
 
 
 class _BatchNorm(Module):
@@ -13,12 +13,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(creation.empty(num_features, dtype=dtype))
-            self.bias = Parameter(creation.empty(num_features, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _optional_parameters(self, affine, ("weight", "bias"), num_features, dtype=dtype)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))

@@ -5,12 +5,19 @@ from . import functional_layers as FL
 from .modules import Module
 
 
-class _MaxPoolNd(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__()
+class _PoolNd(Module):
+    def _window(self, kernel_size, stride, padding):
+        """kernel_size, stride (the kernel's size when None) and padding, as given."""
         self.kernel_size = kernel_size
         self.stride = stride if (stride is not None) else kernel_size
-        self.padding, self.dilation = padding, dilation
+        self.padding = padding
+
+
+class _MaxPoolNd(_PoolNd):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self._window(kernel_size, stride, padding)
+        self.dilation = dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def extra_repr(self):
@@ -30,7 +37,12 @@ class MaxPool2d(_MaxPoolNd):
                              self.return_indices)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(_PoolNd):
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
         self.kernel_size = FL._tuple(kernel_size, 1)
@@ -38,24 +50,17 @@ class AvgPool1d(Module):
         self.padding = FL._tuple(padding, 1)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
     def forward(self, input):  # noqa: A002
         return FL.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
+        self._window(kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
     def forward(self, input):  # noqa: A002
         return FL.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,

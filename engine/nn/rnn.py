@@ -13,7 +13,7 @@ from ..functional import stack
 from ..ops import OPS
 from . import functional_layers as FL
 from . import init
-from .modules import Module, Parameter
+from .modules import Module, Parameter, _optional_parameters
 
 
 def _linear(x, w, b):
@@ -47,7 +47,20 @@ def gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
     return (h - n) * z + n
 
 
-class RNNCellBase(Module):
+class _RNNModule(Module):
+    """What the cells and the layers share: uniform(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) initialisation
+    and the head of extra_repr."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _repr_head(self):
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class RNNCellBase(_RNNModule):
     _gates = 1
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
@@ -56,21 +69,11 @@ class RNNCellBase(Module):
         g = self._gates * hidden_size
         self.weight_ih = Parameter(creation.empty(g, input_size, dtype=dtype))
         self.weight_hh = Parameter(creation.empty(g, hidden_size, dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(creation.empty(g, dtype=dtype))
-            self.bias_hh = Parameter(creation.empty(g, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        _optional_parameters(self, bias, ("bias_ih", "bias_hh"), g, dtype=dtype)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
-
     def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
+        s = self._repr_head()
         if not self.bias:
             s += ", bias=False"
         if getattr(self, "nonlinearity", "tanh") != "tanh":
@@ -132,7 +135,7 @@ class GRUCell(RNNCellBase):
         return out if batched else out.squeeze(0)
 
 
-class RNNBase(Module):
+class RNNBase(_RNNModule):
     _gates = 1
     mode = "RNN_TANH"
 
@@ -172,13 +175,8 @@ class RNNBase(Module):
                     self.register_parameter("bias_hh" + sfx, Parameter(creation.empty(g, dtype=dtype)))
         self.reset_parameters()
 
-    def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
-
     def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
+        s = self._repr_head()
         if self.proj_size != 0:
             s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
@@ -208,12 +206,32 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{input.shape[-1]}")
 
-    def forward(self, input, hx=None):  # noqa: A002
+    def _time_major(self, input, hx):  # noqa: A002
+        """The checked input as (steps, batch, features), and whether it came batched."""
         self._check(input, hx)
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
+        return x, batched
+
+    def _layer_output(self, outs, layer):
+        """One layer's output from its directions' outputs, with dropout between layers."""
+        layer_in = outs[0] if len(outs) == 1 else FL_cat(outs)
+        if self.dropout and self.training and layer < self.num_layers - 1:
+            layer_in = FL.dropout(layer_in, self.dropout, True)
+        return layer_in
+
+    def _batch_major(self, out, batched):
+        """The last layer's output back in the input's layout."""
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out = out.squeeze(1)
+        return out
+
+    def forward(self, input, hx=None):  # noqa: A002
+        x, batched = self._time_major(input, hx)
         steps, batch = x.shape[0], x.shape[1]
         dirs = 2 if self.bidirectional else 1
         states = self._initial(hx, batch, x.dtype, batched)
@@ -233,14 +251,8 @@ class RNNBase(Module):
                     seq.reverse()
                 outs.append(stack(seq, 0))
                 finals.append(state)
-            layer_in = outs[0] if dirs == 1 else FL_cat(outs)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = FL.dropout(layer_in, self.dropout, True)
-        out = layer_in
-        if batched and self.batch_first:
-            out = out.transpose(0, 1)
-        if not batched:
-            out = out.squeeze(1)
+            layer_in = self._layer_output(outs, layer)
+        out = self._batch_major(layer_in, batched)
         return out, self._final(finals, batched)
 
     def _output(self, state):
@@ -292,11 +304,7 @@ class LSTM(RNNBase):
     _gates = 4
 
     def forward(self, input, hx=None):  # noqa: A002
-        self._check(input, hx)
-        batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1)
-        if batched and self.batch_first:
-            x = x.transpose(0, 1)
+        x, batched = self._time_major(input, hx)
         dirs = 2 if self.bidirectional else 1
         states = self._initial(hx, x.shape[1], x.dtype, batched)
         hn, cn = [], []
@@ -310,14 +318,8 @@ class LSTM(RNNBase):
                 outs.append(out)
                 hn.append(out[0] if d else out[-1])
                 cn.append(apply(OPS["lstm_cell_state"], inputs, (bool(d),)))
-            layer_in = outs[0] if dirs == 1 else FL_cat(outs)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = FL.dropout(layer_in, self.dropout, True)
-        out = layer_in
-        if batched and self.batch_first:
-            out = out.transpose(0, 1)
-        if not batched:
-            out = out.squeeze(1)
+            layer_in = self._layer_output(outs, layer)
+        out = self._batch_major(layer_in, batched)
         h, c = stack(hn, 0), stack(cn, 0)
         return out, ((h, c) if batched else (h.squeeze(1), c.squeeze(1)))
 

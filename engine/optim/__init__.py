@@ -54,6 +54,33 @@ def _number(value, error):
     raise error(type_name(value))
 
 
+def _neg_error(t):
+    """Python's error for `-value` (the type name of value is `t`)."""
+    return TypeError(f"bad operand type for unary -: '{t}'")
+
+
+def _div_error(t):
+    """Python's error for `value / 1.0`."""
+    return TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'")
+
+
+def _alpha_error(t):
+    """PyTorch's error for `torch.add(a, b, alpha=value)`."""
+    return TypeError(f"add(): argument 'alpha' must be Number, not {t}")
+
+
+def _rsub_error(t):
+    """Python's error for `1 - value`."""
+    return TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'")
+
+
+def _tensor_arg_error(fn):
+    """PyTorch's error for `tensor.fn(value)` where value must be a Tensor."""
+    def error(t):
+        return TypeError(f"{fn}(): argument 'other' (position 1) must be Tensor, not {t}")
+    return error
+
+
 def _mul_error(left, right):
     """Python's error for `left * right` when one side is the program's value (its type name is `t`)."""
     def error(t):
@@ -63,8 +90,8 @@ def _mul_error(left, right):
     return error
 
 
-_BETA_ERRORS = (lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'"),
-                lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"))
+_BETA_ERRORS = (_rsub_error,
+                _tensor_arg_error("mul_"))
 
 
 def _hp(group, key):
@@ -163,6 +190,14 @@ def _lerp_(a, b, w):
     else:
         one_minus = np.float32(1) - np.float32(w) if a.dtype == np.float32 else 1 - w
         a[...] = _fma(-one_minus, b - a, b)
+
+
+def _require_nonnegative(*checks):
+    """PyTorch's argument checks `if not 0.0 <= value: raise ValueError(f"Invalid {label}: {value}")`, in
+    order, for each (label, value)."""
+    for label, value in checks:
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {label}: {value}")
 
 
 class Optimizer:
@@ -369,10 +404,10 @@ class SGD(Optimizer):
                                       differentiable=differentiable, fused=fused))
 
     _HYPER = {
-        "lr": lambda t: TypeError(f"bad operand type for unary -: '{t}'"),
-        "momentum": lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"),
-        "dampening": lambda t: TypeError(f"unsupported operand type(s) for -: 'int' and '{t}'"),
-        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+        "lr": _neg_error,
+        "momentum": _tensor_arg_error("mul_"),
+        "dampening": _rsub_error,
+        "weight_decay": _alpha_error,
     }
     _FLAGS = ("nesterov", "maximize")
 
@@ -400,25 +435,21 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _require_nonnegative(("learning rate", lr), ("epsilon value", eps))
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _require_nonnegative(("weight_decay value", weight_decay))
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     _HYPER = {
-        "lr": lambda t: TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'"),
-        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
-        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+        "lr": _div_error,
+        "eps": _tensor_arg_error("add_"),
+        "weight_decay": _alpha_error,
     }
     _FLAGS = ("amsgrad", "maximize", "decoupled_weight_decay")
 
@@ -477,26 +508,21 @@ class AdamW(Adam):
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _require_nonnegative(("learning rate", lr),
+                             ("epsilon value", eps),
+                             ("momentum value", momentum),
+                             ("weight_decay value", weight_decay),
+                             ("alpha value", alpha))
         super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                                       weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable))
 
     _HYPER = {
-        "lr": lambda t: TypeError(f"bad operand type for unary -: '{t}'"),
-        "alpha": lambda t: TypeError(f"mul_(): argument 'other' (position 1) must be Tensor, not {t}"),
-        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
+        "lr": _neg_error,
+        "alpha": _tensor_arg_error("mul_"),
+        "eps": _tensor_arg_error("add_"),
         "momentum": lambda t: TypeError(f"'>' not supported between instances of '{t}' and 'int'"),
-        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+        "weight_decay": _alpha_error,
     }
     _FLAGS = ("centered", "maximize")
 
@@ -543,25 +569,20 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _require_nonnegative(("learning rate", lr),
+                             ("lr_decay value", lr_decay),
+                             ("weight_decay value", weight_decay),
+                             ("initial_accumulator_value value", initial_accumulator_value),
+                             ("epsilon value", eps))
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, fused=fused))
 
     _HYPER = {
-        "lr": lambda t: TypeError(f"unsupported operand type(s) for /: '{t}' and 'float'"),
+        "lr": _div_error,
         "lr_decay": _mul_error("float", None),
-        "eps": lambda t: TypeError(f"add_(): argument 'other' (position 1) must be Tensor, not {t}"),
-        "weight_decay": lambda t: TypeError(f"add(): argument 'alpha' must be Number, not {t}"),
+        "eps": _tensor_arg_error("add_"),
+        "weight_decay": _alpha_error,
         "initial_accumulator_value": lambda t: TypeError(f"full_like(): argument 'fill_value' must be Number, "
                                                          f"not {t}"),
     }
