@@ -156,8 +156,7 @@ def _fma(x, y, z):
         return x * y + z
     if not isinstance(x, np.ndarray):
         x = np.float32(x)
-    t = np.array(y, dtype=np.float64)  # the one temporary (an array even for a 0-d y)
-    np.multiply(t, x, out=t)
+    t = np.asarray(np.multiply(y, x, dtype=np.float64))  # exact in float64: the one temporary (an array even when 0-d)
     np.add(t, z, out=t)
     return t.astype(np.float32)
 
@@ -172,8 +171,7 @@ def _add_(z, y, alpha):
     if z.dtype != np.float32:
         z += alpha * y
         return
-    t = np.array(y, dtype=np.float64)
-    np.multiply(t, np.float32(alpha), out=t)
+    t = np.asarray(np.multiply(y, np.float32(alpha), dtype=np.float64))  # exact in float64: the one temporary
     np.add(t, z, out=t)
     np.copyto(z, t, casting="same_kind")
 
