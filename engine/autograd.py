@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from .dtypes import legacy_tensor_type
 from .ops import OPS, Op, unbroadcast
 
 
@@ -233,12 +234,8 @@ class Node:
             self._saved = None
 
 
-_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
-                 "bool": "BoolTensor", "float16": "HalfTensor", "uint8": "ByteTensor"}
-
-
 def _modified_message(now, expected, shape, dtype, producer):
-    what = f"[torch.{_TENSOR_TYPES.get(str(dtype), 'Tensor')} [{', '.join(map(str, shape))}]]"
+    what = f"[torch.{legacy_tensor_type(dtype)} [{', '.join(map(str, shape))}]]"
     if producer:
         what += f", which is output 0 of {re.sub(r'Backward[0-9]+$', '', producer)},"
     return ("one of the variables needed for gradient computation has been modified by an inplace operation: "

@@ -31,6 +31,22 @@ long = int64
 int = int32  # noqa: A001
 half = float16
 
+# PyTorch's ScalarType names, as its messages print them ("expected ... Long", "torch.FloatTensor [3]").
+SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                     "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def scalar_type_name(np_dtype) -> str:
+    name = np.dtype(np_dtype).name
+    return SCALAR_TYPE_NAMES.get(name, name)
+
+
+def legacy_tensor_type(np_dtype) -> str:
+    """`FloatTensor`, `LongTensor`…: PyTorch's legacy type name; `Tensor` for a dtype without one."""
+    name = SCALAR_TYPE_NAMES.get(np.dtype(np_dtype).name)
+    return name + "Tensor" if name else "Tensor"
+
+
 _BY_NP = {d.np: d for d in (float32, float64, float16, int64, int32, uint8, bool_)}
 NP_F32 = np.dtype(np.float32)
 NP_F64 = np.dtype(np.float64)

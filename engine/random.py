@@ -34,6 +34,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .dtypes import scalar_type_name
+
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed: unseeded programs are deterministic too
 
 _N = 624
@@ -282,7 +284,7 @@ def uniform(n: int, low: float, high: float, dt, generator=None) -> np.ndarray:
     dt = np.dtype(dt)
     gen = _gen(generator)
     if dt.kind != "f":
-        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{_torch_name(dt)}\'')
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{scalar_type_name(dt)}\'')
     _check_uniform_bounds(low, high, dt)
     if n <= _CHUNK:
         return _uniform_chunk(gen, n, low, high, dt)
@@ -327,7 +329,7 @@ def _check_uniform_bounds(low, high, dt):
     if not low <= high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(low)} > to={_num(high)}")
     if high - low > float(info.max):
-        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_torch_name(dt)}>::max(), but found "
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{scalar_type_name(dt)}>::max(), but found "
                            f"to={_num(high)} and from={_num(low)} which result in to-from to exceed the limit")
 
 
@@ -426,7 +428,7 @@ def normal(n: int, mean: float, std: float, dt, generator=None, contiguous=True)
     dt = np.dtype(dt)
     gen = _gen(generator)
     if dt.kind != "f":
-        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_torch_name(dt)}\'')
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{scalar_type_name(dt)}\'')
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
     if n == 0:
@@ -487,7 +489,7 @@ def _check_from_to(low: int, high: int, dt: np.dtype):
         for v, name in ((low, "from"), (high, "to - 1")):
             if not -bound <= v <= bound:
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
-                              f"{_torch_name(dt).lower()} can support discrete uniform distribution only within "
+                              f"{scalar_type_name(dt).lower()} can support discrete uniform distribution only within "
                               "this range.", stacklevel=4)
     elif dt.kind in "iub":
         info = np.iinfo(dt) if dt.kind != "b" else None
@@ -672,7 +674,7 @@ def fill_bernoulli(arr: np.ndarray, p=0.5, generator=None) -> np.ndarray:
     axes = _layout(arr)
     if isinstance(p, np.ndarray):
         if p.dtype.kind != "f":
-            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_torch_name(p.dtype)}\'')
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{scalar_type_name(p.dtype)}\'')
         flat = bernoulli_tensor(_flat(np.broadcast_to(p, arr.shape), axes), arr.dtype, generator)
     else:
         flat = bernoulli_scalar(arr.size, p, arr.dtype, generator)
@@ -699,11 +701,6 @@ def fill_random(arr: np.ndarray, args=(), kwargs=None, generator=None) -> np.nda
     else:
         flat = random_from_to(arr.size, 0 if low is None else low, high, arr.dtype, generator)
     return _shaped(flat, arr, axes)
-
-
-def _torch_name(dt: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}.get(np.dtype(dt).name, str(dt))
 
 
 def _bounds_name(dt: np.dtype) -> str:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..boundary import expect_attribute, expect_tensor, plain_text
 from ..dispatch import apply
+from ..dtypes import scalar_type_name
 from ..ops import OPS
 from ..tensor import Tensor
 
@@ -89,7 +90,7 @@ def _check_targets(input, target, weight):  # noqa: A002
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
                            f"weight tensor of shape: {list(weight.shape)}")
     if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype_name(target)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(target._data.dtype)}")
     if input.ndim == 2 and t.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if input.ndim == 2 and t.shape != (input.shape[0],):
@@ -99,12 +100,6 @@ def _check_targets(input, target, weight):  # noqa: A002
         raise NotImplementedError("nll_loss/cross_entropy over extra dimensions (N, C, d1, ...) is not supported by "
                                   "flowgrad yet")
     return t, classes
-
-
-def _dtype_name(t):
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "bool": "Bool",
-             "uint8": "Byte", "int16": "Short", "int8": "Char"}
-    return names.get(str(t._data.dtype), str(t._data.dtype))
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,  # noqa: A002

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..autograd import STATE, enable_grad, note_writes
 from ..boundary import is_number, is_tensor, plain_text, type_name
+from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
 
@@ -26,14 +27,11 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
-                 "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-                 "bool": "BoolTensor"}
 
 
 def _typename(x):
     if isinstance(x, Tensor):
-        return "torch." + _TENSOR_TYPES.get(str(x._data.dtype), "Tensor")
+        return "torch." + legacy_tensor_type(x._data.dtype)
     return type_name(x)
 
 
