@@ -8,16 +8,13 @@ torch.manual_seed(0)
 SEGMENTS = torch.tensor([[1, 1, 1, 0, 1, 1, 1], [0, 0, 1, 0, 0, 1, 0], [1, 0, 1, 1, 1, 0, 1], [1, 0, 1, 1, 0, 1, 1],
                          [0, 1, 1, 1, 0, 1, 0], [1, 1, 0, 1, 0, 1, 1], [1, 1, 0, 1, 1, 1, 1], [1, 0, 1, 0, 0, 1, 0],
                          [1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 1, 1]], dtype=torch.float32)
+# each stroke's box: top, bottom, left, right rows and columns
+BOXES = torch.tensor([[4, 6, 9, 18], [4, 14, 8, 10], [4, 14, 17, 19], [13, 15, 9, 18], [13, 23, 8, 10],
+                      [13, 23, 17, 19], [21, 23, 9, 18]], dtype=torch.float32)
+top, bottom, left, right = BOXES.T.reshape(4, 7, 1, 1)
 rows = torch.arange(28.0).view(28, 1)
 cols = torch.arange(28.0).view(1, 28)
-
-
-def stroke(top, bottom, left, right):
-    return ((rows >= top) & (rows <= bottom) & (cols >= left) & (cols <= right)).float()
-
-
-strokes = torch.stack([stroke(4, 6, 9, 18), stroke(4, 14, 8, 10), stroke(4, 14, 17, 19), stroke(13, 15, 9, 18),
-                       stroke(13, 23, 8, 10), stroke(13, 23, 17, 19), stroke(21, 23, 9, 18)])
+strokes = ((rows >= top) & (rows <= bottom) & (cols >= left) & (cols <= right)).float()  # (7, 28, 28)
 images = (SEGMENTS @ strokes.view(7, -1)).clamp(max=1).view(10, 1, 28, 28)
 images = images + 0.2 * torch.randn(10, 1, 28, 28)  # pen noise
 labels = torch.arange(10)

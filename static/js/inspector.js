@@ -42,6 +42,7 @@ export class Inspector {
   }
 
   show(model, state, nodeId, ctx) {
+    const another = nodeId !== this.nodeId;
     this.nodeId = nodeId;
     const n = model.nodes.get(nodeId);
     if (!n) return this.clear();
@@ -130,6 +131,7 @@ export class Inspector {
       if (this.fd.has(nodeId)) this.renderFd(out, this.fd.get(nodeId));
     }
     this.root.replaceChildren(...parts);
+    if (another) this.root.scrollTop = 0; // a new node is read from its title; a step keeps the place
   }
 
   inputsOf(model, opId) {

@@ -82,6 +82,12 @@ def test_conv_weight_tiles_and_momentum_buffer(page, shot):
     # the conv and pool nodes read as PyTorch's calls
     texts = page.eval_on_selector_all("svg.fg-graph g.fg-op .fg-optext", "els => els.map((e) => e.textContent)")
     assert "conv2d(padding=2)" in texts and "max_pool2d(kernel_size=2)" in texts and "conv2d" in texts, texts
+    conv = page.evaluate("window.__fg.graph.model.graph.nodes.find((n) => n.op === 'convolution').id")
+    page.locator(f'g[data-node-id="{conv}"]').dispatch_event("click")
+    assert insp.locator("h2").inner_text().strip() == "conv2d(padding=2) (convolution)"
+    rows = insp.locator(".insp-props").inner_text()
+    assert "padding" in rows and "(2, 2)" in rows  # the inspector keeps every parameter, defaults too
+    insp.screenshot(path=str(ROOT / "test-artifacts" / "page10_inspector_conv_op.png"))
     page.errors.check()
 
 
