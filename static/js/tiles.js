@@ -1,13 +1,14 @@
 // Image-like values as heatmap tiles, one per channel: a conv weight (out, in, kh, kw) or a feature
 // map (N, C, H, W) is a tile per [out, in] / [n, c], (C, H, W) a tile per channel, a big matrix one
 // tile. Drawn on canvas on the one diverging scale; hovering a pixel reads its number.
-import { TILES, divergingColor } from "./config.js";
+import { HEATMAP, TILES, divergingColor } from "./config.js";
 import { flat, fmt, shapeText } from "./values.js";
 
 // Is `v` (a full value, not a summary) one to draw as tiles?
 export function isImageLike(v) {
   const f = flat(v);
-  if (f.summary) return false;
+  // small ones keep the heatmap with the numbers written on it
+  if (f.summary || f.data.length <= HEATMAP.numbersUpTo) return false;
   const s = f.shape;
   if (s.length === 3 || s.length === 4) return s[s.length - 1] >= TILES.minSide && s[s.length - 2] >= TILES.minSide;
   if (s.length === 2) return s[0] >= TILES.min2d && s[1] >= TILES.min2d;
@@ -95,7 +96,7 @@ export function tiles(v, maxAbs, theme, { label = "value", domainNote = false } 
   if (domainNote) {
     const note = document.createElement("p");
     note.className = "muted small tiles-domain";
-    note.textContent = `colour: blue −${fmt(maxAbs)} · pale 0 · red +${fmt(maxAbs)} (this tensor's largest)`;
+    note.textContent = `colour ±${fmt(maxAbs)} (this tensor's largest): blue negative, red positive`;
     wrap.appendChild(note);
   }
   wrap.appendChild(readout);

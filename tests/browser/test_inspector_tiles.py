@@ -100,6 +100,19 @@ def test_feature_map_tiles_cap_and_adam_state(page, shot):
     insp = page.locator("#inspector")
     assert insp.locator(".tiles").first.locator("canvas").count() == 4  # (1, 4, 6, 6): a tile per channel
     insp.screenshot(path=str(ROOT / "test-artifacts" / "page10_inspector_feature_map.png"))
+    page.get_by_role("button", name="Toggle dark theme").click()
+    assert insp.locator(".tiles").first.locator("canvas").count() == 4  # redrawn in the dark theme's colours
+    insp.screenshot(path=str(ROOT / "test-artifacts" / "page10_inspector_feature_map_dark.png"))
+    page.get_by_role("button", name="Toggle dark theme").click()
+    # a small image-like value keeps the numbers written on its heatmap
+    run_source(page, "import torch\nsmall = torch.arange(12.0).view(1, 3, 2, 2)\n")
+    pause(page)
+    page.keyboard.press("End")
+    select_node(page, "small")
+    assert insp.locator(".tiles").count() == 0 and insp.locator(".heatmap-cell").count() == 12
+    run_source(page, FEATURE_MAPS)
+    pause(page)
+    page.keyboard.press("End")
     select_node(page, "many")
     tiles = insp.locator(".tiles").first
     assert tiles.locator("canvas").count() == 24  # TILES.maxTiles
