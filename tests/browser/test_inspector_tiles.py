@@ -10,8 +10,8 @@ import pytest
 from test_page import api_trace, open_app, pause, run_source, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
-LENET = (ROOT / "examples" / "19_lenet_digits.py").read_text()
-NEW_EXAMPLES = ["19_lenet_digits", "20_rnn_through_time", "21_batch_norm_train_eval", "22_seeded_training_loop"]
+LENET = (ROOT / "examples" / "20_lenet_digits.py").read_text()
+NEW_EXAMPLES = ["20_lenet_digits", "21_rnn_through_time", "22_batch_norm_train_eval", "23_seeded_training_loop"]
 
 FEATURE_MAPS = """import torch
 import torch.nn as nn
@@ -120,7 +120,7 @@ def test_feature_map_tiles_cap_and_adam_state(page, shot):
     page.errors.check()
 
     # Adam: exp_avg, exp_avg_sq and step of a parameter after the step
-    seeded = (ROOT / "examples" / "22_seeded_training_loop.py").read_text()
+    seeded = (ROOT / "examples" / "23_seeded_training_loop.py").read_text()
     run_source(page, seeded)
     pause(page)
     page.keyboard.press("End")
