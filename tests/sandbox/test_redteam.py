@@ -41,6 +41,7 @@ def test_dunder_names_cannot_be_registered_on_modules(register):
     assert e["type"] == "ValueError"
     assert "'_'" in e["message"]
 
+
 # ---------------------------------------------------------------- module buffers read as attributes (page10)
 def test_module_buffers_read_like_pytorch_and_nothing_more():
     assert ok("bn = nn.BatchNorm1d(2)\nprint(bn.running_mean, bn.running_var, bn.num_batches_tracked)") == \
@@ -57,7 +58,6 @@ def test_module_buffers_read_like_pytorch_and_nothing_more():
     # reading a buffer in a loop stays inside the time and step budgets
     out = run("bn = nn.BatchNorm1d(2)\nfor i in range(10000):\n    r = bn.running_mean\nprint('done')", timeout=5)
     assert out.error is None and out.stdout == "done\n"
-
 
 
 def test_underscore_names_refused_but_plain_names_work():
@@ -867,4 +867,3 @@ out = L[1](out)
     assert len(reprs) == 2 and all(len(r) < 600 for r in reprs), reprs
     assert reprs[0].startswith("Linear(in_features=[[[[0, 0,") and "out_features=no_grad" in reprs[0]
     sealed(" ".join(reprs))
-
