@@ -260,6 +260,17 @@ export const HEATMAP = {
   legendStops: 20,         // colour stops of the legend bar
 };
 
+// Image-like values in the inspector (conv weights, feature maps): one canvas tile per channel.
+export const TILES = {
+  maxTiles: 24,            // tiles drawn; the rest are counted in a "+N more" note
+  tilePx: 64,              // a tile's longer side aims at this many px
+  minCellPx: 2,            // px per element at least (a 28×28 map is 56 px)
+  maxCellPx: 12,           // and at most (a 5×5 kernel is 60 px)
+  minSide: 2,              // (…, H, W) with both sides at least this are tiles
+  min2d: 8,                // a plain matrix is one tile when both sides are at least this
+  gap: 6,                  // px between tiles
+};
+
 export const LOSS_CHART = {
   minW: 200,
   minH: 80,
