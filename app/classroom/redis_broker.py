@@ -79,7 +79,11 @@ class RedisBroker:
         self.url = url
         self.limits = limits
         self.hub = hub
-        self.redis = aioredis.from_url(url, socket_timeout=2, socket_connect_timeout=2, health_check_interval=10)
+        # a bounded pool that queues: 200 followers joining at once wait their turn instead of opening
+        # 200 connections (and timing some out) on a busy machine
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=32, timeout=10, socket_timeout=5,
+                                                        socket_connect_timeout=5, health_check_interval=10)
+        self.redis = aioredis.Redis(connection_pool=pool)
         self._listener: asyncio.Task | None = None
         self._publish = self.redis.register_script(PUBLISH_STATE)
         self._answer = self.redis.register_script(ANSWER)
@@ -176,11 +180,16 @@ class RedisBroker:
             return None
         return int(seq), state_payload(int(seq), state or b"null", q or b"null")
 
-    async def _touch(self, code: str) -> None:
+    async def _touch(self, code: str, conn: str | None = None) -> None:
+        """One round trip: the session's keys live another ``idle_s`` (and ``conn`` is seen now)."""
         now = time.time()
-        await self.redis.zadd("fg:sessions", {code: now})
+        pipe = self.redis.pipeline(transaction=False)
+        if conn is not None:
+            pipe.zadd("fg:f:" + code, {conn: now})
+        pipe.zadd("fg:sessions", {code: now})
         for key in (self._key(code), "fg:f:" + code, "fg:q:" + code):
-            await self.redis.expire(key, self.ttl)
+            pipe.expire(key, self.ttl)
+        await pipe.execute()
 
     async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"") -> int:
         seq = await self._publish(keys=[self._key(code)],
@@ -204,13 +213,11 @@ class RedisBroker:
         await self._must(code)
         if await self.redis.zscore("fg:f:" + code, conn) is None and await self._count(code) >= self.limits.max_followers:
             raise SessionFull(f"this session already has {self.limits.max_followers} followers (max_followers)")
-        await self.redis.zadd("fg:f:" + code, {conn: time.time()})
-        await self._touch(code)
+        await self._touch(code, conn)
 
     async def heartbeat(self, code: str, conn: str) -> None:
         try:
-            await self.redis.zadd("fg:f:" + code, {conn: time.time()})
-            await self._touch(code)
+            await self._touch(code, conn)
         except (RedisError, OSError):
             pass  # presence is best effort: the stream itself goes on
 

@@ -175,7 +175,7 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                 yield b"".join(frames)
                 if conn is not None and time.monotonic() - last_beat > heartbeat_s:  # busy streams stay present too
                     last_beat = time.monotonic()
-                    await broker.heartbeat(code, conn)
+                    _background(broker.heartbeat(code, conn))  # presence never delays delivery
                 continue
             try:
                 await asyncio.wait_for(listening.changed.wait(), heartbeat_s)
@@ -198,6 +198,15 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
         hub.leave(channel)
         if conn is not None:
             await broker.leave(code, conn)
+
+
+_pending: set = set()
+
+
+def _background(coro) -> None:
+    task = asyncio.create_task(coro)
+    _pending.add(task)  # held until done: the event loop keeps only weak references to tasks
+    task.add_done_callback(_pending.discard)
 
 
 def _last_event_id(request: Request) -> int:
