@@ -250,6 +250,18 @@ export const PAGE = {
   toastSpeedCap: 2,        // toasts go faster with the speed, up to this
 };
 
+// Class sessions (classroom.js): how often the presenter's state goes out, how the tally is drawn.
+export const CLASSROOM = {
+  postIntervalMs: 100,      // at most 10 states a second from the presenter
+  countPollMs: 2000,        // the follower count on the presenter's panel
+  reconnectMs: 1000,        // a lost tally stream is reopened after this
+  histogramBins: 9,
+  histogramWidth: 260,
+  histogramHeight: 90,
+  qrCellPx: 5,              // one QR module, in CSS pixels (×2 in projector mode)
+  defaultTolerance: 0.05,   // an answer within 5 % (or 0.05 near zero) counts as right
+};
+
 export const HEATMAP = {
   cell: 22,                // px, compact cells at most
   compactMin: 8,           // px, compact cells at least
