@@ -22,8 +22,19 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from app.classroom.broker import (
-    NOT_FOUND, BrokerDown, Limits, NoSuchQuestion, NoSuchSession, QuestionClosed, SessionFull, TooManyAnswers,
-    TooManySessions, new_question, public_question, state_payload, tally_payload,
+    NOT_FOUND,
+    BrokerDown,
+    Limits,
+    NoSuchQuestion,
+    NoSuchSession,
+    QuestionClosed,
+    SessionFull,
+    TooManyAnswers,
+    TooManySessions,
+    new_question,
+    public_question,
+    state_payload,
+    tally_payload,
 )
 from app.classroom.codes import new_code
 from app.classroom.hub import Hub, sse_frame
