@@ -241,3 +241,151 @@ def equal(a, b) -> bool:
     expect_tensor(a, "equal", "input", 1)
     expect_tensor(b, "equal", "other", 2)
     return a.shape == b.shape and bool(np.array_equal(a._data, b._data))
+
+
+# ---------------------------------------------------------------- tensor functions tutorials use (issue 9 section 5)
+def _method(name, what="input"):
+    """torch.name(x, ...) as x.name(...), after PyTorch's check that x is a tensor."""
+    def fn(input, *args, **kwargs):  # noqa: A002
+        expect_tensor(input, name, what, 1)
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = name
+    return fn
+
+
+(logsumexp, gather, scatter, scatter_add, masked_fill, cumsum, cumprod, topk, sort, argsort, chunk, split, tril,
+ triu, diag, diagonal, outer, ger, flip, fliplr, flipud, roll, index_select, isclose, clamp_min, clamp_max, erf, log1p,
+ expm1, atan2, arctan2, floor, ceil, round, prod, std, var, argwhere) = (  # noqa: A001
+    _method(n) for n in ("logsumexp gather scatter scatter_add masked_fill cumsum cumprod topk sort argsort chunk "
+                         "split tril triu diag diagonal outer ger flip fliplr flipud roll index_select isclose "
+                         "clamp_min clamp_max erf log1p expm1 atan2 arctan2 floor ceil round prod std var "
+                         "argwhere").split())
+
+
+def nonzero(input, *, as_tuple=False):  # noqa: A002
+    expect_tensor(input, "nonzero", "input", 1)
+    return input.nonzero(as_tuple=as_tuple)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002, F811 — torch.norm(x, p, dim)
+    expect_tensor(input, "norm", "input", 1)
+    return input.norm(p, dim, keepdim, dtype)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: F811
+    expect_tensor(a, "allclose", "input", 1)
+    expect_tensor(b, "allclose", "other", 2)
+    return a.allclose(b, rtol, atol, equal_nan)
+
+
+def einsum(equation, *operands):
+    """torch.einsum as PyTorch runs it: repeated subscripts become diagonals, subscripts only one operand has
+    and the output lacks are summed, and each pair of operands is contracted by one bmm between permutes and
+    views (a pair with nothing to contract is a broadcast multiply)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
+    for i, x in enumerate(operands):
+        expect_tensor(x, "einsum", "operands", i + 2)
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    for pos, ch in enumerate(equation):
+        if not (ch.isascii() and ch.isalpha()) and ch not in ",-> ":
+            if ch == ".":
+                raise NotImplementedError("flowgrad's einsum does not take '...' (ellipsis) subscripts")
+            raise RuntimeError(f"einsum(): invalid subscript given at index {pos} in the equation string, subscripts "
+                               "must be in [a-zA-Z]")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    sizes = {}
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        if len(term) != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match the "
+                               f"number of dimensions ({x.ndim}) for operand {i} and no ellipsis was given")
+        for ch, n in zip(term, x.shape):
+            if sizes.setdefault(ch, n) != n and n != 1 and sizes[ch] != 1:
+                raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {sizes[ch]}")
+            sizes[ch] = builtins.max(sizes[ch], n)
+    if arrow:
+        for ch in rhs:
+            if rhs.count(ch) > 1:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+            if ch not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input "
+                                   "operand")
+        out = rhs
+    else:  # implicit output: the subscripts seen exactly once, in alphabetical order (upper case first)
+        out = "".join(sorted(ch for ch in sizes if lhs.count(ch) == 1))
+    pending = [_einsum_prepare(x, term, out, terms[:i] + terms[i + 1:]) for i, (x, term) in enumerate(zip(operands, terms))]
+    x, labels = pending[0]
+    for k in range(1, len(pending)):
+        later = out + "".join(t for _, t in pending[k + 1:])
+        x, labels = _einsum_pair(x, labels, *pending[k], later)
+    summed = tuple(i for i, ch in enumerate(labels) if ch not in out)
+    if summed:
+        x = x.sum(summed)
+        labels = "".join(ch for ch in labels if ch in out)
+    if labels != out:
+        x = x.permute(*[labels.index(ch) for ch in out])
+    return x
+
+
+def _einsum_prepare(x, term, out, others):
+    """One operand: diagonals for repeated subscripts, then the sum over subscripts no one else needs."""
+    while len(set(term)) != len(term):
+        ch = next(c for c in term if term.count(c) > 1)
+        i, j = term.index(ch), term.index(ch, term.index(ch) + 1)
+        x = x.diagonal(0, i, j)  # the diagonal's dim goes last, as numpy and PyTorch put it
+        term = "".join(c for k, c in enumerate(term) if k not in (i, j)) + ch
+    alone = tuple(i for i, ch in enumerate(term) if ch not in out and not any(ch in t for t in others))
+    if alone:
+        x = x.sum(alone)
+        term = "".join(ch for i, ch in enumerate(term) if i not in alone)
+    return x, term
+
+
+def _einsum_pair(a, la, b, lb, later):
+    """Contract two operands: batch subscripts (both, still needed), the contracted ones (both, not needed later),
+    and each side's own; bmm over (batch, own_a, contracted) x (batch, contracted, own_b)."""
+    batch = [ch for ch in la if ch in lb and ch in later]
+    summed = [ch for ch in la if ch in lb and ch not in later]
+    own_a = [ch for ch in la if ch not in lb]
+    own_b = [ch for ch in lb if ch not in la]
+    if not summed:  # nothing to contract: a broadcast multiply, as PyTorch does it
+        labels = batch + own_a + own_b
+        return (_einsum_align(a, la, labels) * _einsum_align(b, lb, labels)), "".join(labels)
+    size = {ch: builtins.max(dict(zip(la, a.shape)).get(ch, 1), dict(zip(lb, b.shape)).get(ch, 1)) for ch in la + lb}
+
+    def fold(x, lx, groups):
+        order = [lx.index(ch) for g in groups for ch in g]
+        if order != list(range(len(lx))):
+            x = x.permute(*order)
+        full = [size[ch] for g in groups for ch in g]
+        if list(x.shape) != full:  # a size-1 dim against a bigger one broadcasts
+            x = x.expand(*full)
+        return x.reshape(*[int(np.prod([size[ch] for ch in g])) for g in groups])
+
+    left = fold(a, la, [batch, own_a, summed])
+    right = fold(b, lb, [batch, summed, own_b])
+    product = apply(OPS["bmm"], (left, right))
+    labels = batch + own_a + own_b
+    return product.view(*[size[ch] for ch in labels]), "".join(labels)
+
+
+def _einsum_align(x, lx, labels):
+    """x with its dims in `labels` order and size-1 dims for the subscripts it lacks (for broadcasting)."""
+    present = [ch for ch in labels if ch in lx]
+    order = [lx.index(ch) for ch in present]
+    if order != list(range(len(lx))):
+        x = x.permute(*order)
+    for i, ch in enumerate(labels):
+        if ch not in lx:
+            x = x.unsqueeze(i)
+    return x
