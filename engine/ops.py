@@ -792,7 +792,8 @@ def _vector_norm_vjp(g, ans, a, p, dims, keep):
 
 def _pad_index(n, left, right, mode):
     """Which input position each padded position reads along one dim (reflect: mirrored without the edge)."""
-    return np.pad(np.arange(n), (left, right), mode="reflect" if mode == "reflect" else "edge")
+    index = np.pad(np.arange(n), (max(left, 0), max(right, 0)), mode="reflect" if mode == "reflect" else "edge")
+    return index[max(-left, 0):len(index) - max(-right, 0)]  # a negative pad crops
 
 
 def _pad_modes(a, pad, mode):
