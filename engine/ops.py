@@ -910,6 +910,9 @@ defop("replication_pad2d", "ReplicationPad2DBackward0", "pad", lambda a, pad: _p
       (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD)
 defop("replication_pad3d", "ReplicationPad3DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
       (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("masked_fill_tensor", "MaskedFillBackward1", "masked_fill", lambda a, m, v: np.where(m, np.asarray(v, a.dtype), a),
+      (lambda g, ans, a, m, v: np.where(m, 0, g), r"\mathbb{1}[\lnot m]"), (None, ""),
+      (lambda g, ans, a, m, v: np.where(m, g, 0), r"\mathbb{1}[m]"), needs=("b", "", "b"), broadcasts=True)
 # No derivative
 defop("argsort", None, "argsort", _sort_order, saves=False, params=_SORT)
 defop("topk_indices", None, "topk", _topk_order, saves=False, params=Params("args", ("k", "dim", "largest")))

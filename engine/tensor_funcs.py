@@ -29,14 +29,14 @@ sort_result = return_type("sort")
 topk_result = return_type("topk")
 
 
-def _long_index(index, fn, also_int32=False):
+def _long_index(index, fn):
     """The index tensor's int64 array, with PyTorch's dtype message."""
     if not isinstance(index, dispatch.Tensor):
         raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
     arr = np.asarray(index._data)
-    if arr.dtype != np.int64 and not (also_int32 and arr.dtype == np.int32):
-        raise RuntimeError(f"{fn}(): Expected dtype int32 or int64 for index" if also_int32 else
-                           f"{fn}(): Expected dtype int64 for index")
+    if arr.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{fn}(): Expected dtype int32 or int64 for index" if fn == "index_select" else
+                           f"{fn}(): Expected dtype int32/int64 for index")
     return arr.astype(np.int64, copy=False)
 
 
@@ -86,8 +86,7 @@ class FuncsMixin:
 
     def _spread(self, name, dim, unbiased, keepdim, correction):
         if self._data.dtype.kind != "f":
-            raise RuntimeError(f"{name}(): input dtype should be either floating point or complex dtypes. Got "
-                               f"{dtypes.scalar_type_name(self._data.dtype)} instead.")
+            raise RuntimeError("std and var only support floating point and complex dtypes")
         if isinstance(dim, bool):  # x.std(False): the old positional `unbiased`
             dim, unbiased = None, dim
         if correction is None:
@@ -123,7 +122,7 @@ class FuncsMixin:
             raise NotImplementedError("flowgrad's scatter does not take reduce= (use scatter_add)")
         if src is None and value is None:
             raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
-        fn = "scatter_add" if name == "scatter_add" else "scatter"
+        fn = "scatter"  # PyTorch names scatter in scatter_add's messages too
         idx = _long_index(index, fn)
         d = _dim(dim, self.ndim)
         if isinstance(src, dispatch.Tensor):
@@ -154,7 +153,7 @@ class FuncsMixin:
         return self._inplace("scatter_add_", lambda a, b: a._scatter("scatter_add", dim, index, src, None, None), src)
 
     def index_select(self, dim, index):
-        idx = _long_index(index, "index_select", also_int32=True)
+        idx = _long_index(index, "index_select")
         if idx.ndim > 1:
             raise IndexError("index_select(): Index is supposed to be a vector")
         d = _dim(dim, self.ndim)
@@ -165,13 +164,13 @@ class FuncsMixin:
 
     def masked_fill(self, mask, value):
         if not isinstance(mask, dispatch.Tensor) or mask._data.dtype != np.bool_:
-            got = mask.dtype if isinstance(mask, dispatch.Tensor) else type(mask).__name__
-            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {str(got)[6:]}")
+            got = dtypes.scalar_type_name(mask._data.dtype).lower() if isinstance(mask, dispatch.Tensor) else type(mask).__name__
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
         if isinstance(value, dispatch.Tensor):
             if value.ndim:
                 raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                    f"{value.ndim} dimension(s).")
-            value = value.item()
+            return apply(OPS["masked_fill_tensor"], (self, mask, value))  # the Tensor-value overload: MaskedFillBackward1
         return apply(OPS["masked_fill"], (self, mask), (value,))
 
     def masked_fill_(self, mask, value):
@@ -211,8 +210,8 @@ class FuncsMixin:
         if len(reps) < self.ndim:
             raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
         if any(r < 0 for r in reps):
-            raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(reps)}: "
-                               f"{[r * s for r, s in zip(reps, (1,) * (len(reps) - self.ndim) + self.shape)]}")
+            shape = [r * s for r, s in zip(reps, (1,) * (len(reps) - self.ndim) + self.shape)]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {next(n for n in shape if n < 0)}: {shape}")
         return apply(OPS["repeat"], (self,), (reps,))
 
     def split(self, split_size_or_sections, dim=0):

@@ -107,6 +107,7 @@ TORCH.update({
     "scatter": lambda a, i, src, d: a.scatter(d, i, src),
     "scatter_value": lambda a, i, d, v: a.scatter(d, i, v),
     "scatter_add": lambda a, i, src, d: a.scatter_add(d, i, src),
+    "masked_fill_tensor": lambda a, m, v: a.masked_fill(m, v),
     "cumsum": lambda a, d: a.cumsum(d),
     "cumprod": lambda a, d: a.cumprod(d),
     "prod": lambda a: a.prod(),
