@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import collections
 
 import numpy as np
 
@@ -314,15 +315,18 @@ def einsum(equation, *operands):
                                    f"with previously seen size {sizes[ch]}")
             sizes[ch] = builtins.max(sizes[ch], n)
     if arrow:
-        for ch in rhs:
-            if rhs.count(ch) > 1:
+        seen = set()
+        for ch in rhs:  # a set, not rhs.count: the equation is program text of any length
+            if ch in seen:
                 raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+            seen.add(ch)
             if ch not in sizes:
                 raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input "
                                    "operand")
         out = rhs
     else:  # implicit output: the subscripts seen exactly once, in alphabetical order (upper case first)
-        out = "".join(sorted(ch for ch in sizes if lhs.count(ch) == 1))
+        counts = collections.Counter(lhs)
+        out = "".join(sorted(ch for ch in sizes if counts[ch] == 1))
     pending = [_einsum_prepare(x, term, out, terms[:i] + terms[i + 1:]) for i, (x, term) in enumerate(zip(operands, terms))]
     x, labels = pending[0]
     for k in range(1, len(pending)):

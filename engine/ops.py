@@ -727,8 +727,9 @@ def _round(a, decimals):
         return a.copy()
     if decimals == 0:
         return np.round(a)
-    scale = a.dtype.type(10.0 ** decimals)
-    return np.round(a * scale) / scale  # PyTorch's: round(x * 10^d) / 10^d in the input's dtype
+    with np.errstate(over="ignore", invalid="ignore"):  # NOTE: 10^d overflows to inf for a program's huge d
+        scale = np.power(np.float64(10.0), decimals).astype(a.dtype)
+        return np.round(a * scale) / scale  # PyTorch's: round(x * 10^d) / 10^d in the input's dtype
 
 
 def _corrected(a, dims, correction):

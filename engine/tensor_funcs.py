@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import dispatch, dtypes
+from .boundary import is_number, type_name
 from .dispatch import _binary, _dim, _dims, _shape_arg, apply
 from .ops import OPS
 
@@ -166,6 +167,12 @@ class FuncsMixin:
         if not isinstance(mask, dispatch.Tensor) or mask._data.dtype != np.bool_:
             got = dtypes.scalar_type_name(mask._data.dtype).lower() if isinstance(mask, dispatch.Tensor) else type(mask).__name__
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
+        if not isinstance(value, dispatch.Tensor) and not is_number(value):
+            bad = f"(Tensor, !{type_name(value)}!)"
+            raise TypeError(f"masked_fill() received an invalid combination of arguments - got (Tensor, {type_name(value)}), "
+                            f"but expected one of:\n * (Tensor mask, Tensor value)\n      didn't match because some of the "
+                            f"arguments have invalid types: {bad}\n * (Tensor mask, Number value)\n      didn't match "
+                            f"because some of the arguments have invalid types: {bad}\n")
         if isinstance(value, dispatch.Tensor):
             if value.ndim:
                 raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -293,10 +300,12 @@ class FuncsMixin:
         if dims is None:
             if len(shifts) != 1:
                 raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-            return apply(OPS["roll"], (self,), (shifts, None))
+            return apply(OPS["roll"], (self,), ((shifts[0] % builtins.max(self._data.size, 1),), None))
         dims = _dims(dims, self.ndim)
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+        # reduced modulo the size: numpy takes C longs, a program any int
+        shifts = tuple(s % builtins.max((self._data.shape or (1,))[d], 1) for s, d in zip(shifts, dims))
         return apply(OPS["roll"], (self,), (shifts, dims))
 
     # ----- elementwise -----

@@ -267,6 +267,7 @@ ERRORS = {
     "one_hot_float": lambda m, t: m.nn.functional.one_hot(t["v"]),
     "one_hot_classes": lambda m, t: m.nn.functional.one_hot(m.tensor([3]), 2),
     "cumsum_dim": lambda m, t: t["a"].cumsum(3),
+    "masked_fill_str": lambda m, t: t["a"].masked_fill(t["mask"], "x"),
 }
 
 
