@@ -301,7 +301,7 @@ def einsum(equation, *operands):
             raise RuntimeError(f"einsum(): invalid subscript given at index {pos} in the equation string, subscripts "
                                "must be in [a-zA-Z]")
     if len(terms) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
     sizes = {}

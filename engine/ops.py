@@ -812,6 +812,11 @@ def _pad_modes_vjp(g, ans, a, pad, mode):
     return g
 
 
+def _accumulated(a):
+    """PyTorch sums and multiplies integers and bools in int64 (cumsum, prod), floats in their own dtype."""
+    return a.dtype if a.dtype.kind == "f" else np.int64
+
+
 _PAD = Params("args", ("pad",))
 _SORT = Params("args", ("dim", "descending"))
 
@@ -819,26 +824,28 @@ defop("logsumexp", "LogsumexpBackward0", "logsumexp", _logsumexp,
       (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep) * np.exp(a - _keep(ans, a.shape, dims, keep)),
        r"\operatorname{softmax}(a)"), needs=("ar",), params=REDUCE)
 defop("gather", "GatherBackward0", "gather", _gather,
-      (lambda g, ans, a, index, dim: _scatter(a.shape, g.dtype, _along(index, dim), g, accumulate=True), r"\mathbb{1}[i=\mathrm{idx}]"),
+      (lambda g, ans, a, index, dim: _scatter(a.shape, g.dtype, _along(index, dim), g, accumulate=True),
+       r"\mathbb{1}[i=\mathrm{idx}]"),
       (None, ""), needs=("b", ""), params=DIM)
 defop("scatter", "ScatterBackward0", "scatter", lambda a, index, src, dim: _scatter_into(a, index, src, dim, False),
       (lambda g, ans, a, index, src, dim: _scatter_grad_self(g, index, dim), r"\mathbb{1}[i\notin\mathrm{idx}]"), (None, ""),
       (lambda g, ans, a, index, src, dim: _scatter_grad_src(g, src, index, dim), r"\mathbb{1}[i=\mathrm{idx}]"),
       needs=("b", "", "b"), params=DIM)
-defop("scatter_value", "ScatterBackward1", "scatter", lambda a, index, dim, value: _scatter_into(a, index, a.dtype.type(value), dim, False),
+defop("scatter_value", "ScatterBackward1", "scatter",
+      lambda a, index, dim, value: _scatter_into(a, index, a.dtype.type(value), dim, False),
       (lambda g, ans, a, index, dim, value: _scatter_grad_self(g, index, dim), r"\mathbb{1}[i\notin\mathrm{idx}]"), (None, ""),
       needs=("b", ""), params=Params("args", ("dim", "value")))
 defop("scatter_add", "ScatterAddBackward0", "scatter_add", lambda a, index, src, dim: _scatter_into(a, index, src, dim, True),
       (lambda g, ans, a, index, src, dim: g, "1"), (None, ""),
       (lambda g, ans, a, index, src, dim: _scatter_grad_src(g, src, index, dim), r"\mathbb{1}[i=\mathrm{idx}]"),
       needs=("", "", "b"), params=DIM)
-defop("cumsum", "CumsumBackward0", "cumsum", lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype if a.dtype.kind == "f" else np.int64),
+defop("cumsum", "CumsumBackward0", "cumsum", lambda a, dim: np.cumsum(a, axis=dim, dtype=_accumulated(a)),
       (_cumsum_vjp, r"\mathbb{1}[i\le j]"), saves=False, params=DIM)
-defop("cumprod", "CumprodBackward0", "cumprod", lambda a, dim: np.cumprod(a, axis=dim, dtype=a.dtype if a.dtype.kind == "f" else np.int64),
+defop("cumprod", "CumprodBackward0", "cumprod", lambda a, dim: np.cumprod(a, axis=dim, dtype=_accumulated(a)),
       (_cumprod_vjp, r"\prod_{k\le j,\,k\ne i} a_k"), needs=("ar",), params=DIM)
-defop("prod", "ProdBackward0", "prod", lambda a: np.prod(a, dtype=a.dtype if a.dtype.kind == "f" else np.int64),
+defop("prod", "ProdBackward0", "prod", lambda a: np.prod(a, dtype=_accumulated(a)),
       (_prod_all_vjp, r"\prod_{k\ne i} a_k"), needs=("a",))
-defop("prod_dim", "ProdBackward1", "prod", lambda a, dim, keep: np.prod(a, axis=dim, keepdims=keep, dtype=a.dtype if a.dtype.kind == "f" else np.int64),
+defop("prod_dim", "ProdBackward1", "prod", lambda a, dim, keep: np.prod(a, axis=dim, keepdims=keep, dtype=_accumulated(a)),
       (_prod_dim_vjp, r"\prod_{k\ne i} a_k"), needs=("a",), params=REDUCE)
 defop("sort", "SortBackward0", "sort", lambda a, dim, desc: _take_order(a, _sort_order(a, dim, desc), dim),
       (lambda g, ans, a, dim, desc: _put_order(g, _sort_order(a, dim, desc), dim, a.shape), r"P^{\top}"), needs=("a",),
@@ -879,7 +886,8 @@ defop("clamp_min", "ClampMinBackward0", "clamp", lambda a, lo: np.maximum(a, lo)
       (lambda g, ans, a, lo: g * (a >= lo), r"\mathbb{1}[a\ge lo]"), needs=("a",), params=Params("clamp", ("min",)))
 defop("clamp_max", "ClampMaxBackward0", "clamp", lambda a, hi: np.minimum(a, hi),
       (lambda g, ans, a, hi: g * (a <= hi), r"\mathbb{1}[a\le hi]"), needs=("a",), params=Params("clamp", ("max",)))
-defop("erf", "ErfBackward0", "erf", _nn.erf, (lambda g, ans, a: g * (2 / np.sqrt(np.pi)) * np.exp(-a * a), r"\tfrac{2}{\sqrt{\pi}}e^{-a^{2}}"),
+defop("erf", "ErfBackward0", "erf", _nn.erf,
+      (lambda g, ans, a: g * (2 / np.sqrt(np.pi)) * np.exp(-a * a), r"\tfrac{2}{\sqrt{\pi}}e^{-a^{2}}"),
       needs=("a",))
 defop("log1p", "Log1PBackward0", "log1p", np.log1p, (lambda g, ans, a: g / (1 + a), r"\frac{1}{1+a}"), needs=("a",))
 defop("expm1", "Expm1Backward0", "expm1", np.expm1, (lambda g, ans, a: g * (ans + 1), r"e^{a}"), needs=("r",))

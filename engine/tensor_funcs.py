@@ -58,7 +58,8 @@ def _check_gather_shapes(self, index, dim, fn, src=None):
     too_big = any(ishape[d] > shape[d] for d in range(len(ishape)) if d != dim)
     if fn == "gather":
         if too_big:
-            raise RuntimeError(f"Size does not match at dimension {next(d for d in range(len(ishape)) if d != dim and ishape[d] > shape[d])} "
+            bad = next(d for d in range(len(ishape)) if d != dim and ishape[d] > shape[d])
+            raise RuntimeError(f"Size does not match at dimension {bad} "
                                f"expected index {list(index.shape)} to be no larger than self {list(self.shape)} apart "
                                f"from dimension {dim}")
         return

@@ -4,7 +4,6 @@ from __future__ import annotations
 from . import dispatch, dtypes
 from .dispatch import _dim, _dims, apply
 from .ops import OPS
-
 from .tensor_funcs import return_type
 
 max_result = return_type("max")  # prints as torch.return_types.max(values=..., indices=...)

@@ -119,7 +119,6 @@ def _pad_modes(x, pad, mode):
             raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
                                f"padding length {len(pad)} and input of dimension {x.ndim}")
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {x.ndim}D input tensor.\n{_PAD_MODES}")
-    dims = x.shape[-k:]
     if any(n == 0 for n in (x.shape[1:] if x.ndim == k + 2 else x.shape)):
         raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
                            f"non-zero dimensions for input, but got: {list(x.shape)}")
