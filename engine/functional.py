@@ -188,7 +188,6 @@ permute = _unary("permute")
 squeeze = _unary("squeeze")
 unsqueeze = _unary("unsqueeze")
 t = _unary("t")
-norm = _unary("norm")
 square = _unary("square")
 neg = _unary("neg")
 clone = _unary("clone")
@@ -234,10 +233,6 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def allclose(a, b, rtol=1e-5, atol=1e-8) -> bool:
-    return bool(np.allclose(_t(a)._data, _t(b)._data, rtol=rtol, atol=atol))
-
-
 def equal(a, b) -> bool:
     expect_tensor(a, "equal", "input", 1)
     expect_tensor(b, "equal", "other", 2)
@@ -269,12 +264,12 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     return input.nonzero(as_tuple=as_tuple)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002, F811 — torch.norm(x, p, dim)
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002 — torch.norm(x, p, dim)
     expect_tensor(input, "norm", "input", 1)
     return input.norm(p, dim, keepdim, dtype)
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: F811
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     expect_tensor(a, "allclose", "input", 1)
     expect_tensor(b, "allclose", "other", 2)
     return a.allclose(b, rtol, atol, equal_nan)
@@ -327,69 +322,108 @@ def einsum(equation, *operands):
     else:  # implicit output: the subscripts seen exactly once, in alphabetical order (upper case first)
         counts = collections.Counter(lhs)
         out = "".join(sorted(ch for ch in sizes if counts[ch] == 1))
-    pending = [_einsum_prepare(x, term, out, terms[:i] + terms[i + 1:]) for i, (x, term) in enumerate(zip(operands, terms))]
-    x, labels = pending[0]
-    for k in range(1, len(pending)):
-        later = out + "".join(t for _, t in pending[k + 1:])
-        x, labels = _einsum_pair(x, labels, *pending[k], later)
-    summed = tuple(i for i, ch in enumerate(labels) if ch not in out)
-    if summed:
-        x = x.sum(summed)
-        labels = "".join(ch for ch in labels if ch in out)
-    if labels != out:
-        x = x.permute(*[labels.index(ch) for ch in out])
-    return x
+    return _einsum_contract(operands, terms, out, sorted(ch for ch in sizes if ch not in out))
 
 
-def _einsum_prepare(x, term, out, others):
-    """One operand: diagonals for repeated subscripts, then the sum over subscripts no one else needs."""
-    while len(set(term)) != len(term):
-        ch = next(c for c in term if term.count(c) > 1)
-        i, j = term.index(ch), term.index(ch, term.index(ch) + 1)
-        x = x.diagonal(0, i, j)  # the diagonal's dim goes last, as numpy and PyTorch put it
-        term = "".join(c for k, c in enumerate(term) if k not in (i, j)) + ch
-    alone = tuple(i for i, ch in enumerate(term) if ch not in out and not any(ch in t for t in others))
-    if alone:
-        x = x.sum(alone)
-        term = "".join(ch for i, ch in enumerate(term) if i not in alone)
-    return x, term
+def _einsum_contract(operands, terms, out, contracted):
+    """PyTorch's einsum (ATen Linear.cpp), node for node: every operand is laid out as [output subscripts,
+    contracted subscripts] (diagonal + movedim for a repeated subscript, unsqueeze for a missing one, one permute);
+    dims only one operand has are summed (keepdim); operands are contracted left to right by sumproduct_pair;
+    the contracted size-1 dims are viewed away at the end (a single operand sums them)."""
+    order = list(out) + contracted
+    ops = []
+    for x, term in zip(operands, terms):
+        where = {}
+        labels = list(term)
+        j = 0
+        while j < len(labels):
+            ch = labels[j]
+            if ch in where:  # a repeated subscript: its diagonal, moved back to the first one's place
+                first = where[ch]
+                x = x.diagonal(0, first, j)
+                x = x.permute(*_moved_last_to(x.ndim, first))
+                del labels[j]
+                continue
+            where[ch] = j
+            j += 1
+        perm = [where.get(ch, -1) for ch in order]
+        for k, p in enumerate(perm):
+            if p == -1:
+                x = x.unsqueeze(-1)
+                perm[k] = x.ndim - 1
+        ops.append(x.permute(*perm))
+    n_out, n_all = len(out), len(order)
+    if len(ops) == 1:
+        x = ops[0]
+        return x.sum(tuple(range(n_out, n_all))) if n_all > n_out else x
+    counts = [builtins.sum(1 for x in ops if x.shape[d] != 1) for d in range(n_all)]
+    for i, x in enumerate(ops):
+        alone = [d for d in range(n_out, n_all) if x.shape[d] != 1 and counts[d] == 1]
+        if alone:
+            ops[i] = x.sum(alone, keepdim=True)
+            for d in alone:
+                counts[d] = 0
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        sum_dims, a_sums, b_sums = [], [], []
+        for d in range(n_out, n_all):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:
+                    sum_dims.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:
+                if a.shape[d] != 1:
+                    a_sums.append(d)
+                    counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_sums.append(d)
+                    counts[d] = 0
+        if a_sums:
+            a = a.sum(a_sums, keepdim=True)
+        if b_sums:
+            b = b.sum(b_sums, keepdim=True)
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+    x = ops[0]
+    return x.view(*x.shape[:n_out]) if n_all > n_out else x
 
 
-def _einsum_pair(a, la, b, lb, later):
-    """Contract two operands: batch subscripts (both, still needed), the contracted ones (both, not needed later),
-    and each side's own; bmm over (batch, own_a, contracted) x (batch, contracted, own_b)."""
-    batch = [ch for ch in la if ch in lb and ch in later]
-    summed = [ch for ch in la if ch in lb and ch not in later]
-    own_a = [ch for ch in la if ch not in lb]
-    own_b = [ch for ch in lb if ch not in la]
-    if not summed:  # nothing to contract: a broadcast multiply, as PyTorch does it
-        labels = batch + own_a + own_b
-        return (_einsum_align(a, la, labels) * _einsum_align(b, lb, labels)), "".join(labels)
-    size = {ch: builtins.max(dict(zip(la, a.shape)).get(ch, 1), dict(zip(lb, b.shape)).get(ch, 1)) for ch in la + lb}
-
-    def fold(x, lx, groups):
-        order = [lx.index(ch) for g in groups for ch in g]
-        if order != list(range(len(lx))):
-            x = x.permute(*order)
-        full = [size[ch] for g in groups for ch in g]
-        if list(x.shape) != full:  # a size-1 dim against a bigger one broadcasts
-            x = x.expand(*full)
-        return x.reshape(*[int(np.prod([size[ch] for ch in g])) for g in groups])
-
-    left = fold(a, la, [batch, own_a, summed])
-    right = fold(b, lb, [batch, summed, own_b])
-    product = apply(OPS["bmm"], (left, right))
-    labels = batch + own_a + own_b
-    return product.view(*[size[ch] for ch in labels]), "".join(labels)
+def _moved_last_to(ndim, dim):
+    """The permutation of movedim(-1, dim)."""
+    rest = list(range(ndim - 1))
+    return rest[:dim] + [ndim - 1] + rest[dim:]
 
 
-def _einsum_align(x, lx, labels):
-    """x with its dims in `labels` order and size-1 dims for the subscripts it lacks (for broadcasting)."""
-    present = [ch for ch in labels if ch in lx]
-    order = [lx.index(ch) for ch in present]
-    if order != list(range(len(lx))):
-        x = x.permute(*order)
-    for i, ch in enumerate(labels):
-        if ch not in lx:
-            x = x.unsqueeze(i)
-    return x
+def _sumproduct_pair(left, right, sum_dims):
+    """PyTorch's sumproduct_pair (keepdim): a broadcast multiply when nothing is summed, else permute and reshape
+    both to (lro, lo, sum) x (lro, sum, ro), one bmm, view, permute back."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    sum_size = 1
+    for i in range(left.ndim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                sum_size *= left.shape[i]
+            elif sl:
+                left = left.sum(i, keepdim=True)
+            elif sr:
+                right = right.sum(i, keepdim=True)
+        elif sl and sr:
+            lro.append(i)
+        elif sl:
+            lo.append(i)
+        else:
+            ro.append(i)
+    lro_size = int(np.prod([left.shape[d] for d in lro]))
+    lo_size = int(np.prod([left.shape[d] for d in lo]))
+    ro_size = int(np.prod([right.shape[d] for d in ro]))
+    out_size = [left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims) + \
+        [right.shape[d] for d in ro]
+    operm = [0] * len(out_size)
+    for i, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = i
+    left = left.permute(*(lro + lo + sum_dims + ro)).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(*(lro + sum_dims + ro + lo)).reshape(lro_size, sum_size, ro_size)
+    return apply(OPS["bmm"], (left, right)).view(*out_size).permute(*operm)

@@ -287,3 +287,33 @@ def test_sort_returns_a_named_tuple_of_values_and_indices():
     r = engine.tensor([[1.0, 5.0], [4.0, 2.0]]).max(1)
     assert r.values.tolist() == [5.0, 4.0] and r[1].tolist() == [1, 0]
     assert repr(r).startswith("torch.return_types.max(\nvalues=")
+
+
+def _graph(fn):
+    """The nodes under fn, depth first; torch's _reshape_alias of a strided view is our view."""
+    if fn is None:
+        return "-"
+    name = type(fn).__name__.replace("ReshapeAliasBackward0", "ViewBackward0")
+    return name + "(" + ", ".join(_graph(f) for f, _ in fn.next_functions) + ")"
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]), ("i,i->", [(3,), (3,)]),
+    ("ij->ji", [(2, 3)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ij->j", [(2, 3)]),
+    ("i,j->ij", [(3,), (4,)]), ("ij,ij->i", [(2, 3), (2, 3)]), ("ij,j->i", [(2, 3), (3,)]),
+    ("ij,kj->ik", [(2, 3), (4, 3)]), ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("i,i,i->i", [(3,), (3,), (3,)]), ("ij,ik->jk", [(1, 3), (4, 2)]),
+    ("iij->j", [(2, 2, 3)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), ("Ab,bc->cA", [(2, 3), (3, 4)]),
+])
+def test_einsum_builds_pytorchs_graph(equation, shapes):
+    arrays = [rng.normal(size=s) for s in shapes]
+    te = [engine.tensor(a, requires_grad=True) for a in arrays]
+    tt = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out_e, out_t = engine.einsum(equation, *te), torch.einsum(equation, *tt)
+    np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert _graph(out_e.grad_fn) == _graph(out_t.grad_fn)
+    w = rng.normal(size=tuple(out_t.shape))
+    (out_e * engine.tensor(w)).sum().backward()
+    (out_t * torch.tensor(w)).sum().backward()
+    for a, b in zip(te, tt):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
