@@ -638,7 +638,7 @@ def _cumprod_vjp(g, ans, a, dim):
     with np.errstate(divide="ignore", invalid="ignore"):
         plain = _cumsum_vjp(g * ans, None, None, dim) / np.where(before, a, 1)
     others = _cumsum_vjp(g * np.cumprod(np.where(first, 1, a), axis=dim), None, None, dim)
-    return np.where(before, plain, np.where(first, others, 0)).astype(g.dtype, copy=False)
+    return np.where(before, plain, np.where(first, others, 0))
 
 
 def _others_product(a, dim):
@@ -651,7 +651,7 @@ def _others_product(a, dim):
 
 
 def _prod_all_vjp(g, ans, a):
-    return g * _others_product(a.reshape(-1), 0).reshape(a.shape) if a.size else np.zeros_like(a)
+    return g * np.reshape(_others_product(np.reshape(a, -1), 0), a.shape) if a.size else np.zeros_like(a)
 
 
 def _prod_dim_vjp(g, ans, a, dim, keep):
@@ -681,19 +681,15 @@ def _take_order(a, order, dim):
 
 
 def _put_order(g, order, dim, shape):
-    if not shape:
-        return g
-    z = np.zeros(shape, dtype=g.dtype)
-    np.put_along_axis(z, order, g, axis=dim)
-    return z
+    return _scatter(shape, g.dtype, _along(order, dim), g) if shape else g
 
 
 def _repeat_vjp(g, ans, a, reps):
     """Sum the copies: g viewed as (r0, s0, r1, s1, ...) summed over every r (leading extra dims summed whole)."""
     lead = len(reps) - a.ndim
-    g = g.reshape((-1,) + g.shape[lead:]).sum(axis=0) if lead else g
+    g = np.sum(np.reshape(g, (-1,) + np.shape(g)[lead:]), axis=0) if lead else g
     split = [n for r, s in zip(reps[lead:], a.shape) for n in (r, s)]
-    return g.reshape(split).sum(axis=tuple(range(0, 2 * a.ndim, 2))) if a.ndim else g
+    return np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * a.ndim, 2))) if a.ndim else g
 
 
 def _cut(dim, start, stop):
@@ -713,9 +709,8 @@ def _diag_embed(a, k):
 
 def _diagonal_vjp(g, ans, a, k, d1=0, d2=1):
     """g written on the k-th diagonal of dims (d1, d2) of zeros shaped like a."""
-    moved = np.moveaxis(np.zeros(a.shape, dtype=g.dtype), (d1, d2), (-2, -1))
-    moved[(Ellipsis, *_diag_key(g.shape[-1], k))] = g
-    return np.moveaxis(moved, (-2, -1), (d1, d2))
+    moved = tuple(n for i, n in enumerate(a.shape) if i not in (d1, d2)) + (a.shape[d1], a.shape[d2])
+    return np.moveaxis(_scatter(moved, g.dtype, (Ellipsis, *_diag_key(g.shape[-1], k)), g), (-2, -1), (d1, d2))
 
 
 def _index_select_vjp(g, ans, a, index, dim):
@@ -869,7 +864,7 @@ defop("tril", "TrilBackward0", "tril", lambda a, k: np.tril(a, k), (lambda g, an
       saves=False, params=Params("args", ("diagonal",)))
 defop("triu", "TriuBackward0", "triu", lambda a, k: np.triu(a, k), (lambda g, ans, a, k: np.triu(g, k), r"\mathbb{1}[j\ge i+k]"),
       saves=False, params=Params("args", ("diagonal",)))
-defop("diag_embed", "DiagEmbedBackward0", "diag", _diag_embed, (lambda g, ans, a, k: np.diagonal(g, k).copy(), "1"),
+defop("diag_embed", "DiagEmbedBackward0", "diag", _diag_embed, (lambda g, ans, a, k: np.diagonal(g, k), "1"),
       saves=False, params=Params("args", ("diagonal",)))
 defop("diag", "DiagonalBackward0_copy", "diag", lambda a, k: np.diagonal(a, k).copy(), (_diagonal_vjp, "1"), saves=False,
       params=Params("args", ("diagonal",)))

@@ -33,7 +33,7 @@ topk_result = return_type("topk")
 def _long_index(index, fn):
     """The index tensor's int64 array, with PyTorch's dtype message."""
     if not isinstance(index, dispatch.Tensor):
-        raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
+        raise TypeError(f"{fn}(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
     arr = np.asarray(index._data)
     if arr.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{fn}(): Expected dtype int32 or int64 for index" if fn == "index_select" else

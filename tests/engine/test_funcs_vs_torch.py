@@ -268,6 +268,9 @@ ERRORS = {
     "one_hot_classes": lambda m, t: m.nn.functional.one_hot(m.tensor([3]), 2),
     "cumsum_dim": lambda m, t: t["a"].cumsum(3),
     "masked_fill_str": lambda m, t: t["a"].masked_fill(t["mask"], "x"),
+    "gather_list_index": lambda m, t: t["a"].gather(0, [[0]]),
+    "index_select_list_index": lambda m, t: t["a"].index_select(0, [0]),
+    "scatter_add_number_src": lambda m, t: t["a"].scatter_add(0, t["idx"], 1.0),
 }
 
 
