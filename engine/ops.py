@@ -877,10 +877,11 @@ defop("roll", "RollBackward0", "roll", lambda a, shifts, dims: np.roll(a, shifts
       saves=False, params=Params("args", ("shifts", "dims")))
 defop("index_select", "IndexSelectBackward0", "index_select", lambda a, index, dim: np.take(a, index, axis=dim),
       (_index_select_vjp, r"\mathbb{1}[i=\mathrm{idx}]"), (None, ""), needs=("b", ""), params=DIM)
-defop("clamp_min", "ClampMinBackward0", "clamp", lambda a, lo: np.maximum(a, lo),
-      (lambda g, ans, a, lo: g * (a >= lo), r"\mathbb{1}[a\ge lo]"), needs=("a",), params=Params("clamp", ("min",)))
-defop("clamp_max", "ClampMaxBackward0", "clamp", lambda a, hi: np.minimum(a, hi),
-      (lambda g, ans, a, hi: g * (a <= hi), r"\mathbb{1}[a\le hi]"), needs=("a",), params=Params("clamp", ("max",)))
+# (format "call": the page's "clamp" format reads a lone parameter as the lower bound)
+defop("clamp_min", "ClampMinBackward0", "clamp_min", lambda a, lo: np.maximum(a, lo),
+      (lambda g, ans, a, lo: g * (a >= lo), r"\mathbb{1}[a\ge lo]"), needs=("a",), params=Params("call", ("min",)))
+defop("clamp_max", "ClampMaxBackward0", "clamp_max", lambda a, hi: np.minimum(a, hi),
+      (lambda g, ans, a, hi: g * (a <= hi), r"\mathbb{1}[a\le hi]"), needs=("a",), params=Params("call", ("max",)))
 defop("erf", "ErfBackward0", "erf", _nn.erf,
       (lambda g, ans, a: g * (2 / np.sqrt(np.pi)) * np.exp(-a * a), r"\tfrac{2}{\sqrt{\pi}}e^{-a^{2}}"),
       needs=("a",))
