@@ -168,6 +168,10 @@ class FuncsMixin:
         if not isinstance(mask, dispatch.Tensor) or mask._data.dtype != np.bool_:
             got = dtypes.scalar_type_name(mask._data.dtype).lower() if isinstance(mask, dispatch.Tensor) else type(mask).__name__
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
+        try:
+            np.broadcast_shapes(self._data.shape, mask._data.shape)
+        except ValueError:  # PyTorch expands the mask against self: the mask is "tensor a" in its message
+            raise RuntimeError(dispatch._broadcast_message([mask._data, self._data])) from None
         if not isinstance(value, dispatch.Tensor) and not is_number(value):
             bad = f"(Tensor, !{type_name(value)}!)"
             raise TypeError(f"masked_fill() received an invalid combination of arguments - got (Tensor, {type_name(value)}), "
@@ -260,6 +264,12 @@ class FuncsMixin:
             raise RuntimeError("triu: input tensor must have at least 2 dimensions")
         return apply(OPS["triu"], (self,), (operator.index(diagonal),))
 
+    def tril_(self, diagonal=0):
+        return self._inplace("tril_", lambda a, b: a.tril(diagonal))
+
+    def triu_(self, diagonal=0):
+        return self._inplace("triu_", lambda a, b: a.triu(diagonal))
+
     def diag(self, diagonal=0):
         k = operator.index(diagonal)
         if self.ndim == 1:
@@ -275,10 +285,11 @@ class FuncsMixin:
         return apply(OPS["diagonal"], (self,), (operator.index(offset), d1, d2))
 
     def outer(self, vec2):
-        if self.ndim != 1 or not isinstance(vec2, dispatch.Tensor) or vec2.ndim != 1:
-            other = vec2.ndim if isinstance(vec2, dispatch.Tensor) else "?"
+        if not isinstance(vec2, dispatch.Tensor):
+            raise TypeError(f"outer(): argument 'vec2' (position 1) must be Tensor, not {type_name(vec2)}")
+        if self.ndim != 1 or vec2.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument self, but got {self.ndim}-D" if self.ndim != 1 else
-                               f"outer: Expected 1-D argument vec2, but got {other}-D")
+                               f"outer: Expected 1-D argument vec2, but got {vec2.ndim}-D")
         return self.reshape(self.shape[0], 1) * vec2  # PyTorch's: a view of self times vec2 (MulBackward0)
 
     ger = outer

@@ -149,7 +149,7 @@ _SET_METHODS = {n: _set_method(n) for n in ("union", "intersection", "difference
 _INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
 
 # Tensor functions tutorials use (issue 9 section 5): the methods the tensor list below lacks.
-_TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere fliplr flipud ger"
+_TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere fliplr flipud ger tril_ triu_"
 
 ATTRIBUTE_POLICY = MappingProxyType({
     # ---- plain values, by exact type
