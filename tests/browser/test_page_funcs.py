@@ -1,6 +1,6 @@
 """The page draws the tensor functions tutorials use (issue 9 section 5): their nodes, labels with parameters, and
 backward through them, with no page error. Screenshot: test-artifacts/funcs_graph.png."""
-from test_page import pause, run_source, open_app
+from test_page import open_app, pause, run_source
 
 PROGRAM = """import torch
 import torch.nn.functional as F
