@@ -834,7 +834,9 @@ def _accumulated(a):
 
 
 _PAD = Params("args", ("pad",))
-_SORT = Params("args", ("dim", "descending"))
+# PyTorch's calls, defaults left out: sort(dim=1, descending=True), topk(k=2, dim=1), ‖·‖(ord=1.0, dim=(0, 1))
+_SORT = Params("keywords", ("dim", "descending"), defaults=(("descending", False),))
+_TOPK = Params("keywords", ("k", "dim", "largest"), defaults=(("largest", True),))
 
 defop("logsumexp", "LogsumexpBackward0", "logsumexp", _logsumexp,
       (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep) * np.exp(a - _keep(ans, a.shape, dims, keep)),
@@ -872,7 +874,7 @@ defop("sort_stable", "SortBackward1", "sort", lambda a, dim, desc: _take_order(a
       params=_SORT)
 defop("topk", "TopkBackward0", "topk", lambda a, k, dim, largest: _take_order(a, _topk_order(a, k, dim, largest), dim),
       (lambda g, ans, a, k, dim, largest: _put_order(g, _topk_order(a, k, dim, largest), dim, a.shape), r"P^{\top}"),
-      needs=("a",), params=Params("args", ("k", "dim", "largest")))
+      needs=("a",), params=_TOPK)
 defop("repeat", "RepeatBackward0", "repeat", lambda a, reps: np.tile(a, reps), (_repeat_vjp, r"\textstyle\sum"), saves=False,
       params=Params("call", ("repeats",)))
 defop("split", "SplitBackward0", "split", lambda a, dim, start, stop: a[_cut(dim, start, stop)],
@@ -916,14 +918,14 @@ defop("ceil", "CeilBackward0", "ceil", lambda a: np.ceil(a) if a.dtype.kind == "
       saves=False)
 defop("round", "RoundBackward0", "round", lambda a: _round(a, 0), (lambda g, ans, a: g * 0, "0"), saves=False)
 defop("round_decimals", "RoundBackward1", "round", _round, (lambda g, ans, a, decimals: g * 0, "0"), saves=False,
-      params=Params("args", ("decimals",)))
+      params=Params("keywords", ("decimals",)))
 defop("var", "VarBackward0", "var", _var, (_var_vjp, r"\frac{2(a-\bar a)}{n-c}"), needs=("a",),
       params=Params("args", ("dim", "correction", "keepdim")))
 defop("std", "StdBackward0", "std", lambda a, dims, c, keep: np.sqrt(_var(a, dims, c, keep)),
       (_std_vjp, r"\frac{a-\bar a}{(n-c)\,\sigma}"), needs=("ar",), params=Params("args", ("dim", "correction", "keepdim")))
 defop("vector_norm", "LinalgVectorNormBackward0", "‖·‖", _vector_norm,
       (_vector_norm_vjp, r"\frac{\operatorname{sign}(a)\,|a|^{p-1}}{\lVert a\rVert_p^{p-1}}"), needs=("ar",),
-      params=Params("args", ("ord", "dim", "keepdim")))
+      params=Params("keywords", ("ord", "dim", "keepdim"), defaults=(("dim", None), ("keepdim", False))))
 defop("reflection_pad1d", "ReflectionPad1DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
       (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD)
 defop("reflection_pad2d", "ReflectionPad2DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
@@ -941,7 +943,8 @@ defop("masked_fill_tensor", "MaskedFillBackward1", "masked_fill", lambda a, m, v
       (lambda g, ans, a, m, v: np.where(m, g, 0), r"\mathbb{1}[m]"), needs=("b", "", "b"), broadcasts=True)
 # No derivative
 defop("argsort", None, "argsort", _sort_order, saves=False, params=_SORT)
-defop("topk_indices", None, "topk", _topk_order, saves=False, params=Params("args", ("k", "dim", "largest")))
+defop("topk_indices", None, "topk", _topk_order, saves=False, params=_TOPK)
 defop("nonzero", None, "nonzero", lambda a: np.argwhere(a).astype(np.int64), saves=False)
 defop("isclose", None, "isclose", lambda a, b, rtol, atol, nan: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=nan),
-      saves=False, broadcasts=True, params=Params("args", ("rtol", "atol", "equal_nan")))
+      saves=False, broadcasts=True,
+      params=Params("keywords", ("rtol", "atol", "equal_nan"), defaults=(("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))))

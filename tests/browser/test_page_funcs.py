@@ -23,7 +23,7 @@ def test_tensor_functions_draw_and_step_back(page, shot):
     page.keyboard.press("End")
     labels = page.evaluate("[...document.querySelectorAll('g[data-node-id] text')].map(t => t.textContent)")
     text = " ".join(labels)
-    for expected in ("sort(1, True)", "gather(1)", "cumsum(1)", "clamp_min(0.5)", "pad(2, 1)", "matmul"):
+    for expected in ("sort(dim=1, descending=True)", "gather(1)", "cumsum(1)", "clamp_min(0.5)", "pad(2, 1)", "matmul"):
         assert expected in text, (expected, text[:600])
     shot(page, "funcs_graph")
     page.errors.check()
