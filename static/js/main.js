@@ -37,7 +37,10 @@ function initComponents() {
     onGoToLine: (n) => editor.goToLine(n),
     onClose: () => select(null),
   });
-  const lossChart = new LossChart($("loss-chart"), { onPick: (x) => openPass(nearestGraphPass(x)) });
+  // the pass clicked, whatever it is: a middle pass is recorded on demand
+  const lossChart = new LossChart($("loss-chart"), {
+    onPick: (x) => openPass(app.trace && app.trace.passes[Math.round(x)] ? Math.round(x) : nearestGraphPass(x)),
+  });
   // the components, and for the tests and the benchmark (window.__fg) the page's main actions
   Object.assign(app, { editor, graph, inspector, lossChart, run, setStep, openPass, select, loadTrace, play, stopPlaying });
 }

@@ -130,7 +130,11 @@ function startStream(src, seq, opts, t0, finish) {
       if (msg.modules) trace.modules = msg.modules;
       setStreamControls(null);
       if (!shown) loadTrace(trace, opts);
-      else {
+      else if (opts.pass != null && opts.pass !== app.passIndex && trace.passes[opts.pass]) {
+        showOutput(trace);
+        updateTraining();
+        openPass(opts.pass, { step: opts.step, node: opts.node });  // a share link's pass, once the run is whole
+      } else {
         updateTraining();
         showOutput(trace);
         // names of modules and parameters are known now: redraw the open pass where it is
