@@ -24,7 +24,11 @@ function initComponents() {
   graph.onViewChange = (out) => $("zoom-fit").classList.toggle("attention", out);
   graph.getInsets = graphInsets;
   const editor = new Editor($("editor"), {
-    onRun: () => run(),
+    onRun: () => {
+      run();
+      // Ctrl+Enter: the keys now drive the player (Space plays), they no longer type into the program
+      $("graph-wrap").focus({ preventScroll: true });
+    },
     onChange: (text) => {
       updateExampleTitle(text);
       scheduleUrl();
