@@ -225,6 +225,8 @@ export const GRAPH = {
   bottomRoom: 12,          // below the graph's box: the last records' captions
   minZoom: 0.05,
   minReadableZoom: 0.45,   // below this, zoom-to-fit starts readable at the beginning and follows the step
+  projectorMinTextPx: 16,  // projector mode: no graph text smaller than this on screen (read from the back row)
+  projectorGradFnLabels: false, // projector mode draws the grad_fn names under the nodes (off: room for the numbers)
   readableZoom: { normal: 1, projector: 1.4 }, // that readable start
   maxFitZoom: { normal: 2, projector: 3 },     // zoom-to-fit enlarges small graphs up to this
   maxZoom: 8,
@@ -389,6 +391,7 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-celltext{fill:${th.text}}
 .fg-celltext.pending,.fg-celltext.none{fill:${th.pendingInk};font-style:italic}
 .fg-caption{fill:${th.muted}}
+${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 .fg-caption:not([font-size]){font-size:${GRAPH.fonts.caption}px}
 .fg-op .fg-opshape{fill:${th.opFill};stroke:${th.nodeStroke};stroke-width:${sz.nodeStroke}}
 .fg-op text{fill:${th.text};font-weight:600}

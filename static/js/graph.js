@@ -77,6 +77,7 @@ export class GraphView {
   }
 
   setTheme(theme, projector) {
+    this._textSize = null;  // projector mode hides some text: measured again
     this.theme = theme;
     this.projector = projector;
     this.applyStyle();
