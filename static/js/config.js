@@ -179,9 +179,10 @@ export const GRAPH = {
     maxCols: 16,           // columns of a summary's (or a long row's) mini heatmap
     spacing: 0.6,          // between heatmap cells
     minSize: 0.5,
-    numbersUpTo: 4,        // numbers written on the cells of heatmaps this small
-    numberMinW: 2.2,       // when a cell is this many ems wide
-    numberFill: 0.7,       // of the cell height at most
+    numbersUpTo: 24,       // numbers written on the cells of heatmaps this small (when they fit)
+    numberMinW: 1.6,       // when a cell is this many ems (of the record font) wide
+    numberMinPx: 7,        // ... and shown only while they are at least this big on screen (level of detail)
+    numberFill: 0.9,       // of the cell height at most
     glyphW: 0.6,           // numbers are fitted to the bare monospace advance
   },
   op: {
