@@ -42,13 +42,6 @@ def _pad2d(x, pads, value=0.0):
     return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
 
 
-def _windows(xp, oh, ow, kh, kw, stride, dilation):
-    """(N, C, OH, OW, KH, KW) view of the windows of a padded 4-D array (no copy)."""
-    s0, s1, s2, s3 = xp.strides
-    return as_strided(xp, (xp.shape[0], xp.shape[1], oh, ow, kh, kw),
-                      (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0], s3 * dilation[1]), writeable=False)
-
-
 def _conv_setup(x, w, stride, padding, dilation):
     one = x.ndim == 3
     x4, w4 = _as2d(x), _as2d(w)
@@ -58,56 +51,84 @@ def _conv_setup(x, w, stride, padding, dilation):
     return one, x4, w4, st, pads, dl, oh, ow
 
 
+def _batch_last(a):
+    """(N, C, H, W) -> a contiguous (C, H, W, N) copy."""
+    return np.ascontiguousarray(a.transpose(1, 2, 3, 0))
+
+
 def _cols(x4, w4, groups, st, pads, dl, oh, ow):
-    """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
+    """im2col with the batch innermost: (G, Cg*KH*KW, OH*OW*N). Every window row is then a run of whole
+    contiguous (OW, N) blocks, so the copy here and the col2im adds of the input gradient move long runs
+    (the (N, C, ...) layout moves runs of OW elements: ~3x slower on LeNet's 8x8 maps), and the forward,
+    the weight gradient and the input gradient are each one matmul over the whole batch."""
     n, c = x4.shape[:2]
     kh, kw = w4.shape[2:]
-    win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
-    cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))  # N C KH KW OH OW
-    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    (t, b), (le, r) = pads
+    xt = np.zeros((c, x4.shape[2] + t + b, x4.shape[3] + le + r, n), dtype=x4.dtype)
+    xt[:, t:t + x4.shape[2], le:le + x4.shape[3]] = x4.transpose(1, 2, 3, 0)
+    s0, s1, s2, s3 = xt.strides
+    win = as_strided(xt, (c, kh, kw, oh, ow, n), (s0, s1 * dl[0], s2 * dl[1], s1 * st[0], s2 * st[1], s3),
+                     writeable=False)
+    return np.ascontiguousarray(win).reshape(groups, (c // groups) * kh * kw, oh * ow * n)
+
+
+_CONV_COLS: dict = {}  # id(output array) -> (weakref to it, its im2col): the weight gradient reuses the forward's
+_CONV_COLS_KEPT = 8  # NOTE: only the latest few: an eval loop holding many outputs must not pin their im2cols
+
+
+def _keep_cols(out, cols):
+    key = id(out)
+    _CONV_COLS[key] = (weakref.ref(out, lambda _: _CONV_COLS.pop(key, None)), cols)
+    while len(_CONV_COLS) > _CONV_COLS_KEPT:
+        _CONV_COLS.pop(next(iter(_CONV_COLS)), None)
+    return out
+
+
+def _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow):
+    entry = _CONV_COLS.get(id(ans))
+    if entry is not None and entry[0]() is ans:
+        return entry[1]
+    return _cols(x4, w4, groups, st, pads, dl, oh, ow)
+
+
+def _grad_batch_last(g, groups, o):
+    """The output gradient as (G, Og, OH*OW*N), the layout of the matmuls' output."""
+    g4 = _as2d(g)
+    return _batch_last(g4).reshape(groups, o // groups, -1)
 
 
 def conv_forward(x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, o = x4.shape[0], w4.shape[0]
     cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
-    out = np.matmul(w4.reshape(groups, o // groups, -1), cols)  # N, G, Og, OH*OW: PyTorch's layout already
-    out = out.reshape(n, o, oh, ow)
+    out = np.matmul(w4.reshape(groups, o // groups, -1), cols).reshape(o, oh, ow, n)
     if b is not None:
-        out += b.reshape(1, o, 1, 1).astype(out.dtype, copy=False)
-    return out[:, :, 0, :] if one else out
+        out += b.reshape(o, 1, 1, 1).astype(out.dtype, copy=False)
+    out = np.ascontiguousarray(out.transpose(3, 0, 1, 2))
+    return _keep_cols(out[:, :, 0, :] if one else out, cols)
 
 
 def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
-    g4 = g.reshape(n, groups, o // groups, oh * ow)
     wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
-    dcols = np.matmul(wt, g4).reshape(n, c, kh, kw, oh, ow)  # col2im below: one strided add per kernel offset
+    dcols = np.matmul(wt, _grad_batch_last(g, groups, o)).reshape(c, kh, kw, oh, ow, n)
     (t, bt), (le, r) = pads
-    dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
+    dxt = np.zeros((c, h + t + bt, wd + le + r, n), dtype=dcols.dtype)  # col2im: one strided add per offset
     for i in range(kh):
         hs = i * dl[0]
         for j in range(kw):
             ws = j * dl[1]
-            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
-    dx = dxp[:, :, t:t + h, le:le + wd]
+            dxt[:, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, i, j]
+    dx = dxt[:, t:t + h, le:le + wd].transpose(3, 0, 1, 2)
     return dx[:, :, 0, :] if one else dx
 
 
 def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
-    n, o = x4.shape[0], w4.shape[0]
-    g4 = g.reshape(n, groups, o // groups, oh * ow)
-    cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
-    colsT = np.swapaxes(cols, 2, 3)
-    if o <= oh * ow:  # the per-sample products are no bigger than cols: one batched matmul, then sum
-        dw = np.matmul(g4, colsT).sum(axis=0)  # G, Og, Cg*KH*KW
-    else:  # many channels, few positions: accumulate sample by sample instead of allocating N products
-        dw = np.matmul(g4[0], colsT[0])
-        for i in range(1, n):
-            dw += np.matmul(g4[i], colsT[i])
+    cols = _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow)
+    dw = np.matmul(_grad_batch_last(g, groups, w4.shape[0]), np.swapaxes(cols, 1, 2))  # G, Og, Cg*KH*KW
     return dw.reshape(w.shape)
 
 
@@ -178,13 +199,21 @@ def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
     g4 = g if g.ndim == 4 else g[None]
     a4 = ans if ans.ndim == 4 else ans[None]
     dxp = np.zeros(xp.shape, dtype=g.dtype)
-    free = np.ones(a4.shape, dtype=bool)
+    # windows apart (LeNet's 2x2/2): each cell has one window, so a multiply writes it (no masked add)
+    disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    taken = None
     slices = zip(_offsets(xp, kernel, stride, dilation, oh, ow), _offsets(dxp, kernel, stride, dilation, oh, ow))
     for part, dpart in slices:
         hit = part == a4
-        hit &= free
-        free ^= hit
-        np.add(dpart, g4, out=dpart, where=hit)
+        if taken is None:
+            taken = hit.copy()
+        else:
+            hit &= ~taken
+            taken |= hit
+        if disjoint:
+            np.multiply(g4, hit, out=dpart)
+        else:
+            dpart += g4 * hit
     n, c, h, w = x4.shape
     dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
     return dx if x.ndim == 4 else dx[0]
