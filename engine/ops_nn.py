@@ -524,39 +524,42 @@ def _gate_order(hsz):
 def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """One LSTM layer over a whole sequence (PyTorch's fused CPU layer): the step states backward needs.
     sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved up front (in the
-    weights and the input projection) and one tanh per step serves all four gates."""
+    weights and the input projection) and one tanh per step serves all four gates. The states are kept
+    transposed, features by batch ((4H, N) gates, (H, N) h and c): each gate is then a contiguous block,
+    so every elementwise call of the step runs over contiguous memory (~25 % faster than (N, 4H) rows)."""
     xs = x[::-1] if reverse else x
     steps, batch = xs.shape[:2]
     hsz = w_hh.shape[1]
     dt = np.result_type(x.dtype, w_ih.dtype)
     order = _gate_order(hsz)
-    half = np.full(4 * hsz, 0.5, dtype=dt)
+    half = np.full((4 * hsz, 1), 0.5, dtype=dt)
     half[3 * hsz:] = 1.0
-    proj = np.matmul(xs, w_ih[order].T)  # every step's input projection at once
+    proj = np.matmul(w_ih[order], xs.transpose(0, 2, 1))  # every step's input projection at once: (T, 4H, N)
     if b_ih is not None:
-        proj += (b_ih + b_hh)[order]
+        proj += (b_ih + b_hh)[order][:, None]
     proj *= half
-    whh_t = w_hh[order].T * half
-    gates = np.empty((steps, batch, 4 * hsz), dtype=dt)  # (o, i, f, g) after the activations
-    cs = np.empty((steps + 1, batch, hsz), dtype=dt)
-    hs = np.empty((steps + 1, batch, hsz), dtype=dt)
-    tcs = np.empty((steps, batch, hsz), dtype=dt)
-    ig = np.empty((batch, hsz), dtype=dt)
-    hs[0], cs[0] = h0, c0
+    whh = w_hh[order] * half
+    gates = np.empty((steps, 4 * hsz, batch), dtype=dt)  # (o, i, f, g) after the activations
+    cs = np.empty((steps + 1, hsz, batch), dtype=dt)
+    hs = np.empty((steps + 1, hsz, batch), dtype=dt)
+    tcs = np.empty((steps, hsz, batch), dtype=dt)
+    ig = np.empty((hsz, batch), dtype=dt)
+    hs[0], cs[0] = h0.T, c0.T
+    sig_rows = 3 * hsz
     for t in range(steps):
         a = gates[t]
-        np.matmul(hs[t], whh_t, out=a)
+        np.matmul(whh, hs[t], out=a)
         a += proj[t]
         np.tanh(a, out=a)
-        sig = a[:, :3 * hsz]
+        sig = a[:sig_rows]
         sig += 1
         sig *= 0.5
         c = cs[t + 1]
-        np.multiply(a[:, 2 * hsz:3 * hsz], cs[t], out=c)
-        np.multiply(a[:, hsz:2 * hsz], a[:, 3 * hsz:], out=ig)
+        np.multiply(a[2 * hsz:sig_rows], cs[t], out=c)
+        np.multiply(a[hsz:2 * hsz], a[sig_rows:], out=ig)
         c += ig
         np.tanh(c, out=tcs[t])
-        np.multiply(a[:, :hsz], tcs[t], out=hs[t + 1])
+        np.multiply(a[:hsz], tcs[t], out=hs[t + 1])
     return xs, gates, cs, hs, tcs
 
 
@@ -581,8 +584,8 @@ def lstm_layer_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     args = (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
     run = _lstm_run(*args)
     _LSTM_LAST[0] = (args, run)
-    hs = run[3][1:]
-    return _remember(hs[::-1].copy() if reverse else hs, run)
+    hs = run[3][1:].transpose(0, 2, 1)
+    return _remember(np.ascontiguousarray(hs[::-1] if reverse else hs), run)
 
 
 def lstm_cell_state_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
@@ -590,55 +593,88 @@ def lstm_cell_state_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     last, _LSTM_LAST[0] = _LSTM_LAST[0], None
     same = last is not None and all(a is b for a, b in zip(last[0], args))
     run = last[1] if same else _lstm_run(*args)
-    return _remember(run[2][-1:].reshape(run[2].shape[1:]), run)
+    return _remember(np.ascontiguousarray(run[2][-1].T), run)
 
 
-_LSTM_GRADS = [None]  # (g, ans, grads) of the latest backward: one node's seven VJPs share one pass through time
+_LSTM_GRADS = [None]  # (g, ans, pass) of the latest backward: one node's seven VJPs share one pass through time
 
 
 def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    """The pass through time: every step's gate gradients in PyTorch's (i, f, g, o) order, and d h0, d c0.
+    The VJPs below take their input's gradient from it, so nobody pays for a gradient no input wants.
+    Transposed like the forward: (T, 4H, N) gates, (H, N) states."""
     memo = _LSTM_GRADS[0]
     if memo is not None and memo[0] is g and memo[1] is ans:  # ans: this node's own output, so never another's
         return memo[2]
     xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
-    steps, batch, hsz = tcs.shape
-    order = _gate_order(hsz)
-    o, i, f, gg = (gates[..., k * hsz:(k + 1) * hsz] for k in range(4))
-    # Everything but the recurrence, for all steps at once: d(c_t)/d(h_t) and each gate's local derivative.
-    dcdh = o * (1 - tcs * tcs)
+    steps, hsz, batch = tcs.shape
+    o, i, f, gg = (gates[:, k * hsz:(k + 1) * hsz] for k in range(4))
+    # Everything but the recurrence, for all steps at once, in place: d(c_t)/d(h_t) and each gate's local
+    # derivative, laid out as PyTorch's gates (i, f, g, o) so the step's gradients need no reordering.
     local = np.empty_like(gates)
-    local[..., :hsz] = tcs * o * (1 - o)
-    local[..., hsz:2 * hsz] = gg * i * (1 - i)
-    local[..., 2 * hsz:3 * hsz] = cs[:-1] * f * (1 - f)
-    local[..., 3 * hsz:] = i * (1 - gg * gg)
+    li, lf, lg, lo = (local[:, k * hsz:(k + 1) * hsz] for k in range(4))
+    for out, s, other in ((lo, o, tcs), (li, i, gg), (lf, f, cs[:-1])):
+        np.subtract(1, s, out=out)
+        out *= s
+        out *= other
+    np.multiply(gg, gg, out=lg)
+    np.subtract(1, lg, out=lg)
+    lg *= i
+    dcdh = tcs * tcs
+    np.subtract(1, dcdh, out=dcdh)
+    dcdh *= o
     if last_c:
-        d_out, dc = None, g.astype(gates.dtype)
+        d_out, dc = None, np.array(g.T, dtype=gates.dtype)
     else:
-        d_out, dc = (g[::-1] if reverse else g), np.zeros((batch, hsz), gates.dtype)
-    dh = np.zeros((batch, hsz), gates.dtype)
+        d_out, dc = np.ascontiguousarray((g[::-1] if reverse else g).transpose(0, 2, 1)), \
+            np.zeros((hsz, batch), gates.dtype)
+    dh = np.zeros((hsz, batch), gates.dtype)
     dgates = np.empty_like(gates)
-    w_hh_o = w_hh[order]
+    tmp = np.empty((hsz, batch), gates.dtype)
+    whh_t = np.ascontiguousarray(w_hh.T)
+    ifg = 3 * hsz
     for t in range(steps - 1, -1, -1):
         if d_out is not None:
             dh += d_out[t]
-        dc += dh * dcdh[t]
+        np.multiply(dh, dcdh[t], out=tmp)
+        dc += tmp
         d = dgates[t]
-        np.multiply(local[t, :, :hsz], dh, out=d[:, :hsz])
-        np.multiply(local[t, :, hsz:].reshape(batch, 3, hsz), dc[:, None, :], out=d[:, hsz:].reshape(batch, 3, hsz))
+        np.multiply(local[t, ifg:], dh, out=d[ifg:])
+        np.multiply(local[t, :ifg].reshape(3, hsz, batch), dc, out=d[:ifg].reshape(3, hsz, batch))
         dc *= f[t]
-        np.matmul(d, w_hh_o, out=dh)
-    dgates = dgates[..., np.argsort(order)]  # back to PyTorch's (i, f, g, o)
-    flat = dgates.reshape(-1, 4 * hsz)
-    dx = np.matmul(dgates, w_ih)
-    grads = (dx[::-1] if reverse else dx, flat.T @ xs.reshape(-1, xs.shape[2]), flat.T @ hs[:-1].reshape(-1, hsz),
-             flat.sum(axis=0), flat.sum(axis=0), dh, dc)
-    _LSTM_GRADS[0] = (g, ans, grads)
-    return grads
+        np.matmul(whh_t, d, out=dh)
+    result = {"dgates": dgates, "xs": xs, "hs": hs, 5: dh.T, 6: dc.T}
+    _LSTM_GRADS[0] = (g, ans, result)
+    return result
+
+
+def _lstm_grad(k, bw, w_ih, reverse):
+    """Input k's gradient from the pass: x, w_ih, w_hh, b_ih, b_hh (the same sum), h0, c0."""
+    if k in bw:
+        return bw[k]
+    dgates = bw["dgates"]  # T, 4H, N
+    if k == 0:
+        dx = np.matmul(dgates.transpose(0, 2, 1), w_ih)
+        grad = dx[::-1] if reverse else dx
+    else:
+        if "flat" not in bw:
+            bw["flat"] = np.ascontiguousarray(dgates.transpose(1, 0, 2)).reshape(dgates.shape[1], -1)  # 4H, T*N
+        if k >= 3:
+            grad = bw[3] = bw[4] = bw["flat"].sum(axis=1)
+        elif k == 1:
+            xs = bw["xs"]
+            grad = bw["flat"] @ xs.reshape(-1, xs.shape[2])
+        else:
+            hs = bw["hs"][:-1]  # T, H, N
+            grad = bw["flat"] @ hs.transpose(0, 2, 1).reshape(-1, hs.shape[1])
+    bw[k] = grad
+    return grad
 
 
 def lstm_vjp(k, last_c=False):
-    def vjp(g, ans, *args):
-        return _lstm_backward(g, ans, *args, last_c=last_c)[k]
+    def vjp(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+        return _lstm_grad(k, _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c), w_ih,
+                          reverse)
 
     return vjp
 
