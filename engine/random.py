@@ -75,6 +75,8 @@ class Generator:
         return "cpu"
 
     def manual_seed(self, seed) -> Generator:
+        if isinstance(seed, float) or not hasattr(seed, "__index__"):  # the C method takes a long (no int())
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = _check_seed(seed)
         self._seed = seed
         self._bg.state = {"bit_generator": "MT19937", "state": {"key": _seed_key(seed & 0xFFFFFFFF), "pos": _N}}
@@ -177,7 +179,7 @@ def _gen(generator) -> Generator:
 
 # ---------------------------------------------------------------- torch.* / torch.random functions
 def manual_seed(seed) -> Generator:
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))  # torch.manual_seed's own int(seed): '7' and 1.5 pass
 
 
 def seed() -> int:
