@@ -5,6 +5,7 @@ from .creation import (
     arange,
     as_tensor,
     bernoulli,
+    multinomial,
     empty,
     eye,
     from_numpy,

@@ -42,6 +42,8 @@ unbroadcast STATE Op OPS reset_run_state
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
 # torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
 DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
+# issue 10: the samplers DataLoader takes (RandomSampler with replacement draws PyTorch's indices)
+DATA_NAMES = DATA_NAMES | frozenset("Sampler SequentialSampler RandomSampler BatchSampler".split())
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 

@@ -946,3 +946,42 @@ U.vector_to_parameters(torch.zeros(8), m.parameters())
 print(m.weight.sum().item())"""
     assert ok(src) == ("tensor(2.8284) tensor([[0.1768, 0.1768, 0.1768],\n        [0.1768, 0.1768, 0.1768]])\n"
                        "tensor([0.1000, 0.1000]) torch.Size([8])\n0.0\n")
+
+
+# ---------------------------------------------------------------- issue 10: multinomial, init, samplers
+@pytest.mark.parametrize("src, kind", [
+    ("torch.multinomial(torch.ones(1000), 10 ** 12, True)", "LimitExceeded"),
+    ("torch.multinomial(torch.ones(300, 300), 1000, True)", "LimitExceeded"),
+    ("torch.multinomial(torch.ones(10), True)", "TypeError"),
+    ("torch.multinomial(torch.ones(10), 2 ** 70, True)", "LimitExceeded"),
+    ("torch.multinomial(torch.tensor([1.0, float('nan')]), 5, True)", "RuntimeError"),
+    ("torch.multinomial(torch.ones(10), 11)", "RuntimeError"),
+    ("w = torch.empty(100, 100)\nnn.init.trunc_normal_(w, a=10.0, b=1e6)", "RuntimeError"),  # never accepts
+    ("nn.init.orthogonal_(torch.ones(5))", "ValueError"),
+    ("nn.init.orthogonal_([[1.0]])", "AttributeError"),
+])
+def test_multinomial_and_new_inits_are_bounded(src, kind):
+    out = run(src, timeout=20)
+    assert out.error is not None and out.error["type"] == kind, out.error
+    assert out.elapsed < 10
+
+
+def test_new_inits_and_multinomial_work_in_programs():
+    src = """torch.manual_seed(0)
+w = torch.empty(3, 5)
+nn.init.orthogonal_(w)
+print(torch.allclose(w @ w.t(), torch.eye(3), atol=1e-5))
+nn.init.trunc_normal_(w, std=0.02)
+print((w.abs() <= 2).sum().item() == 15, torch.multinomial(torch.tensor([0.0, 1.0, 0.0]), 2, True).tolist())"""
+    assert ok(src) == "True\nTrue [1, 1]\n"
+
+
+@pytest.mark.parametrize("use", ["print(len(list(s)))", "for i in s:\n    pass",
+                                 "dl = DataLoader(TensorDataset(torch.ones(4)), sampler=s)\nfor b in dl:\n    pass",
+                                 "print(sorted(s)[:3])"])
+def test_random_sampler_with_huge_num_samples_is_bounded(use):
+    src = ("from torch.utils.data import RandomSampler, DataLoader, TensorDataset\n"
+           f"s = RandomSampler(range(4), replacement=True, num_samples=10 ** 12)\nprint(len(s))\n{use}")
+    out = run(src, timeout=20)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+    assert out.stdout == "1000000000000\n" and out.elapsed < 10
