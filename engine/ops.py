@@ -487,6 +487,13 @@ defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv
       params=Params("args", ("stride", "padding", "dilation", "groups")))
 defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
       params=Params("args", ("pad", "value")))
+# issue 10: F.pad's other modes (conv padding_mode). PyTorch names the node by mode and dims; circular padding is
+# a chain of slice copies there (its output's node is CopySlices), one gather here.
+for _name, _fn in (("reflection_pad1d", "ReflectionPad1DBackward0"), ("reflection_pad2d", "ReflectionPad2DBackward0"),
+                   ("replication_pad1d", "ReplicationPad1DBackward0"), ("replication_pad2d", "ReplicationPad2DBackward0"),
+                   ("circular_pad", "CopySlices")):
+    defop(_name, _fn, "pad", _nn.mode_pad_forward, (_nn.mode_pad_vjp, "1"), saves=False,
+          params=Params("args", ("pad", "mode")))
 defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
       (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("ar",),
       params=Params("args", ("kernel_size", "stride", "padding", "dilation", "ceil_mode")))

@@ -294,6 +294,47 @@ def pad_vjp(g, ans, x, pad, value):
     return pad_forward(g, tuple(-p for p in pad), 0)
 
 
+def _mode_pad_sources(n, lo, hi, mode):
+    """For one padded dim of size n: the input index each output position copies (negative pads crop)."""
+    k = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        k = np.abs(k)
+        return np.where(k > n - 1, 2 * (n - 1) - k, k)
+    if mode == "replicate":
+        return np.clip(k, 0, n - 1)
+    # circular: PyTorch crops a negative side first, then wraps within what is left
+    start, kept = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+    return np.arange(-max(lo, 0), kept + max(hi, 0)) % kept + start
+
+
+def _mode_pad_dims(x, pad):
+    """(axis, lo, hi) per padded dim: pad is PyTorch's (last lo, last hi, second-last lo, ...)."""
+    return [(x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+def mode_pad_forward(x, pad, mode):
+    """F.pad's reflect / replicate / circular modes: one gather per padded dim."""
+    for axis, lo, hi in _mode_pad_dims(x, pad):
+        x = np.take(x, _mode_pad_sources(x.shape[axis], lo, hi, mode), axis=axis)
+    return x
+
+
+def mode_pad_vjp(g, ans, x, pad, mode):
+    # each padded dim's gather undone by a scatter-add (np.add.at), last dim first as the forward went
+    dims = _mode_pad_dims(x, pad)
+    sizes = list(x.shape)
+    shapes = []
+    for axis, lo, hi in dims:  # the array's shape before each forward gather
+        shapes.append(tuple(sizes))
+        sizes[axis] = sizes[axis] + lo + hi
+    for (axis, lo, hi), shape in zip(reversed(dims), reversed(shapes)):
+        src = _mode_pad_sources(shape[axis], lo, hi, mode)
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(np.moveaxis(out, axis, 0), src, np.moveaxis(g, axis, 0))
+        g = out
+    return g
+
+
 # ---------------------------------------------------------------- normalisation
 def _bn_axes(x):
     return (0,) + tuple(range(2, x.ndim))
@@ -684,6 +725,9 @@ def _prod(shape):
     return math.prod(int(s) for s in shape)
 
 
+MODE_PAD_OPS = ("reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "circular_pad")
+
+
 def output_sizes(name, arrays, params):
     """Shapes of the big arrays an op allocates (output, im2col buffer), from shapes only; [] if unknown."""
     if name == "convolution":
@@ -712,6 +756,11 @@ def output_sizes(name, arrays, params):
         for i in range(len(pad) // 2):
             grown[len(x) - 1 - i] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
         return [tuple(grown)]
+    if name in MODE_PAD_OPS:
+        x, pad = list(np.shape(arrays[0])), params[0]
+        for i in range(len(pad) // 2):
+            x[len(x) - 1 - i] += pad[2 * i] + pad[2 * i + 1]
+        return [tuple(x)]
     if name == "embedding":
         return [np.shape(arrays[1]) + np.shape(arrays[0])[1:]]
     if name == "adaptive_avg_pool2d":

@@ -145,6 +145,15 @@ CASES = {
                         ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
+# issue 10: F.pad's reflect / replicate / circular modes (conv padding_mode), negative pads crop
+CASES.update({
+    "reflection_pad1d": [((r(2, 3, 5),), ((2, 1), "reflect")), ((r(3, 5),), ((-1, 3), "reflect"))],
+    "reflection_pad2d": [((r(1, 2, 4, 5),), ((1, 2, 3, 0), "reflect")), ((r(2, 4, 3),), ((2, 2, 1, 1), "reflect"))],
+    "replication_pad1d": [((r(2, 3, 4),), ((3, 5), "replicate")), ((r(3, 4),), ((0, -2), "replicate"))],
+    "replication_pad2d": [((r(1, 2, 3, 4),), ((2, 1, 4, 0), "replicate"))],
+    "circular_pad": [((r(2, 3, 5),), ((2, 5), "circular")), ((r(1, 2, 4, 5),), ((1, 2, 2, 1), "circular")),
+                     ((r(2, 5),), ((-1, 2), "circular"))],
+})
 
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
 
@@ -210,7 +219,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4")), name
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "CopySlices")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
 

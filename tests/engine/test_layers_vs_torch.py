@@ -584,3 +584,41 @@ def test_limits_stop_a_convolution_before_numpy_allocates():
         enn.functional.max_pool2d(engine.zeros(2, 3, 100, 100), 9, 1)  # windows are never materialised: fine
         with pytest.raises(LimitExceeded):
             enn.Embedding(10, 1000)(engine.zeros(500, dtype=engine.int64))
+
+
+# ---------------------------------------------------------------- issue 10: padding modes
+PAD_CASES = [((2, 4, 5), (2, 1)), ((2, 4, 5), (-1, 2)), ((2, 4, 5), (2, -1)), ((1, 2, 4, 5), (1, 2, 2, 1)),
+             ((1, 2, 4, 5), (0, 3, 1, 0)), ((2, 4, 5), (1, 1, 2, 1)), ((3, 6), (4, 0)), ((2, 4, 5), (3, 3))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad", PAD_CASES)
+def test_pad_modes_match(mode, shape, pad):
+    check(lambda x: tnn.functional.pad(x, pad, mode=mode), lambda x: enn.functional.pad(x, pad, mode=mode), f32(*shape))
+
+
+@pytest.mark.parametrize("mode, shape, pad", [
+    ("reflect", (2, 4, 5), (5, 0)), ("reflect", (1, 2, 4, 5), (0, 0, 4, 0)), ("circular", (2, 4, 5), (6, 0)),
+    ("reflect", (1, 2, 4, 5), (1, 1)), ("replicate", (5,), (1, 1)), ("foo", (2, 3), (1, 1)),
+])
+def test_pad_mode_errors_match(mode, shape, pad):
+    x = f32(*shape)
+    raises_same(lambda: tnn.functional.pad(torch.tensor(x), pad, mode=mode),
+                lambda: enn.functional.pad(engine.tensor(x), pad, mode=mode))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("nd, kwargs", [(2, {"padding": (1, 2)}), (2, {"padding": 1, "stride": 2}), (1, {"padding": 2}),
+                                        (2, {"padding": "same", "kernel_size": 4}), (1, {"padding": "valid"})])
+def test_conv_padding_mode_matches(mode, nd, kwargs):
+    kwargs = {"kernel_size": 3, **kwargs}
+    torch.manual_seed(0)
+    tm = (tnn.Conv2d if nd == 2 else tnn.Conv1d)(2, 3, padding_mode=mode, **kwargs)
+    engine.manual_seed(0)
+    em = (enn.Conv2d if nd == 2 else enn.Conv1d)(2, 3, padding_mode=mode, **kwargs)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    to, eo = check(tm, em, f32(2, 2, 6, 7) if nd == 2 else f32(2, 2, 9))
+    for (name, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    assert type(eo.grad_fn.next_functions[0][0]).__name__ == type(to.grad_fn.next_functions[0][0]).__name__
