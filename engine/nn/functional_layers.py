@@ -98,6 +98,10 @@ def _mode_pad(input, pad, mode):  # noqa: A002
     4 the last two of a 3-D/4-D one (5-D inputs and 6 values, volumetric padding, are not supported)."""
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    for i, p in enumerate(pad):
+        if not isinstance(p, (int, np.integer)):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(p).__name__} at pos {i}")
     pad = tuple(int(p) for p in pad)
     dims = len(pad) // 2
     if len(pad) == 6 and input.ndim in (4, 5):

@@ -985,3 +985,21 @@ def test_random_sampler_with_huge_num_samples_is_bounded(use):
     out = run(src, timeout=20)
     assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
     assert out.stdout == "1000000000000\n" and out.elapsed < 10
+
+
+@pytest.mark.parametrize("src, kind", [
+    ("F.pad(torch.ones(1, 2, 3), (10 ** 9, 0), mode='replicate')", "LimitExceeded"),
+    ("F.pad(torch.ones(1, 2, 3), (10 ** 30, 0), mode='circular')", "RuntimeError"),  # wraps more than once
+    ("F.pad(torch.ones(1, 2, 3), (10 ** 30, 0), mode='replicate')", "LimitExceeded"),
+    ("F.pad(torch.ones(1, 2, 3), (-10 ** 9, 0), mode='replicate')", "RuntimeError"),
+    ("F.pad(torch.ones(1, 2, 3), [1] * 10 ** 6, mode='reflect')", "LimitExceeded"),
+    ("F.pad(torch.ones(1, 2, 3), (1.5, 0), mode='circular')", "TypeError"),
+    ("F.pad(torch.ones(1, 2, 3), (torch.ones(1), 0), mode='circular')", "TypeError"),
+    ("F.pad(torch.ones(1, 2, 3), (1, 0), mode=print)", "NotImplementedError"),
+    ("nn.Conv2d(1, 1, 3, padding=10 ** 6, padding_mode='replicate')(torch.ones(1, 1, 3, 3))", "LimitExceeded"),
+    ("nn.Conv2d(1, 1, 3, padding=1, padding_mode='mirror')", "ValueError"),
+])
+def test_pad_modes_are_bounded(src, kind):
+    out = run(src, timeout=20)
+    assert out.error is not None and out.error["type"] == kind, out.error
+    assert out.elapsed < 5
