@@ -456,6 +456,9 @@ defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(_
       params=REDUCTION)
 defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""), needs=("b", ""),
       params=REDUCTION)
+# issue 10: NLL over (N, C, H, W) (PyTorch's nll_loss2d; other ranks are viewed as (N, C, 1, -1) first)
+defop("nll_loss2d", "NllLoss2DBackward0", "nll", _nll, (_nn.nll2d_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""),
+      needs=("b", ""), params=REDUCTION)
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
       (lambda g, ans, p, y, r, w=None: _weighted(_reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), w),
        r"\frac{1}{n}\ln\frac{1-p}{p}"),

@@ -536,6 +536,19 @@ def huber_vjp(g, ans, a, b, reduction, delta):
     return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
 
 
+# ---------------------------------------------------------------- spatial NLL (N, C, H, W)
+def nll2d_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
+    """NllLoss2DBackward0: -g * w[target] at each pixel's target class (over the weight sum for 'mean')."""
+    t = np.asarray(target)
+    ignored = t == ignore_index
+    w = np.ones(t.shape, logp.dtype) if weight is None else np.asarray(weight, logp.dtype)[np.where(ignored, 0, t)]
+    w = np.where(ignored, 0, w).astype(logp.dtype)
+    scale = g / w.sum() if reduction == "mean" else g  # 'none': g is per pixel, like w
+    z = np.zeros_like(logp)
+    np.put_along_axis(z, np.expand_dims(np.where(ignored, 0, t), 1), np.expand_dims(-scale * w, 1), axis=1)
+    return z
+
+
 # ---------------------------------------------------------------- recurrent cells
 def _chunk_key(shape, i, chunks, dim):
     size = -(-shape[dim] // chunks)

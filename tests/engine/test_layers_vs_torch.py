@@ -622,3 +622,53 @@ def test_conv_padding_mode_matches(mode, nd, kwargs):
     for (name, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
         np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
     assert type(eo.grad_fn.next_functions[0][0]).__name__ == type(to.grad_fn.next_functions[0][0]).__name__
+
+
+# ---------------------------------------------------------------- issue 10: NLL / cross-entropy over (N, C, d1, ...)
+def _graph(fn):
+    """grad_fn names of a loss's graph, nested, without the leaves."""
+    if fn is None:
+        return ""
+    kids = [f for f, _ in fn.next_functions if f is not None and type(f).__name__ != "AccumulateGrad"]
+    return type(fn).__name__ + "(" + ",".join(_graph(k) for k in kids) + ")"
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 5), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("fn, kwargs", [
+    ("nll_loss", {}), ("nll_loss", {"reduction": "none"}), ("nll_loss", {"reduction": "sum"}),
+    ("nll_loss", {"weight": [0.2, 1.0, 3.0]}), ("nll_loss", {"ignore_index": 1, "reduction": "none"}),
+    ("cross_entropy", {}), ("cross_entropy", {"weight": [0.2, 1.0, 3.0], "reduction": "none"}),
+    ("cross_entropy", {"label_smoothing": 0.2}), ("cross_entropy", {"label_smoothing": 0.1, "weight": [0.2, 1.0, 3.0]}),
+    ("cross_entropy", {"label_smoothing": 0.3, "reduction": "sum", "ignore_index": 2}),
+])
+def test_spatial_nll_and_cross_entropy_match(shape, fn, kwargs):
+    x = f32(*shape)
+    t = np.random.default_rng(1).integers(0, 3, (shape[0],) + shape[2:])
+    if "ignore_index" not in kwargs:
+        t.flat[0] = -100
+    out = []
+    for lib in (torch, engine):
+        kw = {k: lib.tensor(v) if k == "weight" else v for k, v in kwargs.items()}
+        xi = lib.tensor(x, requires_grad=True)
+        loss = getattr(lib.nn.functional, fn)(xi, lib.tensor(t), **kw)
+        (loss * lib.tensor(np.arange(1, loss.numel() + 1, dtype=np.float32).reshape(tuple(loss.shape)))).sum().backward()
+        out.append((loss.detach().numpy(), xi.grad.numpy(), _graph(loss.grad_fn)))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-5, atol=1e-6)
+    assert out[1][2] == out[0][2]
+
+
+def test_spatial_losses_as_modules_match():
+    x, t = f32(2, 4, 3, 3), np.random.default_rng(2).integers(0, 4, (2, 3, 3))
+    for make in (lambda lib: lib.nn.CrossEntropyLoss(weight=lib.tensor([1.0, 2.0, 0.5, 1.0]), label_smoothing=0.1),
+                 lambda lib: lib.nn.NLLLoss(ignore_index=3)):
+        check(lambda a: make(torch)(a, torch.tensor(t)), lambda a: make(engine)(a, engine.tensor(t)), x)
+
+
+@pytest.mark.parametrize("xshape, tshape, value", [((2, 3, 4), (2, 5), 0), ((2, 3, 4, 5), (2, 4), 0),
+                                                   ((2, 3, 4, 5), (2, 4, 5), 7), ((2, 3, 4), (3, 4), 1),
+                                                   ((2, 3, 4, 5), (2, 4, 6), 0), ((2, 3, 4), (2, 4), -1)])
+def test_spatial_nll_errors_match(xshape, tshape, value):
+    x, t = f32(*xshape), np.full(tshape, value)
+    raises_same(lambda: tnn.functional.nll_loss(torch.tensor(x), torch.tensor(t)),
+                lambda: enn.functional.nll_loss(engine.tensor(x), engine.tensor(t)))
