@@ -567,6 +567,12 @@ defop("huber_loss", "HuberLossBackward0", "huber", _nn.huber, (_nn.huber_vjp, r"
 defop("unsafe_chunk", "UnsafeSplitBackward0", "chunk", _nn.chunk_forward, (_nn.chunk_vjp, "1"), saves=False,
       params=Params("args", ("index", "chunks", "dim")))
 
+# issue 10: one step of nn.RNN / nn.GRU's input projection, computed for the whole sequence and unbound over time
+# (PyTorch's one UnbindBackward0 node has an output per step; here each step's slice is its own node of that name).
+defop("unbind_step", "UnbindBackward0", "unbind", lambda a, i: a[i],
+      (lambda g, ans, a, i: _scatter(a.shape, g.dtype, i, g), "1"), saves=False, view=True,
+      params=Params("args", ("index",)))
+
 # nn.LSTM's layer as PyTorch's CPU kernel runs it: one node for the whole sequence (inputs x, w_ih, w_hh, b_ih,
 # b_hh, h0, c0; param reverse), backward through time in one pass. The layer's last cell state is a second op
 # of the same node name (an op has one output).

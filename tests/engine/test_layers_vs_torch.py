@@ -672,3 +672,36 @@ def test_spatial_nll_errors_match(xshape, tshape, value):
     x, t = f32(*xshape), np.full(tshape, value)
     raises_same(lambda: tnn.functional.nll_loss(torch.tensor(x), torch.tensor(t)),
                 lambda: enn.functional.nll_loss(engine.tensor(x), engine.tensor(t)))
+
+
+# ---------------------------------------------------------------- issue 10: GRU / RNN graphs as PyTorch builds them
+def _edges(out):
+    """(node name, input node name) pairs of a graph: PyTorch draws one UnsafeSplit / Unbind node with several
+    outputs where the engine has one node per output, so the pairs are compared, not the node counts."""
+    edges, stack, seen = set(), [out.grad_fn], set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for child, _ in fn.next_functions:
+            if child is not None:
+                edges.add((type(fn).__name__, type(child).__name__))
+                stack.append(child)
+    return edges
+
+
+@pytest.mark.parametrize("cls, kw", [("GRU", {}), ("RNN", {}), ("RNN", dict(nonlinearity="relu")),
+                                     ("GRU", dict(num_layers=2, bidirectional=True)), ("RNN", dict(bias=False)),
+                                     ("GRU", dict(bias=False))])
+def test_gru_and_rnn_graphs_have_pytorchs_nodes(cls, kw):
+    torch.manual_seed(0)
+    tm = getattr(tnn, cls)(3, 4, **kw)
+    em = getattr(enn, cls)(3, 4, **kw)
+    copy_params(tm, em)
+    x = f32(5, 2, 3)
+    to, th = tm(torch.tensor(x))
+    eo, eh = em(engine.tensor(x))
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert _edges(eo) == _edges(to)
+    assert _edges(eh) == _edges(th)
