@@ -662,7 +662,8 @@ def test_spatial_losses_as_modules_match():
     x, t = f32(2, 4, 3, 3), np.random.default_rng(2).integers(0, 4, (2, 3, 3))
     for make in (lambda lib: lib.nn.CrossEntropyLoss(weight=lib.tensor([1.0, 2.0, 0.5, 1.0]), label_smoothing=0.1),
                  lambda lib: lib.nn.NLLLoss(ignore_index=3)):
-        check(lambda a: make(torch)(a, torch.tensor(t)), lambda a: make(engine)(a, engine.tensor(t)), x)
+        check(lambda a, make=make: make(torch)(a, torch.tensor(t)), lambda a, make=make: make(engine)(a, engine.tensor(t)),
+              x)
 
 
 @pytest.mark.parametrize("xshape, tshape, value", [((2, 3, 4), (2, 5), 0), ((2, 3, 4, 5), (2, 4), 0),

@@ -99,6 +99,14 @@ TORCH = {
     "lstm_cell_state": lambda *a: _lstm(*a)[2][0],
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
+# issue 10: F.pad's other modes, NLL over (N, C, H, W), one step of an unbound sequence
+TORCH.update({
+    **{name: (lambda a, pad, mode: F.pad(a, pad, mode=mode)) for name in
+       ("reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "circular_pad")},
+    "nll_loss2d": lambda a, t, r, w=None, ig=-100: F.nll_loss(a, t, None if w is None else torch.tensor(w),
+                                                              ignore_index=ig, reduction=r),
+    "unbind_step": lambda a, i: a.unbind(0)[i],
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
