@@ -593,25 +593,27 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
         proj += (b_ih + b_hh)[order][:, None]
     proj *= half
     whh = w_hh[order] * half
-    gates = np.empty((steps, 4 * hsz, batch), dtype=dt)  # (o, i, f, g) after the activations
-    cs = np.empty((steps + 1, hsz, batch), dtype=dt)
+    # Each step's block holds (o, i, f, g) after the activations, then the step's incoming cell state: i, f
+    # and g, c_prev are then side by side, so i*g and f*c_prev are one multiply.
+    block = np.empty((steps + 1, 5 * hsz, batch), dtype=dt)
+    gates, cs = block[:steps, :4 * hsz], block[:, 4 * hsz:]
     hs = np.empty((steps + 1, hsz, batch), dtype=dt)
     tcs = np.empty((steps, hsz, batch), dtype=dt)
-    ig = np.empty((hsz, batch), dtype=dt)
+    prods = np.empty((2 * hsz, batch), dtype=dt)
     hs[0], cs[0] = h0.T, c0.T
     sig_rows = 3 * hsz
     for t in range(steps):
-        a = gates[t]
+        b = block[t]
+        a = b[:4 * hsz]
         np.matmul(whh, hs[t], out=a)
         a += proj[t]
         np.tanh(a, out=a)
         sig = a[:sig_rows]
         sig += 1
         sig *= 0.5
+        np.multiply(b[hsz:sig_rows], b[sig_rows:], out=prods)  # i*g, f*c_prev
         c = cs[t + 1]
-        np.multiply(a[2 * hsz:sig_rows], cs[t], out=c)
-        np.multiply(a[hsz:2 * hsz], a[sig_rows:], out=ig)
-        c += ig
+        np.add(prods[:hsz], prods[hsz:], out=c)
         np.tanh(c, out=tcs[t])
         np.multiply(a[:hsz], tcs[t], out=hs[t + 1])
     return xs, gates, cs, hs, tcs
