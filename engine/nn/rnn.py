@@ -1,8 +1,9 @@
-"""RNN / LSTM / GRU and their cells, composed per time step from matmuls as PyTorch's CPU cells compose
-them (addmm + add, unsafe_chunk into gates, sigmoid/tanh, mul/add), so each step is a visible module-sized
-piece of the graph. The sequence output is a stack of the steps' hidden states (StackBackward0, as PyTorch's
-GRU/RNN on CPU); nn.LSTM in PyTorch is one fused MkldnnRnnLayerBackward0 node instead: same numbers,
-finer graph here."""
+"""RNN / LSTM / GRU and their cells, composed per time step as PyTorch's CPU layers compose them: the input
+projection for the whole sequence at once (addmm over a view, unbound per step), then per step addmm + add,
+unsafe_chunk into gates, sigmoid/tanh, mul/add; each step runs in its own recorder scope (`rnn.t=3` on the
+page). The sequence output is a stack of the steps' hidden states (StackBackward0, as PyTorch's GRU/RNN on
+CPU). nn.LSTM is one fused node per layer and direction, as PyTorch's (MkldnnRnnLayerBackward0, ops_nn.py);
+LSTMCell, looped by hand, draws every step."""
 from __future__ import annotations
 
 import math
