@@ -3,7 +3,8 @@
 import { PULSE } from "./config.js";
 import { nodeName } from "./naming.js";
 import { opExpr } from "./oplabels.js";
-import { add, describe, flat, fmt, shapeText } from "./values.js";
+import { bindings, latexToText, substituteLatex } from "./mathtext.js";
+import { add, describe, flat, fmt, scalarOf, shapeText } from "./values.js";
 
 function zerosLike(v) {
   if (Array.isArray(v)) return v.map(zerosLike);
@@ -20,6 +21,38 @@ function edgeText(v) {
 }
 
 export const frameEffects = {
+  // The chain rule with the numbers in: "PowBackward0: ∂L/∂s = ∂L/∂z · ∂z/∂s = 1 · 2·5^(2−1) = 1 · 10 = 10".
+  // Tensors (not one number) keep the short form: upstream → the inputs it reaches.
+  backwardCaption(f, get) {
+    const outName = nodeName(this.nodes.get(f.output));
+    const up = scalarOf(f.upstream);
+    const contribs = f.contributions || [];
+    const scalar = up !== undefined && contribs.length && contribs.every((c) => scalarOf(c.grad) !== undefined);
+    if (!scalar) {
+      const ins = contribs.map((c) => nodeName(this.nodes.get(c.input))).join(", ");
+      return `${f.grad_fn}: ∂L/∂${outName} = ${describe(f.upstream, 3)} → ${ins}`;
+    }
+    const inputs = this.opInputs(f.node);
+    const values = inputs.map((id) => {
+      const s = get(id);
+      return s ? scalarOf(s.value) : undefined;
+    });
+    const vars = bindings(values, (this.nodes.get(f.node) || {}).params);
+    const parts = contribs.map((c) => {
+      const inName = nodeName(this.nodes.get(c.input));
+      const g = scalarOf(c.grad);
+      const local = up !== 0 ? g / up : undefined;
+      const symbolic = c.local ? latexToText(c.local) : null;
+      const withNumbers = c.local ? substituteLatex(c.local, vars) : null;
+      const numeric = withNumbers ? latexToText(withNumbers) : null;
+      let rule = `∂L/∂${inName} = ∂L/∂${outName} · ∂${outName}/∂${inName}`;
+      if (symbolic && !/^[\d.−-]+$/.test(symbolic)) rule += ` = ${fmt(up)} · ${numeric || symbolic}`;
+      if (local !== undefined) rule += ` = ${fmt(up)} · ${fmt(local)}`;
+      return `${rule} = ${fmt(g)}`;
+    });
+    return `${f.grad_fn}: ${parts.join("; ")}`;
+  },
+
   lit(f, fallback) {
     return f.edges && f.edges.length ? f.edges.filter((e) => this.edges.has(e)) : fallback.filter(Boolean);
   },
@@ -118,8 +151,7 @@ export const frameEffects = {
               kind: "bwd",
             });
           }
-          const ins = (f.contributions || []).map((c) => nodeName(this.nodes.get(c.input))).join(", ");
-          fx.text = `${f.grad_fn}: ∂L/∂${nodeName(this.nodes.get(f.output))} = ${describe(f.upstream, 3)} → ${ins}`;
+          fx.text = this.backwardCaption(f, get);
         }
         return;
       }

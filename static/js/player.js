@@ -155,7 +155,9 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   cap.append(what);
   // tie the step to the code: which line ran
   const main = k > 0 ? app.model.steps[k - 1].main : null;
-  const line = main && (main.line || (main.kind === "op" || main.kind === "tensor" ? null : null));
+  // a backward step points at the line of the op it differentiates
+  const opNode = main && main.kind === "backward_step" ? app.model.nodes.get(main.node) : null;
+  const line = main && (main.line || (opNode && opNode.line) || null);
   editor.highlightLine(line && app.lastSource === editor.text ? line : null);
   if (line && app.lastSource === editor.text) {
     const code = document.createElement("span");

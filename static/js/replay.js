@@ -34,6 +34,15 @@ export class PassModel {
 
   // How an op's parameters are written: the op table's entry, from the pass (sent before the run's
   // `ops` while streaming) or the trace.
+  // The inputs of op `id`, in order (from its forward frame).
+  opInputs(id) {
+    if (!this._opInputs) {
+      this._opInputs = new Map();
+      for (const f of this.frames) if (f.kind === "op") this._opInputs.set(f.id, f.inputs || []);
+    }
+    return this._opInputs.get(id) || [];
+  }
+
   opParams(name) {
     const entry = (this.pass.ops && this.pass.ops[name]) || (this.trace.ops && this.trace.ops[name]);
     return entry ? entry.params : undefined;
