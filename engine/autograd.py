@@ -147,6 +147,16 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     def __enter__(self):
         return self
 
+    def __call__(self, fn):
+        STATE.grad_enabled = self._prev  # as a decorator it changes nothing until the function runs, as in torch
+        mode = self._target
+
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
     def __repr__(self):
         return f"torch.autograd.grad_mode.set_grad_enabled(mode={self._target})"
 
@@ -312,7 +322,8 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=()):
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    if nxt not in grads_in:  # a root is walked once, from the start
+                        stack.append(nxt)
     parts_in = {} if rec is not None else None  # the separate gradients of fan-in nodes, to show their sum
     # a root another root reaches waits for that gradient too (autograd.grad([y.sum(), y], ...))
     ready = [(-s._seq, 0, s) for s in starts if s not in deps]
