@@ -682,4 +682,3 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     t.backward(g, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
 
-from .function import Function, FunctionCtx  # noqa: E402 — torch.autograd.Function (engine/function.py imports this module)

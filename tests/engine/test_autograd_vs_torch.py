@@ -29,7 +29,7 @@ def _both(scenario):
     for lib in (engine, torch):
         log = []
         try:
-            scenario(lib, lambda *xs: log.append(tuple(_text(x) for x in xs)))
+            scenario(lib, lambda *xs, log=log: log.append(tuple(_text(x) for x in xs)))
         except Exception as e:  # noqa: BLE001 — the error itself is what is compared
             log.append((type(e).__name__, str(e)))
         out.append(log)
