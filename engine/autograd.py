@@ -682,3 +682,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     t.backward(g, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
 
+# torch.autograd.Function lives in engine/function.py, which imports this module: bound here, at the end
+from .function import Function, FunctionCtx  # noqa: E402, F401

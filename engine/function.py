@@ -43,9 +43,6 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
 
-    def mark_dirty(self, *tensors):  # in-place outputs: nothing to track without version rebasing here
-        return None
-
     def set_materialize_grads(self, value):
         self._materialize = bool(value)
 
@@ -222,8 +219,9 @@ def _sum_to(g, shape):
     return autograd.unbroadcast(g, tuple(shape))
 
 
-def apply_function(fn_name, forward, backward, args, kwargs=None):
-    """`Fn.apply(*args, **kwargs)` for a Function named `fn_name` with these forward/backward callables."""
+def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=None):
+    """`Fn.apply(*args, **kwargs)` for a Function named `fn_name` with these forward/backward callables. With
+    `setup_context` (torch 2's style) forward takes no ctx and `setup_context(ctx, inputs, output)` fills it."""
     Tensor = autograd._tensor_cls()
     kwargs = kwargs or {}
     ctx = FunctionCtx()
@@ -233,7 +231,11 @@ def apply_function(fn_name, forward, backward, args, kwargs=None):
         from .autograd import no_grad
 
         with no_grad():
-            result = forward(ctx, *args, **kwargs)
+            if setup_context is None:
+                result = forward(ctx, *args, **kwargs)
+            else:
+                result = forward(*args, **kwargs)
+                setup_context(ctx, args, result)
     single = not isinstance(result, tuple)
     outputs = [result] if single else list(result)
     tracked = STATE.grad_enabled and any(ctx.needs_input_grad)
@@ -283,9 +285,14 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
-        return apply_function(cls.__name__, cls.forward, cls.backward, args, kwargs)
+        setup = cls.setup_context if cls.setup_context is not Function.setup_context else None
+        return apply_function(cls.__name__, cls.forward, cls.backward, args, kwargs, setup)
 
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "apply_function"]

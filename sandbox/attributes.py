@@ -210,7 +210,7 @@ in_cooldown"""),
     # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
     "hook_handle": _rule("remove id"),
     "function_ctx": _rule("save_for_backward saved_tensors needs_input_grad mark_non_differentiable "
-                          "set_materialize_grads mark_dirty"),
+                          "set_materialize_grads"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
@@ -422,12 +422,12 @@ class Attributes:
         def method(which):
             _, v = cls.lookup(which)
             if v is None:
-                return getattr(B.Function, which)
+                return None if which == "setup_context" else getattr(B.Function, which)
             return v.func if type(v) is StaticMethod else v
 
-        forward, backward = method("forward"), method("backward")
-        return Builtin("apply", lambda *args, **kwargs: B.apply_function(cls.name, forward, backward, args, kwargs),
-                       self)
+        forward, backward, setup = method("forward"), method("backward"), method("setup_context")
+        return Builtin("apply", lambda *args, **kwargs: B.apply_function(cls.name, forward, backward, args, kwargs,
+                                                                         setup), self)
 
     def _ctx_attr(self, ctx, name):
         """ctx: torch's methods, then what the program stored on it."""

@@ -194,6 +194,20 @@ def test_saved_tensors_after_backward_raises():
     _both(scenario)
 
 
+def test_function_with_setup_context():
+    def scenario(lib, log):
+        Fn = type("Ctx2", (lib.autograd.Function,), {
+            "forward": staticmethod(lambda x, k: x * k),
+            "setup_context": staticmethod(lambda ctx, inputs, output: setattr(ctx, "k", inputs[1])),
+            "backward": staticmethod(lambda ctx, g: (g * ctx.k, None))})
+        x = lib.ones(2, requires_grad=True)
+        y = Fn.apply(x, 4.0)
+        y.sum().backward()
+        log(y, x.grad)
+
+    _both(scenario)
+
+
 # ---------------------------------------------------------------- tensor hooks
 
 def test_hook_order_replacement_retain_grad_and_remove():

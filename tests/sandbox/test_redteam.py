@@ -910,6 +910,11 @@ def test_custom_function_runs_in_programs():
              "y = Sq.apply(torch.ones(1, requires_grad=True))\nprint(y.grad_fn)\nprint(y)")
     assert out == ("<torch.autograd.function.SqBackward object at 0x7f0000000010>\n"
                    "tensor([1.], grad_fn=<SqBackward>)\n")
+    out = ok("import torch\nclass M(torch.autograd.Function):\n    @staticmethod\n    def forward(x, k):\n"
+             "        return x * k\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n"
+             "        ctx.k = inputs[1]\n    @staticmethod\n    def backward(ctx, g):\n        return g * ctx.k, None\n"
+             "x = torch.ones(2, requires_grad=True)\nM.apply(x, 5.0).sum().backward()\nprint(x.grad)")
+    assert out == "tensor([5., 5.])\n"
 
 
 @pytest.mark.parametrize("backward, kind, message, line", [
