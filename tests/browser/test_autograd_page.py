@@ -62,3 +62,21 @@ def test_custom_function_and_hook_steps(page, shot):
     cap, lit = seen["hook"]
     assert lit == [lines[14]] and "got [3, 12]" in cap and "returned [30, 120]" in cap, cap
     page.errors.check()
+
+
+def test_custom_function_node_in_the_inspector(page, shot):
+    if page.server_kind == "fixture":
+        pytest.skip("needs the engine")
+    open_app(page)
+    run_source(page, CUBE)
+    pause(page)
+    page.keyboard.press("End")
+    node = page.eval_on_selector_all("g.fg-op[data-node-id]", "els => els.filter(e => e.textContent.includes('Cube'))"
+                                     ".map(e => e.dataset.nodeId)")[0]
+    page.click(f'g[data-node-id="{node}"]')
+    insp = page.locator("#inspector")
+    page.wait_for_selector("#inspector .katex", timeout=10000)
+    text = insp.inner_text()
+    assert "CubeBackward" in text and "Cube.backward" in text, text  # its step: upstream × the program's backward
+    shot(page, "autograd_custom_function_inspector")
+    page.errors.check()
