@@ -19,7 +19,8 @@ from .ops import ARGS, Op
 class FunctionCtx:
     """`ctx`: what forward leaves for backward. Arbitrary attributes are the program's own."""
 
-    def __init__(self):
+    def __init__(self, fn_name="Function"):
+        self._fn_name = fn_name  # torch's ctx is the node itself: it prints as `FnBackward`
         self._saved = ()
         self._saved_freed = False
         self._non_differentiable = ()
@@ -47,7 +48,7 @@ class FunctionCtx:
         self._materialize = bool(value)
 
     def __repr__(self):
-        return f"<torch.autograd.function.FunctionCtx object at {id(self):#x}>"
+        return f"<torch.autograd.function.{self._fn_name}Backward object at {id(self):#x}>"
 
 
 class BackwardCFunction:
@@ -224,7 +225,7 @@ def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=
     `setup_context` (torch 2's style) forward takes no ctx and `setup_context(ctx, inputs, output)` fills it."""
     Tensor = autograd._tensor_cls()
     kwargs = kwargs or {}
-    ctx = FunctionCtx()
+    ctx = FunctionCtx(fn_name)
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     rec = STATE.recorder
     with user_code():

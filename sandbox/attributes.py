@@ -206,7 +206,8 @@ in_cooldown"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),
-    "grad_fn": _rule("name next_functions metadata variable"),
+    "grad_fn": _rule("name next_functions metadata variable"
+                     " saved_tensors needs_input_grad"),  # (a custom Function's node: its ctx's)
     # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
     "hook_handle": _rule("remove id"),
     "function_ctx": _rule("save_for_backward saved_tensors needs_input_grad mark_non_differentiable "

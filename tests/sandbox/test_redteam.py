@@ -949,6 +949,13 @@ def test_ctx_attribute_abuse(forward, kind, line):
         assert out.error["type"] == kind and out.error["line"] == line, out.error
 
 
+def test_ctx_prints_as_its_node_and_the_node_shows_its_saved_tensors():
+    src = _fn("print(ctx)\n        ctx.save_for_backward(x)").replace(
+        "y.sum().backward()\n", "print(y.grad_fn.needs_input_grad, y.grad_fn.saved_tensors)\ny.sum().backward()\n")
+    assert ok(src) == ("<torch.autograd.function.FBackward object at 0x7f0000000010>\n"
+                       "(True,) (tensor([1., 1.], requires_grad=True),)\ntensor([1., 1.])\n")
+
+
 def test_ctx_internals_are_closed():
     for attr in ("__dict__", "_saved", "__class__"):
         refused(_fn(forward=f"ctx.{attr}"), "AttributeError")
