@@ -149,14 +149,14 @@ class BackwardCFunction:
             if meta is None:
                 raise RuntimeError(f"function {name} returned a gradient different than None at position {i + 1}, "
                                    "but the corresponding forward input was not a Variable")
+            if fn is None:
+                out.append(None)  # that input needs no gradient: torch drops it unchecked
+                continue
             shape, dtype = meta
             arr = g._data
             if not _expandable(shape, arr.shape):
                 raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got "
                                    f"{list(arr.shape)} but expected shape compatible with {list(shape)}")
-            if fn is None:
-                out.append(None)  # that input needs no gradient: torch drops it
-                continue
             arr = _sum_to(np.asarray(arr), shape)
             out.append(arr.astype(dtype, copy=False) if arr.dtype != dtype else arr)
         return out

@@ -159,6 +159,20 @@ def test_function_backward_errors_as_torch_words_them(result):
     _both(scenario)
 
 
+def test_function_gradient_dtype_cast_and_unneeded_gradients_unchecked():
+    def scenario(lib, log):
+        Fn = _fn(lib, lambda ctx, x, y: x * y,
+                 lambda ctx, g: (lib.ones(2, dtype=lib.int64), lib.ones(5)), "Cast")  # y needs no gradient
+        x = lib.ones(2, requires_grad=True)
+        Fn.apply(x, lib.ones(2)).sum().backward()
+        log(x.grad)
+        Dbl = _fn(lib, lambda ctx, x: x * 2, lambda ctx, g: g.double(), "Dbl")
+        Dbl.apply(x).sum().backward()
+        log(x.grad)
+
+    _both(scenario)
+
+
 def test_saved_tensors_freed_and_save_for_backward_type():
     def fwd(ctx, x):
         ctx.save_for_backward(x)
