@@ -244,6 +244,20 @@ def test_hook_order_replacement_retain_grad_and_remove():
     _both(scenario)
 
 
+def test_hooks_see_the_summed_gradient_of_a_fan_in_and_run_every_backward():
+    def scenario(lib, log):
+        x = lib.tensor([1.0, -1.0], requires_grad=True)
+        x.register_hook(lambda g: log("x", g))
+        y = x * 3
+        y.register_hook(lambda g: log("y", g))
+        z = (y * y + y.exp() + x).sum()
+        z.backward(retain_graph=True)
+        z.backward()
+        log(x.grad)
+
+    _both(scenario)
+
+
 @pytest.mark.parametrize("ret", ["int", "shape", "dtype"])
 def test_hook_wrong_results(ret):
     def scenario(lib, log):
