@@ -477,6 +477,8 @@ def call_tensor_hook(hook, g, dtype, owner=None):
     counts as in torch), the result checked as torch checks it, the call shown on the trace."""
     Tensor = _tensor_cls()
     arg = Tensor._wrap(np.array(g, copy=True))
+    if STATE.limits is not None:  # a hook may keep what it is given: it counts against the run's live elements
+        STATE.limits.track(arg)
     rec = STATE.recorder
     with user_code():
         r = hook(arg)

@@ -119,11 +119,14 @@ class BackwardCFunction:
                 if t is not None and grads[i] is not None:
                     autograd._retain(t, grads[i], rec)
         args = []
+        limits = STATE.limits
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None:
                 args.append(Tensor._wrap(np.zeros(shape, dtype=dtype)) if ctx._materialize else None)
             else:
                 args.append(Tensor._wrap(np.array(g, copy=True)))
+            if limits is not None and args[-1] is not None:  # the program's backward may keep its arguments
+                limits.track(args[-1])
         with user_code():
             result = self._backward(ctx, *args)
         return self._check_gradients(result, Tensor)

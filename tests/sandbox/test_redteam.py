@@ -987,6 +987,18 @@ def test_hostile_hooks(register, kind, message, line):
         assert e["line"] == line, e
 
 
+@pytest.mark.parametrize("keeper", [
+    "x.register_hook(lambda g: kept.append(g))",
+    "class K(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, v):\n        return v * 1\n"
+    "    @staticmethod\n    def backward(ctx, g):\n        kept.append(g)\n        return g\nx = K.apply(x)",
+])
+def test_gradients_a_program_keeps_count_against_live_elements(keeper):
+    src = (f"import torch\nkept = []\nx = torch.ones(100000, requires_grad=True)\nw = x\n{keeper}\n"
+           "for i in range(200):\n    (x * 2).sum().backward(retain_graph=True)\n")
+    e = err(src)
+    assert e["type"] == "LimitExceeded" and "max_live_elements" in e["message"], e
+
+
 def test_hooks_and_handles_in_programs():
     assert ok(_HOOK.format(register="h = y.register_hook(lambda g: g * 10)\nprint(h)\nh.remove()\nh.remove()")) == (
         "<torch.utils.hooks.RemovableHandle object at 0x7f0000000010>\ntensor([2., 2.])\n")
