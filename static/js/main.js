@@ -1,6 +1,7 @@
 // The page's wiring: creates the components, connects them to the modules that do the jobs, boots.
 import { DURATIONS, PAGE, SPEEDS } from "./config.js";
 import { runProgram } from "./api.js";
+import { bindClassroom } from "./classroom.js";
 import { Editor } from "./editor.js";
 import { bindExport } from "./export.js";
 import { checkGradient } from "./fdcheck.js";
@@ -23,7 +24,11 @@ function initComponents() {
   graph.onViewChange = (out) => $("zoom-fit").classList.toggle("attention", out);
   graph.getInsets = graphInsets;
   const editor = new Editor($("editor"), {
-    onRun: () => run(),
+    onRun: () => {
+      run();
+      // Ctrl+Enter: the keys now drive the player (Space plays), they no longer type into the program
+      $("graph-wrap").focus({ preventScroll: true });
+    },
     onChange: (text) => {
       updateExampleTitle(text);
       scheduleUrl();
@@ -36,7 +41,10 @@ function initComponents() {
     onGoToLine: (n) => editor.goToLine(n),
     onClose: () => select(null),
   });
-  const lossChart = new LossChart($("loss-chart"), { onPick: (x) => openPass(nearestGraphPass(x)) });
+  // the pass clicked, whatever it is: a middle pass is recorded on demand
+  const lossChart = new LossChart($("loss-chart"), {
+    onPick: (x) => openPass(app.trace && app.trace.passes[Math.round(x)] ? Math.round(x) : nearestGraphPass(x)),
+  });
   // the components, and for the tests and the benchmark (window.__fg) the page's main actions
   Object.assign(app, { editor, graph, inspector, lossChart, run, setStep, openPass, select, loadTrace, play, stopPlaying });
 }
@@ -82,6 +90,11 @@ async function boot() {
   document.documentElement.classList.remove("fg-loading");
   bindControls();
   const examplesReady = loadExamples();
+  if (await bindClassroom()) {  // a follower's page (/s/CODE): the teacher's states drive it
+    app.editor.text = "";
+    await examplesReady;
+    return;
+  }
   let source = await decodeProgram(url.program);
   await examplesReady;
   if (source == null) {
