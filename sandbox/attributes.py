@@ -191,14 +191,16 @@ uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu
 lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
 logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
-float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr""" + _TENSOR_FUNCS,
+float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
+register_post_accumulate_grad_hook""" + _TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""
 parameters named_parameters buffers named_buffers children named_children modules named_modules
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
-get_parameter append extend insert keys values items pop update"""),
+get_parameter append extend insert keys values items pop update
+register_forward_hook register_forward_pre_hook register_full_backward_hook"""),
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
@@ -207,9 +209,14 @@ in_cooldown"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),
-    "grad_fn": _rule("name next_functions metadata variable"),
+    "grad_fn": _rule("name next_functions metadata variable"
+                     " saved_tensors needs_input_grad"),  # (a custom Function's node: its ctx's)
     # torch.Generator (issue 10): seeding and its 5056-byte state tensor
     "generator": _rule("manual_seed seed initial_seed get_state set_state device"),
+    # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
+    "hook_handle": _rule("remove id"),
+    "function_ctx": _rule("save_for_backward saved_tensors needs_input_grad mark_non_differentiable "
+                          "set_materialize_grads"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
@@ -221,6 +228,8 @@ in_cooldown"""),
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
+_CTX = ATTRIBUTE_POLICY["function_ctx"]
+FUNCTION_CLASS_NAMES = frozenset({"apply"})
 
 
 class Attributes:
@@ -253,6 +262,8 @@ class Attributes:
             return v
         if t is UserClass:
             c, v = obj.lookup(name)
+            if c is None and name in FUNCTION_CLASS_NAMES and self.is_function_class(obj):
+                return self._function_class_attr(obj, name)
             if c is None:
                 raise AttributeError(f"type object '{obj.name}' has no attribute '{name}'")
             return self._descriptor(v, None, obj, name) if type(v) in DESCRIPTORS else v
@@ -260,6 +271,8 @@ class Attributes:
             return self._property_attr(obj, name)
         if t is SuperProxy:
             return self._super_attr(obj, name)
+        if t is self.B.FunctionCtx:
+            return self._ctx_attr(obj, name)
         if isinstance(obj, self.B.Module):
             return self._module_attr(obj, name)
         if t is self.B.UserDataset:
@@ -280,7 +293,7 @@ class Attributes:
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
-                          ("generator", B.Generator)):
+                          ("generator", B.Generator), ("hook_handle", B.RemovableHandle)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
@@ -406,8 +419,41 @@ class Attributes:
             return Builtin("__init__", init)
         raise AttributeError(f"'super' object has no attribute '{name}'")
 
+    # ----- torch.autograd.Function: a program's subclass, its `ctx`
+    def is_function_class(self, cls):
+        F = self.B.Function
+        return any(b is F for c in cls.mro for b in c.bases)
+
+    def _function_class_attr(self, cls, name):
+        """`Fn.apply`: the engine's apply_function with the class's forward and backward (its static methods)."""
+        B = self.B
+
+        def method(which):
+            _, v = cls.lookup(which)
+            if v is None:
+                return None if which == "setup_context" else getattr(B.Function, which)
+            return v.func if type(v) is StaticMethod else v
+
+        forward, backward, setup = method("forward"), method("backward"), method("setup_context")
+        return Builtin("apply", lambda *args, **kwargs: B.apply_function(cls.name, forward, backward, args, kwargs,
+                                                                         setup), self)
+
+    def _ctx_attr(self, ctx, name):
+        """ctx: torch's methods, then what the program stored on it."""
+        if name in _CTX.names:
+            return getattr(ctx, name)
+        d = ctx.__dict__
+        if name in d and name[:1] != "_":
+            return d[name]
+        raise AttributeError(f"'FunctionCtx' object has no attribute '{name}'")
+
     def set_attribute(self, obj, name, value):
         t = type(obj)
+        if t is self.B.FunctionCtx:  # a program's own attributes; torch's names stay torch's
+            if name in _CTX.names:
+                raise AttributeError(f"cannot set attribute '{name}' of FunctionCtx in flowgrad programs")
+            obj.__dict__[name] = value
+            return
         if t is UserInstance:
             if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
                 obj.attrs[name] = value

@@ -93,6 +93,8 @@ class Calls:
         if (t in self.B.grad_mode_types or f in self.B.grad_mode_types) and len(args) == 1 and not kwargs \
                 and callable(args[0]) and type(args[0]) not in _NOT_CALLABLE:
             # `@torch.no_grad()` / `@torch.no_grad`: the program's function, run in that grad mode
+            if isinstance(f, self.B.set_grad_enabled):
+                self.B.state.grad_enabled = f._prev  # its constructor switched the mode: as a decorator, torch undoes it
             return GradModeFunction(args[0], f, self)
         # an engine function, class, module or allowlisted method: bound lazy iterables first
         for i, a in enumerate(args):
@@ -143,7 +145,8 @@ class Calls:
             return set(a)
         if ta not in INTERP_TYPES and ta not in PRIMITIVES and callable(a) and not isinstance(a, (type, self.B.Module)):
             # a callback the engine may call many times (Module.apply): count steps
-            return Builtin(getattr(a, "__name__", "function"), functools.partial(a), self)
+            name = getattr(a, "__name__", None) or getattr(a, "name", None) or "function"  # a hook's name in errors
+            return Builtin(name if type(name) is str else "function", functools.partial(a), self)
         return a
 
     def _call_wrapped(self, f, args, kwargs):
@@ -302,10 +305,11 @@ class Calls:
         bases = []
         for b in node.bases:
             v = self.ev(b, scope)
-            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)):
+            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)
+                    or v is self.B.Function):
                 raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module, "
-                                   "torch.utils.data.Dataset or from classes defined in the program", b.lineno,
-                                   b.col_offset)
+                                   "torch.utils.data.Dataset, torch.autograd.Function or from classes defined in "
+                                   "the program", b.lineno, b.col_offset)
             bases.append(v)
         cls = UserClass(node.name, bases, self, module_base, dataset_base)
         if cls.is_module and cls.is_dataset:

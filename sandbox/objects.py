@@ -64,6 +64,11 @@ class UserFunction:
         self.kwarg = a.kwarg.arg if a.kwarg else None
         self.simple = not (defaults or self.kwonly or self.vararg or self.kwarg)
 
+    @property
+    def source_lines(self):
+        """(first, last) line of its source: the page highlights them when the engine runs it (a hook, a backward)."""
+        return (self.node.lineno, getattr(self.node, "end_lineno", None) or self.node.lineno)
+
     def __call__(self, *args, **kwargs):
         # called by engine code or a builtin (never by the interpreter): what it returns goes there
         r = self.interp.call_user(self, args, kwargs)

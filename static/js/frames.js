@@ -20,6 +20,12 @@ function edgeText(v) {
   return `∇${shapeText(f.shape)}`;
 }
 
+// what each kind of hook is called in the caption (the trace's `hook.where`)
+const HOOK_WHAT = {
+  tensor: "tensor hook", post_accumulate: "post-accumulate hook", module_forward_pre: "forward pre-hook",
+  module_forward: "forward hook", module_backward: "backward hook",
+};
+
 export const frameEffects = {
   // The chain rule with the numbers in: "PowBackward0: ∂L/∂s = ∂L/∂z · ∂z/∂s = 1 · 2·5^(2−1) = 1 · 10 = 10".
   // Tensors (not one number) keep the short form: upstream → the inputs it reaches.
@@ -152,6 +158,33 @@ export const frameEffects = {
             });
           }
           fx.text = this.backwardCaption(f, get);
+          if (f.lines) {
+            // a custom autograd.Function: the program's own backward ran; show what it returned
+            fx.lines = f.lines;
+            const outs = f.upstream_outputs && f.upstream_outputs.length > 1
+              ? f.upstream_outputs.map((g) => (g == null ? "None" : describe(g, 3))).join(", ") : describe(f.upstream, 3);
+            const got = (f.contributions || []).map((c) => `${nodeName(this.nodes.get(c.input))}: ${describe(c.grad, 3)}`).join(", ");
+            fx.text = `${f.grad_fn}: your backward(ctx, ${outs}) returned ${got || "None"}`;
+          }
+        }
+        return;
+      }
+      case "hook": {
+        // a program's hook ran: what it saw and, when it returned one, the gradient that replaced it
+        const s = f.tensor ? get(f.tensor) : null;
+        if (s && f.replaced != null && !this.nodes.get(f.tensor).is_leaf) s.flow = f.replaced;
+        if (fx) {
+          const owner = f.tensor && this.nodes.has(f.tensor) ? nodeName(this.nodes.get(f.tensor)) : null;
+          const what = HOOK_WHAT[f.where] || "hook";
+          fx.lines = f.lines || null;
+          if (owner) {
+            fx.active[f.tensor] = f.id ? "backward" : "forward";
+            fx.flash.add(f.tensor + ":grad");
+            fx.badges.push({ node: f.tensor, text: `hook ${f.hook}`, kind: "hook" });
+          }
+          fx.text = `${what} ${f.hook}` + (owner ? ` on ${owner}` : "") +
+            (f.grad != null ? `: got ${describe(f.grad, 4)}` : "") +
+            (f.replaced != null ? ` → returned ${describe(f.replaced, 4)}` : "");
         }
         return;
       }

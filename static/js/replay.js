@@ -175,6 +175,7 @@ export class PassModel {
         else if (f.kind === "backward_end") ev.push({ step: i + 1, kind: f.freed ? "freed" : "retained" });
         else if (f.kind === "backward_begin") ev.push({ step: i + 1, kind: "backward" });
         else if (f.kind === "optim_step") ev.push({ step: i + 1, kind: "update" });
+        else if (f.kind === "hook") ev.push({ step: i + 1, kind: "hook" });
       }
     });
     return ev;

@@ -1064,6 +1064,147 @@ def test_property_of_a_module_cannot_shadow_engine_methods():
     assert out.error is None and out.stdout == "1\n"
 
 
+# ---------------------------------------------------------------- autograd: custom Functions and hooks (issue 9 §2)
+_FN = ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+       "        {forward}\n        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        {backward}\n"
+       "x = torch.ones(2, requires_grad=True)\ny = F.apply(x)\ny.sum().backward()\nprint(x.grad)\n")
+
+
+def _fn(forward="pass", backward="return g"):
+    return _FN.format(forward=forward, backward=backward)
+
+
+def test_custom_function_runs_in_programs():
+    assert ok(_fn("ctx.save_for_backward(x)\n        ctx.k = 3",
+                  "x, = ctx.saved_tensors\n        return g * ctx.k + x")) == "tensor([4., 4.])\n"
+    out = ok("import torch\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+             "        return x * x\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"
+             "y = Sq.apply(torch.ones(1, requires_grad=True))\nprint(y.grad_fn)\nprint(y)")
+    assert out == ("<torch.autograd.function.SqBackward object at 0x7f0000000010>\n"
+                   "tensor([1.], grad_fn=<SqBackward>)\n")
+    out = ok("import torch\nclass M(torch.autograd.Function):\n    @staticmethod\n    def forward(x, k):\n"
+             "        return x * k\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n"
+             "        ctx.k = inputs[1]\n    @staticmethod\n    def backward(ctx, g):\n        return g * ctx.k, None\n"
+             "x = torch.ones(2, requires_grad=True)\nM.apply(x, 5.0).sum().backward()\nprint(x.grad)")
+    assert out == "tensor([5., 5.])\n"
+
+
+@pytest.mark.parametrize("backward, kind, message, line", [
+    ("return g.nothing", "AttributeError", "no attribute 'nothing'", 9),  # inside the program's backward: its line
+    ("return 1 / 0", "ZeroDivisionError", "division by zero", 9),
+    ("return {'a': 1}", "RuntimeError", "expected Variable or None (got dict)", 12),
+    ("return g, g", "RuntimeError", "returned an incorrect number of gradients (expected 1, got 2)", 12),
+    ("return g[0]", "RuntimeError", "returned an invalid gradient at index 0 - got [] but expected shape compatible "
+     "with [2]", 12),
+    ("return torch.ones(3)", "RuntimeError", "returned an invalid gradient at index 0 - got [3]", 12),
+    ("while True:\n            pass", "LimitExceeded", "max_loop_iterations", 9),
+    ("return ctx", "RuntimeError", "expected Variable or None (got FunctionCtx)", 12),
+])
+def test_custom_function_backward_returning_junk(backward, kind, message, line):
+    e = err(_fn(backward=backward))
+    assert e["type"] == kind and message in e["message"] and e["line"] == line
+
+
+@pytest.mark.parametrize("forward, kind, line", [
+    ("ctx.saved_tensors = 3", "AttributeError", 5),  # torch's names on ctx stay torch's
+    ("ctx.save_for_backward = print", "AttributeError", 5),
+    ("ctx.save_for_backward(x, 3)", "TypeError", 5),
+    ("ctx.mark_non_differentiable(ctx)", None, None),  # a non-tensor: ignored, as in torch
+    ("ctx.x = ctx\n        ctx.y = [ctx] * 1000", None, None),  # cycles through ctx are the program's own data
+    ("return F.apply(x)", "RecursionError", 5),  # forward calling apply: the call depth limit
+])
+def test_ctx_attribute_abuse(forward, kind, line):
+    out = run(_fn(forward=forward))
+    if kind is None:
+        assert out.error is None, out.error
+    else:
+        assert out.error["type"] == kind and out.error["line"] == line, out.error
+
+
+def test_ctx_prints_as_its_node_and_the_node_shows_its_saved_tensors():
+    src = _fn("print(ctx)\n        ctx.save_for_backward(x)").replace(
+        "y.sum().backward()\n", "print(y.grad_fn.needs_input_grad, y.grad_fn.saved_tensors)\ny.sum().backward()\n")
+    assert ok(src) == ("<torch.autograd.function.FBackward object at 0x7f0000000010>\n"
+                       "(True,) (tensor([1., 1.], requires_grad=True),)\ntensor([1., 1.])\n")
+
+
+def test_ctx_internals_are_closed():
+    for attr in ("__dict__", "_saved", "__class__"):
+        refused(_fn(forward=f"ctx.{attr}"), "AttributeError")
+    refused(_fn(forward="ctx.nothing"), "AttributeError", 5)
+
+
+_HOOK = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\n{register}\ny.sum().backward()\nprint(x.grad)\n"
+
+
+@pytest.mark.parametrize("register, kind, message, line", [
+    ("y.register_hook(lambda g: g.nothing)", "AttributeError", "no attribute 'nothing'", 4),
+    ("def h(g):\n    return 1 / 0\ny.register_hook(h)", "ZeroDivisionError", "division by zero", 5),
+    ("def h(g):\n    while True:\n        pass\ny.register_hook(h)", "LimitExceeded", "max_loop_iterations", 5),
+    ("def h(g):\n    return h(g)\ny.register_hook(h)", "RecursionError", "recursion", 5),
+    ("y.register_hook(lambda g: torch.ones(3))", "RuntimeError", "hook '<lambda>' has changed the size of value", 5),
+    ("y.register_hook(lambda g: g.double())", "RuntimeError", "has changed the type of value", 5),
+    ("y.register_hook(lambda g: [1, 2])", "TypeError", "expected Variable, but hook returned 'list'", 5),
+    ("y.register_hook(lambda g: y.sum().backward())", "RuntimeError", "does not require grad", 4),
+    ("def h(g):\n    with torch.enable_grad():\n        y.sum().backward(retain_graph=True)\ny.register_hook(h)",
+     "RecursionError", "recursion", 6),  # a hook running the backward that runs it
+    ("y.register_hook(3)", "TypeError", "'int' object is not callable", 4),
+    ("x.register_post_accumulate_grad_hook(lambda t: t.grad.nothing)", "AttributeError", "nothing", 4),
+    ("for i in range(20000):\n    y.register_hook(lambda g: g)", "LimitExceeded", "max_loop_iterations", 4),
+])
+def test_hostile_hooks(register, kind, message, line):
+    e = err(_HOOK.format(register=register))
+    assert e["type"] == kind and message in e["message"], e
+    if line is not None:
+        assert e["line"] == line, e
+
+
+@pytest.mark.parametrize("keeper", [
+    "x.register_hook(lambda g: kept.append(g))",
+    "class K(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, v):\n        return v * 1\n"
+    "    @staticmethod\n    def backward(ctx, g):\n        kept.append(g)\n        return g\nx = K.apply(x)",
+])
+def test_gradients_a_program_keeps_count_against_live_elements(keeper):
+    src = (f"import torch\nkept = []\nx = torch.ones(100000, requires_grad=True)\nw = x\n{keeper}\n"
+           "for i in range(200):\n    (x * 2).sum().backward(retain_graph=True)\n")
+    e = err(src)
+    assert e["type"] == "LimitExceeded" and "max_live_elements" in e["message"], e
+
+
+def test_hooks_and_handles_in_programs():
+    assert ok(_HOOK.format(register="h = y.register_hook(lambda g: g * 10)\nprint(h)\nh.remove()\nh.remove()")) == (
+        "<torch.utils.hooks.RemovableHandle object at 0x7f0000000010>\ntensor([2., 2.])\n")
+    assert ok(_HOOK.format(register="y.register_hook(lambda g: g * 10)\ny.retain_grad()\n"
+                                    "x.register_hook(lambda g: print('leaf', g))")) == (
+        "leaf tensor([20., 20.])\ntensor([20., 20.])\n")
+    refused(_HOOK.format(register="h = y.register_hook(print)\nh.table"), "AttributeError", 5)
+
+
+def test_hostile_module_hooks():
+    base = ("import torch\nm = torch.nn.Linear(2, 1)\n{register}\ny = m(torch.ones(3, 2, requires_grad=True))\n"
+            "y.sum().backward()\n")
+    assert ok(base.format(register="m.register_full_backward_hook(lambda mod, gi, go: print(len(gi), go[0].shape))\n"
+                                   "m.register_forward_pre_hook(lambda mod, a: print(type(a)))\n"
+                                   "m.register_forward_hook(lambda mod, a, o: o * 2)")) == (
+        "<class 'tuple'>\n1 torch.Size([3, 1])\n")
+    e = err(base.format(register="m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))"))
+    assert e["type"] == "RuntimeError" and "invalid number of grad_input" in e["message"] and e["line"] == 5
+    e = err(base.format(register="m.register_forward_hook(lambda mod, a, o: mod(a[0]))"))
+    assert e["type"] == "RecursionError" and e["line"] == 3
+    e = err(base.format(register="def pre(mod, a):\n    return a.nothing\nm.register_forward_pre_hook(pre)"))
+    assert e["type"] == "AttributeError" and e["line"] == 4
+
+
+def test_autograd_names_in_programs():
+    out = ok("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\ny = (x * x).sum()\n"
+             "print(torch.autograd.grad(y, [x], retain_graph=True, materialize_grads=True))\n"
+             "y.backward(inputs=[x])\nprint(x.grad)\nprint(torch.set_grad_enabled(False))\n"
+             "print(torch.is_grad_enabled())\ntorch.set_grad_enabled(True)\nx.data = torch.zeros(2)\nprint(x)\n"
+             "@torch.set_grad_enabled(False)\ndef f():\n    return torch.is_grad_enabled()\nprint(f(), torch.is_grad_enabled())")
+    assert out == ("(tensor([2., 4.]),)\ntensor([2., 4.])\ntorch.autograd.grad_mode.set_grad_enabled(mode=False)\n"
+                   "False\ntensor([0., 0.], requires_grad=True)\nFalse True\n")
+
+
 # ---------------------------------------------------------------- tensor functions tutorials use (issue 9 section 5)
 @pytest.mark.parametrize("expr", [
     "torch.ones(3).repeat(10**6, 10**6)",
