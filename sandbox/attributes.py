@@ -31,6 +31,7 @@ from .objects import (
     Property,
     StaticMethod,
     SuperProxy,
+    TypeView,
     UserClass,
     UserFunction,
     UserInstance,
@@ -329,6 +330,51 @@ class Attributes:
                 return BoundMethod(v, obj)
             return self._descriptor(v, obj, ucls, name) if type(v) in DESCRIPTORS else v
         raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
+
+    def dunder_attribute(self, obj, name):
+        """`__class__`, `__name__`, `__qualname__`, `__doc__`: what Python gives, for the program's own
+        objects and the values it can reach, in the names a program sees (torch's for engine classes);
+        never a real class, module or function object of the host."""
+        if name == "__class__":
+            return self.type_of(obj)
+        t = type(obj)
+        if t is UserFunction or t is UserClass:
+            return obj.doc if name == "__doc__" else obj.qualname if name == "__qualname__" else obj.name
+        if t is BoundMethod:
+            return self.dunder_attribute(obj.func, name)
+        if t is GradModeFunction or t is StaticMethod or t is ClassMethod:
+            return self.dunder_attribute(obj.func, name)
+        if t is Property:
+            if name == "__doc__":
+                return obj.doc if obj.doc is not None or obj.fget is None else self.dunder_attribute(obj.fget, name)
+        elif t is BuiltinType or t is Builtin:
+            if name == "__doc__":
+                return None
+            return obj.name
+        elif t is TypeView:
+            if name == "__doc__":
+                return None
+            return obj.name.rsplit(".", 1)[-1]
+        elif t is ModuleProxy:
+            if name == "__name__":
+                return obj.name
+            if name == "__doc__":
+                return None
+        elif isinstance(obj, type) and obj in self.B.class_names:  # an engine class: torch's name
+            if name == "__doc__":
+                return None
+            shown = self.B.class_names[obj]
+            return shown.rsplit(".", 1)[-1] if name == "__name__" else shown.rsplit(".", 1)[-1]
+        elif t not in PLAIN_TYPES and callable(obj) and not isinstance(obj, (self.B.Module, self.B.Tensor)):
+            # an engine function or allowlisted method: its own name, never its module or docstring
+            if name == "__doc__":
+                return None
+            fname = getattr(obj, "__name__", None)
+            if type(fname) is str:
+                return fname
+        elif name == "__doc__":
+            return None  # instances: their class's docstring in Python; the engine's are not torch's
+        raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
 
     def _descriptor(self, v, obj, cls, name):
         """A decorated class attribute read through instance `obj` (None: read from the class `cls`)."""

@@ -35,6 +35,7 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
+    docstring,
 )
 
 _NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property}
@@ -306,8 +307,13 @@ class Calls:
         if cls.is_module and cls.is_dataset:
             raise ProgramError("TypeError", f"class {node.name} cannot inherit from both nn.Module and Dataset in "
                                "flowgrad programs", node.lineno, node.col_offset)
+        prefix = self.qualname_prefix(scope)
+        if prefix is not None:
+            cls.qualname = f"{prefix}.{node.name}"
+        cls.doc = docstring(node.body)
         body_scope = Scope(cls.ns, scope, CLASS)
         body_scope.defs = []
+        body_scope.qualname = cls.qualname
         self.exec_block(node.body, body_scope)
         for f in body_scope.defs:  # also the ones a decorator wrapped: super() works in them
             f.owner = cls

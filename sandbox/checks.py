@@ -48,6 +48,8 @@ for _name, _what in (("TryStar", "'try' statements are"), ("TypeAlias", "'type' 
 
 # Dunder names a program may use: reading `__name__` (it is "__main__").
 ALLOWED_DUNDER_NAMES = {"__name__"}
+# Dunder attributes a program may read (never assign): what they give is `Attributes.dunder_attribute`.
+DUNDER_READS = frozenset({"__name__", "__class__", "__doc__", "__qualname__"})
 # methods a class body may define: __init__; __len__ and __getitem__ are what the engine's DataLoader
 # calls on a torch.utils.data.Dataset subclass (other classes keep them as ordinary methods)
 CLASS_DUNDER_NAMES = frozenset({"__init__", "__len__", "__getitem__"})
@@ -146,9 +148,9 @@ def _check_node(node, t, line, parent, max_bits):
                                "in flowgrad programs", line, col)
     elif t is ast.Attribute:
         if node.attr.startswith("_"):
-            ok = (node.attr == "__init__" and isinstance(node.value, ast.Call)
-                  and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"
-                  and isinstance(node.ctx, ast.Load))
+            ok = isinstance(node.ctx, ast.Load) and (node.attr in DUNDER_READS or (
+                node.attr == "__init__" and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"))
             if not ok:
                 raise ProgramError("AttributeError", f"attributes starting with '_' such as '{node.attr}' are "
                                    "not allowed in flowgrad programs", line, col)

@@ -11,8 +11,10 @@ import ast
 import operator
 
 from .budgets import SEQUENCE_TYPES
+from .checks import DUNDER_READS
 from .errors import ProgramError
 from .objects import (
+    CLASS,
     COMP,
     CONTAINERS,
     INTS,
@@ -66,6 +68,13 @@ class Expressions:
         obj = self._ev[type(node.value)](node.value, scope)
         try:
             return self.get_attribute(obj, node.attr)
+        except AttributeError as e:
+            if node.attr in DUNDER_READS:  # (no table has these names: a dunder read always lands here)
+                try:
+                    return self.dunder_attribute(obj, node.attr)
+                except Exception as e2:
+                    raise self._at(e2, node) from None
+            raise self._at(e, node) from None
         except Exception as e:
             raise self._at(e, node) from None
 
@@ -233,7 +242,22 @@ class Expressions:
         a = node.args
         defaults = [self.ev(d, scope) for d in a.defaults]
         kw_defaults = {p.arg: self.ev(d, scope) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
-        return UserFunction(name, node, node.body, is_lambda, scope, self, defaults, kw_defaults)
+        f = UserFunction(name, node, node.body, is_lambda, scope, self, defaults, kw_defaults)
+        prefix = self.qualname_prefix(scope)
+        if prefix is not None:
+            f.qualname = f"{prefix}.{name}"
+        return f
+
+    @staticmethod
+    def qualname_prefix(scope):
+        """What a function's or class's `__qualname__` starts with: its class's, or `f.<locals>`."""
+        while scope.kind == COMP:
+            scope = scope.parent
+        if scope.kind == CLASS:
+            return scope.qualname
+        if scope.func is not None:
+            return f"{scope.func.qualname}.<locals>"
+        return None
 
     # ---------------------------------------------------------------- comprehensions
     def _comprehension(self, node, scope, emit):

@@ -7,6 +7,7 @@ real class (`user_module_class`), so the engine's Module machinery works on them
 
 from __future__ import annotations
 
+import ast
 import types
 
 
@@ -17,9 +18,17 @@ def _named(fn, name):
     return fn
 
 
+def docstring(body):
+    """A `def`'s or `class`'s docstring: its first statement when that is a string literal."""
+    if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant and type(body[0].value.value) is str:
+        return body[0].value.value
+    return None
+
+
 class Scope:
-    # defs: a class body's functions (set only on class scopes): their owner is the class, for super()
-    __slots__ = ("vars", "parent", "kind", "func", "defs")
+    # set only on class scopes: defs, the body's functions (their owner is the class, for super());
+    # qualname, the class's `__qualname__` (its functions' names start with it)
+    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname")
 
     def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
         self.vars = vars
@@ -44,7 +53,7 @@ class Return:
 
 class UserFunction:
     __slots__ = ("name", "node", "body", "is_lambda", "closure", "interp", "owner", "posnames", "defaults",
-                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams")
+                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams", "qualname", "doc")
 
     def __init__(self, name, node, body, is_lambda, closure, interp, defaults, kw_defaults):
         a = node.args
@@ -63,6 +72,8 @@ class UserFunction:
         self.vararg = a.vararg.arg if a.vararg else None
         self.kwarg = a.kwarg.arg if a.kwarg else None
         self.simple = not (defaults or self.kwonly or self.vararg or self.kwarg)
+        self.qualname = name
+        self.doc = None if is_lambda else docstring(node.body)
 
     def __call__(self, *args, **kwargs):
         # called by engine code or a builtin (never by the interpreter): what it returns goes there
@@ -170,10 +181,12 @@ class GradModeFunction:
 
 
 class UserClass:
-    __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "__weakref__")
+    __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "qualname", "doc",
+                 "__weakref__")
 
     def __init__(self, name, bases, interp, module_base, dataset_base=None):
-        self.name = name
+        self.name = self.qualname = name
+        self.doc = None
         self.bases = bases
         self.ns = {}
         self.interp = interp

@@ -890,3 +890,30 @@ def test_property_of_a_module_cannot_shadow_engine_methods():
     out = run("import torch\nclass M(torch.nn.Module):\n    @property\n    def parameters(self):\n"
               "        return 1\nm = M()\nprint(m.parameters)")
     assert out.error is None and out.stdout == "1\n"
+
+
+# ---------------------------------------------------------------- dunder reads (__class__ __name__ __qualname__ __doc__)
+@pytest.mark.parametrize("source,kind", [
+    ("x = 1\nx.__class__.__class__.__class__.__bases__", "AttributeError"),
+    ("x = 1\nt = x.__class__.__class__\nt('A', (), {})", "TypeError"),
+    ("x = 1\nx.__class__.__subclasses__()", "AttributeError"),
+    ("x = [].__class__.__class__\nprint(x.__class__ is x)\nx.__dict__", "AttributeError"),
+    ("def f():\n    pass\nf.__class__.__globals__", "AttributeError"),
+    ("def f():\n    pass\nf.__class__('x')", "TypeError"),
+    ("import torch\ntorch.exp.__class__.__call__", "AttributeError"),
+    ("import torch\nm = torch.nn.Linear(1, 1)\nm.__class__.__init__.__globals__", "AttributeError"),
+    ("x = 1\nx.__name__ = 'y'", "AttributeError"),
+    ("def f():\n    pass\nf.__name__ = 'y'", "AttributeError"),
+    ("import torch\nt = torch.ones(1)\nt.__class__.__module__", "AttributeError"),
+    ("import torch\ng = type(torch.ones(1, requires_grad=True).sum().grad_fn)\ng.__mro__", "AttributeError"),
+])
+def test_dunder_reads_do_not_climb(source, kind):
+    out = run(source)
+    assert out.error is not None and out.error["type"] == kind, out.error
+    assert "engine" not in out.stdout + str(out.error)
+
+
+def test_dunder_reads_give_names_not_objects():
+    out = ok("import torch\nt = torch.ones(1)\nc = t.__class__\nprint(c, c.__name__, c.__class__, "
+             "t.__doc__, torch.exp.__doc__, len.__doc__, torch.__doc__)")
+    assert out == "<class 'torch.Tensor'> Tensor <class 'type'> None None None None\n"

@@ -572,3 +572,55 @@ net = torch.nn.Sequential(Frozen(), Scale())
 y = net(torch.ones(1, 3))
 print(y, y.requires_grad)
 """)
+
+
+# ---------------------------------------------------------------- __name__, __class__, __qualname__, __doc__
+DUNDER_PROGRAM = """import torch
+import math
+def f():
+    '''Doc of f.'''
+    def inner():
+        pass
+    return inner
+class A:
+    '''A doc.'''
+    def m(self):
+        pass
+    class B:
+        def n(self):
+            pass
+x = torch.ones(2)
+print(type(x).__name__, x.__class__.__name__, f.__name__, f.__qualname__, f().__qualname__, f.__doc__)
+print(A.__name__, A.__doc__, A.m.__qualname__, A.B.n.__qualname__, A().m.__name__, A.B.__qualname__)
+print(type(1).__name__, (1).__class__.__name__, "s".__class__.__name__, [].__class__.__name__, len.__name__)
+print(type(A()).__name__, A().__class__ is A, type(A).__name__, A.__class__.__name__, math.__name__, torch.nn.__name__)
+print(torch.nn.Linear.__name__, type(torch.nn.Linear(1, 1)).__name__, torch.exp.__name__, (lambda: 0).__name__)
+print(type(x.sum().grad_fn).__name__ if False else "", torch.no_grad.__name__, type(torch.float32).__name__)
+print(__name__, x.add.__name__, print.__name__, int.__name__)
+"""
+
+ENGINE_NAMES_PROGRAM = """import torch
+import torch.nn.functional as F
+x = torch.ones(2, requires_grad=True)
+y = (x * 2).sum()
+print(type(y.grad_fn).__name__, y.grad_fn.__class__.__name__)
+names = [x.exp, x.relu, torch.relu, F.relu, x.sum, x.mean, torch.tanh, x.tanh, F.mse_loss, torch.optim.SGD, x.view, torch.zeros, F.softmax, x.backward, torch.manual_seed]
+print([n.__name__ for n in names])
+print(type(torch.optim.SGD([x], lr=0.1)).__name__, type(torch.float32).__name__, torch.float32.__class__.__name__, type(torch.Size([1])).__name__)
+print(type(torch.nn.Linear(1, 1).weight).__name__, type(x.shape).__name__, type(range(3)).__name__, type(None).__name__)
+"""
+
+
+@pytest.mark.parametrize("source", [DUNDER_PROGRAM, ENGINE_NAMES_PROGRAM], ids=["program", "engine"])
+def test_dunder_reads_as_cpython(source):
+    pytest.importorskip("torch")
+    same_as_cpython(source)
+
+
+@pytest.mark.parametrize("source", [
+    "x = 1\nx.__name__",
+    "import torch\ntorch.nn.Linear(1, 1).__name__",
+    "class A:\n    pass\nA().__name__",
+])
+def test_dunder_reads_missing_as_cpython(source):
+    same_as_cpython(source)
