@@ -17,6 +17,7 @@ import sys
 from types import MappingProxyType
 from typing import NamedTuple
 
+from .flow import UserGenerator
 from .objects import (
     DESCRIPTORS,
     INTERP_TYPES,
@@ -35,6 +36,7 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
+    USER_EXCEPTION_TYPES,
 )
 
 
@@ -208,7 +210,10 @@ in_cooldown"""),
     "grad_fn": _rule("name next_functions metadata variable"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
-    "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
+    "named_tuple": _rule("index count"),
+    # exceptions (a program's own exception classes: their instance attributes and methods too)
+    "exception": _rule("args"),
+    "generator": _rule("send close"),  # and the tuple's public field names (values, indices)
     # subclasses of plain containers (OrderedDict from state_dict(), ...): the plain methods that cannot
     # loop in C over an unbounded iterable
     "dict_subclass": _rule(set(_DICT) - {"update"}),
@@ -260,6 +265,12 @@ class Attributes:
             return self._module_attr(obj, name)
         if t is self.B.UserDataset:
             return self._dataset_attr(obj, name)
+        if t in USER_EXCEPTION_TYPES:
+            return self._user_exception_attr(obj, name)
+        if t is UserGenerator:
+            if name in ATTRIBUTE_POLICY["generator"].names:
+                return Builtin(name, getattr(obj, name), self)
+            raise self._no_attr(obj, name)
         rule = self._rule_for(obj)
         if rule is not None:
             self._attr_rules[t] = rule
@@ -278,6 +289,8 @@ class Attributes:
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
+        if isinstance(obj, BaseException):
+            return ATTRIBUTE_POLICY["exception"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
             return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))
@@ -376,6 +389,12 @@ class Attributes:
             return None  # instances: their class's docstring in Python; the engine's are not torch's
         raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
 
+    def class_attribute(self, v, obj, cls, name):
+        """Class attribute `v` read through instance `obj` of class `cls`: functions bind."""
+        if type(v) is UserFunction:
+            return BoundMethod(v, obj)
+        return self._descriptor(v, obj, cls, name) if type(v) in DESCRIPTORS else v
+
     def _descriptor(self, v, obj, cls, name):
         """A decorated class attribute read through instance `obj` (None: read from the class `cls`)."""
         t = type(v)
@@ -416,7 +435,7 @@ class Attributes:
         obj = sp.obj
         if type(obj) is UserInstance:
             mro = obj.cls.mro
-        elif isinstance(obj, self.B.UserModule) or type(obj) is self.B.UserDataset:
+        elif isinstance(obj, self.B.UserModule) or type(obj) is self.B.UserDataset or type(obj) in USER_EXCEPTION_TYPES:
             mro = obj.__dict__["_fg_cls"].mro
         else:
             raise TypeError("super(type, obj): obj must be an instance of a class defined in the program")
@@ -436,6 +455,12 @@ class Attributes:
                 return Builtin("__init__", lambda *a, **k: base.__init__(obj, *a, **k))
             if name in _MODULE_NAMES and hasattr(base, name):
                 return getattr(base, name).__get__(obj)
+        elif name == "__init__" and sp.cls.exc_base is not None:
+            def exc_init(*args, **kwargs):  # BaseException.__init__: sets args
+                if kwargs:
+                    raise TypeError(f"{sp.cls.exc_base.__name__}() takes no keyword arguments")
+                BaseException.__init__(obj, *args)
+            return Builtin("__init__", exc_init)
         elif name == "__init__":
             def init(*args, **kwargs):
                 if args or kwargs:
@@ -450,6 +475,10 @@ class Attributes:
                 obj.attrs[name] = value
             return
         B = self.B
+        if t in USER_EXCEPTION_TYPES:
+            if not (self.has_properties and self._property_set(obj, obj.__dict__["_fg_cls"], name, value)):
+                obj.__dict__[name] = value
+            return
         if self.has_properties and (t is B.UserDataset or isinstance(obj, B.UserModule)):
             if self._property_set(obj, obj.__dict__["_fg_cls"], name, value):
                 return

@@ -19,6 +19,8 @@ from .objects import (
     SUPER,
     BoundMethod,
     Builtin,
+    EXCEPTION_CLASSES,
+    USER_EXCEPTION_TYPES,
     BuiltinType,
     ClassMethod,
     GradModeFunction,
@@ -137,7 +139,7 @@ def make_builtins(interp) -> dict:
             t = type(obj)
             if t is UserInstance:
                 return classinfo in obj.cls.mro
-            if isinstance(obj, B.UserModule) or t is B.UserDataset:
+            if isinstance(obj, B.UserModule) or t is B.UserDataset or t in USER_EXCEPTION_TYPES:
                 return classinfo in obj.__dict__["_fg_cls"].mro
             return False
         if isinstance(classinfo, type) and type(classinfo) is type:
@@ -180,6 +182,7 @@ def make_builtins(interp) -> dict:
              "dict": (dict, _dict), "set": (set, _collect(set, "set"))}
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in types.items())
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
+    b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
     b["__name__"] = "__main__"
     b.update(B.bare)
@@ -241,3 +244,11 @@ def functools_module(interp) -> ModuleProxy:
         return Builtin("decorator", decorator, interp)
 
     return ModuleProxy("functools", {"wraps": Builtin("wraps", wraps, interp)})
+
+
+def _exception_constructor(cls):
+    def make(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
+        return cls(*args)
+    return make

@@ -5,6 +5,7 @@ links, callbacks that count steps).
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 
@@ -23,6 +24,7 @@ from .objects import (
     SUPER,
     BoundMethod,
     Builtin,
+    DeclaredVars,
     BuiltinType,
     ClassMethod,
     GradModeFunction,
@@ -253,7 +255,12 @@ class Calls:
             self.steps += 1
             if self.steps >= self.next_check:
                 self._check(f.node)
-            scope = Scope(self._bind(f, args, kwargs), f.closure, FUNC, f)
+            local = self._bind(f, args, kwargs)
+            if f.decls is not None:
+                local = self._declared_vars(f, local)
+            scope = Scope(local, f.closure, FUNC, f)
+            if f.yields is not None:  # a generator function: its body runs as the generator is consumed
+                return self.new_generator(f, scope, f.yields)
             rec = self.rec
             line = rec.line if rec is not None else None
             if f.is_lambda:
@@ -270,8 +277,65 @@ class Calls:
         finally:
             self.depth -= 1
 
+    def declarations(self, node):
+        """The `global` and `nonlocal` names of a function body (not of functions or classes in it):
+        {name: True for global, False for nonlocal}; None when there are none. Cached per node."""
+        cache = self._decl_cache
+        if node in cache:
+            return cache[node]
+        decls = {}
+        stack = list(node.body)
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is ast.Global or t is ast.Nonlocal:
+                for name in n.names:
+                    if name in decls and decls[name] != (t is ast.Global):
+                        raise ProgramError("SyntaxError", f"name '{name}' is nonlocal and global", n.lineno,
+                                           n.col_offset)
+                    decls[name] = t is ast.Global
+            elif t is not ast.FunctionDef and t is not ast.ClassDef and t is not ast.Lambda:
+                stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, (ast.stmt, ast.excepthandler)))
+        params = {p.arg for p in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        params |= {p.arg for p in (node.args.vararg, node.args.kwarg) if p is not None}
+        for name, is_global in decls.items():
+            if name in params:
+                raise ProgramError("SyntaxError", f"name '{name}' is parameter and {'global' if is_global else 'nonlocal'}",
+                                   node.lineno, node.col_offset)
+        cache[node] = decls = decls or None
+        return decls
+
+    def _declared_vars(self, f, local):
+        """A call's local variables with its `global`/`nonlocal` names redirected to where they live."""
+        redirect = {}
+        for name, is_global in f.decls.items():
+            if is_global:
+                redirect[name] = self.globals
+                continue
+            s = f.closure
+            while s is not None:
+                if s.kind == FUNC and s.func is not None and name in s.vars:
+                    redirect[name] = s.vars
+                    break
+                s = s.parent
+            else:
+                raise ProgramError("SyntaxError", f"no binding for nonlocal '{name}' found", f.node.lineno,
+                                   f.node.col_offset)
+        d = DeclaredVars(local)
+        d.redirect = redirect
+        return d
+
+    def ex_Global(self, node, scope):
+        if scope.kind == CLASS:
+            raise ProgramError("NotImplementedError", "'global' in a class body is not supported in flowgrad programs",
+                               node.lineno, node.col_offset)
+
+    ex_Nonlocal = ex_Global
+
     def instantiate(self, cls, args, kwargs):
         B = self.B
+        if cls.exc_base is not None:
+            return self.new_user_exception(cls, args, kwargs)
         if cls.is_module:
             obj = B.UserModule.__new__(B.UserModule)
             object.__setattr__(obj, "_fg_cls", cls)
@@ -298,12 +362,16 @@ class Calls:
         bases = []
         for b in node.bases:
             v = self.ev(b, scope)
-            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)):
+            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)
+                    or self.is_exception_class(v)):
                 raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module, "
-                                   "torch.utils.data.Dataset or from classes defined in the program", b.lineno,
-                                   b.col_offset)
+                                   "torch.utils.data.Dataset, Exception (and the other builtin exceptions) or "
+                                   "from classes defined in the program", b.lineno, b.col_offset)
             bases.append(v)
         cls = UserClass(node.name, bases, self, module_base, dataset_base)
+        if cls.exc_base is not None and (cls.is_module or cls.is_dataset):
+            raise ProgramError("TypeError", f"class {node.name} cannot be both an exception and a module or dataset "
+                               "in flowgrad programs", node.lineno, node.col_offset)
         if cls.is_module and cls.is_dataset:
             raise ProgramError("TypeError", f"class {node.name} cannot inherit from both nn.Module and Dataset in "
                                "flowgrad programs", node.lineno, node.col_offset)

@@ -17,6 +17,8 @@ class ProgramError(Exception):
         self.message = message
         self.line = line
         self.column = column
+        self.value = None  # the exception object the program sees (made when it raises or catches one)
+        self.exc_args = None  # the arguments of the Python exception this stands for, when they are shown as is
 
     def to_dict(self) -> dict:
         return {"type": self.type_name, "message": self.message, "line": self.line, "column": self.column}

@@ -243,6 +243,9 @@ class Expressions:
         defaults = [self.ev(d, scope) for d in a.defaults]
         kw_defaults = {p.arg: self.ev(d, scope) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
         f = UserFunction(name, node, node.body, is_lambda, scope, self, defaults, kw_defaults)
+        if not is_lambda:
+            f.yields = self.yield_statements(node) or None
+            f.decls = self.declarations(node)
         prefix = self.qualname_prefix(scope)
         if prefix is not None:
             f.qualname = f"{prefix}.{name}"

@@ -86,6 +86,8 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
+        if isinstance(v, BaseException):
+            return self.exception_str(v)
         return self.repr_value(v)
 
     def repr_value(self, v):
@@ -129,6 +131,8 @@ class Formatting:
             s = "slice(" + ", ".join(self._repr(x, depth + 1, seen, budget) for x in (v.start, v.stop, v.step)) + ")"
         elif isinstance(v, _DICT_VIEWS):  # dict_values([...]) is built in C too
             s = f"{t.__name__}({self._repr(list(v), depth + 1, seen, budget)})"
+        elif isinstance(v, BaseException):
+            s = self.exception_repr(v)
         else:
             s = self.public_repr(v)
         budget[0] -= len(s)

@@ -28,6 +28,7 @@ from .calls import Calls
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
+from .flow import Flow, UserGenerator
 from .formatting import FakeAddresses, Formatting
 from .objects import (
     BREAK,
@@ -46,6 +47,7 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
+    USER_EXCEPTION_TYPES,
 )
 
 
@@ -68,7 +70,7 @@ def _while(test, ev, scope):
         yield None
 
 
-class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
+class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
     def __init__(self, limits: SandboxLimits, backend: Backend, recorder=None, on_print=None):
         self.limits = limits
         self.B = backend
@@ -95,6 +97,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         self._attr_rules: dict = {}
         self.addresses = FakeAddresses()  # the stand-ins every repr and message of this run shows
         self._random = None
+        self._yield_cache = {}  # function node -> its statements with a `yield` (flow.py)
+        self._decl_cache = {}  # function node -> its global/nonlocal names (calls.py)
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._ev = {}
         self._ex = {}
@@ -168,10 +172,15 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return ProgramError("RecursionError", "maximum recursion depth exceeded", line, col)
         if isinstance(e, MemoryError):
             return ProgramError("MemoryError", "out of memory", line, col)
+        exc_args = None
         try:
+            if not e.args:
+                exc_args = ()
             if isinstance(e, KeyError) and len(e.args) == 1 and type(e.args[0]) in PRIMITIVES:
                 key = e.args[0]
                 msg = repr(key[:200] + "…" if type(key) is str and len(key) > 200 else key)
+                if type(key) is not str or len(key) <= 200:
+                    exc_args = e.args
             elif isinstance(e, KeyError) and len(e.args) == 1:  # a tuple key: str(e) would repr it in C, unbounded
                 try:
                     msg = self.repr_value(e.args[0])
@@ -181,7 +190,9 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 msg = str(e)
         except Exception:  # a message that cannot be rendered (too large, ...)
             msg = type(e).__name__
-        return ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
+        pe = ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
+        pe.exc_args = exc_args
+        return pe
 
     def scrub_message(self, message: str) -> str:
         """An exception's message as the program sees it: no host paths, the run's stand-in addresses,
@@ -306,7 +317,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
 
     def iterate(self, v):
         """`iter(v)`; for an interpreter object, the error names the type the program sees."""
-        if type(v) in INTERP_TYPES:
+        if type(v) in INTERP_TYPES and type(v) is not UserGenerator:
             raise TypeError(f"'{self.type_name(v)}' object is not iterable")
         return iter(v)
 
@@ -349,34 +360,6 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             raise ProgramError("ModuleNotFoundError", f"No module named '{name}' (flowgrad programs can import "
                                f"{avail})", node.lineno, node.col_offset)
         return mod
-
-    def ex_With(self, node, scope):
-        return self._with(node.items, 0, node.body, scope)
-
-    def _with(self, items, i, body, scope):
-        if i == len(items):
-            return self.exec_block(body, scope)
-        item = items[i]
-        cm = self.ev(item.context_expr, scope)
-        t = type(cm)
-        if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
-            raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol "
-                            "(flowgrad supports torch.no_grad(), torch.enable_grad(), torch.inference_mode())")
-        value = t.__enter__(cm)
-        if item.optional_vars is not None:
-            self.assign(item.optional_vars, value, scope)
-        try:
-            r = self._with(items, i + 1, body, scope)
-        except BaseException as e:
-            t.__exit__(cm, type(e), e, None)
-            raise
-        t.__exit__(cm, None, None, None)
-        return r
-
-    def ex_Assert(self, node, scope):
-        if not self.ev(node.test, scope):
-            msg = "" if node.msg is None else self.to_str(self.ev(node.msg, scope))
-            raise ProgramError("AssertionError", msg, node.lineno, node.col_offset)
 
     def ex_Delete(self, node, scope):
         for target in node.targets:
@@ -498,6 +481,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         t = type(obj)
         if t is UserInstance:
             return obj.cls
+        if t in USER_EXCEPTION_TYPES:
+            return obj.__dict__["_fg_cls"]
         bt = self.builtins.get(t.__name__)
         if type(bt) is BuiltinType and bt.pytype is t:
             return bt
@@ -511,12 +496,16 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return TypeView("function", UserFunction)
         if t is ModuleProxy:
             return TypeView("module", ModuleProxy)
+        if t is UserGenerator:
+            return TypeView("generator", UserGenerator)
         return TypeView(self.B.display_name(t) if t.__module__ != "builtins" else self.type_name(obj), t)
 
     def type_name(self, obj):
         t = type(obj)
         if t is UserInstance:
             return obj.cls.name
+        if t in USER_EXCEPTION_TYPES:
+            return obj.__dict__["_fg_cls"].name
         if t is UserClass:
             return "type"
         if t in (UserFunction, BoundMethod, Builtin):

@@ -28,7 +28,8 @@ def docstring(body):
 class Scope:
     # set only on class scopes: defs, the body's functions (their owner is the class, for super());
     # qualname, the class's `__qualname__` (its functions' names start with it)
-    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname")
+    # handling: the exception an `except` block of this scope is handling (for a bare `raise`)
+    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname", "handling")
 
     def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
         self.vars = vars
@@ -38,6 +39,42 @@ class Scope:
 
 
 FUNC, CLASS, COMP = 0, 1, 2
+
+
+class DeclaredVars(dict):
+    """The local variables of a call whose function declares `global`/`nonlocal` names: those names are
+    read and written in the scope they live in (`redirect`: name -> that scope's dict)."""
+
+    __slots__ = ("redirect",)
+
+    def __setitem__(self, key, value):
+        d = self.redirect.get(key)
+        if d is None:
+            dict.__setitem__(self, key, value)
+        else:
+            d[key] = value
+
+    def __getitem__(self, key):
+        d = self.redirect.get(key)
+        return dict.__getitem__(self, key) if d is None else d[key]
+
+    def __contains__(self, key):
+        d = self.redirect.get(key)
+        return dict.__contains__(self, key) if d is None else key in d
+
+    def __delitem__(self, key):
+        d = self.redirect.get(key)
+        if d is None:
+            dict.__delitem__(self, key)
+        else:
+            del d[key]
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key, *default):
+        d = self.redirect.get(key)
+        return dict.pop(self, key, *default) if d is None else d.pop(key, *default)
 
 # What a block hands up to its loop or function: `break`, `continue`, or a Return (None: carry on).
 BREAK = object()
@@ -53,7 +90,8 @@ class Return:
 
 class UserFunction:
     __slots__ = ("name", "node", "body", "is_lambda", "closure", "interp", "owner", "posnames", "defaults",
-                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams", "qualname", "doc")
+                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams", "qualname", "doc", "yields",
+                 "decls")
 
     def __init__(self, name, node, body, is_lambda, closure, interp, defaults, kw_defaults):
         a = node.args
@@ -74,6 +112,8 @@ class UserFunction:
         self.simple = not (defaults or self.kwonly or self.vararg or self.kwarg)
         self.qualname = name
         self.doc = None if is_lambda else docstring(node.body)
+        self.yields = None  # a generator function: the statements of its body with a `yield` (flow.py)
+        self.decls = None  # `global`/`nonlocal` names: name -> scope dict they live in (calls.py)
 
     def __call__(self, *args, **kwargs):
         # called by engine code or a builtin (never by the interpreter): what it returns goes there
@@ -182,11 +222,18 @@ class GradModeFunction:
 
 class UserClass:
     __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "qualname", "doc",
-                 "__weakref__")
+                 "exc_base", "__weakref__")
 
     def __init__(self, name, bases, interp, module_base, dataset_base=None):
         self.name = self.qualname = name
         self.doc = None
+        # the builtin exception class a program's exception class derives from (None: not an exception)
+        self.exc_base = None
+        for b in bases:
+            base = b.pytype if type(b) is BuiltinType else b.exc_base if isinstance(b, UserClass) else None
+            if base is not None:
+                self.exc_base = base
+                break
         self.bases = bases
         self.ns = {}
         self.interp = interp
@@ -352,6 +399,30 @@ class ShownTensor(Shown):
 
 
 SUPER = Builtin("super", None)
+
+# The exception classes a program can name, raise and catch (Python's own; engine errors are these too).
+EXCEPTION_CLASSES = (
+    BaseException, Exception, ArithmeticError, LookupError, ValueError, TypeError, RuntimeError, KeyError,
+    IndexError, ZeroDivisionError, OverflowError, FloatingPointError, StopIteration, AssertionError,
+    NotImplementedError, AttributeError, NameError, UnboundLocalError, ImportError, ModuleNotFoundError,
+    RecursionError, UnicodeError, Warning, UserWarning, DeprecationWarning, RuntimeWarning,
+)
+EXCEPTIONS_BY_NAME = {c.__name__: c for c in EXCEPTION_CLASSES}
+_USER_EXCEPTION_CLASSES: dict = {}
+
+
+def user_exception_class(base):
+    """The one real subclass of the builtin exception `base` whose instances stand for instances of a
+    program's exception classes deriving from it (`__dict__["_fg_cls"]` is the program's class)."""
+    cls = _USER_EXCEPTION_CLASSES.get(base)
+    if cls is None:
+        cls = type(base.__name__, (base,), {"__module__": "builtins"})
+        _USER_EXCEPTION_CLASSES[base] = cls
+        USER_EXCEPTION_TYPES.add(cls)
+    return cls
+
+
+USER_EXCEPTION_TYPES: set = set()
 
 
 def _call_method(f, obj, args, kwargs):

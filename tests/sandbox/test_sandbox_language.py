@@ -297,10 +297,11 @@ def test_globals_kept_after_error():
 
 
 @pytest.mark.parametrize("source,what", [
-    ("try:\n    x = 1\nexcept Exception:\n    pass", "'try' statements"),
-    ("raise ValueError('x')", "'raise' statements"),
-    ("def f():\n    global x", "'global' statements"),
-    ("def f():\n    yield 1", "generators"),
+    ("try:\n    x = 1\nexcept* Exception:\n    pass", "'try ... except*' statements"),
+    ("def f():\n    x = [(yield)]", "'yield' inside an expression"),
+    ("def f():\n    print((yield 1))", "'yield' inside an expression"),
+    ("class A:\n    global x", "'global' in a class body"),
+    ("match 1:\n    case 1:\n        pass", "'match' statements"),
     ("async def f():\n    pass", "'async def'"),
     ("from math import *", "starred imports"),
     ("class A:\n    pass\na = A()\na.x = 1\ndel a.x", "deleting attributes"),
@@ -624,3 +625,306 @@ def test_dunder_reads_as_cpython(source):
 ])
 def test_dunder_reads_missing_as_cpython(source):
     same_as_cpython(source)
+
+
+# ---------------------------------------------------------------- try/except/else/finally, raise, assert
+EXCEPTIONS_PROGRAM = """class MyError(ValueError):
+    def __init__(self, msg, code):
+        super().__init__(msg)
+        self.code = code
+
+def risky(n):
+    if n == 0:
+        raise MyError("zero!", 42)
+    if n == 1:
+        raise KeyError("k")
+    if n == 2:
+        return [1][5]
+    if n == 3:
+        return 1 / 0
+    if n == 4:
+        raise TypeError
+    return n
+
+for n in range(6):
+    try:
+        r = risky(n)
+    except MyError as e:
+        print("my", e, e.code, e.args, repr(e), type(e).__name__, isinstance(e, ValueError))
+    except (KeyError, IndexError) as e:
+        print("lookup", type(e).__name__, e, e.args, repr(e))
+    except ArithmeticError as e:
+        print("arith", e, e.__class__.__name__)
+    except Exception as e:
+        print("other", repr(e), str(e), e.args)
+    else:
+        print("ok", r)
+    finally:
+        print("finally", n)
+
+def f():
+    try:
+        return "try"
+    finally:
+        print("cleanup")
+print(f())
+
+def g():
+    for i in range(3):
+        try:
+            if i == 1:
+                continue
+            print("i", i)
+        finally:
+            print("fin", i)
+g()
+try:
+    try:
+        {}["x"]
+    except KeyError:
+        print("re-raise")
+        raise
+except KeyError as e:
+    print("outer", repr(e))
+try:
+    raise RuntimeError("a") from ValueError("b")
+except RuntimeError as e:
+    print(e)
+try:
+    assert 1 == 2, "math broke"
+except AssertionError as e:
+    print("assert:", e, e.args)
+try:
+    assert False
+except AssertionError as e:
+    print("assert2:", repr(e))
+try:
+    undefined_name
+except NameError as e:
+    print(e)
+try:
+    int("x")
+except ValueError as e:
+    print(e)
+class E2(Exception):
+    pass
+try:
+    raise E2
+except E2 as e:
+    print(repr(e), str(e) == "", e.args)
+try:
+    raise E2("a", 1)
+except BaseException as e:
+    print(e, repr(e))
+x = 0
+try:
+    x = 1
+except:
+    pass
+print(x)
+try:
+    raise 5
+except TypeError as e:
+    print(e)
+def h():
+    raise ValueError("deep")
+try:
+    h()
+except ValueError as err:
+    print("caught", err)
+print("done")
+raise MyError("final", 1)
+"""
+
+# ---------------------------------------------------------------- generators, global/nonlocal, star-unpacking
+GENERATORS_PROGRAM = """def count_up(n):
+    i = 0
+    while i < n:
+        print("yielding", i)
+        yield i
+        i += 1
+    return "done"
+
+for v in count_up(3):
+    print("got", v)
+
+g = count_up(2)
+print(next(g), next(g))
+try:
+    next(g)
+except StopIteration as e:
+    print("stop", e.args)
+
+def batches(xs, size):
+    for i in range(0, len(xs), size):
+        yield xs[i:i + size]
+
+print(list(batches(list(range(7)), 3)))
+
+def outer():
+    r = yield from count_up(2)
+    print("inner returned", r)
+    yield from [10, 20]
+    yield "end"
+
+print(list(outer()))
+
+def echo():
+    total = 0
+    while True:
+        x = yield total
+        if x is None:
+            break
+        total += x
+
+e = echo()
+print(next(e), e.send(5), e.send(10))
+
+def fib():
+    a, b = 0, 1
+    while True:
+        yield a
+        a, b = b, a + b
+
+f = fib()
+print([next(f) for _ in range(10)])
+print(sum(x * x for x in range(5)), type(fib()).__name__)
+
+def guarded():
+    try:
+        yield 1
+        yield 2
+    finally:
+        print("cleanup ran")
+print(list(guarded()))
+
+def with_except():
+    for i in range(3):
+        try:
+            if i == 1:
+                raise ValueError("one")
+            yield i
+        except ValueError as err:
+            yield str(err)
+print(list(with_except()))
+
+def bad():
+    yield 1
+    raise StopIteration
+try:
+    print(list(bad()))
+except RuntimeError as err:
+    print("runtime:", err)
+
+counter = 0
+def bump():
+    global counter
+    counter += 1
+    return counter
+bump(); bump()
+print(counter)
+
+def make_acc():
+    total = 0
+    def add(x):
+        nonlocal total
+        total += x
+        return total
+    return add
+acc = make_acc()
+acc(1)
+print(acc(5))
+
+def gen_items(d):
+    for k, v in d.items():
+        if v:
+            yield k
+print(sorted(gen_items({"a": 1, "b": 0, "c": 2})))
+it = iter([1, 2, 3])
+print(next(it), list(it))
+a, *b = [1, 2, 3]
+first, *mid, last = range(6)
+print(a, b, first, mid, last, [*b, *mid], {**{"x": 1}, "y": 2}, (*b,), {*b, 9})
+def kw(*args, **kw):
+    return args, kw
+print(kw(*[1, 2], *(3,), **{"a": 1}, b=2))
+"""
+
+
+@pytest.mark.parametrize("source", [EXCEPTIONS_PROGRAM, GENERATORS_PROGRAM], ids=["exceptions", "generators"])
+def test_flow_as_cpython(source):
+    same_as_cpython(source)
+
+
+@pytest.mark.parametrize("source", [
+    # uncaught errors: type, message and the line CPython's traceback ends on
+    "def f():\n    raise ValueError('inner')\ntry:\n    f()\nexcept ValueError as e:\n    x = 1\n    raise e",
+    "try:\n    1 / 0\nexcept ZeroDivisionError:\n    y = 2\n    raise",
+    "try:\n    1 / 0\nexcept ZeroDivisionError:\n    raise KeyError('k') from None",
+    "try:\n    1 / 0\nfinally:\n    print('fin')",
+    "try:\n    pass\nexcept 5:\n    pass\nprint('no error: the handler is not evaluated')",
+    "try:\n    1 / 0\nexcept 5:\n    pass",
+    "raise 'text'",
+    "raise ValueError from 5",
+    "class E(Exception):\n    pass\nraise E('a', 2)",
+    "raise KeyError('missing')",
+    "raise StopIteration",
+    "assert 1 > 2, ('tuple', 1)",
+    "x = [1]\ntry:\n    x[3]\nexcept IndexError as e:\n    print(e, repr(e), e.args)\nprint(e)",
+    "def g():\n    yield 1\n    return 5\nit = g()\nnext(it)\nnext(it)",
+    "def g():\n    yield 1\nit = g()\nprint(next(it), next(it, 'default'))\nnext(it)",
+    "def f():\n    nonlocal_value = 1\n    def g():\n        nonlocal nonlocal_value\n        nonlocal_value = 2\n"
+    "    g()\n    return nonlocal_value\nprint(f())",
+    "def f():\n    global late\n    late = 3\nf()\nprint(late)",
+    "def f():\n    global never\n    return never\nf()",
+    "with 5:\n    pass",
+    "try:\n    raise ValueError('a')\nexcept ValueError:\n    raise TypeError('b')",
+])
+def test_errors_as_cpython(source):
+    same_as_cpython(source)
+
+
+def test_engine_errors_are_catchable_with_torch_text():
+    pytest.importorskip("torch")
+    same_as_cpython("""
+import torch
+a = torch.ones(2, 3)
+b = torch.ones(4, 5)
+try:
+    a @ b
+except RuntimeError as e:
+    print("caught:", e)
+try:
+    torch.ones(2).backward()
+except RuntimeError as e:
+    print("caught:", e)
+x = torch.ones(1, requires_grad=True)
+y = (x * 2).sum()
+y.backward()
+try:
+    y.backward()
+except RuntimeError as e:
+    print("twice:", str(e)[:60])
+""")
+
+
+def test_with_on_program_classes_as_cpython():
+    same_as_cpython("""
+class Timer:
+    def __init__(self, name):
+        self.name = name
+    def __enter__(self):
+        print("enter", self.name)
+        return self
+    def __exit__(self, exc_type, exc, tb):
+        print("exit", self.name, exc_type.__name__ if exc_type else None, exc)
+        return exc_type is KeyError
+
+with Timer("a") as t, Timer("b"):
+    print("inside", t.name)
+with Timer("c"):
+    {}["x"]
+print("swallowed")
+with Timer("d"):
+    raise ValueError("kept")
+""")
