@@ -23,6 +23,7 @@ from .objects import (
     INTERP_TYPES,
     INTS,
     MISSING,
+    USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
     BuiltinType,
@@ -36,7 +37,6 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
-    USER_EXCEPTION_TYPES,
 )
 
 

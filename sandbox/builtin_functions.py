@@ -14,13 +14,13 @@ import random
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
 from .errors import limit_error
 from .objects import (
+    EXCEPTION_CLASSES,
     INTS,
     MISSING,
     SUPER,
+    USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
-    EXCEPTION_CLASSES,
-    USER_EXCEPTION_TYPES,
     BuiltinType,
     ClassMethod,
     GradModeFunction,

@@ -23,9 +23,6 @@ from .objects import (
     BREAK,
     CONTINUE,
     EXCEPTIONS_BY_NAME,
-    FUNC,
-    INTS,
-    PRIMITIVES,
     USER_EXCEPTION_TYPES,
     BuiltinType,
     Return,
@@ -386,7 +383,7 @@ class Flow:
         found = cache.get(fnode)
         if found is None:
             found = set()
-            if not (type(fnode) is ast.Lambda):
+            if type(fnode) is not ast.Lambda:
                 for stmt in fnode.body:
                     _mark_yields(stmt, found)
             found = frozenset(found)
@@ -524,4 +521,3 @@ class UserGenerator:
 
 
 UserGenerator.__name__ = UserGenerator.__qualname__ = "generator"
-_ = INTS, PRIMITIVES, FUNC  # (imported for the generator checks' callers)

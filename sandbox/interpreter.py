@@ -38,6 +38,7 @@ from .objects import (
     MISSING,
     PRIMITIVES,
     SUBSCRIPTABLE,
+    USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
     BuiltinType,
@@ -47,7 +48,6 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
-    USER_EXCEPTION_TYPES,
 )
 
 
