@@ -11,6 +11,7 @@ instance attributes, methods of user classes).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 import sys
@@ -27,9 +28,13 @@ from .objects import (
     BoundMethod,
     Builtin,
     BuiltinType,
+    CachedFunction,
     ClassMethod,
     GradModeFunction,
     ModuleProxy,
+    NamedTupleClass,
+    NamedTupleValue,
+    Partial,
     Property,
     StaticMethod,
     SuperProxy,
@@ -108,6 +113,18 @@ def _list_extend(interp, xs):
         interp.alloc(len(xs) + len(items), "list")
         xs.extend(items)
     return extend
+
+
+def _bounded_extend(name):
+    def factory(interp, xs):
+        method = getattr(xs, name)
+
+        def extend(iterable):
+            items = interp.take(iterable)
+            interp.alloc(len(xs) + len(items), "deque")
+            method(items)
+        return extend
+    return factory
 
 
 def _set_method(name):
@@ -210,15 +227,28 @@ in_cooldown"""),
     "grad_fn": _rule("name next_functions metadata variable"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
-    "named_tuple": _rule("index count"),
+    "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
     # exceptions (a program's own exception classes: their instance attributes and methods too)
     "exception": _rule("args"),
-    "generator": _rule("send close"),  # and the tuple's public field names (values, indices)
+    "generator": _rule("send close"),
+    "partial": _rule("func args keywords"),
+    "lru_cache": _rule("cache_clear"),
     # subclasses of plain containers (OrderedDict from state_dict(), ...): the plain methods that cannot
     # loop in C over an unbounded iterable
     "dict_subclass": _rule(set(_DICT) - {"update"}),
     "list_subclass": _rule(set(_LIST) - {"extend"}),
 })
+# ---- collections (a block of its own: exact types, like the plain values)
+_COLLECTIONS_POLICY = MappingProxyType({
+    collections.OrderedDict: _rule(_DICT + ["move_to_end"], {"copy": _copy, "update": _dict_update}),
+    # (not default_factory: an optimizer's `state` is the engine's defaultdict, its factory the engine's)
+    collections.defaultdict: _rule(_DICT, {"copy": _copy, "update": _dict_update}),
+    collections.Counter: _rule(_DICT + ["most_common", "elements", "total"], {"copy": _copy, "update": _dict_update}),
+    collections.deque: _rule("""append appendleft pop popleft extend extendleft rotate clear count index insert
+remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend"),
+                                "extendleft": _bounded_extend("extendleft")}),
+})
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
@@ -267,10 +297,16 @@ class Attributes:
             return self._dataset_attr(obj, name)
         if t in USER_EXCEPTION_TYPES:
             return self._user_exception_attr(obj, name)
-        if t is UserGenerator:
-            if name in ATTRIBUTE_POLICY["generator"].names:
+        if t is UserGenerator or t is CachedFunction:
+            if name in ATTRIBUTE_POLICY["generator" if t is UserGenerator else "lru_cache"].names:
                 return Builtin(name, getattr(obj, name), self)
             raise self._no_attr(obj, name)
+        if t is Partial:
+            if name in ATTRIBUTE_POLICY["partial"].names:
+                return getattr(obj, name)
+            raise self._no_attr(obj, name)
+        if t is NamedTupleValue:
+            return self.namedtuple_attr(obj, name)
         rule = self._rule_for(obj)
         if rule is not None:
             self._attr_rules[t] = rule
@@ -355,8 +391,10 @@ class Attributes:
             return obj.doc if name == "__doc__" else obj.qualname if name == "__qualname__" else obj.name
         if t is BoundMethod:
             return self.dunder_attribute(obj.func, name)
-        if t is GradModeFunction or t is StaticMethod or t is ClassMethod:
+        if t is GradModeFunction or t is StaticMethod or t is ClassMethod or t is CachedFunction:
             return self.dunder_attribute(obj.func, name)
+        if t is NamedTupleClass:
+            return None if name == "__doc__" else obj.name
         if t is Property:
             if name == "__doc__":
                 return obj.doc if obj.doc is not None or obj.fget is None else self.dunder_attribute(obj.fget, name)
@@ -404,7 +442,7 @@ class Attributes:
             return BoundMethod(v.func, cls)
         if obj is None:
             return v
-        if t is GradModeFunction:
+        if t is GradModeFunction or t is CachedFunction:
             return BoundMethod(v, obj)
         if v.fget is None:  # a Property
             raise AttributeError(f"property '{name}' of '{self.type_name(obj)}' object has no getter")

@@ -23,8 +23,9 @@ from .objects import (
     Builtin,
     BuiltinType,
     ClassMethod,
-    GradModeFunction,
     ModuleProxy,
+    NamedTupleClass,
+    NamedTupleValue,
     Property,
     StaticMethod,
     TypeView,
@@ -125,7 +126,7 @@ def make_builtins(interp) -> dict:
         d = {}
         if args:
             a = args[0]
-            d = dict(a) if type(a) is dict else dict(take(a))
+            d = dict(a) if isinstance(a, dict) else dict(take(a))  # (dict subclasses: OrderedDict, defaultdict...)
         d.update(kwargs)
         interp.alloc(len(d), "dict")
         return d
@@ -144,6 +145,8 @@ def make_builtins(interp) -> dict:
             return False
         if isinstance(classinfo, type) and type(classinfo) is type:
             return isinstance(obj, classinfo)
+        if type(classinfo) is NamedTupleClass:
+            return type(obj) is NamedTupleValue and obj.__dict__["_fg_cls"] is classinfo
         if type(classinfo) is TypeView:
             return isinstance(obj, classinfo.cls)
         raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
@@ -163,6 +166,11 @@ def make_builtins(interp) -> dict:
             raise TypeError("type() takes 1 argument in flowgrad programs")
         return interp.type_of(args[0])
 
+    def _pow(base, exp, mod=None):
+        if mod is None:  # the operator's checks on the result's size
+            return interp.binop(ast.Pow, base, exp, NO_NODE)
+        return pow(base, exp, mod)  # (as big as `mod` at most)
+
     it = interp.iterate
     functions = {
         "print": _print, "len": _len, "range": range, "abs": abs, "round": _round, "sum": _sum,
@@ -174,7 +182,7 @@ def make_builtins(interp) -> dict:
         "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
         "callable": lambda x: callable(x) and type(x) not in (UserInstance,), "type": _type,
-        "divmod": lambda a, b: divmod(a, b), "chr": lambda i: chr(i), "ord": lambda c: ord(c),
+        "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
     types = {"float": (float, lambda x=0.0: float(x)), "int": (int, _int), "bool": (bool, lambda x=False: bool(x)),
@@ -232,18 +240,6 @@ def _decorator_types(interp) -> dict:
     return {"staticmethod": (StaticMethod, lambda f: StaticMethod(f, interp)),
             "classmethod": (ClassMethod, lambda f: ClassMethod(f, interp)),
             "property": (Property, _property)}
-
-
-def functools_module(interp) -> ModuleProxy:
-    """Python's `functools`: `wraps` (copies the name a function shows)."""
-    def wraps(wrapped, assigned=None, updated=None):
-        def decorator(wrapper):
-            if type(wrapper) in (UserFunction, GradModeFunction) and type(getattr(wrapped, "name", None)) is str:
-                wrapper.name = wrapped.name
-            return wrapper
-        return Builtin("decorator", decorator, interp)
-
-    return ModuleProxy("functools", {"wraps": Builtin("wraps", wraps, interp)})
 
 
 def _exception_constructor(cls):

@@ -22,13 +22,16 @@ from .objects import (
     SCALARS,
     SIZED,
     SUPER,
+    WRAPPERS,
     BoundMethod,
     Builtin,
     BuiltinType,
+    CachedFunction,
     ClassMethod,
     DeclaredVars,
     GradModeFunction,
     ModuleProxy,
+    Partial,
     Property,
     Return,
     Scope,
@@ -86,7 +89,7 @@ class Calls:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
-        if t is GradModeFunction or t is StaticMethod:
+        if t in WRAPPERS:
             return self._call_wrapped(f, args, kwargs)
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
@@ -145,14 +148,21 @@ class Calls:
         return a
 
     def _call_wrapped(self, f, args, kwargs):
-        """A staticmethod or grad-mode-decorated function called: one call level (a program can wrap a
-        function 10^5 times in a loop)."""
+        """A staticmethod, grad-mode-decorated function, partial or cached function called. The first two
+        are a call level (a program can wrap a function 10^5 times in a loop), as a Python wrapper
+        would be; partial and lru_cache are C in Python and take no level (a chain of 10^5 of them ends
+        in the host's RecursionError, which no program can catch)."""
+        t = type(f)
+        if t is Partial:
+            return self.call_partial(f, args, kwargs)
+        if t is CachedFunction:
+            return self.call_cached(f, args, kwargs)
         self.depth += 1
         try:
             if self.depth > MAX_CALL_DEPTH:
                 raise limit_error("maximum recursion depth exceeded", None, f"{MAX_CALL_DEPTH} nested calls",
                                   type_name="RecursionError")
-            if type(f) is StaticMethod:
+            if t is StaticMethod:
                 return self.call(f.func, args, kwargs)
             return self._call_in_grad_mode(f, args, kwargs)
         finally:

@@ -23,7 +23,7 @@ import numpy as np
 from .attributes import Attributes
 from .backend import Backend
 from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
-from .builtin_functions import FORBIDDEN_BUILTINS, functools_module, make_builtins, random_module
+from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
@@ -43,12 +43,14 @@ from .objects import (
     Builtin,
     BuiltinType,
     ModuleProxy,
+    NamedTupleValue,
     Scope,
     TypeView,
     UserClass,
     UserFunction,
     UserInstance,
 )
+from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
 
 
 @dataclass
@@ -70,7 +72,7 @@ def _while(test, ev, scope):
         yield None
 
 
-class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
+class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Stdlib):
     def __init__(self, limits: SandboxLimits, backend: Backend, recorder=None, on_print=None):
         self.limits = limits
         self.B = backend
@@ -107,7 +109,11 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
                 self._ev[getattr(ast, name[3:])] = getattr(self, name)
             elif name.startswith("ex_"):
                 self._ex[getattr(ast, name[3:])] = getattr(self, name)
+        self._stdlib = {}  # standard-library modules imported by this run (stdlib.py)
         self.builtins = make_builtins(self)
+        math_proxy = backend.modules.get("math")
+        if math_proxy is not None:  # `math`, bound without import too: with the bounded integer functions
+            self._stdlib["math"] = self.builtins["math"] = math_module(self, math_proxy)
 
     # ================================================================= running
     def run(self, source: str) -> RunOutcome:
@@ -352,11 +358,9 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
             if self._random is None:
                 self._random = random_module(self)
             return self._random
-        if name == "functools":
-            return functools_module(self)
-        mod = self.B.modules.get(name)
+        mod = self.stdlib_module(name) or self.B.modules.get(name)
         if mod is None:
-            avail = ", ".join(sorted(self.B.modules))
+            avail = ", ".join(sorted({*self.B.modules, *STDLIB_NAMES, "random"}))
             raise ProgramError("ModuleNotFoundError", f"No module named '{name}' (flowgrad programs can import "
                                f"{avail})", node.lineno, node.col_offset)
         return mod
@@ -374,7 +378,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
         elif t is ast.Subscript:
             obj = self.ev(target.value, scope)
             key = self.ev(target.slice, scope)
-            if type(obj) not in (list, dict):
+            if type(obj) not in (list, dict) and type(obj) not in COLLECTION_TYPES:
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -433,7 +437,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
             self.alloc(len(obj) + len(value), "list")
             obj[key] = value
             return
-        if t is list or t is dict:
+        if t is list or t is dict or t in COLLECTION_TYPES:
             obj[key] = value
             return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
@@ -451,7 +455,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
                 return r
             return obj[key]
         B = self.B
-        if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+        if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict, *COLLECTION_TYPES)) and hasattr(t, "__getitem__"):
             self.check_data(key)
             return obj[key]
         if B.Dataset is not None and isinstance(obj, B.Dataset):  # TensorDataset, Subset, user subclasses
@@ -481,7 +485,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
         t = type(obj)
         if t is UserInstance:
             return obj.cls
-        if t in USER_EXCEPTION_TYPES:
+        if t in USER_EXCEPTION_TYPES or t is NamedTupleValue:
             return obj.__dict__["_fg_cls"]
         bt = self.builtins.get(t.__name__)
         if type(bt) is BuiltinType and bt.pytype is t:
@@ -504,7 +508,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow):
         t = type(obj)
         if t is UserInstance:
             return obj.cls.name
-        if t in USER_EXCEPTION_TYPES:
+        if t in USER_EXCEPTION_TYPES or t is NamedTupleValue:
             return obj.__dict__["_fg_cls"].name
         if t is UserClass:
             return "type"

@@ -8,6 +8,7 @@ real class (`user_module_class`), so the engine's Module machinery works on them
 from __future__ import annotations
 
 import ast
+import collections
 import types
 
 
@@ -218,6 +219,83 @@ class GradModeFunction:
         return f"<function {self.name}>"
 
     __str__ = __repr__
+
+
+class Partial:
+    """`functools.partial(f, *args, **kwargs)`: calling it calls `f` through the interpreter."""
+
+    __slots__ = ("func", "args", "keywords", "interp")
+
+    def __init__(self, interp, func, args, keywords):
+        self.interp = interp
+        self.func = func
+        self.args = args
+        self.keywords = keywords
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.call(self, list(args), kwargs)
+
+    def __repr__(self):
+        parts = [self.interp.repr_value(self.func)] + [self.interp.repr_value(a) for a in self.args]
+        parts += [f"{k}={self.interp.repr_value(v)}" for k, v in self.keywords.items()]
+        return f"functools.partial({', '.join(parts)})"
+
+    __str__ = __repr__
+
+
+class CachedFunction:
+    """`functools.lru_cache(maxsize)(f)` / `functools.cache(f)`: results by arguments, at most `maxsize`
+    of them (least recently used go first); every entry counts against the run's item budget."""
+
+    __slots__ = ("func", "maxsize", "entries", "interp", "name", "hits", "misses")
+
+    def __init__(self, interp, func, maxsize):
+        self.interp = interp
+        self.func = func
+        self.maxsize = maxsize
+        self.entries = collections.OrderedDict()
+        self.name = getattr(func, "name", "function")
+        self.hits = self.misses = 0
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.call(self, list(args), kwargs)
+
+    def cache_clear(self):
+        self.entries.clear()
+        self.hits = self.misses = 0
+
+    def __repr__(self):
+        return f"<functools._lru_cache_wrapper {self.name}>"
+
+    __str__ = __repr__
+
+
+class NamedTupleClass:
+    """A class made by `collections.namedtuple`: its instances are `NamedTupleValue`s (real tuples)."""
+
+    __slots__ = ("name", "fields", "defaults", "interp", "__weakref__")
+
+    def __init__(self, interp, name, fields, defaults):
+        self.interp = interp
+        self.name = name
+        self.fields = fields
+        self.defaults = defaults  # values of the last len(defaults) fields
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.new_namedtuple(self, args, kwargs)
+
+    def __repr__(self):
+        return f"<class '__main__.{self.name}'>"
+
+    __str__ = __repr__
+
+
+class NamedTupleValue(tuple):
+    """An instance of a `namedtuple` class of the program: a tuple (numpy and the engine read it as one)
+    whose class is `__dict__["_fg_cls"]`."""
+
+
+NamedTupleValue.__name__ = NamedTupleValue.__qualname__ = "tuple"
 
 
 class UserClass:
@@ -525,7 +603,8 @@ for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), 
                           (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
                           (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
-                          (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function")):
+                          (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function"),
+                          (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 
@@ -540,6 +619,9 @@ INTS = frozenset({int, bool})
 SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
 INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
-                          SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction})
+                          SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction, Partial,
+                          CachedFunction, NamedTupleClass})
 # what a class attribute turns into when read: functions bind, the decorators' objects do their part
-DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction})
+DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction, CachedFunction})
+# interpreter objects a call unwraps (`Calls._call_wrapped`): each call through one is a call level
+WRAPPERS = frozenset({StaticMethod, GradModeFunction, Partial, CachedFunction})

@@ -329,7 +329,8 @@ def test_math_module():
     src = "import math\nprint(math.sqrt(16), math.floor(2.7), math.isclose(0.1 + 0.2, 0.3), round(math.pi, 2))"
     assert ok(src) == "4.0 2 True 3.14\n"
     assert ok("print(math.exp(0))") == "1.0\n"  # available without import
-    assert err("import math\nmath.factorial(5)")["type"] == "AttributeError"
+    assert ok("import math\nprint(math.factorial(5), math.comb(5, 2))") == "120 10\n"
+    assert err("import math\nmath.getrandbits")["type"] == "AttributeError"
 
 
 def test_deep_and_cyclic_structures_print_safely():
