@@ -219,13 +219,22 @@ def random_module(interp) -> ModuleProxy:
         else:
             raise TypeError("random.seed() takes an int, float or str")
 
+    def choices(population, weights=None, *, cum_weights=None, k=1):
+        k = interp.as_count(k)
+        if type(k) in INTS:
+            interp.alloc(k)
+        pop = population if type(population) in (range, list, tuple, str) else take(population)
+        return rng.choices(pop, None if weights is None else take(weights),
+                           cum_weights=None if cum_weights is None else take(cum_weights), k=k)
+
     def choice(seq):
         return rng.choice(seq if type(seq) in (range, list, tuple, str) else take(seq))
 
     attrs = {name: Builtin(name, fn, interp) for name, fn in (
         ("random", rng.random), ("uniform", rng.uniform), ("randint", rng.randint), ("gauss", rng.gauss),
         ("normalvariate", rng.normalvariate), ("randrange", rng.randrange), ("choice", choice),
-        ("shuffle", shuffle), ("sample", sample), ("seed", seed))}
+        ("shuffle", shuffle), ("sample", sample), ("seed", seed), ("choices", choices),
+        ("expovariate", rng.expovariate), ("triangular", rng.triangular), ("betavariate", rng.betavariate))}
     return ModuleProxy("random", attrs)
 
 

@@ -66,8 +66,10 @@ class Stdlib:
         for name in (typename, *fields):
             if type(name) is not str:
                 raise TypeError("Type names and field names must be strings")
-            if not name.isidentifier() or keyword.iskeyword(name):
+            if not name.isidentifier():
                 raise ValueError(f"Type names and field names must be valid identifiers: {name[:100]!r}")
+            if keyword.iskeyword(name):
+                raise ValueError(f"Type names and field names cannot be a keyword: {name!r}")
         for name in fields:
             if name.startswith("_"):
                 raise ValueError(f"Field names cannot start with an underscore: {name[:100]!r}")

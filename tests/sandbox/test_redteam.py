@@ -1104,3 +1104,56 @@ def test_global_rebinding_of_builtins_stays_in_the_run():
     out = ok("def f():\n    global print, len\n    len = 5\nf()\nprint(len)")
     assert out == "5\n"
     assert ok("print(len([1]))") == "1\n"
+
+
+# ---------------------------------------------------------------- time, collections, functools, itertools, math, random
+@pytest.mark.parametrize("source", [
+    "import itertools\nx = itertools.product(range(10 ** 9))",
+    "import itertools\nx = list(itertools.product(range(1000), repeat=3))",
+    "import itertools\nx = itertools.permutations(range(10 ** 8))",
+    "import itertools\nx = itertools.cycle(itertools.count())",
+    "import itertools\nx = list(itertools.count())",
+    "import itertools\nx = list(itertools.repeat(1, 10 ** 12))",
+    "import itertools\nx = list(itertools.islice(itertools.count(), 10 ** 12))",
+    "import itertools\nx = sum(itertools.repeat(1))",
+    "import itertools\nx = list(itertools.chain.from_iterable([[1]]))",
+    "import itertools\nx = list(itertools.accumulate(itertools.repeat([0] * 1000), lambda a, b: a + b))",
+    "import functools\nx = functools.reduce(lambda a, b: a, range(10 ** 12))",
+    "import functools\n@functools.cache\ndef f(x):\n    return x\nfor i in range(10 ** 4):\n    for j in range(10 ** 4):\n        f((i, j, [0] * 100 if False else 0))",
+    "import functools\nf = print\nfor i in range(10 ** 4):\n    f = functools.partial(f)\nf(1)",
+    "import functools\nfunctools.partial(print).func.fn",
+    "import torch\nimport functools\nfunctools.partial(torch.exp).func.__self__",
+    "import math\nx = math.factorial(10 ** 6)",
+    "import math\nx = math.comb(10 ** 6, 5 * 10 ** 5)",
+    "import math\nx = math.perm(10 ** 6)",
+    "import math\nx = math.prod([10 ** 100] * 1000)",
+    "import math\nx = math.lcm(*range(1, 10 ** 4))",
+    "import math\nx = math.fsum(range(10 ** 12))",
+    "x = pow(7, 10 ** 7)",
+    "from collections import deque\nx = deque(range(10 ** 9))",
+    "from collections import Counter\nx = Counter(range(10 ** 9))",
+    "from collections import OrderedDict\nx = OrderedDict((i, i) for i in range(10 ** 9))",
+    "from collections import deque\nd = deque()\nd.extend(range(10 ** 9))",
+    "from collections import defaultdict\nd = defaultdict(lambda: [0] * 10 ** 6)\nx = [d[i] for i in range(100)]",
+    "from collections import namedtuple\nP = namedtuple('P', ['f%d' % i for i in range(10 ** 7)])",
+    "import random\nx = random.choices([1], k=10 ** 9)",
+    "import time\nwhile True:\n    time.sleep(0.05)",
+    "import torch\nm = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nopt.state.default_factory",
+    "import time\ntime.sleep.fn",
+    "import collections\ncollections.abc",
+    "import collections\ncollections.OrderedDict.fromkeys(range(10 ** 9))",
+])
+def test_stdlib_stays_bounded_and_closed(source):
+    out = run(source)
+    assert out.error is not None and out.error["type"] in ("LimitExceeded", "RecursionError", "AttributeError"), \
+        (out.error, out.stdout[:100])
+    assert out.elapsed < 5
+
+
+def test_defaultdict_factory_goes_through_the_interpreter():
+    # an engine function as the factory: called with the checks of an engine call, counted as a step
+    out = ok("import torch\nfrom collections import defaultdict\nd = defaultdict(torch.zeros)\n"
+             "try:\n    d['a']\nexcept TypeError as e:\n    print('refused')\nprint(len(d))")
+    assert out in ("refused\n0\n", "1\n")
+    assert ok("from collections import defaultdict\nd = defaultdict(list)\nd[1].append(2)\nprint(d)") == \
+        "defaultdict(<class 'list'>, {1: [2]})\n"

@@ -929,3 +929,122 @@ print("swallowed")
 with Timer("d"):
     raise ValueError("kept")
 """)
+
+
+# ---------------------------------------------------------------- the standard library: time, collections, functools,
+# itertools, math, random (the same numbers as CPython's random for the same seed)
+STDLIB_PROGRAM = """import math
+import random
+import time
+import functools
+import itertools
+from collections import OrderedDict, defaultdict, deque, namedtuple, Counter
+from functools import partial, reduce, lru_cache
+
+od = OrderedDict()
+od["b"] = 1
+od["a"] = 2
+od.move_to_end("b")
+print(od, list(od.keys()), od.popitem(last=False))
+dd = defaultdict(list)
+for w in ["apple", "avocado", "banana"]:
+    dd[w[0]].append(w)
+print(dd, dict(dd), dd["z"], len(dd))
+cnt = defaultdict(int)
+for ch in "hello":
+    cnt[ch] += 1
+print(sorted(cnt.items()))
+c = Counter("mississippi")
+print(c.most_common(2), c["s"], c)
+dq = deque([1, 2, 3], maxlen=4)
+dq.append(4)
+dq.append(5)
+dq.appendleft(0)
+dq.rotate(1)
+print(dq, dq.popleft(), dq.maxlen, len(dq))
+Point = namedtuple("Point", ["x", "y"])
+P3 = namedtuple("P3", "x y z", defaults=[0])
+p = Point(1, y=2)
+q = P3(1, 2)
+print(p, p.x + p.y, p[0], q, isinstance(p, tuple), isinstance(p, Point), type(p).__name__, Point.__name__, Point)
+x, y = p
+print(x, y, p == (1, 2), len(q))
+def power(base, exp):
+    return base ** exp
+square = partial(power, exp=2)
+print(square(5), reduce(lambda a, b: a * b, [1, 2, 3, 4]), reduce(lambda a, b: a + b, [], 10))
+@lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+print(fib(60))
+@functools.cache
+def sq(n):
+    return n * n
+print(sq(4), sq(4))
+print(list(itertools.islice(itertools.count(5, 2), 4)), list(itertools.product("ab", repeat=2)))
+print(list(itertools.permutations([1, 2, 3], 2)), list(itertools.combinations(range(4), 2)))
+print(list(itertools.chain([1], (2, 3))), list(itertools.accumulate([1, 2, 3, 4])), list(itertools.accumulate([1, 2, 3], lambda a, b: a * b)))
+print(list(itertools.zip_longest("ab", "xyz", fillvalue="-")), [(k, list(g)) for k, g in itertools.groupby("aabbbc")])
+print(list(itertools.islice(itertools.cycle("ab"), 5)), list(itertools.repeat(7, 3)), list(itertools.pairwise([1, 2, 3])))
+print(list(itertools.takewhile(lambda v: v < 3, [1, 2, 3, 1])), list(itertools.starmap(pow, [(2, 3)])))
+print(math.factorial(20), math.comb(10, 3), math.perm(5, 2), math.prod([1, 2, 3, 4]), math.gcd(12, 18), math.lcm(4, 6))
+print(math.isqrt(99), math.fsum([0.1] * 10), math.dist([0, 0], [3, 4]), math.modf(2.5), math.frexp(8.0), math.ldexp(1.0, 3))
+print(math.cbrt(27.0), math.exp2(3), math.remainder(7, 3), math.trunc(2.7), math.pi, math.inf, math.tau)
+random.seed(42)
+print(random.random(), random.randint(1, 10), random.uniform(1, 2), random.choice("abc"))
+xs = list(range(10))
+random.shuffle(xs)
+print(xs, random.sample(range(100), 5), random.gauss(0, 1), random.randrange(0, 10, 2))
+random.seed("text seed")
+print(random.random())
+t0 = time.perf_counter()
+time.sleep(0.01)
+dt = time.perf_counter() - t0
+print(dt >= 0.01, dt < 1, type(time.time()).__name__)
+"""
+
+
+def test_stdlib_as_cpython():
+    same_as_cpython(STDLIB_PROGRAM)
+
+
+def test_random_matches_cpython_for_many_seeds():
+    for seed in (0, 1, 7, 12345, "abc", 3.5):
+        same_as_cpython(f"""
+import random
+random.seed({seed!r})
+xs = list(range(20))
+random.shuffle(xs)
+print(random.random(), random.randint(-5, 5), random.uniform(0, 10), random.choice(xs), random.gauss(1, 2))
+print(xs, random.sample(xs, 4), random.randrange(100), random.choices('abc', weights=[1, 2, 3], k=5))
+print(random.normalvariate(0, 1), random.expovariate(2.0), random.triangular(0, 1, 0.2), random.betavariate(2, 3))
+""")
+
+
+def test_time_sleep_counts_against_the_time_budget():
+    from sandbox_testing import make_limits, run
+    out = run("import time\ntime.sleep(30)\nprint('slept')", make_limits(time_limit_s=1.0))
+    assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"] and out.stdout == ""
+    assert out.elapsed < 1.0  # refused at once, not slept
+    out = run("import time\nfor i in range(1000):\n    time.sleep(0.01)", make_limits(time_limit_s=0.3))
+    assert out.error["type"] == "LimitExceeded"
+
+
+@pytest.mark.parametrize("source", [
+    "import time\ntime.sleep(-1)",
+    "import time\ntime.sleep('1')",
+    "import time\ntime.sleep(float('nan'))",
+    "from collections import namedtuple\nP = namedtuple('P', ['x', '_y'])",
+    "from collections import namedtuple\nP = namedtuple('P', 'x x')",
+    "from collections import namedtuple\nP = namedtuple('P', 'x class')",
+    "from collections import namedtuple\nP = namedtuple('P', 'x y')\nP(1)",
+    "from collections import namedtuple\nP = namedtuple('P', 'x y')\nP(1, 2, 3)",
+    "from collections import namedtuple\nP = namedtuple('P', 'x y')\nP(1, 2).z",
+    "import functools\nfunctools.reduce(lambda a, b: a + b, [])",
+    "import math\nmath.factorial(-1)",
+    "import itertools\nlist(itertools.permutations([1, 2], -1))",
+    "from collections import deque\nd = deque()\nd.pop()",
+    "import functools\n@functools.lru_cache\ndef f(x):\n    return x\nf([1])",
+])
+def test_stdlib_errors_as_cpython(source):
+    same_as_cpython(source)
