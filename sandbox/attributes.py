@@ -15,6 +15,7 @@ import collections
 import itertools
 import operator
 import sys
+import types
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -395,6 +396,10 @@ class Attributes:
             return self.dunder_attribute(obj.func, name)
         if t is NamedTupleClass:
             return None if name == "__doc__" else obj.name
+        if t is UserGenerator:
+            return None if name == "__doc__" else obj.func.qualname if name == "__qualname__" else obj.func.name
+        if t is types.GeneratorType and name != "__doc__":  # a generator expression, `m.parameters()`
+            return getattr(obj, name)
         if t is Property:
             if name == "__doc__":
                 return obj.doc if obj.doc is not None or obj.fget is None else self.dunder_attribute(obj.fget, name)

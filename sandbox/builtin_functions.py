@@ -171,13 +171,32 @@ def make_builtins(interp) -> dict:
             return interp.binop(ast.Pow, base, exp, NO_NODE)
         return pow(base, exp, mod)  # (as big as `mod` at most)
 
+    def _first(iterable, want):
+        """any()/all(): stop at the first item that decides, as Python's (lazy generators may be endless)."""
+        n = 0
+        for x in it(iterable):
+            if bool(x) is want:
+                return True
+            n += 1
+            if not (n & 1023):
+                if n > interp.max_seq:
+                    raise interp._seq_limit(n, "iterable")
+                interp.check_time()
+        return False
+
+    def _any(iterable):
+        return _first(iterable, True)
+
+    def _all(iterable):
+        return not _first(iterable, False)
+
     it = interp.iterate
     functions = {
         "print": _print, "len": _len, "range": range, "abs": abs, "round": _round, "sum": _sum,
         "enumerate": lambda iterable, start=0: enumerate(it(iterable), start),
         "zip": lambda *iterables, strict=False: zip(*[it(i) for i in iterables], strict=strict),
         "min": _minmax(min, "min"), "max": _minmax(max, "max"), "isinstance": _isinstance, "sorted": _sorted,
-        "reversed": _reversed, "any": lambda iterable: any(take(iterable)), "all": lambda iterable: all(take(iterable)),
+        "reversed": _reversed, "any": _any, "all": _all,
         "repr": lambda x: interp.repr_value(x), "format": lambda value, spec="": interp.format_value(value, spec),
         "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,

@@ -303,7 +303,44 @@ class Expressions:
         return out
 
     def ev_GeneratorExp(self, node, scope):
-        return iter(self.ev_ListComp(node, scope))
+        """Lazy, as Python's: the first iterable now, the rest as items are taken (every consumer is
+        bounded), so `next(i for i in itertools.count() if ...)` works."""
+        gens = node.generators
+        items = self.iterate(self.ev(gens[0].iter, scope))
+        g = self._genexp_items(node, gens, 0, items, Scope({}, scope, COMP))
+        g.__name__ = g.__qualname__ = "<genexpr>"  # its repr: `<generator object <genexpr> at 0x7f…>`
+        return g
+
+    def _genexp_items(self, node, gens, i, items, inner):
+        gen = gens[i]
+        n = 0
+        limit = self.max_loop
+        last = i == len(gens) - 1
+        target = gen.target
+        name = target.id if type(target) is ast.Name else None
+        ifs = gen.ifs
+        elt = node.elt
+        try:
+            for item in items:
+                n += 1
+                if n > limit:
+                    raise self._loop_limit(gen.iter)
+                self.steps += 1
+                if self.steps >= self.next_check:
+                    self._check(gen.iter)
+                if name is not None:
+                    inner.vars[name] = item
+                else:
+                    self.assign(target, item, inner, name_tensors=False)
+                if ifs and not all(self.ev(c, inner) for c in ifs):
+                    continue
+                if last:
+                    yield self.ev(elt, inner)
+                else:
+                    nxt = gens[i + 1]
+                    yield from self._genexp_items(node, gens, i + 1, self.iterate(self.ev(nxt.iter, inner)), inner)
+        except Exception as e:  # an error while the consumer takes items: at the expression, as in Python
+            raise self._at(e, node) from None
 
     def ev_SetComp(self, node, scope):
         out = set()

@@ -1157,3 +1157,29 @@ def test_defaultdict_factory_goes_through_the_interpreter():
     assert out in ("refused\n0\n", "1\n")
     assert ok("from collections import defaultdict\nd = defaultdict(list)\nd[1].append(2)\nprint(d)") == \
         "defaultdict(<class 'list'>, {1: [2]})\n"
+
+
+@pytest.mark.parametrize("source", [
+    "import itertools\nx = any(x < 0 for x in itertools.count())",
+    "import itertools\nx = all(itertools.repeat(1))",
+    "import itertools\nx = any(itertools.repeat(0))",
+    "x = (y for y in range(10))\nx.gi_frame",
+    "x = (y for y in range(10))\nx.gi_code.co_consts",
+    "g = (x for x in range(3))\ng.__class__.__init__",
+    "def f():\n    return next(g)\ng = (f() for i in range(3))\nnext(g)",
+])
+def test_lazy_generator_expressions_stay_bounded_and_closed(source):
+    out = run(source)
+    assert out.error is not None and out.error["type"] in ("LimitExceeded", "AttributeError", "ValueError"), out.error
+    assert out.elapsed < 5
+
+
+def test_generator_expression_repr_names_no_interpreter_code():
+    out = ok("g = (x for x in range(3))\nprint(g, type(g).__name__, g.__name__, g.__qualname__)")
+    assert out.startswith("<generator object <genexpr> at 0x7f0000") and out.endswith(" generator <genexpr> <genexpr>\n")
+
+
+def test_random_state_is_per_run():
+    first = ok("import random\nprint(random.random())")
+    ok("import random\nrandom.seed(99)\nx = [random.random() for i in range(10)]")
+    assert ok("import random\nprint(random.random())") == first

@@ -1048,3 +1048,29 @@ def test_time_sleep_counts_against_the_time_budget():
 ])
 def test_stdlib_errors_as_cpython(source):
     same_as_cpython(source)
+
+
+GENEXP_PROGRAM = """import itertools
+print(next(i for i in itertools.count() if i * i > 50))
+g = (x * 2 for x in range(3))
+print(type(g).__name__, list(g), list(g))
+print(sum(x for x in range(10) if x % 2), max((len(w), w) for w in "a bb ccc".split()))
+print(list((i, j) for i in range(3) for j in range(i)))
+print(any(x > 5 for x in itertools.count()), all(x < 3 for x in itertools.count()))
+def gen():
+    yield 1
+    yield 2
+print(list(x + 1 for x in gen()))
+print(sorted(y for y in {3, 1, 2}), tuple(c.upper() for c in "ab"), dict((k, len(k)) for k in ["aa", "b"]))
+total = 0
+for v in (t * t for t in range(4)):
+    total += v
+print(total)
+e = (1 / x for x in [1, 0])
+print(next(e))
+print(next(e))
+"""
+
+
+def test_generator_expressions_are_lazy_as_cpython():
+    same_as_cpython(GENEXP_PROGRAM)
