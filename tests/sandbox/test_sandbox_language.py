@@ -1074,3 +1074,145 @@ print(next(e))
 
 def test_generator_expressions_are_lazy_as_cpython():
     same_as_cpython(GENEXP_PROGRAM)
+
+
+ENGINE_EXCEPTIONS_PROGRAM = """import torch
+from torch.utils.data import Dataset, DataLoader
+
+class Bad(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 100:
+            raise ValueError("too big")
+        return x * 2
+
+net = torch.nn.Sequential(Bad(), Bad())
+try:
+    net(torch.ones(3) * 50)
+except ValueError as e:
+    print("caught from forward:", e)
+print(net(torch.ones(3)))
+
+class DS(Dataset):
+    def __len__(self):
+        return 4
+    def __getitem__(self, i):
+        if i == 3:
+            raise IndexError("no item 3")
+        return torch.tensor([float(i)])
+
+try:
+    for batch in DataLoader(DS(), batch_size=2):
+        print(batch)
+except IndexError as e:
+    print("caught from dataset:", e)
+
+def f(xs):
+    out = []
+    for x in xs:
+        try:
+            if x == 2:
+                continue
+            if x == 4:
+                break
+            out.append(10 / x)
+        except ZeroDivisionError:
+            out.append("inf")
+            continue
+        else:
+            out.append("ok")
+        finally:
+            out.append("f")
+    return out
+print(f([1, 0, 2, 3, 4, 5]))
+
+def g():
+    try:
+        raise ValueError("x")
+    except ValueError:
+        return "from except"
+    finally:
+        print("finally in g")
+print(g())
+
+def h():
+    try:
+        return 1
+    finally:
+        return 2
+print(h())
+
+def k():
+    for i in range(3):
+        try:
+            raise KeyError(i)
+        finally:
+            if i < 2:
+                continue
+            break
+    return "k done"
+print(k())
+
+class ValidationError(Exception):
+    pass
+class FieldError(ValidationError):
+    def __init__(self, field):
+        super().__init__(f"bad field {field}")
+        self.field = field
+try:
+    raise FieldError("age")
+except ValidationError as e:
+    print(type(e).__name__, e.field, e, isinstance(e, Exception), isinstance(e, FieldError))
+errors = []
+for exc_type in (ValueError, TypeError, KeyError):
+    try:
+        raise exc_type("m")
+    except (ValueError, KeyError) as e:
+        errors.append(repr(e))
+    except Exception as e:
+        errors.append("other " + type(e).__name__)
+print(errors)
+try:
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        raise RuntimeError("inside no_grad")
+except RuntimeError:
+    print(torch.is_grad_enabled())
+"""
+
+
+def test_exceptions_through_engine_code_as_torch():
+    # raised in forward() inside nn.Sequential, in a Dataset under a DataLoader, inside no_grad
+    pytest.importorskip("torch")
+    same_as_cpython(ENGINE_EXCEPTIONS_PROGRAM)
+
+
+def test_caught_errors_leave_a_consistent_trace():
+    from engine.recorder import Recorder
+    from sandbox_testing import run
+
+    rec = Recorder(value_limit=256, max_events=100_000)
+    src = """
+import torch
+class Bad(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 1)
+    def forward(self, x):
+        y = self.lin(x)
+        if x.shape[0] > 1:
+            raise ValueError("batch")
+        return y
+m = Bad()
+try:
+    m(torch.ones(2, 2))
+except ValueError:
+    pass
+loss = m(torch.ones(1, 2)).sum()
+loss.backward()
+print(m.lin.weight.grad)
+"""
+    out = run(src, recorder=rec)
+    assert out.error is None, out.error
+    assert out.stdout == "tensor([[1., 1.]])\n"
+    kinds = [e.get("type") or e.get("kind") for e in rec.events if isinstance(e, dict)]
+    assert kinds
