@@ -144,7 +144,7 @@ def _dict_update(interp, d):
             raise TypeError(f"update expected at most 1 argument, got {len(args)}")
         if args:
             a = args[0]
-            d.update(a if type(a) is dict else interp.take(a))
+            d.update(a if isinstance(a, dict) else interp.take(a))
         d.update(kwargs)
     return update
 
@@ -161,7 +161,8 @@ def _list_index(interp, xs):
 def _copy(interp, obj):
     def copy():
         interp.alloc(len(obj))
-        return obj.copy()
+        c = obj.copy()
+        return interp.own(c) if id(obj) in interp.own_collections else c
     return copy
 
 
@@ -249,8 +250,8 @@ _COLLECTIONS_POLICY = MappingProxyType({
 remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend"),
                                 "extendleft": _bounded_extend("extendleft")}),
 })
-ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
 
@@ -308,6 +309,13 @@ class Attributes:
             raise self._no_attr(obj, name)
         if t is NamedTupleValue:
             return self.namedtuple_attr(obj, name)
+        if t in _COLLECTIONS_POLICY:  # (never cached by type: the program's own and the engine's differ)
+            rule = _COLLECTIONS_POLICY[t] if id(obj) in self.own_collections else self._rule_for_engine_collection(obj)
+            if rule is not None and name in rule.names:
+                if name in rule.wrapped:
+                    return Builtin(name, rule.wrapped[name](self, obj), self)
+                return getattr(obj, name)
+            raise self._no_attr(obj, name)
         rule = self._rule_for(obj)
         if rule is not None:
             self._attr_rules[t] = rule
@@ -337,6 +345,12 @@ class Attributes:
             return ATTRIBUTE_POLICY["list_subclass"]
         if isinstance(obj, tuple):
             return ATTRIBUTE_POLICY[tuple]
+        return None
+
+    @staticmethod
+    def _rule_for_engine_collection(obj):
+        if isinstance(obj, dict):
+            return ATTRIBUTE_POLICY["dict_subclass"]
         return None
 
     def _no_attr(self, obj, name):

@@ -110,6 +110,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             elif name.startswith("ex_"):
                 self._ex[getattr(ast, name[3:])] = getattr(self, name)
         self._stdlib = {}  # standard-library modules imported by this run (stdlib.py)
+        self.own_collections = {}  # id -> the OrderedDicts, deques... the program made (`Stdlib.own`)
         self.builtins = make_builtins(self)
         math_proxy = backend.modules.get("math")
         if math_proxy is not None:  # `math`, bound without import too: with the bounded integer functions
@@ -378,7 +379,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         elif t is ast.Subscript:
             obj = self.ev(target.value, scope)
             key = self.ev(target.slice, scope)
-            if type(obj) not in (list, dict) and type(obj) not in COLLECTION_TYPES:
+            if type(obj) not in (list, dict) and id(obj) not in self.own_collections:
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -437,7 +438,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             self.alloc(len(obj) + len(value), "list")
             obj[key] = value
             return
-        if t is list or t is dict or t in COLLECTION_TYPES:
+        if t is list or t is dict or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
             obj[key] = value
             return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):

@@ -48,6 +48,13 @@ class Stdlib:
             mod = mods[name] = make(self)
         return mod
 
+    def own(self, obj):
+        """A collection the program made: its items can be set and its methods called. The engine's own
+        OrderedDicts and defaultdicts (state_dict(), an optimizer's state) keep the narrower rule of dict
+        subclasses: no `d[k] = v`, no `update`."""
+        self.own_collections[id(obj)] = obj
+        return obj
+
     def callback(self, fn):
         """A function the program handed to a C helper (`accumulate(xs, f)`, `defaultdict(f)`): called
         through the interpreter, so each call is a step and engine calls get their checks."""
@@ -188,13 +195,13 @@ def collections_module(interp) -> ModuleProxy:
         return items
 
     def ordered_dict(*args, **kwargs):
-        return collections.OrderedDict(_items(args, kwargs, "OrderedDict"))
+        return interp.own(collections.OrderedDict(_items(args, kwargs, "OrderedDict")))
 
     def default_dict(default_factory=None, *args, **kwargs):
         if default_factory is not None and not callable(default_factory):
             raise TypeError("first argument must be callable or None")
         factory = None if default_factory is None else interp.callback(default_factory)
-        return collections.defaultdict(factory, _items(args, kwargs, "defaultdict"))
+        return interp.own(collections.defaultdict(factory, _items(args, kwargs, "defaultdict")))
 
     def counter(iterable=None, **kwargs):
         c = collections.Counter()
@@ -202,13 +209,13 @@ def collections_module(interp) -> ModuleProxy:
             c.update(iterable if isinstance(iterable, dict) else take(iterable))
         c.update(kwargs)
         interp.alloc(len(c), "Counter")
-        return c
+        return interp.own(c)
 
     def deque(iterable=(), maxlen=None):
         maxlen = interp.as_count(maxlen)
         items = take(iterable)
         interp.alloc(len(items), "deque")
-        return collections.deque(items, maxlen)
+        return interp.own(collections.deque(items, maxlen))
 
     types = {"OrderedDict": (collections.OrderedDict, ordered_dict),
              "defaultdict": (collections.defaultdict, default_dict),

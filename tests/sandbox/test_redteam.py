@@ -1183,3 +1183,23 @@ def test_random_state_is_per_run():
     first = ok("import random\nprint(random.random())")
     ok("import random\nrandom.seed(99)\nx = [random.random() for i in range(10)]")
     assert ok("import random\nprint(random.random())") == first
+
+
+@pytest.mark.parametrize("source", [
+    # the engine's OrderedDicts/defaultdicts keep the narrow rule: no item assignment, no update
+    "import torch\nsd = torch.nn.Linear(1, 1).state_dict()\nsd['weight'] = [[0] * 1000] * 1000",
+    "import torch\nsd = torch.nn.Linear(1, 1).state_dict()\nsd.update({'weight': 1})",
+    "import torch\nsd = torch.nn.Linear(1, 1).state_dict()\ndel sd['weight']",
+    "import torch\np = torch.nn.Parameter(torch.ones(1))\nopt = torch.optim.SGD([p], lr=0.1, momentum=0.9)\n"
+    "opt.state[p] = {'momentum_buffer': [[0] * 1000] * 1000}",
+    "import torch\np = torch.nn.Parameter(torch.ones(1))\nopt = torch.optim.SGD([p], lr=0.1)\nopt.state.update({p: 1})",
+])
+def test_engine_collections_stay_narrow(source):
+    e = err(source)
+    assert e["type"] in ("TypeError", "AttributeError"), e
+
+
+def test_program_collections_are_fully_usable():
+    assert ok("from collections import OrderedDict\nimport torch\nsd = torch.nn.Linear(1, 1).state_dict()\n"
+              "od = OrderedDict(sd)\nod['extra'] = 1\nod.update({'more': 2})\nc = od.copy()\nc['x'] = 3\n"
+              "print(list(c.keys()))") == "['weight', 'bias', 'extra', 'more', 'x']\n"
