@@ -350,17 +350,25 @@ def math_module(interp, base: ModuleProxy) -> ModuleProxy:
             _check_bits(math.lgamma(n + 1) / math.log(2), "factorial")
         return math.factorial(n)
 
+    def _log2_ratio(n, k):
+        """log2(n! / (n-k)!): from lgamma while floats hold n exactly, else the bound k * log2(n).
+        NOTE: lgamma(n) of a huge n has an absolute error far above the difference wanted."""
+        if n < 2 ** 53:
+            return (math.lgamma(n + 1) - math.lgamma(n - k + 1)) / math.log(2)
+        return k * n.bit_length()
+
     def comb(n, k):
         n, k = interp.as_count(n), interp.as_count(k)
         if type(n) in INTS and type(k) in INTS and 0 <= k <= n:
-            _check_bits((math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2), "comb")
+            k_small = min(k, n - k)
+            _check_bits(_log2_ratio(n, k_small) - math.lgamma(k_small + 1) / math.log(2), "comb")
         return math.comb(n, k)
 
     def perm(n, k=None):
         n, k = interp.as_count(n), interp.as_count(k)
         kk = n if k is None else k
         if type(n) in INTS and type(kk) in INTS and 0 <= kk <= n:
-            _check_bits((math.lgamma(n + 1) - math.lgamma(n - kk + 1)) / math.log(2), "perm")
+            _check_bits(_log2_ratio(n, kk), "perm")
         return math.perm(n, k)
 
     def prod(iterable, *, start=1):

@@ -1203,3 +1203,16 @@ def test_program_collections_are_fully_usable():
     assert ok("from collections import OrderedDict\nimport torch\nsd = torch.nn.Linear(1, 1).state_dict()\n"
               "od = OrderedDict(sd)\nod['extra'] = 1\nod.update({'more': 2})\nc = od.copy()\nc['x'] = 3\n"
               "print(list(c.keys()))") == "['weight', 'bias', 'extra', 'more', 'x']\n"
+
+
+@pytest.mark.parametrize("expr", ["math.comb(10 ** 30, 10 ** 6)", "math.perm(10 ** 30, 10 ** 6)",
+                                  "math.comb(2 ** 60, 2 ** 59)", "math.factorial(10 ** 100)"])
+def test_math_sizes_are_checked_for_huge_arguments(expr):
+    # lgamma of 10**30 is off by more than the difference wanted: a bound, not an estimate, there
+    out = run(f"import math\nx = {expr}")
+    assert out.error["type"] == "LimitExceeded" and out.elapsed < 2
+
+
+def test_math_integer_functions_of_ordinary_size():
+    assert ok("import math\nprint(math.comb(1000, 500) > 0, math.comb(10 ** 30, 2), math.perm(10, 3))") == \
+        f"True {(10 ** 30) * (10 ** 30 - 1) // 2} 720\n"
