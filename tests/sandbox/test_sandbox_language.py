@@ -1187,8 +1187,9 @@ def test_exceptions_through_engine_code_as_torch():
 
 
 def test_caught_errors_leave_a_consistent_trace():
-    from engine.recorder import Recorder
     from sandbox_testing import run
+
+    from engine.recorder import Recorder
 
     rec = Recorder(value_limit=256, max_events=100_000)
     src = """
