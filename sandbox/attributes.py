@@ -442,8 +442,9 @@ class Attributes:
             fname = getattr(obj, "__name__", None)
             if type(fname) is str:
                 return fname
-        elif name == "__doc__":
-            return None  # instances: their class's docstring in Python; the engine's are not torch's
+        elif name == "__doc__":  # an instance: its class's docstring (the engine's are not torch's: None)
+            cls = self.type_of(obj)
+            return cls.doc if type(cls) is UserClass else None
         raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
 
     def class_attribute(self, v, obj, cls, name):

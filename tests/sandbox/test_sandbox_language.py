@@ -1217,3 +1217,16 @@ print(m.lin.weight.grad)
     assert out.stdout == "tensor([[1., 1.]])\n"
     kinds = [e.get("type") or e.get("kind") for e in rec.events if isinstance(e, dict)]
     assert kinds
+
+
+def test_instance_docstrings_as_cpython():
+    pytest.importorskip("torch")
+    same_as_cpython("""import torch
+class Net(torch.nn.Module):
+    '''A net.'''
+    def forward(self, x):
+        return x
+class P:
+    '''Plain.'''
+print(Net().__doc__, P().__doc__, type(Net()).__name__, Net().__class__.__qualname__)
+""")
