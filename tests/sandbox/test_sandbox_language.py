@@ -1230,3 +1230,11 @@ class P:
     '''Plain.'''
 print(Net().__doc__, P().__doc__, type(Net()).__name__, Net().__class__.__qualname__)
 """)
+
+
+def test_types_of_stdlib_values_as_cpython():
+    same_as_cpython("""import itertools
+from collections import OrderedDict, deque, Counter, defaultdict
+print(type(OrderedDict()), type(deque()), type(Counter()), type(defaultdict()), type(itertools.count()), type(itertools.chain()))
+print(type(deque()).__name__, isinstance(deque(), type(deque())), isinstance(OrderedDict(), dict))
+""")
