@@ -34,6 +34,9 @@ from .objects import (
 # errors the host raised that a program must not catch (its own `raise RecursionError()` it may)
 _LIMIT_TYPE_NAMES = frozenset({"LimitExceeded", "RecursionError", "MemoryError"})
 _GEN_STMTS = (ast.If, ast.For, ast.While, ast.Try, ast.With)
+# what an exception of a class a program cannot name is caught as: its nearest base among these (never
+# plain Exception: an unknown host error is not the program's to catch)
+CATCHABLE_BASES = frozenset(EXCEPTIONS_BY_NAME.values()) - {Exception, BaseException, RecursionError}
 
 
 def _drive(gen):
@@ -55,14 +58,14 @@ class Flow:
             return False
         if pe.value is not None:
             return True
-        return pe.type_name not in _LIMIT_TYPE_NAMES and pe.type_name in EXCEPTIONS_BY_NAME
+        return pe.type_name not in _LIMIT_TYPE_NAMES and (pe.type_name in EXCEPTIONS_BY_NAME or pe.exc_class is not None)
 
     def exception_value(self, pe):
         """The exception object the program sees for `pe`: the one it raised, or a fresh builtin exception
         with the (scrubbed) message, never the interpreter's or engine's own exception object."""
         v = pe.value
         if v is None:
-            cls = EXCEPTIONS_BY_NAME[pe.type_name]
+            cls = pe.exc_class or EXCEPTIONS_BY_NAME[pe.type_name]
             args = pe.exc_args if pe.exc_args is not None else (pe.message,)
             v = pe.value = cls(*args)
             v._fg_where = (pe.line, pe.column)

@@ -28,12 +28,13 @@ from .calls import Calls
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
-from .flow import Flow, UserGenerator
+from .flow import CATCHABLE_BASES, Flow, UserGenerator
 from .formatting import FakeAddresses, Formatting
 from .objects import (
     BREAK,
     CLASS,
     CONTINUE,
+    EXCEPTIONS_BY_NAME,
     INTERP_TYPES,
     MISSING,
     PRIMITIVES,
@@ -199,6 +200,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             msg = type(e).__name__
         pe = ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
         pe.exc_args = exc_args
+        if pe.type_name not in EXCEPTIONS_BY_NAME:  # UnicodeDecodeError: caught as the ValueError it is
+            pe.exc_class = next((c for c in type(e).__mro__ if c in CATCHABLE_BASES), None)
         return pe
 
     def scrub_message(self, message: str) -> str:

@@ -1216,3 +1216,25 @@ def test_math_sizes_are_checked_for_huge_arguments(expr):
 def test_math_integer_functions_of_ordinary_size():
     assert ok("import math\nprint(math.comb(1000, 500) > 0, math.comb(10 ** 30, 2), math.perm(10, 3))") == \
         f"True {(10 ** 30) * (10 ** 30 - 1) // 2} 720\n"
+
+
+def test_host_errors_of_unnamed_classes():
+    # a subclass of an exception a program can name is caught as that one; anything else (a plain
+    # Exception subclass of the host, numpy's MemoryError, the engine's LimitExceeded) is not catchable
+    import engine
+    from sandbox import backend_for
+    from sandbox.interpreter import Interpreter
+    from sandbox_testing import DEFAULT_LIMITS
+
+    interp = Interpreter(DEFAULT_LIMITS, backend_for(engine))
+    pe = interp._wrap(UnicodeDecodeError("utf-8", b"x", 0, 1, "bad"), None)
+    assert interp.catchable(pe) and type(interp.exception_value(pe)) is UnicodeError
+
+    class HostOnly(Exception):
+        pass
+
+    class ArrayMemoryError(MemoryError):
+        pass
+
+    for e in (HostOnly("x"), ArrayMemoryError("x"), engine.limits.LimitExceeded("x"), RecursionError("x")):
+        assert not interp.catchable(interp._wrap(e, None)), e
