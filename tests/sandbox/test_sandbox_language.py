@@ -1238,3 +1238,22 @@ from collections import OrderedDict, deque, Counter, defaultdict
 print(type(OrderedDict()), type(deque()), type(Counter()), type(defaultdict()), type(itertools.count()), type(itertools.chain()))
 print(type(deque()).__name__, isinstance(deque(), type(deque())), isinstance(OrderedDict(), dict))
 """)
+
+
+def test_exception_text_in_every_format_path_as_cpython():
+    same_as_cpython("""try:
+    raise ValueError("bad", 3)
+except ValueError as e:
+    print(f"{e}", f"{e!r}", "{}".format(e), "%s" % (e,), "%r" % (e,), str([e]), f"{e:>20}" if False else "")
+try:
+    {}["k"]
+except KeyError as e:
+    print(f"missing {e}", "%s" % e, repr(e))
+class Ctx:
+    def __enter__(self):
+        return self
+    def __exit__(self, *args):
+        print(len(args), args[0].__name__ if args[0] else None)
+with Ctx():
+    pass
+""")
