@@ -1221,10 +1221,11 @@ def test_math_integer_functions_of_ordinary_size():
 def test_host_errors_of_unnamed_classes():
     # a subclass of an exception a program can name is caught as that one; anything else (a plain
     # Exception subclass of the host, numpy's MemoryError, the engine's LimitExceeded) is not catchable
+    from sandbox_testing import DEFAULT_LIMITS
+
     import engine
     from sandbox import backend_for
     from sandbox.interpreter import Interpreter
-    from sandbox_testing import DEFAULT_LIMITS
 
     interp = Interpreter(DEFAULT_LIMITS, backend_for(engine))
     pe = interp._wrap(UnicodeDecodeError("utf-8", b"x", 0, 1, "bad"), None)
