@@ -93,7 +93,8 @@ class Calls:
             return self._call_wrapped(f, args, kwargs)
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
-        if (t in self.B.grad_mode_types or f in self.B.grad_mode_types) and len(args) == 1 and not kwargs \
+        gm = self.B.grad_mode_types  # (f itself is hashed only when it is a class: `@torch.no_grad`)
+        if (t in gm or (t is type and f in gm)) and len(args) == 1 and not kwargs \
                 and callable(args[0]) and type(args[0]) not in _NOT_CALLABLE:
             # `@torch.no_grad()` / `@torch.no_grad`: the program's function, run in that grad mode
             return GradModeFunction(args[0], f, self)
