@@ -6,12 +6,14 @@ links, callbacks that count steps).
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import functools
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
+from .flow import UserGenerator
 from .objects import (
     CLASS,
     CONTAINERS,
@@ -170,19 +172,27 @@ class Calls:
             self.depth -= 1
 
     def _call_in_grad_mode(self, f, args, kwargs):
-        """A call of a `@torch.no_grad()`-decorated function: inside a fresh grad-mode object, as torch's."""
-        mode = f.mode
-        B = self.B
+        """A call of a `@torch.no_grad()`-decorated function: inside a fresh grad-mode object, as torch's;
+        a generator function's generator runs each step in that mode (torch wraps generators so too)."""
+        with self.grad_mode(f.mode):
+            r = self.call(f.func, args, kwargs)
+        if type(r) is UserGenerator:
+            r.grad_mode = f.mode
+        return r
+
+    @contextlib.contextmanager
+    def grad_mode(self, mode):
+        """A fresh copy of the grad-mode object (or class) `mode`, entered; exited after (engine code only)."""
         if isinstance(mode, type):  # the bare class: `@torch.no_grad`
             cm = mode()
-        elif isinstance(mode, B.set_grad_enabled):
+        elif isinstance(mode, self.B.set_grad_enabled):
             cm = type(mode)(mode._target)  # (its constructor sets the mode; __enter__ does not)
         else:
             cm = copy.copy(mode)
         t = type(cm)
         t.__enter__(cm)
         try:
-            return self.call(f.func, args, kwargs)
+            yield
         finally:
             t.__exit__(cm, None, None, None)
 

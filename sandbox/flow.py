@@ -422,6 +422,9 @@ class Flow:
             rec = self.rec
             line = rec.line if rec is not None else None
             try:
+                if g.grad_mode is not None:
+                    with self.grad_mode(g.grad_mode):
+                        return g.gen.send(sent)
                 return g.gen.send(sent)
             finally:
                 if rec is not None:
@@ -496,7 +499,7 @@ class UserGenerator:
     """A generator made by calling a program's generator function: `next()`, `for`, `send`, `close`.
     Resuming it is a call (one level of the call-depth limit, a step); closing it runs no program code."""
 
-    __slots__ = ("interp", "func", "gen", "running", "name")
+    __slots__ = ("interp", "func", "gen", "running", "name", "grad_mode")
 
     def __init__(self, interp, func, gen):
         self.interp = interp
@@ -504,6 +507,7 @@ class UserGenerator:
         self.gen = gen
         self.running = False
         self.name = func.name
+        self.grad_mode = None  # made by a `@torch.no_grad()` generator function: each step in that mode
 
     def __iter__(self):
         return self

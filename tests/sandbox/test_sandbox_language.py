@@ -1257,3 +1257,16 @@ class Ctx:
 with Ctx():
     pass
 """)
+
+
+def test_grad_mode_decorated_generator_as_torch():
+    pytest.importorskip("torch")
+    same_as_cpython("""import torch
+@torch.no_grad()
+def steps(x):
+    for i in range(2):
+        yield (x * 2).requires_grad, torch.is_grad_enabled()
+x = torch.ones(1, requires_grad=True)
+for v in steps(x):
+    print(v, torch.is_grad_enabled())
+""")
