@@ -37,6 +37,7 @@ from .objects import (
     NamedTupleValue,
     Partial,
     Property,
+    RandomObject,
     StaticMethod,
     SuperProxy,
     TypeView,
@@ -303,6 +304,11 @@ class Attributes:
             if name in ATTRIBUTE_POLICY["generator" if t is UserGenerator else "lru_cache"].names:
                 return Builtin(name, getattr(obj, name), self)
             raise self._no_attr(obj, name)
+        if t is RandomObject:
+            v = obj.attrs.get(name, MISSING)
+            if v is MISSING:
+                raise AttributeError(f"'Random' object has no attribute '{name}'")
+            return v
         if t is Partial:
             if name in ATTRIBUTE_POLICY["partial"].names:
                 return getattr(obj, name)

@@ -27,6 +27,7 @@ from .objects import (
     NamedTupleClass,
     NamedTupleValue,
     Property,
+    RandomObject,
     StaticMethod,
     TypeView,
     UserClass,
@@ -216,9 +217,26 @@ def make_builtins(interp) -> dict:
     return b
 
 
+# what one `random.Random()` counts against the run's item budget: its state and functions, about 5 kB
+RANDOM_ITEMS = 640
+
+
 def random_module(interp) -> ModuleProxy:
-    """Python's `random`, as a per-run generator (seeded the same for every run)."""
-    rng = random.Random(0)
+    """Python's `random`, as a per-run generator (seeded the same for every run); `random.Random(seed)`
+    makes another one (a `RandomObject` with the same functions)."""
+    attrs = _random_functions(interp, random.Random(0))
+
+    def make(x=None):
+        if not (x is None or type(x) in (int, float, str, bool)):
+            raise TypeError("random.Random() takes an int, float or str")
+        interp.alloc(RANDOM_ITEMS, "Random")
+        return RandomObject(_random_functions(interp, random.Random(0 if x is None else x)))
+
+    attrs["Random"] = BuiltinType("Random", RandomObject, make, interp)
+    return ModuleProxy("random", attrs)
+
+
+def _random_functions(interp, rng) -> dict:
     take = interp.take
 
     def sample(population, k):
@@ -254,7 +272,7 @@ def random_module(interp) -> ModuleProxy:
         ("normalvariate", rng.normalvariate), ("randrange", rng.randrange), ("choice", choice),
         ("shuffle", shuffle), ("sample", sample), ("seed", seed), ("choices", choices),
         ("expovariate", rng.expovariate), ("triangular", rng.triangular), ("betavariate", rng.betavariate))}
-    return ModuleProxy("random", attrs)
+    return attrs
 
 
 def _decorator_types(interp) -> dict:

@@ -35,6 +35,7 @@ from .objects import (
     ModuleProxy,
     Partial,
     Property,
+    RandomObject,
     Return,
     Scope,
     StaticMethod,
@@ -45,7 +46,7 @@ from .objects import (
     docstring,
 )
 
-_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property}
+_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject}
 
 
 class Calls:

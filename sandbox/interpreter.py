@@ -45,6 +45,7 @@ from .objects import (
     BuiltinType,
     ModuleProxy,
     NamedTupleValue,
+    RandomObject,
     Scope,
     TypeView,
     UserClass,
@@ -506,6 +507,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             return TypeView("module", ModuleProxy)
         if t is UserGenerator:
             return TypeView("generator", UserGenerator)
+        if t is RandomObject:
+            return TypeView("random.Random", RandomObject)
         if t.__module__ in ("collections", "itertools", "functools"):  # `<class 'collections.deque'>`
             return TypeView(f"{t.__module__}.{t.__qualname__}", t)
         return TypeView(self.B.display_name(t) if t.__module__ != "builtins" else self.type_name(obj), t)

@@ -383,6 +383,20 @@ class ModuleProxy:
     __str__ = __repr__
 
 
+class RandomObject:
+    """What `random.Random(seed)` makes: a generator of its own with the `random` module's functions."""
+
+    __slots__ = ("attrs",)
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def __repr__(self):
+        return "<random.Random object>"
+
+    __str__ = __repr__
+
+
 class Builtin:
     """A builtin function of the sandbox (print, len, ...)."""
 
@@ -604,7 +618,8 @@ for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), 
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
                           (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
                           (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function"),
-                          (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type")):
+                          (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type"),
+                          (RandomObject, "Random")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 
@@ -620,7 +635,7 @@ SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
 INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
                           SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction, Partial,
-                          CachedFunction, NamedTupleClass})
+                          CachedFunction, NamedTupleClass, RandomObject})
 # what a class attribute turns into when read: functions bind, the decorators' objects do their part
 DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction, CachedFunction})
 # interpreter objects a call unwraps (`Calls._call_wrapped`): each call through one is a call level

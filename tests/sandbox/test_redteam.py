@@ -1239,3 +1239,18 @@ def test_host_errors_of_unnamed_classes():
 
     for e in (HostOnly("x"), ArrayMemoryError("x"), engine.limits.LimitExceeded("x"), RecursionError("x")):
         assert not interp.catchable(interp._wrap(e, None)), e
+
+
+@pytest.mark.parametrize("source", [
+    "import random\nr = random.Random(1)\nr.attrs",
+    "import random\nr = random.Random(1)\nr.random.fn",
+    "import random\nr = random.Random(1)\nr.getrandbits(10 ** 9)",
+    "import random\nr = random.Random([1])",
+    "import random\nr = random.Random(1)\nr.x = 1",
+    "import random\nrs = [random.Random(i) for i in range(10 ** 6)]",
+    "import random\nrs = []\nfor i in range(1000):\n    for j in range(1000):\n        rs.append(random.Random(i))",
+])
+def test_random_instances_stay_closed(source):
+    out = run(source)
+    assert out.error is not None and out.error["type"] in ("AttributeError", "TypeError", "LimitExceeded"), out.error
+    assert out.elapsed < 5

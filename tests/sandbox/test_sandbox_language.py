@@ -1270,3 +1270,17 @@ x = torch.ones(1, requires_grad=True)
 for v in steps(x):
     print(v, torch.is_grad_enabled())
 """)
+
+
+def test_random_instances_as_cpython():
+    same_as_cpython("""import random
+rng = random.Random(7)
+other = random.Random("s")
+print(rng.random(), rng.randint(1, 100), other.random(), isinstance(rng, random.Random), type(rng).__name__)
+xs = list(range(8))
+rng.shuffle(xs)
+print(xs, rng.sample(xs, 3), rng.gauss(0, 1), rng.choice(xs))
+rng.seed(7)
+print(rng.random())
+print(type(random.Random(1)))
+""")
