@@ -45,6 +45,7 @@ from .objects import (
     UserFunction,
     UserInstance,
 )
+from .suggest import missing_from_module, missing_from_tensor
 
 
 class Rule(NamedTuple):
@@ -297,7 +298,7 @@ class Attributes:
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
-                raise AttributeError(f"module '{obj.name}' has no attribute '{name}' (not available in flowgrad)")
+                raise AttributeError(missing_from_module(obj.name, name, obj.attrs))
             return v
         if t is UserClass:
             c, v = obj.lookup(name)
@@ -380,9 +381,10 @@ class Attributes:
 
     def _no_attr(self, obj, name):
         tn = self.type_name(obj)
-        if type(obj) not in INTERP_TYPES and hasattr(type(obj), name):
+        if type(obj) not in INTERP_TYPES and hasattr(type(obj), name) and not name.startswith("_"):
             return AttributeError(f"'{tn}' object attribute '{name}' is not available in flowgrad programs")
-        return AttributeError(f"'{tn}' object has no attribute '{name}'")
+        rule = self._attr_rules.get(type(obj)) or self._rule_for(obj)
+        return AttributeError(missing_from_tensor(tn, name, rule.names if rule is not None else ()))
 
     def _module_attr(self, obj, name):
         d = obj.__dict__

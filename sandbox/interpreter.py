@@ -53,6 +53,7 @@ from .objects import (
     UserInstance,
 )
 from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
+from .suggest import did_you_mean
 
 
 @dataclass
@@ -483,7 +484,15 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             return v
         if name in FORBIDDEN_BUILTINS:
             raise NameError(f"name '{name}' is not defined ({name} is not available in flowgrad programs)")
-        raise NameError(f"name '{name}' is not defined")
+        raise NameError(f"name '{name}' is not defined" + self._name_hint(name, scope))
+
+    def _name_hint(self, name, scope):
+        """CPython's "Did you mean: 'loss'?" over the names this line can see."""
+        seen, s = set(self.builtins), scope
+        while s is not None:
+            seen.update(s.vars)
+            s = s.parent
+        return did_you_mean(name, seen)
 
     def type_of(self, obj):
         """`type(obj)`: a user class, a builtin type, a reachable engine class, or a display-only TypeView."""
