@@ -7,6 +7,7 @@ import collections
 import numpy as np
 
 from .boundary import check_where, expect_tensor
+from .dispatch import refused
 from .ops import OPS
 from .tensor import _REAL, Tensor, _dim, apply
 
@@ -32,8 +33,8 @@ def matmul(a, b):
     if a.shape[-1] != b.shape[-2 if db > 1 else 0]:
         sa = "x".join(map(str, a.shape if da <= 2 else (int(np.prod(a.shape[:-1])), a.shape[-1])))
         sb = "x".join(map(str, b.shape))
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa if da > 1 else '1x' + sa} and "
-                           f"{sb if db > 1 else sb + 'x1'})")
+        raise refused(OPS["mm"], (a, b), RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                                                      f"({sa if da > 1 else '1x' + sa} and {sb if db > 1 else sb + 'x1'})"))
     if da == 2 and db == 2:
         return apply(OPS["mm"], (a, b))
     if da == 2 and db == 1:
