@@ -34,6 +34,11 @@ class SandboxLimits:
     max_tensor_elements: int
     max_live_elements: int
     max_graph_nodes: int
+    # plots (sandbox/plots.py)
+    max_figures: int
+    max_figure_points: int
+    max_plot_label_chars: int
+    max_figure_bytes: int
 
 
 MAX_CALL_DEPTH = 100  # nested user function calls

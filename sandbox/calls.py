@@ -10,6 +10,7 @@ import functools
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
+from .numpy_module import NUMPY_CLASSES, gate_of
 from .objects import (
     CLASS,
     CONTAINERS,
@@ -76,6 +77,8 @@ class Calls:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
+        if isinstance(f, type) and f in NUMPY_CLASSES:  # np.float32(1.5): a checked scalar; np.ndarray(...), np.dtype(...) refused
+            return gate_of(self).construct(f, args, kwargs)
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
         # an engine function, class, module or allowlisted method: bound lazy iterables first
