@@ -204,6 +204,8 @@ class Formatting:
     # ---------------------------------------------------------------- format specs and str.format
     def format_value(self, value, spec):
         if not spec:
+            if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+                return format(value, "")  # f"{np.float32(1) / 3}" is the float's text, not numpy's str
             return self.to_str(value)
         m = _SPEC_RE.match(spec)
         if m is None:

@@ -142,7 +142,7 @@ class NumpyGate:
         rule for `requires_grad`), lists and tuples of these. Everything else is refused before numpy
         looks at it (numpy would read `__array__`, `__len__`, ... from any object)."""
         t = type(v)
-        if t in (int, float, bool) or v is None:
+        if t in (int, float, bool) or v is None or v is Ellipsis:
             return v
         if t is np.ndarray:
             if v.dtype.kind not in NUMERIC_KINDS:
@@ -344,6 +344,8 @@ class NumpyGate:
     def construct(self, cls, args, kwargs):
         """`np.float32(1.5)`, `np.int64(3)`: a scalar from a number (never from text or a list: those make
         arrays or parse strings); `np.ndarray(...)` is refused (uninitialised memory)."""
+        if cls is np.dtype and len(args) == 1 and not kwargs:  # np.dtype('float32'): one of the allowed dtypes
+            return self.dtype(args[0])
         if cls not in SCALAR_TYPES.values():
             raise TypeError(f"cannot create '{CLASS_NAMES.get(cls, cls.__name__)}' instances in flowgrad programs")
         if kwargs or len(args) > 1:

@@ -395,3 +395,9 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 ${roles}
 `;
 }
+
+// Figures a program plots (matplotlib, shown in the output pane among the printed lines).
+export const FIGURES = {
+  maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
+  background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
+};

@@ -128,6 +128,7 @@ function startStream(src, seq, opts, t0, finish) {
       trace.streaming = false;
       trace.passes = trace.passes.filter(Boolean);
       if (msg.modules) trace.modules = msg.modules;
+      trace.figures = Array.isArray(msg.figures) ? msg.figures : [];
       setStreamControls(null);
       if (!shown) loadTrace(trace, opts);
       else {
