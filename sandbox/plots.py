@@ -15,9 +15,11 @@ rendered then (`finish`). Each rendered figure is `{"svg", "at"}`: `at` is the n
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
+import time
 
 import numpy as np
 
@@ -36,19 +38,21 @@ MAX_GRID = 6  # rows or columns of subplots
 class FigureHandle:
     """What a program holds for a figure: nothing of matplotlib's is reachable from it."""
 
-    __slots__ = ("gate", "fig", "number", "axes", "current", "open", "__weakref__")
+    __slots__ = ("gate", "fig", "number", "axes", "current", "open", "size_px", "__weakref__")
 
     def __init__(self, gate, fig, number):
         self.gate = gate
         self.fig = fig
+        w, h = fig.get_size_inches()
+        self.size_px = (w * fig.dpi, h * fig.dpi)  # (drawing to SVG changes the figure's dpi)
         self.number = number
         self.axes = []
         self.current = None
         self.open = True
 
     def __repr__(self):
-        w, h = self.fig.get_size_inches()
-        return f"<Figure size {w * self.fig.dpi:g}x{h * self.fig.dpi:g} with {len(self.axes)} Axes>"
+        w, h = self.size_px
+        return f"<Figure size {w:g}x{h:g} with {len(self.axes)} Axes>"
 
 
 class AxesHandle:
@@ -150,7 +154,10 @@ class PlotGate:
         self.points: dict[int, int] = {}
         self.rendered: list[dict] = []
         self.rendered_bytes = 0
+        started = time.monotonic()
         self.mpl = _matplotlib()
+        if interp.deadline is not None:  # importing matplotlib (when the worker did not preload it) is not the program's time
+            interp.deadline += time.monotonic() - started
 
     # ------------------------------------------------------------ checks
     def text(self, v, what="label"):
@@ -483,6 +490,7 @@ class _Matplotlib:
     __slots__ = ("Figure", "FigureCanvasSVG", "rc_context", "colormaps")
 
 
+@functools.cache
 def _matplotlib():
     """matplotlib's pieces, imported on first use (the worker preloads them: `preload()`)."""
     import matplotlib
