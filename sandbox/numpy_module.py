@@ -34,10 +34,6 @@ CLASS_NAMES = {cls: f"numpy.{cls.__name__}" for cls in NUMPY_CLASSES}
 NUMERIC_KINDS = "biuf"
 
 
-def is_numpy_value(v) -> bool:
-    return isinstance(v, (np.ndarray, np.generic))
-
-
 # ---------------------------------------------------------------- function tables
 # Elementwise: the output has the broadcast shape of the array arguments (checked before the call).
 ELEMENTWISE = """
