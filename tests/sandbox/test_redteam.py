@@ -956,3 +956,17 @@ def test_matplotlib_objects_do_not_escape():
                  "plt.title('a', fontproperties=print)", "plt.text(0, 0, 'x', usetex=True)"]:
         e = err(f"import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nr = {expr}")
         assert e["type"] in _OK_KINDS, (expr, e)
+
+
+@pytest.mark.parametrize("use", ["np.array([a] * 100)", "torch.tensor([a] * 100)", "torch.zeros(3) + [a] * 100",
+                                 "np.stack([a] * 100)", "np.concatenate([a] * 100)"])
+def test_arrays_inside_lists_count_element_by_element(use):
+    # numpy copies each array of the list: 100 references to one 90,000-element array are a 72 MB copy
+    tracemalloc.start()
+    try:
+        e = err(f"import numpy as np\nimport torch\na = np.ones(90000)\nx = {use}")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert e["type"] == "LimitExceeded" and e["line"] == 4
+    assert peak < 20_000_000, peak
