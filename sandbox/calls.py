@@ -11,6 +11,7 @@ from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
 from .numpy_module import NUMPY_CLASSES, gate_of
+from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
 from .objects import (
     CLASS,
     CONTAINERS,
@@ -33,6 +34,8 @@ from .objects import (
     UserInstance,
 )
 
+# classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
+_CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)
 _NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy}
 
 
@@ -77,8 +80,8 @@ class Calls:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
-        if isinstance(f, type) and f in NUMPY_CLASSES:  # np.float32(1.5): a checked scalar; np.ndarray(...), np.dtype(...) refused
-            return gate_of(self).construct(f, args, kwargs)
+        if isinstance(f, type) and f in _CHECKED_CLASSES:  # np.float32(1.5): a checked scalar; np.ndarray(...),
+            return gate_of(self).construct(f, args, kwargs)     # type(fig)(...) refused
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
         # an engine function, class, module or allowlisted method: bound lazy iterables first

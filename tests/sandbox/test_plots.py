@@ -114,6 +114,9 @@ def test_dollar_signs_are_text_not_mathtext():
     ("fig, ax = plt.subplots()\nax.figure = 1", "AttributeError"),
     ("plt.text(0, 0, 'x', usetex=True)", "TypeError"),
     ("plt.colorbar()", "NotImplementedError"),
+    ("fig, ax = plt.subplots()\ntype(fig)(1, 2, 3)", "TypeError"),
+    ("fig, ax = plt.subplots()\ntype(ax)(ax, fig)", "TypeError"),
+    ("fig, axes = plt.subplots(1, 2)\ntype(axes)([1])", "TypeError"),
 ])
 def test_refused(call, kind):
     e = err(f"import torch\nimport matplotlib.pyplot as plt\n{call}")
