@@ -1,6 +1,6 @@
 # Linear regression, plotted
-import torch
 import matplotlib.pyplot as plt
+import torch
 
 torch.manual_seed(0)
 x = torch.linspace(0, 1, 30).unsqueeze(1)

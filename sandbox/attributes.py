@@ -14,10 +14,10 @@ from __future__ import annotations
 import itertools
 import operator
 import sys
-
-import numpy as np
 from types import MappingProxyType
 from typing import NamedTuple
+
+import numpy as np
 
 from . import plots
 from .numpy_module import (

@@ -11,7 +11,6 @@ from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
 from .numpy_module import NUMPY_CLASSES, gate_of
-from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
 from .objects import (
     CLASS,
     CONTAINERS,
@@ -33,6 +32,7 @@ from .objects import (
     UserFunction,
     UserInstance,
 )
+from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
 
 # classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
 _CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import plots
 from .attributes import Attributes
 from .backend import Backend
 from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
@@ -29,7 +30,6 @@ from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
 from .formatting import FakeAddresses, Formatting
-from . import plots
 from .numpy_module import gate_of, numpy_module
 from .objects import (
     BREAK,
