@@ -33,6 +33,7 @@ _STYLE_WORDS = re.compile(r"[A-Za-z0-9_ .:+\-|]{0,30}\Z")
 FIGSIZE_RANGE = (0.5, 20.0)  # inches: what the page can show
 DPI_RANGE = (10, 200)
 MAX_GRID = 6  # rows or columns of subplots
+BIN_RULES = ("sturges", "sqrt", "rice")  # histogram bin rules whose count depends on the number of points only
 
 
 class FigureHandle:
@@ -240,7 +241,9 @@ class PlotGate:
                     self.count_points(fig, int(v))
                     out[k] = int(v)
                 elif type(v) is str:
-                    out[k] = self.style(v, k)
+                    if v not in BIN_RULES:  # NOTE: 'fd' and 'auto' make range / (tiny IQR) bins: gigabytes
+                        raise ValueError(f"bins may be a number, edges or one of {', '.join(BIN_RULES)}")
+                    out[k] = v
                 else:
                     out[k] = self.data(v, fig, k)
             elif kind == "data":

@@ -74,6 +74,7 @@ print(fig, axes.shape, axes[0, 0])
 
 
 def test_pyplot_state_functions():
+    assert len(figures("import matplotlib.pyplot as plt\nplt.hist([1, 2, 2, 3, 5], bins='sturges')").figures) == 1
     out = figures("import matplotlib.pyplot as plt\nplt.subplot(1, 2, 1)\nplt.plot([1, 2], 'r-', label='a')\n"
                   "plt.title('left')\nplt.xlabel('x')\nplt.ylabel('y')\nplt.xlim(0, 1)\nplt.ylim([0, 2])\n"
                   "plt.legend()\nplt.grid()\nplt.subplot(122)\nplt.scatter([1], [2])\nplt.suptitle('s')\n"
@@ -104,6 +105,8 @@ def test_dollar_signs_are_text_not_mathtext():
     ("plt.figure(dpi=10000)", "ValueError"),
     ("plt.subplots(100, 100)", "ValueError"),
     ("plt.hist([1], bins=10**9)", "ValueError"),
+    ("plt.hist([0.0] * 50000 + [1e-300] * 10 + [1e300], bins='fd')", "ValueError"),
+    ("plt.hist([0.0] * 50000 + [1e-300] * 10 + [1e300], bins='auto')", "ValueError"),
     ("plt.imshow([1, 2, 3])", "TypeError"),
     ("plt.rcParams", "AttributeError"),
     ("fig, ax = plt.subplots()\nax.figure", "AttributeError"),
