@@ -304,6 +304,8 @@ class Formatting:
         t = type(v)
         if t in PRIMITIVES:
             return v
+        if isinstance(v, np.generic) and v.dtype.kind in "biuf":  # a number: %f, %d and %s as Python does them
+            return v
         if isinstance(v, self.tensor_type):  # %s / %r show public_repr's text; %d / %f / %x use the number
             text = self.repr_value(v)
             return ShownTensor(text, text, v)

@@ -40,6 +40,8 @@ print(repr(np.array([1.0, 2.0]).sum()), repr(np.array([1, 2]).sum()), repr(np.in
 print(f"{x:.3f}", f"{np.float32(1) / 3}", str(np.float32(0.1)), type(x), type(np.array([1])))
 print(np.pi, np.e, repr(np.pi * 2), np.array(2.0).item(), np.array([[4]]).item(), np.float64(2.0).item())
 print(float(np.float64(2.5)), int(np.int64(4)), isinstance(x, np.floating), x.dtype, np.dtype('float32'))
+print("%.2f %d %s %r" % (x, np.int64(3), np.float32(0.1), np.float32(0.5)), "{:.1f} {}".format(x, np.int64(2)))
+print("%s | %r" % (np.array([1.5, 2]), np.array([1, 2])), {"a": np.array([1.0])}, [np.arange(2)])
 """,
     "ufuncs": """
 import numpy as np

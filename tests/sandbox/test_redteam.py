@@ -970,3 +970,19 @@ def test_arrays_inside_lists_count_element_by_element(use):
         tracemalloc.stop()
     assert e["type"] == "LimitExceeded" and e["line"] == 4
     assert peak < 20_000_000, peak
+
+
+@pytest.mark.parametrize("name", sorted(__import__("sandbox.numpy_module", fromlist=["x"]).SCALAR_METHODS))
+def test_every_numpy_scalar_method_is_bounded(name):
+    for args in [*_HOSTILE_ARGS, "'O'", "dtype='V100000000'"]:
+        _within_budgets(f"import numpy as np\n{SHARED_1E6}s = np.float64(1.5)\nr = s.{name}({args})\nprint(type(r))",
+                        measure_memory="10**" in args)
+
+
+@pytest.mark.parametrize("use", ["torch.from_numpy(z)", "torch.from_numpy(print)", "torch.from_numpy(np.float64(1))",
+                                 "torch.from_numpy(torch.ones(2))", "torch.ones(2, requires_grad=True).numpy()",
+                                 "torch.as_tensor(np.ones(3)).numpy().ctypes", "torch.tensor(np.ones(2)) + [z]",
+                                 "torch.from_numpy(np.ones(3)).numpy().base"])
+def test_torch_numpy_bridges_are_bounded(use):
+    out = _within_budgets(f"import numpy as np\nimport torch\n{SHARED_1E6}r = {use}\nprint(type(r))")
+    assert out.error is not None
