@@ -33,6 +33,7 @@ _STYLE_WORDS = re.compile(r"[A-Za-z0-9_ .:+\-|]{0,30}\Z")
 FIGSIZE_RANGE = (0.5, 20.0)  # inches: what the page can show
 DPI_RANGE = (10, 200)
 MAX_GRID = 6  # rows or columns of subplots
+RASTER_POINTS = 5_000  # a figure with more points than this draws its data as an embedded image
 BIN_RULES = ("sturges", "sqrt", "rice")  # histogram bin rules whose count depends on the number of points only
 
 
@@ -181,15 +182,17 @@ class PlotGate:
             raise ValueError(f"{what} must be finite")
         return v
 
-    def data(self, v, fig, what="data"):
-        """Numbers, a list, an array or a tensor, as a float array, counted against the figure's points."""
+    def data(self, v, fig, what="data", count=True):
+        """Numbers, a list, an array or a tensor, as a float array, counted against the figure's points
+        (unless the caller counts: x and y of the same points count once)."""
         gate = gate_of(self.interp)
         self.interp.check_data(v)
         arr = np.asarray(gate.arg(v))
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"plot {what} must be numbers")
         arr = arr.astype(np.float64)
-        self.count_points(fig, int(arr.size))
+        if count:
+            self.count_points(fig, int(arr.size))
         return arr
 
     def count_points(self, fig, n):
@@ -364,7 +367,8 @@ class PlotGate:
             if i < len(args) and type(args[i]) is str:
                 fmt = self.fmt(args[i])
                 i += 1
-            data = [self.data(a, fig, what) for a in chunk]
+            data = [self.data(a, fig, what, count=False) for a in chunk]
+            self.count_points(fig, max(int(d.size) for d in data))
             groups.extend(data)
             if fmt is not None:
                 groups.append(fmt)
@@ -382,9 +386,10 @@ class PlotGate:
         if name == "plot":
             ax.plot(*self._xy(args, fig, "data"), **kw)
         elif name in ("scatter", "bar", "barh", "fill_between", "errorbar"):
-            data = [self.data(a, fig) if type(a) is not str else self.fmt(a) for a in args[:3]]
             if len(args) > 3:
                 raise TypeError(f"{name}() takes at most 3 positional arguments in flowgrad plots")
+            data = [self.data(a, fig, count=False) if type(a) is not str else self.fmt(a) for a in args]
+            self.count_points(fig, max([int(d.size) for d in data if type(d) is not str] or [0]))
             getattr(ax, name)(*data, **kw)
         elif name == "hist":
             if len(args) > 2:
@@ -460,12 +465,13 @@ class PlotGate:
         handle.open = False
         if self.current is handle:
             self.current = None
+        many = self.points.get(id(handle), 0) > RASTER_POINTS
+        if many:  # drawn as shapes, 100,000 points are 10 MB of SVG and seconds of drawing
+            self._rasterize(handle.fig)
         svg = self._svg(handle.fig)
         room = self.max_bytes - self.rendered_bytes
-        if len(svg) > room:  # many points: draw the data as an embedded image instead of SVG shapes
-            for ax in handle.fig.axes:
-                for artist in (*ax.collections, *ax.lines, *ax.patches, *ax.images):
-                    artist.set_rasterized(True)
+        if len(svg) > room and not many:  # still too big: the data as an embedded image instead of SVG shapes
+            self._rasterize(handle.fig)
             svg = self._svg(handle.fig)
         if len(svg) > room:
             raise limit_error(f"this run's figures would take {self.rendered_bytes + len(svg):,} bytes of SVG",
@@ -474,6 +480,12 @@ class PlotGate:
         at = sum(len(s) for s in self.interp.out)
         self.rendered.append({"svg": svg, "at": at})
         handle.fig.clear()  # the figure's memory goes now, not at the end of the run
+
+    @staticmethod
+    def _rasterize(fig):
+        for ax in fig.axes:
+            for artist in (*ax.collections, *ax.lines, *ax.patches, *ax.images):
+                artist.set_rasterized(True)
 
     def _svg(self, fig):
         buf = io.StringIO()
