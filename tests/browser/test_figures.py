@@ -64,3 +64,20 @@ def test_svg_script_does_not_run(page):
     page.wait_for_function("() => { const i = document.querySelector('#stdout img.figure'); return i && i.complete; }")
     assert page.evaluate("window.__pwned === undefined")
     assert page.evaluate("document.getElementById('stdout').textContent") == "ab"
+
+
+def test_figure_offsets_count_code_points(page):
+    if page.server_kind != "app":
+        pytest.skip("needs the real app")
+    page.goto(page.base + "/")
+    wait_ready(page)
+    # Python counts '😀' as one character; JavaScript strings as two: `at` is Python's count
+    parts = page.evaluate("""async () => {
+        const { renderOutput } = await import('/static/js/figures.js');
+        const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"></svg>';
+        const pre = document.getElementById('stdout');
+        renderOutput(pre, '😀ab\\n', [{ svg, at: 2 }, { svg, at: 4 }]);
+        return Array.from(pre.childNodes, (n) => n.nodeType === 3 ? n.textContent : n.tagName);
+    }""")
+    assert parts == ["😀a", "IMG", "b\n", "IMG"]
+    page.errors.check()
