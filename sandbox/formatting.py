@@ -99,6 +99,8 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
+        if isinstance(v, PLOT_HANDLES):  # print(fig) is matplotlib's str: Figure(640x480)
+            return str(v)
         if t is np.ndarray or isinstance(v, (np.generic, np.dtype)):  # print(a) is numpy's str, not its repr
             s = _numpy_text(v, str)
             self.alloc(len(s), "string")

@@ -56,6 +56,10 @@ class FigureHandle:
         w, h = self.size_px
         return f"<Figure size {w:g}x{h:g} with {len(self.axes)} Axes>"
 
+    def __str__(self):
+        w, h = self.size_px
+        return f"Figure({w:g}x{h:g})"
+
 
 class AxesHandle:
     __slots__ = ("ax", "figure", "__weakref__")
@@ -65,7 +69,11 @@ class AxesHandle:
         self.figure = figure
 
     def __repr__(self):
-        return "<Axes: >"
+        return repr(self.ax)  # matplotlib's: `<Axes: title={'center': 't'}, xlabel='x'>` (labels are bounded)
+
+    def __str__(self):
+        x, y, w, h = self.ax.get_position(original=True).bounds
+        return f"Axes({x:g},{y:g};{w:g}x{h:g})"
 
 
 class AxesGrid(tuple):
@@ -98,7 +106,13 @@ class AxesGrid(tuple):
         return (len(self), len(self[0])) if self and isinstance(self[0], tuple) else (len(self),)
 
     def __repr__(self):
-        return "array(" + repr(list(self)) + ", dtype=object)"
+        rows = ",\n       ".join(repr(list(r)) for r in self) if self and isinstance(self[0], tuple) else None
+        return f"array([{rows}], dtype=object)" if rows is not None else f"array({list(self)!r}, dtype=object)"
+
+    def __str__(self):  # numpy's str of an object array
+        if self and isinstance(self[0], tuple):
+            return "[" + "\n ".join("[" + " ".join(map(repr, r)) + "]" for r in self) + "]"
+        return "[" + " ".join(map(repr, self)) + "]"
 
 
 def _not_subscriptable(v):

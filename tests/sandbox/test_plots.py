@@ -2,6 +2,9 @@
 text; the wrapper takes numbers, lists, arrays and (detached) tensors, and refuses the rest."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,7 +43,7 @@ def test_show_renders_every_open_figure_once_and_closes_them():
     out = figures("import matplotlib.pyplot as plt\nf1 = plt.figure()\nplt.plot([1])\nf2 = plt.figure()\n"
                   "plt.plot([2])\nplt.show()\nplt.show()\nprint(f1, f2)")
     assert len(out.figures) == 2
-    assert out.stdout == "<Figure size 640x480 with 1 Axes> <Figure size 640x480 with 1 Axes>\n"
+    assert out.stdout == "Figure(640x480) Figure(640x480)\n"
 
 
 def test_subplots_and_axes_methods():
@@ -69,8 +72,33 @@ fig.tight_layout()
 print(fig, axes.shape, axes[0, 0])
 """
     out = figures(src)
-    assert out.stdout == "<Figure size 800x600 with 4 Axes> (2, 2) <Axes: >\n"
+    assert out.stdout.startswith("Figure(800x600) (2, 2) Axes(")  # (its position after tight_layout)
     assert len(out.figures) == 1
+
+
+PRINTED = """
+import matplotlib.pyplot as plt
+fig, axes = plt.subplots(2, 2, figsize=(8, 6))
+print(fig, axes.shape, axes[0, 0])
+print(repr(fig), repr(axes[0, 0]), [fig])
+f, ax = plt.subplots()
+ax.set_title('t')
+ax.set_xlabel('x')
+print(repr(ax), ax)
+g, row = plt.subplots(1, 2)
+print(row)
+print(repr(row))
+print(axes)
+print(repr(axes))
+print(f"{fig}")
+"""
+
+
+def test_handles_print_as_matplotlib_prints_them():
+    r = subprocess.run([sys.executable, "-c", PRINTED], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert ok(PRINTED) == r.stdout
 
 
 def test_pyplot_state_functions():
