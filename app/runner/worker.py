@@ -176,9 +176,12 @@ class Worker:
 
         self.op_table = op_table()
         if s.preload_matplotlib:
-            from sandbox.plots import preload
+            try:
+                from sandbox.plots import preload
 
-            preload()  # ~0.3 s once per worker instead of in every run that plots
+                preload()  # ~0.3 s once per worker instead of in every run that plots
+            except Exception:  # noqa: BLE001 - best effort: without it, the first plot of each run imports it
+                pass
         self._warm()
         self.spare = None
         gc.collect()
