@@ -108,7 +108,15 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_numpy(arr) -> Tensor:
-    return _leaf(np.asarray(arr), False)
+    """A tensor sharing `arr`'s memory (torch's from_numpy): numeric arrays only, checked against the limits."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+                        "uint16, uint8, and bool.")
+    _check(arr.shape)
+    return _leaf(arr, False)
 
 
 def _size(size):

@@ -119,7 +119,7 @@ def _broadcast_message(arrays):
 def _as_tensor_operand(x):
     if isinstance(x, Tensor) or isinstance(x, _REAL):
         return x
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, np.ndarray)):  # an ndarray operand is a tensor of its dtype, as in torch
         from .creation import tensor
 
         return tensor(x)

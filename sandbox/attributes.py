@@ -19,7 +19,20 @@ import types
 from types import MappingProxyType
 from typing import NamedTuple
 
+import numpy as np
+
+from . import plots
 from .flow import UserGenerator
+from .numpy_module import (
+    ALLOWED_DTYPES,
+    ARRAY_ATTRIBUTES,
+    ARRAY_METHODS,
+    DTYPE_ATTRIBUTES,
+    SCALAR_ATTRIBUTES,
+    SCALAR_METHODS,
+    SCALAR_TYPES,
+    gate_of,
+)
 from .objects import (
     DESCRIPTORS,
     INTERP_TYPES,
@@ -201,6 +214,7 @@ removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _s
     # ---- engine values, by kind (`Attributes._rule_for` classifies)
     "tensor": _rule("""
 data grad requires_grad is_leaf grad_fn shape dtype ndim T mT H size dim item tolist detach detach_
+numpy
 requires_grad_ retain_grad retains_grad view view_as reshape reshape_as transpose t t_ permute
 squeeze unsqueeze flatten unflatten expand expand_as repeat repeat_interleave sum mean max min amax
 amin argmax argmin std var prod norm cumsum cumprod exp exp_ log log_ log2 log10 log1p expm1 softmax
@@ -266,6 +280,31 @@ remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend
 })
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
+
+# ---- numpy values (sandbox/numpy_module.py): arrays, numpy scalars and dtypes; every method handed out is the
+# gate's checked version (sizes before numpy allocates, numeric dtypes only)
+def _numpy_method(name):
+    return lambda interp, obj: gate_of(interp).method(obj, name)
+
+
+_NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
+_NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
+_NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
+NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SCALAR_TYPES.values())},
+               **{type(d): _NUMPY_DTYPE for d in ALLOWED_DTYPES}}
+
+# ---- plot handles (sandbox/plots.py): every method is the plot gate's checked call
+PLOT_RULES = {
+    plots.AxesHandle: _rule(plots.AXES_METHODS, {n: (lambda name: lambda interp, h: plots.axes_method(h, name))(n)
+                                                 for n in plots.AXES_METHODS}),
+    plots.FigureHandle: _rule(plots.FIGURE_METHODS, {n: (lambda name: lambda interp, h: plots.figure_method(h, name))(n)
+                                                     for n in plots.FIGURE_METHODS}),
+    plots.AxesGrid: _rule(plots.GRID_ATTRIBUTES),
+}
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
+
+PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
+                        and k not in PLOT_RULES)
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
 _CTX = ATTRIBUTE_POLICY["function_ctx"]

@@ -15,7 +15,9 @@ import re
 import types
 
 from . import names
+from .numpy_module import CLASS_NAMES as NUMPY_CLASS_NAMES
 from .objects import ModuleProxy, user_dataset_class, user_module_class
+from .plots import CLASS_NAMES as PLOT_CLASS_NAMES
 
 
 class Backend:
@@ -53,6 +55,8 @@ class Backend:
         self.UserModule = user_module_class(self.Module)
         limits = _submodule(mod, "limits")
         self.limited = limits.limited
+        # an upper bound on what advanced indexing makes (the numpy gate checks it before indexing an array)
+        self.index_result_shape = limits._index_result_shape
         self.LimitExceeded = limits.LimitExceeded
         self.reset_run_state = mod.reset_run_state
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
@@ -101,6 +105,7 @@ class Backend:
             if v is None or isinstance(v, types.ModuleType):
                 continue
             torch_attrs[name] = v
+        torch_attrs.update((n, getattr(mod, n)) for n in names.TORCH_NUMPY_NAMES if hasattr(mod, n))
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
@@ -134,6 +139,8 @@ class Backend:
         self.class_names[self.FunctionCtx] = "torch.autograd.function.FunctionCtx"
         self.class_names[self.RemovableHandle] = "torch.utils.hooks.RemovableHandle"
         self.class_names[self.Function] = "torch.autograd.function.Function"
+        self.class_names.update(NUMPY_CLASS_NAMES)  # numpy.ndarray, numpy.float64, ...
+        self.class_names.update(PLOT_CLASS_NAMES)  # matplotlib.figure.Figure, ...
         for name, shown in names.TORCH_CLASS_NAMES.items():
             cls = getattr(mod, name, None)
             if isinstance(cls, type):

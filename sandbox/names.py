@@ -37,7 +37,7 @@ NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm para
                            "vector_to_parameters".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
-save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
+save load set_default_dtype set_printoptions set_default_tensor_type compile jit
 use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
 """.split())
@@ -75,3 +75,6 @@ TORCH_CLASS_NAMES = {
     "set_grad_enabled": "torch.autograd.grad_mode.set_grad_enabled",
     "Generator": "torch._C.Generator",
 }
+
+# torch <-> numpy (sandbox/numpy_module.py checks the arrays): from_numpy shares the array's memory, as torch's does
+TORCH_NUMPY_NAMES = frozenset({"from_numpy"})

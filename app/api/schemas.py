@@ -56,6 +56,11 @@ class Pass(BaseModel):
     folded: str | None = Field(None, description="present when the pass was folded to fit a budget: how and why")
 
 
+class Figure(BaseModel):
+    svg: str = Field(description="the figure as SVG text (matplotlib's); show it as an image, never inline")
+    at: int = Field(description="characters (code points) of stdout printed before the figure")
+
+
 class Trace(BaseModel):
     stdout: str
     error: ErrorInfo | None
@@ -64,6 +69,7 @@ class Trace(BaseModel):
     passes: list[Pass]
     steps: list[Step]
     modules: dict[str, dict[str, Any]]
+    figures: list[Figure] = Field(default_factory=list, description="plots the program showed, in order")
     truncated: bool = Field(description="something was cut or folded by a limit (truncated_reason says what)")
     truncated_reason: str | None = Field(None, description="why the trace is truncated, naming the limits")
     elapsed_ms: float | None = None

@@ -49,6 +49,13 @@ class Settings(BaseSettings):
     max_output_bytes: int = Field(65_536, ge=1, description="bytes of printed output")
     time_limit_s: float = Field(2.0, gt=0, description="cooperative time limit per run")
     hard_kill_s: float = Field(3.0, gt=0, description="the run's process is killed after this")
+    # plots a program draws (matplotlib.pyplot, sandbox/plots.py)
+    max_figures: int = Field(20, ge=0, description="figures one run may make")
+    max_figure_points: int = Field(100_000, ge=1, description="data points (and histogram bins) of one figure")
+    max_plot_label_chars: int = Field(200, ge=1, description="characters of a plot label, title or text")
+    max_figure_bytes: int = Field(2_000_000, ge=10_000, description="bytes of SVG all of a run's figures may take")
+    preload_matplotlib: bool = Field(True, description="import matplotlib in each worker at start (else in the first "
+                                                       "run that plots, ~0.3 s each time)")
 
     # ---- §3 isolation ----
     workers: int = Field(default_factory=_cores, ge=1, description="worker processes (one per core)")
@@ -114,7 +121,7 @@ LIMIT_FIELDS = (
     "max_source_chars", "max_ast_depth", "max_ast_nodes", "max_graph_nodes", "max_tensor_elements",
     "max_live_elements", "max_int_bits", "max_loop_iterations", "max_steps", "max_output_bytes",
     "time_limit_s", "hard_kill_s",
-)
+) + ("max_figures", "max_figure_points", "max_plot_label_chars", "max_figure_bytes")
 
 
 def build_sandbox_limits(cls: Any, values: dict[str, Any]) -> Any:

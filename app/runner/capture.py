@@ -363,9 +363,10 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
     error = None
     variables: dict = {}
     stdout = ""
+    figures: list = []
     try:
         outcome = run_program(source, limits, backend_for(engine), recorder=rec, on_print=rec.on_print)
-        stdout, error = outcome.stdout, outcome.error
+        stdout, error, figures = outcome.stdout, outcome.error, outcome.figures
         try:
             rec.name_modules(outcome.globals)
         except Exception:  # noqa: BLE001
@@ -381,5 +382,6 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(("end", {"stdout": stdout, "error": error, "variables": variables, "truncated": rec.truncated,
+    send(("end", {"stdout": stdout, "error": error, "variables": variables, "figures": figures,
+                  "truncated": rec.truncated,
                   "reasons": rec.reasons}))

@@ -98,6 +98,15 @@ def _json_safe(x):
     return walk(x, 0)
 
 
+def _figures(figures) -> list[dict]:
+    """The run's plots as the answer carries them (docs/trace.md): SVG text and the count of characters
+    printed before each; anything else the run process sent is dropped."""
+    if type(figures) is not list:
+        return []
+    return [{"svg": f["svg"], "at": f["at"]} for f in figures
+            if type(f) is dict and type(f.get("svg")) is str and type(f.get("at")) is int]
+
+
 def _vm_bytes() -> int:
     try:
         with open("/proc/self/status") as f:
@@ -166,6 +175,13 @@ class Worker:
         from engine.recorder import op_table
 
         self.op_table = op_table()
+        if s.preload_matplotlib:
+            try:
+                from sandbox.plots import preload
+
+                preload()  # ~0.3 s once per worker instead of in every run that plots
+            except Exception:  # noqa: BLE001 - best effort: without it, the first plot of each run imports it
+                pass
         self._warm()
         self.spare = None
         gc.collect()
@@ -439,10 +455,11 @@ class Worker:
         if end is not None:
             error = end.get("error")
             variables = end.get("variables") or {}
+            figures = _figures(end.get("figures"))
             truncated = bool(end.get("truncated"))
             reasons += [str(r) for r in end.get("reasons") or []]
         else:
-            variables, truncated = {}, False
+            variables, truncated, figures = {}, False, []
         if build_error:
             reasons.append("the trace could not be built past a point (a flowgrad bug)")
         parts = builder.result_parts()
@@ -456,6 +473,7 @@ class Worker:
             "passes": [] if stream else parts["passes"],
             "steps": parts["steps"],
             "modules": parts["modules"],
+            "figures": figures,
             "truncated": truncated or parts["truncated"] or build_error,
             "truncated_reason": None,
         }

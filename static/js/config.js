@@ -427,3 +427,9 @@ ${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 ${roles}
 `;
 }
+
+// Figures a program plots (matplotlib, shown in the output pane among the printed lines).
+export const FIGURES = {
+  maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
+  background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
+};

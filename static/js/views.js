@@ -1,4 +1,5 @@
 // A trace into the page: the output and error panel, the training panel (passes, loss curve), the pass to open.
+import { renderOutput } from "./figures.js";
 import { graphPasses, nearestGraphPass, openPass, setTimeline } from "./player.js";
 import { hintFor } from "./hints.js";
 import { $, app } from "./state.js";
@@ -38,7 +39,7 @@ export function showError(err) {
 }
 
 export function showOutput(trace) {
-  $("stdout").textContent = trace.stdout || "";
+  renderOutput($("stdout"), trace.stdout, trace.figures);
   showError(trace.error);
 }
 

@@ -1647,3 +1647,140 @@ def test_random_instances_stay_closed(source):
     out = run(source)
     assert out.error is not None and out.error["type"] in ("AttributeError", "TypeError", "LimitExceeded"), out.error
     assert out.elapsed < 5
+
+
+# ---------------------------------------------------------------- numpy and matplotlib.pyplot inside programs
+# Every name a program reaches through `import numpy as np` / `import matplotlib.pyplot as plt` (and the
+# methods of arrays, figures and axes) gets hostile arguments: data numpy would flatten to 10^6 items,
+# a callable, a huge string, a huge size. Each run must stay within its budgets: a clean error of the
+# program's kind (never an internal error or the worker's memory limit), little memory, little output.
+def _numpy_names():
+    from sandbox import numpy_module as nm
+
+    return sorted({*nm.ELEMENTWISE, *nm.NOT_GROWING, *nm.SIZED} - {n for n in nm.ELEMENTWISE if not hasattr(
+        __import__("numpy"), n)})
+
+
+def _plot_names():
+    from sandbox import plots
+
+    return sorted(plots.PYPLOT_FUNCTIONS)
+
+
+_HOSTILE_ARGS = ["z", "print", "'a' * 100000", "10**9", "(10**5, 10**5)", "z, z", "10**9, 10**9, 10**9"]
+_OK_KINDS = {"LimitExceeded", "TypeError", "ValueError", "IndexError", "AttributeError", "RuntimeError",
+             "PermissionError", "NotImplementedError", "AxisError", "ZeroDivisionError", "OverflowError",
+             "KeyError"}
+
+
+_SMALL_DATA = make_limits(max_live_elements=20_000, max_tensor_elements=10_000)
+
+
+def _within_budgets(source, measure_memory=True):
+    """Run `source`: a clean error of the program's kind or none, little output; with `measure_memory`,
+    little memory too (tracemalloc slows matplotlib's drawing ~30×: plots are measured on a few cases)."""
+    if measure_memory:
+        tracemalloc.start()
+    try:
+        out = run(source, limits=_SMALL_DATA)  # (small limits: walking 10^6 items to refuse them is slow)
+        if measure_memory:
+            _, peak = tracemalloc.get_traced_memory()
+            assert peak < 60_000_000, peak
+    finally:
+        if measure_memory:
+            tracemalloc.stop()
+    assert out.error is None or out.error["type"] in _OK_KINDS, out.error
+    assert len(out.stdout) < 10_000
+    assert sum(len(f["svg"]) for f in out.figures) <= 2_000_000
+    return out
+
+
+@pytest.mark.parametrize("name", _numpy_names())
+def test_every_numpy_function_is_bounded(name):
+    for args in _HOSTILE_ARGS:
+        _within_budgets(f"import numpy as np\n{SHARED_1E6}r = np.{name}({args})\nprint(type(r))",
+                        measure_memory="10**" in args)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("sandbox.numpy_module", fromlist=["x"]).RANDOM_FUNCTIONS))
+def test_every_numpy_random_function_is_bounded(name):
+    for args in [*_HOSTILE_ARGS, "size=10**9", "10, size=(10**5, 10**5)", "10**9, replace=False"]:
+        _within_budgets(f"import numpy as np\n{SHARED_1E6}r = np.random.{name}({args})\nprint(type(r))",
+                        measure_memory="10**" in args)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("sandbox.numpy_module", fromlist=["x"]).ARRAY_METHODS))
+def test_every_array_method_is_bounded(name):
+    for args in [*_HOSTILE_ARGS, "'O'", "dtype='V100000000'"]:
+        _within_budgets(f"import numpy as np\n{SHARED_1E6}a = np.ones((300, 300))\nr = a.{name}({args})\n"
+                        "print(type(r))")
+
+
+_PLOT_ARGS = [*_HOSTILE_ARGS, "label='a' * 100000", "color=print", "[0] * 200000"]
+
+
+@pytest.mark.parametrize("name", _plot_names())
+def test_every_pyplot_function_is_bounded(name):
+    for args in [*_PLOT_ARGS, "figsize=(10**6, 10**6)"]:
+        _within_budgets(f"import matplotlib.pyplot as plt\n{SHARED_1E6}r = plt.{name}({args})\nprint(type(r))",
+                        measure_memory=False)
+
+
+def _handle_method_names():
+    from sandbox import plots
+
+    return [("ax", n) for n in sorted(plots.AXES_METHODS)] + [("fig", n) for n in sorted(plots.FIGURE_METHODS)]
+
+
+@pytest.mark.parametrize("target, name", _handle_method_names())
+def test_every_axes_and_figure_method_is_bounded(target, name):
+    for args in [*_PLOT_ARGS, "label='$' * 150", "'x', '$\\\\frac{' * 40"]:
+        _within_budgets(f"import matplotlib.pyplot as plt\n{SHARED_1E6}fig, ax = plt.subplots()\n"
+                        f"r = {target}.{name}({args})\nprint(type(r))", measure_memory=False)
+
+
+@pytest.mark.parametrize("call", ["plt.plot(z)", "plt.scatter(z, z)", "plt.hist(z)", "plt.imshow(z)",
+                                  "plt.plot([0] * 100000, [0] * 100000)", "plt.hist([0], bins=10**9)",
+                                  "plt.bar(range(10**9), 1)", "plt.title('a' * 10**5)"])
+def test_plot_data_is_bounded_in_memory(call):
+    _within_budgets(f"import matplotlib.pyplot as plt\n{SHARED_1E6}{call}")
+
+
+def test_matplotlib_objects_do_not_escape():
+    for expr in ["fig.fig", "ax.ax", "ax.figure", "fig.canvas", "ax.lines", "plt.rcParams", "plt.matplotlib",
+                 "plt.get_current_fig_manager", "plt.savefig('x.svg')", "fig.savefig('x.png')", "plt.gcf().number",
+                 "plt.plot([1], [1], 'r-', picker=print)", "plt.plot([1, 2], color=print)",
+                 "plt.scatter([1], [1], c=print)", "ax.plot(print)", "plt.imshow([[print]])",
+                 "plt.title('a', fontproperties=print)", "plt.text(0, 0, 'x', usetex=True)"]:
+        e = err(f"import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nr = {expr}")
+        assert e["type"] in _OK_KINDS, (expr, e)
+
+
+@pytest.mark.parametrize("use", ["np.array([a] * 100)", "torch.tensor([a] * 100)", "torch.zeros(3) + [a] * 100",
+                                 "np.stack([a] * 100)", "np.concatenate([a] * 100)"])
+def test_arrays_inside_lists_count_element_by_element(use):
+    # numpy copies each array of the list: 100 references to one 90,000-element array are a 72 MB copy
+    tracemalloc.start()
+    try:
+        e = err(f"import numpy as np\nimport torch\na = np.ones(90000)\nx = {use}")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert e["type"] == "LimitExceeded" and e["line"] == 4
+    assert peak < 20_000_000, peak
+
+
+@pytest.mark.parametrize("name", sorted(__import__("sandbox.numpy_module", fromlist=["x"]).SCALAR_METHODS))
+def test_every_numpy_scalar_method_is_bounded(name):
+    for args in [*_HOSTILE_ARGS, "'O'", "dtype='V100000000'"]:
+        _within_budgets(f"import numpy as np\n{SHARED_1E6}s = np.float64(1.5)\nr = s.{name}({args})\nprint(type(r))",
+                        measure_memory="10**" in args)
+
+
+@pytest.mark.parametrize("use", ["torch.from_numpy(z)", "torch.from_numpy(print)", "torch.from_numpy(np.float64(1))",
+                                 "torch.from_numpy(torch.ones(2))", "torch.ones(2, requires_grad=True).numpy()",
+                                 "torch.as_tensor(np.ones(3)).numpy().ctypes", "torch.tensor(np.ones(2)) + [z]",
+                                 "torch.from_numpy(np.ones(3)).numpy().base"])
+def test_torch_numpy_bridges_are_bounded(use):
+    out = _within_budgets(f"import numpy as np\nimport torch\n{SHARED_1E6}r = {use}\nprint(type(r))")
+    assert out.error is not None
