@@ -82,8 +82,24 @@ from .functional import (
     unsqueeze,
     where,
 )
+# devices as a CPU-only torch has them, the legacy Variable, out= and print options (engine/device.py, outparam.py)
+from . import autograd
+from .creation import Variable
+from .device import accelerator, backends, cuda, device, get_default_device, set_default_device
+from .formatting import get_printoptions, set_printoptions
+from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
+
+
+autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
+(abs, add, cat, clamp, clip, concat, cos, div, dot, exp, log, matmul, maximum, minimum, mm, mul, neg, pow, reciprocal,
+ sigmoid, sign, sin, sqrt, square, stack, sub, tanh) = (_with_out(f, name) for f, name in (
+    (abs, "abs"), (add, "add"), (cat, "cat"), (clamp, "clamp"), (clip, "clip"), (concat, "concat"), (cos, "cos"),
+    (div, "div"), (dot, "dot"), (exp, "exp"), (log, "log"), (matmul, "matmul"), (maximum, "maximum"),
+    (minimum, "minimum"), (mm, "mm"), (mul, "mul"), (neg, "neg"), (pow, "pow"), (reciprocal, "reciprocal"),
+    (sigmoid, "sigmoid"), (sign, "sign"), (sin, "sin"), (sqrt, "sqrt"), (square, "square"), (stack, "stack"),
+    (sub, "sub"), (tanh, "tanh")))
 
 
 def reset_run_state():
@@ -94,6 +110,11 @@ def reset_run_state():
     STATE.recorder = None
     STATE.limits = None
     random.manual_seed(random.DEFAULT_SEED)
+    from .device import reset_default_device
+    from .formatting import reset_printoptions
+
+    reset_default_device()
+    reset_printoptions()
 
 
 def get_default_dtype():
