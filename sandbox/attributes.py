@@ -168,6 +168,7 @@ removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _s
     slice: _rule("start stop step"),
     # ---- engine values, by kind (`Attributes._rule_for` classifies)
     "tensor": _rule("""
+is_cpu cuda get_device
 data grad requires_grad is_leaf grad_fn shape dtype ndim T mT H size dim item tolist detach detach_
 requires_grad_ retain_grad retains_grad view view_as reshape reshape_as transpose t t_ permute
 squeeze unsqueeze flatten unflatten expand expand_as repeat repeat_interleave sum mean max min amax
@@ -190,7 +191,9 @@ float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr"
 parameters named_parameters buffers named_buffers children named_children modules named_modules
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
-get_parameter append extend insert keys values items pop update"""),
+get_parameter append extend insert keys values items pop update
+cuda"""),
+    "device": _rule("type index"),  # torch.device
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
@@ -268,6 +271,8 @@ class Attributes:
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
+        if B.device is not None and t is B.device:
+            return ATTRIBUTE_POLICY["device"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
             return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))

@@ -86,6 +86,8 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
+        if t is self.B.device:  # str(torch.device("cpu")) is 'cpu', its repr device(type='cpu')
+            return str(v)
         return self.repr_value(v)
 
     def repr_value(self, v):
