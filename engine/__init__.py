@@ -1,7 +1,8 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
-from . import nn, optim, utils
+from . import autograd, nn, optim, utils
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
+    Variable,
     arange,
     as_tensor,
     bernoulli,
@@ -25,10 +26,12 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .device import accelerator, backends, cuda, device, get_default_device, set_default_device
 from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
 from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
+from .formatting import get_printoptions, set_printoptions
 from .functional import (
     abs,
     add,
@@ -82,15 +85,9 @@ from .functional import (
     unsqueeze,
     where,
 )
-# devices as a CPU-only torch has them, the legacy Variable, out= and print options (engine/device.py, outparam.py)
-from . import autograd
-from .creation import Variable
-from .device import accelerator, backends, cuda, device, get_default_device, set_default_device
-from .formatting import get_printoptions, set_printoptions
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
-
 
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
 (abs, add, cat, clamp, clip, concat, cos, div, dot, exp, log, matmul, maximum, minimum, mm, mul, neg, pow, reciprocal,

@@ -104,7 +104,7 @@ def _leaf(arr, requires_grad):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "tensor")
     return _leaf(_to_array(data, dtype), requires_grad)
 
 
@@ -134,6 +134,10 @@ def from_numpy(arr) -> Tensor:
 def _size(size, keyword=None, fn=None):
     """The shape from `*size` or `size=` (torch takes either, not both)."""
     if keyword is not None:
+        if size and fn in ("rand", "randn"):
+            got = ", ".join(type(s).__name__ for s in size) + ", size=" + type(keyword).__name__
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but expected one "
+                            "of:\n" + _RANDOM_SIGNATURES)
         if size:
             raise TypeError(f"{fn}() got multiple values for argument 'size'")
         size = (keyword,)
@@ -193,14 +197,14 @@ def _made(arr, requires_grad, out):
 
 def zeros(*dims, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "zeros")
     shape = _size(dims, size, "zeros")
     return _made(np.zeros(shape, dtype=_factory_dtype(dtype, out, "zeros")), requires_grad, out)
 
 
 def ones(*dims, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "ones")
     shape = _size(dims, size, "ones")
     return _made(np.ones(shape, dtype=_factory_dtype(dtype, out, "ones")), requires_grad, out)
 
@@ -208,7 +212,7 @@ def ones(*dims, size=None, out=None, dtype=None, layout=None, device=None, requi
 def empty(*dims, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None) -> Tensor:
     # NOTE: torch leaves the memory uninitialised; zeros keep runs reproducible
-    devices.resolve(device)
+    devices.resolve(device, "empty")
     shape = _size(dims, size, "empty")
     return _made(np.zeros(shape, dtype=_factory_dtype(dtype, out, "empty")), requires_grad, out)
 
@@ -234,7 +238,7 @@ def _count(value, fn, arg):
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "full")
     fill_value = _number(fill_value, "full", "fill_value", 2)
     if dtype is None:
         default = np.dtype(np.bool_) if isinstance(fill_value, bool) else \
@@ -247,7 +251,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "eye")
     n = _count(n, "eye", "n")
     m = n if m is None else _count(m, "eye", "m")
     for name, v in (("n", n), ("m", m)):
@@ -259,7 +263,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "arange")
     start, step = _number(start, "arange", "start"), _number(step, "arange", "step")
     end = None if end is None else _number(end, "arange", "end")
     if end is None:
@@ -284,7 +288,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "linspace")
     for name, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v.ndim:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
@@ -303,7 +307,7 @@ def _random_leaf(values, shape, requires_grad, out=None):
 
 def rand(*dims, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "rand")
     shape = _size(dims, size, "rand")
     dt = _factory_dtype(dtype, out, "rand")
     return _random_leaf(random.uniform(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad, out)
@@ -311,7 +315,7 @@ def rand(*dims, size=None, generator=None, out=None, dtype=None, layout=None, de
 
 def randn(*dims, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "randn")
     shape = _size(dims, size, "randn")
     dt = _factory_dtype(dtype, out, "randn")
     return _random_leaf(random.normal(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad, out)
@@ -319,7 +323,7 @@ def randn(*dims, size=None, generator=None, out=None, dtype=None, layout=None, d
 
 def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "randint")
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -333,7 +337,7 @@ def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False) -> Tensor:
-    devices.resolve(device)
+    devices.resolve(device, "randperm")
     n = int(n)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
@@ -345,7 +349,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False) -> Tensor:
     """torch.normal: (float, float, size), (Tensor, Tensor), (Tensor, float) or (float, Tensor)."""
-    devices.resolve(device)
+    devices.resolve(device, "normal")
     if out is not None:
         _check_out(out, "normal")
         from .outparam import write_out

@@ -101,13 +101,13 @@ CPU = device("cpu")
 _default = CPU  # torch.set_default_device; reset per run by reset_run_state
 
 
-def resolve(dev) -> device:
+def resolve(dev, fn: str = "to") -> device:
     """The device a tensor made with `device=dev` lives on: the CPU, or the error CPU-only torch raises."""
     if dev is None:
         dev = _default
     elif not isinstance(dev, device):
         if isinstance(dev, bool) or not isinstance(dev, (str, int)):
-            raise TypeError(f"expected a torch.device, a string or an int as device, not {_type_name(dev)}")
+            raise TypeError(f"{fn}(): argument 'device' must be torch.device, not {_type_name(dev)}")
         dev = device(dev)
     if dev._type == "cpu":
         return CPU

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+
 class PrintOptions:
     """torch's PRINT_OPTS: one per process, reset at the start of every run (engine.reset_run_state)."""
 
@@ -204,8 +205,11 @@ def format_tensor(
             suffixes.append(f"size={tuple(data.shape)}")
         if dtype != default:
             suffixes.append(f"dtype=torch.{dtype}")
-    elif dtype not in (default, "int64", "bool"):
-        suffixes.append(f"dtype=torch.{dtype}")
+    else:
+        if not OPTS.edgeitems:
+            suffixes.append(f"size={tuple(data.shape)}")  # torch's rule: no edge items shown, so the size is
+        if dtype not in (default, "int64", "bool"):
+            suffixes.append(f"dtype=torch.{dtype}")
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:

@@ -375,6 +375,7 @@ def _zero_grads(params, set_to_none):
 class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, dtype=None, device=None):
         super().__init__()
+        devices.resolve(device)  # CPU, or the error a CPU-only torch raises
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))
