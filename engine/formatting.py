@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from .autograd import STATE
+
 
 class PrintOptions:
     """torch's PRINT_OPTS: one per process, reset at the start of every run (engine.reset_run_state)."""
@@ -164,7 +166,11 @@ def format_array(data, *, indent: int = 0) -> str:
     if data.size == 0:
         return "[]"
     summarize = data.size > OPTS.threshold
-    fmt = _Formatter(_summarized(data, OPTS.edgeitems) if summarize else data)
+    shown = _summarized(data, OPTS.edgeitems) if summarize else data
+    limits = STATE.limits
+    if limits is not None:
+        limits.before_text(shown.size)
+    fmt = _Formatter(shown)
     return _nested_str(data, indent, summarize, fmt)
 
 

@@ -34,6 +34,7 @@ class SandboxLimits:
     max_tensor_elements: int
     max_live_elements: int
     max_graph_nodes: int
+    max_op_flops: int
 
 
 MAX_CALL_DEPTH = 100  # nested user function calls

@@ -41,8 +41,10 @@ class Settings(BaseSettings):
     max_ast_depth: int = Field(50, ge=1, description="depth of the syntax tree")
     max_ast_nodes: int = Field(2_000, ge=1, description="nodes of the syntax tree")
     max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per run")
-    max_tensor_elements: int = Field(100_000, ge=1, description="elements of one tensor")
-    max_live_elements: int = Field(1_000_000, ge=1, description="tensor elements alive at once")
+    max_tensor_elements: int = Field(1_000_000, ge=1, description="elements of one tensor (a 64×784 MNIST batch, LeNet's im2col buffers)")
+    max_live_elements: int = Field(16_000_000, ge=1, description="tensor elements alive at once (also: items of one list or string)")
+    max_op_flops: int = Field(200_000_000, ge=1, description="multiply-adds of one matrix product (LeNet's "
+                              "largest on a 64-image batch: 10 million; a 1000x1000 @ 1000x1000 is 1,000 million)")
     max_int_bits: int = Field(4_096, ge=8, description="bits of an integer result")
     max_loop_iterations: int = Field(10_000, ge=1, description="iterations of one loop")
     max_steps: int = Field(1_000_000, ge=1, description="interpreter steps per run (total budget)")
@@ -99,7 +101,7 @@ class Settings(BaseSettings):
 LIMIT_FIELDS = (
     "max_source_chars", "max_ast_depth", "max_ast_nodes", "max_graph_nodes", "max_tensor_elements",
     "max_live_elements", "max_int_bits", "max_loop_iterations", "max_steps", "max_output_bytes",
-    "time_limit_s", "hard_kill_s",
+    "time_limit_s", "hard_kill_s", "max_op_flops",
 )
 
 

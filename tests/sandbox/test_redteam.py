@@ -9,6 +9,8 @@ from sandbox_testing import err, make_limits, ok, run
 
 # Three levels of one shared list: 3,000 list items created, 1,000,000 seen by anyone who flattens it.
 SHARED_1E6 = "x = [0] * 100\ny = [x] * 100\nz = [y] * 100\n"
+# The same with 1,000 per level: 1,000,000,000 seen, past max_live_elements (16,000,000) by far.
+SHARED_1E9 = "x = [0] * 1000\ny = [x] * 1000\nz = [y] * 1000\n"
 # Four levels of ten: 10,000 items seen, 40 created.
 SHARED_1E4 = "x = [0] * 10\ny = [x] * 10\nz = [y] * 10\nw = [z] * 10\n"
 
@@ -81,19 +83,19 @@ def test_tensor_data_assignment_still_works():
     "z in torch.zeros(3)",
 ])
 def test_huge_shared_data_is_refused_before_the_engine_sees_it(expr):
-    e = err(SHARED_1E6 + f"r = {expr}")
+    e = err(SHARED_1E9 + f"r = {expr}")
     assert e["type"] == "LimitExceeded", e
     assert e["line"] == 4
 
 
 def test_tensor_setitem_value_is_bounded():
-    e = err(SHARED_1E6 + "t = torch.zeros(3)\nt[0] = z")
+    e = err(SHARED_1E9 + "t = torch.zeros(3)\nt[0] = z")
     assert e["type"] == "LimitExceeded" and e["line"] == 5
 
 
 def test_value_returned_to_the_engine_is_bounded():
     # a program module inside a Sequential hands its output to the next engine layer
-    src = SHARED_1E6 + """
+    src = SHARED_1E9 + """
 class Bad(nn.Module):
     def forward(self, x):
         return z
