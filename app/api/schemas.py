@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +15,9 @@ class RunRequest(BaseModel):
     source: str = Field(..., description="the program (a PyTorch subset)")
     client_id: str | None = Field(None, max_length=128,
                                   description="one run per client: a new run cancels this client's last")
+    values: Literal["full", "summary"] = Field(
+        "full", description="`variables` with every element of every value and gradient (full), or with values "
+        "above value_limit elements as summaries (summary: what the page needs to draw)")
 
 
 class ErrorInfo(BaseModel):

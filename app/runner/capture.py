@@ -361,8 +361,10 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
             rec.name_modules(outcome.globals)
         except Exception:  # noqa: BLE001
             pass
-        variables = extract_variables(outcome.globals, value_limit,
-                                      None if value_budget is None else value_budget // 8, max_path_chars)
+        # complete values and gradients (docs/trace.md §2): every element of every tensor the limits allow, up
+        # to half the answer budget; the page asks for summaries itself (`values: "summary"`)
+        variables = extract_variables(outcome.globals, limits.max_tensor_elements,
+                                      None if value_budget is None else value_budget // 2, max_path_chars)
     except MemoryError:
         error = {"type": "MemoryError", "message": "the program ran out of memory", "line": None, "column": None}
     except Exception:  # noqa: BLE001 - an engine bug must not leak a traceback

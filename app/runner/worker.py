@@ -438,6 +438,10 @@ class Worker:
         if end is not None:
             error = end.get("error")
             variables = end.get("variables") or {}
+            if opts.get("values") == "summary":
+                from app.trace.values import summarize_variables
+
+                variables = summarize_variables(variables, s.value_limit)
             truncated = bool(end.get("truncated"))
             reasons += [str(r) for r in end.get("reasons") or []]
         else:
