@@ -46,7 +46,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         raise ValueError(f"set_printoptions(): precision must be between 0 and {MAX_PRECISION} in flowgrad")
     if edgeitems is not None and edgeitems < 0:
         raise ValueError("set_printoptions(): edgeitems must be non-negative")
-    if profile in _PROFILES:
+    if isinstance(profile, str) and profile in _PROFILES:  # torch ignores any other profile
         OPTS.precision, OPTS.threshold, OPTS.edgeitems, OPTS.linewidth = _PROFILES[profile]
     if precision is not None:
         OPTS.precision = precision
