@@ -73,8 +73,8 @@ class Limits:
         self.max_tensor_elements = max_tensor_elements
         self.max_live_elements = max_live_elements
         self.max_graph_nodes = max_graph_nodes
-        self.max_text_chars = max_text_chars
-        self.max_op_flops = max_op_flops  # multiply-adds of one matrix product: memory is bounded, time is not  # of one tensor's printout (set_printoptions(profile="full") on 10**6)
+        self.max_text_chars = max_text_chars  # of one tensor's printout (set_printoptions(profile="full") on 10**6)
+        self.max_op_flops = max_op_flops  # multiply-adds of one matrix product: memory is bounded, time is not
         self.live_elements = 0
         self.graph_nodes = 0
 

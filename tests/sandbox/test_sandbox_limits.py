@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 from sandbox_testing import DEFAULT_LIMITS, err, make_limits, ok, run
 
-
 # The element limits the messages below name (the server's defaults are larger: app/core/config.py)
 ELEMENTS = {"max_tensor_elements": 100_000, "max_live_elements": 1_000_000}
 
