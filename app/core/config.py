@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     max_passes: int = Field(10_000, ge=1, description="passes kept (summaries) before 'truncated'")
     max_events: int = Field(200_000, ge=1, description="recorder events kept before 'truncated'")
     # ---- §4 budgets on what grows with the program (past one: folded, and `truncated_reason` says why) ----
-    max_answer_bytes: int = Field(32_000_000, ge=65_536, description="bytes of one run's answer: the /api/run body, "
+    max_answer_bytes: int = Field(16_000_000, ge=65_536, description="bytes of one run's answer: the /api/run body, "
                                   "or all the events of one /api/stream; past it passes are folded or summarised")
     max_string_chars: int = Field(1_000, ge=16, description="characters of one string in an event (name, module "
                                   "repr, message); longer ones are cut with a visible '…[+N chars]'")

@@ -350,10 +350,10 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
 
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, stream: bool = True,
                 head: int = 3, tail: int = 2, max_string_chars: int | None = None,
-                max_path_chars: int | None = None, value_budget: int | None = None) -> None:
+                max_path_chars: int | None = None, value_budget: int | None = None, values: str = "full") -> None:
     """Run ``source`` and ship everything through ``send``; never raises. The budgets (None: none)
     come from the settings: max_string_chars, max_path_chars, and ``value_budget`` (max_answer_bytes)
-    for the values shipped and, apart, for the variables."""
+    for the values shipped and, apart, for the variables; ``values`` is the request's ("full" or "summary")."""
     import engine
     from sandbox import backend_for, run_program
 
@@ -372,8 +372,10 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         except Exception:  # noqa: BLE001
             pass
         # complete values and gradients (docs/trace.md §2): every element of every tensor the limits allow, up
-        # to half the answer budget; the page asks for summaries itself (`values: "summary"`)
-        variables = extract_variables(outcome.globals, limits.max_tensor_elements,
+        # to half the answer budget; or, when the client asks (`values: "summary"`: the page), summaries past
+        # value_limit elements
+        full = values != "summary"
+        variables = extract_variables(outcome.globals, limits.max_tensor_elements if full else value_limit,
                                       None if value_budget is None else value_budget // 2, max_path_chars,
                                       reasons=variable_reasons)
     except MemoryError:

@@ -248,14 +248,14 @@ class Worker:
                 reader.close()
                 self._child_setup(warm)
                 try:
-                    source, stream = job_r.recv()
+                    source, stream, values = job_r.recv()
                 except (EOFError, OSError):
                     os._exit(0)
                 from app.runner.capture import run_capture
 
                 s = self.settings
                 run_capture(source, self.limits, s.value_limit, s.max_events, writer.send, stream=stream,
-                            **capture_budgets(s))
+                            values=values, **capture_budgets(s))
                 writer.close()
             except BaseException:  # noqa: BLE001
                 code = 1
@@ -265,7 +265,7 @@ class Worker:
         writer.close()
         self.spare = (pid, job_w, reader)
 
-    def _take_spare(self, source: str, stream: bool):
+    def _take_spare(self, source: str, stream: bool, values: str = "full"):
         """The warm spare child with ``source`` handed to it (a fresh fork if it died meanwhile)."""
         for _ in range(2):
             if self.spare is None:
@@ -273,7 +273,7 @@ class Worker:
             pid, job_w, reader = self.spare
             self.spare = None
             try:
-                job_w.send((source, stream))
+                job_w.send((source, stream, values))
                 job_w.close()
                 return pid, reader
             except (OSError, BrokenPipeError):
@@ -324,7 +324,7 @@ class Worker:
         stream = bool(opts.get("stream"))
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
-        pid, reader = self._take_spare(source, stream)
+        pid, reader = self._take_spare(source, stream, opts.get("values") or "full")
         t_sent = t_end = time.monotonic()
         budget = AnswerBudget(s.max_answer_bytes)
 
@@ -438,10 +438,6 @@ class Worker:
         if end is not None:
             error = end.get("error")
             variables = end.get("variables") or {}
-            if opts.get("values") == "summary":
-                from app.trace.values import summarize_variables
-
-                variables = summarize_variables(variables, s.value_limit)
             truncated = bool(end.get("truncated"))
             reasons += [str(r) for r in end.get("reasons") or []]
         else:
