@@ -90,13 +90,11 @@ from .random import Generator, default_generator, get_rng_state, initial_seed, m
 from .tensor import Size, Tensor
 
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
-(abs, add, cat, clamp, clip, concat, cos, div, dot, exp, log, matmul, maximum, minimum, mm, mul, neg, pow, reciprocal,
- sigmoid, sign, sin, sqrt, square, stack, sub, tanh) = (_with_out(f, name) for f, name in (
-    (abs, "abs"), (add, "add"), (cat, "cat"), (clamp, "clamp"), (clip, "clip"), (concat, "concat"), (cos, "cos"),
-    (div, "div"), (dot, "dot"), (exp, "exp"), (log, "log"), (matmul, "matmul"), (maximum, "maximum"),
-    (minimum, "minimum"), (mm, "mm"), (mul, "mul"), (neg, "neg"), (pow, "pow"), (reciprocal, "reciprocal"),
-    (sigmoid, "sigmoid"), (sign, "sign"), (sin, "sin"), (sqrt, "sqrt"), (square, "square"), (stack, "stack"),
-    (sub, "sub"), (tanh, "tanh")))
+# torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
+for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
+              "sigmoid sign sin sqrt square stack sub tanh").split():
+    globals()[_name] = _with_out(globals()[_name], _name)
+del _name
 
 
 def reset_run_state():

@@ -138,45 +138,65 @@ def reset_default_device() -> None:
 
 
 # ---------------------------------------------------------------- torch.cuda, torch.backends, torch.accelerator
-def _false() -> bool:
+def is_available() -> bool:
     return False
 
 
-def _zero() -> int:
+def is_built() -> bool:
+    return False
+
+
+def is_initialized() -> bool:
+    return False
+
+
+def device_count() -> int:
     return 0
 
 
-def _no_cuda(*args, **kwargs):
-    raise AssertionError(CUDA_MISSING)
-
-
-def _seed_nothing(seed) -> None:
-    """torch.cuda.manual_seed(_all) on a machine without CUDA: accepted and ignored (queued for lazy init)."""
+def manual_seed(seed) -> None:
+    """torch.cuda.manual_seed(_all) without CUDA: checked as an int, then nothing to seed (torch queues it)."""
     int(seed)
 
 
-def _namespace(name: str, **functions) -> types.ModuleType:
+manual_seed_all = manual_seed
+
+
+def current_device():
+    raise AssertionError(CUDA_MISSING)
+
+
+def get_device_name(device=None):
+    raise AssertionError(CUDA_MISSING)
+
+
+def synchronize(device=None):
+    raise AssertionError(CUDA_MISSING)
+
+
+def empty_cache() -> None:
+    """Nothing is cached without CUDA."""
+
+
+def current_accelerator(check_available=False):
+    return None
+
+
+def _namespace(name: str, **members) -> types.ModuleType:
     module = types.ModuleType(name)
-    for fname, fn in functions.items():
-        if isinstance(fn, types.FunctionType) and fn.__name__.startswith("_"):
-            # a copy, so each public name has its own __name__ (what torch prints for the function)
-            fn = types.FunctionType(fn.__code__, fn.__globals__, fname, fn.__defaults__, fn.__closure__)
-            fn.__qualname__ = fname
-            fn.__doc__ = None
-        setattr(module, fname, fn)
+    for key, value in members.items():
+        setattr(module, key, value)
     return module
 
 
-cuda = _namespace("engine.cuda", is_available=_false, device_count=_zero, is_initialized=_false,
-                  manual_seed=_seed_nothing, manual_seed_all=_seed_nothing, current_device=_no_cuda,
-                  get_device_name=_no_cuda, synchronize=_no_cuda, empty_cache=lambda: None)
-cuda.empty_cache.__name__ = cuda.empty_cache.__qualname__ = "empty_cache"
-mps = _namespace("engine.backends.mps", is_available=_false, is_built=_false)
-cudnn = _namespace("engine.backends.cudnn", is_available=_false)
-backends = _namespace("engine.backends", mps=mps, cudnn=cudnn)
-accelerator = _namespace("engine.accelerator", is_available=_false, device_count=_zero,
-                         current_accelerator=lambda check_available=False: None)
-accelerator.current_accelerator.__name__ = accelerator.current_accelerator.__qualname__ = "current_accelerator"
+cuda = _namespace("engine.cuda", is_available=is_available, device_count=device_count, is_initialized=is_initialized,
+                  manual_seed=manual_seed, manual_seed_all=manual_seed_all, current_device=current_device,
+                  get_device_name=get_device_name, synchronize=synchronize, empty_cache=empty_cache)
+backends = _namespace("engine.backends", mps=_namespace("engine.backends.mps", is_available=is_available,
+                                                        is_built=is_built),
+                      cudnn=_namespace("engine.backends.cudnn", is_available=is_available))
+accelerator = _namespace("engine.accelerator", is_available=is_available, device_count=device_count,
+                         current_accelerator=current_accelerator)
 
 
 # ---------------------------------------------------------------- Tensor.to / Module.to arguments
