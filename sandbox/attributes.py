@@ -213,6 +213,7 @@ removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _s
     slice: _rule("start stop step"),
     # ---- engine values, by kind (`Attributes._rule_for` classifies)
     "tensor": _rule("""
+is_cpu cuda get_device
 data grad requires_grad is_leaf grad_fn shape dtype ndim T mT H size dim item tolist detach detach_
 numpy
 requires_grad_ retain_grad retains_grad view view_as reshape reshape_as transpose t t_ permute
@@ -238,7 +239,9 @@ parameters named_parameters buffers named_buffers children named_children module
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update
-register_forward_hook register_forward_pre_hook register_full_backward_hook"""),
+register_forward_hook register_forward_pre_hook register_full_backward_hook
+cuda"""),
+    "device": _rule("type index"),  # torch.device
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
@@ -401,6 +404,8 @@ class Attributes:
                 return ATTRIBUTE_POLICY[kind]
         if isinstance(obj, BaseException):
             return ATTRIBUTE_POLICY["exception"]
+        if B.device is not None and t is B.device:
+            return ATTRIBUTE_POLICY["device"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
             return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))

@@ -115,10 +115,12 @@ class Backend:
                                                           if hasattr(data, n)})
             utils_proxy = ModuleProxy("torch.utils", {"data": data_proxy})
             torch_attrs["utils"] = utils_proxy
+        self.modules = {}
+        self._device_modules(mod, torch_attrs)
         torch_proxy = ModuleProxy("torch", torch_attrs)
         math_proxy = ModuleProxy("math", {n: getattr(math, n) for n in names.MATH_NAMES if hasattr(math, n)})
 
-        self.modules = {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
+        self.modules |= {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
@@ -160,6 +162,30 @@ class Backend:
         for table, attrs in ((names.BARE_TORCH, torch_attrs), (names.BARE_NN, nn_attrs), (names.BARE_OPTIM, optim_attrs)):
             bare.update((name, attrs[name]) for name in table if name in attrs)
         self.bare = bare
+
+    def _device_modules(self, mod, torch_attrs):
+        """torch.cuda, torch.backends.mps, ...: proxies of the engine's namespaces (names.DEVICE_MODULES), also
+        importable (`import torch.backends.mps`); torch.device instances get the "device" attribute rule."""
+        device = getattr(mod, "device", None)
+        self.device = device if isinstance(device, type) else None
+        parents: dict[str, dict] = {}
+        for path, allowed in sorted(names.DEVICE_MODULES.items()):
+            ns = mod
+            for part in path.split("."):
+                ns = getattr(ns, part, None)
+            if ns is None:
+                continue
+            proxy = ModuleProxy(f"torch.{path}", {n: getattr(ns, n) for n in allowed if callable(getattr(ns, n, None))})
+            self.modules[f"torch.{path}"] = proxy
+            head, _, tail = path.rpartition(".")
+            parents.setdefault(head, {})[tail] = proxy
+        for head, children in parents.items():
+            if head:
+                proxy = ModuleProxy(f"torch.{head}", children)
+                self.modules[f"torch.{head}"] = proxy
+                torch_attrs[head] = proxy
+            else:
+                torch_attrs.update(children)
 
     def display_name(self, cls) -> str:
         """A class as PyTorch names it: torch's qualified name for an engine class (never the engine's

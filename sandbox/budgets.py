@@ -39,6 +39,7 @@ class SandboxLimits:
     max_figure_points: int
     max_plot_label_chars: int
     max_figure_bytes: int
+    max_op_flops: int
 
 
 MAX_CALL_DEPTH = 100  # nested user function calls

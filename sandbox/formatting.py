@@ -102,6 +102,8 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
+        if t is self.B.device:  # str(torch.device("cpu")) is 'cpu', its repr device(type='cpu')
+            return str(v)
         if isinstance(v, BaseException):
             return self.exception_str(v)
         if isinstance(v, PLOT_HANDLES):  # print(fig) is matplotlib's str: Figure(640x480)

@@ -175,7 +175,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
                     stack.enter_context(self.rec)
             lim = self.limits
             stack.enter_context(B.limited(max_tensor_elements=lim.max_tensor_elements,
-                                          max_live_elements=lim.max_live_elements, max_graph_nodes=lim.max_graph_nodes))
+                                          max_live_elements=lim.max_live_elements, max_graph_nodes=lim.max_graph_nodes,
+                                          max_text_chars=4 * lim.max_output_bytes, max_op_flops=lim.max_op_flops))
             try:
                 yield
             finally:

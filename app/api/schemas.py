@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,9 @@ class RunRequest(BaseModel):
         default_factory=list, max_length=4,
         description="passes to record in full besides the first and the last ones: a training run's middle pass, "
                     "recorded on demand by running the program again (runs are deterministic)")
+    values: Literal["full", "summary"] = Field(
+        "full", description="`variables` with every element of every value and gradient (full), or with values "
+        "above value_limit elements as summaries (summary: what the page needs to draw)")
 
 
 class ErrorInfo(BaseModel):

@@ -264,14 +264,14 @@ class Worker:
                 reader.close()
                 self._child_setup(warm)
                 try:
-                    source, stream, passes = job_r.recv()
+                    source, stream, passes, values = job_r.recv()
                 except (EOFError, OSError):
                     os._exit(0)
                 from app.runner.capture import run_capture
 
                 s = self.settings
                 run_capture(source, self.limits, s.value_limit, s.max_events, writer.send, stream=stream,
-                            extra=passes, **capture_budgets(s))
+                            extra=passes, values=values, **capture_budgets(s))
                 writer.close()
             except BaseException:  # noqa: BLE001
                 code = 1
@@ -281,7 +281,7 @@ class Worker:
         writer.close()
         self.spare = (pid, job_w, reader)
 
-    def _take_spare(self, source: str, stream: bool, passes: tuple = ()):
+    def _take_spare(self, source: str, stream: bool, passes: tuple = (), values: str = "full"):
         """The warm spare child with ``source`` handed to it (a fresh fork if it died meanwhile)."""
         for _ in range(2):
             if self.spare is None:
@@ -289,7 +289,7 @@ class Worker:
             pid, job_w, reader = self.spare
             self.spare = None
             try:
-                job_w.send((source, stream, passes))
+                job_w.send((source, stream, passes, values))
                 job_w.close()
                 return pid, reader
             except (OSError, BrokenPipeError):
@@ -341,7 +341,7 @@ class Worker:
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
         passes = tuple(int(i) for i in opts.get("passes") or ())[:4]
-        pid, reader = self._take_spare(source, stream, passes)
+        pid, reader = self._take_spare(source, stream, passes, opts.get("values") or "full")
         t_sent = t_end = time.monotonic()
         budget = AnswerBudget(s.max_answer_bytes)
 

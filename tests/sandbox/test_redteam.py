@@ -9,6 +9,8 @@ from sandbox_testing import err, make_limits, ok, run
 
 # Three levels of one shared list: 3,000 list items created, 1,000,000 seen by anyone who flattens it.
 SHARED_1E6 = "x = [0] * 100\ny = [x] * 100\nz = [y] * 100\n"
+# The same with 1,000 per level: 1,000,000,000 seen, past max_live_elements (16,000,000) by far.
+SHARED_1E9 = "x = [0] * 1000\ny = [x] * 1000\nz = [y] * 1000\n"
 # Four levels of ten: 10,000 items seen, 40 created.
 SHARED_1E4 = "x = [0] * 10\ny = [x] * 10\nz = [y] * 10\nw = [z] * 10\n"
 
@@ -89,7 +91,7 @@ def test_tensor_data_assignment_still_works():
 @pytest.mark.parametrize("expr", [
     "torch.tensor([[1], z])",                 # the engine copies shared nested lists level by level
     "torch.tensor(['a' * 100000] * 100)",     # numpy: a 40 MB unicode array before 'Could not infer dtype'
-    "torch.tensor([torch.zeros(10000)] * 200)",  # 2,000,000 elements through np.array
+    "torch.tensor([torch.zeros(10000)] * 300)",  # 3,000,000 elements through np.array
     "torch.tensor([range(10**9)])",           # numpy reads the range as a list: 8 GB
     "torch.tensor([range(-10**30, 10**30)])",
     "torch.Size([z])",
@@ -99,19 +101,19 @@ def test_tensor_data_assignment_still_works():
     "z in torch.zeros(3)",
 ])
 def test_huge_shared_data_is_refused_before_the_engine_sees_it(expr):
-    e = err(SHARED_1E6 + f"r = {expr}")
+    e = err(SHARED_1E9 + f"r = {expr}")
     assert e["type"] == "LimitExceeded", e
     assert e["line"] == 4
 
 
 def test_tensor_setitem_value_is_bounded():
-    e = err(SHARED_1E6 + "t = torch.zeros(3)\nt[0] = z")
+    e = err(SHARED_1E9 + "t = torch.zeros(3)\nt[0] = z")
     assert e["type"] == "LimitExceeded" and e["line"] == 5
 
 
 def test_value_returned_to_the_engine_is_bounded():
     # a program module inside a Sequential hands its output to the next engine layer
-    src = SHARED_1E6 + """
+    src = SHARED_1E9 + """
 class Bad(nn.Module):
     def forward(self, x):
         return z
@@ -1784,3 +1786,83 @@ def test_every_numpy_scalar_method_is_bounded(name):
 def test_torch_numpy_bridges_are_bounded(use):
     out = _within_budgets(f"import numpy as np\nimport torch\n{SHARED_1E6}r = {use}\nprint(type(r))")
     assert out.error is not None
+
+
+# ---------------------------------------------------------------- devices, print options, Variable, out= (issue 9 §0-1)
+DEVICE_NAMES_HOSTILE = [
+    # (program, error type or None for success): every name a program reaches, given what a program can hand it
+    ('d = torch.device("cpu" + "0" * 100000)', "LimitExceeded"),  # a device string is text parsed by the engine
+    ('d = torch.device("c" * 199)', "RuntimeError"),
+    ('d = torch.device("cuda", 10 ** 1000)\ns = str(d) + repr(d)', None),  # a big index is an int, bounded by bits
+    ('d = torch.device(torch.no_grad())', "TypeError"),
+    ('d = torch.device("cpu")\nd.type = "cuda"', "AttributeError"),
+    ('torch.cuda.manual_seed("x" * 199)', "ValueError"),
+    ('torch.cuda.manual_seed_all(10 ** 1000)', None),
+    ('torch.cuda.current_device()', "AssertionError"),
+    ('torch.cuda.get_device_name([0] * 10 ** 6)', "AssertionError"),
+    ('torch.cuda.is_available = lambda: True', "TypeError"),
+    ('torch.backends.mps = None', "TypeError"),
+    ('x = torch.accelerator.current_accelerator([1] * 10 ** 6)', None),
+    ('torch.set_default_device("x" * 199)', "RuntimeError"),
+    ('torch.set_default_device(print)', "TypeError"),
+    ('torch.set_printoptions(precision=10 ** 6)', "ValueError"),
+    ('torch.set_printoptions(precision=-1)', "ValueError"),
+    ('torch.set_printoptions(edgeitems=-3)', "ValueError"),
+    ('torch.set_printoptions(threshold="x" * 199)', "TypeError"),
+    ('torch.set_printoptions(profile=[1] * 10 ** 6)', None),
+    ('torch.set_printoptions(threshold=float("inf"))\nx = torch.zeros(1000000)\nprint(x)', "LimitExceeded"),
+    ('torch.set_printoptions(edgeitems=10 ** 9)\nx = torch.zeros(1000000)\ns = str(x)', "LimitExceeded"),
+    ('torch.set_printoptions(profile="full", linewidth=10 ** 9)\ns = str(torch.zeros(60000))', "LimitExceeded"),
+    ('torch.set_printoptions(linewidth=-10 ** 9)\ns = str(torch.arange(1000))', None),
+    ('v = torch.autograd.Variable([1.0] * 10 ** 6)', "TypeError"),
+    ('v = torch.autograd.Variable(torch.ones(2), requires_grad=[0] * 10 ** 6)', None),
+    ('x = torch.ones(2).to("cpu", torch.float64, True, True, 3)', "TypeError"),
+    ('x = torch.ones(2).to(device=[0] * 10 ** 6)', "TypeError"),
+    ('x = torch.ones(2).cuda()', "AssertionError"),
+    ('x = torch.ones(2).cuda(10 ** 1000)', "RuntimeError"),
+    ('m = nn.Linear(2, 2).cuda()', "AssertionError"),
+    ('m = nn.Linear(2, 2).to(torch.int64)', "TypeError"),
+    ('x = torch.zeros(2, 3, device=[0] * 10 ** 6)', "TypeError"),
+    ('x = torch.zeros(size=(10 ** 6, 10 ** 6))', "LimitExceeded"),
+    ('x = torch.randn(size=[10 ** 9])', "LimitExceeded"),
+    ('o = torch.zeros(1)\nx = torch.zeros(10 ** 9, out=o)', "LimitExceeded"),
+    ('o = torch.zeros(1)\nx = torch.matmul(torch.ones(3000, 700), torch.ones(700, 3000), out=o)', "LimitExceeded"),
+    ('x = torch.ones(3, requires_grad=True)\ny = torch.add(x, 1, out=torch.zeros(3))', "RuntimeError"),
+    ('x = torch.ones(3)\ny = torch.add(x, 1, out=print)', "TypeError"),
+    ('g = torch.manual_seed(3)\nx = torch.randn(size=(3,), generator=g)\ny = torch.randn(3, generator=[1] * 10 ** 6)', None),
+    ('x = torch.randn(1000, 1000)\ny = x @ x', "LimitExceeded"),
+]
+
+
+@pytest.mark.parametrize("src, kind", DEVICE_NAMES_HOSTILE, ids=[s[:50] for s, _ in DEVICE_NAMES_HOSTILE])
+def test_device_print_and_factory_names_stay_within_budgets(src, kind):
+    tracemalloc.start()
+    try:
+        out = run("import torch\nimport torch.nn as nn\n" + src, timeout=5)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    if kind is None:
+        assert out.error is None or out.error["type"] in ("TypeError", "ValueError"), out.error
+    else:
+        assert out.error is not None and out.error["type"] == kind, out.error
+        assert len(out.error["message"]) < 2_000
+    assert len(out.stdout) <= 65_536
+    assert out.elapsed < 2.5
+    assert peak < 120_000_000, peak  # traced Python allocations (numpy's included)
+    sealed(out.stdout + str(out.error))
+
+
+def test_print_options_and_default_device_never_leak_into_the_next_run():
+    assert ok("torch.set_printoptions(precision=1, sci_mode=True, threshold=2, edgeitems=1)\n"
+              "torch.set_default_device('cuda')\nprint(torch.get_printoptions()['precision'])") == "1\n"
+    assert ok("print(torch.tensor([1.23456, 2.0, 3.0]), torch.get_default_device())") == \
+        "tensor([1.2346, 2.0000, 3.0000]) cpu\n"
+
+
+def test_torch_device_prints_as_torch_and_exposes_only_type_and_index():
+    assert ok("d = torch.device('cuda:1')\nprint(d, repr(d), d.type, d.index, f'{d}', [d])") == \
+        "cuda:1 device(type='cuda', index=1) cuda 1 cuda:1 [device(type='cuda', index=1)]\n"
+    assert err("d = torch.device('cpu')\nd.replace")["type"] == "AttributeError"
+    assert ok("print(type(torch.device('cpu')), isinstance(torch.ones(1).device, torch.device))") == \
+        "<class 'torch.device'> True\n"

@@ -117,7 +117,7 @@ MORE_HOSTILE = [
     "x = 'ab'.center(10**10)",
     "x = 'ab'.zfill(10**10)",
     "x = ''.join(['a'] * 10**6 for i in range(3))",
-    "x = [0] * 10**7",
+    "x = [0] * 10**8",
     "x = [[0] * 10**4] * 10**4\ny = sum(x, [])",
     "x = list(range(10**9))",
     "x = sorted(range(10**9))",
