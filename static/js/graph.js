@@ -73,7 +73,7 @@ export class GraphView {
     if (this.lodFrame) return;
     this.lodFrame = requestAnimationFrame(() => {
       this.lodFrame = null;
-      const k = this.transform.k, min = GRAPH.cell.numberMinPx;
+      const k = this.transform.k, min = this.projector ? GRAPH.projectorMinTextPx : GRAPH.cell.numberMinPx;
       for (const t of this.viewport.querySelectorAll(".fg-num")) {
         const show = parseFloat(t.dataset.fs) * k >= min;
         if (show === t.hasAttribute("display")) show ? t.removeAttribute("display") : t.setAttribute("display", "none");

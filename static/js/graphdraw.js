@@ -266,7 +266,7 @@ export const drawing = {
           "text-anchor": "middle", "dominant-baseline": "central", "font-size": nfs.toFixed(1), "data-fs": nfs.toFixed(2),
           style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
         t.textContent = truncate(fmt(x), Math.floor(cw / (nfs * C.glyphW)));
-        if (nfs * k < C.numberMinPx) t.setAttribute("display", "none");
+        if (nfs * k < (this.projector ? GRAPH.projectorMinTextPx : C.numberMinPx)) t.setAttribute("display", "none");
       });
     }
   },

@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
-FOREVER = "import torch\nx = torch.tensor(1.0, requires_grad=True)\nwhile True:\n    y = x * 2\n"
+FOREVER = "import torch\nx = torch.randn(400, 400)\nfor i in range(9000):\n    y = x @ x\n"  # runs to the time limit
 
 
 def ready(page, prev=""):

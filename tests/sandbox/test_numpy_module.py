@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from sandbox_testing import err, ok, run
+from sandbox_testing import CLASSIC_LIMITS, err, ok, run
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -205,7 +205,7 @@ def test_memory_is_shared_as_in_torch():
     "[np.ones(90000) for i in range(20)]",
 ])
 def test_sizes_are_refused_before_numpy_allocates(expr):
-    e = err(f"import numpy as np\nx = {expr}")
+    e = err(f"import numpy as np\nx = {expr}", limits=CLASSIC_LIMITS)
     assert e["type"] == "LimitExceeded" and e["line"] == 2, e
 
 
@@ -238,7 +238,7 @@ def test_hostile_numpy_is_refused(expr, kind):
 
 
 def test_live_elements_count_arrays():
-    e = err("import numpy as np\nkeep = []\nfor i in range(100):\n    keep.append(np.zeros(90000))")
+    e = err("import numpy as np\nkeep = []\nfor i in range(100):\n    keep.append(np.zeros(90000))", limits=CLASSIC_LIMITS)
     assert e["type"] == "LimitExceeded" and "max_live_elements" in e["message"]
     assert ok("import numpy as np\nfor i in range(100):\n    x = np.zeros(90000)\nprint(x.shape)") == "(90000,)\n"
 

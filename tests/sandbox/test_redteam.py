@@ -5,7 +5,7 @@ import re
 import tracemalloc
 
 import pytest
-from sandbox_testing import err, make_limits, ok, run
+from sandbox_testing import CLASSIC_LIMITS, err, make_limits, ok, run
 
 # Three levels of one shared list: 3,000 list items created, 1,000,000 seen by anyone who flattens it.
 SHARED_1E6 = "x = [0] * 100\ny = [x] * 100\nz = [y] * 100\n"
@@ -981,7 +981,7 @@ print(m.weight.sum().item())"""
     ("nn.init.orthogonal_([[1.0]])", "AttributeError"),
 ])
 def test_multinomial_and_new_inits_are_bounded(src, kind):
-    out = run(src, timeout=20)
+    out = run(src, CLASSIC_LIMITS, timeout=20)
     assert out.error is not None and out.error["type"] == kind, out.error
     assert out.elapsed < 10
 
@@ -1020,7 +1020,7 @@ def test_random_sampler_with_huge_num_samples_is_bounded(use):
     ("nn.Conv2d(1, 1, 3, padding=1, padding_mode='mirror')", "ValueError"),
 ])
 def test_pad_modes_are_bounded(src, kind):
-    out = run(src, timeout=20)
+    out = run(src, CLASSIC_LIMITS, timeout=20)
     assert out.error is not None and out.error["type"] == kind, out.error
     assert out.elapsed < 5
 
@@ -1230,7 +1230,7 @@ def test_autograd_names_in_programs():
 def test_tensor_functions_refuse_huge_outputs_before_allocating(expr):
     tracemalloc.start()
     try:
-        out = run(f"y = {expr}")
+        out = run(f"y = {expr}", CLASSIC_LIMITS)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -1431,7 +1431,7 @@ def test_big_exception_messages_are_bounded():
     "def g():\n    yield [0] * 10 ** 6\n    yield [0] * 10 ** 6\nx = [y * 10 for y in g()]",
 ])
 def test_generator_bombs_are_bounded(source):
-    out = run(source)
+    out = run(source, CLASSIC_LIMITS)
     assert out.error is not None and out.error["type"] in ("LimitExceeded", "RecursionError"), out.error
     assert out.elapsed < 5
 
@@ -1764,7 +1764,7 @@ def test_arrays_inside_lists_count_element_by_element(use):
     # numpy copies each array of the list: 100 references to one 90,000-element array are a 72 MB copy
     tracemalloc.start()
     try:
-        e = err(f"import numpy as np\nimport torch\na = np.ones(90000)\nx = {use}")
+        e = err(f"import numpy as np\nimport torch\na = np.ones(90000)\nx = {use}", limits=CLASSIC_LIMITS)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
