@@ -277,10 +277,17 @@ def accumulator(tensor) -> AccumulateGrad:
     return acc
 
 
-def run_backward(root, grad, retain_graph: bool, capture=None):
+def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=False):
     """Run the graph below `root` in PyTorch's order: among ready nodes the newest runs first, and an
     AccumulateGrad runs the moment its last gradient arrives. With `capture` (node -> None), the
-    gradients reaching those nodes are returned in it instead of accumulated into `.grad`."""
+    gradients reaching those nodes are returned in it instead of accumulated into `.grad`.
+    With `create_graph`, gradients are Tensors and every VJP runs as recorded ops (engine/graphed.py)."""
+    if create_graph:
+        from .graphed import graphed_backward_hooks
+
+        apply_node, accumulate, retain, rec_value = graphed_backward_hooks()
+    else:
+        apply_node, accumulate, retain, rec_value = Node.apply, _accumulate, _retain, None
     rec = STATE.recorder
     start = root._grad_fn if root._grad_fn is not None else accumulator(root)
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
@@ -299,7 +306,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
     ready = [(-start._seq, 0, start)]
     order = 0
     prev_mode = STATE.grad_enabled
-    STATE.grad_enabled = False  # backward itself builds no graph (no create_graph support)
+    STATE.grad_enabled = create_graph  # backward builds a graph only for higher-order gradients
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -312,15 +319,18 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
                     continue
             if type(node) is AccumulateGrad:
                 if capture is None:
-                    _accumulate(node.variable, g, rec)
+                    accumulate(node.variable, g, rec)
                 continue
             if node._retain is not None:
                 t = node._retain()
                 if t is not None:
-                    _retain(t, g, rec)
-            grads = node.apply(g)
+                    retain(t, g, rec)
+            grads = apply_node(node, g)
             if rec is not None:
-                rec.on_backward_step(node, g, parts_in.pop(node, None), grads)
+                if rec_value is None:
+                    rec.on_backward_step(node, g, parts_in.pop(node, None), grads)
+                else:
+                    rec_value(rec, node, g, parts_in.pop(node, None), grads)
             if not retain_graph:
                 node.release()
             for (nxt, _), gi in zip(node._edges, grads):
@@ -342,7 +352,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None):
                 if n == 0:
                     if type(nxt) is AccumulateGrad and capture is None:
                         if nxt in grads_in:
-                            _accumulate(nxt.variable, grads_in.pop(nxt), rec)
+                            accumulate(nxt.variable, grads_in.pop(nxt), rec)
                     else:
                         order += 1
                         heapq.heappush(ready, (-nxt._seq, order, nxt))
@@ -387,8 +397,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """torch.autograd.grad: gradients of `outputs` with respect to `inputs`, leaving `.grad` untouched."""
     from .tensor import Tensor
 
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by flowgrad")
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
     out = outputs if isinstance(outputs, Tensor) else outputs[0]
@@ -400,25 +408,31 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = np.ones(out._data.shape, dtype=out._data.dtype)
     else:
         go = grad_outputs if isinstance(grad_outputs, Tensor) else grad_outputs[0]
-        g = np.asarray(go._data)
+        g = go if create_graph else np.asarray(go._data)
+    if create_graph and not isinstance(g, Tensor):
+        g = Tensor._wrap(g)
     nodes = []
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         nodes.append(t._grad_fn if t._grad_fn is not None else accumulator(t))
     capture = {n: None for n in nodes}
-    run_backward(out, g, bool(retain_graph), capture=capture)
+    retain = create_graph if retain_graph is None else retain_graph  # PyTorch's default
+    run_backward(out, g, bool(retain), capture=capture, create_graph=bool(create_graph))
     result = []
     for t, n in zip(inputs, nodes):
         if capture[n] is None and not allow_unused:
             raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                "Set allow_unused=True if this is the desired behavior.")
-        result.append(None if capture[n] is None else Tensor._wrap(np.array(capture[n], dtype=t._data.dtype)))
+        if capture[n] is None or isinstance(capture[n], Tensor):  # create_graph: the gradient is a graph's output
+            result.append(capture[n])
+        else:
+            result.append(Tensor._wrap(np.array(capture[n], dtype=t._data.dtype)))
     return tuple(result)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     """torch.autograd.backward(t) is t.backward()."""
     t = tensors if not isinstance(tensors, (list, tuple)) else tensors[0]
     g = grad_tensors if not isinstance(grad_tensors, (list, tuple)) else grad_tensors[0]
-    t.backward(g, retain_graph=retain_graph)
+    t.backward(g, retain_graph=retain_graph, create_graph=create_graph)

@@ -14,6 +14,8 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .graphed import is_graphed, op as _graphed_op, raw as _raw
+
 
 def _two(v, n):
     """A 1- or 2-element parameter as a 2-D one: (v,) -> (1 or 0, v) for 1-D ops."""
@@ -62,6 +64,10 @@ def _cols(x4, w4, groups, st, pads, dl, oh, ow):
     """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
     n, c = x4.shape[:2]
     kh, kw = w4.shape[2:]
+    if is_graphed(x4):  # create_graph: the windows as recorded strided slices, stacked (no as_strided view)
+        parts = list(_offsets(_pad2d(x4, pads), (kh, kw), st, dl, oh, ow))  # each N C OH OW, row-major offsets
+        cols = np.stack(parts, axis=2)  # N C KH*KW OH OW
+        return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
     win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
     cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))  # N C KH KW OH OW
     return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
@@ -86,14 +92,37 @@ def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
     wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
     dcols = np.matmul(wt, g4).reshape(n, c, kh, kw, oh, ow)  # col2im below: one strided add per kernel offset
     (t, bt), (le, r) = pads
-    dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
-    for i in range(kh):
-        hs = i * dl[0]
-        for j in range(kw):
-            ws = j * dl[1]
-            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
+    dxp = _col2im(dcols, (n, c, h + t + bt, wd + le + r), (kh, kw), st, dl, oh, ow)
     dx = dxp[:, :, t:t + h, le:le + wd]
     return dx[:, :, 0, :] if one else dx
+
+
+def _offset_keys(kernel, stride, dilation, oh, ow):
+    """The (N, C, OH, OW) strided slice of a padded 4-D array under each kernel offset, row-major."""
+    for i in range(kernel[0]):
+        hs = i * dilation[0]
+        for j in range(kernel[1]):
+            ws = j * dilation[1]
+            yield (slice(None), slice(None), slice(hs, hs + stride[0] * (oh - 1) + 1, stride[0]),
+                   slice(ws, ws + stride[1] * (ow - 1) + 1, stride[1]))
+
+
+def _col2im(dcols, shape, kernel, stride, dilation, oh, ow):
+    """Sum each kernel offset's (N, C, OH, OW) gradient into its strided slice of zeros of `shape`.
+    Under create_graph each placement is a recorded scatter; else one in-place strided add per offset."""
+    keys = _offset_keys(kernel, stride, dilation, oh, ow)
+    if is_graphed(dcols):
+        from .ops import _scatter
+
+        total = None
+        for k, key in enumerate(keys):
+            part = _scatter(shape, dcols.dtype, key, dcols[:, :, k // kernel[1], k % kernel[1]])
+            total = part if total is None else total + part
+        return total
+    dxp = np.zeros(shape, dtype=dcols.dtype)
+    for k, key in enumerate(keys):
+        dxp[key] += dcols[:, :, k // kernel[1], k % kernel[1]]
+    return dxp
 
 
 def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
@@ -174,9 +203,22 @@ def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
 def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
     # Each window's gradient goes to its first maximum (PyTorch's index), found by comparing every kernel
     # offset's strided slice with the forward's output: a few whole-array calls per offset, no window copies.
-    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, dilation, ceil_mode, -np.inf)
     g4 = g if g.ndim == 4 else g[None]
+    ans = _raw(ans)
     a4 = ans if ans.ndim == 4 else ans[None]
+    if is_graphed(g):  # create_graph: g times each offset's constant first-maximum mask, placed back
+        free = np.ones(a4.shape, dtype=bool)
+        hits = []
+        for part in _offsets(xp, kernel, stride, dilation, oh, ow):
+            hit = (part == a4) & free
+            free ^= hit
+            hits.append(hit)
+        dcols = np.stack([g4 * hit for hit in hits], axis=2).reshape(a4.shape[:2] + tuple(kernel) + a4.shape[2:])
+        dx = _col2im(dcols, xp.shape, kernel, stride, dilation, oh, ow)
+        n, c, h, w = x4.shape
+        dx = dx[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+        return dx if x.ndim == 4 else dx[0]
     dxp = np.zeros(xp.shape, dtype=g.dtype)
     free = np.ones(a4.shape, dtype=bool)
     slices = zip(_offsets(xp, kernel, stride, dilation, oh, ow), _offsets(dxp, kernel, stride, dilation, oh, ow))
@@ -219,9 +261,15 @@ def _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_ove
 
 
 def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, (1, 1), ceil_mode, 0.0)
     g4 = g if g.ndim == 4 else g[None]
     gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
+    if is_graphed(g):  # create_graph: every offset gets the same gd, placed back by recorded scatters
+        dcols = np.stack([gd] * (kernel[0] * kernel[1]), axis=2).reshape(gd.shape[:2] + tuple(kernel) + gd.shape[2:])
+        dx = _col2im(dcols, xp.shape, kernel, stride, (1, 1), oh, ow)
+        n, c, h, w = x4.shape
+        dx = dx[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+        return dx if x.ndim == 4 else dx[0]
     dxp = np.zeros(xp.shape, dtype=g.dtype)
     for part in _offsets(dxp, kernel, stride, (1, 1), oh, ow):
         part += gd
@@ -349,6 +397,13 @@ def layer_norm_vjp_bias(g, ans, x, w, b, shape, eps):
 
 
 def embedding_vjp(g, ans, w, idx, padding_idx):
+    if is_graphed(g):  # create_graph: one recorded scatter-add of the rows, the padding row masked out
+        from .ops import _scatter
+
+        rows = g.reshape(-1, w.shape[1])
+        if padding_idx is not None:
+            rows = rows * (idx.reshape(-1, 1) != padding_idx)
+        return _scatter(w.shape, g.dtype, idx.reshape(-1), rows, accumulate=True, kind="index")
     dw = np.zeros(w.shape, dtype=g.dtype)
     np.add.at(dw, idx.reshape(-1), g.reshape(-1, w.shape[1]))
     if padding_idx is not None:
@@ -357,12 +412,14 @@ def embedding_vjp(g, ans, w, idx, padding_idx):
 
 
 # ---------------------------------------------------------------- activations
-_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERF = ERF_UFUNC = np.frompyfunc(math.erf, 1, 1)  # engine/graphed.py maps this ufunc onto the erf op
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def erf(a):
     # NOTE: math.erf per element (no scipy here): exact, ~50 ns an element.
+    if is_graphed(a):
+        return _graphed_op("erf", (a,))
     return _ERF(a).astype(a.dtype) if a.ndim else a.dtype.type(math.erf(a))
 
 
@@ -383,6 +440,8 @@ def gelu_vjp(g, ans, a, approximate):
 
 
 def sigmoid(a):
+    if is_graphed(a):  # create_graph: the sigmoid op (both where-branches would put inf * 0 into the graph)
+        return _graphed_op("sigmoid", (a,))
     with np.errstate(over="ignore"):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
 
@@ -477,6 +536,10 @@ def chunk_forward(a, i, chunks, dim):
 
 
 def chunk_vjp(g, ans, a, i, chunks, dim):
+    if is_graphed(g):
+        from .ops import _scatter
+
+        return _scatter(a.shape, g.dtype, _chunk_key(a.shape, i, chunks, dim), g)
     z = np.zeros(a.shape, dtype=g.dtype)
     z[_chunk_key(a.shape, i, chunks, dim)] = g
     return z
@@ -649,6 +712,8 @@ def output_sizes(name, arrays, params):
         return [tuple(grown)]
     if name == "embedding":
         return [np.shape(arrays[1]) + np.shape(arrays[0])[1:]]
+    if name in ("select_backward", "slice_backward", "index_backward"):  # zeros of the indexed tensor's shape
+        return [params[0]]
     if name == "adaptive_avg_pool2d":
         x = np.shape(arrays[0])
         return [x[:-2] + (params[0][0], x[-1]), x[:-2] + tuple(params[0])]

@@ -131,8 +131,6 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin):
                 rec.on_mark_retain(self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False):
-        if create_graph:
-            raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by flowgrad")
         if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         if gradient is None:
@@ -144,12 +142,14 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin):
             if g.shape != self._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {Size(g.shape)} and "
                                    f"output[0] has a shape of {self.shape}.")
-        retain = bool(retain_graph)
+        retain = bool(create_graph if retain_graph is None else retain_graph)  # PyTorch's default
         rec = STATE.recorder
         if rec is not None:
             rec.on_backward_begin(self, g, retain)
+        if create_graph:  # the backward pass is itself a graph: gradients are Tensors
+            g = gradient if isinstance(gradient, Tensor) else Tensor._wrap(np.asarray(g))
         try:
-            run_backward(self, g, retain)
+            run_backward(self, g, retain, create_graph=bool(create_graph))
         except RuntimeError as e:
             if rec is not None:
                 rec.on_backward_error(self, e)
