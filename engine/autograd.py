@@ -408,6 +408,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = np.ones(out._data.shape, dtype=out._data.dtype)
     else:
         go = grad_outputs if isinstance(grad_outputs, Tensor) else grad_outputs[0]
+        if isinstance(go, Tensor) and go._data.shape != out._data.shape:
+            from .tensor import Size
+
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {Size(go._data.shape)} and "
+                               f"output[0] has a shape of {Size(out._data.shape)}.")
         g = go if create_graph else np.asarray(go._data)
     if create_graph and not isinstance(g, Tensor):
         g = Tensor._wrap(g)

@@ -393,12 +393,12 @@ def apply_node(node, g):
 
 
 def _accumulate(t, g, rec):
-    """AccumulateGrad under create_graph: `.grad` is the gradient tensor itself (with its grad_fn); a second
-    backward adds out of place, as PyTorch does, so the sum is differentiable too."""
+    """AccumulateGrad under create_graph, as PyTorch's: `.grad` is a copy of the gradient (CopyBackwards), a
+    second backward adds out of place, so `.grad` stays differentiable."""
     before = t._grad._data if t._grad is not None else None
     if g._data.dtype != t._data.dtype:
         g = Graphed(g).astype(t._data.dtype).t
-    t._grad = g if t._grad is None else t._grad + g
+    t._grad = op("grad_copy", (g,)).t if t._grad is None else t._grad + g
     if rec is not None:
         rec.on_accumulate(t, g._data, before)
 

@@ -454,6 +454,8 @@ for _kind, _grad_fn in (("select", "SelectBackwardBackward0"), ("slice", "SliceB
                         ("index", "IndexPutBackward0")):
     defop(_kind + "_backward", _grad_fn, _kind + "ᵀ", lambda g, shape, key, acc: _scatter(shape, g.dtype, key, g, acc),
           (lambda g, ans, a, shape, key, acc: g[key], "1"), saves=False, params=Params("hidden", ("size", "index", "accumulate")))
+# `.grad` of a leaf after backward(create_graph=True): PyTorch's AccumulateGrad copies the incoming gradient
+defop("grad_copy", "CopyBackwards", "copy", np.copy, (lambda g, ans, a: g, "1"), saves=False)
 defop("erf", "ErfBackward0", "erf", _nn.erf,
       (lambda g, ans, a: g * (2 / np.sqrt(np.pi)) * np.exp(-a * a), r"\tfrac{2}{\sqrt{\pi}}e^{-a^{2}}"), needs=("a",))
 

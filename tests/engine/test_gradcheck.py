@@ -146,6 +146,16 @@ CASES = {
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
 
+# Ops that appear inside create_graph backward passes: the backward of indexing (its own backward indexes again),
+# the copy a leaf's `.grad` is under create_graph, erf (gelu's derivative).
+CASES.update({
+    "select_backward": [((r(4),), ((3, 4), (1,), False)), ((r(),), ((2, 3), (1, 2), False))],
+    "slice_backward": [((r(3, 2),), ((3, 5), (slice(None), slice(1, 5, 2)), False))],
+    "index_backward": [((r(3, 2),), ((4, 2), IDX, True)), ((r(3),), ((4, 3), (IDX, np.array([0, 1, 2])), True))],
+    "grad_copy": [((r(2, 3),), ()), ((r(),), ())],
+    "erf": [((r(3, 4),), ()), ((r(),), ())],
+})
+
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
 
 
@@ -210,7 +220,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4")), name
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "CopyBackwards")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
 
