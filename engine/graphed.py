@@ -370,17 +370,17 @@ def apply_node(node, g):
     Tensor = _engine()["Tensor"]
     out_t = Tensor._wrap(ans, requires_grad=True)
     out_t._grad_fn = node  # the op's saved output, wired to the op itself (as PyTorch saves outputs)
-    gg = Graphed(g)
+    gg, ans_g = Graphed(g), Graphed(out_t)  # one of each per node: a layer's VJPs memoise on them (the LSTM)
     rec = STATE.recorder
     if op.variadic:
         ins = arrays
         vjp = op.vjps[0]
-        calls = [(fn, lambda i=i: vjp(gg, Graphed(out_t), i, arrays, *node._params)) for i, (fn, _) in enumerate(node._edges)]
+        calls = [(fn, lambda i=i: vjp(gg, ans_g, i, arrays, *node._params)) for i, (fn, _) in enumerate(node._edges)]
     else:
         ins = [_saved_input(a, fn) for a, (fn, _) in zip(arrays, node._edges)]
         if rec is not None:
             rec.stamp_saved(node, out_t, [x.t if type(x) is Graphed else None for x in ins])
-        calls = [(fn if vjp is not None else None, lambda vjp=vjp: vjp(gg, Graphed(out_t), *ins, *node._params))
+        calls = [(fn if vjp is not None else None, lambda vjp=vjp: vjp(gg, ans_g, *ins, *node._params))
                  for (fn, _), vjp in zip(node._edges, op.vjps)]
     out = []
     for (fn, call), shape in zip(calls, node._shapes):
@@ -390,6 +390,32 @@ def apply_node(node, g):
         gi = unbroadcast(as_graphed(call()), shape)
         out.append(gi.t)
     return out
+
+
+def vjps_by_decomposition(forward, g, inputs):
+    """VJPs of an op whose numpy rule cannot run on tensors (a fused, in-place kernel), as recorded ops: `forward`
+    (the op composed of table ops) runs on clones of the inputs and the clones' gradients are taken with
+    create_graph. The clones' edges are cut for that inner pass, so it stops at them; restored, they carry
+    higher-order gradients on to the op's real inputs. One gradient per input, None where none flows."""
+    from .autograd import grad
+
+    clones = [op("clone", (x,)) if type(x) is Graphed and x.t._requires_grad else x for x in inputs]
+    wanted = [c for c in clones if type(c) is Graphed and c.t._requires_grad]
+    out = forward(*clones)
+    cut = [c.t._grad_fn for c in wanted]
+    edges = [n._edges for n in cut]
+    for n in cut:
+        n._edges = [(None, 0)]
+    try:
+        grads = iter(grad(out.t, [c.t for c in wanted], grad_outputs=g.t, create_graph=True, allow_unused=True))
+    finally:
+        for n, e in zip(cut, edges):
+            n._edges = e
+    result = []
+    for c in clones:
+        gi = next(grads) if type(c) is Graphed and c.t._requires_grad else None
+        result.append(None if gi is None else Graphed(gi))
+    return result
 
 
 def _accumulate(t, g, rec):

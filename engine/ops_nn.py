@@ -670,8 +670,42 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     return grads
 
 
+def _lstm_composed(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    """The layer as PyTorch's cell equations in table ops (i, f, g, o gates): what create_graph differentiates."""
+    steps, hsz = x.shape[0], w_hh.shape[1]
+    h, c = h0, c0
+    hs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        gates = x[t] @ w_ih.T + h @ w_hh.T
+        if b_ih is not None:
+            gates = gates + b_ih + b_hh
+        i, f, o = (sigmoid(gates[:, k * hsz:(k + 1) * hsz]) for k in (0, 1, 3))
+        c = f * c + i * np.tanh(gates[:, 2 * hsz:3 * hsz])
+        h = o * np.tanh(c)
+        hs[t] = h
+    return c if last_c else np.stack(hs, axis=0)
+
+
+_LSTM_GRAPHED = [None]  # (g, ans, grads): under create_graph too, one node's seven VJPs share one pass
+
+
+def _lstm_graphed_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    memo = _LSTM_GRAPHED[0]
+    if memo is not None and memo[0] is g and memo[1] is ans:
+        return memo[2]
+    from .graphed import vjps_by_decomposition
+
+    # NOTE: the fused kernel writes its states in place (out=), which no graph can record: this op alone
+    # differentiates its composition instead of running its rule on tensors.
+    grads = vjps_by_decomposition(lambda *a: _lstm_composed(*a, reverse, last_c), g, (x, w_ih, w_hh, b_ih, b_hh, h0, c0))
+    _LSTM_GRAPHED[0] = (g, ans, grads)
+    return grads
+
+
 def lstm_vjp(k, last_c=False):
     def vjp(g, ans, *args):
+        if is_graphed(g):
+            return _lstm_graphed_backward(g, ans, *args, last_c=last_c)[k]
         return _lstm_backward(g, ans, *args, last_c=last_c)[k]
 
     return vjp

@@ -185,3 +185,22 @@ def test_create_graph_under_no_grad_inputs_stays_constant():
     t = torch.tensor([1.0, 2.0], requires_grad=True)
     (tg,) = torch.autograd.grad((t * 2).sum(), t, create_graph=True)
     assert tg.requires_grad == g.requires_grad
+
+
+def test_lstm_second_derivative():
+    """The fused LSTM layer differentiates its composition under create_graph: same numbers as torch."""
+    torch.manual_seed(0)
+    t_lstm = torch.nn.LSTM(3, 4, bidirectional=True).double()
+    e_lstm = engine.nn.LSTM(3, 4, bidirectional=True)
+    for name, p in t_lstm.named_parameters():
+        getattr(e_lstm, name).data = engine.tensor(p.detach().numpy().copy())
+    x0, w = f64(5, 2, 3), f64(5, 2, 8)
+    out = []
+    for lib, lstm in ((torch, t_lstm), (engine, e_lstm)):
+        x = lib.tensor(x0, requires_grad=True)
+        y, (h, c) = lstm(x)
+        (g,) = lib.autograd.grad((y * lib.tensor(w)).sum() + (c ** 2).sum(), x, create_graph=True)
+        params = [x] + [p for _, p in lstm.named_parameters()]
+        out.append(lib.autograd.grad((g ** 2).sum(), params))
+    for e, t in zip(out[1], out[0]):
+        close(e, t, rtol=1e-6, atol=1e-9)
