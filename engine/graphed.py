@@ -23,6 +23,12 @@ def _engine():
         from .tensor import Tensor
 
         _ENGINE.update(apply=apply, OPS=OPS, Tensor=Tensor)
+        # Every table op whose forward is a numpy ufunc is that ufunc's differentiable form (atan2, log1p, ...),
+        # unless mapped above (pow's scalar forms) or derivative-free (masks stay plain arrays).
+        for o in OPS.values():
+            f = o.forward
+            if isinstance(f, np.ufunc) and o.grad_fn and f.nin == len(o.vjps) and (f not in _UFUNCS or f in _COMPOSED):
+                _UFUNCS[f] = lambda *xs, name=o.name: op(name, xs)
     return _ENGINE
 
 
@@ -120,8 +126,8 @@ def _expm1(a):
 
 
 def _no_grad(fn):
-    """A derivative-free ufunc: computed on the values, a plain array."""
-    return lambda *args: fn(*(raw(x) for x in args))
+    """A derivative-free function (comparisons, indices): computed on the values, a plain array."""
+    return lambda *args, **kwargs: fn(*(raw(x) for x in args), **kwargs)
 
 
 _UFUNCS = {
@@ -146,6 +152,7 @@ _UFUNCS = {
     np.expm1: _expm1,
     np.matmul: _matmul,
 }
+_COMPOSED = {np.log1p, np.expm1}  # built from other ops only while the table has no primitive of its own
 for _f in (np.sign, np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal, np.logical_and,
            np.logical_or, np.logical_not, np.invert, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.isnan,
            np.isfinite):
@@ -182,8 +189,11 @@ def _outer(a, b):
 
 def _take(x, i, axis=None):
     if axis is None:
-        return op("select", (_reshape(x, (-1,)),), ((int(i),),))
-    return op("select", (x,), ((slice(None),) * (axis % x.ndim) + (int(i),),))
+        x, axis = _reshape(x, (-1,)), 0
+    key = (slice(None),) * (axis % x.ndim)
+    if np.ndim(i) == 0:
+        return op("select", (x,), (key + (int(i),),))
+    return op("index", (x,), (key + (np.asarray(i),),))
 
 
 def _split(x, indices, axis=0):
@@ -220,6 +230,45 @@ def _squeeze(x, axis=None):
     return op("squeeze_dims", (x,), (_axes(axis, x.ndim),))
 
 
+def _moveaxis(x, source, destination):
+    src = [int(a) % x.ndim for a in (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [int(a) % x.ndim for a in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, a in sorted(zip(dst, src)):
+        order.insert(d, a)
+    return _transpose(x, order)
+
+
+def _cumulative(name):
+    def run(x, axis=None, dtype=None, out=None):
+        if out is not None or axis is None:
+            raise TypeError(f"Graphed: np.{name} needs an axis and no out=")
+        return op(name, (x,), (int(axis) % x.ndim,))
+
+    return run
+
+
+def _roll(x, shift, axis=None):
+    if axis is None:
+        return op("roll", (x,), ((int(shift),), None))
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (int(shift),)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (int(axis),)
+    return op("roll", (x,), (shifts, axes))
+
+
+def _flip(x, axis=None):
+    axes = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim)
+    return op("flip", (x,), (axes,))
+
+
+def _prod(x, axis=None, keepdims=False, dtype=None):
+    if axis is None and not keepdims:
+        return op("prod", (x,))
+    if isinstance(axis, tuple):
+        raise TypeError("Graphed: np.prod over several axes")
+    return op("prod_dim", (x,), (int(axis) % x.ndim, bool(keepdims)))
+
+
 _FUNCTIONS = {
     np.where: _where, np.broadcast_to: _broadcast_to, np.expand_dims: _expand_dims, np.reshape: _reshape,
     np.transpose: _transpose, np.swapaxes: _swapaxes, np.sum: _sum, np.mean: _mean, np.var: _var,
@@ -228,7 +277,13 @@ _FUNCTIONS = {
     np.ascontiguousarray: lambda x, dtype=None: x, np.copy: lambda x: op("clone", (x,)),
     np.dot: _matmul, np.shape: lambda x: x.shape, np.ndim: lambda x: x.ndim, np.size: lambda x: x.size,
     np.result_type: lambda *xs: np.result_type(*(raw(x) for x in xs)),
+    np.moveaxis: _moveaxis, np.cumsum: _cumulative("cumsum"), np.cumprod: _cumulative("cumprod"), np.roll: _roll,
+    np.flip: _flip, np.prod: _prod, np.tril: lambda x, k=0: op("tril", (x,), (k,)),
+    np.triu: lambda x, k=0: op("triu", (x,), (k,)),
+    np.diagonal: lambda x, offset=0, axis1=0, axis2=1: op("diagonal", (x,), (offset, axis1 % x.ndim, axis2 % x.ndim)),
+    np.take_along_axis: lambda x, idx, axis: op("gather", (x, np.asarray(idx)), (int(axis) % x.ndim,)),
     np.zeros_like: lambda x, dtype=None: np.zeros(x.shape, dtype or x.dtype),
+    **{f: _no_grad(f) for f in (np.argsort, np.argmax, np.argmin, np.argwhere, np.nonzero, np.isclose)},
     np.ones_like: lambda x, dtype=None: np.ones(x.shape, dtype or x.dtype),
 }
 
@@ -274,9 +329,14 @@ class Graphed:
     def __repr__(self):
         return f"Graphed({self.t._data!r})"
 
+    def __array__(self, dtype=None, copy=None):
+        # numpy would otherwise read a Graphed as a sequence (it has __len__ and __getitem__), dropping the graph
+        raise TypeError("a gradient under create_graph cannot become a plain array: this numpy call has no "
+                        "differentiable form in engine/graphed.py")
+
     # the numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        fn = _UFUNCS.get(ufunc) if method == "__call__" and not kwargs else None
+        fn = _UFUNCS.get(ufunc) if method == "__call__" and not kwargs and _engine() else None
         if fn is None:
             from .ops_nn import ERF_UFUNC
 
@@ -315,6 +375,9 @@ class Graphed:
 
     def copy(self):
         return op("clone", (self,))
+
+    def prod(self, axis=None, keepdims=False):
+        return _prod(self, axis, keepdims)
 
     def __getitem__(self, key):
         return op(_key_kind(key), (self,), (key,))
