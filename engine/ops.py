@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops_nn as _nn
-from .graphed import is_graphed, op as _graphed_op, raw as _raw
+from .graphed import Graphed, op as _graphed_op, raw as _raw
 
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left")
 
@@ -112,7 +112,7 @@ def _count(shape, dims):
 def _scatter(shape, dtype, key, g, accumulate=False, kind="slice"):
     """g placed at `key` in zeros of `shape` (summed where an index repeats): the backward of indexing.
     Under create_graph it is the op `<kind>_backward`, whose own VJP indexes again."""
-    if is_graphed(g):
+    if type(g) is Graphed:
         return _graphed_op(kind + "_backward", (g,), (tuple(shape), key, accumulate))
     z = np.zeros(shape, dtype=dtype)
     if accumulate:
@@ -125,7 +125,7 @@ def _scatter(shape, dtype, key, g, accumulate=False, kind="slice"):
 def _reduce_arg(a, ans, dim, keepdim, g, pick):
     """Gradient of max/min along dim: all of g goes to the first extreme element (PyTorch's indices)."""
     idx = pick(_raw(a), axis=dim, keepdims=True)
-    if is_graphed(g):  # a constant one-hot mask times g: differentiable in g
+    if type(g) is Graphed:  # a constant one-hot mask times g: differentiable in g
         mask = np.zeros(a.shape, dtype=bool)
         np.put_along_axis(mask, idx, True, axis=dim)
         return mask * (g if keepdim else np.expand_dims(g, dim))
@@ -222,7 +222,7 @@ def _nll(logp, target, reduction, weight=None, ignore_index=-100):
 
 def _nll_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
     w = _nll_weights(logp, target, weight, ignore_index)
-    if is_graphed(g):  # the same placement as one differentiable scatter
+    if type(g) is Graphed:  # the same placement as one differentiable scatter
         if logp.ndim == 1:
             picked = -g * w / w if reduction == "mean" else -g * w
             return _scatter(logp.shape, logp.dtype, target if target != ignore_index else 0,
@@ -282,7 +282,7 @@ def _bce_logits_vjp_y(g, ans, x, y, reduction, weight=None, pos_weight=None):
 
 def _sigmoid(a):
     # NOTE: the two branches keep exp() from overflowing for large |a|.
-    if is_graphed(a):
+    if type(a) is Graphed:
         return _graphed_op("sigmoid", (a,))
     if _is_bool(a):
         a = a.astype(np.float32)  # torch: sigmoid of a bool tensor is float

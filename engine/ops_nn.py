@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .graphed import is_graphed, op as _graphed_op, raw as _raw
+from .graphed import Graphed, op as _graphed_op, raw as _raw
 
 
 def _two(v, n):
@@ -64,7 +64,7 @@ def _cols(x4, w4, groups, st, pads, dl, oh, ow):
     """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
     n, c = x4.shape[:2]
     kh, kw = w4.shape[2:]
-    if is_graphed(x4):  # create_graph: the windows as recorded strided slices, stacked (no as_strided view)
+    if type(x4) is Graphed:  # create_graph: the windows as recorded strided slices, stacked (no as_strided view)
         parts = list(_offsets(_pad2d(x4, pads), (kh, kw), st, dl, oh, ow))  # each N C OH OW, row-major offsets
         cols = np.stack(parts, axis=2)  # N C KH*KW OH OW
         return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
@@ -110,18 +110,21 @@ def _offset_keys(kernel, stride, dilation, oh, ow):
 def _col2im(dcols, shape, kernel, stride, dilation, oh, ow):
     """Sum each kernel offset's (N, C, OH, OW) gradient into its strided slice of zeros of `shape`.
     Under create_graph each placement is a recorded scatter; else one in-place strided add per offset."""
-    keys = _offset_keys(kernel, stride, dilation, oh, ow)
-    if is_graphed(dcols):
+    if type(dcols) is Graphed:
         from .ops import _scatter
 
         total = None
-        for k, key in enumerate(keys):
+        for k, key in enumerate(_offset_keys(kernel, stride, dilation, oh, ow)):
             part = _scatter(shape, dcols.dtype, key, dcols[:, :, k // kernel[1], k % kernel[1]])
             total = part if total is None else total + part
         return total
     dxp = np.zeros(shape, dtype=dcols.dtype)
-    for k, key in enumerate(keys):
-        dxp[key] += dcols[:, :, k // kernel[1], k % kernel[1]]
+    st, dl = stride, dilation
+    for i in range(kernel[0]):
+        hs = i * dl[0]
+        for j in range(kernel[1]):
+            ws = j * dl[1]
+            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
     return dxp
 
 
@@ -203,11 +206,12 @@ def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
 def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
     # Each window's gradient goes to its first maximum (PyTorch's index), found by comparing every kernel
     # offset's strided slice with the forward's output: a few whole-array calls per offset, no window copies.
-    x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    if type(ans) is Graphed:  # create_graph: the masks come from the values
+        x, ans = _raw(x), ans.t._data
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
     g4 = g if g.ndim == 4 else g[None]
-    ans = _raw(ans)
     a4 = ans if ans.ndim == 4 else ans[None]
-    if is_graphed(g):  # create_graph: g times each offset's constant first-maximum mask, placed back
+    if type(g) is Graphed:  # create_graph: g times each offset's constant first-maximum mask, placed back
         free = np.ones(a4.shape, dtype=bool)
         hits = []
         for part in _offsets(xp, kernel, stride, dilation, oh, ow):
@@ -264,7 +268,7 @@ def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pa
     x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, (1, 1), ceil_mode, 0.0)
     g4 = g if g.ndim == 4 else g[None]
     gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
-    if is_graphed(g):  # create_graph: every offset gets the same gd, placed back by recorded scatters
+    if type(g) is Graphed:  # create_graph: every offset gets the same gd, placed back by recorded scatters
         dcols = np.stack([gd] * (kernel[0] * kernel[1]), axis=2).reshape(gd.shape[:2] + tuple(kernel) + gd.shape[2:])
         dx = _col2im(dcols, xp.shape, kernel, stride, (1, 1), oh, ow)
         n, c, h, w = x4.shape
@@ -397,7 +401,7 @@ def layer_norm_vjp_bias(g, ans, x, w, b, shape, eps):
 
 
 def embedding_vjp(g, ans, w, idx, padding_idx):
-    if is_graphed(g):  # create_graph: one recorded scatter-add of the rows, the padding row masked out
+    if type(g) is Graphed:  # create_graph: one recorded scatter-add of the rows, the padding row masked out
         from .ops import _scatter
 
         rows = g.reshape(-1, w.shape[1])
@@ -418,7 +422,7 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 def erf(a):
     # NOTE: math.erf per element (no scipy here): exact, ~50 ns an element.
-    if is_graphed(a):
+    if type(a) is Graphed:
         return _graphed_op("erf", (a,))
     return _ERF(a).astype(a.dtype) if a.ndim else a.dtype.type(math.erf(a))
 
@@ -440,7 +444,7 @@ def gelu_vjp(g, ans, a, approximate):
 
 
 def sigmoid(a):
-    if is_graphed(a):  # create_graph: the sigmoid op (both where-branches would put inf * 0 into the graph)
+    if type(a) is Graphed:  # create_graph: the sigmoid op (both where-branches would put inf * 0 into the graph)
         return _graphed_op("sigmoid", (a,))
     with np.errstate(over="ignore"):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
@@ -536,7 +540,7 @@ def chunk_forward(a, i, chunks, dim):
 
 
 def chunk_vjp(g, ans, a, i, chunks, dim):
-    if is_graphed(g):
+    if type(g) is Graphed:
         from .ops import _scatter
 
         return _scatter(a.shape, g.dtype, _chunk_key(a.shape, i, chunks, dim), g)
@@ -704,7 +708,7 @@ def _lstm_graphed_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, l
 
 def lstm_vjp(k, last_c=False):
     def vjp(g, ans, *args):
-        if is_graphed(g):
+        if type(g) is Graphed:
             return _lstm_graphed_backward(g, ans, *args, last_c=last_c)[k]
         return _lstm_backward(g, ans, *args, last_c=last_c)[k]
 
