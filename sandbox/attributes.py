@@ -18,13 +18,18 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from .objects import (
+    DESCRIPTORS,
     INTERP_TYPES,
     INTS,
     MISSING,
     BoundMethod,
     Builtin,
     BuiltinType,
+    ClassMethod,
+    GradModeFunction,
     ModuleProxy,
+    Property,
+    StaticMethod,
     SuperProxy,
     UserClass,
     UserFunction,
@@ -232,7 +237,9 @@ class Attributes:
                 return attrs[name]
             _, v = obj.cls.lookup(name)
             if v is not None or name in obj.cls.ns:
-                return BoundMethod(v, obj) if type(v) is UserFunction else v
+                if type(v) is UserFunction:
+                    return BoundMethod(v, obj)
+                return self._descriptor(v, obj, obj.cls, name) if type(v) in DESCRIPTORS else v
             raise AttributeError(f"'{obj.cls.name}' object has no attribute '{name}'")
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
@@ -243,7 +250,9 @@ class Attributes:
             c, v = obj.lookup(name)
             if c is None:
                 raise AttributeError(f"type object '{obj.name}' has no attribute '{name}'")
-            return v
+            return self._descriptor(v, None, obj, name) if type(v) in DESCRIPTORS else v
+        if t is Property:
+            return self._property_attr(obj, name)
         if t is SuperProxy:
             return self._super_attr(obj, name)
         if isinstance(obj, self.B.Module):
@@ -299,7 +308,9 @@ class Attributes:
         if ucls is not None:
             c, v = ucls.lookup(name)
             if c is not None:
-                return BoundMethod(v, obj) if type(v) is UserFunction else v
+                if type(v) is UserFunction:
+                    return BoundMethod(v, obj)
+                return self._descriptor(v, obj, ucls, name) if type(v) in DESCRIPTORS else v
         if name in _MODULE_NAMES and hasattr(type(obj), name):
             return getattr(obj, name)
         if ucls is not None:
@@ -314,8 +325,46 @@ class Attributes:
         ucls = d["_fg_cls"]
         c, v = ucls.lookup(name)
         if c is not None:
-            return BoundMethod(v, obj) if type(v) is UserFunction else v
+            if type(v) is UserFunction:
+                return BoundMethod(v, obj)
+            return self._descriptor(v, obj, ucls, name) if type(v) in DESCRIPTORS else v
         raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
+
+    def _descriptor(self, v, obj, cls, name):
+        """A decorated class attribute read through instance `obj` (None: read from the class `cls`)."""
+        t = type(v)
+        if t is StaticMethod:
+            return v.func
+        if t is ClassMethod:
+            return BoundMethod(v.func, cls)
+        if obj is None:
+            return v
+        if t is GradModeFunction:
+            return BoundMethod(v, obj)
+        if v.fget is None:  # a Property
+            raise AttributeError(f"property '{name}' of '{self.type_name(obj)}' object has no getter")
+        return self.call(v.fget, [obj], {})
+
+    def _property_attr(self, prop, name):
+        """`@x.setter` and friends: a new property with that part replaced, as Python's."""
+        if name == "fget" or name == "fset":
+            return getattr(prop, name)
+        if name == "getter":
+            return Builtin("getter", lambda f: Property(f, prop.fset, prop.doc), self)
+        if name == "setter":
+            return Builtin("setter", lambda f: Property(prop.fget, f, prop.doc), self)
+        raise AttributeError(f"'property' object has no attribute '{name}'")
+
+    def _property_set(self, obj, ucls, name, value):
+        """Assignment to an attribute the class defines as a property: its setter, or Python's error.
+        True when it was one."""
+        _, v = ucls.lookup(name)
+        if type(v) is not Property:
+            return False
+        if v.fset is None:
+            raise AttributeError(f"property '{name}' of '{ucls.name}' object has no setter")
+        self.call(v.fset, [obj, value], {})
+        return True
 
     def _super_attr(self, sp, name):
         obj = sp.obj
@@ -332,7 +381,9 @@ class Attributes:
         for c in mro[start:]:
             if name in c.ns:
                 v = c.ns[name]
-                return BoundMethod(v, obj) if type(v) is UserFunction else v
+                if type(v) is UserFunction:
+                    return BoundMethod(v, obj)
+                return self._descriptor(v, obj, c, name) if type(v) in DESCRIPTORS else v
         if sp.cls.is_module:
             base = self.B.Module
             if name == "__init__":
@@ -349,9 +400,13 @@ class Attributes:
     def set_attribute(self, obj, name, value):
         t = type(obj)
         if t is UserInstance:
-            obj.attrs[name] = value
+            if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
+                obj.attrs[name] = value
             return
         B = self.B
+        if self.has_properties and (t is B.UserDataset or isinstance(obj, B.UserModule)):
+            if self._property_set(obj, obj.__dict__["_fg_cls"], name, value):
+                return
         if t is B.UserDataset and name[:1] != "_":  # (the parser refuses '_' names; the guard keeps _fg_cls)
             obj.__dict__[name] = value
             return

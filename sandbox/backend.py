@@ -48,6 +48,10 @@ class Backend:
         self.limited = limits.limited
         self.LimitExceeded = limits.LimitExceeded
         self.reset_run_state = mod.reset_run_state
+        # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
+        self.set_grad_enabled = autograd.set_grad_enabled
+        self.grad_mode_types = frozenset(getattr(autograd, n) for n in
+                                         ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled"))
 
         F = _submodule(nn, "functional")
         init = _submodule(nn, "init")

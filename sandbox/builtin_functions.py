@@ -20,7 +20,11 @@ from .objects import (
     BoundMethod,
     Builtin,
     BuiltinType,
+    ClassMethod,
+    GradModeFunction,
     ModuleProxy,
+    Property,
+    StaticMethod,
     TypeView,
     UserClass,
     UserFunction,
@@ -29,8 +33,8 @@ from .objects import (
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
 FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr globals locals vars
-dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ classmethod staticmethod
-property issubclass bytearray""".split())
+dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ issubclass
+bytearray""".split())
 
 
 def make_builtins(interp) -> dict:
@@ -175,6 +179,7 @@ def make_builtins(interp) -> dict:
              "str": (str, _str), "list": (list, _collect(list, "list")), "tuple": (tuple, _collect(tuple, "tuple")),
              "dict": (dict, _dict), "set": (set, _collect(set, "set"))}
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in types.items())
+    b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
     b["super"] = SUPER
     b["__name__"] = "__main__"
     b.update(B.bare)
@@ -211,3 +216,28 @@ def random_module(interp) -> ModuleProxy:
         ("normalvariate", rng.normalvariate), ("randrange", rng.randrange), ("choice", choice),
         ("shuffle", shuffle), ("sample", sample), ("seed", seed))}
     return ModuleProxy("random", attrs)
+
+
+def _decorator_types(interp) -> dict:
+    """`staticmethod`, `classmethod`, `property`: the interpreter's own objects (`attributes` reads them)."""
+    def _property(fget=None, fset=None, fdel=None, doc=None):
+        if fdel is not None:
+            raise TypeError("property(fdel=...) is not supported in flowgrad programs")
+        interp.has_properties = True
+        return Property(fget, fset, doc)
+
+    return {"staticmethod": (StaticMethod, lambda f: StaticMethod(f, interp)),
+            "classmethod": (ClassMethod, lambda f: ClassMethod(f, interp)),
+            "property": (Property, _property)}
+
+
+def functools_module(interp) -> ModuleProxy:
+    """Python's `functools`: `wraps` (copies the name a function shows)."""
+    def wraps(wrapped, assigned=None, updated=None):
+        def decorator(wrapper):
+            if type(wrapper) in (UserFunction, GradModeFunction) and type(getattr(wrapped, "name", None)) is str:
+                wrapper.name = wrapped.name
+            return wrapper
+        return Builtin("decorator", decorator, interp)
+
+    return ModuleProxy("functools", {"wraps": Builtin("wraps", wraps, interp)})

@@ -5,6 +5,7 @@ links, callbacks that count steps).
 
 from __future__ import annotations
 
+import copy
 import functools
 
 from .attributes import PLAIN_TYPES
@@ -23,7 +24,11 @@ from .objects import (
     BoundMethod,
     Builtin,
     BuiltinType,
+    ClassMethod,
+    GradModeFunction,
     ModuleProxy,
+    Property,
+    StaticMethod,
     Return,
     Scope,
     SuperProxy,
@@ -32,7 +37,7 @@ from .objects import (
     UserInstance,
 )
 
-_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy}
+_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property}
 
 
 class Calls:
@@ -71,13 +76,21 @@ class Calls:
         if t is UserFunction:
             return self.call_user(f, args, kwargs)
         if t is BoundMethod:
-            return self.call_user(f.func, [f.obj, *args], kwargs)
+            if type(f.func) is UserFunction:
+                return self.call_user(f.func, [f.obj, *args], kwargs)
+            return self.call(f.func, [f.obj, *args], kwargs)
         if t is Builtin or t is BuiltinType:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
+        if t is GradModeFunction or t is StaticMethod:
+            return self._call_wrapped(f, args, kwargs)
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
+        if (t in self.B.grad_mode_types or f in self.B.grad_mode_types) and len(args) == 1 and not kwargs \
+                and callable(args[0]) and type(args[0]) not in _NOT_CALLABLE:
+            # `@torch.no_grad()` / `@torch.no_grad`: the program's function, run in that grad mode
+            return GradModeFunction(args[0], f, self)
         # an engine function, class, module or allowlisted method: bound lazy iterables first
         for i, a in enumerate(args):
             ta = type(a)
@@ -127,6 +140,37 @@ class Calls:
             # a callback the engine may call many times (Module.apply): count steps
             return Builtin(getattr(a, "__name__", "function"), functools.partial(a), self)
         return a
+
+    def _call_wrapped(self, f, args, kwargs):
+        """A staticmethod or grad-mode-decorated function called: one call level (a program can wrap a
+        function 10^5 times in a loop)."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_CALL_DEPTH:
+                raise limit_error("maximum recursion depth exceeded", None, f"{MAX_CALL_DEPTH} nested calls",
+                                  type_name="RecursionError")
+            if type(f) is StaticMethod:
+                return self.call(f.func, args, kwargs)
+            return self._call_in_grad_mode(f, args, kwargs)
+        finally:
+            self.depth -= 1
+
+    def _call_in_grad_mode(self, f, args, kwargs):
+        """A call of a `@torch.no_grad()`-decorated function: inside a fresh grad-mode object, as torch's."""
+        mode = f.mode
+        B = self.B
+        if isinstance(mode, type):  # the bare class: `@torch.no_grad`
+            cm = mode()
+        elif isinstance(mode, B.set_grad_enabled):
+            cm = type(mode)(mode._target)  # (its constructor sets the mode; __enter__ does not)
+        else:
+            cm = copy.copy(mode)
+        t = type(cm)
+        t.__enter__(cm)
+        try:
+            return self.call(f.func, args, kwargs)
+        finally:
+            t.__exit__(cm, None, None, None)
 
     def _super(self, args, scope, node):
         if args:
@@ -249,6 +293,7 @@ class Calls:
     def ex_ClassDef(self, node, scope):
         module_base = self.B.Module
         dataset_base = self.B.Dataset
+        decorators = [self.ev(d, scope) for d in node.decorator_list]  # before the bases, as in Python
         bases = []
         for b in node.bases:
             v = self.ev(b, scope)
@@ -262,14 +307,38 @@ class Calls:
             raise ProgramError("TypeError", f"class {node.name} cannot inherit from both nn.Module and Dataset in "
                                "flowgrad programs", node.lineno, node.col_offset)
         body_scope = Scope(cls.ns, scope, CLASS)
+        body_scope.defs = []
         self.exec_block(node.body, body_scope)
-        for v in cls.ns.values():
-            if type(v) is UserFunction and v.closure is body_scope:
-                v.owner = cls
-        scope.vars[node.name] = cls
+        for f in body_scope.defs:  # also the ones a decorator wrapped: super() works in them
+            f.owner = cls
+        value = cls
+        for dec, dnode in zip(reversed(decorators), reversed(node.decorator_list)):
+            try:
+                value = self.call(dec, [value], {})
+            except Exception as e:
+                raise self._at(e, dnode) from None
+        scope.vars[node.name] = value
 
     def ex_Return(self, node, scope):
         return Return(None if node.value is None else self.ev(node.value, scope))
 
     def ex_FunctionDef(self, node, scope):
-        scope.vars[node.name] = self._function(node.name, node, False, scope)
+        if not node.decorator_list:
+            f = self._function(node.name, node, False, scope)
+            value = f
+        else:  # decorator expressions are evaluated before the function is made, as in Python
+            decorators = []
+            for d in node.decorator_list:
+                try:
+                    decorators.append(self.ev(d, scope))
+                except Exception as e:
+                    raise self._at(e, d) from None
+            f = value = self._function(node.name, node, False, scope)
+            for dec, dnode in zip(reversed(decorators), reversed(node.decorator_list)):
+                try:
+                    value = self.call(dec, [value], {})
+                except Exception as e:
+                    raise self._at(e, dnode) from None
+        if scope.kind == CLASS:
+            scope.defs.append(f)
+        scope.vars[node.name] = value

@@ -153,8 +153,6 @@ def _check_node(node, t, line, parent, max_bits):
                 raise ProgramError("AttributeError", f"attributes starting with '_' such as '{node.attr}' are "
                                    "not allowed in flowgrad programs", line, col)
     elif t is ast.FunctionDef:
-        if node.decorator_list:
-            raise _unsupported("decorators are", node.decorator_list[0], line)
         if node.name in CLASS_DUNDER_NAMES:
             if not isinstance(parent, ast.ClassDef):
                 raise ProgramError("NameError", f"'{node.name}' can only be defined inside a class", line, col)
@@ -163,8 +161,6 @@ def _check_node(node, t, line, parent, max_bits):
                                "programs (a class may define __init__, forward and ordinary methods; a Dataset "
                                "subclass __len__ and __getitem__)", line, col)
     elif t is ast.ClassDef:
-        if node.decorator_list:
-            raise _unsupported("decorators are", node.decorator_list[0], line)
         if node.keywords:
             raise _unsupported("class keywords (metaclass=...) are", node, line)
         if bad_name(node.name):

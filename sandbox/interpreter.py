@@ -23,7 +23,7 @@ import numpy as np
 from .attributes import Attributes
 from .backend import Backend
 from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
-from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
+from .builtin_functions import FORBIDDEN_BUILTINS, functools_module, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
@@ -95,6 +95,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         self._attr_rules: dict = {}
         self.addresses = FakeAddresses()  # the stand-ins every repr and message of this run shows
         self._random = None
+        self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._ev = {}
         self._ex = {}
         for name in dir(self):
@@ -340,6 +341,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             if self._random is None:
                 self._random = random_module(self)
             return self._random
+        if name == "functools":
+            return functools_module(self)
         mod = self.B.modules.get(name)
         if mod is None:
             avail = ", ".join(sorted(self.B.modules))

@@ -18,7 +18,8 @@ def _named(fn, name):
 
 
 class Scope:
-    __slots__ = ("vars", "parent", "kind", "func")
+    # defs: a class body's functions (set only on class scopes): their owner is the class, for super()
+    __slots__ = ("vars", "parent", "kind", "func", "defs")
 
     def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
         self.vars = vars
@@ -83,12 +84,87 @@ class BoundMethod:
         self.obj = obj
 
     def __call__(self, *args, **kwargs):
-        r = self.func.interp.call_user(self.func, (self.obj, *args), kwargs)
-        self.func.interp.check_data(r)
+        interp = self.func.interp
+        r = interp.call(self.func, [self.obj, *args], kwargs)
+        interp.check_data(r)
         return r
 
     def __repr__(self):
-        return f"<bound method {self.func.name}>"
+        return f"<bound method {getattr(self.func, 'name', 'function')}>"
+
+    __str__ = __repr__
+
+
+class StaticMethod:
+    """`@staticmethod`: the function, unbound whether read from the class or an instance."""
+
+    __slots__ = ("func", "interp")
+
+    def __init__(self, func, interp):
+        self.func = func
+        self.interp = interp
+
+    def __call__(self, *args, **kwargs):  # callable since Python 3.10
+        r = self.interp.call(self.func, list(args), kwargs)
+        self.interp.check_data(r)
+        return r
+
+    def __repr__(self):
+        return f"<staticmethod({self.interp.repr_value(self.func)})>"
+
+    __str__ = __repr__
+
+
+class ClassMethod:
+    """`@classmethod`: the function bound to the class (also when read from an instance)."""
+
+    __slots__ = ("func", "interp")
+
+    def __init__(self, func, interp):
+        self.func = func
+        self.interp = interp
+
+    def __repr__(self):
+        return f"<classmethod({self.interp.repr_value(self.func)})>"
+
+    __str__ = __repr__
+
+
+class Property:
+    """`@property` (and `@x.setter`): read and assigned through an instance, the getter/setter run."""
+
+    __slots__ = ("fget", "fset", "doc")
+
+    def __init__(self, fget=None, fset=None, doc=None):
+        self.fget = fget
+        self.fset = fset
+        self.doc = doc
+
+    def __repr__(self):
+        return "<property object>"
+
+    __str__ = __repr__
+
+
+class GradModeFunction:
+    """A function decorated with `@torch.no_grad()` (`enable_grad`, `inference_mode`, `set_grad_enabled`):
+    each call runs inside a fresh copy of the grad-mode context manager; binds as a method like a function."""
+
+    __slots__ = ("func", "mode", "interp", "name")
+
+    def __init__(self, func, mode, interp):
+        self.func = func
+        self.mode = mode  # the grad-mode object (or class) the function was decorated with
+        self.interp = interp
+        self.name = getattr(func, "name", "function")
+
+    def __call__(self, *args, **kwargs):
+        r = self.interp.call(self, list(args), kwargs)
+        self.interp.check_data(r)
+        return r
+
+    def __repr__(self):
+        return f"<function {self.name}>"
 
     __str__ = __repr__
 
@@ -264,6 +340,16 @@ class ShownTensor(Shown):
 
 SUPER = Builtin("super", None)
 
+
+def _call_method(f, obj, args, kwargs):
+    """A class attribute other than a plain function, called as a method of `obj` by engine code."""
+    t = type(f)
+    if t is GradModeFunction:
+        return f(obj, *args, **kwargs)
+    if t is ClassMethod:
+        return BoundMethod(f.func, obj.__dict__["_fg_cls"])(*args, **kwargs)
+    return f(*args, **kwargs)  # a staticmethod, a builtin or an engine function: not bound
+
 _USER_MODULE_CLASSES: dict = {}
 
 
@@ -280,7 +366,7 @@ def user_module_class(module_base):
             if f is None:
                 raise NotImplementedError(f'Module [{ucls.name}] is missing the required "forward" function')
             if not isinstance(f, UserFunction):
-                return f(*args, **kwargs)
+                return _call_method(f, self, args, kwargs)
             r = f.interp.call_user(f, (self, *args), kwargs)
             f.interp.check_data(r)  # returned to engine code (Module.__call__, Sequential)
             return r
@@ -321,7 +407,7 @@ def user_dataset_class(dataset_base):
             if f is None:
                 raise TypeError(f"object of type '{ucls.name}' has no len()")
             if not isinstance(f, UserFunction):
-                return f(self)
+                return _call_method(f, self, (), {})
             return f.interp.call_user(f, (self,), {})
 
         def __getitem__(self, index):
@@ -329,7 +415,7 @@ def user_dataset_class(dataset_base):
             if f is None:
                 raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
             if not isinstance(f, UserFunction):
-                return f(self, index)
+                return _call_method(f, self, (index,), {})
             r = f.interp.call_user(f, (self, index), {})
             f.interp.check_data(r)  # returned to engine code (the DataLoader's collate)
             return r
@@ -354,7 +440,8 @@ def user_dataset_class(dataset_base):
 for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), (BoundMethod, "method"),
                           (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
-                          (Shown, "object"), (ShownTensor, "Tensor")):
+                          (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
+                          (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 
@@ -369,4 +456,6 @@ INTS = frozenset({int, bool})
 SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
 INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
-                          SuperProxy, TypeView})
+                          SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction})
+# what a class attribute turns into when read: functions bind, the decorators' objects do their part
+DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction})

@@ -74,3 +74,36 @@ def err(source: str, **kw) -> dict:
     assert out.error is not None, f"expected an error, got stdout {out.stdout!r}"
     assert set(out.error) >= {"type", "message", "line", "column"}
     return out.error
+
+
+def cpython(source: str) -> tuple[str, BaseException | None]:
+    """What real CPython prints for `source` (trusted test text, run in this process) and the exception
+    it ended with, if any. Programs that import torch need real torch (callers skip without it)."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    error = None
+    with contextlib.redirect_stdout(buf):
+        try:
+            exec(compile(source, "<program>", "exec"), {"__name__": "__main__"})  # noqa: S102 - test text only
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            error = e
+    return buf.getvalue(), error
+
+
+def same_as_cpython(source: str) -> str:
+    """The sandbox prints exactly what CPython prints for `source` and ends the same way (error type,
+    message and line); returns the output."""
+    import traceback
+
+    out = run(source)
+    expected, error = cpython(source)
+    assert out.stdout == expected
+    if error is None:
+        assert out.error is None, out.error
+    else:
+        assert out.error is not None, f"CPython raised {error!r}; the sandbox did not"
+        line = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == "<program>"][-1]
+        assert (out.error["type"], out.error["message"], out.error["line"]) == (type(error).__name__, str(error), line)
+    return out.stdout

@@ -903,3 +903,44 @@ def test_create_graph_backward_twice_frees_nothing_it_needs():
     out = ok("x = torch.tensor([0.5, -1.0], requires_grad=True)\ny = (x ** 3).sum()\ny.backward(create_graph=True)\n"
              "y.backward(create_graph=True)\nx.grad.sum().backward()\nprint(x.grad)")
     assert out == "tensor([ 7.5000, -6.0000], grad_fn=<AddBackward0>)\n", out  # torch's
+
+
+# ---------------------------------------------------------------- decorators (staticmethod, classmethod, property,
+# grad-mode decorators, program decorators)
+@pytest.mark.parametrize("source,kind", [
+    # a decorator that returns a builtin or an engine function: the name is bound to it, nothing more
+    ("import torch\n@(lambda f: torch.exp)\ndef g():\n    pass\nprint(g(torch.zeros(1)))\ng.__self__", "AttributeError"),
+    ("@(lambda f: print)\ndef g():\n    pass\ng.fn", "AttributeError"),
+    ("@staticmethod\ndef g():\n    pass\ng.__func__", "AttributeError"),
+    ("@staticmethod\ndef g():\n    pass\ng.func.node", "AttributeError"),
+    ("@property\ndef g(self):\n    pass\ng.fget.closure", "AttributeError"),
+    ("@classmethod\ndef g(cls):\n    pass\ng.interp", "AttributeError"),
+    ("import torch\n@torch.no_grad()\ndef g():\n    pass\ng.mode", "AttributeError"),
+    # wrapped 10^4 times in a loop, then called: the call depth limit, not the host's stack
+    ("import torch\ndef g(x):\n    return x\nfor i in range(10000):\n    g = torch.no_grad()(g)\ng(1)", "RecursionError"),
+    ("def g(x):\n    return x\nfor i in range(10000):\n    g = staticmethod(g)\ng(1)", "RecursionError"),
+    ("class A:\n    @property\n    def x(self):\n        return self.x\nA().x", "RecursionError"),
+    ("class A:\n    @property\n    def x(self):\n        return 1\n    @x.setter\n    def x(self, v):\n"
+     "        self.x = v\nA().x = 1", "RecursionError"),
+    ("class A:\n    x = property()\nA().x", "AttributeError"),
+    ("class A:\n    @classmethod\n    def m(cls):\n        return cls\nA.m.__self__", "AttributeError"),
+    ("c = classmethod(len)\nc()", "TypeError"),
+    ("p = property(len)\np()", "TypeError"),
+])
+def test_decorator_objects_stay_closed(source, kind):
+    refused(source, kind)
+
+
+def test_grad_mode_decorator_restores_the_mode_after_an_error():
+    src = ("import torch\n@torch.no_grad()\ndef bad():\n    return 1 / 0\nfor i in range(3):\n    try_ok = 1\n"
+           "print(torch.is_grad_enabled())\nbad()")
+    out = run(src)
+    assert out.stdout == "True\n" and out.error["type"] == "ZeroDivisionError" and out.error["line"] == 4
+    assert ok("import torch\nprint(torch.is_grad_enabled())") == "True\n"
+
+
+def test_property_of_a_module_cannot_shadow_engine_methods():
+    # a property named like an engine Module method is a class attribute the server never calls
+    out = run("import torch\nclass M(torch.nn.Module):\n    @property\n    def parameters(self):\n"
+              "        return 1\nm = M()\nprint(m.parameters)")
+    assert out.error is None and out.stdout == "1\n"

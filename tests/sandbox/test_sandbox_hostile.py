@@ -149,7 +149,7 @@ MORE_HOSTILE = [
     "class A(int):\n    pass",
     "import torch\nclass A(torch.Tensor):\n    pass",
     "class A(metaclass=type):\n    pass",
-    "@print\ndef f():\n    pass",
+    "@print\ndef f():\n    pass\nf()",
     "async def f():\n    pass",
     "def g():\n    yield 1",
     "x = [(yield)]",

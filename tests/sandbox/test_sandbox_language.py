@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from sandbox_testing import err, ok
+from sandbox_testing import err, ok, same_as_cpython
 
 
 def test_arithmetic_comparisons_boolops():
@@ -302,7 +302,6 @@ def test_globals_kept_after_error():
     ("def f():\n    global x", "'global' statements"),
     ("def f():\n    yield 1", "generators"),
     ("async def f():\n    pass", "'async def'"),
-    ("@f\ndef g():\n    pass", "decorators"),
     ("from math import *", "starred imports"),
     ("class A:\n    pass\na = A()\na.x = 1\ndel a.x", "deleting attributes"),
 ])
@@ -376,3 +375,200 @@ def test_inplace_list_extension_and_slice_assignment_take_iterables_once():
 
 def test_super_needs_a_program_instance():
     assert err("class A:\n    pass\nsuper(A, 1).x")["type"] == "TypeError"
+
+
+# ---------------------------------------------------------------- decorators
+DECORATOR_PROGRAMS = {
+    "program_decorators": """
+import functools
+
+def shout(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        print("calling")
+        return fn(*args, **kwargs)
+    return wrapper
+
+def repeat(n):
+    def deco(fn):
+        def inner(*a):
+            return [fn(*a) for _ in range(n)]
+        return inner
+    return deco
+
+@shout
+@repeat(2)
+def add(a, b):
+    return a + b
+
+print(add(1, 2))
+
+def register(table):
+    def deco(cls):
+        table.append(cls)
+        return cls
+    return deco
+
+seen = []
+@register(seen)
+class Point:
+    pass
+print(len(seen), seen[0] is Point)
+""",
+    "methods": """
+class Counter:
+    count = 0
+    def __init__(self, start):
+        self.v = start
+    @property
+    def value(self):
+        return self.v
+    @value.setter
+    def value(self, v):
+        print("set", v)
+        self.v = v
+    @property
+    def double(self):
+        return 2 * self.v
+    @staticmethod
+    def helper(x):
+        return x * 2
+    @classmethod
+    def make(cls, v):
+        cls.count += 1
+        return cls(v)
+
+class Sub(Counter):
+    pass
+
+c = Counter.make(3)
+s = Sub.make(4)
+print(c.value, Counter.helper(4), c.helper(5), Counter.count, Sub.count, type(s) is Sub)
+c.value = 10
+print(c.value, c.double)
+c.double = 1
+""",
+    "super_in_a_wrapped_method": """
+def logged(fn):
+    def wrapper(self, *args):
+        print("->", *args)
+        return fn(self, *args)
+    return wrapper
+
+class Base:
+    def hello(self, x):
+        return "base" + str(x)
+
+class Child(Base):
+    @logged
+    def hello(self, x):
+        return "child+" + super().hello(x)
+
+print(Child().hello(1))
+""",
+    "decorator_errors": """
+def bad(fn):
+    return 1 / 0
+
+@bad
+def f():
+    pass
+""",
+    "not_a_decorator": """
+x = 1
+
+@len
+def f():
+    pass
+""",
+    "decorator_returns_none": """
+@(lambda fn: None)
+def f():
+    pass
+f()
+""",
+}
+
+
+@pytest.mark.parametrize("name", DECORATOR_PROGRAMS)
+def test_decorators_as_cpython(name):
+    same_as_cpython(DECORATOR_PROGRAMS[name])
+
+
+def test_grad_mode_decorators_as_torch():
+    pytest.importorskip("torch")
+    src = """
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 1)
+
+    @torch.no_grad()
+    def predict(self, x):
+        return self.lin(x)
+
+    @property
+    def width(self):
+        return self.lin.in_features
+
+    def forward(self, x):
+        return self.lin(x)
+
+n = Net()
+x = torch.ones(1, 2)
+print(n.predict(x).requires_grad, n(x).requires_grad, n.width)
+
+@torch.no_grad
+def f(x):
+    return x * 2
+
+@torch.enable_grad()
+def g(x):
+    return x * 2
+
+@torch.inference_mode()
+def h(x):
+    return x * 2
+
+print(f(torch.ones(2, requires_grad=True)).requires_grad, h(torch.ones(2, requires_grad=True)).requires_grad)
+with torch.no_grad():
+    print(g(torch.ones(2, requires_grad=True)).requires_grad)
+print(torch.is_grad_enabled())
+
+def twice(fn):
+    return lambda t: fn(fn(t))
+
+@twice
+@torch.no_grad()
+def step(t):
+    return t + 1
+print(step(torch.zeros(1, requires_grad=True)))
+"""
+    same_as_cpython(src)
+
+
+def test_decorated_forward_as_torch():
+    pytest.importorskip("torch")
+    same_as_cpython("""
+import torch
+
+class Frozen(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+
+    @torch.no_grad()
+    def forward(self, x):
+        return self.lin(x) * 0 + 1
+
+class Scale(torch.nn.Module):
+    @staticmethod
+    def forward(x):
+        return x * 3
+
+net = torch.nn.Sequential(Frozen(), Scale())
+y = net(torch.ones(1, 3))
+print(y, y.requires_grad)
+""")
