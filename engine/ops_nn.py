@@ -64,10 +64,6 @@ def _cols(x4, w4, groups, st, pads, dl, oh, ow):
     """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
     n, c = x4.shape[:2]
     kh, kw = w4.shape[2:]
-    if type(x4) is Graphed:  # create_graph: the windows as recorded strided slices, stacked (no as_strided view)
-        parts = list(_offsets(_pad2d(x4, pads), (kh, kw), st, dl, oh, ow))  # each N C OH OW, row-major offsets
-        cols = np.stack(parts, axis=2)  # N C KH*KW OH OW
-        return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
     win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
     cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))  # N C KH KW OH OW
     return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
@@ -85,6 +81,8 @@ def conv_forward(x, w, b, stride, padding, dilation, groups):
 
 
 def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
+    if type(g) is Graphed:
+        return _conv_graphed_backward(g, ans, x, w, b, stride, padding, dilation, groups)[0]
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
@@ -92,43 +90,19 @@ def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
     wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
     dcols = np.matmul(wt, g4).reshape(n, c, kh, kw, oh, ow)  # col2im below: one strided add per kernel offset
     (t, bt), (le, r) = pads
-    dxp = _col2im(dcols, (n, c, h + t + bt, wd + le + r), (kh, kw), st, dl, oh, ow)
+    dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
+    for i in range(kh):
+        hs = i * dl[0]
+        for j in range(kw):
+            ws = j * dl[1]
+            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
     dx = dxp[:, :, t:t + h, le:le + wd]
     return dx[:, :, 0, :] if one else dx
 
 
-def _offset_keys(kernel, stride, dilation, oh, ow):
-    """The (N, C, OH, OW) strided slice of a padded 4-D array under each kernel offset, row-major."""
-    for i in range(kernel[0]):
-        hs = i * dilation[0]
-        for j in range(kernel[1]):
-            ws = j * dilation[1]
-            yield (slice(None), slice(None), slice(hs, hs + stride[0] * (oh - 1) + 1, stride[0]),
-                   slice(ws, ws + stride[1] * (ow - 1) + 1, stride[1]))
-
-
-def _col2im(dcols, shape, kernel, stride, dilation, oh, ow):
-    """Sum each kernel offset's (N, C, OH, OW) gradient into its strided slice of zeros of `shape`.
-    Under create_graph each placement is a recorded scatter; else one in-place strided add per offset."""
-    if type(dcols) is Graphed:
-        from .ops import _scatter
-
-        total = None
-        for k, key in enumerate(_offset_keys(kernel, stride, dilation, oh, ow)):
-            part = _scatter(shape, dcols.dtype, key, dcols[:, :, k // kernel[1], k % kernel[1]])
-            total = part if total is None else total + part
-        return total
-    dxp = np.zeros(shape, dtype=dcols.dtype)
-    st, dl = stride, dilation
-    for i in range(kernel[0]):
-        hs = i * dl[0]
-        for j in range(kernel[1]):
-            ws = j * dl[1]
-            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
-    return dxp
-
-
 def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
+    if type(g) is Graphed:
+        return _conv_graphed_backward(g, ans, x, w, b, stride, padding, dilation, groups)[1]
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, o = x4.shape[0], w4.shape[0]
     g4 = g.reshape(n, groups, o // groups, oh * ow)
@@ -145,6 +119,36 @@ def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
 
 def conv_vjp_bias(g, ans, x, w, b, *params):
     return g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def _conv_composed(x, w, b, stride, padding, dilation, groups):
+    """The convolution in table ops: im2col as one strided slice of the padded input per kernel offset, stacked,
+    then one matmul per group (the forward's own layout, N, G, Cg*KH*KW, OH*OW)."""
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n, c = x4.shape[:2]
+    o, kh, kw = w4.shape[0], w4.shape[2], w4.shape[3]
+    parts = list(_offsets(_pad2d(x4, pads), (kh, kw), st, dl, oh, ow))  # each N C OH OW, row-major offsets
+    cols = np.stack(parts, axis=2).reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    out = np.matmul(w4.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)
+    if b is not None:
+        out = out + b.reshape(1, o, 1, 1)
+    return out[:, :, 0, :] if one else out
+
+
+_CONV_GRAPHED = [None]  # (g, ans, grads): one node's input and weight VJPs share one pass
+
+
+def _conv_graphed_backward(g, ans, x, w, b, *params):
+    memo = _CONV_GRAPHED[0]
+    if memo is not None and memo[0] is g and memo[1] is ans:
+        return memo[2]
+    from .graphed import vjps_by_decomposition
+
+    # NOTE: im2col is an as_strided view and col2im adds in place: under create_graph the convolution's
+    # gradients are those of its composition (slices, stack, matmul), so they are differentiable again.
+    grads = vjps_by_decomposition(lambda xx, ww, bb: _conv_composed(xx, ww, bb, *params), g, (x, w, b))
+    _CONV_GRAPHED[0] = (g, ans, grads)
+    return grads
 
 
 # ---------------------------------------------------------------- pooling
@@ -180,6 +184,57 @@ def _offsets(xp, kernel, stride, dilation, oh, ow):
             yield xp[:, :, hs:hs + stride[0] * (oh - 1) + 1:stride[0], ws:ws + stride[1] * (ow - 1) + 1:stride[1]]
 
 
+def _offset_keys(kernel, stride, dilation, oh, ow):
+    """The keys of `_offsets`' slices (N, C, OH, OW), row-major."""
+    for i in range(kernel[0]):
+        hs = i * dilation[0]
+        for j in range(kernel[1]):
+            ws = j * dilation[1]
+            yield (slice(None), slice(None), slice(hs, hs + stride[0] * (oh - 1) + 1, stride[0]),
+                   slice(ws, ws + stride[1] * (ow - 1) + 1, stride[1]))
+
+
+def _col2im_graphed(dcols, shape, kernel, stride, dilation, oh, ow):
+    """create_graph: each kernel offset's (N, C, OH, OW) gradient placed in its strided slice of zeros of `shape`
+    (a recorded scatter each), summed."""
+    from .ops import _scatter
+
+    total = None
+    for k, key in enumerate(_offset_keys(kernel, stride, dilation, oh, ow)):
+        part = _scatter(shape, dcols.dtype, key, dcols[:, :, k // kernel[1], k % kernel[1]])
+        total = part if total is None else total + part
+    return total
+
+
+def _max_pool_graphed_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
+    """create_graph: g times each kernel offset's first-maximum mask (constants, from the values), placed back."""
+    x, ans = _raw(x), _raw(ans)
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    g4 = g if g.ndim == 4 else g[None]
+    a4 = ans if ans.ndim == 4 else ans[None]
+    free = np.ones(a4.shape, dtype=bool)
+    hits = []
+    for part in _offsets(xp, kernel, stride, dilation, oh, ow):
+        hit = (part == a4) & free
+        free ^= hit
+        hits.append(hit)
+    dcols = np.stack([g4 * hit for hit in hits], axis=2).reshape(a4.shape[:2] + tuple(kernel) + a4.shape[2:])
+    dx = _col2im_graphed(dcols, xp.shape, kernel, stride, dilation, oh, ow)
+    dx = dx[:, :, pads[0][0]:pads[0][0] + x4.shape[2], pads[1][0]:pads[1][0] + x4.shape[3]]
+    return dx if x.ndim == 4 else dx[0]
+
+
+def _avg_pool_graphed_vjp(g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """create_graph: every kernel offset gets the same g / divisor, placed back by recorded scatters."""
+    x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    g4 = g if g.ndim == 4 else g[None]
+    gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
+    dcols = np.stack([gd] * (kernel[0] * kernel[1]), axis=2).reshape(gd.shape[:2] + tuple(kernel) + gd.shape[2:])
+    dx = _col2im_graphed(dcols, xp.shape, kernel, stride, (1, 1), oh, ow)
+    dx = dx[:, :, pads[0][0]:pads[0][0] + x4.shape[2], pads[1][0]:pads[1][0] + x4.shape[3]]
+    return dx if x.ndim == 4 else dx[0]
+
+
 def max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode):
     # NOTE: one np.maximum per kernel offset over strided slices: ~10x faster than reducing a window view.
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
@@ -204,25 +259,13 @@ def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
+    if type(g) is Graphed:
+        return _max_pool_graphed_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode)
     # Each window's gradient goes to its first maximum (PyTorch's index), found by comparing every kernel
     # offset's strided slice with the forward's output: a few whole-array calls per offset, no window copies.
-    if type(ans) is Graphed:  # create_graph: the masks come from the values
-        x, ans = _raw(x), ans.t._data
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
     g4 = g if g.ndim == 4 else g[None]
     a4 = ans if ans.ndim == 4 else ans[None]
-    if type(g) is Graphed:  # create_graph: g times each offset's constant first-maximum mask, placed back
-        free = np.ones(a4.shape, dtype=bool)
-        hits = []
-        for part in _offsets(xp, kernel, stride, dilation, oh, ow):
-            hit = (part == a4) & free
-            free ^= hit
-            hits.append(hit)
-        dcols = np.stack([g4 * hit for hit in hits], axis=2).reshape(a4.shape[:2] + tuple(kernel) + a4.shape[2:])
-        dx = _col2im(dcols, xp.shape, kernel, stride, dilation, oh, ow)
-        n, c, h, w = x4.shape
-        dx = dx[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
-        return dx if x.ndim == 4 else dx[0]
     dxp = np.zeros(xp.shape, dtype=g.dtype)
     free = np.ones(a4.shape, dtype=bool)
     slices = zip(_offsets(xp, kernel, stride, dilation, oh, ow), _offsets(dxp, kernel, stride, dilation, oh, ow))
@@ -265,15 +308,11 @@ def _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_ove
 
 
 def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    if type(g) is Graphed:
+        return _avg_pool_graphed_vjp(g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
     g4 = g if g.ndim == 4 else g[None]
     gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
-    if type(g) is Graphed:  # create_graph: every offset gets the same gd, placed back by recorded scatters
-        dcols = np.stack([gd] * (kernel[0] * kernel[1]), axis=2).reshape(gd.shape[:2] + tuple(kernel) + gd.shape[2:])
-        dx = _col2im(dcols, xp.shape, kernel, stride, (1, 1), oh, ow)
-        n, c, h, w = x4.shape
-        dx = dx[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
-        return dx if x.ndim == 4 else dx[0]
     dxp = np.zeros(xp.shape, dtype=g.dtype)
     for part in _offsets(dxp, kernel, stride, (1, 1), oh, ow):
         part += gd
