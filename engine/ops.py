@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops_nn as _nn
-from .graphed import Graphed, op as _graphed_op, raw as _raw
+from .graphed import Graphed
+from .graphed import op as _graphed_op
+from .graphed import raw as _raw
 
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left")
 

@@ -14,7 +14,9 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .graphed import Graphed, op as _graphed_op, raw as _raw
+from .graphed import Graphed
+from .graphed import op as _graphed_op
+from .graphed import raw as _raw
 
 
 def _two(v, n):
