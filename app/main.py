@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from app.api.routes import examples, health, pages, run, stream
+from app.api.routes import examples, health, pages, run, sessions, stream
+from app.classroom.service import make_classroom
 from app.core import errors
 from app.core.config import Settings, get_settings
 from app.core.errors import problem_response
@@ -96,9 +97,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         pool = Pool(settings, dot=graphviz.path)
         app.state.pool = pool
         await pool.start()
+        await app.state.classroom.broker.start()
         try:
             yield
         finally:
+            await app.state.classroom.broker.stop()
             await pool.stop()
 
     app = FastAPI(
@@ -112,12 +115,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.graphviz = graphviz
     app.state.examples_dir = ROOT / "examples"
     app.state.templates = Jinja2Templates(directory=str(ROOT / "templates"))
+    app.state.classroom = make_classroom(settings)
     if explicit:
         app.dependency_overrides[get_settings] = lambda: settings
     errors.install(app)
+    sessions.install_errors(app)
 
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
-    for module in (run, stream, examples, health, pages):
+    for module in (run, stream, sessions, examples, health, pages):
         app.include_router(module.router)
     static = ROOT / "static"
     app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")

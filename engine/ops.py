@@ -22,7 +22,13 @@ from .graphed import Graphed
 from .graphed import op as _graphed_op
 from .graphed import raw as _raw
 
-PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left")
+PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left", "keywords")
+
+
+@dataclass(frozen=True, slots=True)
+class SameAs:
+    """A "keywords" default that is another parameter's value (pooling's stride: its kernel_size)."""
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,19 +39,29 @@ class Params:
     format: "args" `label(p0, p1…)` · "call" `label(p0)` (one dim, shape or dtype) · "reduce"
     `label(dims[, keepdim])` · "reduction" `label` for the default "mean", else `label(reduction)` ·
     "clamp" `clamp(lo, hi)` / `clamp(min=lo)` / `clamp(max=hi)` · "subscript" `[p0…]` · "hidden"
-    `label` · "right" `symbol p0` (`** 2`) · "left" `p0 symbol` (`2 **`).
+    `label` · "right" `symbol p0` (`** 2`) · "left" `p0 symbol` (`2 **`) · "keywords" PyTorch's call
+    `label<N>d(name=p, …)` (`conv2d(stride=2, padding=1)`): N is the length of the first (spatial)
+    parameter, a parameter equal to its default is left out, a tuple of equal items is written as one.
     names: what each parameter is called in the inspector.
+    defaults ("keywords"): {name: default}; a default {"same_as": other} is another parameter's value
+    (max_pool2d's stride is its kernel_size); a name without a default is always written.
     """
     format: str = "args"
     names: tuple = ()
     symbol: str | None = None  # the operator of "left" and "right"
+    defaults: tuple = ()  # ("keywords") (name, default) pairs: a tuple so the dataclass stays hashable
 
     def __post_init__(self):
         if self.format not in PARAM_FORMATS or (self.symbol is None) == (self.format in ("left", "right")):
             raise ValueError(f"bad parameter format {self.format!r} (symbol {self.symbol!r})")  # a typo fails at import
+        if any(name not in self.names for name, _ in self.defaults) or (self.defaults and self.format != "keywords"):
+            raise ValueError(f"defaults {self.defaults!r} name no parameter of {self.names!r}")
 
     def table(self) -> dict:
-        return {"format": self.format, "names": list(self.names), "symbol": self.symbol}
+        out = {"format": self.format, "names": list(self.names), "symbol": self.symbol}
+        if self.format == "keywords":
+            out["defaults"] = {name: {"same_as": d.name} if isinstance(d, SameAs) else d for name, d in self.defaults}
+        return out
 
 
 ARGS = Params()
@@ -516,17 +532,22 @@ defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" 
 # Layers (numpy in engine/ops_nn.py). Spatial params are 2-tuples, or 1-tuples for the 1-D forms.
 defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv_vjp_input, r"\star W^{\top}"),
       (_nn.conv_vjp_weight, r"x\star"), (_nn.conv_vjp_bias, r"\textstyle\sum"), needs=("b", "a", ""),
-      params=Params("args", ("stride", "padding", "dilation", "groups")))
+      params=Params("keywords", ("stride", "padding", "dilation", "groups"),
+                    defaults=(("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1))))
 defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
       params=Params("args", ("pad", "value")))
 defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
       (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("ar",),
-      params=Params("args", ("kernel_size", "stride", "padding", "dilation", "ceil_mode")))
+      params=Params("keywords", ("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+                    defaults=(("stride", SameAs("kernel_size")), ("padding", 0), ("dilation", 1),
+                              ("ceil_mode", False))))
 defop("avg_pool2d", "AvgPool2DBackward0", "avg_pool", _nn.avg_pool_forward, (_nn.avg_pool_vjp, r"\frac{1}{k}"),
-      saves=False, params=Params("args", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
-                                          "divisor_override")))
+      saves=False, params=Params("keywords", ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                              "divisor_override"),
+                                 defaults=(("stride", SameAs("kernel_size")), ("padding", 0), ("ceil_mode", False),
+                                           ("count_include_pad", True), ("divisor_override", None))))
 defop("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive_avg_pool", _nn.adaptive_avg_forward,
-      (_nn.adaptive_avg_vjp, r"\frac{1}{k}"), saves=False, params=Params("call", ("output_size",)))
+      (_nn.adaptive_avg_vjp, r"\frac{1}{k}"), saves=False, params=Params("keywords", ("output_size",)))
 # weight and bias may be None (affine=False); the running statistics are inputs that get no gradient.
 defop("batch_norm", "NativeBatchNormBackward0", "batch_norm", _nn.batch_norm_forward,
       (_nn.batch_norm_vjp_input, r"\frac{\gamma}{\sigma}(\ldots)"), (_nn.batch_norm_vjp_weight, r"\hat{x}"),

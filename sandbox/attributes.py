@@ -302,6 +302,9 @@ class Attributes:
         params = d.get("_parameters")
         if params is not None and name in params:
             return params[name]
+        bufs = d.get("_buffers")  # registered buffers read like PyTorch's (bn.running_mean)
+        if bufs is not None and name in bufs:
+            return bufs[name]
         mods = d.get("_modules")
         if mods is not None and name in mods:
             return mods[name]

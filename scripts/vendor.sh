@@ -9,6 +9,7 @@
 #   static/vendor/d3.js                d3-selection, d3-zoom, d3-interpolate (ESM bundle)
 #   static/vendor/katex/katex.js       KaTeX (ESM bundle), katex.min.css (woff2 only), fonts/*.woff2
 #   static/vendor/uplot/uplot.js       uPlot (ESM bundle), uPlot.min.css
+#   static/vendor/qrcode.js            qrcode-generator (ESM bundle): the join code's QR code
 #   static/vendor/licenses/*.txt       the licence text of every npm package bundled above
 #   static/vendor/MANIFEST.md          file -> package, version, licence
 set -euo pipefail
@@ -36,6 +37,7 @@ PINS='{
   "d3-interpolate": "3.0.2",
   "katex": "0.19.1",
   "uplot": "1.6.32",
+  "qrcode-generator": "2.0.4",
   "esbuild": "0.28.2"
 }'
 
@@ -54,6 +56,8 @@ EOF
 
 mkdir -p "$LOCKDIR"
 if [ "$UPDATE" = 1 ] || [ ! -f "$LOCKDIR/package-lock.json" ]; then
+  # the old lock keeps every package that is still pinned at its version: only what changed re-resolves
+  [ -f "$LOCKDIR/package-lock.json" ] && cp "$LOCKDIR/package-lock.json" .
   npm install --no-audit --no-fund --ignore-scripts=false --loglevel=error
   cp package.json package-lock.json "$LOCKDIR/"
 else
@@ -86,8 +90,11 @@ EOF
 cat > uplot.entry.js <<'EOF'
 export { default } from "uplot";
 EOF
+cat > qrcode.entry.js <<'EOF'
+export { default } from "qrcode-generator";
+EOF
 
-rm -rf "$OUT/codemirror.js" "$OUT/d3.js" "$OUT/katex" "$OUT/uplot" "$OUT/licenses"
+rm -rf "$OUT/codemirror.js" "$OUT/qrcode.js" "$OUT/d3.js" "$OUT/katex" "$OUT/uplot" "$OUT/licenses"
 mkdir -p "$OUT/katex/fonts" "$OUT/uplot" "$OUT/licenses"
 
 ESB=./node_modules/.bin/esbuild
@@ -99,6 +106,7 @@ build codemirror.entry.js "$OUT/codemirror.js"
 build d3.entry.js "$OUT/d3.js"
 build katex.entry.js "$OUT/katex/katex.js"
 build uplot.entry.js "$OUT/uplot/uplot.js"
+build qrcode.entry.js "$OUT/qrcode.js"
 
 # KaTeX CSS: keep only the woff2 sources (every browser we serve supports woff2; no 404s for woff/ttf).
 sed -E 's/,url\(fonts\/[A-Za-z0-9_-]+\.(woff|ttf)\) format\("(woff|truetype)"\)//g' \
@@ -115,13 +123,20 @@ const bundles = {
   "d3.js": "d3.entry.js.meta.json",
   "katex/katex.js": "katex.entry.js.meta.json",
   "uplot/uplot.js": "uplot.entry.js.meta.json",
+  "qrcode.js": "qrcode.entry.js.meta.json",
 };
 const pkgInfo = (name) => {
   const dir = path.join("node_modules", name);
   const pj = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
   const lic = fs.readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
-  if (!lic) throw new Error(`no licence file in ${name}`);
-  return { name, version: pj.version, license: pj.license, licenseText: fs.readFileSync(path.join(dir, lic), "utf8") };
+  let licenseText = lic && fs.readFileSync(path.join(dir, lic), "utf8");
+  if (!licenseText) {  // no licence file (qrcode-generator): the licence header of its entry file
+    const entry = fs.readFileSync(path.join(dir, pj.module || pj.main), "utf8").split("\n").slice(0, 20);
+    const header = entry.filter((l) => l.startsWith("//")).join("\n");
+    if (!/Copyright/.test(header) || !header.includes(pj.license)) throw new Error(`no licence file in ${name}`);
+    licenseText = header + "\n";
+  }
+  return { name, version: pj.version, license: pj.license, licenseText };
 };
 const pkgOf = (input) => {
   const m = input.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\//);

@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 
+from app.classroom.service import Classroom
 from app.core.config import Settings, get_settings
 from app.layout.dot import Graphviz
 from app.runner.pool import Pool
@@ -32,6 +33,10 @@ def get_templates(request: Request) -> Jinja2Templates:
     return request.app.state.templates
 
 
+def get_classroom(request: Request) -> Classroom:
+    return request.app.state.classroom
+
+
 def get_examples_dir(request: Request) -> Path:
     return request.app.state.examples_dir
 
@@ -49,3 +54,4 @@ GraphvizDep = Annotated[Graphviz, Depends(get_graphviz)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 ExamplesDirDep = Annotated[Path, Depends(get_examples_dir)]
 ClientDep = Annotated[str | None, Depends(get_client_id)]
+ClassroomDep = Annotated[Classroom, Depends(get_classroom)]

@@ -80,6 +80,20 @@ class Settings(BaseSettings):
     dot_timeout_s: float = Field(2.0, gt=0, description="one Graphviz call; slower → fallback layout")
     dot_binary: str = Field("dot", description="Graphviz dot executable")
 
+    # ---- classroom sessions (app/classroom, docs/classroom.md) ----
+    broker_url: str | None = Field(None, description="redis://host:port/db: sessions shared by several server "
+                                   "processes; unset: in this process's memory")
+    max_sessions: int = Field(1_000, ge=1, description="class sessions held at once")
+    max_followers: int = Field(500, ge=1, description="followers of one session (and answers to one question)")
+    session_idle_s: float = Field(3 * 3600, gt=0, description="a session nobody touched this long is forgotten")
+    max_state_bytes: int = Field(65_536, ge=256, description="bytes of one presenter state")
+    session_code_length: int = Field(6, ge=4, le=16, description="characters of a join code")
+    session_keep_events: int = Field(64, ge=1, description="recent events kept per session per process; a follower "
+                                     "further behind gets the latest state instead")
+    max_questions: int = Field(50, ge=1, description="questions remembered per session")
+    max_answer_changes: int = Field(20, ge=1, description="answers one follower may give to one question")
+    follower_heartbeat_s: float = Field(15.0, gt=0, description="a follower stream's keep-alive and presence interval")
+
     # ---- serving ----
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)

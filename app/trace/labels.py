@@ -79,4 +79,38 @@ def op_text(op: str | None, label: str | None, params, fmt: dict | None = None) 
         return label
     if kind == "reduction":
         return label if p[0] == _DEFAULT_REDUCTION else f"{label}({fmt_param(p[0])})"
+    if kind == "keywords":
+        head, args = keyword_call(label, p, fmt)
+        return f"{head}({args})" if args else head
     return f"{label}({fmt_param(p)})"
+
+
+def _is_default(v, default, p: list, names: list) -> bool:
+    """A parameter equal to its default; (1, 1) equals 1; True never equals 1."""
+    if isinstance(default, dict):  # {"same_as": name}: another parameter's value
+        other = names.index(default["same_as"]) if default.get("same_as") in names else len(p)
+        return other < len(p) and v == p[other]
+    items = list(v) if isinstance(v, (list, tuple)) else [v]
+    return bool(items) and all(x == default and isinstance(x, bool) == isinstance(default, bool) for x in items)
+
+
+def _keyword_value(v) -> str:
+    if isinstance(v, (list, tuple)):
+        if v and all(x == v[0] for x in v):
+            return fmt_param(v[0])  # (2, 2) is written as PyTorch's users write it: 2
+        return "(" + fmt_param(v) + ")"
+    return fmt_param(v)
+
+
+def keyword_call(label: str, p: list, fmt: dict) -> tuple[str, str]:
+    """("conv2d", "stride=2, padding=1"): the "keywords" format's head (the label, N from the first,
+    spatial, parameter: "2d") and its non-default parameters."""
+    names, defaults = list(fmt.get("names") or []), fmt.get("defaults") or {}
+    head = f"{label}{len(p[0])}d" if isinstance(p[0], (list, tuple)) else label
+    args = []
+    for i, v in enumerate(p):
+        name = names[i] if i < len(names) else f"arg{i + 1}"
+        if name in defaults and _is_default(v, defaults[name], p, names):
+            continue
+        args.append(f"{name}={_keyword_value(v)}")
+    return head, ", ".join(args)

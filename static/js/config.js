@@ -250,6 +250,18 @@ export const PAGE = {
   toastSpeedCap: 2,        // toasts go faster with the speed, up to this
 };
 
+// Class sessions (classroom.js): how often the presenter's state goes out, how the tally is drawn.
+export const CLASSROOM = {
+  postIntervalMs: 100,      // at most 10 states a second from the presenter
+  countPollMs: 2000,        // the follower count on the presenter's panel
+  reconnectMs: 1000,        // a lost tally stream is reopened after this
+  histogramBins: 9,
+  histogramWidth: 260,
+  histogramHeight: 90,
+  qrCellPx: 5,              // one QR module, in CSS pixels (×2 in projector mode)
+  defaultTolerance: 0.05,   // an answer within 5 % (or 0.05 near zero) counts as right
+};
+
 export const HEATMAP = {
   cell: 22,                // px, compact cells at most
   compactMin: 8,           // px, compact cells at least
@@ -258,6 +270,17 @@ export const HEATMAP = {
   summaryCols: 8,
   maxCells: 256,
   legendStops: 20,         // colour stops of the legend bar
+};
+
+// Image-like values in the inspector (conv weights, feature maps): one canvas tile per channel.
+export const TILES = {
+  maxTiles: 24,            // tiles drawn; the rest are counted in a "+N more" note
+  tilePx: 64,              // a tile's longer side aims at this many px
+  minCellPx: 2,            // px per element at least (a 28×28 map is 56 px)
+  maxCellPx: 12,           // and at most (a 5×5 kernel is 60 px)
+  minSide: 2,              // (…, H, W) with both sides at least this are tiles
+  min2d: 8,                // a plain matrix is one tile when both sides are at least this
+  gap: 6,                  // px between tiles
 };
 
 export const LOSS_CHART = {

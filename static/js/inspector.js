@@ -1,9 +1,10 @@
 // The inspector: what one node holds right now, the chain rule on its current backward edge
 // (KaTeX, loaded on first use), and a finite-difference check of its gradient.
 import { heatmap } from "./heatmap.js";
+import { isImageLike, tiles } from "./tiles.js";
 import { nodeName } from "./replay.js";
 import { opNodeText, opParamRows } from "./oplabels.js";
-import { describe, flat, fmt, latex, scalarOf, shapeText } from "./values.js";
+import { describe, flat, fmt, isSummary, latex, maxAbs as largest, scalarOf, shapeText } from "./values.js";
 import { onFirstUse } from "./lazy.js";
 
 const loadKatex = onFirstUse("/static/vendor/katex/katex.min.css", () => import("../vendor/katex/katex.js"));
@@ -41,6 +42,7 @@ export class Inspector {
   }
 
   show(model, state, nodeId, ctx) {
+    const another = nodeId !== this.nodeId;
     this.nodeId = nodeId;
     const n = model.nodes.get(nodeId);
     if (!n) return this.clear();
@@ -88,6 +90,11 @@ export class Inspector {
       }
     }
 
+    if (n.kind === "tensor") {
+      const found = this.optimizerState(model, nodeId, state.step);
+      if (found) parts.push(...this.optimizerView(found, nodeId, theme));
+    }
+
     // an op's local derivatives, from the server's op table (trace.ops)
     const opInfo = n.kind === "op" && ctx.ops ? ctx.ops[n.op] : null;
     if (opInfo && Array.isArray(opInfo.latex) && opInfo.latex.length) {
@@ -124,6 +131,7 @@ export class Inspector {
       if (this.fd.has(nodeId)) this.renderFd(out, this.fd.get(nodeId));
     }
     this.root.replaceChildren(...parts);
+    if (another) this.root.scrollTop = 0; // a new node is read from its title; a step keeps the place
   }
 
   inputsOf(model, opId) {
@@ -137,7 +145,57 @@ export class Inspector {
     if (v === null) return h("p", { class: "none-val" }, "None");
     const sc = scalarOf(v);
     if (sc !== undefined && flat(v).shape.length === 0) return h("p", { class: "scalar-val" }, fmt(sc), h("span", { class: "muted small" }, `  (${sc})`));
-    return heatmap(v, maxAbs, theme, { label });
+    // tiles on the tensor's own domain: a kernel's ±0.2 would be washed out by the pass's inputs
+    if (isImageLike(v)) return tiles(v, largest(v) || 1, theme, { label, domainNote: true });
+    const view = heatmap(v, maxAbs, theme, { label });
+    const shape = flat(v).shape;
+    if (isSummary(v) && shape.length >= 3) {
+      // NOTE: the trace summarises values above the value_limit setting: no pixels to tile
+      view.prepend(h("p", { class: "muted small" }, `${shapeText(shape)}: too big for the trace to carry every number; ` +
+        `min ${fmt(v.min)}, max ${fmt(v.max)}, mean ${fmt(v.mean)}, the first ${flat(v).data.length} below`));
+    }
+    return view;
+  }
+
+  // The optimizer's state of parameter `id` after its latest step: this pass up to `step`, else an
+  // earlier pass (the state carries over). {frame, where} or null.
+  optimizerState(model, id, step) {
+    const has = (f) => f.kind === "optim_step" && f.state && f.state[id];
+    for (let i = Math.min(step, model.steps.length) - 1; i >= 0; i--) {
+      const f = model.steps[i].frames.find(has);
+      if (f) return { frame: f, where: `step ${i + 1} of this pass` };
+    }
+    const passes = model.trace.passes || [];
+    for (let p = Math.min(model.passIndex, passes.length) - 1; p >= 0; p--) {
+      const f = [...(passes[p].frames || [])].reverse().find(has);
+      if (f) return { frame: f, where: `pass ${p + 1}` };
+    }
+    return null;
+  }
+
+  optimizerView({ frame, where }, id, theme) {
+    const st = frame.state[id];
+    const line = frame.line ? ` (line ${frame.line})` : "";
+    const out = [h("h3", {}, "optimizer state"),
+      h("p", { class: "muted small" }, `${frame.optimizer}.step()${line}, ${where}${frame.lr != null ? `, lr ${fmt(frame.lr)}` : ""}`)];
+    const order = ["step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg", "grad_avg", "sum"];
+    const names = [...order.filter((k) => k in st), ...Object.keys(st).filter((k) => !order.includes(k))];
+    const box = h("div", { class: "optim-state", "aria-label": "optimizer state" });
+    for (const k of names) {
+      const v = st[k];
+      const sc = scalarOf(v);
+      if (sc !== undefined && flat(v).shape.length === 0) {
+        box.append(h("p", { class: "optim-name" }, h("code", {}, k), ` = ${fmt(sc)}`));
+        continue;
+      }
+      // each buffer on its own domain: Adam's exp_avg_sq is orders of magnitude below the values
+      const domain = largest(v) || 1;
+      const note = isImageLike(v) ? "" : `, colour ±${fmt(domain)}`;
+      box.append(h("p", { class: "optim-name" }, h("code", {}, k), h("span", { class: "muted small" }, `  ${shapeText(flat(v).shape)}${note}`)),
+        this.valueView(v, domain, theme, k));
+    }
+    out.push(box);
+    return out;
   }
 
   async renderChain(box, model, f, nodeId) {

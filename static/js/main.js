@@ -1,6 +1,7 @@
 // The page's wiring: creates the components, connects them to the modules that do the jobs, boots.
 import { DURATIONS, PAGE, SPEEDS } from "./config.js";
 import { runProgram } from "./api.js";
+import { bindClassroom } from "./classroom.js";
 import { Editor } from "./editor.js";
 import { bindExport } from "./export.js";
 import { checkGradient } from "./fdcheck.js";
@@ -82,6 +83,11 @@ async function boot() {
   document.documentElement.classList.remove("fg-loading");
   bindControls();
   const examplesReady = loadExamples();
+  if (await bindClassroom()) {  // a follower's page (/s/CODE): the teacher's states drive it
+    app.editor.text = "";
+    await examplesReady;
+    return;
+  }
   let source = await decodeProgram(url.program);
   await examplesReady;
   if (source == null) {

@@ -21,6 +21,31 @@ function dims(v) {
   return fmtParam(v);
 }
 
+// A parameter equal to its default: (1, 1) equals 1; {same_as: name} is another parameter's value.
+function isDefault(v, def, p, names) {
+  if (def !== null && typeof def === "object" && !Array.isArray(def)) {
+    const other = names.indexOf(def.same_as);
+    return other >= 0 && other < p.length && JSON.stringify(v) === JSON.stringify(p[other]);
+  }
+  const items = Array.isArray(v) ? v : [v];
+  return items.length > 0 && items.every((x) => x === def);
+}
+
+// The "keywords" format: {head: "conv2d" (N from the first, spatial, parameter), args: "stride=2, padding=1"}.
+export function keywordCall(label, p, fmt) {
+  const names = (fmt && fmt.names) || [], defaults = (fmt && fmt.defaults) || {};
+  const head = Array.isArray(p[0]) ? `${label}${p[0].length}d` : label;
+  const args = [];
+  p.forEach((v, i) => {
+    const name = i < names.length ? names[i] : `arg${i + 1}`;
+    if (Object.prototype.hasOwnProperty.call(defaults, name) && isDefault(v, defaults[name], p, names)) return;
+    // a tuple of equal items is written as PyTorch's users write it: (2, 2) → 2
+    const text = Array.isArray(v) ? (v.length && v.every((x) => x === v[0]) ? fmtParam(v[0]) : `(${fmtParam(v)})`) : fmtParam(v);
+    args.push(`${name}=${text}`);
+  });
+  return { head, args: args.join(", ") };
+}
+
 // "** 2", "clamp(0, 1)", "sum(1)", "[:, 1:3]"…; the bare label when there is nothing to add.
 export function opText(op, label, params, fmt) {
   label = label || op || "op";
@@ -49,6 +74,10 @@ export function opText(op, label, params, fmt) {
       return label;
     case "reduction":
       return p[0] === DEFAULT_REDUCTION ? label : `${label}(${a})`;
+    case "keywords": {
+      const { head, args } = keywordCall(label, p, fmt);
+      return args ? `${head}(${args})` : head;
+    }
     default:
       return `${label}(${fmtParam(p)})`;
   }
@@ -85,6 +114,10 @@ export function opExpr(op, label, params, ins, fmt) {
   if (unary && kind === "subscript") return `${ins[0]}${opText(op, label, params, fmt)}`;
   if (INFIX.has(label) && ins.length === 2) return `${ins[0]} ${label} ${ins[1]}`;
   if (label === "ᵀ" && ins.length === 1) return `${ins[0]}ᵀ`;
+  if (kind === "keywords" && Array.isArray(params) && params.length) {
+    const { head, args } = keywordCall(label, params, fmt);
+    return `${head}(${[...ins, ...(args ? [args] : [])].join(", ")})`;
+  }
   const text = opText(op, label, params, fmt);
   if (text !== label && text.endsWith(")")) return `${label}(${[...ins, text.slice(label.length + 1, -1)].join(", ")})`;
   return `${label}(${ins.join(", ")})`;

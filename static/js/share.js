@@ -1,4 +1,5 @@
 // Share: the URL hash follows the program, pass, step and node shown; copy link, copy program.
+import { classStateChanged } from "./classroom.js";
 import { DURATIONS } from "./config.js";
 import { $, app, setStatus } from "./state.js";
 import { encodeProgram, shareUrl, writeUrl } from "./urlstate.js";
@@ -7,6 +8,7 @@ let urlTimer = null;
 let encodedFor = null, encoded = null;
 
 export function scheduleUrl() {
+  classStateChanged();  // a class session's followers see every change, not only the URL
   clearTimeout(urlTimer);
   urlTimer = setTimeout(updateUrl, DURATIONS.urlWrite);
 }

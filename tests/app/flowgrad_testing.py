@@ -30,12 +30,13 @@ def close(a, b, rel=1e-4, abs_=1e-5) -> bool:
 
 
 @contextlib.contextmanager
-def real_server():
-    """Start `python -m app` (one worker) on a free port; yield (port, url) once its pool is ready."""
+def real_server(**env_overrides):
+    """Start `python -m app` (one worker) on a free port; yield (port, url) once its pool is ready.
+    ``env_overrides``: settings for this server (``FLOWGRAD_BROKER_URL="redis://…"``)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port)}
+    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port), **env_overrides}
     proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

@@ -42,6 +42,24 @@ def test_dunder_names_cannot_be_registered_on_modules(register):
     assert "'_'" in e["message"]
 
 
+# ---------------------------------------------------------------- module buffers read as attributes (page10)
+def test_module_buffers_read_like_pytorch_and_nothing_more():
+    assert ok("bn = nn.BatchNorm1d(2)\nprint(bn.running_mean, bn.running_var, bn.num_batches_tracked)") == \
+        "tensor([0., 0.]) tensor([1., 1.]) tensor(0)\n"
+    # a user module's own buffer, and a buffer of None (PyTorch answers None)
+    src = ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.register_buffer('scale', torch.ones(3))\n        self.register_buffer('empty', None)\n"
+           "m = M()\nprint(m.scale.sum().item(), m.empty)")
+    assert ok(src) == "3.0 None\n"
+    # the dict behind them stays out of reach, and a dunder name is never registered
+    assert err("bn = nn.BatchNorm1d(2)\nprint(bn._buffers)")["type"] == "AttributeError"
+    e = err("m = nn.Module()\nm.register_buffer('__array_interface__', torch.ones(1))\nprint(m.__array_interface__)")
+    assert e["type"] in ("KeyError", "AttributeError", "TypeError", "ValueError"), e
+    # reading a buffer in a loop stays inside the time and step budgets
+    out = run("bn = nn.BatchNorm1d(2)\nfor i in range(10000):\n    r = bn.running_mean\nprint('done')", timeout=5)
+    assert out.error is None and out.stdout == "done\n"
+
+
 def test_underscore_names_refused_but_plain_names_work():
     assert ok("m = nn.Module()\nm.register_parameter('w', nn.Parameter(torch.ones(2)))\n"
               "m.add_module('lin', Linear(2, 1))\nprint(len(list(m.parameters())))") == "3\n"

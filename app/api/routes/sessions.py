@@ -1,0 +1,285 @@
+"""Class sessions (docs/classroom.md): the presenter drives, followers' pages follow, the class answers.
+
+``POST /api/sessions`` → 201 ``{code, presenter_token, join_url}``; ``GET /api/sessions/{code}``;
+``GET …/events`` (text/event-stream of ``{"seq", "state", "question"}``, the latest first);
+``POST …/state`` (presenter); questions: ``POST …/questions`` (presenter), ``POST …/questions/{id}/answers``
+(followers, latest wins), ``POST …/questions/{id}/reveal`` (presenter), ``GET …/questions/{id}``,
+``GET …/tally`` (presenter's live stream of answers). The presenter proves itself with
+``Authorization: Bearer <presenter_token>``: missing → 401, wrong → 403 (compared in constant time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal
+
+import orjson
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field, field_validator
+
+from app.api.deps import ClassroomDep, SettingsDep
+from app.classroom.broker import NOT_FOUND, BrokerDown, ClassroomError, NoSuchSession, is_correct, state_channel, tally_channel
+from app.classroom.codes import new_token, normalise_code, token_digest, token_matches
+from app.classroom.hub import sse_frame
+from app.core.errors import problem_response
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+
+FOLLOWER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class Unauthorized(ClassroomError):
+    status = 401
+    kind = "Unauthorized"
+
+
+class Forbidden(ClassroomError):
+    status = 403
+    kind = "Forbidden"
+
+
+class TooLarge(ClassroomError):
+    status = 413
+    kind = "RequestError"
+
+
+class BadState(ClassroomError):
+    status = 422
+    kind = "RequestError"
+
+
+def install_errors(app) -> None:
+    @app.exception_handler(ClassroomError)
+    async def _classroom(request: Request, exc: ClassroomError):
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return problem_response(exc.status, exc.kind, str(exc), headers=headers)
+
+
+class QuestionSpec(BaseModel):
+    node: str = Field(..., min_length=1, max_length=200, description="the node asked about (its data-node-id)")
+    kind: Literal["value", "gradient"] = "gradient"
+    label: str = Field("", max_length=200, description="how the question reads, e.g. '∂L/∂w'")
+    answer: float = Field(..., description="the true number, shown to followers only when revealed")
+    tolerance: float = Field(0.05, ge=0, le=1e6, description="right within tolerance × max(1, |answer|)")
+
+    @field_validator("answer")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("the answer must be a finite number")
+        return v
+
+
+class AnswerBody(BaseModel):
+    follower: str = Field(..., pattern=FOLLOWER_ID.pattern)
+    value: float
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("an answer must be a finite number")
+        return v
+
+
+async def session_code(code: str, classroom: ClassroomDep) -> str:
+    """The path's code, canonical (typed codes are case-insensitive), of a live session: else 404."""
+    canonical = normalise_code(code)
+    if canonical is None or await classroom.broker.info(canonical) is None:
+        raise NoSuchSession(NOT_FOUND)
+    return canonical
+
+
+CodeDep = Annotated[str, Depends(session_code)]
+
+
+async def presenter(code: CodeDep, classroom: ClassroomDep,
+                    authorization: Annotated[str | None, Header()] = None) -> str:
+    """The session's code once the bearer token is its presenter's: 401 without one, 403 for a wrong one."""
+    if not authorization or not authorization.lower().startswith("bearer "):
+        raise Unauthorized("the presenter's token is needed: Authorization: Bearer <presenter_token>")
+    info = await classroom.broker.info(code)
+    if info is None:
+        raise NoSuchSession(NOT_FOUND)
+    if not token_matches(authorization[7:].strip(), info["digest"]):
+        raise Forbidden("this token is not the presenter's token of this session")
+    return code
+
+
+PresenterDep = Annotated[str, Depends(presenter)]
+
+
+@router.post("", status_code=201)
+async def create_session(request: Request, classroom: ClassroomDep) -> dict:
+    token = new_token()
+    code = await classroom.broker.create(token_digest(token))
+    return {"code": code, "presenter_token": token, "join_url": str(request.base_url) + "s/" + code}
+
+
+@router.get("/{code}")
+async def session_info(code: CodeDep, classroom: ClassroomDep) -> dict:
+    info = await classroom.broker.info(code)
+    if info is None:
+        raise NoSuchSession(NOT_FOUND)
+    return {k: v for k, v in info.items() if k != "digest"}
+
+
+@router.post("/{code}/state")
+async def post_state(code: PresenterDep, request: Request, classroom: ClassroomDep, settings: SettingsDep) -> dict:
+    body = await request.body()
+    if len(body) > settings.max_state_bytes:
+        raise TooLarge(f"a state is at most {settings.max_state_bytes} bytes (max_state_bytes); this one has {len(body)}")
+    try:
+        state = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise BadState("the state must be a JSON object") from None
+    if not isinstance(state, dict):
+        raise BadState(f"the state must be a JSON object, not {type(state).__name__}")
+    # re-encoded: one line of JSON, whatever whitespace came in (an SSE data: field cannot hold a newline)
+    seq = await classroom.broker.post_state(code, orjson.dumps(state))
+    return {"seq": seq}
+
+
+async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: int, latest, heartbeat_s: float,
+                  event: str | None = None) -> AsyncIterator[bytes]:
+    """One follower's stream: the latest first (a late joiner catches up at once), then every later event
+    in order; a follower that fell behind the hub's buffer gets the latest again instead of a gap."""
+    broker, hub = classroom.broker, classroom.hub
+    last_beat = time.monotonic()
+    listening = hub.listen(channel)  # before reading the latest: nothing published in between is missed
+    try:
+        yield b"retry: 1000\n\n"
+        first = await latest()
+        if first is not None and first[0] > cursor:
+            cursor = first[0]
+            yield sse_frame(first[0], first[1], event)
+        while True:
+            frames, newest, gap = listening.after(cursor)
+            if gap:
+                try:
+                    again = await latest()
+                except BrokerDown:
+                    again = None
+                if again is not None and again[0] > cursor:
+                    cursor = again[0]
+                    yield sse_frame(again[0], again[1], event)
+                frames, newest, _ = listening.after(cursor)
+            if frames:
+                cursor = newest
+                yield b"".join(frames)
+                if conn is not None and time.monotonic() - last_beat > heartbeat_s:  # busy streams stay present too
+                    last_beat = time.monotonic()
+                    _background(broker.heartbeat(code, conn))  # presence never delays delivery
+                continue
+            try:
+                await asyncio.wait_for(listening.changed.wait(), heartbeat_s)
+            except TimeoutError:
+                try:
+                    if await broker.info(code) is None:  # the session ended: so does the stream
+                        return
+                    # an event lost while the broker was away: the latest state repairs it within a heartbeat
+                    again = await latest()
+                    if again is not None and again[0] > cursor:
+                        cursor = again[0]
+                        yield sse_frame(again[0], again[1], event)
+                except BrokerDown:
+                    pass  # the broker is away: keep the follower's stream (and its last state) open
+                if conn is not None:
+                    last_beat = time.monotonic()
+                    await broker.heartbeat(code, conn)
+                yield b": ping\n\n"
+    finally:
+        hub.leave(channel)
+        if conn is not None:
+            await broker.leave(code, conn)
+
+
+_pending: set = set()
+
+
+def _background(coro) -> None:
+    task = asyncio.create_task(coro)
+    _pending.add(task)  # held until done: the event loop keeps only weak references to tasks
+    task.add_done_callback(_pending.discard)
+
+
+def _last_event_id(request: Request) -> int:
+    try:
+        return max(0, int(request.headers.get("last-event-id", "0")))
+    except ValueError:
+        return 0
+
+
+@router.get("/{code}/events", response_class=StreamingResponse)
+async def events(code: CodeDep, request: Request, classroom: ClassroomDep, settings: SettingsDep,
+                 follower: Annotated[str | None, Query(pattern=FOLLOWER_ID.pattern)] = None):
+    conn = follower or secrets.token_hex(8)
+    await classroom.broker.join(code, conn)
+    stream = _follow(classroom, state_channel(code), code, conn, _last_event_id(request),
+                     lambda: classroom.broker.latest(code), settings.follower_heartbeat_s)
+    return StreamingResponse(stream, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/{code}/tally", response_class=StreamingResponse)
+async def tally(code: PresenterDep, request: Request, classroom: ClassroomDep, settings: SettingsDep):
+    """The presenter's live answers: ``event: tally`` ``{"seq", "question", "count", "values"}``."""
+    async def latest():
+        info = await classroom.broker.info(code)
+        if info is None or info["question"] is None:
+            return None
+        return await classroom.broker.tally(code, info["question"]["id"])
+
+    stream = _follow(classroom, tally_channel(code), code, None, _last_event_id(request), latest,
+                     settings.follower_heartbeat_s, event="tally")
+    return StreamingResponse(stream, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.post("/{code}/questions", status_code=201)
+async def open_question(code: PresenterDep, spec: QuestionSpec, classroom: ClassroomDep) -> dict:
+    q = await classroom.broker.open_question(code, spec.model_dump())
+    return {k: q[k] for k in ("id", "node", "kind", "label", "tolerance", "answer", "status")}
+
+
+@router.post("/{code}/questions/{qid}/answers")
+async def answer(code: CodeDep, qid: str, body: AnswerBody, classroom: ClassroomDep) -> dict:
+    await classroom.broker.answer(code, qid[:32], body.follower, body.value)
+    return {"accepted": True, "question": qid, "value": body.value}
+
+
+@router.post("/{code}/questions/{qid}/reveal")
+async def reveal(code: PresenterDep, qid: str, classroom: ClassroomDep) -> dict:
+    await classroom.broker.reveal(code, qid[:32])
+    return _presenter_view(await classroom.broker.question(code, qid[:32]))
+
+
+def _presenter_view(q: dict) -> dict:
+    return {k: v for k, v in q.items() if not k.startswith("_") and k != "opened"}
+
+
+@router.get("/{code}/questions/{qid}")
+async def question(code: CodeDep, qid: str, classroom: ClassroomDep,
+                   follower: Annotated[str | None, Query(pattern=FOLLOWER_ID.pattern)] = None,
+                   authorization: Annotated[str | None, Header()] = None) -> dict:
+    """Followers see the question (and, once revealed, the answer and whether theirs was right); the
+    presenter (bearer token) also sees every answer."""
+    q = await classroom.broker.question(code, qid[:32])
+    info = await classroom.broker.info(code)
+    if authorization and authorization.lower().startswith("bearer ") and \
+            token_matches(authorization[7:].strip(), info["digest"]):
+        return _presenter_view(q)
+    shown = {k: q[k] for k in ("id", "node", "kind", "label", "tolerance", "status")}
+    shown["count"] = len(q["values"])
+    mine = q["_answers"].get(follower) if follower else None
+    shown["your_answer"] = mine
+    if q["status"] == "revealed":
+        shown["answer"] = q["answer"]
+        shown["correct"] = None if mine is None else is_correct(mine, q["answer"], q["tolerance"])
+    return shown

@@ -1,0 +1,282 @@
+"""Where sessions live: ``MemoryBroker`` (one process, the default) or ``RedisBroker`` (``broker_url``).
+
+Both keep, per session: the presenter token's digest, ``seq`` (one counter for everything followers
+see), the latest state, the current question and its answers, and who follows. Every change a
+follower must see is *published*: ``seq`` goes up by one and a frame ``{"seq", "state", "question"}``
+reaches every process's ``Hub`` in order. Answers go to the presenter's ``tally`` channel instead
+(thirty answers are not thirty broadcasts to the class).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+
+import orjson
+
+from app.classroom.codes import new_code
+from app.classroom.hub import Hub, sse_frame
+
+
+class ClassroomError(Exception):
+    """A refusal the routes turn into an HTTP status with the message."""
+    status = 400
+    kind = "SessionError"
+
+
+class NoSuchSession(ClassroomError):
+    status = 404
+    kind = "NotFound"
+
+
+NOT_FOUND = "no class session with this code (it may have ended: sessions end after 3 hours idle)"
+
+
+class TooManySessions(ClassroomError):
+    status = 503
+    kind = "Busy"
+
+
+class SessionFull(ClassroomError):
+    status = 429
+    kind = "SessionFull"
+
+
+class NoSuchQuestion(ClassroomError):
+    status = 404
+    kind = "NotFound"
+
+
+class QuestionClosed(ClassroomError):
+    status = 409
+    kind = "QuestionClosed"
+
+
+class TooManyAnswers(ClassroomError):
+    status = 429
+    kind = "TooManyAnswers"
+
+
+class BrokerDown(ClassroomError):
+    status = 503
+    kind = "BrokerUnavailable"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_sessions: int
+    max_followers: int
+    idle_s: float
+    code_length: int
+    max_questions: int
+    max_answer_changes: int
+    follower_timeout_s: float  # a follower not seen for this long no longer counts
+
+
+def state_channel(code: str) -> str:
+    return "state:" + code
+
+
+def tally_channel(code: str) -> str:
+    return "tally:" + code
+
+
+def state_payload(seq: int, state: bytes, question: bytes) -> bytes:
+    return b'{"seq":' + str(seq).encode() + b',"state":' + state + b',"question":' + question + b"}"
+
+
+def public_question(q: dict | None) -> dict | None:
+    """What followers may see: the true value only once revealed."""
+    if q is None:
+        return None
+    shown = {k: q[k] for k in ("id", "node", "kind", "label", "tolerance", "status")}
+    if q["status"] == "revealed":
+        shown["answer"] = q["answer"]
+    return shown
+
+
+def is_correct(value: float, answer: float, tolerance: float) -> bool:
+    """Right within ``tolerance`` × max(1, |answer|): absolute near zero, relative for big values."""
+    return abs(value - answer) <= tolerance * max(1.0, abs(answer))
+
+
+def new_question(spec: dict) -> dict:
+    return {"id": secrets.token_hex(4), "node": spec["node"], "kind": spec["kind"], "label": spec.get("label", ""),
+            "tolerance": spec["tolerance"], "answer": spec["answer"], "status": "open", "opened": time.time()}
+
+
+def tally_payload(seq: int, qid: str, values: list[float]) -> bytes:
+    return orjson.dumps({"seq": seq, "question": qid, "count": len(values), "values": values})
+
+
+@dataclass
+class _Session:
+    code: str
+    digest: str
+    created: float
+    touched: float
+    seq: int = 0
+    state: bytes = b"null"
+    question: dict | None = None
+    questions: dict = field(default_factory=dict)  # id → question (with "answers", "changes")
+    followers: dict = field(default_factory=dict)  # connection id → last seen
+    tally_seq: int = 0
+
+
+class MemoryBroker:
+    """Everything in this process's memory: the out-of-the-box broker."""
+
+    def __init__(self, limits: Limits, hub: Hub):
+        self.limits = limits
+        self.hub = hub
+        self.sessions: dict[str, _Session] = {}
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    def _expire(self, now: float) -> None:
+        idle = now - self.limits.idle_s
+        for code in [c for c, s in self.sessions.items() if s.touched < idle]:
+            del self.sessions[code]
+
+    def _must(self, code: str) -> _Session:
+        s = self._get(code)
+        if s is None:
+            raise NoSuchSession(NOT_FOUND)
+        return s
+
+    def _get(self, code: str) -> _Session | None:
+        s = self.sessions.get(code)
+        if s is not None and s.touched < time.time() - self.limits.idle_s:
+            del self.sessions[code]
+            return None
+        return s
+
+    async def create(self, digest: str) -> str:
+        now = time.time()
+        self._expire(now)
+        if len(self.sessions) >= self.limits.max_sessions:
+            raise TooManySessions(f"the server holds its limit of {self.limits.max_sessions} class sessions "
+                                  f"(max_sessions); try again when one ends")
+        while True:
+            code = new_code(self.limits.code_length)
+            if code not in self.sessions:
+                break
+        self.sessions[code] = _Session(code, digest, now, now)
+        return code
+
+    async def info(self, code: str) -> dict | None:
+        s = self._get(code)
+        if s is None:
+            return None
+        return {"code": code, "digest": s.digest, "seq": s.seq, "created": s.created,
+                "followers": self._count(s, time.time()), "question": public_question(s.question)}
+
+    async def latest(self, code: str) -> tuple[int, bytes] | None:
+        s = self._get(code)
+        if s is None or s.seq == 0:
+            return None
+        return s.seq, state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)))
+
+    def _publish(self, s: _Session) -> int:
+        s.seq += 1
+        s.touched = time.time()
+        payload = state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)))
+        self.hub.put(state_channel(s.code), s.seq, sse_frame(s.seq, payload))
+        return s.seq
+
+    async def post_state(self, code: str, state: bytes) -> int:
+        s = self._must(code)
+        s.state = state
+        return self._publish(s)
+
+    def _count(self, s: _Session, now: float) -> int:
+        cutoff = now - self.limits.follower_timeout_s
+        for conn in [c for c, seen in s.followers.items() if seen < cutoff]:
+            del s.followers[conn]
+        return len(s.followers)
+
+    async def join(self, code: str, conn: str) -> None:
+        s = self._must(code)
+        now = time.time()
+        if conn not in s.followers and self._count(s, now) >= self.limits.max_followers:
+            raise SessionFull(f"this session already has {self.limits.max_followers} followers (max_followers)")
+        s.followers[conn] = now
+        s.touched = now
+
+    async def heartbeat(self, code: str, conn: str) -> None:
+        s = self._get(code)
+        if s is not None:
+            s.followers[conn] = s.touched = time.time()
+
+    async def leave(self, code: str, conn: str) -> None:
+        s = self.sessions.get(code)
+        if s is not None:
+            s.followers.pop(conn, None)
+
+    async def open_question(self, code: str, spec: dict) -> dict:
+        s = self._must(code)
+        q = new_question(spec)
+        q["answers"], q["changes"] = {}, {}
+        s.questions[q["id"]] = q
+        while len(s.questions) > self.limits.max_questions:  # the oldest are forgotten
+            del s.questions[next(iter(s.questions))]
+        s.question = q
+        self._publish(s)
+        self._tally(s, q)
+        return q
+
+    def _question(self, s: _Session, qid: str) -> dict:
+        q = s.questions.get(qid)
+        if q is None:
+            raise NoSuchQuestion(f"no question {qid!r} in this session")
+        return q
+
+    def _tally(self, s: _Session, q: dict) -> None:
+        s.tally_seq += 1
+        payload = tally_payload(s.tally_seq, q["id"], list(q["answers"].values()))
+        self.hub.put(tally_channel(s.code), s.tally_seq, sse_frame(s.tally_seq, payload, "tally"))
+
+    async def answer(self, code: str, qid: str, follower: str, value: float) -> None:
+        s = self._must(code)
+        q = self._question(s, qid)
+        if q["status"] != "open":
+            raise QuestionClosed("this question is closed: the answer has been revealed")
+        changes = q["changes"].get(follower, 0)
+        if changes >= self.limits.max_answer_changes:
+            raise TooManyAnswers(f"at most {self.limits.max_answer_changes} answers per question (max_answer_changes)")
+        if follower not in q["answers"] and len(q["answers"]) >= self.limits.max_followers:
+            raise SessionFull(f"this question already has {self.limits.max_followers} answers (max_followers)")
+        q["changes"][follower] = changes + 1
+        q["answers"][follower] = value  # latest wins
+        s.touched = time.time()
+        self._tally(s, q)
+
+    async def reveal(self, code: str, qid: str) -> dict:
+        s = self._must(code)
+        q = self._question(s, qid)
+        q["status"] = "revealed"
+        if s.question is q:
+            self._publish(s)
+        return q
+
+    async def question(self, code: str, qid: str) -> dict:
+        """The whole question, with the true value and its answers (presenter), or raises."""
+        s = self._must(code)
+        q = self._question(s, qid)
+        return {**{k: v for k, v in q.items() if k not in ("answers", "changes")},
+                "values": list(q["answers"].values()), "_answers": dict(q["answers"])}
+
+    async def tally(self, code: str, qid: str) -> tuple[int, bytes]:
+        s = self._must(code)
+        q = self._question(s, qid)
+        return s.tally_seq, tally_payload(s.tally_seq, qid, list(q["answers"].values()))
+
+
+def finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,297 @@
+"""Sessions in Redis, so several server processes (or hosts) share them (``FLOWGRAD_BROKER_URL``).
+
+Keys per session (all expire after ``idle_s`` without a touch): ``fg:s:CODE`` a hash (token digest,
+created, seq, latest state, the current question's public view, tally seq), ``fg:f:CODE`` a sorted set
+of followers by last-seen time, ``fg:q:CODE`` the questions (JSON by id), ``fg:a:CODE:ID`` /
+``fg:c:CODE:ID`` each question's answers and answer counts; ``fg:sessions`` all codes by last touch
+(for ``max_sessions``). Every published change is one Lua script (bump ``seq``, store, ``PUBLISH``), so
+``seq`` order is publish order and Redis pub/sub delivers it in that order to every process; each
+process has one pattern subscription feeding its ``Hub``. Redis away: the presenter's calls fail with
+503 "broker unavailable", followers keep their last state, and the subscription reconnects by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from app.classroom.broker import (
+    NOT_FOUND,
+    BrokerDown,
+    Limits,
+    NoSuchQuestion,
+    NoSuchSession,
+    QuestionClosed,
+    SessionFull,
+    TooManyAnswers,
+    TooManySessions,
+    new_question,
+    public_question,
+    state_payload,
+    tally_payload,
+)
+from app.classroom.codes import new_code
+from app.classroom.hub import Hub, sse_frame
+
+log = logging.getLogger("flowgrad")
+CHANNEL_PREFIX = "fg:ch:"
+
+# KEYS[1] session hash · ARGV: state ('' keeps it), public question ('' keeps it), channel, now, ttl
+PUBLISH_STATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[1]) end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'qpub', ARGV[2]) end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+redis.call('HSET', KEYS[1], 'touched', ARGV[4])
+local st = redis.call('HGET', KEYS[1], 'state') or 'null'
+local q = redis.call('HGET', KEYS[1], 'qpub') or 'null'
+redis.call('PUBLISH', ARGV[3], seq .. ' {"seq":' .. seq .. ',"state":' .. st .. ',"question":' .. q .. '}')
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return seq
+"""
+
+# KEYS: answers, changes, session hash · ARGV: follower, value, max changes, max answers, channel, qid, ttl
+ANSWER = """
+local n = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if n >= tonumber(ARGV[3]) then return -1 end
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then return -2 end
+redis.call('HSET', KEYS[2], ARGV[1], n + 1)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+redis.call('EXPIRE', KEYS[2], ARGV[7])
+local t = redis.call('HINCRBY', KEYS[3], 'tally', 1)
+local vals = redis.call('HVALS', KEYS[1])
+redis.call('PUBLISH', ARGV[5], t .. ' {"seq":' .. t .. ',"question":"' .. ARGV[6] .. '","count":' .. #vals ..
+  ',"values":[' .. table.concat(vals, ',') .. ']}')
+return t
+"""
+
+
+def _down(method):
+    """Redis unreachable → the caller gets 503 'broker unavailable', never a 500."""
+    @functools.wraps(method)
+    async def wrapper(self, *args, **kwargs):
+        try:
+            return await method(self, *args, **kwargs)
+        except (RedisError, OSError) as e:
+            raise BrokerDown(f"the session broker (Redis) is unavailable: {type(e).__name__}; "
+                             "followers keep their last state, try again in a moment") from None
+    return wrapper
+
+
+class RedisBroker:
+    def __init__(self, url: str, limits: Limits, hub: Hub):
+        self.url = url
+        self.limits = limits
+        self.hub = hub
+        # a bounded pool that queues: 200 followers joining at once wait their turn instead of opening
+        # 200 connections (and timing some out) on a busy machine
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=32, timeout=10, socket_timeout=5,
+                                                        socket_connect_timeout=5, health_check_interval=10)
+        self.redis = aioredis.Redis(connection_pool=pool)
+        self._listener: asyncio.Task | None = None
+        self._publish = self.redis.register_script(PUBLISH_STATE)
+        self._answer = self.redis.register_script(ANSWER)
+
+    @property
+    def ttl(self) -> int:
+        return max(1, int(self.limits.idle_s))
+
+    async def start(self) -> None:
+        self._listener = asyncio.create_task(self._listen())
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            try:
+                await self._listener
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+                pass
+        await self.redis.aclose()
+
+    async def _listen(self) -> None:
+        """One pattern subscription per process; after a lost connection, resubscribe and hand every
+        channel with listeners here the latest event (whatever was published meanwhile is covered)."""
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                await self._catch_up()
+                while True:
+                    message = await pubsub.get_message(timeout=5.0)
+                    if message is None or message.get("type") != "pmessage":
+                        continue
+                    name = message["channel"].decode()[len(CHANNEL_PREFIX):]
+                    seq, _, payload = message["data"].partition(b" ")
+                    self.hub.put(name, int(seq), sse_frame(int(seq), payload, "tally" if name.startswith("tally:") else None))
+            except asyncio.CancelledError:
+                await pubsub.aclose()
+                raise
+            except (RedisError, OSError) as e:
+                log.warning("classroom broker: lost Redis (%s); reconnecting", type(e).__name__)
+                try:
+                    await pubsub.aclose()
+                except Exception:  # noqa: BLE001 - the connection is already gone
+                    pass
+                await asyncio.sleep(0.5)
+
+    async def _catch_up(self) -> None:
+        for name in list(self.hub.channels):
+            kind, _, code = name.partition(":")
+            try:
+                if kind == "state":
+                    latest = await self.latest(code)
+                    if latest is not None:
+                        self.hub.put(name, latest[0], sse_frame(latest[0], latest[1]))
+            except Exception:  # noqa: BLE001 - best effort: the next event repairs it
+                pass
+
+    def _key(self, code: str) -> str:
+        return "fg:s:" + code
+
+    @_down
+    async def create(self, digest: str) -> str:
+        now = time.time()
+        await self.redis.zremrangebyscore("fg:sessions", "-inf", now - self.limits.idle_s)
+        if await self.redis.zcard("fg:sessions") >= self.limits.max_sessions:
+            raise TooManySessions(f"the server holds its limit of {self.limits.max_sessions} class sessions "
+                                  f"(max_sessions); try again when one ends")
+        while True:
+            code = new_code(self.limits.code_length)
+            if await self.redis.hsetnx(self._key(code), "digest", digest):
+                break
+        await self.redis.hset(self._key(code), mapping={"created": now, "touched": now, "seq": 0, "tally": 0})
+        await self.redis.expire(self._key(code), self.ttl)
+        await self.redis.zadd("fg:sessions", {code: now})
+        return code
+
+    @_down
+    async def info(self, code: str) -> dict | None:
+        h = await self.redis.hgetall(self._key(code))
+        if not h or b"digest" not in h:
+            return None
+        return {"code": code, "digest": h[b"digest"].decode(), "seq": int(h.get(b"seq", 0)),
+                "created": float(h.get(b"created", 0)), "followers": await self._count(code),
+                "question": orjson.loads(h[b"qpub"]) if h.get(b"qpub") else None}
+
+    async def _must(self, code: str) -> None:
+        if not await self.redis.exists(self._key(code)):
+            raise NoSuchSession(NOT_FOUND)
+
+    @_down
+    async def latest(self, code: str) -> tuple[int, bytes] | None:
+        seq, state, q = await self.redis.hmget(self._key(code), "seq", "state", "qpub")
+        if not seq or int(seq) == 0:
+            return None
+        return int(seq), state_payload(int(seq), state or b"null", q or b"null")
+
+    async def _touch(self, code: str, conn: str | None = None) -> None:
+        """One round trip: the session's keys live another ``idle_s`` (and ``conn`` is seen now)."""
+        now = time.time()
+        pipe = self.redis.pipeline(transaction=False)
+        if conn is not None:
+            pipe.zadd("fg:f:" + code, {conn: now})
+        pipe.zadd("fg:sessions", {code: now})
+        for key in (self._key(code), "fg:f:" + code, "fg:q:" + code):
+            pipe.expire(key, self.ttl)
+        await pipe.execute()
+
+    async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"") -> int:
+        seq = await self._publish(keys=[self._key(code)],
+                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), self.ttl])
+        if seq < 0:
+            raise NoSuchSession(NOT_FOUND)
+        await self._touch(code)
+        return int(seq)
+
+    @_down
+    async def post_state(self, code: str, state: bytes) -> int:
+        return await self._publish_state(code, state=state)
+
+    async def _count(self, code: str) -> int:
+        key = "fg:f:" + code
+        await self.redis.zremrangebyscore(key, "-inf", time.time() - self.limits.follower_timeout_s)
+        return await self.redis.zcard(key)
+
+    @_down
+    async def join(self, code: str, conn: str) -> None:
+        await self._must(code)
+        if await self.redis.zscore("fg:f:" + code, conn) is None and await self._count(code) >= self.limits.max_followers:
+            raise SessionFull(f"this session already has {self.limits.max_followers} followers (max_followers)")
+        await self._touch(code, conn)
+
+    async def heartbeat(self, code: str, conn: str) -> None:
+        try:
+            await self._touch(code, conn)
+        except (RedisError, OSError):
+            pass  # presence is best effort: the stream itself goes on
+
+    async def leave(self, code: str, conn: str) -> None:
+        try:
+            await self.redis.zrem("fg:f:" + code, conn)
+        except (RedisError, OSError):
+            pass
+
+    async def _question_raw(self, code: str, qid: str) -> dict:
+        raw = await self.redis.hget("fg:q:" + code, qid)
+        if raw is None:
+            raise NoSuchQuestion(f"no question {qid!r} in this session")
+        return orjson.loads(raw)
+
+    @_down
+    async def open_question(self, code: str, spec: dict) -> dict:
+        await self._must(code)
+        q = new_question(spec)
+        await self.redis.hset("fg:q:" + code, q["id"], orjson.dumps(q))
+        ids = await self.redis.hkeys("fg:q:" + code)
+        if len(ids) > self.limits.max_questions:  # forget the oldest
+            stored = [orjson.loads(v) for v in await self.redis.hvals("fg:q:" + code)]
+            stored.sort(key=lambda s: s["opened"])
+            for old in stored[: len(ids) - self.limits.max_questions]:
+                await self.redis.hdel("fg:q:" + code, old["id"])
+                await self.redis.delete(f"fg:a:{code}:{old['id']}", f"fg:c:{code}:{old['id']}")
+        await self._publish_state(code, question=orjson.dumps(public_question(q)))
+        seq = await self.redis.hincrby(self._key(code), "tally", 1)
+        await self.redis.publish(CHANNEL_PREFIX + "tally:" + code, str(seq).encode() + b" " + tally_payload(seq, q["id"], []))
+        return q
+
+    @_down
+    async def answer(self, code: str, qid: str, follower: str, value: float) -> None:
+        q = await self._question_raw(code, qid)
+        if q["status"] != "open":
+            raise QuestionClosed("this question is closed: the answer has been revealed")
+        result = await self._answer(keys=[f"fg:a:{code}:{qid}", f"fg:c:{code}:{qid}", self._key(code)],
+                                    args=[follower, orjson.dumps(value), self.limits.max_answer_changes,
+                                          self.limits.max_followers, CHANNEL_PREFIX + "tally:" + code, qid, self.ttl])
+        if result == -1:
+            raise TooManyAnswers(f"at most {self.limits.max_answer_changes} answers per question (max_answer_changes)")
+        if result == -2:
+            raise SessionFull(f"this question already has {self.limits.max_followers} answers (max_followers)")
+
+    @_down
+    async def reveal(self, code: str, qid: str) -> dict:
+        q = await self._question_raw(code, qid)
+        q["status"] = "revealed"
+        await self.redis.hset("fg:q:" + code, qid, orjson.dumps(q))
+        current = await self.redis.hget(self._key(code), "qpub")
+        if current and orjson.loads(current).get("id") == qid:
+            await self._publish_state(code, question=orjson.dumps(public_question(q)))
+        return q
+
+    @_down
+    async def question(self, code: str, qid: str) -> dict:
+        q = await self._question_raw(code, qid)
+        answers = {k.decode(): float(v) for k, v in (await self.redis.hgetall(f"fg:a:{code}:{qid}")).items()}
+        return {**q, "values": list(answers.values()), "_answers": answers}
+
+    @_down
+    async def tally(self, code: str, qid: str) -> tuple[int, bytes]:
+        seq = int(await self.redis.hget(self._key(code), "tally") or 0)
+        values = [float(v) for v in await self.redis.hvals(f"fg:a:{code}:{qid}")]
+        return seq, tally_payload(seq, qid, values)

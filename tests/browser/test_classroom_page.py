@@ -1,0 +1,130 @@
+"""A class session in three browsers: the presenter, a follower from the start and one joining late
+(tablet width), stepping together, exploring alone, and a question round. Screenshots in test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
+
+
+def wait_ready(page, timeout=20000):
+    page.wait_for_function("document.body.dataset.ready", timeout=timeout)
+
+
+def new_page(browser, server, width=1280, height=720):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.errors = errors
+    return ctx, page
+
+
+def step_of(page) -> int:
+    return page.evaluate("window.__fg.step")
+
+
+def wait_step(page, k, timeout=10000):
+    page.wait_for_function("k => window.__fg.model && window.__fg.step === k && !window.__fg.classroom.applying", arg=k,
+                           timeout=timeout)
+
+
+@pytest.fixture
+def presenter(browser, server):
+    if server["kind"] != "app":
+        pytest.skip("class sessions need the real app")
+    ctx, page = new_page(browser, server)
+    page.goto(server["url"] + "/")
+    wait_ready(page)
+    page.evaluate("src => { window.__fg.editor.text = src; }", SQUARE)
+    prev = page.evaluate("document.body.dataset.ready")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
+    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    yield page
+    ctx.close()
+
+
+def test_a_class_follows_the_teacher_and_answers_a_question(presenter, browser, server, shot):
+    url = server["url"]
+    presenter.get_by_role("button", name="Start class session").click()
+    code_el = presenter.locator("[data-join-code]")
+    code_el.wait_for(state="visible")
+    code = code_el.get_attribute("data-join-code")
+    assert len(code) == 6 and code_el.inner_text() == code
+    assert presenter.locator("#class-qr svg.class-qr path").count() == 1
+    assert code in presenter.locator("#class-url").inner_text()
+
+    ctx_a, alice = new_page(browser, server)
+    alice.goto(f"{url}/s/{code}")
+    alice.wait_for_function("window.__fg.model && window.__fg.editor.text.length > 0")
+    assert alice.get_by_text("Following the teacher").is_visible()
+    assert alice.evaluate("window.__fg.editor.text") == SQUARE
+    # the teacher steps: the follower's page steps with them
+    presenter.evaluate("window.__fg.setStep(0)")
+    for _ in range(3):
+        presenter.evaluate("window.__fg.setStep(window.__fg.step + 1)")
+    k = step_of(presenter)
+    assert k == 3
+    wait_step(alice, k)
+    # a late joiner at tablet width catches up at once
+    ctx_b, ben = new_page(browser, server, 820, 1180)
+    ben.goto(f"{url}/s/{code.lower()}")
+    wait_step(ben, k)
+    presenter.wait_for_function("document.getElementById('class-count').dataset.followers === '2'", timeout=10000)
+
+    # a question at a node with a gradient
+    presenter.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
+    node, grad = presenter.evaluate("""() => {
+        const m = window.__fg.model, st = m.stateAt(m.steps.length);
+        for (const n of m.graph.nodes) { const s = st.nodes.get(n.id); if (s && typeof s.grad === 'number') return [n.id, s.grad]; }
+        return [null, null]; }""")
+    assert node is not None
+    presenter.evaluate("id => window.__fg.select(id)", node)
+    alice.wait_for_function("id => window.__fg.selected === id", arg=node)
+    presenter.get_by_role("button", name="its gradient").click()
+    for student in (alice, ben):
+        student.locator("#question-box").wait_for(state="visible")
+    alice.get_by_label("Your answer").fill(str(grad))
+    alice.get_by_role("button", name="Answer").click()
+    ben.get_by_label("Your answer").fill(str(grad + 100))
+    ben.get_by_role("button", name="Answer").click()
+    presenter.wait_for_function("document.getElementById('class-tally').dataset.count === '2'", timeout=5000)
+    assert presenter.locator(".class-bar").count() >= 2
+    shot(presenter, "class_01_presenter_tally")
+    shot(alice, "class_02_follower_question")
+    presenter.get_by_role("button", name="Reveal").click()
+    alice.wait_for_function("document.getElementById('question-result').textContent.startsWith('Right')")
+    ben.wait_for_function("document.getElementById('question-result').textContent.startsWith('Not quite')")
+    presenter.locator(".class-truth").wait_for(state="attached")
+    shot(presenter, "class_03_presenter_revealed")
+    shot(ben, "class_04_late_follower_tablet_revealed")
+
+    # exploring alone: the teacher's steps no longer move Alice's page; "Follow again" snaps back
+    alice.get_by_role("button", name="Explore on my own").click()
+    alice.evaluate("window.__fg.setStep(1)")
+    presenter.evaluate("window.__fg.setStep(2)")
+    wait_step(ben, 2)
+    assert step_of(alice) == 1
+    alice.get_by_role("button", name="Follow again").click()
+    wait_step(alice, 2)
+    assert alice.get_by_text("Following the teacher").is_visible()
+    for p in (presenter, alice, ben):
+        assert not p.errors, p.errors
+    ctx_a.close()
+    ctx_b.close()
+
+
+def test_an_unknown_class_code_says_so(browser, server):
+    if server["kind"] != "app":
+        pytest.skip("class sessions need the real app")
+    ctx, page = new_page(browser, server)
+    page.goto(server["url"] + "/s/ZZZZZZ")
+    page.wait_for_function("document.getElementById('status').textContent.includes('No class session')")
+    assert page.evaluate("window.__fg.classroom.role") is None
+    ctx.close()
