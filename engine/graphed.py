@@ -407,15 +407,12 @@ class Graphed:
 
 # ---------------------------------------------------------------- the create_graph backward pass
 def _saved_input(arr, edge_fn):
-    """A saved input as the rules see it: Graphed (wired to its producer) when a gradient flows into it."""
-    from .autograd import AccumulateGrad
-
+    """A saved input as the rules see it: Graphed, wired to where its gradient goes (its producer, or a leaf's
+    AccumulateGrad), when a gradient flows into it; else the plain saved array."""
     if edge_fn is None or type(arr) is not np.ndarray and not isinstance(arr, np.generic):
         return arr
-    if type(edge_fn) is AccumulateGrad:
-        return Graphed(edge_fn.variable)
     t = _engine()["Tensor"]._wrap(arr, requires_grad=True)
-    t._grad_fn = edge_fn  # the tensor the op read: its grad_fn is what produced it
+    t._grad_fn = edge_fn  # the value the op read (not the tensor's current data), with the op's edge
     return Graphed(t)
 
 
