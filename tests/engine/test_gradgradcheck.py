@@ -15,13 +15,12 @@ from engine import autograd
 from engine.ops import OPS
 from engine.tensor import Tensor
 
-ALL_CASES = CASES
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
-CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(ALL_CASES.get(name, [])))]
+CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(CASES.get(name, [])))]
 
 
 def test_every_differentiable_op_has_cases():
-    missing = [n for n in DIFFERENTIABLE if n not in ALL_CASES]
+    missing = [n for n in DIFFERENTIABLE if n not in CASES]
     assert not missing, f"add gradcheck cases for: {missing}"
 
 
@@ -40,7 +39,7 @@ def _s_plain(op, tensors, params, weights, vs):
 @pytest.mark.parametrize("name,case", CASE_IDS, ids=[f"{n}-{i}" for n, i in CASE_IDS])
 def test_gradgradcheck(name, case):
     op = OPS[name]
-    inputs, params = ALL_CASES[name][case]
+    inputs, params = CASES[name][case]
     tensors = _tensors(inputs)
     rng = np.random.default_rng(7)
     out_shape = np.shape(_run(op, tensors, params)._data)
