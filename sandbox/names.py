@@ -26,6 +26,8 @@ tanh_ softplus celu selu gelu silu mish hardtanh dropout cosine_similarity pairw
 heaviside sinc deg2rad rad2deg hypot fmax fmin nan_to_num cummax cummin diff kron meshgrid
 nn optim autograd float_power reciprocal xlogy
 """.split())
+# Tensor functions tutorials use (issue 9 section 5): the names the list above lacks.
+TORCH_NAMES |= frozenset("scatter_add arctan2 argwhere fliplr flipud ger".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit

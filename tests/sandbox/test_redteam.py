@@ -962,3 +962,83 @@ def test_property_of_a_module_cannot_shadow_engine_methods():
     out = run("import torch\nclass M(torch.nn.Module):\n    @property\n    def parameters(self):\n"
               "        return 1\nm = M()\nprint(m.parameters)")
     assert out.error is None and out.stdout == "1\n"
+
+
+# ---------------------------------------------------------------- tensor functions tutorials use (issue 9 section 5)
+@pytest.mark.parametrize("expr", [
+    "torch.ones(3).repeat(10**6, 10**6)",
+    "torch.ones(2, 2).repeat(1, 10**30)",
+    "torch.ones(3).repeat(*([1] * 100000))",
+    "F.one_hot(torch.tensor([0]), 10**9)",
+    "F.one_hot(torch.tensor([10**9]))",
+    "torch.einsum('i,j->ij', torch.ones(10000), torch.ones(10000))",
+    "torch.einsum('i,j,k->ijk', torch.ones(100), torch.ones(100), torch.ones(100))",
+    "torch.outer(torch.ones(10000), torch.ones(10000))",
+    "F.pad(torch.ones(1, 2, 3), (0, 10**9), mode='replicate')",
+    "F.pad(torch.ones(1, 1, 2, 2), (10**5, 10**5, 10**5, 10**5), mode='replicate')",
+    "F.pad(torch.ones(1, 2), (0, 10**12))",
+    "torch.diag(torch.ones(1000))",
+    "torch.diag(torch.ones(1), 10**9)",
+    "torch.ones(10, 20000).index_select(0, torch.zeros(10, dtype=torch.long))",
+    "torch.ones(60000, 2).nonzero()",
+    "torch.zeros(0, 100000, 100000).logsumexp(0)",
+    "torch.zeros(0, 100000, 100000).std(0)",
+])
+def test_tensor_functions_refuse_huge_outputs_before_allocating(expr):
+    tracemalloc.start()
+    try:
+        out = run(f"y = {expr}")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+    assert peak < 64 << 20, f"{peak:,} bytes"
+
+
+@pytest.mark.parametrize("expr, kind", [
+    ("torch.einsum('i' * 100000 + '->i', torch.ones(2))", "LimitExceeded"),  # program text to the engine is bounded
+    ("torch.einsum('ij->' + 'i' * 150, torch.ones(2, 2))", "RuntimeError"),
+    ("torch.einsum('i...->i', torch.ones(2))", "NotImplementedError"),
+    ("torch.einsum('i;->i', torch.ones(2))", "RuntimeError"),
+    ("torch.einsum(['i'], torch.ones(2))", "TypeError"),
+    ("torch.einsum('ij,jk->ik', torch.ones(2, 3), [[1.0]])", "TypeError"),
+    ("torch.einsum('ij,jk->ik', torch.ones(2, 3), torch.ones(4, 5))", "RuntimeError"),
+    ("torch.einsum('ij->ij')", "RuntimeError"),
+    ("torch.ones(3).topk(10**30)", "RuntimeError"),
+    ("torch.ones(3).topk(-1)", "RuntimeError"),
+    ("torch.ones(3).topk(4)", "RuntimeError"),
+    ("torch.ones(3).sort(dim=10**30)", "IndexError"),
+    ("torch.ones(3).cumsum(10**30)", "IndexError"),
+    ("torch.ones(3, 4).gather(1, torch.tensor([[10**15]]))", "RuntimeError"),
+    ("torch.ones(3, 4).gather(1, torch.tensor([[-1]]))", "RuntimeError"),
+    ("torch.ones(3, 4).scatter(0, torch.tensor([[5]]), 1.0)", "RuntimeError"),
+    ("torch.ones(3, 4).scatter_add(0, torch.tensor([[0]]), torch.ones(1, 1, dtype=torch.float64))", "RuntimeError"),
+    ("torch.ones(3).index_select(0, torch.tensor([3]))", "IndexError"),
+    ("torch.ones(3).masked_fill(torch.ones(3), 0.0)", "RuntimeError"),
+    ("torch.ones(3).masked_fill(torch.ones(3) > 0, 'x')", "TypeError"),
+    ("torch.ones(3).split([10**30, -10**30])", "RuntimeError"),
+    ("torch.ones(3).chunk(0)", "RuntimeError"),
+    ("torch.ones(3).repeat(-1)", "RuntimeError"),
+    ("F.pad(torch.ones(1, 3), (3, 3), mode='reflect')", "RuntimeError"),
+    ("F.pad(torch.ones(1, 3), (1, 1), mode='circular')", "NotImplementedError"),
+    ("torch.ones(3).norm('nuc')", "NotImplementedError"),
+])
+def test_tensor_functions_refuse_hostile_arguments_with_errors(expr, kind):
+    e = err(f"y = {expr}")
+    assert e["type"] == kind, e
+
+
+@pytest.mark.parametrize("src, printed", [
+    ("print(torch.ones(3).roll(10**30))", "tensor([1., 1., 1.])\n"),  # shifts reduced before numpy's C long
+    ("print(torch.arange(4.0).roll(-(10**30) - 1, 0))", "tensor([1., 2., 3., 0.])\n"),
+    ("print(torch.ones(2).round(decimals=10**30))", "tensor([nan, nan])\n"),
+    ("x = torch.ones(100000)\nprint(len(x.chunk(10**9)), len(x.split(10**30)))", "100000 1\n"),
+    ("print(torch.ones(2, 3).nonzero(as_tuple=True)[1])", "tensor([0, 1, 2, 0, 1, 2])\n"),
+])
+def test_tensor_functions_take_huge_integers_without_overflow(src, printed):
+    assert ok(src) == printed
+
+
+def test_splitting_a_graph_tensor_into_many_pieces_is_bounded_by_the_node_limit():
+    out = run("x = torch.ones(100000, requires_grad=True)\nparts = x.split(1)")
+    assert out.error is not None and "max_graph_nodes" in out.error["message"] and out.elapsed < 5
