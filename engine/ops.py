@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops_nn as _nn
-from .graphed import Graphed
+from .graphed import Graphed, vjps_by_decomposition
 from .graphed import op as _graphed_op
 from .graphed import raw as _raw
-from .graphed import vjps_by_decomposition
 
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left", "keywords")
 
