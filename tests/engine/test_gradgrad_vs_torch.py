@@ -74,6 +74,15 @@ CASES = {
                       lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True),
                       [f64(4, 2, 3, 3), f64(2), f64(2)]),
 }
+# The tensor functions (issue 9 section 5): their rules run on tensors through the same numpy protocols.
+GATHER = np.array([[0, 2, 1], [3, 3, 0], [1, 0, 2]])
+CASES.update({
+    "logsumexp": (lambda x: x.logsumexp(1), lambda x: x.logsumexp(1), [f64(3, 4)]),
+    "cumprod": (lambda x: x.cumprod(1), lambda x: x.cumprod(1), [np.array([[1.5, 0.0, 2.0, -1.2], [0.3, 0.7, 0.0, 1.3]])]),
+    "gather_sort": (lambda x: x.sort(1).values.gather(1, engine.tensor(GATHER)) ** 2,
+                    lambda x: x.sort(1).values.gather(1, torch.tensor(GATHER)) ** 2, [f64(3, 4)]),
+    "std_norm": (lambda x: x.std(0) * x.norm(dim=1, p=3).sum(), lambda x: x.std(0) * x.norm(dim=1, p=3).sum(), [f64(3, 4)]),
+})
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
