@@ -119,6 +119,7 @@ export const DURATIONS = {
   urlWrite: 150,         // ms of quiet before the URL hash is rewritten
   refit: 50,             // ms after a projector switch before the graph is fitted again
   resize: 120,           // ms of quiet after a window resize before the graph is fitted again
+  cancelShown: 400,      // ms a run goes on before its Cancel button appears (quick runs never flash it)
 };
 export const SPEEDS = [0.25, 0.5, 1, 2, 4];
 

@@ -24,7 +24,11 @@ function initComponents() {
   graph.onViewChange = (out) => $("zoom-fit").classList.toggle("attention", out);
   graph.getInsets = graphInsets;
   const editor = new Editor($("editor"), {
-    onRun: () => run(),
+    onRun: () => {
+      run();
+      // Ctrl+Enter: the keys now drive the player (Space plays), they no longer type into the program
+      $("graph-wrap").focus({ preventScroll: true });
+    },
     onChange: (text) => {
       updateExampleTitle(text);
       scheduleUrl();
@@ -37,7 +41,10 @@ function initComponents() {
     onGoToLine: (n) => editor.goToLine(n),
     onClose: () => select(null),
   });
-  const lossChart = new LossChart($("loss-chart"), { onPick: (x) => openPass(nearestGraphPass(x)) });
+  // the pass clicked, whatever it is: a middle pass is recorded on demand
+  const lossChart = new LossChart($("loss-chart"), {
+    onPick: (x) => openPass(app.trace && app.trace.passes[Math.round(x)] ? Math.round(x) : nearestGraphPass(x)),
+  });
   // the components, and for the tests and the benchmark (window.__fg) the page's main actions
   Object.assign(app, { editor, graph, inspector, lossChart, run, setStep, openPass, select, loadTrace, play, stopPlaying });
 }
