@@ -287,7 +287,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
 
         apply_node, accumulate, retain, rec_value = graphed_backward_hooks()
     else:
-        apply_node, accumulate, retain, rec_value = Node.apply, _accumulate, _retain, None
+        apply_node, accumulate, retain, rec_value = None, _accumulate, _retain, None
     rec = STATE.recorder
     start = root._grad_fn if root._grad_fn is not None else accumulator(root)
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
@@ -325,7 +325,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
                 t = node._retain()
                 if t is not None:
                     retain(t, g, rec)
-            grads = apply_node(node, g)
+            grads = node.apply(g) if apply_node is None else apply_node(node, g)
             if rec is not None:
                 if rec_value is None:
                     rec.on_backward_step(node, g, parts_in.pop(node, None), grads)
