@@ -18,11 +18,12 @@ _ENGINE = {}
 def _engine():
     """apply, OPS and Tensor, looked up once (engine.ops imports this module's users)."""
     if not _ENGINE:
+        from . import autograd
         from .dispatch import apply
-        from .ops import OPS
+        from .ops import OPS, unbroadcast
         from .tensor import Tensor
 
-        _ENGINE.update(apply=apply, OPS=OPS, Tensor=Tensor)
+        _ENGINE.update(apply=apply, OPS=OPS, Tensor=Tensor, unbroadcast=unbroadcast, autograd=autograd)
         # Every table op whose forward is a numpy ufunc is that ufunc's differentiable form (atan2, log1p, ...),
         # unless mapped above (pow's scalar forms) or derivative-free (masks stay plain arrays).
         for o in OPS.values():
@@ -418,16 +419,16 @@ def _saved_input(arr, edge_fn):
 
 def apply_node(node, g):
     """Node.apply with the rules run on Graphed values: each input's gradient is a Tensor with its own graph."""
-    from .autograd import FREED_MESSAGE, STATE
-    from .ops import unbroadcast
-
+    e = _engine()
+    autograd, unbroadcast = e["autograd"], e["unbroadcast"]
+    STATE = autograd.STATE
     op = node.op
     if node._freed and op.saves:
-        raise RuntimeError(FREED_MESSAGE)
+        raise RuntimeError(autograd.FREED_MESSAGE)
     if STATE.last_write > node._seq and op.needs:
         node._check_versions()
     ans, *arrays = node._saved
-    Tensor = _engine()["Tensor"]
+    Tensor = e["Tensor"]
     out_t = Tensor._wrap(ans, requires_grad=True)
     out_t._grad_fn = node  # the op's saved output, wired to the op itself (as PyTorch saves outputs)
     gg, ans_g = Graphed(g), Graphed(out_t)  # one of each per node: a layer's VJPs memoise on them (the LSTM)
@@ -457,8 +458,7 @@ def vjps_by_decomposition(forward, g, inputs):
     (the op composed of table ops) runs on clones of the inputs and the clones' gradients are taken with
     create_graph. The clones' edges are cut for that inner pass, so it stops at them; restored, they carry
     higher-order gradients on to the op's real inputs. One gradient per input, None where none flows."""
-    from .autograd import grad
-
+    grad = _engine()["autograd"].grad
     clones = [op("clone", (x,)) if type(x) is Graphed and x.t._requires_grad else x for x in inputs]
     wanted = [c for c in clones if type(c) is Graphed and c.t._requires_grad]
     out = forward(*clones)
