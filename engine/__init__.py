@@ -1,5 +1,5 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
-from . import nn, optim, utils
+from . import allocator, nn, optim, utils
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -11,6 +11,7 @@ from .creation import (
     full,
     full_like,
     linspace,
+    multinomial,
     normal,
     ones,
     ones_like,
@@ -126,6 +127,8 @@ from .functional import (  # noqa: E402, F811
 )
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
+
+allocator.tune_malloc()  # freed step temporaries stay reusable heap, not fresh page faults next step
 
 
 def reset_run_state():

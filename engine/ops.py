@@ -502,6 +502,9 @@ defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(_
       params=REDUCTION)
 defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""), needs=("b", ""),
       params=REDUCTION)
+# issue 10: NLL over (N, C, H, W) (PyTorch's nll_loss2d; other ranks are viewed as (N, C, 1, -1) first)
+defop("nll_loss2d", "NllLoss2DBackward0", "nll", _nll, (_nn.nll2d_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""),
+      needs=("b", ""), params=REDUCTION)
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
       (lambda g, ans, p, y, r, w=None: _weighted(_reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), w),
        r"\frac{1}{n}\ln\frac{1-p}{p}"),
@@ -534,6 +537,10 @@ defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv
                     defaults=(("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1))))
 defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
       params=Params("args", ("pad", "value")))
+# F.pad(mode="circular") (conv padding_mode): PyTorch builds it as a chain of slice copies (its output's node is
+# CopySlices), one gather here. Reflect and replicate are the ReflectionPad/ReplicationPad entries further down.
+defop("circular_pad", "CopySlices", "pad", _nn.mode_pad_forward, (_nn.mode_pad_vjp, "1"), saves=False,
+      params=Params("args", ("pad", "mode")))
 defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
       (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("ar",),
       params=Params("keywords", ("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
@@ -607,6 +614,12 @@ defop("huber_loss", "HuberLossBackward0", "huber", _nn.huber, (_nn.huber_vjp, r"
 # several outputs; an op here has one output, so each chunk is its own node of that name.
 defop("unsafe_chunk", "UnsafeSplitBackward0", "chunk", _nn.chunk_forward, (_nn.chunk_vjp, "1"), saves=False,
       params=Params("args", ("index", "chunks", "dim")))
+
+# issue 10: one step of nn.RNN / nn.GRU's input projection, computed for the whole sequence and unbound over time
+# (PyTorch's one UnbindBackward0 node has an output per step; here each step's slice is its own node of that name).
+defop("unbind_step", "UnbindBackward0", "unbind", lambda a, i: a[i],
+      (lambda g, ans, a, i: _scatter(a.shape, g.dtype, i, g), "1"), saves=False, view=True,
+      params=Params("args", ("index",)))
 
 # nn.LSTM's layer as PyTorch's CPU kernel runs it: one node for the whole sequence (inputs x, w_ih, w_hh, b_ih,
 # b_hh, h0, c0; param reverse), backward through time in one pass. The layer's last cell state is a second op

@@ -208,6 +208,8 @@ in_cooldown"""),
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),
     "grad_fn": _rule("name next_functions metadata variable"),
+    # torch.Generator (issue 10): seeding and its 5056-byte state tensor
+    "generator": _rule("manual_seed seed initial_seed get_state set_state device"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
@@ -277,7 +279,8 @@ class Attributes:
         B = self.B
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
-                          ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size)):
+                          ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
+                          ("generator", B.Generator)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)

@@ -9,7 +9,7 @@ import { bindGallery, loadExamples, updateExampleTitle } from "./gallery.js";
 import { GraphView } from "./graph.js";
 import { Inspector } from "./inspector.js";
 import { bindKeyboard } from "./keyboard.js";
-import { applyLook, bindLook, graphInsets } from "./look.js";
+import { applyLook, bindLook, graphInsets, projectorRoom } from "./look.js";
 import { LossChart } from "./losschart.js";
 import { bindTransport, nearestGraphPass, openPass, play, setStep, stopPlaying } from "./player.js";
 import { bindRun, run } from "./run.js";
@@ -86,6 +86,7 @@ async function boot() {
   app.speed = SPEEDS.includes(url.speed) ? url.speed : 1;
   initComponents();
   $("layout").classList.toggle("no-inspector", !url.node);
+  if (app.projector) projectorRoom();
   applyLook();
   document.documentElement.classList.remove("fg-loading");
   bindControls();

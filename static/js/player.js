@@ -148,7 +148,11 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   const tag = document.createElement("span");
   tag.className = "ph-tag " + phase;
   tag.textContent = phase;
-  cap.append(tag, document.createTextNode(app.model.describeStep(k)));
+  // what happened (two lines at most), then always the line of code on a line of its own
+  const what = document.createElement("span");
+  what.className = "cap-text";
+  what.append(tag, document.createTextNode(app.model.describeStep(k)));
+  cap.append(what);
   // tie the step to the code: which line ran
   const main = k > 0 ? app.model.steps[k - 1].main : null;
   const line = main && (main.line || (main.kind === "op" || main.kind === "tensor" ? null : null));

@@ -145,6 +145,21 @@ CASES = {
                         ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
+# issue 10: F.pad's reflect / replicate / circular modes (conv padding_mode), negative pads crop
+CASES.update({
+    # reflect / replicate entries take (pad,): negative pads crop
+    "reflection_pad1d": [((r(2, 3, 5),), ((2, 1),)), ((r(3, 5),), ((-1, 3),))],
+    "reflection_pad2d": [((r(1, 2, 4, 5),), ((1, 2, 3, 0),)), ((r(2, 4, 3),), ((2, 2, 1, 1),))],
+    "replication_pad1d": [((r(2, 3, 4),), ((3, 5),)), ((r(3, 4),), ((0, -2),))],
+    "replication_pad2d": [((r(1, 2, 3, 4),), ((2, 1, 4, 0),))],
+    "nll_loss2d": [((r(2, 3, 2, 4), np.array([[[0, 2, 1, -100], [2, 2, 0, 1]], [[1, 0, 0, 2], [-100, 1, 2, 0]]])),
+                    ("mean", None, -100)),
+                   ((r(2, 3, 1, 3), np.array([[[0, 2, 1]], [[2, 1, 1]]])), ("none", np.array([0.5, 2.0, 1.0]), 1)),
+                   ((r(1, 2, 2, 2), np.array([[[0, 1], [1, 1]]])), ("sum", np.array([0.5, 2.0]), -100))],
+    "unbind_step": [((r(4, 2, 3),), (0,)), ((r(3, 5),), (2,))],
+    "circular_pad": [((r(2, 3, 5),), ((2, 5), "circular")), ((r(1, 2, 4, 5),), ((1, 2, 2, 1), "circular")),
+                     ((r(2, 5),), ((-1, 2), "circular"))],
+})
 
 # Ops that appear inside create_graph backward passes: the backward of indexing (its own backward indexes again),
 # the copy a leaf's `.grad` is under create_graph, erf (gelu's derivative).
@@ -270,7 +285,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy",
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy", "CopySlices",
                                         "CopyBackwards")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name

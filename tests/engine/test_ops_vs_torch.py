@@ -156,6 +156,13 @@ TORCH.update({
     **{f"replication_pad{_PADDED[n]}": lambda a, pad: F.pad(a, pad, mode="replicate") for n in (1, 2, 3)},
 })
 
+# issue 10: circular padding, NLL over (N, C, H, W), one step of an unbound sequence
+TORCH.update({
+    "circular_pad": lambda a, pad, mode: F.pad(a, pad, mode=mode),
+    "nll_loss2d": lambda a, t, r, w=None, ig=-100: F.nll_loss(a, t, None if w is None else torch.tensor(w),
+                                                              ignore_index=ig, reduction=r),
+    "unbind_step": lambda a, i: a.unbind(0)[i],
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
