@@ -147,6 +147,16 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     def __enter__(self):
         return self
 
+    def __call__(self, fn):
+        STATE.grad_enabled = self._prev  # as a decorator it changes nothing until the function runs, as in torch
+        mode = self._target
+
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
     def __repr__(self):
         return f"torch.autograd.grad_mode.set_grad_enabled(mode={self._target})"
 
@@ -158,8 +168,9 @@ def is_grad_enabled() -> bool:
 class Node:
     """A `grad_fn`: one op application. Subclassed once per PyTorch name so type names match torch."""
 
-    __slots__ = ("op", "_edges", "_saved", "_params", "_shapes", "_seq", "_freed", "_retain", "_rid",
+    __slots__ = ("op", "_edges", "_saved", "_params", "_shapes", "_seq", "_freed", "_retain", "_rid", "_hooks",
                  "__weakref__")
+    _multi = False  # one output: its gradient travels as one array (a custom Function's node may have several)
 
     def __init__(self, op: Op, edges, saved, params, shapes):
         self.op = op
@@ -171,6 +182,7 @@ class Node:
         self._freed = False
         self._retain = None  # weakref to the output tensor when it called retain_grad()
         self._rid = None
+        self._hooks = None  # {handle id: (output number, hook, weakref to the tensor)}: its register_hook hooks
 
     def name(self) -> str:
         n = type(self).__name__
@@ -250,6 +262,8 @@ class AccumulateGrad:
 
     __slots__ = ("variable", "_seq", "__weakref__")
     next_functions = _edges = ()
+    _multi = False
+    _hooks = None  # a leaf's hooks live in LEAF_HOOKS (the tensor holds its AccumulateGrad only weakly)
 
     def __init__(self, variable):
         self.variable = variable
@@ -278,10 +292,19 @@ def accumulator(tensor) -> AccumulateGrad:
     return acc
 
 
-def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=False):
+def edge_of(t):
+    """The graph edge to a tensor that requires grad: its node and which of the node's outputs it is."""
+    fn = t._grad_fn
+    if fn is None:
+        return (accumulator(t), 0)
+    return (fn, fn.output_nr(t) if fn._multi else 0)
+
+
+def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), create_graph=False):
     """Run the graph below `root` in PyTorch's order: among ready nodes the newest runs first, and an
     AccumulateGrad runs the moment its last gradient arrives. With `capture` (node -> None), the
     gradients reaching those nodes are returned in it instead of accumulated into `.grad`.
+    `more_roots`: further (tensor, gradient) pairs run in the same pass (autograd.grad of several outputs).
     With `create_graph`, gradients are Tensors and every VJP runs as recorded ops (engine/graphed.py)."""
     if create_graph:
         from .graphed import graphed_backward_hooks
@@ -290,10 +313,16 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
     else:
         apply_node, accumulate, retain, rec_value = None, _accumulate, _retain, None
     rec = STATE.recorder
-    start = root._grad_fn if root._grad_fn is not None else accumulator(root)
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
     deps = {}
-    stack = [start]
+    grads_in = {}
+    starts = []
+    for t, g0 in ((root, grad), *more_roots):
+        start = t._grad_fn if t._grad_fn is not None else accumulator(t)
+        if start not in grads_in:
+            starts.append(start)
+        _add_root_grad(grads_in, start, t, g0)
+    stack = list(starts)
     while stack:
         for nxt, _ in stack.pop()._edges:
             if nxt is not None:
@@ -301,10 +330,12 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    stack.append(nxt)
-    grads_in = {start: grad}
+                    if nxt not in grads_in:  # a root is walked once, from the start
+                        stack.append(nxt)
     parts_in = {} if rec is not None else None  # the separate gradients of fan-in nodes, to show their sum
-    ready = [(-start._seq, 0, start)]
+    # a root another root reaches waits for that gradient too (autograd.grad([y.sum(), y], ...))
+    ready = [(-s._seq, 0, s) for s in starts if s not in deps]
+    heapq.heapify(ready)
     order = 0
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph  # backward builds a graph only for higher-order gradients
@@ -314,10 +345,13 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
             g = grads_in.pop(node, None)
             if g is None:
                 continue
+            if node._hooks is not None:  # the output tensor's register_hook hooks see (and may replace) g first
+                g = run_tensor_hooks(node, g)
             if capture is not None and node in capture:
-                capture[node] = g
                 if type(node) is AccumulateGrad:
+                    capture[node] = leaf_pre_hooks(node.variable, g) if LEAF_HOOKS else g
                     continue
+                capture[node] = g
             if type(node) is AccumulateGrad:
                 if capture is None:
                     accumulate(node.variable, g, rec)
@@ -334,11 +368,13 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
                     rec_value(rec, node, g, parts_in.pop(node, None), grads)
             if not retain_graph:
                 node.release()
-            for (nxt, _), gi in zip(node._edges, grads):
+            for (nxt, slot), gi in zip(node._edges, grads):
                 if nxt is None:
                     continue
                 if gi is not None:
-                    if nxt in grads_in:
+                    if nxt._multi:  # a custom Function with several outputs: one gradient per output
+                        _add_output_grad(grads_in, nxt, slot, gi)
+                    elif nxt in grads_in:
                         if rec is not None:  # a second gradient arrives: keep the parts the sum is made of
                             parts = parts_in.get(nxt)
                             if parts is None:
@@ -361,6 +397,168 @@ def run_backward(root, grad, retain_graph: bool, capture=None, create_graph=Fals
         STATE.grad_enabled = prev_mode
 
 
+def _add_root_grad(grads_in, node, t, g):
+    if node._multi:
+        _add_output_grad(grads_in, node, node.output_nr(t), g)
+    elif node in grads_in:
+        grads_in[node] = grads_in[node] + g
+    else:
+        grads_in[node] = g
+
+
+def _add_output_grad(grads_in, node, slot, g):
+    gs = grads_in.get(node)
+    if gs is None:
+        gs = grads_in[node] = [None] * node.n_outputs
+    gs[slot] = g if gs[slot] is None else gs[slot] + g
+
+
+# ----- hooks (Tensor.register_hook, register_post_accumulate_grad_hook) -----
+_hook_ids = itertools.count()
+# A leaf's hooks, kept beside it as _WRITES is (a tensor has no slot for them, and its AccumulateGrad is held
+# weakly): id(tensor) -> (weakref to it, {handle id: hook} run before accumulation, {handle id: hook} after).
+LEAF_HOOKS: dict = {}
+
+
+class RemovableHandle:
+    """torch.utils.hooks.RemovableHandle: `remove()` takes its hook out (twice is harmless, as in torch)."""
+
+    __slots__ = ("_table", "id", "__weakref__")
+
+    def __init__(self, table):
+        self._table = table
+        self.id = next(_hook_ids)
+
+    def remove(self):
+        self._table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def __repr__(self):
+        return f"<torch.utils.hooks.RemovableHandle object at {id(self):#x}>"
+
+
+def leaf_hook_tables(t):
+    """(pre, post) hook tables of a leaf, made on first use."""
+    key = id(t)
+    entry = LEAF_HOOKS.get(key)
+    if entry is None or entry[0]() is not t:
+        entry = LEAF_HOOKS[key] = (weakref.ref(t, _forget_hooks(key)), {}, {})
+    return entry[1], entry[2]
+
+
+def _forget_hooks(key):
+    return lambda _: LEAF_HOOKS.pop(key, None)
+
+
+def _leaf_entry(t):
+    entry = LEAF_HOOKS.get(id(t))
+    return entry if entry is not None and entry[0]() is t else None
+
+
+def leaf_pre_hooks(t, g):
+    entry = _leaf_entry(t)
+    if entry is None or not entry[1]:
+        return g
+    for hook in list(entry[1].values()):
+        g = call_tensor_hook(hook, g, t._data.dtype, t)
+    return g
+
+
+def run_tensor_hooks(node, g):
+    """An output's hooks in registration order, each seeing the gradient the previous one left; with
+    several outputs (a custom Function), each hook sees its own output's gradient."""
+    for out_nr, hook, owner_ref in list(node._hooks.values()):
+        owner = owner_ref()
+        if node._multi:
+            if g[out_nr] is not None:
+                g[out_nr] = call_tensor_hook(hook, g[out_nr], node.output_dtype(out_nr), owner)
+        else:
+            g = call_tensor_hook(hook, g, g.dtype, owner)
+    return g
+
+
+def call_tensor_hook(hook, g, dtype, owner=None):
+    """Call one tensor hook on gradient `g`: its own copy (a hook may change it in place, and that change
+    counts as in torch), the result checked as torch checks it, the call shown on the trace."""
+    Tensor = _tensor_cls()
+    if isinstance(g, Tensor):  # create_graph: the hook sees (and may replace) the gradient tensor of the graph
+        with user_code():
+            r = hook(g)
+        if r is not None and not isinstance(r, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+        return g if r is None else r
+    arg = Tensor._wrap(np.array(g, copy=True))
+    if STATE.limits is not None:  # a hook may keep what it is given: it counts against the run's live elements
+        STATE.limits.track(arg)
+    rec = STATE.recorder
+    with user_code():
+        r = hook(arg)
+    if r is None:
+        new = arg._data
+    else:
+        if not isinstance(r, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+        name = callable_name(hook)
+        if r._data.shape != np.shape(g):
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        if r._data.dtype != dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was torch.{legacy_tensor_type(dtype)} "
+                               f"got torch.{legacy_tensor_type(r._data.dtype)})")
+        new = r._data
+    if rec is not None:
+        rec.on_hook("tensor", hook, owner, g, None if r is None and np.array_equal(new, g) else new)
+    return new
+
+
+def callable_name(fn) -> str:
+    """The name torch quotes for a hook: a function's __name__ (a sandbox function's `name`)."""
+    for _ in range(3):  # through the sandbox's wrappers (a Builtin around a partial around the user's function)
+        name = getattr(fn, "__name__", None)
+        if isinstance(name, str):
+            return name
+        name = getattr(fn, "name", None)
+        if isinstance(name, str):
+            return name
+        fn = getattr(fn, "fn", None) or getattr(fn, "func", None)
+        if fn is None:
+            break
+    return "hook"
+
+
+def source_lines(fn):
+    """[first, last] source line of a program's function (the sandbox's functions say), else None."""
+    for _ in range(3):
+        lines = getattr(fn, "source_lines", None)
+        if lines is not None:
+            return list(lines)
+        fn = getattr(fn, "fn", None) or getattr(fn, "func", None)
+        if fn is None:
+            break
+    return None
+
+
+class user_code:  # noqa: N801
+    """Program code the engine calls (a hook, a custom Function's forward/backward): its own ops are not
+    recorded, so the page draws the hook as one event and a custom Function as one node."""
+
+    __slots__ = ("_rec",)
+
+    def __enter__(self):
+        self._rec = STATE.recorder
+        STATE.recorder = None
+        return self
+
+    def __exit__(self, *exc):
+        STATE.recorder = self._rec
+        return False
+
+
 _TENSOR = []
 
 
@@ -373,7 +571,10 @@ def _tensor_cls():
     return _TENSOR[0]
 
 
-def _accumulate(t, g, rec):
+def _accumulate(t, g, rec, pre_hooks=True):
+    entry = _leaf_entry(t) if LEAF_HOOKS else None
+    if entry is not None and entry[1] and pre_hooks:
+        g = leaf_pre_hooks(t, g)
     before = t._grad._data if t._grad is not None else None
     if before is None:
         # NOTE: copy arrays, since one upstream array may feed several leaves (add passes g through).
@@ -386,6 +587,12 @@ def _accumulate(t, g, rec):
         t._grad._data = np.asarray(before + g, dtype=t._data.dtype)
     if rec is not None:
         rec.on_accumulate(t, g, before)
+    if entry is not None and entry[2]:
+        for hook in list(entry[2].values()):
+            with user_code():
+                hook(t)
+            if rec is not None:
+                rec.on_hook("post_accumulate", hook, t, None, None)
 
 
 def _retain(t, g, rec):
@@ -394,51 +601,110 @@ def _retain(t, g, rec):
         rec.on_retain_grad(t)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad: gradients of `outputs` with respect to `inputs`, leaving `.grad` untouched."""
-    from .tensor import Tensor
+    from .tensor import Size, Tensor
 
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported by flowgrad")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    allow_unused = bool(allow_unused) or bool(materialize_grads)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
-    out = outputs if isinstance(outputs, Tensor) else outputs[0]
-    if not out._requires_grad:
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     if grad_outputs is None:
-        if out._data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        g = np.ones(out._data.shape, dtype=out._data.dtype)
+        gos = [None] * len(outs)
     else:
-        go = grad_outputs if isinstance(grad_outputs, Tensor) else grad_outputs[0]
-        if isinstance(go, Tensor) and go._data.shape != out._data.shape:
-            from .tensor import Size
-
-            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {Size(go._data.shape)} and "
-                               f"output[0] has a shape of {Size(out._data.shape)}.")
-        g = go if create_graph else np.asarray(go._data)
-    if create_graph and not isinstance(g, Tensor):
-        g = Tensor._wrap(g)
+        gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    if len(gos) != len(outs):
+        raise RuntimeError(f"grad requires one grad_output per output, but got {len(gos)} grad_outputs and "
+                           f"{len(outs)} outputs")
+    roots = []
+    for i, (out, go) in enumerate(zip(outs, gos)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"grad(): outputs must be Tensors, but got {type(out).__name__} at index {i}")
+        g0 = root_gradient(out, go, i, Size)
+        if create_graph:  # the backward pass is itself a graph: its gradients are Tensors
+            g0 = go if isinstance(go, Tensor) else Tensor._wrap(np.asarray(g0))
+        roots.append((out, g0))
     nodes = []
-    for t in inputs:
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, but got {type(t).__name__} at index {i}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         nodes.append(t._grad_fn if t._grad_fn is not None else accumulator(t))
     capture = {n: None for n in nodes}
     retain = create_graph if retain_graph is None else retain_graph  # PyTorch's default
-    run_backward(out, g, bool(retain), capture=capture, create_graph=bool(create_graph))
+    run_backward(roots[0][0], roots[0][1], bool(retain), capture=capture, more_roots=roots[1:],
+                 create_graph=bool(create_graph))
     result = []
-    for t, n in zip(inputs, nodes):
-        if capture[n] is None and not allow_unused:
-            raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                               "Set allow_unused=True if this is the desired behavior.")
-        if capture[n] is None or isinstance(capture[n], Tensor):  # create_graph: the gradient is a graph's output
-            result.append(capture[n])
+    for i, (t, n) in enumerate(zip(inputs, nodes)):
+        g = capture[n]
+        if g is not None and n._multi:
+            g = g[n.output_nr(t)]
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+            result.append(Tensor._wrap(np.zeros_like(t._data)) if materialize_grads else None)
+        elif isinstance(g, Tensor):  # create_graph: the gradient is a graph's output
+            result.append(g)
         else:
-            result.append(Tensor._wrap(np.array(capture[n], dtype=t._data.dtype)))
+            result.append(Tensor._wrap(np.array(g, dtype=t._data.dtype)))
     return tuple(result)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+def root_gradient(out, gradient, index, Size):
+    """The gradient a backward starts from: ones for a one-element output, else the given one, checked as torch does."""
+    Tensor = _tensor_cls()
+    if not out._requires_grad:
+        raise RuntimeError(f"element {index} of tensors does not require grad and does not have a grad_fn")
+    data = out._data
+    if gradient is None:
+        if data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return data.dtype.type(1) if data.ndim == 0 else np.ones(data.shape, dtype=data.dtype)
+    g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient, dtype=data.dtype)
+    if g.shape != data.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of {Size(g.shape)} and "
+                           f"output[{index}] has a shape of {Size(data.shape)}.")
+    return g
+
+
+def backward_into(root, g, retain, inputs):
+    """`t.backward(inputs=[...])`: gradients go into those tensors' .grad only (a non-leaf's too, as in torch)."""
+    Tensor = _tensor_cls()
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    nodes = []
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward(): inputs must be Tensors, but got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        nodes.append(t._grad_fn if t._grad_fn is not None else accumulator(t))
+    capture = {n: None for n in nodes}
+    run_backward(root, g, retain, capture=capture)
+    rec = STATE.recorder
+    for t, n in zip(inputs, nodes):
+        got = capture[n]
+        if got is not None and n._multi:
+            got = got[n.output_nr(t)]
+        if got is not None:
+            _accumulate(t, got, rec, pre_hooks=False)  # the capture already ran the leaf's hooks
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward(t) is t.backward()."""
     t = tensors if not isinstance(tensors, (list, tuple)) else tensors[0]
     g = grad_tensors if not isinstance(grad_tensors, (list, tuple)) else grad_tensors[0]
-    t.backward(g, retain_graph=retain_graph, create_graph=create_graph)
+    t.backward(g, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+
+# torch.autograd.Function lives in engine/function.py, which imports this module: bound here, at the end
+from .function import Function, FunctionCtx  # noqa: E402, F401

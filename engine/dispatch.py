@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .autograd import NODE_CLASSES, STATE, accumulator
+from .autograd import NODE_CLASSES, STATE, accumulator, edge_of
 from .boundary import NUMERIC_KINDS, not_numeric
 from .ops import OPS
 
@@ -20,7 +20,7 @@ Tensor = None
 
 def _edge(x):
     if isinstance(x, Tensor) and x._requires_grad:
-        return (x._grad_fn if x._grad_fn is not None else accumulator(x), 0)
+        return edge_of(x)
     return (None, 0)
 
 
@@ -63,7 +63,8 @@ def apply(op, inputs, params=()):
         for x, a in zip(inputs, arrays):
             if isinstance(x, Tensor) and x._requires_grad:
                 fn = x._grad_fn
-                edges.append((fn if fn is not None else accumulator(x), 0))
+                # a custom Function's outputs share one node: the edge says which output (autograd.edge_of)
+                edges.append((fn, fn.output_nr(x) if fn._multi else 0) if fn is not None else (accumulator(x), 0))
             else:
                 edges.append(_NO_EDGE)
             shapes.append(a.shape if hasattr(a, "shape") else ())

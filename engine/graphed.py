@@ -421,6 +421,9 @@ def apply_node(node, g):
     """Node.apply with the rules run on Graphed values: each input's gradient is a Tensor with its own graph."""
     e = _engine()
     autograd, unbroadcast = e["autograd"], e["unbroadcast"]
+    if not isinstance(node, autograd.Node):  # a custom autograd.Function's node: its backward is the program's code
+        raise NotImplementedError(f"create_graph=True through a custom autograd.Function ({type(node).__name__}) "
+                                  "is not supported by flowgrad")
     STATE = autograd.STATE
     op = node.op
     if node._freed and op.saves:

@@ -35,6 +35,7 @@ from .trace_events import (
     DETACH,
     GRAD_INPLACE,
     GRAD_MODE,
+    HOOK,
     INPLACE,
     MARK_RETAIN_GRAD,
     MODULE,
@@ -275,6 +276,8 @@ class Recorder:
 
     def name_tensor(self, t, name):
         """The program bound `name` to a tensor, or to a module (which names its submodules and parameters)."""
+        if STATE.recorder is not self:  # inside a hook or custom Function the engine runs: drawn as one event
+            return
         if hasattr(t, "named_modules"):
             self._name_module_tree(t, name)
             return
@@ -355,6 +358,42 @@ class Recorder:
         if out_tensor is not None:
             event["out_tensor"] = out_tensor
         self.emit(event)
+
+    def on_function(self, op, fn_name, args, outputs, forward):
+        """`Fn.apply(...)`: one op node named after the Function (its own ops are not recorded)."""
+        ins = []
+        for a in args:
+            if isinstance(a, Tensor):
+                ins.append(self.tid(a))
+            elif isinstance(a, (int, float, bool, np.number)):
+                ins.append(self._const(a))
+            else:
+                ins.append(None)
+        nid = self._new_id("n")
+        node = outputs[0]._grad_fn
+        own = op is not None and node is not None and node.op is op
+        if own:
+            node._rid = (self._epoch, nid)
+        outs = [self.tid(o, origin="op", op=nid) for o in outputs]
+        self._node_io[nid] = (ins, outs[0])
+        from .autograd import source_lines
+
+        self.emit({"kind": OP, "id": nid, "op": "autograd_function", "label": self.text(fn_name),
+                   "grad_fn": self.text(type(node).__name__) if own else None, "inputs": ins, "output": outs[0],
+                   "outputs": outs, "module": self._module, "line": self.line, "grad_enabled": STATE.grad_enabled,
+                   "params": [], "lines": source_lines(forward)})
+
+    def on_hook(self, where, hook, tensor, grad, new):
+        """A program's hook ran: `where` says which kind, `grad` the gradient it saw, `new` what it replaced it
+        with (None: unchanged)."""
+        from .autograd import callable_name, source_lines
+
+        self.emit({"kind": HOOK, "id": self._backward if where in ("tensor", "post_accumulate", "module_backward")
+                   else None, "where": where, "hook": self.text(callable_name(hook)),
+                   "tensor": self.tid(tensor) if isinstance(tensor, Tensor) else None,
+                   "grad": None if grad is None else self.grad_value(grad),
+                   "replaced": None if new is None else self.value(np.asarray(new)),
+                   "lines": source_lines(hook), "line": self.line})
 
     def on_detach(self, src, out):
         s = self.tid(src)
@@ -474,6 +513,9 @@ class Recorder:
                 t._rid = (self._epoch, tid)
 
     def on_backward_step(self, node, g, parts, grads):
+        if node._multi:
+            self._function_step(node, g, grads)
+            return
         stamp = node._rid
         nid = stamp[1] if stamp is not None and stamp[0] is self._epoch else None
         io = self._node_io.get(nid)
@@ -496,6 +538,21 @@ class Recorder:
         if parts is not None:  # fan-in: the gradients summed into `upstream`
             event["upstream_parts"] = [self.grad_value(p) for p in parts]
         self.emit(event)
+
+    def _function_step(self, node, gs, grads):
+        """A custom Function's backward ran: its upstream per output, the gradients it returned, its source lines."""
+        stamp = node._rid
+        nid = stamp[1] if stamp is not None and stamp[0] is self._epoch else None
+        io = self._node_io.get(nid)
+        ins, out = io if io is not None else ((None,) * len(grads), None)
+        first = next((x for x in gs if x is not None), None)
+        contributions = [{"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.grad_value(gi),
+                          "local": node.op.latex[i], "unbroadcast_from": None}
+                         for i, gi in enumerate(grads) if gi is not None]
+        self.emit({"kind": BACKWARD_STEP, "id": self._backward, "node": nid, "grad_fn": self.text(type(node).__name__),
+                   "output": out, "upstream": None if first is None else self.grad_value(first),
+                   "upstream_outputs": [None if x is None else self.grad_value(x) for x in gs],
+                   "contributions": contributions, "lines": node.source_lines()})
 
     def on_accumulate(self, t, g, before):
         self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))

@@ -6,10 +6,22 @@ tensor_inplace.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import dispatch, dtypes
-from .autograd import FREED_MESSAGE, NODE_CLASSES, STATE, carry_writes, run_backward
+from .autograd import (
+    FREED_MESSAGE,
+    NODE_CLASSES,
+    STATE,
+    RemovableHandle,
+    backward_into,
+    carry_writes,
+    leaf_hook_tables,
+    root_gradient,
+    run_backward,
+)
 from .boundary import NUMERIC_KINDS, not_numeric
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
 from .formatting import format_size, format_tensor
@@ -123,26 +135,22 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is not None and not self._retains_grad:
-            import weakref
-
             self._retains_grad = True
-            self._grad_fn._retain = weakref.ref(self)
+            fn = self._grad_fn
+            if fn._multi:  # one of a custom Function's outputs
+                if fn._retains is None:
+                    fn._retains = {}
+                fn._retains[fn.output_nr(self)] = weakref.ref(self)
+            else:
+                fn._retain = weakref.ref(self)
             rec = STATE.recorder
             if rec is not None:
                 rec.on_mark_retain(self)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
-        if not self._requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        if gradient is None:
-            if self._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = self._data.dtype.type(1) if self._data.ndim == 0 else np.ones(self._data.shape, dtype=self._data.dtype)
-        else:
-            g = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient, dtype=self._data.dtype)
-            if g.shape != self._data.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {Size(g.shape)} and "
-                                   f"output[0] has a shape of {self.shape}.")
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        if create_graph and inputs is not None:
+            raise NotImplementedError("backward(create_graph=True, inputs=...) is not supported by flowgrad")
+        g = root_gradient(self, gradient, 0, Size)
         retain = bool(create_graph if retain_graph is None else retain_graph)  # PyTorch's default
         rec = STATE.recorder
         if rec is not None:
@@ -150,13 +158,48 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         if create_graph:  # the backward pass is itself a graph: gradients are Tensors
             g = gradient if isinstance(gradient, Tensor) else Tensor._wrap(np.asarray(g))
         try:
-            run_backward(self, g, retain, create_graph=bool(create_graph))
+            if inputs is None:
+                run_backward(self, g, retain, create_graph=bool(create_graph))
+            else:
+                backward_into(self, g, retain, inputs)
         except RuntimeError as e:
             if rec is not None:
                 rec.on_backward_error(self, e)
             raise
         if rec is not None:
             rec.on_backward_end(retain)
+
+    # ----- hooks -----
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a tensor it returns replaces the gradient."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not callable(hook):
+            raise TypeError(f"'{type(hook).__name__}' object is not callable")
+        fn = self._grad_fn
+        if fn is None:
+            table = leaf_hook_tables(self)[0]
+            handle = RemovableHandle(table)
+            table[handle.id] = hook
+        else:
+            if fn._hooks is None:
+                fn._hooks = {}
+            handle = RemovableHandle(fn._hooks)
+            fn._hooks[handle.id] = (fn.output_nr(self) if fn._multi else 0, hook, weakref.ref(self))
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(tensor)` after a leaf's .grad was accumulated."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not callable(hook):
+            raise TypeError(f"'{type(hook).__name__}' object is not callable")
+        table = leaf_hook_tables(self)[1]
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
 
     def detach(self):
         self._data = np.asarray(self._data)  # share storage, as torch's detach does

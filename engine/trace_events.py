@@ -29,6 +29,8 @@ INPLACE = "inplace"
 ZERO_GRAD = "zero_grad"
 GRAD_INPLACE = "grad_inplace"
 OPTIM_STEP = "optim_step"
+# a program's hook ran (Tensor.register_hook, register_post_accumulate_grad_hook, module forward/backward hooks)
+HOOK = "hook"
 # ----- added by the runner (app/runner/capture.py) after every backward -----
 STEP_STATS = "step_stats"
 
@@ -37,6 +39,7 @@ KINDS = frozenset({
     ACCUMULATE, RETAIN_GRAD, MARK_RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR, INPLACE, ZERO_GRAD, GRAD_INPLACE,
     OPTIM_STEP, STEP_STATS,
 })
+KINDS = KINDS | {HOOK}
 
 # ----- kinds by the phase of a pass they belong to -----
 BACKWARD_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_STEP, ACCUMULATE, RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR})

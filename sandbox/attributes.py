@@ -11,26 +11,36 @@ instance attributes, methods of user classes).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 import sys
+import types
 from types import MappingProxyType
 from typing import NamedTuple
 
+from .flow import UserGenerator
 from .objects import (
     DESCRIPTORS,
     INTERP_TYPES,
     INTS,
     MISSING,
+    USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
     BuiltinType,
+    CachedFunction,
     ClassMethod,
     GradModeFunction,
     ModuleProxy,
+    NamedTupleClass,
+    NamedTupleValue,
+    Partial,
     Property,
+    RandomObject,
     StaticMethod,
     SuperProxy,
+    TypeView,
     UserClass,
     UserFunction,
     UserInstance,
@@ -107,6 +117,18 @@ def _list_extend(interp, xs):
     return extend
 
 
+def _bounded_extend(name):
+    def factory(interp, xs):
+        method = getattr(xs, name)
+
+        def extend(iterable):
+            items = interp.take(iterable)
+            interp.alloc(len(xs) + len(items), "deque")
+            method(items)
+        return extend
+    return factory
+
+
 def _set_method(name):
     def factory(interp, s):
         method = getattr(s, name)
@@ -123,7 +145,7 @@ def _dict_update(interp, d):
             raise TypeError(f"update expected at most 1 argument, got {len(args)}")
         if args:
             a = args[0]
-            d.update(a if type(a) is dict else interp.take(a))
+            d.update(a if isinstance(a, dict) else interp.take(a))
         d.update(kwargs)
     return update
 
@@ -140,7 +162,8 @@ def _list_index(interp, xs):
 def _copy(interp, obj):
     def copy():
         interp.alloc(len(obj))
-        return obj.copy()
+        c = obj.copy()
+        return interp.own(c) if id(obj) in interp.own_collections else c
     return copy
 
 
@@ -191,14 +214,16 @@ uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu
 lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
 logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
-float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr""" + _TENSOR_FUNCS,
+float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
+register_post_accumulate_grad_hook""" + _TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""
 parameters named_parameters buffers named_buffers children named_children modules named_modules
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
-get_parameter append extend insert keys values items pop update"""),
+get_parameter append extend insert keys values items pop update
+register_forward_hook register_forward_pre_hook register_full_backward_hook"""),
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
@@ -207,20 +232,43 @@ in_cooldown"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),
-    "grad_fn": _rule("name next_functions metadata variable"),
+    "grad_fn": _rule("name next_functions metadata variable"
+                     " saved_tensors needs_input_grad"),  # (a custom Function's node: its ctx's)
     # torch.Generator (issue 10): seeding and its 5056-byte state tensor
-    "generator": _rule("manual_seed seed initial_seed get_state set_state device"),
+    "torch_generator": _rule("manual_seed seed initial_seed get_state set_state device"),
+    # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
+    "hook_handle": _rule("remove id"),
+    "function_ctx": _rule("save_for_backward saved_tensors needs_input_grad mark_non_differentiable "
+                          "set_materialize_grads"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
+    # exceptions (a program's own exception classes: their instance attributes and methods too)
+    "exception": _rule("args"),
+    "generator": _rule("send close"),
+    "partial": _rule("func args keywords"),
+    "lru_cache": _rule("cache_clear"),
     # subclasses of plain containers (OrderedDict from state_dict(), ...): the plain methods that cannot
     # loop in C over an unbounded iterable
     "dict_subclass": _rule(set(_DICT) - {"update"}),
     "list_subclass": _rule(set(_LIST) - {"extend"}),
 })
+# ---- collections (a block of its own: exact types, like the plain values)
+_COLLECTIONS_POLICY = MappingProxyType({
+    collections.OrderedDict: _rule(_DICT + ["move_to_end"], {"copy": _copy, "update": _dict_update}),
+    # (not default_factory: an optimizer's `state` is the engine's defaultdict, its factory the engine's)
+    collections.defaultdict: _rule(_DICT, {"copy": _copy, "update": _dict_update}),
+    collections.Counter: _rule(_DICT + ["most_common", "elements", "total"], {"copy": _copy, "update": _dict_update}),
+    collections.deque: _rule("""append appendleft pop popleft extend extendleft rotate clear count index insert
+remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend"),
+                                "extendleft": _bounded_extend("extendleft")}),
+})
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
+_CTX = ATTRIBUTE_POLICY["function_ctx"]
+FUNCTION_CLASS_NAMES = frozenset({"apply"})
 
 
 class Attributes:
@@ -253,6 +301,8 @@ class Attributes:
             return v
         if t is UserClass:
             c, v = obj.lookup(name)
+            if c is None and name in FUNCTION_CLASS_NAMES and self.is_function_class(obj):
+                return self._function_class_attr(obj, name)
             if c is None:
                 raise AttributeError(f"type object '{obj.name}' has no attribute '{name}'")
             return self._descriptor(v, None, obj, name) if type(v) in DESCRIPTORS else v
@@ -260,10 +310,36 @@ class Attributes:
             return self._property_attr(obj, name)
         if t is SuperProxy:
             return self._super_attr(obj, name)
+        if t is self.B.FunctionCtx:
+            return self._ctx_attr(obj, name)
         if isinstance(obj, self.B.Module):
             return self._module_attr(obj, name)
         if t is self.B.UserDataset:
             return self._dataset_attr(obj, name)
+        if t in USER_EXCEPTION_TYPES:
+            return self._user_exception_attr(obj, name)
+        if t is UserGenerator or t is CachedFunction:
+            if name in ATTRIBUTE_POLICY["generator" if t is UserGenerator else "lru_cache"].names:
+                return Builtin(name, getattr(obj, name), self)
+            raise self._no_attr(obj, name)
+        if t is RandomObject:
+            v = obj.attrs.get(name, MISSING)
+            if v is MISSING:
+                raise AttributeError(f"'Random' object has no attribute '{name}'")
+            return v
+        if t is Partial:
+            if name in ATTRIBUTE_POLICY["partial"].names:
+                return getattr(obj, name)
+            raise self._no_attr(obj, name)
+        if t is NamedTupleValue:
+            return self.namedtuple_attr(obj, name)
+        if t in _COLLECTIONS_POLICY:  # (never cached by type: the program's own and the engine's differ)
+            rule = _COLLECTIONS_POLICY[t] if id(obj) in self.own_collections else self._rule_for_engine_collection(obj)
+            if rule is not None and name in rule.names:
+                if name in rule.wrapped:
+                    return Builtin(name, rule.wrapped[name](self, obj), self)
+                return getattr(obj, name)
+            raise self._no_attr(obj, name)
         rule = self._rule_for(obj)
         if rule is not None:
             self._attr_rules[t] = rule
@@ -280,9 +356,11 @@ class Attributes:
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
-                          ("generator", B.Generator)):
+                          ("torch_generator", B.Generator), ("hook_handle", B.RemovableHandle)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
+        if isinstance(obj, BaseException):
+            return ATTRIBUTE_POLICY["exception"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
             return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))
@@ -292,6 +370,12 @@ class Attributes:
             return ATTRIBUTE_POLICY["list_subclass"]
         if isinstance(obj, tuple):
             return ATTRIBUTE_POLICY[tuple]
+        return None
+
+    @staticmethod
+    def _rule_for_engine_collection(obj):
+        if isinstance(obj, dict):
+            return ATTRIBUTE_POLICY["dict_subclass"]
         return None
 
     def _no_attr(self, obj, name):
@@ -339,6 +423,64 @@ class Attributes:
             return self._descriptor(v, obj, ucls, name) if type(v) in DESCRIPTORS else v
         raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
 
+    def dunder_attribute(self, obj, name):
+        """`__class__`, `__name__`, `__qualname__`, `__doc__`: what Python gives, for the program's own
+        objects and the values it can reach, in the names a program sees (torch's for engine classes);
+        never a real class, module or function object of the host."""
+        if name == "__class__":
+            return self.type_of(obj)
+        t = type(obj)
+        if t is UserFunction or t is UserClass:
+            return obj.doc if name == "__doc__" else obj.qualname if name == "__qualname__" else obj.name
+        if t is BoundMethod:
+            return self.dunder_attribute(obj.func, name)
+        if t is GradModeFunction or t is StaticMethod or t is ClassMethod or t is CachedFunction:
+            return self.dunder_attribute(obj.func, name)
+        if t is NamedTupleClass:
+            return None if name == "__doc__" else obj.name
+        if t is UserGenerator:
+            return None if name == "__doc__" else obj.func.qualname if name == "__qualname__" else obj.func.name
+        if t is types.GeneratorType and name != "__doc__":  # a generator expression, `m.parameters()`
+            return getattr(obj, name)
+        if t is Property:
+            if name == "__doc__":
+                return obj.doc if obj.doc is not None or obj.fget is None else self.dunder_attribute(obj.fget, name)
+        elif t is BuiltinType or t is Builtin:
+            if name == "__doc__":
+                return None
+            return obj.name
+        elif t is TypeView:
+            if name == "__doc__":
+                return None
+            return obj.name.rsplit(".", 1)[-1]
+        elif t is ModuleProxy:
+            if name == "__name__":
+                return obj.name
+            if name == "__doc__":
+                return None
+        elif isinstance(obj, type) and obj in self.B.class_names:  # an engine class: torch's name
+            if name == "__doc__":
+                return None
+            shown = self.B.class_names[obj]
+            return shown.rsplit(".", 1)[-1] if name == "__name__" else shown.rsplit(".", 1)[-1]
+        elif t not in PLAIN_TYPES and callable(obj) and not isinstance(obj, (self.B.Module, self.B.Tensor)):
+            # an engine function or allowlisted method: its own name, never its module or docstring
+            if name == "__doc__":
+                return None
+            fname = getattr(obj, "__name__", None)
+            if type(fname) is str:
+                return fname
+        elif name == "__doc__":  # an instance: its class's docstring (the engine's are not torch's: None)
+            cls = self.type_of(obj)
+            return cls.doc if type(cls) is UserClass else None
+        raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
+
+    def class_attribute(self, v, obj, cls, name):
+        """Class attribute `v` read through instance `obj` of class `cls`: functions bind."""
+        if type(v) is UserFunction:
+            return BoundMethod(v, obj)
+        return self._descriptor(v, obj, cls, name) if type(v) in DESCRIPTORS else v
+
     def _descriptor(self, v, obj, cls, name):
         """A decorated class attribute read through instance `obj` (None: read from the class `cls`)."""
         t = type(v)
@@ -348,7 +490,7 @@ class Attributes:
             return BoundMethod(v.func, cls)
         if obj is None:
             return v
-        if t is GradModeFunction:
+        if t is GradModeFunction or t is CachedFunction:
             return BoundMethod(v, obj)
         if v.fget is None:  # a Property
             raise AttributeError(f"property '{name}' of '{self.type_name(obj)}' object has no getter")
@@ -379,7 +521,7 @@ class Attributes:
         obj = sp.obj
         if type(obj) is UserInstance:
             mro = obj.cls.mro
-        elif isinstance(obj, self.B.UserModule) or type(obj) is self.B.UserDataset:
+        elif isinstance(obj, self.B.UserModule) or type(obj) is self.B.UserDataset or type(obj) in USER_EXCEPTION_TYPES:
             mro = obj.__dict__["_fg_cls"].mro
         else:
             raise TypeError("super(type, obj): obj must be an instance of a class defined in the program")
@@ -399,6 +541,12 @@ class Attributes:
                 return Builtin("__init__", lambda *a, **k: base.__init__(obj, *a, **k))
             if name in _MODULE_NAMES and hasattr(base, name):
                 return getattr(base, name).__get__(obj)
+        elif name == "__init__" and sp.cls.exc_base is not None:
+            def exc_init(*args, **kwargs):  # BaseException.__init__: sets args
+                if kwargs:
+                    raise TypeError(f"{sp.cls.exc_base.__name__}() takes no keyword arguments")
+                BaseException.__init__(obj, *args)
+            return Builtin("__init__", exc_init)
         elif name == "__init__":
             def init(*args, **kwargs):
                 if args or kwargs:
@@ -406,13 +554,50 @@ class Attributes:
             return Builtin("__init__", init)
         raise AttributeError(f"'super' object has no attribute '{name}'")
 
+    # ----- torch.autograd.Function: a program's subclass, its `ctx`
+    def is_function_class(self, cls):
+        F = self.B.Function
+        return any(b is F for c in cls.mro for b in c.bases)
+
+    def _function_class_attr(self, cls, name):
+        """`Fn.apply`: the engine's apply_function with the class's forward and backward (its static methods)."""
+        B = self.B
+
+        def method(which):
+            _, v = cls.lookup(which)
+            if v is None:
+                return None if which == "setup_context" else getattr(B.Function, which)
+            return v.func if type(v) is StaticMethod else v
+
+        forward, backward, setup = method("forward"), method("backward"), method("setup_context")
+        return Builtin("apply", lambda *args, **kwargs: B.apply_function(cls.name, forward, backward, args, kwargs,
+                                                                         setup), self)
+
+    def _ctx_attr(self, ctx, name):
+        """ctx: torch's methods, then what the program stored on it."""
+        if name in _CTX.names:
+            return getattr(ctx, name)
+        d = ctx.__dict__
+        if name in d and name[:1] != "_":
+            return d[name]
+        raise AttributeError(f"'FunctionCtx' object has no attribute '{name}'")
+
     def set_attribute(self, obj, name, value):
         t = type(obj)
+        if t is self.B.FunctionCtx:  # a program's own attributes; torch's names stay torch's
+            if name in _CTX.names:
+                raise AttributeError(f"cannot set attribute '{name}' of FunctionCtx in flowgrad programs")
+            obj.__dict__[name] = value
+            return
         if t is UserInstance:
             if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
                 obj.attrs[name] = value
             return
         B = self.B
+        if t in USER_EXCEPTION_TYPES:
+            if not (self.has_properties and self._property_set(obj, obj.__dict__["_fg_cls"], name, value)):
+                obj.__dict__[name] = value
+            return
         if self.has_properties and (t is B.UserDataset or isinstance(obj, B.UserModule)):
             if self._property_set(obj, obj.__dict__["_fg_cls"], name, value):
                 return

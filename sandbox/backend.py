@@ -42,6 +42,13 @@ class Backend:
         self.Size = mod.Size
         autograd = _submodule(mod, "autograd")
         self.node_types = (autograd.Node, autograd.AccumulateGrad)
+        # torch.autograd.Function: programs subclass it (calls.py), `Fn.apply` runs apply_function with their methods
+        function = _submodule(mod, "function")
+        self.Function = function.Function
+        self.FunctionCtx = function.FunctionCtx
+        self.apply_function = function.apply_function
+        self.node_types += (function.BackwardCFunction,)
+        self.RemovableHandle = autograd.RemovableHandle
         self.state = autograd.STATE
         self.UserModule = user_module_class(self.Module)
         limits = _submodule(mod, "limits")
@@ -124,6 +131,9 @@ class Backend:
                     where = v.__module__ if v.__module__.startswith("torch.") else mname
                     self.class_names[v] = f"{where}.{name}"
         self.class_names[self.Parameter] = "torch.nn.parameter.Parameter"
+        self.class_names[self.FunctionCtx] = "torch.autograd.function.FunctionCtx"
+        self.class_names[self.RemovableHandle] = "torch.utils.hooks.RemovableHandle"
+        self.class_names[self.Function] = "torch.autograd.function.Function"
         for name, shown in names.TORCH_CLASS_NAMES.items():
             cls = getattr(mod, name, None)
             if isinstance(cls, type):

@@ -14,16 +14,20 @@ import random
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
 from .errors import limit_error
 from .objects import (
+    EXCEPTION_CLASSES,
     INTS,
     MISSING,
     SUPER,
+    USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
     BuiltinType,
     ClassMethod,
-    GradModeFunction,
     ModuleProxy,
+    NamedTupleClass,
+    NamedTupleValue,
     Property,
+    RandomObject,
     StaticMethod,
     TypeView,
     UserClass,
@@ -123,7 +127,7 @@ def make_builtins(interp) -> dict:
         d = {}
         if args:
             a = args[0]
-            d = dict(a) if type(a) is dict else dict(take(a))
+            d = dict(a) if isinstance(a, dict) else dict(take(a))  # (dict subclasses: OrderedDict, defaultdict...)
         d.update(kwargs)
         interp.alloc(len(d), "dict")
         return d
@@ -137,11 +141,13 @@ def make_builtins(interp) -> dict:
             t = type(obj)
             if t is UserInstance:
                 return classinfo in obj.cls.mro
-            if isinstance(obj, B.UserModule) or t is B.UserDataset:
+            if isinstance(obj, B.UserModule) or t is B.UserDataset or t in USER_EXCEPTION_TYPES:
                 return classinfo in obj.__dict__["_fg_cls"].mro
             return False
         if isinstance(classinfo, type) and type(classinfo) is type:
             return isinstance(obj, classinfo)
+        if type(classinfo) is NamedTupleClass:
+            return type(obj) is NamedTupleValue and obj.__dict__["_fg_cls"] is classinfo
         if type(classinfo) is TypeView:
             return isinstance(obj, classinfo.cls)
         raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
@@ -161,18 +167,42 @@ def make_builtins(interp) -> dict:
             raise TypeError("type() takes 1 argument in flowgrad programs")
         return interp.type_of(args[0])
 
+    def _pow(base, exp, mod=None):
+        if mod is None:  # the operator's checks on the result's size
+            return interp.binop(ast.Pow, base, exp, NO_NODE)
+        return pow(base, exp, mod)  # (as big as `mod` at most)
+
+    def _first(iterable, want):
+        """any()/all(): stop at the first item that decides, as Python's (lazy generators may be endless)."""
+        n = 0
+        for x in it(iterable):
+            if bool(x) is want:
+                return True
+            n += 1
+            if not (n & 1023):
+                if n > interp.max_seq:
+                    raise interp._seq_limit(n, "iterable")
+                interp.check_time()
+        return False
+
+    def _any(iterable):
+        return _first(iterable, True)
+
+    def _all(iterable):
+        return not _first(iterable, False)
+
     it = interp.iterate
     functions = {
         "print": _print, "len": _len, "range": range, "abs": abs, "round": _round, "sum": _sum,
         "enumerate": lambda iterable, start=0: enumerate(it(iterable), start),
         "zip": lambda *iterables, strict=False: zip(*[it(i) for i in iterables], strict=strict),
         "min": _minmax(min, "min"), "max": _minmax(max, "max"), "isinstance": _isinstance, "sorted": _sorted,
-        "reversed": _reversed, "any": lambda iterable: any(take(iterable)), "all": lambda iterable: all(take(iterable)),
+        "reversed": _reversed, "any": _any, "all": _all,
         "repr": lambda x: interp.repr_value(x), "format": lambda value, spec="": interp.format_value(value, spec),
         "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
         "callable": lambda x: callable(x) and type(x) not in (UserInstance,), "type": _type,
-        "divmod": lambda a, b: divmod(a, b), "chr": lambda i: chr(i), "ord": lambda c: ord(c),
+        "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
     types = {"float": (float, lambda x=0.0: float(x)), "int": (int, _int), "bool": (bool, lambda x=False: bool(x)),
@@ -180,15 +210,33 @@ def make_builtins(interp) -> dict:
              "dict": (dict, _dict), "set": (set, _collect(set, "set"))}
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in types.items())
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
+    b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
     b["__name__"] = "__main__"
     b.update(B.bare)
     return b
 
 
+# what one `random.Random()` counts against the run's item budget: its state and functions, about 5 kB
+RANDOM_ITEMS = 640
+
+
 def random_module(interp) -> ModuleProxy:
-    """Python's `random`, as a per-run generator (seeded the same for every run)."""
-    rng = random.Random(0)
+    """Python's `random`, as a per-run generator (seeded the same for every run); `random.Random(seed)`
+    makes another one (a `RandomObject` with the same functions)."""
+    attrs = _random_functions(interp, random.Random(0))
+
+    def make(x=None):
+        if not (x is None or type(x) in (int, float, str, bool)):
+            raise TypeError("random.Random() takes an int, float or str")
+        interp.alloc(RANDOM_ITEMS, "Random")
+        return RandomObject(_random_functions(interp, random.Random(0 if x is None else x)))
+
+    attrs["Random"] = BuiltinType("Random", RandomObject, make, interp)
+    return ModuleProxy("random", attrs)
+
+
+def _random_functions(interp, rng) -> dict:
     take = interp.take
 
     def sample(population, k):
@@ -208,14 +256,23 @@ def random_module(interp) -> ModuleProxy:
         else:
             raise TypeError("random.seed() takes an int, float or str")
 
+    def choices(population, weights=None, *, cum_weights=None, k=1):
+        k = interp.as_count(k)
+        if type(k) in INTS:
+            interp.alloc(k)
+        pop = population if type(population) in (range, list, tuple, str) else take(population)
+        return rng.choices(pop, None if weights is None else take(weights),
+                           cum_weights=None if cum_weights is None else take(cum_weights), k=k)
+
     def choice(seq):
         return rng.choice(seq if type(seq) in (range, list, tuple, str) else take(seq))
 
     attrs = {name: Builtin(name, fn, interp) for name, fn in (
         ("random", rng.random), ("uniform", rng.uniform), ("randint", rng.randint), ("gauss", rng.gauss),
         ("normalvariate", rng.normalvariate), ("randrange", rng.randrange), ("choice", choice),
-        ("shuffle", shuffle), ("sample", sample), ("seed", seed))}
-    return ModuleProxy("random", attrs)
+        ("shuffle", shuffle), ("sample", sample), ("seed", seed), ("choices", choices),
+        ("expovariate", rng.expovariate), ("triangular", rng.triangular), ("betavariate", rng.betavariate))}
+    return attrs
 
 
 def _decorator_types(interp) -> dict:
@@ -231,13 +288,9 @@ def _decorator_types(interp) -> dict:
             "property": (Property, _property)}
 
 
-def functools_module(interp) -> ModuleProxy:
-    """Python's `functools`: `wraps` (copies the name a function shows)."""
-    def wraps(wrapped, assigned=None, updated=None):
-        def decorator(wrapper):
-            if type(wrapper) in (UserFunction, GradModeFunction) and type(getattr(wrapped, "name", None)) is str:
-                wrapper.name = wrapped.name
-            return wrapper
-        return Builtin("decorator", decorator, interp)
-
-    return ModuleProxy("functools", {"wraps": Builtin("wraps", wraps, interp)})
+def _exception_constructor(cls):
+    def make(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
+        return cls(*args)
+    return make

@@ -5,12 +5,15 @@ links, callbacks that count steps).
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import copy
 import functools
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
+from .flow import UserGenerator
 from .objects import (
     CLASS,
     CONTAINERS,
@@ -21,13 +24,18 @@ from .objects import (
     SCALARS,
     SIZED,
     SUPER,
+    WRAPPERS,
     BoundMethod,
     Builtin,
     BuiltinType,
+    CachedFunction,
     ClassMethod,
+    DeclaredVars,
     GradModeFunction,
     ModuleProxy,
+    Partial,
     Property,
+    RandomObject,
     Return,
     Scope,
     StaticMethod,
@@ -35,12 +43,13 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
+    docstring,
 )
 
-_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property}
+_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject}
 
 
-GENERATOR_ITEMS = 5056  # bytes of a torch.Generator's state, charged per generator a program makes
+TORCH_GENERATOR_ITEMS = 5056  # bytes of a torch.Generator's state, charged per generator a program makes
 
 
 class Calls:
@@ -86,13 +95,16 @@ class Calls:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
-        if t is GradModeFunction or t is StaticMethod:
+        if t in WRAPPERS:
             return self._call_wrapped(f, args, kwargs)
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
-        if (t in self.B.grad_mode_types or f in self.B.grad_mode_types) and len(args) == 1 and not kwargs \
+        gm = self.B.grad_mode_types  # (f itself is hashed only when it is a class: `@torch.no_grad`)
+        if (t in gm or (t is type and f in gm)) and len(args) == 1 and not kwargs \
                 and callable(args[0]) and type(args[0]) not in _NOT_CALLABLE:
             # `@torch.no_grad()` / `@torch.no_grad`: the program's function, run in that grad mode
+            if isinstance(f, self.B.set_grad_enabled):
+                self.B.state.grad_enabled = f._prev  # its constructor switched the mode: as a decorator, torch undoes it
             return GradModeFunction(args[0], f, self)
         # an engine function, class, module or allowlisted method: bound lazy iterables first
         for i, a in enumerate(args):
@@ -119,7 +131,7 @@ class Calls:
         if f in B.not_constructible:
             raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
         if f is B.Generator:  # its MT19937 state: 624 words kept for the run, charged as items
-            self.alloc(GENERATOR_ITEMS, "generator state")
+            self.alloc(TORCH_GENERATOR_ITEMS, "generator state")
         T = self.tensor_type
         if kwargs or any(type(a) not in SCALARS and not isinstance(a, T) for a in args):
             self.check_data(args, kwargs, names=True)  # (tensors and numbers alone are within the limits)
@@ -143,37 +155,53 @@ class Calls:
             return set(a)
         if ta not in INTERP_TYPES and ta not in PRIMITIVES and callable(a) and not isinstance(a, (type, self.B.Module)):
             # a callback the engine may call many times (Module.apply): count steps
-            return Builtin(getattr(a, "__name__", "function"), functools.partial(a), self)
+            name = getattr(a, "__name__", None) or getattr(a, "name", None) or "function"  # a hook's name in errors
+            return Builtin(name if type(name) is str else "function", functools.partial(a), self)
         return a
 
     def _call_wrapped(self, f, args, kwargs):
-        """A staticmethod or grad-mode-decorated function called: one call level (a program can wrap a
-        function 10^5 times in a loop)."""
+        """A staticmethod, grad-mode-decorated function, partial or cached function called. The first two
+        are a call level (a program can wrap a function 10^5 times in a loop), as a Python wrapper
+        would be; partial and lru_cache are C in Python and take no level (a chain of 10^5 of them ends
+        in the host's RecursionError, which no program can catch)."""
+        t = type(f)
+        if t is Partial:
+            return self.call_partial(f, args, kwargs)
+        if t is CachedFunction:
+            return self.call_cached(f, args, kwargs)
         self.depth += 1
         try:
             if self.depth > MAX_CALL_DEPTH:
                 raise limit_error("maximum recursion depth exceeded", None, f"{MAX_CALL_DEPTH} nested calls",
                                   type_name="RecursionError")
-            if type(f) is StaticMethod:
+            if t is StaticMethod:
                 return self.call(f.func, args, kwargs)
             return self._call_in_grad_mode(f, args, kwargs)
         finally:
             self.depth -= 1
 
     def _call_in_grad_mode(self, f, args, kwargs):
-        """A call of a `@torch.no_grad()`-decorated function: inside a fresh grad-mode object, as torch's."""
-        mode = f.mode
-        B = self.B
+        """A call of a `@torch.no_grad()`-decorated function: inside a fresh grad-mode object, as torch's;
+        a generator function's generator runs each step in that mode (torch wraps generators so too)."""
+        with self.grad_mode(f.mode):
+            r = self.call(f.func, args, kwargs)
+        if type(r) is UserGenerator:
+            r.grad_mode = f.mode
+        return r
+
+    @contextlib.contextmanager
+    def grad_mode(self, mode):
+        """A fresh copy of the grad-mode object (or class) `mode`, entered; exited after (engine code only)."""
         if isinstance(mode, type):  # the bare class: `@torch.no_grad`
             cm = mode()
-        elif isinstance(mode, B.set_grad_enabled):
+        elif isinstance(mode, self.B.set_grad_enabled):
             cm = type(mode)(mode._target)  # (its constructor sets the mode; __enter__ does not)
         else:
             cm = copy.copy(mode)
         t = type(cm)
         t.__enter__(cm)
         try:
-            return self.call(f.func, args, kwargs)
+            yield
         finally:
             t.__exit__(cm, None, None, None)
 
@@ -257,7 +285,12 @@ class Calls:
             self.steps += 1
             if self.steps >= self.next_check:
                 self._check(f.node)
-            scope = Scope(self._bind(f, args, kwargs), f.closure, FUNC, f)
+            local = self._bind(f, args, kwargs)
+            if f.decls is not None:
+                local = self._declared_vars(f, local)
+            scope = Scope(local, f.closure, FUNC, f)
+            if f.yields is not None:  # a generator function: its body runs as the generator is consumed
+                return self.new_generator(f, scope, f.yields)
             rec = self.rec
             line = rec.line if rec is not None else None
             if f.is_lambda:
@@ -274,8 +307,65 @@ class Calls:
         finally:
             self.depth -= 1
 
+    def declarations(self, node):
+        """The `global` and `nonlocal` names of a function body (not of functions or classes in it):
+        {name: True for global, False for nonlocal}; None when there are none. Cached per node."""
+        cache = self._decl_cache
+        if node in cache:
+            return cache[node]
+        decls = {}
+        stack = list(node.body)
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is ast.Global or t is ast.Nonlocal:
+                for name in n.names:
+                    if name in decls and decls[name] != (t is ast.Global):
+                        raise ProgramError("SyntaxError", f"name '{name}' is nonlocal and global", n.lineno,
+                                           n.col_offset)
+                    decls[name] = t is ast.Global
+            elif t is not ast.FunctionDef and t is not ast.ClassDef and t is not ast.Lambda:
+                stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, (ast.stmt, ast.excepthandler)))
+        params = {p.arg for p in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        params |= {p.arg for p in (node.args.vararg, node.args.kwarg) if p is not None}
+        for name, is_global in decls.items():
+            if name in params:
+                raise ProgramError("SyntaxError", f"name '{name}' is parameter and {'global' if is_global else 'nonlocal'}",
+                                   node.lineno, node.col_offset)
+        cache[node] = decls = decls or None
+        return decls
+
+    def _declared_vars(self, f, local):
+        """A call's local variables with its `global`/`nonlocal` names redirected to where they live."""
+        redirect = {}
+        for name, is_global in f.decls.items():
+            if is_global:
+                redirect[name] = self.globals
+                continue
+            s = f.closure
+            while s is not None:
+                if s.kind == FUNC and s.func is not None and name in s.vars:
+                    redirect[name] = s.vars
+                    break
+                s = s.parent
+            else:
+                raise ProgramError("SyntaxError", f"no binding for nonlocal '{name}' found", f.node.lineno,
+                                   f.node.col_offset)
+        d = DeclaredVars(local)
+        d.redirect = redirect
+        return d
+
+    def ex_Global(self, node, scope):
+        if scope.kind == CLASS:
+            raise ProgramError("NotImplementedError", "'global' in a class body is not supported in flowgrad programs",
+                               node.lineno, node.col_offset)
+
+    ex_Nonlocal = ex_Global
+
     def instantiate(self, cls, args, kwargs):
         B = self.B
+        if cls.exc_base is not None:
+            return self.new_user_exception(cls, args, kwargs)
         if cls.is_module:
             obj = B.UserModule.__new__(B.UserModule)
             object.__setattr__(obj, "_fg_cls", cls)
@@ -302,17 +392,26 @@ class Calls:
         bases = []
         for b in node.bases:
             v = self.ev(b, scope)
-            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)):
+            if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)
+                    or v is self.B.Function or self.is_exception_class(v)):
                 raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module, "
-                                   "torch.utils.data.Dataset or from classes defined in the program", b.lineno,
-                                   b.col_offset)
+                                   "torch.utils.data.Dataset, torch.autograd.Function, Exception (and the other "
+                                   "builtin exceptions) or from classes defined in the program", b.lineno, b.col_offset)
             bases.append(v)
         cls = UserClass(node.name, bases, self, module_base, dataset_base)
+        if cls.exc_base is not None and (cls.is_module or cls.is_dataset):
+            raise ProgramError("TypeError", f"class {node.name} cannot be both an exception and a module or dataset "
+                               "in flowgrad programs", node.lineno, node.col_offset)
         if cls.is_module and cls.is_dataset:
             raise ProgramError("TypeError", f"class {node.name} cannot inherit from both nn.Module and Dataset in "
                                "flowgrad programs", node.lineno, node.col_offset)
+        prefix = self.qualname_prefix(scope)
+        if prefix is not None:
+            cls.qualname = f"{prefix}.{node.name}"
+        cls.doc = docstring(node.body)
         body_scope = Scope(cls.ns, scope, CLASS)
         body_scope.defs = []
+        body_scope.qualname = cls.qualname
         self.exec_block(node.body, body_scope)
         for f in body_scope.defs:  # also the ones a decorator wrapped: super() works in them
             f.owner = cls

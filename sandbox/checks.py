@@ -15,42 +15,38 @@ from .errors import ProgramError, limit_error
 ALLOWED_STMTS = (
     ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If,
     ast.Break, ast.Continue, ast.Pass, ast.FunctionDef, ast.Return, ast.ClassDef, ast.Import,
-    ast.ImportFrom, ast.With, ast.Assert, ast.Delete,
+    ast.ImportFrom, ast.With, ast.Assert, ast.Delete, ast.Try, ast.Raise, ast.Global, ast.Nonlocal,
 )
 ALLOWED_EXPRS = (
     ast.BoolOp, ast.NamedExpr, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.Dict, ast.Set,
     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Compare, ast.Call,
     ast.FormattedValue, ast.JoinedStr, ast.Constant, ast.Attribute, ast.Subscript, ast.Starred,
-    ast.Name, ast.List, ast.Tuple, ast.Slice,
+    ast.Name, ast.List, ast.Tuple, ast.Slice, ast.Yield, ast.YieldFrom,
 )
-ALLOWED_OTHER = (ast.arguments, ast.arg, ast.keyword, ast.alias, ast.comprehension, ast.withitem)
+ALLOWED_OTHER = (ast.arguments, ast.arg, ast.keyword, ast.alias, ast.comprehension, ast.withitem, ast.ExceptHandler)
 # Leaf-like helper nodes: not counted, not descended into.
 UNCOUNTED = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 ALLOWED = ALLOWED_STMTS + ALLOWED_EXPRS + ALLOWED_OTHER
 
 UNSUPPORTED = {
-    ast.Try: "'try' statements are",
-    ast.Raise: "'raise' statements are",
-    ast.Global: "'global' statements are",
-    ast.Nonlocal: "'nonlocal' statements are",
     ast.AsyncFunctionDef: "'async def' functions are",
     ast.AsyncFor: "'async for' loops are",
     ast.AsyncWith: "'async with' statements are",
     ast.Await: "'await' expressions are",
-    ast.Yield: "generators ('yield') are",
-    ast.YieldFrom: "generators ('yield from') are",
     ast.Match: "'match' statements are",
 }
-for _name, _what in (("TryStar", "'try' statements are"), ("TypeAlias", "'type' statements are")):
+for _name, _what in (("TryStar", "'try ... except*' statements are"), ("TypeAlias", "'type' statements are")):
     if hasattr(ast, _name):
         UNSUPPORTED[getattr(ast, _name)] = _what
 
 # Dunder names a program may use: reading `__name__` (it is "__main__").
 ALLOWED_DUNDER_NAMES = {"__name__"}
+# Dunder attributes a program may read (never assign): what they give is `Attributes.dunder_attribute`.
+DUNDER_READS = frozenset({"__name__", "__class__", "__doc__", "__qualname__"})
 # methods a class body may define: __init__; __len__ and __getitem__ are what the engine's DataLoader
 # calls on a torch.utils.data.Dataset subclass (other classes keep them as ordinary methods)
-CLASS_DUNDER_NAMES = frozenset({"__init__", "__len__", "__getitem__"})
+CLASS_DUNDER_NAMES = frozenset({"__init__", "__len__", "__getitem__", "__enter__", "__exit__"})
 
 
 def _unsupported(what: str, node, line) -> ProgramError:
@@ -120,6 +116,11 @@ def check_tree(tree: ast.Module, limits) -> None:
             what = UNSUPPORTED.get(t) or f"'{t.__name__}' syntax is"
             raise _unsupported(what, node, line)
         _check_node(node, t, line, parent, max_bits)
+        if (t is ast.Yield or t is ast.YieldFrom) and not in_func:
+            raise ProgramError("SyntaxError", "'yield' outside function", line, node.col_offset)
+        if t is ast.Nonlocal and not in_func:
+            raise ProgramError("SyntaxError", "nonlocal declaration not allowed at module level", line,
+                               node.col_offset)
         if t is ast.Return and not in_func:
             raise ProgramError("SyntaxError", "'return' outside function", line, node.col_offset)
         if (t is ast.Break or t is ast.Continue) and not in_loop:
@@ -146,9 +147,9 @@ def _check_node(node, t, line, parent, max_bits):
                                "in flowgrad programs", line, col)
     elif t is ast.Attribute:
         if node.attr.startswith("_"):
-            ok = (node.attr == "__init__" and isinstance(node.value, ast.Call)
-                  and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"
-                  and isinstance(node.ctx, ast.Load))
+            ok = isinstance(node.ctx, ast.Load) and (node.attr in DUNDER_READS or (
+                node.attr == "__init__" and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"))
             if not ok:
                 raise ProgramError("AttributeError", f"attributes starting with '_' such as '{node.attr}' are "
                                    "not allowed in flowgrad programs", line, col)
@@ -158,13 +159,25 @@ def _check_node(node, t, line, parent, max_bits):
                 raise ProgramError("NameError", f"'{node.name}' can only be defined inside a class", line, col)
         elif node.name.startswith("__"):
             raise ProgramError("NotImplementedError", f"defining '{node.name}' is not supported in flowgrad "
-                               "programs (a class may define __init__, forward and ordinary methods; a Dataset "
-                               "subclass __len__ and __getitem__)", line, col)
+                               "programs (a class may define __init__, forward, __enter__/__exit__ and ordinary methods; "
+                               "a Dataset subclass __len__ and __getitem__)", line, col)
     elif t is ast.ClassDef:
         if node.keywords:
             raise _unsupported("class keywords (metaclass=...) are", node, line)
         if bad_name(node.name):
             raise ProgramError("NameError", f"class name '{node.name}' is not allowed", line, col)
+    elif t is ast.Yield or t is ast.YieldFrom:
+        # a statement of its own, or the value of an assignment: where the interpreter can suspend
+        pt = type(parent)
+        if not (pt is ast.Expr or ((pt is ast.Assign or pt is ast.AnnAssign) and parent.value is node)):
+            raise _unsupported("'yield' inside an expression (other than `x = yield ...`) is", node, line)
+    elif t is ast.Global or t is ast.Nonlocal:
+        for name in node.names:
+            if bad_name(name) or name in ALLOWED_DUNDER_NAMES:
+                raise ProgramError("NameError", f"name '{name}' is not allowed", line, col)
+    elif t is ast.ExceptHandler:
+        if node.name is not None and bad_name(node.name):
+            raise ProgramError("NameError", f"name '{node.name}' is not allowed", line, col)
     elif t is ast.arg:
         if bad_name(node.arg):
             raise ProgramError("NameError", f"parameter name '{node.arg}' is not allowed", line, col)

@@ -17,6 +17,9 @@ class ProgramError(Exception):
         self.message = message
         self.line = line
         self.column = column
+        self.value = None  # the exception object the program sees (made when it raises or catches one)
+        self.exc_args = None  # the arguments of the Python exception this stands for, when they are shown as is
+        self.exc_class = None  # the class a program catches it as (flow.py), when not the one its type names
 
     def to_dict(self) -> dict:
         return {"type": self.type_name, "message": self.message, "line": self.line, "column": self.column}

@@ -11,8 +11,10 @@ import ast
 import operator
 
 from .budgets import SEQUENCE_TYPES
+from .checks import DUNDER_READS
 from .errors import ProgramError
 from .objects import (
+    CLASS,
     COMP,
     CONTAINERS,
     INTS,
@@ -66,6 +68,13 @@ class Expressions:
         obj = self._ev[type(node.value)](node.value, scope)
         try:
             return self.get_attribute(obj, node.attr)
+        except AttributeError as e:
+            if node.attr in DUNDER_READS:  # (no table has these names: a dunder read always lands here)
+                try:
+                    return self.dunder_attribute(obj, node.attr)
+                except Exception as e2:
+                    raise self._at(e2, node) from None
+            raise self._at(e, node) from None
         except Exception as e:
             raise self._at(e, node) from None
 
@@ -233,7 +242,25 @@ class Expressions:
         a = node.args
         defaults = [self.ev(d, scope) for d in a.defaults]
         kw_defaults = {p.arg: self.ev(d, scope) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
-        return UserFunction(name, node, node.body, is_lambda, scope, self, defaults, kw_defaults)
+        f = UserFunction(name, node, node.body, is_lambda, scope, self, defaults, kw_defaults)
+        if not is_lambda:
+            f.yields = self.yield_statements(node) or None
+            f.decls = self.declarations(node)
+        prefix = self.qualname_prefix(scope)
+        if prefix is not None:
+            f.qualname = f"{prefix}.{name}"
+        return f
+
+    @staticmethod
+    def qualname_prefix(scope):
+        """What a function's or class's `__qualname__` starts with: its class's, or `f.<locals>`."""
+        while scope.kind == COMP:
+            scope = scope.parent
+        if scope.kind == CLASS:
+            return scope.qualname
+        if scope.func is not None:
+            return f"{scope.func.qualname}.<locals>"
+        return None
 
     # ---------------------------------------------------------------- comprehensions
     def _comprehension(self, node, scope, emit):
@@ -276,7 +303,44 @@ class Expressions:
         return out
 
     def ev_GeneratorExp(self, node, scope):
-        return iter(self.ev_ListComp(node, scope))
+        """Lazy, as Python's: the first iterable now, the rest as items are taken (every consumer is
+        bounded), so `next(i for i in itertools.count() if ...)` works."""
+        gens = node.generators
+        items = self.iterate(self.ev(gens[0].iter, scope))
+        g = self._genexp_items(node, gens, 0, items, Scope({}, scope, COMP))
+        g.__name__ = g.__qualname__ = "<genexpr>"  # its repr: `<generator object <genexpr> at 0x7f…>`
+        return g
+
+    def _genexp_items(self, node, gens, i, items, inner):
+        gen = gens[i]
+        n = 0
+        limit = self.max_loop
+        last = i == len(gens) - 1
+        target = gen.target
+        name = target.id if type(target) is ast.Name else None
+        ifs = gen.ifs
+        elt = node.elt
+        try:
+            for item in items:
+                n += 1
+                if n > limit:
+                    raise self._loop_limit(gen.iter)
+                self.steps += 1
+                if self.steps >= self.next_check:
+                    self._check(gen.iter)
+                if name is not None:
+                    inner.vars[name] = item
+                else:
+                    self.assign(target, item, inner, name_tensors=False)
+                if ifs and not all(self.ev(c, inner) for c in ifs):
+                    continue
+                if last:
+                    yield self.ev(elt, inner)
+                else:
+                    nxt = gens[i + 1]
+                    yield from self._genexp_items(node, gens, i + 1, self.iterate(self.ev(nxt.iter, inner)), inner)
+        except Exception as e:  # an error while the consumer takes items: at the expression, as in Python
+            raise self._at(e, node) from None
 
     def ev_SetComp(self, node, scope):
         out = set()

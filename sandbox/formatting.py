@@ -12,6 +12,7 @@ Python would print one. Format specs are parsed first: widths and precisions are
 from __future__ import annotations
 
 import ast
+import collections
 import re
 import string
 import types
@@ -21,7 +22,7 @@ import numpy as np
 
 from .budgets import MAX_FORMAT_WIDTH
 from .errors import limit_error, scrub
-from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, Shown, ShownTensor
+from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor
 
 _SPEC_RE = re.compile(r"(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnosxX%]?\Z", re.S)
 _PERCENT_RE = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.S)
@@ -30,6 +31,8 @@ _EMPTY_REPR = {list: "[...]", tuple: "(...)", dict: "{...}"}
 
 
 _DICT_VIEWS = (KeysView, ValuesView, ItemsView)
+_COLLECTION_REPRS = frozenset({collections.OrderedDict, collections.defaultdict, collections.Counter, collections.deque,
+                               NamedTupleValue})
 # reprs Python (or the engine) builds itself, bounded, with at most an address to replace
 _OWN_REPRS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType,
               types.GeneratorType, range, bytes, type(Ellipsis), type(NotImplemented))
@@ -86,6 +89,8 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
+        if isinstance(v, BaseException):
+            return self.exception_str(v)
         return self.repr_value(v)
 
     def repr_value(self, v):
@@ -129,12 +134,38 @@ class Formatting:
             s = "slice(" + ", ".join(self._repr(x, depth + 1, seen, budget) for x in (v.start, v.stop, v.step)) + ")"
         elif isinstance(v, _DICT_VIEWS):  # dict_values([...]) is built in C too
             s = f"{t.__name__}({self._repr(list(v), depth + 1, seen, budget)})"
+        elif isinstance(v, BaseException):
+            s = self.exception_repr(v)
+        elif t in _COLLECTION_REPRS:
+            s = self._collection_repr(t, v, depth, seen, budget)
         else:
             s = self.public_repr(v)
         budget[0] -= len(s)
         if budget[0] < 0:
             raise self.text_limit()
         return s
+
+    def _collection_repr(self, t, v, depth, seen, budget):
+        """collections' types and namedtuple instances, as Python 3.11 prints them, by the walker."""
+        if id(v) in seen or depth > 100:
+            return "..."
+        seen.add(id(v))
+        try:
+            r = self._repr
+            if t is NamedTupleValue:
+                cls = v.__dict__["_fg_cls"]
+                return f"{cls.name}(" + ", ".join(f"{f}={r(x, depth + 1, seen, budget)}" for f, x in zip(cls.fields, v)) + ")"
+            if t is collections.OrderedDict:
+                return f"OrderedDict({r(list(v.items()), depth + 1, seen, budget)})" if v else "OrderedDict()"
+            if t is collections.defaultdict:
+                factory = "None" if v.default_factory is None else r(v.default_factory, depth + 1, seen, budget)
+                return f"defaultdict({factory}, {r(dict(v), depth + 1, seen, budget)})"
+            if t is collections.Counter:
+                return f"Counter({r(dict(v.most_common()), depth + 1, seen, budget)})" if v else "Counter()"
+            inner = r(list(v), depth + 1, seen, budget)  # a deque
+            return f"deque({inner})" if v.maxlen is None else f"deque({inner}, maxlen={v.maxlen})"
+        finally:
+            seen.discard(id(v))
 
     def public_repr(self, v) -> str:
         """THE repr of every value that is not a plain value or a container (the walker above renders

@@ -23,30 +23,36 @@ import numpy as np
 from .attributes import Attributes
 from .backend import Backend
 from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
-from .builtin_functions import FORBIDDEN_BUILTINS, functools_module, make_builtins, random_module
+from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
 from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
+from .flow import CATCHABLE_BASES, Flow, UserGenerator
 from .formatting import FakeAddresses, Formatting
 from .objects import (
     BREAK,
     CLASS,
     CONTINUE,
+    EXCEPTIONS_BY_NAME,
     INTERP_TYPES,
     MISSING,
     PRIMITIVES,
     SUBSCRIPTABLE,
+    USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
     BuiltinType,
     ModuleProxy,
+    NamedTupleValue,
+    RandomObject,
     Scope,
     TypeView,
     UserClass,
     UserFunction,
     UserInstance,
 )
+from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
 
 
 @dataclass
@@ -68,7 +74,7 @@ def _while(test, ev, scope):
         yield None
 
 
-class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
+class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Stdlib):
     def __init__(self, limits: SandboxLimits, backend: Backend, recorder=None, on_print=None):
         self.limits = limits
         self.B = backend
@@ -95,6 +101,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         self._attr_rules: dict = {}
         self.addresses = FakeAddresses()  # the stand-ins every repr and message of this run shows
         self._random = None
+        self._yield_cache = {}  # function node -> its statements with a `yield` (flow.py)
+        self._decl_cache = {}  # function node -> its global/nonlocal names (calls.py)
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._ev = {}
         self._ex = {}
@@ -103,7 +111,12 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 self._ev[getattr(ast, name[3:])] = getattr(self, name)
             elif name.startswith("ex_"):
                 self._ex[getattr(ast, name[3:])] = getattr(self, name)
+        self._stdlib = {}  # standard-library modules imported by this run (stdlib.py)
+        self.own_collections = {}  # id -> the OrderedDicts, deques... the program made (`Stdlib.own`)
         self.builtins = make_builtins(self)
+        math_proxy = backend.modules.get("math")
+        if math_proxy is not None:  # `math`, bound without import too: with the bounded integer functions
+            self._stdlib["math"] = self.builtins["math"] = math_module(self, math_proxy)
 
     # ================================================================= running
     def run(self, source: str) -> RunOutcome:
@@ -168,10 +181,15 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return ProgramError("RecursionError", "maximum recursion depth exceeded", line, col)
         if isinstance(e, MemoryError):
             return ProgramError("MemoryError", "out of memory", line, col)
+        exc_args = None
         try:
+            if not e.args:
+                exc_args = ()
             if isinstance(e, KeyError) and len(e.args) == 1 and type(e.args[0]) in PRIMITIVES:
                 key = e.args[0]
                 msg = repr(key[:200] + "…" if type(key) is str and len(key) > 200 else key)
+                if type(key) is not str or len(key) <= 200:
+                    exc_args = e.args
             elif isinstance(e, KeyError) and len(e.args) == 1:  # a tuple key: str(e) would repr it in C, unbounded
                 try:
                     msg = self.repr_value(e.args[0])
@@ -181,7 +199,11 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 msg = str(e)
         except Exception:  # a message that cannot be rendered (too large, ...)
             msg = type(e).__name__
-        return ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
+        pe = ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
+        pe.exc_args = exc_args
+        if pe.type_name not in EXCEPTIONS_BY_NAME:  # UnicodeDecodeError: caught as the ValueError it is
+            pe.exc_class = next((c for c in type(e).__mro__ if c in CATCHABLE_BASES), None)
+        return pe
 
     def scrub_message(self, message: str) -> str:
         """An exception's message as the program sees it: no host paths, the run's stand-in addresses,
@@ -306,7 +328,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
 
     def iterate(self, v):
         """`iter(v)`; for an interpreter object, the error names the type the program sees."""
-        if type(v) in INTERP_TYPES:
+        if type(v) in INTERP_TYPES and type(v) is not UserGenerator:
             raise TypeError(f"'{self.type_name(v)}' object is not iterable")
         return iter(v)
 
@@ -341,42 +363,12 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             if self._random is None:
                 self._random = random_module(self)
             return self._random
-        if name == "functools":
-            return functools_module(self)
-        mod = self.B.modules.get(name)
+        mod = self.stdlib_module(name) or self.B.modules.get(name)
         if mod is None:
-            avail = ", ".join(sorted(self.B.modules))
+            avail = ", ".join(sorted({*self.B.modules, *STDLIB_NAMES, "random"}))
             raise ProgramError("ModuleNotFoundError", f"No module named '{name}' (flowgrad programs can import "
                                f"{avail})", node.lineno, node.col_offset)
         return mod
-
-    def ex_With(self, node, scope):
-        return self._with(node.items, 0, node.body, scope)
-
-    def _with(self, items, i, body, scope):
-        if i == len(items):
-            return self.exec_block(body, scope)
-        item = items[i]
-        cm = self.ev(item.context_expr, scope)
-        t = type(cm)
-        if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
-            raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol "
-                            "(flowgrad supports torch.no_grad(), torch.enable_grad(), torch.inference_mode())")
-        value = t.__enter__(cm)
-        if item.optional_vars is not None:
-            self.assign(item.optional_vars, value, scope)
-        try:
-            r = self._with(items, i + 1, body, scope)
-        except BaseException as e:
-            t.__exit__(cm, type(e), e, None)
-            raise
-        t.__exit__(cm, None, None, None)
-        return r
-
-    def ex_Assert(self, node, scope):
-        if not self.ev(node.test, scope):
-            msg = "" if node.msg is None else self.to_str(self.ev(node.msg, scope))
-            raise ProgramError("AssertionError", msg, node.lineno, node.col_offset)
 
     def ex_Delete(self, node, scope):
         for target in node.targets:
@@ -391,7 +383,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         elif t is ast.Subscript:
             obj = self.ev(target.value, scope)
             key = self.ev(target.slice, scope)
-            if type(obj) not in (list, dict):
+            if type(obj) not in (list, dict) and id(obj) not in self.own_collections:
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -450,7 +442,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             self.alloc(len(obj) + len(value), "list")
             obj[key] = value
             return
-        if t is list or t is dict:
+        if t is list or t is dict or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
             obj[key] = value
             return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
@@ -468,7 +460,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
                 return r
             return obj[key]
         B = self.B
-        if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict)) and hasattr(t, "__getitem__"):
+        if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict, *COLLECTION_TYPES)) and hasattr(t, "__getitem__"):
             self.check_data(key)
             return obj[key]
         if B.Dataset is not None and isinstance(obj, B.Dataset):  # TensorDataset, Subset, user subclasses
@@ -498,6 +490,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
         t = type(obj)
         if t is UserInstance:
             return obj.cls
+        if t in USER_EXCEPTION_TYPES or t is NamedTupleValue:
+            return obj.__dict__["_fg_cls"]
         bt = self.builtins.get(t.__name__)
         if type(bt) is BuiltinType and bt.pytype is t:
             return bt
@@ -511,12 +505,20 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls):
             return TypeView("function", UserFunction)
         if t is ModuleProxy:
             return TypeView("module", ModuleProxy)
+        if t is UserGenerator:
+            return TypeView("generator", UserGenerator)
+        if t is RandomObject:
+            return TypeView("random.Random", RandomObject)
+        if t.__module__ in ("collections", "itertools", "functools"):  # `<class 'collections.deque'>`
+            return TypeView(f"{t.__module__}.{t.__qualname__}", t)
         return TypeView(self.B.display_name(t) if t.__module__ != "builtins" else self.type_name(obj), t)
 
     def type_name(self, obj):
         t = type(obj)
         if t is UserInstance:
             return obj.cls.name
+        if t in USER_EXCEPTION_TYPES or t is NamedTupleValue:
+            return obj.__dict__["_fg_cls"].name
         if t is UserClass:
             return "type"
         if t in (UserFunction, BoundMethod, Builtin):

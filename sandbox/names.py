@@ -42,6 +42,8 @@ use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatt
 unbroadcast STATE Op OPS reset_run_state
 """.split())
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
+# torch.autograd.Function (a program subclasses it; sandbox/calls.py, attributes.py)
+AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"Function"}
 # torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
 DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
 # issue 10: the samplers DataLoader takes (RandomSampler with replacement draws PyTorch's indices)

@@ -7,6 +7,8 @@ real class (`user_module_class`), so the engine's Module machinery works on them
 
 from __future__ import annotations
 
+import ast
+import collections
 import types
 
 
@@ -17,9 +19,18 @@ def _named(fn, name):
     return fn
 
 
+def docstring(body):
+    """A `def`'s or `class`'s docstring: its first statement when that is a string literal."""
+    if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant and type(body[0].value.value) is str:
+        return body[0].value.value
+    return None
+
+
 class Scope:
-    # defs: a class body's functions (set only on class scopes): their owner is the class, for super()
-    __slots__ = ("vars", "parent", "kind", "func", "defs")
+    # set only on class scopes: defs, the body's functions (their owner is the class, for super());
+    # qualname, the class's `__qualname__` (its functions' names start with it)
+    # handling: the exception an `except` block of this scope is handling (for a bare `raise`)
+    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname", "handling")
 
     def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
         self.vars = vars
@@ -29,6 +40,42 @@ class Scope:
 
 
 FUNC, CLASS, COMP = 0, 1, 2
+
+
+class DeclaredVars(dict):
+    """The local variables of a call whose function declares `global`/`nonlocal` names: those names are
+    read and written in the scope they live in (`redirect`: name -> that scope's dict)."""
+
+    __slots__ = ("redirect",)
+
+    def __setitem__(self, key, value):
+        d = self.redirect.get(key)
+        if d is None:
+            dict.__setitem__(self, key, value)
+        else:
+            d[key] = value
+
+    def __getitem__(self, key):
+        d = self.redirect.get(key)
+        return dict.__getitem__(self, key) if d is None else d[key]
+
+    def __contains__(self, key):
+        d = self.redirect.get(key)
+        return dict.__contains__(self, key) if d is None else key in d
+
+    def __delitem__(self, key):
+        d = self.redirect.get(key)
+        if d is None:
+            dict.__delitem__(self, key)
+        else:
+            del d[key]
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key, *default):
+        d = self.redirect.get(key)
+        return dict.pop(self, key, *default) if d is None else d.pop(key, *default)
 
 # What a block hands up to its loop or function: `break`, `continue`, or a Return (None: carry on).
 BREAK = object()
@@ -44,7 +91,8 @@ class Return:
 
 class UserFunction:
     __slots__ = ("name", "node", "body", "is_lambda", "closure", "interp", "owner", "posnames", "defaults",
-                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams")
+                 "kwonly", "kw_defaults", "vararg", "kwarg", "simple", "nparams", "qualname", "doc", "yields",
+                 "decls")
 
     def __init__(self, name, node, body, is_lambda, closure, interp, defaults, kw_defaults):
         a = node.args
@@ -63,6 +111,15 @@ class UserFunction:
         self.vararg = a.vararg.arg if a.vararg else None
         self.kwarg = a.kwarg.arg if a.kwarg else None
         self.simple = not (defaults or self.kwonly or self.vararg or self.kwarg)
+        self.qualname = name
+        self.doc = None if is_lambda else docstring(node.body)
+        self.yields = None  # a generator function: the statements of its body with a `yield` (flow.py)
+        self.decls = None  # `global`/`nonlocal` names: name -> scope dict they live in (calls.py)
+
+    @property
+    def source_lines(self):
+        """(first, last) line of its source: the page highlights them when the engine runs it (a hook, a backward)."""
+        return (self.node.lineno, getattr(self.node, "end_lineno", None) or self.node.lineno)
 
     def __call__(self, *args, **kwargs):
         # called by engine code or a builtin (never by the interpreter): what it returns goes there
@@ -169,11 +226,97 @@ class GradModeFunction:
     __str__ = __repr__
 
 
+class Partial:
+    """`functools.partial(f, *args, **kwargs)`: calling it calls `f` through the interpreter."""
+
+    __slots__ = ("func", "args", "keywords", "interp")
+
+    def __init__(self, interp, func, args, keywords):
+        self.interp = interp
+        self.func = func
+        self.args = args
+        self.keywords = keywords
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.call(self, list(args), kwargs)
+
+    def __repr__(self):
+        parts = [self.interp.repr_value(self.func)] + [self.interp.repr_value(a) for a in self.args]
+        parts += [f"{k}={self.interp.repr_value(v)}" for k, v in self.keywords.items()]
+        return f"functools.partial({', '.join(parts)})"
+
+    __str__ = __repr__
+
+
+class CachedFunction:
+    """`functools.lru_cache(maxsize)(f)` / `functools.cache(f)`: results by arguments, at most `maxsize`
+    of them (least recently used go first); every entry counts against the run's item budget."""
+
+    __slots__ = ("func", "maxsize", "entries", "interp", "name", "hits", "misses")
+
+    def __init__(self, interp, func, maxsize):
+        self.interp = interp
+        self.func = func
+        self.maxsize = maxsize
+        self.entries = collections.OrderedDict()
+        self.name = getattr(func, "name", "function")
+        self.hits = self.misses = 0
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.call(self, list(args), kwargs)
+
+    def cache_clear(self):
+        self.entries.clear()
+        self.hits = self.misses = 0
+
+    def __repr__(self):
+        return f"<functools._lru_cache_wrapper {self.name}>"
+
+    __str__ = __repr__
+
+
+class NamedTupleClass:
+    """A class made by `collections.namedtuple`: its instances are `NamedTupleValue`s (real tuples)."""
+
+    __slots__ = ("name", "fields", "defaults", "interp", "__weakref__")
+
+    def __init__(self, interp, name, fields, defaults):
+        self.interp = interp
+        self.name = name
+        self.fields = fields
+        self.defaults = defaults  # values of the last len(defaults) fields
+
+    def __call__(self, *args, **kwargs):
+        return self.interp.new_namedtuple(self, args, kwargs)
+
+    def __repr__(self):
+        return f"<class '__main__.{self.name}'>"
+
+    __str__ = __repr__
+
+
+class NamedTupleValue(tuple):
+    """An instance of a `namedtuple` class of the program: a tuple (numpy and the engine read it as one)
+    whose class is `__dict__["_fg_cls"]`."""
+
+
+NamedTupleValue.__name__ = NamedTupleValue.__qualname__ = "tuple"
+
+
 class UserClass:
-    __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "__weakref__")
+    __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "qualname", "doc",
+                 "exc_base", "__weakref__")
 
     def __init__(self, name, bases, interp, module_base, dataset_base=None):
-        self.name = name
+        self.name = self.qualname = name
+        self.doc = None
+        # the builtin exception class a program's exception class derives from (None: not an exception)
+        self.exc_base = None
+        for b in bases:
+            base = b.pytype if type(b) is BuiltinType else b.exc_base if isinstance(b, UserClass) else None
+            if base is not None:
+                self.exc_base = base
+                break
         self.bases = bases
         self.ns = {}
         self.interp = interp
@@ -241,6 +384,20 @@ class ModuleProxy:
 
     def __repr__(self):
         return f"<module '{self.name}'>"
+
+    __str__ = __repr__
+
+
+class RandomObject:
+    """What `random.Random(seed)` makes: a generator of its own with the `random` module's functions."""
+
+    __slots__ = ("attrs",)
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def __repr__(self):
+        return "<random.Random object>"
 
     __str__ = __repr__
 
@@ -339,6 +496,30 @@ class ShownTensor(Shown):
 
 
 SUPER = Builtin("super", None)
+
+# The exception classes a program can name, raise and catch (Python's own; engine errors are these too).
+EXCEPTION_CLASSES = (
+    BaseException, Exception, ArithmeticError, LookupError, ValueError, TypeError, RuntimeError, KeyError,
+    IndexError, ZeroDivisionError, OverflowError, FloatingPointError, StopIteration, AssertionError,
+    NotImplementedError, AttributeError, NameError, UnboundLocalError, ImportError, ModuleNotFoundError,
+    RecursionError, UnicodeError, Warning, UserWarning, DeprecationWarning, RuntimeWarning,
+)
+EXCEPTIONS_BY_NAME = {c.__name__: c for c in EXCEPTION_CLASSES}
+_USER_EXCEPTION_CLASSES: dict = {}
+
+
+def user_exception_class(base):
+    """The one real subclass of the builtin exception `base` whose instances stand for instances of a
+    program's exception classes deriving from it (`__dict__["_fg_cls"]` is the program's class)."""
+    cls = _USER_EXCEPTION_CLASSES.get(base)
+    if cls is None:
+        cls = type(base.__name__, (base,), {"__module__": "builtins"})
+        _USER_EXCEPTION_CLASSES[base] = cls
+        USER_EXCEPTION_TYPES.add(cls)
+    return cls
+
+
+USER_EXCEPTION_TYPES: set = set()
 
 
 def _call_method(f, obj, args, kwargs):
@@ -441,7 +622,9 @@ for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), 
                           (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
                           (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
                           (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
-                          (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function")):
+                          (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function"),
+                          (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type"),
+                          (RandomObject, "Random")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 
@@ -456,6 +639,9 @@ INTS = frozenset({int, bool})
 SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
 INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
-                          SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction})
+                          SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction, Partial,
+                          CachedFunction, NamedTupleClass, RandomObject})
 # what a class attribute turns into when read: functions bind, the decorators' objects do their part
-DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction})
+DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction, CachedFunction})
+# interpreter objects a call unwraps (`Calls._call_wrapped`): each call through one is a call level
+WRAPPERS = frozenset({StaticMethod, GradModeFunction, Partial, CachedFunction})

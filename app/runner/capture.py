@@ -23,6 +23,7 @@ from engine.trace_events import (
     BACKWARD_DONE,
     BACKWARD_STEP,
     GRAD_INPLACE,
+    HOOK,
     INPLACE,
     OP,
     OPTIM_STEP,
@@ -46,6 +47,10 @@ VALUE_FIELDS = {
     ACCUMULATE: ("incoming", "before", "after"), RETAIN_GRAD: ("grad",), INPLACE: ("value",),
     GRAD_INPLACE: ("grad",), OPTIM_STEP: ("values", "state"),
 }
+# a program's hooks and custom Functions (engine/function.py): the gradient a hook saw and what it returned, a
+# custom backward's upstream per output
+VALUE_FIELDS[HOOK] = ("grad", "replaced")
+VALUE_FIELDS[BACKWARD_STEP] += ("upstream_outputs",)
 
 # what a value changes to (the builder keeps only the last ones it may draw): kept uncounted when light
 STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPLACE})
@@ -91,7 +96,10 @@ def lighten(e: dict) -> dict:
     if k == BACKWARD_STEP:
         out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e.get("contributions") or []]}
         out.pop("upstream_parts", None)
+        out.pop("upstream_outputs", None)
         return out
+    if k == HOOK:
+        return {**e, "grad": None, "replaced": None}
     if k == BACKWARD_BEGIN:
         return {**e, "gradient": None}
     if k == ACCUMULATE:

@@ -540,6 +540,7 @@ class TraceBuilder:
             t_ids.update(x for x in op.get("inputs") or [] if x is not None)
             if op.get("output"):
                 t_ids.add(op["output"])
+            t_ids.update(op.get("outputs") or ())  # a custom Function with several outputs
         for s, d in p.detaches:
             t_ids.add(s)
             t_ids.add(d)
@@ -560,6 +561,9 @@ class TraceBuilder:
             out = op.get("output")
             if out in t_ids:
                 edges.append((_eid_out(o), o, out, None))
+            for k, more in enumerate((op.get("outputs") or [])[1:], 1):  # a custom Function's further outputs
+                if more in t_ids:
+                    edges.append((f"{_eid_out(o)}{k}", o, more, None))
         for s, d in p.detaches:
             edges.append(("d" + d, s, d, "detach"))
             consumers[s] = consumers.get(s, 0) + 1
@@ -575,6 +579,8 @@ class TraceBuilder:
                               "dtype": None, "requires_grad": bool(op.get("grad_fn")), "is_leaf": False,
                               "grad_fn": op.get("grad_fn"), "module": self._module_name(op.get("module")),
                               "op": op.get("op"), "line": op.get("line"), "value": None, "grad": None})
+                if op.get("lines"):  # a custom Function: the lines of its forward
+                    nodes[-1]["lines"] = op["lines"]
             else:
                 t = self.tensors[nid]
                 name = self.param_names.get(nid) or self.names.get(nid)

@@ -164,6 +164,10 @@ def _pad_modes(x, pad, mode):
                 raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
                                    f"dimension, but got: padding ({left}, {right}) at dimension {x.ndim - 1 - i} of "
                                    f"input {list(x.shape)}")
+    for i in range(k):  # negative pads crop: never below one element (PyTorch's check)
+        n, out = x.shape[-1 - i], x.shape[-1 - i] + pad[2 * i] + pad[2 * i + 1]
+        if out < 1:
+            raise RuntimeError(f"input (H: {n}) is too small. Calculated output H: {out}")
     name = ("reflection_pad" if mode == "reflect" else "replication_pad") + f"{k}d"
     return apply(OPS[name], (x,), (pad,))
 

@@ -5,7 +5,7 @@ import math
 from collections import OrderedDict, namedtuple
 
 from .. import creation
-from ..autograd import STATE
+from ..autograd import STATE, RemovableHandle
 from ..boundary import plain_text
 from ..tensor import Tensor
 from . import functional as F
@@ -31,6 +31,74 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__
+
+
+class _BackwardHookState:
+    """register_full_backward_hook as torch builds it: the module's tensor inputs and outputs pass through an
+    identity Function (`BackwardHookFunctionBackward`); the outputs' one keeps grad_output, the inputs' one calls
+    the hooks with grad_input (when no input needs a gradient, the outputs' one calls them with Nones)."""
+
+    def __init__(self, module, hooks, args):
+        self.module = module
+        self.hooks = hooks
+        self.grad_output = None
+        self.n_inputs = sum(1 for a in args if isinstance(a, Tensor))
+        self.inputs_tracked = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        self.rec = STATE.recorder
+
+    def _identity(self, tensors, backward):
+        from ..function import apply_function
+
+        def forward(ctx, *xs):
+            return xs if len(xs) > 1 else xs[0]
+
+        out = apply_function("BackwardHookFunction", forward, backward, tensors)
+        return out if isinstance(out, tuple) else (out,)
+
+    def wrap_inputs(self, args):
+        if not self.inputs_tracked:
+            return args
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        wrapped = self._identity([args[i] for i in positions], self._input_backward)
+        args = list(args)
+        for i, w in zip(positions, wrapped):
+            args[i] = w
+        return tuple(args)
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, Tensor)
+        outs = [out] if single else list(out) if isinstance(out, tuple) else None
+        if outs is None or not any(isinstance(o, Tensor) and o.requires_grad for o in outs):
+            return out
+        positions = [i for i, o in enumerate(outs) if isinstance(o, Tensor)]
+        wrapped = self._identity([outs[i] for i in positions], self._output_backward)
+        for i, w in zip(positions, wrapped):
+            outs[i] = w
+        return outs[0] if single else tuple(outs)
+
+    def _input_backward(self, ctx, *grads):
+        return self._call_hooks(grads)
+
+    def _output_backward(self, ctx, *grads):
+        self.grad_output = grads
+        if not self.inputs_tracked:
+            self._call_hooks((None,) * max(self.n_inputs, 1))
+        return grads if len(grads) > 1 else grads[0]
+
+    def _call_hooks(self, grad_input):
+        grad_input = tuple(grad_input)
+        rec = self.rec  # the recorder is muted while a Function's backward runs: the hook event goes to the run's
+        for hook in self.hooks:
+            r = hook(self.module, grad_input, self.grad_output)
+            if rec is not None:
+                rec.on_hook("module_backward", hook, None, None, None)
+            if r is not None:
+                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                if len(r) != len(grad_input):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(r)}, "
+                                       f"but expected {len(grad_input)}")
+                grad_input = r
+        return grad_input if len(grad_input) > 1 else grad_input[0]
 
 
 class Module:
@@ -92,6 +160,8 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        if "_hook_tables" in self.__dict__:
+            return self._call_with_hooks(args, kwargs)
         rec = STATE.recorder
         if rec is None:
             return self.forward(*args, **kwargs)
@@ -100,6 +170,66 @@ class Module:
             return self.forward(*args, **kwargs)
         finally:
             rec.exit_module(self)
+
+    # ----- hooks -----
+    def _hooks(self, kind):
+        tables = self.__dict__.get("_hook_tables")
+        if tables is None:
+            tables = {"forward_pre": {}, "forward": {}, "backward": {}}
+            object.__setattr__(self, "_hook_tables", tables)
+        return tables[kind]
+
+    def _register(self, kind, hook):
+        if not callable(hook):
+            raise TypeError(f"'{type(hook).__name__}' object is not callable")
+        table = self._hooks(kind)
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
+
+    def register_forward_pre_hook(self, hook):
+        """`hook(module, args)` before forward; a value it returns replaces the arguments (a non-tuple is wrapped)."""
+        return self._register("forward_pre", hook)
+
+    def register_forward_hook(self, hook):
+        """`hook(module, args, output)` after forward; a value it returns replaces the output."""
+        return self._register("forward", hook)
+
+    def register_full_backward_hook(self, hook):
+        """`hook(module, grad_input, grad_output)` when the gradients of the module's inputs are computed; a tuple
+        it returns replaces grad_input."""
+        return self._register("backward", hook)
+
+    def _call_with_hooks(self, args, kwargs):
+        tables = self.__dict__["_hook_tables"]
+        rec = STATE.recorder
+        for hook in list(tables["forward_pre"].values()):
+            r = hook(self, args)
+            if rec is not None:
+                rec.on_hook("module_forward_pre", hook, None, None, None)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        backward_hooks = list(tables["backward"].values())
+        state = None
+        if backward_hooks and STATE.grad_enabled:
+            state = _BackwardHookState(self, backward_hooks, args)
+            args = state.wrap_inputs(args)
+        if rec is not None:
+            rec.enter_module(self)
+        try:
+            out = self.forward(*args, **kwargs)
+        finally:
+            if rec is not None:
+                rec.exit_module(self)
+        for hook in list(tables["forward"].values()):
+            r = hook(self, args, out)
+            if rec is not None:
+                rec.on_hook("module_forward", hook, None, None, None)
+            if r is not None:
+                out = r
+        if state is not None:
+            out = state.wrap_outputs(out)
+        return out
 
     def register_parameter(self, name, param):
         _check_name(name, "parameter", self)

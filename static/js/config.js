@@ -246,6 +246,7 @@ export const PAGE = {
   legendMinH: 420,
   legendGap: 8,            // the graph keeps this far above the legend
   captionLines: 2,         // the step caption takes up to this many lines
+  stepLinesMax: 60,        // a hook's or custom backward's source lines lit at most (then only its first ones)
   captionGap: 4,
   captionLineHeight: 1.3,  // fallbacks when the caption's line height is not known
   captionLinePx: 18,

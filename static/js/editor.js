@@ -4,6 +4,9 @@ import {
   StateEffect, StateField, Decoration,
 } from "../vendor/codemirror.js";
 
+import { PAGE } from "./config.js";
+
+const STEP_LINES_MAX = PAGE.stepLinesMax;
 const setErrorLine = StateEffect.define();
 const setStepLine = StateEffect.define();
 // the line that produced the step shown in the graph (soft highlight)
@@ -13,8 +16,15 @@ const stepLineField = StateField.define({
     deco = deco.map(tr.changes);
     for (const e of tr.effects) {
       if (!e.is(setStepLine)) continue;
-      if (e.value == null || e.value < 1 || e.value > tr.state.doc.lines) deco = Decoration.none;
-      else deco = Decoration.set([Decoration.line({ class: "cm-step-line" }).range(tr.state.doc.line(e.value).from)]);
+      // a line, or [first, last]: the lines of a program function the engine ran (hook, custom backward)
+      const [a, b] = Array.isArray(e.value) ? e.value : [e.value, e.value];
+      if (a == null || a < 1 || a > tr.state.doc.lines) deco = Decoration.none;
+      else {
+        const last = Math.min(Math.max(a, b), tr.state.doc.lines, a + STEP_LINES_MAX);
+        const marks = [];
+        for (let n = a; n <= last; n++) marks.push(Decoration.line({ class: "cm-step-line" }).range(tr.state.doc.line(n).from));
+        deco = Decoration.set(marks);
+      }
     }
     return deco;
   },
@@ -105,8 +115,9 @@ export class Editor {
   }
 
   highlightLine(n) {
-    if (this._hl === n) return;
-    this._hl = n;
+    const key = Array.isArray(n) ? n.join("-") : n;
+    if (this._hl === key) return;
+    this._hl = key;
     this.view.dispatch({ effects: setStepLine.of(n ?? null) });
   }
 

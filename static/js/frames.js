@@ -3,7 +3,8 @@
 import { PULSE } from "./config.js";
 import { nodeName } from "./naming.js";
 import { opExpr } from "./oplabels.js";
-import { add, describe, flat, fmt, shapeText } from "./values.js";
+import { bindings, latexToText, substituteLatex } from "./mathtext.js";
+import { add, describe, flat, fmt, scalarOf, shapeText } from "./values.js";
 
 function zerosLike(v) {
   if (Array.isArray(v)) return v.map(zerosLike);
@@ -19,7 +20,45 @@ function edgeText(v) {
   return `∇${shapeText(f.shape)}`;
 }
 
+// what each kind of hook is called in the caption (the trace's `hook.where`)
+const HOOK_WHAT = {
+  tensor: "tensor hook", post_accumulate: "post-accumulate hook", module_forward_pre: "forward pre-hook",
+  module_forward: "forward hook", module_backward: "backward hook",
+};
+
 export const frameEffects = {
+  // The chain rule with the numbers in: "PowBackward0: ∂L/∂s = ∂L/∂z · ∂z/∂s = 1 · 2·5^(2−1) = 1 · 10 = 10".
+  // Tensors (not one number) keep the short form: upstream → the inputs it reaches.
+  backwardCaption(f, get) {
+    const outName = nodeName(this.nodes.get(f.output));
+    const up = scalarOf(f.upstream);
+    const contribs = f.contributions || [];
+    const scalar = up !== undefined && contribs.length && contribs.every((c) => scalarOf(c.grad) !== undefined);
+    if (!scalar) {
+      const ins = contribs.map((c) => nodeName(this.nodes.get(c.input))).join(", ");
+      return `${f.grad_fn}: ∂L/∂${outName} = ${describe(f.upstream, 3)} → ${ins}`;
+    }
+    const inputs = this.opInputs(f.node);
+    const values = inputs.map((id) => {
+      const s = get(id);
+      return s ? scalarOf(s.value) : undefined;
+    });
+    const vars = bindings(values, (this.nodes.get(f.node) || {}).params);
+    const parts = contribs.map((c) => {
+      const inName = nodeName(this.nodes.get(c.input));
+      const g = scalarOf(c.grad);
+      const local = up !== 0 ? g / up : undefined;
+      const symbolic = c.local ? latexToText(c.local) : null;
+      const withNumbers = c.local ? substituteLatex(c.local, vars) : null;
+      const numeric = withNumbers ? latexToText(withNumbers) : null;
+      let rule = `∂L/∂${inName} = ∂L/∂${outName} · ∂${outName}/∂${inName}`;
+      if (symbolic && !/^[\d.−-]+$/.test(symbolic)) rule += ` = ${fmt(up)} · ${numeric || symbolic}`;
+      if (local !== undefined) rule += ` = ${fmt(up)} · ${fmt(local)}`;
+      return `${rule} = ${fmt(g)}`;
+    });
+    return `${f.grad_fn}: ${parts.join("; ")}`;
+  },
+
   lit(f, fallback) {
     return f.edges && f.edges.length ? f.edges.filter((e) => this.edges.has(e)) : fallback.filter(Boolean);
   },
@@ -118,8 +157,34 @@ export const frameEffects = {
               kind: "bwd",
             });
           }
-          const ins = (f.contributions || []).map((c) => nodeName(this.nodes.get(c.input))).join(", ");
-          fx.text = `${f.grad_fn}: ∂L/∂${nodeName(this.nodes.get(f.output))} = ${describe(f.upstream, 3)} → ${ins}`;
+          fx.text = this.backwardCaption(f, get);
+          if (f.lines) {
+            // a custom autograd.Function: the program's own backward ran; show what it returned
+            fx.lines = f.lines;
+            const outs = f.upstream_outputs && f.upstream_outputs.length > 1
+              ? f.upstream_outputs.map((g) => (g == null ? "None" : describe(g, 3))).join(", ") : describe(f.upstream, 3);
+            const got = (f.contributions || []).map((c) => `${nodeName(this.nodes.get(c.input))}: ${describe(c.grad, 3)}`).join(", ");
+            fx.text = `${f.grad_fn}: your backward(ctx, ${outs}) returned ${got || "None"}`;
+          }
+        }
+        return;
+      }
+      case "hook": {
+        // a program's hook ran: what it saw and, when it returned one, the gradient that replaced it
+        const s = f.tensor ? get(f.tensor) : null;
+        if (s && f.replaced != null && !this.nodes.get(f.tensor).is_leaf) s.flow = f.replaced;
+        if (fx) {
+          const owner = f.tensor && this.nodes.has(f.tensor) ? nodeName(this.nodes.get(f.tensor)) : null;
+          const what = HOOK_WHAT[f.where] || "hook";
+          fx.lines = f.lines || null;
+          if (owner) {
+            fx.active[f.tensor] = f.id ? "backward" : "forward";
+            fx.flash.add(f.tensor + ":grad");
+            fx.badges.push({ node: f.tensor, text: `hook ${f.hook}`, kind: "hook" });
+          }
+          fx.text = `${what} ${f.hook}` + (owner ? ` on ${owner}` : "") +
+            (f.grad != null ? `: got ${describe(f.grad, 4)}` : "") +
+            (f.replaced != null ? ` → returned ${describe(f.replaced, 4)}` : "");
         }
         return;
       }

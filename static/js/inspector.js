@@ -6,6 +6,7 @@ import { nodeName } from "./replay.js";
 import { opNodeText, opParamRows } from "./oplabels.js";
 import { describe, flat, fmt, isSummary, latex, maxAbs as largest, scalarOf, shapeText } from "./values.js";
 import { onFirstUse } from "./lazy.js";
+import { bindings, substituteLatex } from "./mathtext.js";
 
 const loadKatex = onFirstUse("/static/vendor/katex/katex.min.css", () => import("../vendor/katex/katex.js"));
 
@@ -20,6 +21,31 @@ function h(tag, attrs = {}, ...children) {
   }
   for (const c of children) if (c != null) e.append(c);
   return e;
+}
+
+// How close a finite difference must come to autograd (absolute + relative, as torch.allclose).
+const FD_TOLERANCE = { atol: 2e-3, rtol: 2e-2 };
+
+// Which dims a broadcast gradient is summed over: "rows" for [2, 3] → [3], else "dims 0, 2".
+function broadcastDims(from, to) {
+  const extra = from.length - to.length;
+  const dims = [];
+  for (let i = 0; i < from.length; i++) if (i < extra || (to[i - extra] === 1 && from[i] !== 1)) dims.push(i);
+  if (from.length === 2 && dims.length === 1) return dims[0] === 0 ? "rows" : "columns";
+  return `dim${dims.length > 1 ? "s" : ""} ${dims.join(", ")}`;
+}
+
+// Why a leaf's .grad is None at step k: reset by zero_grad() (which line), or not reached yet.
+function whyNoGrad(model, id, k) {
+  let reset = null;
+  for (let i = 0; i < Math.min(k, model.steps.length); i++) {
+    for (const f of model.steps[i].frames) {
+      if (f.kind === "zero_grad" && f.set_to_none && (f.tensors || []).includes(id)) reset = f;
+      if ((f.kind === "accumulate" && f.tensor === id) || (f.kind === "retain_grad" && f.tensor === id)) reset = null;
+    }
+  }
+  if (reset) return `reset to None by zero_grad()${reset.line ? ` on line ${reset.line}` : ""}`;
+  return "no backward has reached it yet";
 }
 
 export class Inspector {
@@ -82,7 +108,7 @@ export class Inspector {
         parts.push(h("h3", {}, "grad"), h("p", { class: "muted" }, "requires_grad=False: no gradient is tracked."));
       } else if (n.is_leaf || retained) {
         parts.push(h("h3", {}, ".grad"));
-        parts.push(s.grad === null ? h("p", { class: "none-val" }, "None (no backward has reached it yet)") : this.valueView(s.grad, maxAbs, theme, "grad"));
+        parts.push(s.grad === null ? h("p", { class: "none-val" }, `None (${whyNoGrad(model, nodeId, state.step)})`) : this.valueView(s.grad, maxAbs, theme, "grad"));
       } else {
         parts.push(h("h3", {}, `∂L/∂${nodeName(n)}`));
         parts.push(s.flow === undefined ? h("p", { class: "pending-val" }, "not computed yet") : this.valueView(s.flow, maxAbs, theme, "dL"));
@@ -108,7 +134,8 @@ export class Inspector {
       loadKatex().then((katex) => {
         for (const l of lines) {
           const d = h("div", { class: "katex-line" });
-          katex.render(l, d, { throwOnError: false, displayMode: true });
+          // inline mode (display-sized): KaTeX may break the line after = and ×, so nothing is cut at the edge
+        katex.render("\\displaystyle " + l, d, { throwOnError: false, displayMode: false });
           box.appendChild(d);
         }
       }).catch(() => lines.forEach((l) => box.appendChild(h("pre", {}, l))));
@@ -210,15 +237,22 @@ export class Inspector {
       const u = scalarOf(f.upstream), g = scalarOf(c.grad);
       let local = c.local || "?";
       if (u !== undefined && g !== undefined && u !== 0 && !/^-?[\d.]+$/.test(local.trim()) && flat(f.upstream).shape.length === 0 && flat(c.grad).shape.length === 0) {
-        local = `${local} = ${fmt(g / u)}`;
+        // the rule, then the same with this step's numbers in (parameters bound: pow's exponent), then its value
+        const values = model.opInputs(f.node).map((id) => scalarOf((model.nodes.get(id) || {}).value));
+        const withNumbers = substituteLatex(local, bindings(values, (model.nodes.get(f.node) || {}).params));
+        local = `${local}${withNumbers ? ` = ${withNumbers}` : ""} = ${fmt(g / u)}`;
       }
-      let rhs = latex(c.grad);
-      if (c.unbroadcast_from) rhs = `\\underbrace{\\textstyle\\sum}_{${shapeText(c.unbroadcast_from)}\\to${shapeText(flat(c.grad).shape)}} ${rhs}`;
-      lines.push(
-        `\\underbrace{${latex(f.upstream)}}_{\\partial L/\\partial ${tex(outName)}} \\times ` +
-        `\\underbrace{${local}}_{\\partial ${tex(outName)}/\\partial ${tex(inName)}} = ` +
-        `\\underbrace{${rhs}}_{\\partial L/\\partial ${tex(inName)}}`,
-      );
+      const product = `\\underbrace{${latex(f.upstream)}}_{\\partial L/\\partial ${tex(outName)}} \\times ` +
+        `\\underbrace{${local}}_{\\partial ${tex(outName)}/\\partial ${tex(inName)}}`;
+      if (c.unbroadcast_from) {
+        // broadcasting undone: the product has the broadcast shape; the sum over the broadcast dims gives the input's
+        const to = flat(c.grad).shape;
+        lines.push(`${product} \\quad ${shapeText(c.unbroadcast_from)}`);
+        lines.push(`\\textstyle\\sum_{\\text{${broadcastDims(c.unbroadcast_from, to)}}:\\ ${shapeText(c.unbroadcast_from)}\\to${shapeText(to)}} = ` +
+          `\\underbrace{${latex(c.grad)}}_{\\partial L/\\partial ${tex(inName)}}`);
+      } else {
+        lines.push(`${product} = \\underbrace{${latex(c.grad)}}_{\\partial L/\\partial ${tex(inName)}}`);
+      }
     }
     const caption = h("p", { class: "muted small" }, `${f.grad_fn}: upstream × local = contribution`);
     box.replaceChildren(caption);
@@ -255,16 +289,21 @@ export class Inspector {
       return;
     }
     const tbl = h("table", { class: "fd-table" },
-      h("thead", {}, h("tr", {}, h("th", {}, "element"), h("th", {}, "autograd"), h("th", {}, "finite diff."), h("th", {}, "rel. err"))),
+      h("thead", {}, h("tr", {}, h("th", {}, "element"), h("th", {}, "autograd"), h("th", {}, "finite diff."), h("th", {}, "rel. err"), h("th", {}, ""))),
     );
     const body = h("tbody");
     for (const r of res.rows) {
-      const rel = Math.abs(r.autograd - r.estimate) / Math.max(1e-8, Math.abs(r.autograd) + Math.abs(r.estimate));
-      body.append(h("tr", { class: rel < 1e-2 ? "fd-ok" : "fd-bad" },
-        h("td", {}, r.index), h("td", {}, fmt(r.autograd)), h("td", {}, fmt(r.estimate)), h("td", {}, rel.toExponential(1))));
+      const diff = Math.abs(r.autograd - r.estimate);
+      const rel = diff / Math.max(1e-8, Math.abs(r.autograd) + Math.abs(r.estimate));
+      // NOTE: float32 central differences carry ~1e-3 of absolute noise: a tiny true gradient has a large relative
+      // error and is still right, so it is judged like torch.allclose: |diff| ≤ atol + rtol·|autograd|
+      const agrees = diff <= FD_TOLERANCE.atol + FD_TOLERANCE.rtol * Math.abs(r.autograd);
+      body.append(h("tr", { class: agrees ? "fd-ok" : "fd-bad" },
+        h("td", {}, r.index), h("td", {}, fmt(r.autograd)), h("td", {}, fmt(r.estimate)), h("td", {}, rel.toExponential(1)), h("td", {}, agrees ? "✓" : "✗")));
     }
     tbl.append(body);
-    out.replaceChildren(tbl, h("p", { class: "muted small" }, res.note || ""));
+    out.replaceChildren(tbl, h("p", { class: "muted small" },
+      `${res.note || ""} ✓ when |autograd − estimate| ≤ ${FD_TOLERANCE.atol} + ${FD_TOLERANCE.rtol}·|autograd|.`));
   }
 }
 

@@ -155,9 +155,20 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   cap.append(what);
   // tie the step to the code: which line ran
   const main = k > 0 ? app.model.steps[k - 1].main : null;
-  const line = main && (main.line || (main.kind === "op" || main.kind === "tensor" ? null : null));
-  editor.highlightLine(line && app.lastSource === editor.text ? line : null);
-  if (line && app.lastSource === editor.text) {
+  // a backward step points at the line of the op it differentiates
+  const opNode = main && main.kind === "backward_step" ? app.model.nodes.get(main.node) : null;
+  const line = main && (main.line || (opNode && opNode.line) || null);
+  // a hook or a custom Function's backward: the program's own function ran, so its lines are the ones lit
+  const lines = st.effects && st.effects.lines;
+  if (lines && app.lastSource === editor.text) {
+    editor.highlightLine(lines);
+    const code = document.createElement("span");
+    code.className = "cap-line";
+    const where = lines[1] > lines[0] ? `lines ${lines[0]}–${lines[1]}` : `line ${lines[0]}`;
+    code.textContent = `${where}: ${editor.lineText(lines[0]).trim()}`;
+    cap.append(code);
+  } else editor.highlightLine(line && app.lastSource === editor.text ? line : null);
+  if (!lines && line && app.lastSource === editor.text) {
     const code = document.createElement("span");
     code.className = "cap-line";
     code.textContent = `line ${line}: ${editor.lineText(line).trim()}`;

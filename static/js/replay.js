@@ -34,6 +34,15 @@ export class PassModel {
 
   // How an op's parameters are written: the op table's entry, from the pass (sent before the run's
   // `ops` while streaming) or the trace.
+  // The inputs of op `id`, in order (from its forward frame).
+  opInputs(id) {
+    if (!this._opInputs) {
+      this._opInputs = new Map();
+      for (const f of this.frames) if (f.kind === "op") this._opInputs.set(f.id, f.inputs || []);
+    }
+    return this._opInputs.get(id) || [];
+  }
+
   opParams(name) {
     const entry = (this.pass.ops && this.pass.ops[name]) || (this.trace.ops && this.trace.ops[name]);
     return entry ? entry.params : undefined;
@@ -166,6 +175,7 @@ export class PassModel {
         else if (f.kind === "backward_end") ev.push({ step: i + 1, kind: f.freed ? "freed" : "retained" });
         else if (f.kind === "backward_begin") ev.push({ step: i + 1, kind: "backward" });
         else if (f.kind === "optim_step") ev.push({ step: i + 1, kind: "update" });
+        else if (f.kind === "hook") ev.push({ step: i + 1, kind: "hook" });
       }
     });
     return ev;

@@ -276,6 +276,25 @@ HOSTILE = (
     "print(f'{x!z}')", "class A(nn.Module, metaclass=type): pass", "x = lambda: (yield)", "try:\n    pass\nexcept:\n    pass",
     "print(1_000_000_000_000_000_000_000_000)", "print(0x7fffffffffffffff)",
 )
+# autograd (issue 9 §2): hooks and custom Functions that loop, raise, return junk or recurse
+_AUTOGRAD_FN = ("class Fz(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, v):\n        {f}\n"
+                "        return v * 2\n    @staticmethod\n    def backward(ctx, g):\n        {b}\n"
+                "y = Fz.apply(a.detach().requires_grad_())\ny.sum().backward()\nprint(y.grad_fn)")
+HOSTILE = HOSTILE + (
+    "h = x.requires_grad_().register_hook(lambda g: g.nothing)\n(x * 2).sum().backward()",
+    "def hk(g):\n    while True:\n        pass\nx.requires_grad_().register_hook(hk)\n(x * 2).sum().backward()",
+    "x.requires_grad_().register_hook(lambda g: torch.ones(10 ** 9))\n(x * 2).sum().backward()",
+    "x.requires_grad_().register_hook(lambda g: [g] * 10 ** 6)\n(x * 2).sum().backward()",
+    "for i in range(5000):\n    x.requires_grad_().register_hook(lambda g: g * 2)\n(x * 2).sum().backward()\nprint(x.grad)",
+    _AUTOGRAD_FN.format(f="ctx.save_for_backward(v)", b="return {'junk': g}"),
+    _AUTOGRAD_FN.format(f="ctx.k = [ctx] * 1000", b="return Fz.apply(g)"),
+    _AUTOGRAD_FN.format(f="ctx.saved_tensors = 1", b="return g"),
+    _AUTOGRAD_FN.format(f="return Fz.apply(v)", b="return g"),
+    _AUTOGRAD_FN.format(f="pass", b="return g.expand(10 ** 6, 10 ** 6)"),
+    "m = nn.Linear(2, 2)\nm.register_forward_hook(lambda mod, i, o: mod(o))\nm(torch.ones(2))",
+    "m = nn.Linear(2, 2)\nm.register_full_backward_hook(lambda mod, gi, go: (1, 2, 3))\n"
+    "m(torch.ones(2, requires_grad=True)).sum().backward()",
+)
 
 WEIRD_STRINGS = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="x\\'\"\r\n"),
                         max_size=12)

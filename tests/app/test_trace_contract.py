@@ -41,6 +41,29 @@ y = w.sum()
 y.backward()
 y.backward()
 """
+# hooks and a custom autograd.Function (issue 9 §2): the `hook` kind and the fields a custom Function adds
+AUTOGRAD_EXTRA = """import torch
+import torch.nn as nn
+class Two(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2, x * 3
+    @staticmethod
+    def backward(ctx, ga, gb):
+        x, = ctx.saved_tensors
+        return ga * 2 + gb * 3
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+x.register_hook(lambda g: g * 10)
+x.register_post_accumulate_grad_hook(lambda t: None)
+a, b = Two.apply(x)
+a.register_hook(lambda g: print(g))
+m = nn.Linear(2, 1)
+m.register_forward_pre_hook(lambda mod, args: None)
+m.register_forward_hook(lambda mod, args, out: None)
+m.register_full_backward_hook(lambda mod, gi, go: None)
+(m(a).sum() + b.sum()).backward()
+"""
 
 
 def documented() -> dict[str, set[str]]:
@@ -59,6 +82,7 @@ def documented() -> dict[str, set[str]]:
 def emitted() -> list[dict]:
     limits = sandbox_limits(Settings())
     sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))] + [EXTRA]
+    sources.append(AUTOGRAD_EXTRA)
     events: list[dict] = []
     for source in sources:
         for stream in (True, False):

@@ -65,7 +65,7 @@ def test_local_copy_matches_shared():
 MORE_HOSTILE = [
     # lookalikes and dunders
     "ｅｖａｌ('1')",
-    "x = [1]\nx.__class__",
+    "x = [1]\nx.__class__.__dict__",
     "def f():\n    pass\nf.__globals__",
     "def f():\n    pass\nf.func_globals",
     "(lambda: 0).__code__",
@@ -95,7 +95,7 @@ MORE_HOSTILE = [
     "import torch\ntorch.save",
     "import torch\ntorch.STATE",
     "import torch\ntorch.from_numpy",
-    "type(1).__name__",
+    "type(1).__name__.__class__.__base__",
     "type(type(1))('X', (), {})",
     "type(print)('p', print)",
     "type(print).fn",
@@ -105,7 +105,7 @@ MORE_HOSTILE = [
     "globals()",
     "vars()",
     "__builtins__",
-    "__name__.__class__",
+    "__name__.__class__.__init__",
     "str.join",
     "int.__subclasses__()",
     "x = '{0.real.__class__}'.format(1)",
@@ -151,11 +151,11 @@ MORE_HOSTILE = [
     "class A(metaclass=type):\n    pass",
     "@print\ndef f():\n    pass\nf()",
     "async def f():\n    pass",
-    "def g():\n    yield 1",
+    "def g():\n    while True:\n        yield [0] * 1000\nlist(g())",
     "x = [(yield)]",
-    "global x",
+    "global x\nx",
     "del print.fn",
-    "try:\n    pass\nfinally:\n    pass",
+    "try:\n    pass\nfinally:\n    raise ValueError('x')",
     "with open('x') as f:\n    pass",
     "with [1]:\n    pass",
     "assert False, 'boom'",
@@ -171,7 +171,7 @@ MORE_HOSTILE = [
     "import torch\ng = torch.nn.Linear(1,1).parameters()\ng.gi_code",
     "import torch\nm = torch.nn.Linear(1,1)\nm.apply(print).forward.__self__",
     "x = iter([1])\nx.__reduce__",
-    "x = 1\nx.real.__class__",
+    "x = 1\nx.real.__class__.__class__.__mro__",
     "x = 'a' \\\n * 10**10",
     "x = {'a': 1}\nx.get.__self__",
     "super().__init__()",
@@ -229,3 +229,10 @@ def test_messages_never_name_interpreter_internals(kind):
         assert not [w for w in INTERNAL_NAMES if w in text], (op, out.error)
         if out.error:
             assert isinstance(out.error["line"], int), (op, out.error)
+
+
+def test_dunder_reads_that_are_allowed_give_names():
+    # `__class__`/`__name__` reads (once refused outright) give the type the program sees and its name
+    from sandbox_testing import ok
+    assert ok("x = [1]\nprint(x.__class__, type(1).__name__, __name__.__class__, (1).real.__class__)") == \
+        "<class 'list'> int <class 'str'> <class 'int'>\n"
