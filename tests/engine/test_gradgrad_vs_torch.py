@@ -213,3 +213,25 @@ def test_lstm_second_derivative():
         out.append(lib.autograd.grad((g ** 2).sum(), params))
     for e, t in zip(out[1], out[0]):
         close(e, t, rtol=1e-6, atol=1e-9)
+
+
+def test_tensor_hooks_under_create_graph():
+    out = []
+    for lib in (torch, engine):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x ** 3
+        y.register_hook(lambda g: g * 2)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        out.append((g, lib.autograd.grad(g.sum(), x)[0]))
+    for e, t in zip(out[1], out[0]):
+        close(e, t)
+
+
+def test_several_outputs_and_grad_outputs_under_create_graph():
+    out = []
+    for lib in (torch, engine):
+        x = lib.tensor([0.3, -1.2, 2.0], requires_grad=True)
+        a, b = x.sin(), (x * x).sum()
+        gs = lib.autograd.grad([a, b], x, grad_outputs=[lib.tensor([1.0, 2.0, 3.0]), None], create_graph=True)
+        out.append(lib.autograd.grad(gs[0].sum(), x)[0])
+    close(out[1], out[0])

@@ -1701,3 +1701,10 @@ def test_random_instances_stay_closed(source):
     out = run(source)
     assert out.error is not None and out.error["type"] in ("AttributeError", "TypeError", "LimitExceeded"), out.error
     assert out.elapsed < 5
+
+
+def test_create_graph_through_a_custom_function_says_it_is_not_supported():
+    e = err("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x * 2\n"
+            "    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n"
+            "x = torch.ones(2, requires_grad=True)\ng, = torch.autograd.grad(F.apply(x).sum(), x, create_graph=True)")
+    assert e["type"] == "NotImplementedError" and "custom autograd.Function" in e["message"] and e["line"] == 9, e
