@@ -1,7 +1,8 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
-from . import allocator, nn, optim, utils
+from . import allocator, autograd, nn, optim, utils
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
+    Variable,
     arange,
     as_tensor,
     bernoulli,
@@ -26,10 +27,12 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .device import accelerator, backends, cuda, device, get_default_device, set_default_device
 from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
 from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
+from .formatting import get_printoptions, set_printoptions
 
 # Tensor functions tutorials use (issue 9 section 5)
 from .functional import (  # noqa: E402, F811
@@ -125,10 +128,17 @@ from .functional import (  # noqa: E402, F811
     var,
     where,
 )
+from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
 
 allocator.tune_malloc()  # freed step temporaries stay reusable heap, not fresh page faults next step
+autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
+# torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
+for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
+              "sigmoid sign sin sqrt square stack sub tanh").split():
+    globals()[_name] = _with_out(globals()[_name], _name)
+del _name
 
 
 def reset_run_state():
@@ -139,6 +149,11 @@ def reset_run_state():
     STATE.recorder = None
     STATE.limits = None
     random.manual_seed(random.DEFAULT_SEED)
+    from .device import reset_default_device
+    from .formatting import reset_printoptions
+
+    reset_default_device()
+    reset_printoptions()
 
 
 def get_default_dtype():

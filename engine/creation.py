@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from . import device as devices
 from . import dtypes, random
 from .autograd import STATE
 from .boundary import infer_error
@@ -87,9 +88,14 @@ def _unwrap(data):
     return data
 
 
+GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
+
+
 def _leaf(arr, requires_grad):
     t = Tensor._wrap(np.asarray(arr))
     if requires_grad:
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(GRAD_DTYPE_MESSAGE)  # a factory's wording, not requires_grad_()'s
         t.requires_grad_(True)
     limits = STATE.limits
     if limits is not None:
@@ -97,21 +103,54 @@ def _leaf(arr, requires_grad):
     return t
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    devices.resolve(device, "tensor")
     return _leaf(_to_array(data, dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    devices.resolve(device)
     if isinstance(data, Tensor) and dtype is None:
         return data
     return tensor(data, dtype=dtype)
 
 
+def Variable(data=None, requires_grad=False, volatile=False):  # noqa: N802 — torch.autograd.Variable
+    """The legacy wrapper, as torch 2.x keeps it: a new leaf sharing `data`'s storage (a Tensor, not a class)."""
+    if data is None:
+        return tensor([])
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    out = data.detach()
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
 def from_numpy(arr) -> Tensor:
-    return _leaf(np.asarray(arr), False)
+    """A tensor sharing `arr`'s memory (torch's from_numpy): numeric arrays only, checked against the limits."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+                        "uint16, uint8, and bool.")
+    _check(arr.shape)
+    return _leaf(arr, False)
 
 
-def _size(size):
+def _size(size, keyword=None, fn=None):
+    """The shape from `*size` or `size=` (torch takes either, not both)."""
+    if keyword is not None:
+        if size and fn in ("rand", "randn"):
+            got = ", ".join(type(s).__name__ for s in size) + ", size=" + type(keyword).__name__
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but expected one "
+                            "of:\n" + _RANDOM_SIGNATURES)
+        if size:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        size = (keyword,)
+    elif fn is not None and not size:
+        raise _no_size(fn)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     shape = tuple(int(s) for s in size)
@@ -121,15 +160,69 @@ def _size(size):
     return shape
 
 
-def zeros(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _leaf(np.zeros(_size(size), dtype=_np_dtype(dtype)), requires_grad)
+_RANDOM_SIGNATURES = (
+    " * (tuple of ints size, *, torch.Generator generator, Tensor out = None, torch.dtype dtype = None, torch.layout "
+    "layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    " * (tuple of ints size, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+    "device = None, bool pin_memory = False, bool requires_grad = False)\n"
+)
 
 
-def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _leaf(np.ones(_size(size), dtype=_np_dtype(dtype)), requires_grad)
+def _no_size(fn):
+    if fn in ("rand", "randn"):
+        return TypeError(f"{fn}() received an invalid combination of arguments - got (), but expected one of:\n"
+                         + _RANDOM_SIGNATURES)
+    return TypeError(f'{fn}() missing 1 required positional arguments: "size"')
 
 
-empty = zeros
+def _factory_dtype(dtype, out, fn, default=dtypes.NP_F32):
+    """The dtype of a factory's result: dtype=, else out='s, else the default; the two must agree."""
+    if out is None:
+        return _np_dtype(dtype, default)
+    _check_out(out, fn)
+    if dtype is not None and _np_dtype(dtype) != out._data.dtype:
+        raise RuntimeError(f"dtype {dtypes.scalar_type_name(_np_dtype(dtype))} does not match dtype of out parameter "
+                           f"({dtypes.scalar_type_name(out._data.dtype)})")
+    return out._data.dtype
+
+
+def _check_out(out, fn):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._requires_grad and STATE.grad_enabled:
+        raise RuntimeError(f"aten::{fn}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+
+
+def _made(arr, requires_grad, out):
+    """A factory's result: a new leaf, or written into `out` (resized as torch resizes it)."""
+    if out is None:
+        return _leaf(arr, requires_grad)
+    from .outparam import write_out
+
+    return write_out(out, arr)
+
+
+def zeros(*dims, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False) -> Tensor:
+    devices.resolve(device, "zeros")
+    shape = _size(dims, size, "zeros")
+    return _made(np.zeros(shape, dtype=_factory_dtype(dtype, out, "zeros")), requires_grad, out)
+
+
+def ones(*dims, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False) -> Tensor:
+    devices.resolve(device, "ones")
+    shape = _size(dims, size, "ones")
+    return _made(np.ones(shape, dtype=_factory_dtype(dtype, out, "ones")), requires_grad, out)
+
+
+def empty(*dims, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None) -> Tensor:
+    # NOTE: torch leaves the memory uninitialised; zeros keep runs reproducible
+    devices.resolve(device, "empty")
+    shape = _size(dims, size, "empty")
+    return _made(np.zeros(shape, dtype=_factory_dtype(dtype, out, "empty")), requires_grad, out)
 
 
 def _number(value, fn, arg, position=None):
@@ -151,27 +244,34 @@ def _count(value, fn, arg):
     return operator.index(value)
 
 
-def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False) -> Tensor:
+    devices.resolve(device, "full")
     fill_value = _number(fill_value, "full", "fill_value", 2)
     if dtype is None:
         default = np.dtype(np.bool_) if isinstance(fill_value, bool) else \
             np.dtype(np.int64) if isinstance(fill_value, int) else dtypes.NP_F32
     else:
         default = None
-    return _leaf(np.full(_size((size,)), fill_value, dtype=_np_dtype(dtype, default)), requires_grad)
+    dt = _factory_dtype(dtype, out, "full", default)
+    return _made(np.full(_size((size,)), fill_value, dtype=dt), requires_grad, out)
 
 
-def eye(n, m=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False) -> Tensor:
+    devices.resolve(device, "eye")
     n = _count(n, "eye", "n")
     m = n if m is None else _count(m, "eye", "m")
     for name, v in (("n", n), ("m", m)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     _check((n, m))
-    return _leaf(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+    return _made(np.eye(n, m, dtype=_factory_dtype(dtype, out, "eye")), requires_grad, out)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False) -> Tensor:
+    devices.resolve(device, "arange")
     start, step = _number(start, "arange", "start"), _number(step, "arange", "step")
     end = None if end is None else _number(end, "arange", "end")
     if end is None:
@@ -190,11 +290,13 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
         count = max(0, math.ceil(span)) if math.isfinite(span) else sys.maxsize
     _check((count,))
     default = np.dtype(np.int64) if is_int else dtypes.NP_F32
-    return _leaf(np.arange(start, end, step, dtype=np.float64 if not is_int else None).astype(_np_dtype(dtype, default)),
-                 requires_grad)
+    dt = _factory_dtype(dtype, out, "arange", default)
+    return _made(np.arange(start, end, step, dtype=np.float64 if not is_int else None).astype(dt), requires_grad, out)
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) -> Tensor:
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False) -> Tensor:
+    devices.resolve(device, "linspace")
     for name, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v.ndim:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
@@ -204,26 +306,32 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) ->
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check((steps,))
-    return _leaf(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad)
+    return _made(np.linspace(start, end, steps).astype(_factory_dtype(dtype, out, "linspace")), requires_grad, out)
 
 
-def _random_leaf(values, shape, requires_grad):
-    return _leaf(values.reshape(shape), requires_grad)
+def _random_leaf(values, shape, requires_grad, out=None):
+    return _made(values.reshape(shape), requires_grad, out)
 
 
-def rand(*size, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
-    shape = _size(size)
-    dt = _np_dtype(dtype)
-    return _random_leaf(random.uniform(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad)
+def rand(*dims, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False) -> Tensor:
+    devices.resolve(device, "rand")
+    shape = _size(dims, size, "rand")
+    dt = _factory_dtype(dtype, out, "rand")
+    return _random_leaf(random.uniform(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad, out)
 
 
-def randn(*size, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
-    shape = _size(size)
-    dt = _np_dtype(dtype)
-    return _random_leaf(random.normal(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad)
+def randn(*dims, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False) -> Tensor:
+    devices.resolve(device, "randn")
+    shape = _size(dims, size, "randn")
+    dt = _factory_dtype(dtype, out, "randn")
+    return _random_leaf(random.normal(_numel(shape), 0.0, 1.0, dt, generator), shape, requires_grad, out)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False) -> Tensor:
+    devices.resolve(device, "randint")
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -231,20 +339,30 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_g
     if size is None:
         raise TypeError("randint() missing 1 required positional argument: 'size'")
     shape = _size((size,))
-    dt = _np_dtype(dtype, np.dtype(np.int64))
-    return _random_leaf(random.random_from_to(_numel(shape), low, high, dt, generator), shape, requires_grad)
+    dt = _factory_dtype(dtype, out, "randint", np.dtype(np.int64))
+    return _random_leaf(random.random_from_to(_numel(shape), low, high, dt, generator), shape, requires_grad, out)
 
 
-def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False) -> Tensor:
+    devices.resolve(device, "randperm")
     n = int(n)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     _check((n,))
-    return _leaf(random.randperm(n, _np_dtype(dtype, np.dtype(np.int64)), generator), requires_grad)
+    dt = _factory_dtype(dtype, out, "randperm", np.dtype(np.int64))
+    return _made(random.randperm(n, dt, generator), requires_grad, out)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False) -> Tensor:
     """torch.normal: (float, float, size), (Tensor, Tensor), (Tensor, float) or (float, Tensor)."""
+    devices.resolve(device, "normal")
+    if out is not None:
+        _check_out(out, "normal")
+        from .outparam import write_out
+
+        return write_out(out, normal(mean, std, size, generator=generator, dtype=dtype or out.dtype)._data)
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_t and not std_t:
         if size is None:
@@ -306,25 +424,32 @@ def _numel(shape):
     return n
 
 
-def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def zeros_like(t, dtype=None, requires_grad=False, *, layout=None, device=None, pin_memory=False,
+               memory_format=None) -> Tensor:
+    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
-def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
-    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def ones_like(t, dtype=None, requires_grad=False, *, layout=None, device=None, pin_memory=False,
+              memory_format=None) -> Tensor:
+    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def full_like(t, fill_value, dtype=None, requires_grad=False, *, layout=None, device=None, pin_memory=False,
+              memory_format=None) -> Tensor:
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
-def randn_like(t, dtype=None, requires_grad=False, *, generator=None) -> Tensor:
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
+def randn_like(t, dtype=None, requires_grad=False, *, generator=None, layout=None, device=None, pin_memory=False,
+               memory_format=None) -> Tensor:
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator, device=device)
 
 
-def rand_like(t, dtype=None, requires_grad=False, *, generator=None) -> Tensor:
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
+def rand_like(t, dtype=None, requires_grad=False, *, generator=None, layout=None, device=None, pin_memory=False,
+              memory_format=None) -> Tensor:
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator, device=device)
 
 
-def randint_like(t, low, high=None, *, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
+def randint_like(t, low, high=None, *, dtype=None, requires_grad=False, generator=None, layout=None, device=None,
+                 pin_memory=False, memory_format=None) -> Tensor:
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator,
+                   device=device)

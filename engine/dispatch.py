@@ -24,6 +24,18 @@ def _edge(x):
     return (None, 0)
 
 
+def _failed(op, inputs, params, error):
+    rec = STATE.recorder
+    if rec is not None:
+        rec.on_op_error(op, inputs, params, error)
+
+
+def refused(op, inputs, error, params=()):
+    """`error`, recorded as `op` failing on `inputs` (a shape check before numpy): ``raise refused(...)``."""
+    _failed(op, inputs, params, error)
+    return error
+
+
 def apply(op, inputs, params=()):
     """Run one op-table primitive: forward in numpy, then (if needed) its graph node and record."""
     arrays = []
@@ -46,7 +58,13 @@ def apply(op, inputs, params=()):
         out = op.forward(arrays, *params) if op.variadic else op.forward(*arrays, *params)
     except ValueError as e:
         if "broadcast" in str(e):
-            raise RuntimeError(_broadcast_message(arrays)) from None
+            error = RuntimeError(_broadcast_message(arrays))
+            _failed(op, inputs, params, error)
+            raise error from None
+        _failed(op, inputs, params, e)
+        raise
+    except Exception as e:  # noqa: BLE001 - recorded (the page draws the op that failed), then raised as it was
+        _failed(op, inputs, params, e)
         raise
     if out.dtype.kind not in NUMERIC_KINDS:  # a list of objects as an operand: tensors hold numbers only
         raise not_numeric(out)
@@ -101,7 +119,7 @@ def _broadcast_message(arrays):
 def _as_tensor_operand(x):
     if isinstance(x, Tensor) or isinstance(x, _REAL):
         return x
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, np.ndarray)):  # an ndarray operand is a tensor of its dtype, as in torch
         from .creation import tensor
 
         return tensor(x)

@@ -1,8 +1,8 @@
 """PyTorch's tensor printing (torch/_tensor_str.py, torch 2.x defaults) re-done in numpy.
 
 Students compare our output with what PyTorch prints, so this mirrors torch's rules
-character for character: int/fixed/scientific mode, precision 4, linewidth 80,
-summarisation above 1000 elements with 3 edge items, and the suffix wrapping.
+character for character: int/fixed/scientific mode, precision, linewidth, summarisation above `threshold`
+elements with `edgeitems`, and the suffix wrapping; `set_printoptions` changes them as in torch.
 Complex, sparse, quantized and device suffixes are out of scope.
 """
 
@@ -12,11 +12,62 @@ import math
 
 import numpy as np
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+from .autograd import STATE
+
+
+class PrintOptions:
+    """torch's PRINT_OPTS: one per process, reset at the start of every run (engine.reset_run_state)."""
+
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.precision, self.threshold, self.edgeitems, self.linewidth, self.sci_mode = 4, 1000, 3, 80, None
+
+
+OPTS = PrintOptions()
 PREFIX = "tensor("
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: a profile first, then the options given; sci_mode is always set (None: automatic)."""
+    for name, value in (("precision", precision), ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"set_printoptions(): {name} must be an int, not {type(value).__name__}")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise TypeError(f"set_printoptions(): threshold must be a number, not {type(threshold).__name__}")
+    if sci_mode is not None and not isinstance(sci_mode, bool):
+        raise TypeError(f"set_printoptions(): sci_mode must be a bool or None, not {type(sci_mode).__name__}")
+    if precision is not None and not 0 <= precision <= MAX_PRECISION:
+        # NOTE: Python formats any precision, but 10**6 digits per number is a denial of service, not a printout
+        raise ValueError(f"set_printoptions(): precision must be between 0 and {MAX_PRECISION} in flowgrad")
+    if edgeitems is not None and edgeitems < 0:
+        raise ValueError("set_printoptions(): edgeitems must be non-negative")
+    if isinstance(profile, str) and profile in _PROFILES:  # torch ignores any other profile
+        OPTS.precision, OPTS.threshold, OPTS.edgeitems, OPTS.linewidth = _PROFILES[profile]
+    if precision is not None:
+        OPTS.precision = precision
+    if threshold is not None:
+        OPTS.threshold = threshold
+    if edgeitems is not None:
+        OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        OPTS.linewidth = linewidth
+    OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    return {name: getattr(OPTS, name) for name in PrintOptions.__slots__}
+
+
+def reset_printoptions() -> None:
+    OPTS.reset()
+
+
+MAX_PRECISION = 100
 
 
 class _Formatter:
@@ -27,6 +78,7 @@ class _Formatter:
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1
+        self.precision = OPTS.precision
         values = data.reshape(-1)
         if not self.floating:
             self.max_width = max([1] + [len(str(v)) for v in values.tolist()])
@@ -38,43 +90,54 @@ class _Formatter:
         absval = np.abs(finite)
         lo, hi = absval.min(), absval.max()
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+        if OPTS.sci_mode is None:
+            self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+        else:
+            self.sci_mode = OPTS.sci_mode
         if self.sci_mode:
-            widths = [len(f"{v:.{PRECISION}e}") for v in finite.tolist()]
+            widths = [len(f"{v:.{self.precision}e}") for v in finite.tolist()]
         elif self.int_mode:
             # +1 for the trailing "." that marks a float tensor
             widths = [len(f"{v:.0f}") + 1 for v in finite.tolist()]
         else:
-            widths = [len(f"{v:.{PRECISION}f}") for v in finite.tolist()]
+            widths = [len(f"{v:.{self.precision}f}") for v in finite.tolist()]
         self.max_width = max(self.max_width, *widths)
 
     def format(self, value) -> str:
         if not self.floating:
             text = str(value)
         elif self.sci_mode:
-            text = f"{value:{self.max_width}.{PRECISION}e}"
+            text = f"{value:{self.max_width}.{self.precision}e}"
         elif self.int_mode:
             text = f"{value:.0f}"
             if math.isfinite(value):
                 text += "."
         else:
-            text = f"{value:.{PRECISION}f}"
+            text = f"{value:.{self.precision}f}"
         return text.rjust(self.max_width)
 
 
-def _summarized(data: np.ndarray) -> np.ndarray:
+def _summarized(data: np.ndarray, edge: int) -> np.ndarray:
     """Only the elements that will be shown, so '...' parts don't affect the column width."""
-    index = [np.r_[0:EDGEITEMS, n - EDGEITEMS : n] if n > 2 * EDGEITEMS else np.arange(n) for n in data.shape]
-    return data[np.ix_(*index)] if data.ndim else data
+    if data.ndim == 0:
+        return data
+    if edge == 0:
+        # torch's quirk kept: a 1-d tensor keeps all its elements (x[-0:] is x), higher dims none
+        return data if data.ndim == 1 else data[(slice(0, 0),) * data.ndim]
+    index = [np.r_[0:edge, n - edge : n] if n > 2 * edge else np.arange(n) for n in data.shape]
+    return data[np.ix_(*index)]
 
 
 def _vector_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
-    elements_per_line = max(1, (LINEWIDTH - indent) // (fmt.max_width + 2))
-    if summarize and data.shape[0] > 2 * EDGEITEMS:
+    edge = OPTS.edgeitems
+    elements_per_line = max(1, math.floor((OPTS.linewidth - indent) / (fmt.max_width + 2)))
+    if summarize and not edge:
+        items = ["..."]
+    elif summarize and data.shape[0] > 2 * edge:
         items = (
-            [fmt.format(v) for v in data[:EDGEITEMS].tolist()]
+            [fmt.format(v) for v in data[:edge].tolist()]
             + [" ..."]
-            + [fmt.format(v) for v in data[-EDGEITEMS:].tolist()]
+            + [fmt.format(v) for v in data[-edge:].tolist()]
         )
     else:
         items = [fmt.format(v) for v in data.tolist()]
@@ -87,9 +150,9 @@ def _nested_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter)
         return fmt.format(data.item())
     if data.ndim == 1:
         return _vector_str(data, indent, summarize, fmt)
-    n = data.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        rows = [*range(EDGEITEMS), None, *range(n - EDGEITEMS, n)]
+    n, edge = data.shape[0], OPTS.edgeitems
+    if summarize and n > 2 * edge:
+        rows = [*range(edge), None, *range(n - edge, n)]
     else:
         rows = list(range(n))
     slices = ["..." if i is None else _nested_str(data[i], indent + 1, summarize, fmt) for i in rows]
@@ -102,8 +165,12 @@ def format_array(data, *, indent: int = 0) -> str:
     data = np.asarray(data)
     if data.size == 0:
         return "[]"
-    summarize = data.size > THRESHOLD
-    fmt = _Formatter(_summarized(data) if summarize else data)
+    summarize = data.size > OPTS.threshold
+    shown = _summarized(data, OPTS.edgeitems) if summarize else data
+    limits = STATE.limits
+    if limits is not None:
+        limits.before_text(shown.size)
+    fmt = _Formatter(shown)
     return _nested_str(data, indent, summarize, fmt)
 
 
@@ -117,7 +184,7 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     # torch's arithmetic, kept as is: it over-counts by 2 when there is no newline
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+        if last_line_len + len(suffix) + 2 > OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:
@@ -144,8 +211,11 @@ def format_tensor(
             suffixes.append(f"size={tuple(data.shape)}")
         if dtype != default:
             suffixes.append(f"dtype=torch.{dtype}")
-    elif dtype not in (default, "int64", "bool"):
-        suffixes.append(f"dtype=torch.{dtype}")
+    else:
+        if not OPTS.edgeitems:
+            suffixes.append(f"size={tuple(data.shape)}")  # torch's rule: no edge items shown, so the size is
+        if dtype not in (default, "int64", "bool"):
+            suffixes.append(f"dtype=torch.{dtype}")
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:

@@ -7,7 +7,9 @@ import collections
 import numpy as np
 
 from .boundary import check_where, expect_tensor
+from .dispatch import refused
 from .ops import OPS
+from .product_errors import check_matmul
 from .tensor import _REAL, Tensor, _dim, apply
 
 
@@ -22,18 +24,12 @@ def _t(x):
 def matmul(a, b):
     a, b = _t(a), _t(b)
     da, db = a.ndim, b.ndim
-    if da == 0 or db == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    try:
+        check_matmul(a.shape, b.shape)  # torch's message for each case (engine/product_errors.py)
+    except RuntimeError as e:  # recorded as the product that failed: the page draws it red with both shapes
+        raise refused(OPS["mm"], (a, b), e) from None
     if da == 1 and db == 1:
-        if a.shape[0] != b.shape[0]:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have "
-                               f"the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively")
         return apply(OPS["dot"], (a, b))
-    if a.shape[-1] != b.shape[-2 if db > 1 else 0]:
-        sa = "x".join(map(str, a.shape if da <= 2 else (int(np.prod(a.shape[:-1])), a.shape[-1])))
-        sb = "x".join(map(str, b.shape))
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa if da > 1 else '1x' + sa} and "
-                           f"{sb if db > 1 else sb + 'x1'})")
     if da == 2 and db == 2:
         return apply(OPS["mm"], (a, b))
     if da == 2 and db == 1:

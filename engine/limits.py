@@ -97,10 +97,13 @@ FUNCS_SIZES = {
 class Limits:
     """The values come from the run's settings (app/core/config.py `Settings` is the only place defaults are written)."""
 
-    def __init__(self, *, max_tensor_elements: int, max_live_elements: int, max_graph_nodes: int):
+    def __init__(self, *, max_tensor_elements: int, max_live_elements: int, max_graph_nodes: int,
+                 max_text_chars: int | None = None, max_op_flops: int | None = None):
         self.max_tensor_elements = max_tensor_elements
         self.max_live_elements = max_live_elements
         self.max_graph_nodes = max_graph_nodes
+        self.max_text_chars = max_text_chars  # of one tensor's printout (set_printoptions(profile="full") on 10**6)
+        self.max_op_flops = max_op_flops  # multiply-adds of one matrix product: memory is bounded, time is not
         self.live_elements = 0
         self.graph_nodes = 0
 
@@ -142,7 +145,9 @@ class Limits:
         if name in ("mm", "bmm", "addmm"):  # first: addmm broadcasts too, but its size is the product's
             a, b = arrays[-2], arrays[-1]
             lead = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2]) if name == "bmm" else ()
-            self.before_alloc(tuple(lead) + (np.shape(a)[-2], np.shape(b)[-1]))
+            out = tuple(lead) + (np.shape(a)[-2], np.shape(b)[-1])
+            self.before_alloc(out)
+            self._check_flops(out, np.shape(a)[-1])
         elif name == "mv":  # (n, 0) @ (0,) has n elements from two empty inputs
             self.before_alloc(np.shape(arrays[0])[:1])
         elif name in _REDUCE_DIM:  # the output of reducing a zero-size dim is bigger than the (empty) input
@@ -182,6 +187,21 @@ class Limits:
 
     def _release(self, n):
         self.live_elements -= n
+
+    def _check_flops(self, out_shape, inner):
+        if self.max_op_flops is None:
+            return
+        flops = math.prod(map(int, out_shape)) * int(inner)
+        if flops > self.max_op_flops:
+            raise LimitExceeded(f"this matrix product takes {flops:,} multiply-adds; the limit is "
+                                f"max_op_flops = {self.max_op_flops:,}")
+
+    def before_text(self, elements: int):
+        """A tensor's printout has at least 3 characters per element shown ('0, '): refuse one that would be
+        longer than a run may build, before any number is formatted."""
+        if self.max_text_chars is not None and 3 * elements > self.max_text_chars:
+            raise LimitExceeded(f"printing {elements:,} elements makes more than {self.max_text_chars:,} characters; "
+                                "the limit is max_output_bytes x 4 (print fewer elements: set_printoptions(threshold=...))")
 
     def count_node(self):
         self.graph_nodes += 1

@@ -159,6 +159,11 @@ OPTIM_STATE_NAMES = frozenset({"step", "momentum_buffer", "exp_avg", "exp_avg_sq
                                "grad_avg", "sum"})
 
 
+def _numeric(x) -> bool:
+    """A Python number an op took (not an array, a list of objects, None)."""
+    return isinstance(x, (int, float, bool, np.number))
+
+
 class Recorder:
     """The limits come from the run's settings (app/core/config.py `Settings`): value_limit, max_events,
     max_string_chars (each name, repr, message; None: unbounded), max_path_chars (each module or
@@ -327,6 +332,26 @@ class Recorder:
         self.emit({"kind": GRAD_MODE, "enabled": enabled, "line": self.line})
 
     # ----- forward -----
+    def on_op_error(self, op, inputs, params, error):
+        """An op whose forward raised (a shape mismatch): recorded as an op with no output and its error,
+        so the page draws it red beside the inputs it got, their shapes, and the message."""
+        ins, shapes = [], []
+        for x in inputs:
+            data = getattr(x, "_data", None)
+            shapes.append(list(data.shape) if data is not None else [] if _numeric(x) else None)
+            stamp = getattr(x, "_rid", False)
+            if stamp is False:
+                ins.append(self._const(x) if x is not None and _numeric(x) else None)
+            elif stamp is not None and stamp[0] is self._epoch:
+                ins.append(stamp[1])
+            else:
+                ins.append(self.tid(x))
+        self.emit({"kind": OP, "id": self._new_id("n"), "op": op.name, "label": op.label, "grad_fn": None,
+                   "inputs": ins, "output": None, "module": self._module, "line": self.line,
+                   "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else [],
+                   "input_shapes": shapes,
+                   "error": {"type": type(error).__name__, "message": clip_text(str(error), self.max_string_chars)}})
+
     def on_op(self, op, inputs, params, result):
         epoch = self._epoch
         ins = []

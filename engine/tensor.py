@@ -10,6 +10,7 @@ import weakref
 
 import numpy as np
 
+from . import device as devices
 from . import dispatch, dtypes
 from .autograd import (
     FREED_MESSAGE,
@@ -265,7 +266,18 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
 
     @property
     def device(self):
-        return "cpu"
+        return devices.CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def get_device(self) -> int:
+        return -1  # torch's answer for a CPU tensor
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -324,10 +336,11 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     __hash__ = object.__hash__
 
     # ----- conversions -----
-    def to(self, dtype=None, *args, **kwargs):
-        if isinstance(dtype, dtypes.dtype):
-            return self._cast(dtype)
-        return self  # device moves are no-ops on a CPU-only engine
+    def to(self, *args, **kwargs):
+        """to(device, dtype), to(dtype), to(other): the CPU is the only device, so only the dtype can change."""
+        dtype, copy = devices.parse_to(args, kwargs, dtypes.dtype, Tensor)
+        out = self if dtype is None else self._cast(dtype)
+        return out.clone() if copy and out is self else out
 
     def _cast(self, dtype):
         if self._data.dtype == dtype.np:
@@ -352,8 +365,13 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     def type_as(self, other):
         return self._cast(other.dtype)
 
-    def cpu(self):
+    def cpu(self, memory_format=None):
         return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        # a CPU-only torch checks the index first: .cuda(0) has no accelerator, .cuda() no CUDA
+        devices.resolve("cuda" if device is None else device)
+        raise AssertionError(devices.CUDA_MISSING)
 
     def contiguous(self):
         return self

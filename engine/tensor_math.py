@@ -1,8 +1,11 @@
 """Tensor's operators, arithmetic methods and elementwise functions."""
 from __future__ import annotations
 
+import numpy as np
+
 from .dispatch import _REAL, _binary, _dim, apply
 from .ops import OPS
+from .product_errors import check_dot, check_mm
 
 
 class MathMixin:
@@ -121,9 +124,11 @@ class MathMixin:
         return self @ other
 
     def mm(self, other):
+        check_mm(self._data.shape, np.shape(getattr(other, "_data", other)))
         return apply(OPS["mm"], (self, other))
 
     def dot(self, other):
+        check_dot(self._data.shape, np.shape(getattr(other, "_data", other)))
         return apply(OPS["dot"], (self, other))
 
     # ----- elementwise: the one-argument ops are made from _UNARY, below the class -----

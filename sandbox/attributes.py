@@ -19,7 +19,20 @@ import types
 from types import MappingProxyType
 from typing import NamedTuple
 
+import numpy as np
+
+from . import plots
 from .flow import UserGenerator
+from .numpy_module import (
+    ALLOWED_DTYPES,
+    ARRAY_ATTRIBUTES,
+    ARRAY_METHODS,
+    DTYPE_ATTRIBUTES,
+    SCALAR_ATTRIBUTES,
+    SCALAR_METHODS,
+    SCALAR_TYPES,
+    gate_of,
+)
 from .objects import (
     DESCRIPTORS,
     INTERP_TYPES,
@@ -45,6 +58,7 @@ from .objects import (
     UserFunction,
     UserInstance,
 )
+from .suggest import missing_from_module, missing_from_tensor
 
 
 class Rule(NamedTuple):
@@ -199,7 +213,9 @@ removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _s
     slice: _rule("start stop step"),
     # ---- engine values, by kind (`Attributes._rule_for` classifies)
     "tensor": _rule("""
+is_cpu cuda get_device
 data grad requires_grad is_leaf grad_fn shape dtype ndim T mT H size dim item tolist detach detach_
+numpy
 requires_grad_ retain_grad retains_grad view view_as reshape reshape_as transpose t t_ permute
 squeeze unsqueeze flatten unflatten expand expand_as repeat repeat_interleave sum mean max min amax
 amin argmax argmin std var prod norm cumsum cumprod exp exp_ log log_ log2 log10 log1p expm1 softmax
@@ -223,7 +239,9 @@ parameters named_parameters buffers named_buffers children named_children module
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update
-register_forward_hook register_forward_pre_hook register_full_backward_hook"""),
+register_forward_hook register_forward_pre_hook register_full_backward_hook
+cuda"""),
+    "device": _rule("type index"),  # torch.device
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
@@ -265,6 +283,31 @@ remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend
 })
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
+
+# ---- numpy values (sandbox/numpy_module.py): arrays, numpy scalars and dtypes; every method handed out is the
+# gate's checked version (sizes before numpy allocates, numeric dtypes only)
+def _numpy_method(name):
+    return lambda interp, obj: gate_of(interp).method(obj, name)
+
+
+_NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
+_NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
+_NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
+NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SCALAR_TYPES.values())},
+               **{type(d): _NUMPY_DTYPE for d in ALLOWED_DTYPES}}
+
+# ---- plot handles (sandbox/plots.py): every method is the plot gate's checked call
+PLOT_RULES = {
+    plots.AxesHandle: _rule(plots.AXES_METHODS, {n: (lambda name: lambda interp, h: plots.axes_method(h, name))(n)
+                                                 for n in plots.AXES_METHODS}),
+    plots.FigureHandle: _rule(plots.FIGURE_METHODS, {n: (lambda name: lambda interp, h: plots.figure_method(h, name))(n)
+                                                     for n in plots.FIGURE_METHODS}),
+    plots.AxesGrid: _rule(plots.GRID_ATTRIBUTES),
+}
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
+
+PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
+                        and k not in PLOT_RULES)
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
 _CTX = ATTRIBUTE_POLICY["function_ctx"]
@@ -297,7 +340,7 @@ class Attributes:
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
-                raise AttributeError(f"module '{obj.name}' has no attribute '{name}' (not available in flowgrad)")
+                raise AttributeError(missing_from_module(obj.name, name, obj.attrs))
             return v
         if t is UserClass:
             c, v = obj.lookup(name)
@@ -361,6 +404,8 @@ class Attributes:
                 return ATTRIBUTE_POLICY[kind]
         if isinstance(obj, BaseException):
             return ATTRIBUTE_POLICY["exception"]
+        if B.device is not None and t is B.device:
+            return ATTRIBUTE_POLICY["device"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
             return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))
@@ -380,9 +425,10 @@ class Attributes:
 
     def _no_attr(self, obj, name):
         tn = self.type_name(obj)
-        if type(obj) not in INTERP_TYPES and hasattr(type(obj), name):
+        if type(obj) not in INTERP_TYPES and hasattr(type(obj), name) and not name.startswith("_"):
             return AttributeError(f"'{tn}' object attribute '{name}' is not available in flowgrad programs")
-        return AttributeError(f"'{tn}' object has no attribute '{name}'")
+        rule = self._attr_rules.get(type(obj)) or self._rule_for(obj)
+        return AttributeError(missing_from_tensor(tn, name, rule.names if rule is not None else ()))
 
     def _module_attr(self, obj, name):
         d = obj.__dict__

@@ -15,7 +15,9 @@ import re
 import types
 
 from . import names
+from .numpy_module import CLASS_NAMES as NUMPY_CLASS_NAMES
 from .objects import ModuleProxy, user_dataset_class, user_module_class
+from .plots import CLASS_NAMES as PLOT_CLASS_NAMES
 
 
 class Backend:
@@ -53,6 +55,8 @@ class Backend:
         self.UserModule = user_module_class(self.Module)
         limits = _submodule(mod, "limits")
         self.limited = limits.limited
+        # an upper bound on what advanced indexing makes (the numpy gate checks it before indexing an array)
+        self.index_result_shape = limits._index_result_shape
         self.LimitExceeded = limits.LimitExceeded
         self.reset_run_state = mod.reset_run_state
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
@@ -101,6 +105,7 @@ class Backend:
             if v is None or isinstance(v, types.ModuleType):
                 continue
             torch_attrs[name] = v
+        torch_attrs.update((n, getattr(mod, n)) for n in names.TORCH_NUMPY_NAMES if hasattr(mod, n))
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
@@ -110,10 +115,12 @@ class Backend:
                                                           if hasattr(data, n)})
             utils_proxy = ModuleProxy("torch.utils", {"data": data_proxy})
             torch_attrs["utils"] = utils_proxy
+        self.modules = {}
+        self._device_modules(mod, torch_attrs)
         torch_proxy = ModuleProxy("torch", torch_attrs)
         math_proxy = ModuleProxy("math", {n: getattr(math, n) for n in names.MATH_NAMES if hasattr(math, n)})
 
-        self.modules = {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
+        self.modules |= {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
@@ -134,6 +141,8 @@ class Backend:
         self.class_names[self.FunctionCtx] = "torch.autograd.function.FunctionCtx"
         self.class_names[self.RemovableHandle] = "torch.utils.hooks.RemovableHandle"
         self.class_names[self.Function] = "torch.autograd.function.Function"
+        self.class_names.update(NUMPY_CLASS_NAMES)  # numpy.ndarray, numpy.float64, ...
+        self.class_names.update(PLOT_CLASS_NAMES)  # matplotlib.figure.Figure, ...
         for name, shown in names.TORCH_CLASS_NAMES.items():
             cls = getattr(mod, name, None)
             if isinstance(cls, type):
@@ -153,6 +162,30 @@ class Backend:
         for table, attrs in ((names.BARE_TORCH, torch_attrs), (names.BARE_NN, nn_attrs), (names.BARE_OPTIM, optim_attrs)):
             bare.update((name, attrs[name]) for name in table if name in attrs)
         self.bare = bare
+
+    def _device_modules(self, mod, torch_attrs):
+        """torch.cuda, torch.backends.mps, ...: proxies of the engine's namespaces (names.DEVICE_MODULES), also
+        importable (`import torch.backends.mps`); torch.device instances get the "device" attribute rule."""
+        device = getattr(mod, "device", None)
+        self.device = device if isinstance(device, type) else None
+        parents: dict[str, dict] = {}
+        for path, allowed in sorted(names.DEVICE_MODULES.items()):
+            ns = mod
+            for part in path.split("."):
+                ns = getattr(ns, part, None)
+            if ns is None:
+                continue
+            proxy = ModuleProxy(f"torch.{path}", {n: getattr(ns, n) for n in allowed if callable(getattr(ns, n, None))})
+            self.modules[f"torch.{path}"] = proxy
+            head, _, tail = path.rpartition(".")
+            parents.setdefault(head, {})[tail] = proxy
+        for head, children in parents.items():
+            if head:
+                proxy = ModuleProxy(f"torch.{head}", children)
+                self.modules[f"torch.{head}"] = proxy
+                torch_attrs[head] = proxy
+            else:
+                torch_attrs.update(children)
 
     def display_name(self, cls) -> str:
         """A class as PyTorch names it: torch's qualified name for an engine class (never the engine's

@@ -34,6 +34,12 @@ class SandboxLimits:
     max_tensor_elements: int
     max_live_elements: int
     max_graph_nodes: int
+    # plots (sandbox/plots.py)
+    max_figures: int
+    max_figure_points: int
+    max_plot_label_chars: int
+    max_figure_bytes: int
+    max_op_flops: int
 
 
 MAX_CALL_DEPTH = 100  # nested user function calls
@@ -260,6 +266,8 @@ class Budgets:
                 push(x.values())
             elif isinstance(x, T):
                 n += x.numel()
+            elif t is np.ndarray:  # numpy copies an array inside a list element by element
+                n += x.size
             elif t is range:  # numpy reads a range inside a list as a list
                 n += len(x) if abs(x.stop - x.start) < 2**62 else budget + 1
             elif isinstance(x, M) and hasattr(type(x), "__len__"):  # Sequential, ModuleList: numpy sees lists

@@ -14,6 +14,7 @@ from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
 from .flow import UserGenerator
+from .numpy_module import NUMPY_CLASSES, gate_of
 from .objects import (
     CLASS,
     CONTAINERS,
@@ -45,7 +46,10 @@ from .objects import (
     UserInstance,
     docstring,
 )
+from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
 
+# classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
+_CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)
 _NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject}
 
 
@@ -97,6 +101,8 @@ class Calls:
             return self.instantiate(f, args, kwargs)
         if t in WRAPPERS:
             return self._call_wrapped(f, args, kwargs)
+        if isinstance(f, type) and f in _CHECKED_CLASSES:  # np.float32(1.5): a checked scalar; np.ndarray(...),
+            return gate_of(self).construct(f, args, kwargs)     # type(fig)(...) refused
         if t in _NOT_CALLABLE or not callable(f):
             raise TypeError(f"'{self.type_name(f)}' object is not callable")
         gm = self.B.grad_mode_types  # (f itself is hashed only when it is a class: `@torch.no_grad`)

@@ -10,9 +10,12 @@ from __future__ import annotations
 import ast
 import operator
 
+import numpy as np
+
 from .budgets import SEQUENCE_TYPES
 from .checks import DUNDER_READS
 from .errors import ProgramError
+from .numpy_module import gate_of
 from .objects import (
     CLASS,
     COMP,
@@ -119,9 +122,14 @@ class Expressions:
                 self.check_data(a, b)
                 if op in _BIT_OPS:
                     self._check_broadcast(a, b)
+            elif ta is np.ndarray or tb is np.ndarray:  # numpy broadcasts: its result's size first
+                self.check_data(a, b)
+                gate_of(self).before_binop(a, b, op is ast.MatMult)
             r = (_INPLACE if inplace else _BINOPS)[op](a, b)
             if type(r) in _COPIES:
                 self.alloc(len(r))
+            elif type(r) is np.ndarray and not inplace:
+                gate_of(self).result(r)
             return r
         except Exception as e:
             raise self._at(e, node) from None
@@ -159,6 +167,9 @@ class Expressions:
                     T = self.tensor_type
                     if isinstance(left, T) or isinstance(right, T):
                         self.check_data(left, right)
+                    elif type(left) is np.ndarray or type(right) is np.ndarray:
+                        self.check_data(left, right)
+                        gate_of(self).before_binop(left, right, False)
                     r = _CMP[t](left, right)
                 if len(node.ops) == 1:
                     return r

@@ -23,6 +23,7 @@ import numpy as np
 from .budgets import MAX_FORMAT_WIDTH
 from .errors import limit_error, scrub
 from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor
+from .plots import HANDLE_TYPES as PLOT_HANDLES
 
 _SPEC_RE = re.compile(r"(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnosxX%]?\Z", re.S)
 _PERCENT_RE = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.S)
@@ -73,6 +74,18 @@ class FakeAddresses:
         return self._IN_TEXT.sub(lambda m: self._for(int(m.group(0), 16)), text)
 
 
+def _numpy_text(v, how):
+    """str() or repr() of a numpy value under numpy's default print options (what a fresh NumPy prints,
+    whatever the process's options): numbers only, so the text is numpy's own and bounded."""
+    if (v if isinstance(v, np.dtype) else v.dtype).kind not in "biuf":
+        raise TypeError("a numpy value that holds objects cannot be printed")
+    with np.printoptions(**_NUMPY_DEFAULT_PRINT):
+        return how(v)
+
+
+_NUMPY_DEFAULT_PRINT = dict(np.get_printoptions())
+
+
 def _check_widths(*values):
     for v in values:
         if v and int(v) > MAX_FORMAT_WIDTH:
@@ -89,8 +102,16 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
+        if t is self.B.device:  # str(torch.device("cpu")) is 'cpu', its repr device(type='cpu')
+            return str(v)
         if isinstance(v, BaseException):
             return self.exception_str(v)
+        if isinstance(v, PLOT_HANDLES):  # print(fig) is matplotlib's str: Figure(640x480)
+            return str(v)
+        if t is np.ndarray or isinstance(v, (np.generic, np.dtype)):  # print(a) is numpy's str, not its repr
+            s = _numpy_text(v, str)
+            self.alloc(len(s), "string")
+            return s
         return self.repr_value(v)
 
     def repr_value(self, v):
@@ -178,8 +199,10 @@ class Formatting:
             return repr(v)  # the interpreter's own: no address, the program's names
         if isinstance(v, type):
             return f"<class '{B.display_name(v)}'>"
-        if isinstance(v, np.generic):  # a numpy scalar shows as the Python number it stands for
-            return repr(v.item()) if v.dtype.kind in "biuf" else f"<{B.display_name(t)} object>"
+        if isinstance(v, (np.ndarray, np.generic, np.dtype)):  # numpy's own repr (numbers only; bounded by its
+            return _numpy_text(v, repr)                            # summarising threshold)
+        if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
+            return repr(v)
         if isinstance(v, B.Tensor):
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either
                 raise TypeError("a tensor that holds objects cannot be printed")
@@ -216,6 +239,8 @@ class Formatting:
     # ---------------------------------------------------------------- format specs and str.format
     def format_value(self, value, spec):
         if not spec:
+            if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+                return format(value, "")  # f"{np.float32(1) / 3}" is the float's text, not numpy's str
             return self.to_str(value)
         m = _SPEC_RE.match(spec)
         if m is None:
@@ -228,6 +253,8 @@ class Formatting:
             if value.ndim == 0:
                 return format(value.item(), spec)
             return format(self.public_repr(value), spec)
+        if t is np.ndarray and value.ndim > 0:
+            raise TypeError("unsupported format string passed to numpy.ndarray.__format__")
         if t.__module__ == "numpy" and isinstance(value, (int, float, complex)) or hasattr(value, "dtype") and \
                 t.__module__ == "numpy" and getattr(value, "ndim", 1) == 0:
             return format(value, spec)
@@ -311,6 +338,8 @@ class Formatting:
     def _shown(self, v):
         t = type(v)
         if t in PRIMITIVES:
+            return v
+        if isinstance(v, np.generic) and v.dtype.kind in "biuf":  # a number: %f, %d and %s as Python does them
             return v
         if isinstance(v, self.tensor_type):  # %s / %r show public_repr's text; %d / %f / %x use the number
             text = self.repr_value(v)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import plots
 from .attributes import Attributes
 from .backend import Backend
 from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
@@ -30,6 +31,7 @@ from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
 from .flow import CATCHABLE_BASES, Flow, UserGenerator
 from .formatting import FakeAddresses, Formatting
+from .numpy_module import gate_of, numpy_module
 from .objects import (
     BREAK,
     CLASS,
@@ -53,6 +55,7 @@ from .objects import (
     UserInstance,
 )
 from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
+from .suggest import did_you_mean
 
 
 @dataclass
@@ -60,12 +63,17 @@ class RunOutcome:
     stdout: str
     error: dict | None
     globals: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)  # [{"svg", "at"}]: plots, `at` = characters printed before each
 
 
 def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorder=None, on_print=None) -> RunOutcome:
     """Run an untrusted program on the engine `backend` (`backend_for(engine)`) within `limits`; never
     raises for anything the program does."""
     return Interpreter(limits, backend, recorder, on_print).run(source)
+
+
+# modules a run builds for itself (per-run state), besides the Backend's proxies
+EXTRA_MODULES = ("random", "numpy", "numpy.random", "matplotlib.pyplot")
 
 
 def _while(test, ev, scope):
@@ -104,6 +112,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self._yield_cache = {}  # function node -> its statements with a `yield` (flow.py)
         self._decl_cache = {}  # function node -> its global/nonlocal names (calls.py)
         self.has_properties = False  # a program made a property: attribute assignments look for setters
+        self._numpy = None  # (numpy, numpy.random) proxies, made on first import
         self._ev = {}
         self._ex = {}
         for name in dir(self):
@@ -135,7 +144,16 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             error = {"type": "MemoryError", "message": "out of memory", "line": None, "column": None}
         except Exception as e:  # an engine limit raised outside any statement, or an interpreter bug
             error = {"type": type(e).__name__, "message": self.scrub_message(str(e)), "line": None, "column": None}
-        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals())
+        figures = []
+        plot_gate = self.__dict__.get("plot_gate")
+        if plot_gate is not None:  # the figures still open at the end are shown, as a notebook shows them
+            try:
+                figures = plot_gate.finish()
+            except Exception as e:  # noqa: BLE001 - a figure over its limits: the run's error, if it had none
+                figures = plot_gate.rendered
+                if error is None:
+                    error = self._wrap(e, None).to_dict()
+        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals(), figures=figures)
 
     @contextlib.contextmanager
     def _engine_context(self):
@@ -157,7 +175,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
                     stack.enter_context(self.rec)
             lim = self.limits
             stack.enter_context(B.limited(max_tensor_elements=lim.max_tensor_elements,
-                                          max_live_elements=lim.max_live_elements, max_graph_nodes=lim.max_graph_nodes))
+                                          max_live_elements=lim.max_live_elements, max_graph_nodes=lim.max_graph_nodes,
+                                          max_text_chars=4 * lim.max_output_bytes, max_op_flops=lim.max_op_flops))
             try:
                 yield
             finally:
@@ -363,9 +382,15 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             if self._random is None:
                 self._random = random_module(self)
             return self._random
+        if name in ("numpy", "numpy.random"):  # per run: np.random is the run's own RandomState
+            if self._numpy is None:
+                self._numpy = numpy_module(self)
+            return self._numpy[name == "numpy.random"]
+        if name in ("matplotlib", "matplotlib.pyplot"):
+            return plots.module_for(self, name)
         mod = self.stdlib_module(name) or self.B.modules.get(name)
         if mod is None:
-            avail = ", ".join(sorted({*self.B.modules, *STDLIB_NAMES, "random"}))
+            avail = ", ".join(sorted({*self.B.modules, *STDLIB_NAMES, "random", *EXTRA_MODULES}))
             raise ProgramError("ModuleNotFoundError", f"No module named '{name}' (flowgrad programs can import "
                                f"{avail})", node.lineno, node.col_offset)
         return mod
@@ -445,6 +470,9 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         if t is list or t is dict or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
             obj[key] = value
             return
+        if t is np.ndarray:
+            gate_of(self).set_item(obj, key, value)
+            return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
             self.check_data(key, value)
             obj[key] = value
@@ -460,6 +488,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
                 return r
             return obj[key]
         B = self.B
+        if t is np.ndarray:
+            return gate_of(self).get_item(obj, key)
         if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict, *COLLECTION_TYPES)) and hasattr(t, "__getitem__"):
             self.check_data(key)
             return obj[key]
@@ -483,7 +513,15 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             return v
         if name in FORBIDDEN_BUILTINS:
             raise NameError(f"name '{name}' is not defined ({name} is not available in flowgrad programs)")
-        raise NameError(f"name '{name}' is not defined")
+        raise NameError(f"name '{name}' is not defined" + self._name_hint(name, scope))
+
+    def _name_hint(self, name, scope):
+        """CPython's "Did you mean: 'loss'?" over the names this line can see."""
+        seen, s = set(self.builtins), scope
+        while s is not None:
+            seen.update(s.vars)
+            s = s.parent
+        return did_you_mean(name, seen)
 
     def type_of(self, obj):
         """`type(obj)`: a user class, a builtin type, a reachable engine class, or a display-only TypeView."""

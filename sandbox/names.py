@@ -37,10 +37,21 @@ NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm para
                            "vector_to_parameters".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
-save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
+save load set_default_dtype set_default_tensor_type compile jit
 use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
 """.split())
+# devices as a CPU-only torch has them, and print options (engine/device.py, engine/formatting.py; the engine
+# resets both at the start of every run)
+TORCH_NAMES |= frozenset("set_default_device get_default_device set_printoptions get_printoptions".split())
+# torch.cuda, torch.backends.mps / cudnn, torch.accelerator: submodules with a CPU-only build's answers
+DEVICE_MODULES = {
+    "cuda": frozenset("""is_available device_count is_initialized manual_seed manual_seed_all current_device
+                         get_device_name synchronize empty_cache""".split()),
+    "backends.mps": frozenset({"is_available", "is_built"}),
+    "backends.cudnn": frozenset({"is_available"}),
+    "accelerator": frozenset({"is_available", "device_count", "current_accelerator"}),
+}
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
 # torch.autograd.Function (a program subclasses it; sandbox/calls.py, attributes.py)
 AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"Function"}
@@ -75,3 +86,6 @@ TORCH_CLASS_NAMES = {
     "set_grad_enabled": "torch.autograd.grad_mode.set_grad_enabled",
     "Generator": "torch._C.Generator",
 }
+
+# torch <-> numpy (sandbox/numpy_module.py checks the arrays): from_numpy shares the array's memory, as torch's does
+TORCH_NUMPY_NAMES = frozenset({"from_numpy"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,9 @@ class RunRequest(BaseModel):
         default_factory=list, max_length=4,
         description="passes to record in full besides the first and the last ones: a training run's middle pass, "
                     "recorded on demand by running the program again (runs are deterministic)")
+    values: Literal["full", "summary"] = Field(
+        "full", description="`variables` with every element of every value and gradient (full), or with values "
+        "above value_limit elements as summaries (summary: what the page needs to draw)")
 
 
 class ErrorInfo(BaseModel):
@@ -56,6 +59,11 @@ class Pass(BaseModel):
     folded: str | None = Field(None, description="present when the pass was folded to fit a budget: how and why")
 
 
+class Figure(BaseModel):
+    svg: str = Field(description="the figure as SVG text (matplotlib's); show it as an image, never inline")
+    at: int = Field(description="characters (code points) of stdout printed before the figure")
+
+
 class Trace(BaseModel):
     stdout: str
     error: ErrorInfo | None
@@ -64,6 +72,7 @@ class Trace(BaseModel):
     passes: list[Pass]
     steps: list[Step]
     modules: dict[str, dict[str, Any]]
+    figures: list[Figure] = Field(default_factory=list, description="plots the program showed, in order")
     truncated: bool = Field(description="something was cut or folded by a limit (truncated_reason says what)")
     truncated_reason: str | None = Field(None, description="why the trace is truncated, naming the limits")
     elapsed_ms: float | None = None

@@ -41,14 +41,24 @@ class Settings(BaseSettings):
     max_ast_depth: int = Field(50, ge=1, description="depth of the syntax tree")
     max_ast_nodes: int = Field(2_000, ge=1, description="nodes of the syntax tree")
     max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per run")
-    max_tensor_elements: int = Field(100_000, ge=1, description="elements of one tensor")
-    max_live_elements: int = Field(1_000_000, ge=1, description="tensor elements alive at once")
+    max_tensor_elements: int = Field(2_000_000, ge=1, description="elements of one tensor (LeNet-5's first im2col "
+                                     "buffer on 64 MNIST images: 64x25x784 = 1,254,400)")
+    max_live_elements: int = Field(16_000_000, ge=1, description="tensor elements alive at once (also: items of one list or string)")
+    max_op_flops: int = Field(200_000_000, ge=1, description="multiply-adds of one matrix product (LeNet's "
+                              "largest on a 64-image batch: 10 million; a 1000x1000 @ 1000x1000 is 1,000 million)")
     max_int_bits: int = Field(4_096, ge=8, description="bits of an integer result")
     max_loop_iterations: int = Field(10_000, ge=1, description="iterations of one loop")
     max_steps: int = Field(1_000_000, ge=1, description="interpreter steps per run (total budget)")
     max_output_bytes: int = Field(65_536, ge=1, description="bytes of printed output")
     time_limit_s: float = Field(2.0, gt=0, description="cooperative time limit per run")
     hard_kill_s: float = Field(3.0, gt=0, description="the run's process is killed after this")
+    # plots a program draws (matplotlib.pyplot, sandbox/plots.py)
+    max_figures: int = Field(20, ge=0, description="figures one run may make")
+    max_figure_points: int = Field(100_000, ge=1, description="data points (and histogram bins) of one figure")
+    max_plot_label_chars: int = Field(200, ge=1, description="characters of a plot label, title or text")
+    max_figure_bytes: int = Field(2_000_000, ge=10_000, description="bytes of SVG all of a run's figures may take")
+    preload_matplotlib: bool = Field(True, description="import matplotlib in each worker at start (else in the first "
+                                                       "run that plots, ~0.3 s each time)")
 
     # ---- §3 isolation ----
     workers: int = Field(default_factory=_cores, ge=1, description="worker processes (one per core)")
@@ -65,7 +75,7 @@ class Settings(BaseSettings):
     max_passes: int = Field(10_000, ge=1, description="passes kept (summaries) before 'truncated'")
     max_events: int = Field(200_000, ge=1, description="recorder events kept before 'truncated'")
     # ---- §4 budgets on what grows with the program (past one: folded, and `truncated_reason` says why) ----
-    max_answer_bytes: int = Field(8_000_000, ge=65_536, description="bytes of one run's answer: the /api/run body, "
+    max_answer_bytes: int = Field(16_000_000, ge=65_536, description="bytes of one run's answer: the /api/run body, "
                                   "or all the events of one /api/stream; past it passes are folded or summarised")
     max_string_chars: int = Field(1_000, ge=16, description="characters of one string in an event (name, module "
                                   "repr, message); longer ones are cut with a visible '…[+N chars]'")
@@ -113,8 +123,8 @@ class Settings(BaseSettings):
 LIMIT_FIELDS = (
     "max_source_chars", "max_ast_depth", "max_ast_nodes", "max_graph_nodes", "max_tensor_elements",
     "max_live_elements", "max_int_bits", "max_loop_iterations", "max_steps", "max_output_bytes",
-    "time_limit_s", "hard_kill_s",
-)
+    "time_limit_s", "hard_kill_s", "max_op_flops",
+) + ("max_figures", "max_figure_points", "max_plot_label_chars", "max_figure_bytes")
 
 
 def build_sandbox_limits(cls: Any, values: dict[str, Any]) -> Any:

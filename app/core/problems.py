@@ -29,7 +29,7 @@ def empty_trace(error: dict | None = None, *, stream: bool = False) -> dict:
     stream's closing ``done`` event instead (``"type"`` first, no ``passes``)."""
     head: dict = {"type": "done"} if stream else {}
     body = {"stdout": "", "error": error, "variables": {}, "ops": {}, "passes": [], "steps": [], "modules": {},
-            "truncated": False, "truncated_reason": None}
+            "figures": [], "truncated": False, "truncated_reason": None}
     if stream:
         del body["passes"]
     return {**head, **body}

@@ -315,7 +315,8 @@ def tensor_info(t, limit: int, summary: bool = False) -> dict:
     }
 
 
-def extract_variables(top: dict, limit: int, budget: int | None = None, max_path_chars: int | None = None) -> dict:
+def extract_variables(top: dict, limit: int, budget: int | None = None, max_path_chars: int | None = None,
+                      reasons: list | None = None) -> dict:
     """Every top-level tensor, and every named parameter of every top-level module (prefixed).
     Past ``budget`` estimated bytes of values, the rest are sent as summaries; a parameter's path
     is cut to ``max_path_chars`` (in the middle; ``#2``… after one that would read the same)."""
@@ -330,11 +331,16 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
         name = clip_text(name, max_path_chars, keep_end=True)
         if name in out:
             name = next(f"{name}#{k}" for k in itertools.count(2) if f"{name}#{k}" not in out)
-        over = budget is not None and cost > budget
+        size = value_cost(np.asarray(t._data), limit) + (value_cost(np.asarray(t._grad._data), limit)
+                                                          if t._grad is not None else 0)
+        over = budget is not None and cost + size > budget  # decided before encoding: never a list to drop
         out[name] = info = tensor_info(t, limit, summary=over)
-        cost += 200 + (SUMMARY_COST * 2 if over else value_cost(np.asarray(t._data), limit)
-                       + (value_cost(np.asarray(t._grad._data), limit) if t._grad is not None else 0))
+        cost += 200 + (SUMMARY_COST * 2 if over else size)
+        if over:
+            summarised.append(name)
         return info
+
+    summarised: list[str] = []
 
     for name, obj in top.items():
         try:
@@ -345,15 +351,19 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
                     add(pname, p)
         except Exception:  # noqa: BLE001 - a broken user object is skipped, not fatal
             continue
+    if summarised and reasons is not None:
+        reasons.append(f"{len(summarised):,} of {len(out):,} variables sent as summaries (from {summarised[0]}: "
+                       f"their share of limit max_answer_bytes is {budget:,} bytes)")
     return out
 
 
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, stream: bool = True,
                 head: int = 3, tail: int = 2, max_string_chars: int | None = None,
-                max_path_chars: int | None = None, value_budget: int | None = None, extra: tuple = ()) -> None:
+                max_path_chars: int | None = None, value_budget: int | None = None, extra: tuple = (),
+                values: str = "full") -> None:
     """Run ``source`` and ship everything through ``send``; never raises. The budgets (None: none)
     come from the settings: max_string_chars, max_path_chars, and ``value_budget`` (max_answer_bytes)
-    for the values shipped and, apart, for the variables."""
+    for the values shipped and, apart, for the variables; ``values`` is the request's ("full" or "summary")."""
     import engine
     from sandbox import backend_for, run_program
 
@@ -362,16 +372,23 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
                             value_budget=value_budget)
     error = None
     variables: dict = {}
+    variable_reasons: list[str] = []
     stdout = ""
+    figures: list = []
     try:
         outcome = run_program(source, limits, backend_for(engine), recorder=rec, on_print=rec.on_print)
-        stdout, error = outcome.stdout, outcome.error
+        stdout, error, figures = outcome.stdout, outcome.error, outcome.figures
         try:
             rec.name_modules(outcome.globals)
         except Exception:  # noqa: BLE001
             pass
-        variables = extract_variables(outcome.globals, value_limit,
-                                      None if value_budget is None else value_budget // 8, max_path_chars)
+        # complete values and gradients (docs/trace.md §2): every element of every tensor the limits allow, up
+        # to half the answer budget; or, when the client asks (`values: "summary"`: the page), summaries past
+        # value_limit elements
+        full = values != "summary"
+        variables = extract_variables(outcome.globals, limits.max_tensor_elements if full else value_limit,
+                                      None if value_budget is None else value_budget // 2, max_path_chars,
+                                      reasons=variable_reasons)
     except MemoryError:
         error = {"type": "MemoryError", "message": "the program ran out of memory", "line": None, "column": None}
     except Exception:  # noqa: BLE001 - an engine bug must not leak a traceback
@@ -381,5 +398,5 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(("end", {"stdout": stdout, "error": error, "variables": variables, "truncated": rec.truncated,
-                  "reasons": rec.reasons}))
+    send(("end", {"stdout": stdout, "error": error, "variables": variables, "figures": figures,
+                  "truncated": rec.truncated or bool(variable_reasons), "reasons": rec.reasons + variable_reasons}))

@@ -51,6 +51,7 @@ class Job:
     stream: bool
     client: str | None
     passes: tuple = ()  # passes to record in full besides the first and last ones
+    values: str = "full"  # the request's `values`: "full" or "summary" (app/trace/values.py)
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
     worker: WorkerHandle | None = None
     started: float = 0.0
@@ -276,7 +277,7 @@ class Pool:
         job.started = time.monotonic()
         try:
             h.conn.send(("run", job.id, job.source, {"stream": job.stream, "queued": len(self.waiting),
-                                                     "passes": list(job.passes)}))
+                                                     "passes": list(job.passes), "values": job.values}))
         except Exception:  # noqa: BLE001 - a broken pipe: the reader thread reports the death
             h.job = None
             job.worker = None
@@ -287,7 +288,8 @@ class Pool:
         if job.client is not None and self.clients.get(job.client) is job:
             del self.clients[job.client]
 
-    def submit(self, source: str, *, stream: bool = False, client: str | None = None, passes: tuple = ()) -> Job:
+    def submit(self, source: str, *, stream: bool = False, client: str | None = None, passes: tuple = (),
+               values: str = "full") -> Job:
         """Queue a run (cancelling the client's previous one); raises PoolBusy when the queue is full."""
         if self.closing:
             raise PoolBusy("the server is stopping")
@@ -299,7 +301,7 @@ class Pool:
                 h.ready and h.job is None and not h.dead for h in self.workers):
             self.rejected += 1
             raise PoolBusy(BUSY_MESSAGE)
-        job = Job(next(self.ids), source, stream, client, passes)
+        job = Job(next(self.ids), source, stream, client, passes, values)
         if client is not None:
             self.clients[client] = job
         self.waiting.append(job)

@@ -98,6 +98,15 @@ def _json_safe(x):
     return walk(x, 0)
 
 
+def _figures(figures) -> list[dict]:
+    """The run's plots as the answer carries them (docs/trace.md): SVG text and the count of characters
+    printed before each; anything else the run process sent is dropped."""
+    if type(figures) is not list:
+        return []
+    return [{"svg": f["svg"], "at": f["at"]} for f in figures
+            if type(f) is dict and type(f.get("svg")) is str and type(f.get("at")) is int]
+
+
 def _vm_bytes() -> int:
     try:
         with open("/proc/self/status") as f:
@@ -166,6 +175,13 @@ class Worker:
         from engine.recorder import op_table
 
         self.op_table = op_table()
+        if s.preload_matplotlib:
+            try:
+                from sandbox.plots import preload
+
+                preload()  # ~0.3 s once per worker instead of in every run that plots
+            except Exception:  # noqa: BLE001 - best effort: without it, the first plot of each run imports it
+                pass
         self._warm()
         self.spare = None
         gc.collect()
@@ -248,14 +264,14 @@ class Worker:
                 reader.close()
                 self._child_setup(warm)
                 try:
-                    source, stream, passes = job_r.recv()
+                    source, stream, passes, values = job_r.recv()
                 except (EOFError, OSError):
                     os._exit(0)
                 from app.runner.capture import run_capture
 
                 s = self.settings
                 run_capture(source, self.limits, s.value_limit, s.max_events, writer.send, stream=stream,
-                            extra=passes, **capture_budgets(s))
+                            extra=passes, values=values, **capture_budgets(s))
                 writer.close()
             except BaseException:  # noqa: BLE001
                 code = 1
@@ -265,7 +281,7 @@ class Worker:
         writer.close()
         self.spare = (pid, job_w, reader)
 
-    def _take_spare(self, source: str, stream: bool, passes: tuple = ()):
+    def _take_spare(self, source: str, stream: bool, passes: tuple = (), values: str = "full"):
         """The warm spare child with ``source`` handed to it (a fresh fork if it died meanwhile)."""
         for _ in range(2):
             if self.spare is None:
@@ -273,7 +289,7 @@ class Worker:
             pid, job_w, reader = self.spare
             self.spare = None
             try:
-                job_w.send((source, stream, passes))
+                job_w.send((source, stream, passes, values))
                 job_w.close()
                 return pid, reader
             except (OSError, BrokenPipeError):
@@ -325,7 +341,7 @@ class Worker:
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
         passes = tuple(int(i) for i in opts.get("passes") or ())[:4]
-        pid, reader = self._take_spare(source, stream, passes)
+        pid, reader = self._take_spare(source, stream, passes, opts.get("values") or "full")
         t_sent = t_end = time.monotonic()
         budget = AnswerBudget(s.max_answer_bytes)
 
@@ -439,10 +455,11 @@ class Worker:
         if end is not None:
             error = end.get("error")
             variables = end.get("variables") or {}
+            figures = _figures(end.get("figures"))
             truncated = bool(end.get("truncated"))
             reasons += [str(r) for r in end.get("reasons") or []]
         else:
-            variables, truncated = {}, False
+            variables, truncated, figures = {}, False, []
         if build_error:
             reasons.append("the trace could not be built past a point (a flowgrad bug)")
         parts = builder.result_parts()
@@ -456,6 +473,7 @@ class Worker:
             "passes": [] if stream else parts["passes"],
             "steps": parts["steps"],
             "modules": parts["modules"],
+            "figures": figures,
             "truncated": truncated or parts["truncated"] or build_error,
             "truncated_reason": None,
         }

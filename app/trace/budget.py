@@ -176,7 +176,8 @@ def fit_answer(trace: dict, budget: int, *, max_string_chars: int | None = None)
             trace["stdout"] = cut
             reasons.append(f"stdout cut to {len(cut):,} characters (its share of limit max_answer_bytes)")
     if isinstance(trace.get("variables"), dict):
-        trace["variables"] = _fit_variables(trace["variables"], share, reasons)
+        # half the answer: complete variables come before drawn passes (those fold to what is left)
+        trace["variables"] = _fit_variables(trace["variables"], budget // 2, reasons)
     if isinstance(trace.get("modules"), dict):
         trace["modules"] = _fit_modules(trace["modules"], budget // 16, reasons)
     if isinstance(trace.get("steps"), list):

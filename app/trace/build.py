@@ -581,6 +581,9 @@ class TraceBuilder:
                               "op": op.get("op"), "line": op.get("line"), "value": None, "grad": None})
                 if op.get("lines"):  # a custom Function: the lines of its forward
                     nodes[-1]["lines"] = op["lines"]
+                if op.get("error"):  # the op that failed: drawn red, with the shapes it was given
+                    nodes[-1]["error"] = op["error"]
+                    nodes[-1]["input_shapes"] = op.get("input_shapes")
             else:
                 t = self.tensors[nid]
                 name = self.param_names.get(nid) or self.names.get(nid)

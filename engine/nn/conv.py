@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import creation
+from ..device import resolve as resolve_device
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter
@@ -15,6 +16,7 @@ class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
         nd = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")

@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from ..boundary import expect_attribute, expect_tensor
+from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
 from ..tensor import apply
@@ -45,8 +46,9 @@ def linear(x, weight, bias=None):
         return out + bias if bias is not None else out
     wt = weight.t()
     if x.shape[-1] != weight.shape[1]:  # before numpy, whose matmul error names its gufunc signature
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({int(np.prod(x.shape[:-1]))}x{x.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})")
+        raise refused(OPS["addmm"] if bias is not None else OPS["mm"], (bias, x, wt) if bias is not None else (x, wt),
+                      RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                                   f"({int(np.prod(x.shape[:-1]))}x{x.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})"))
     if x.ndim == 2:
         return apply(OPS["addmm"], (bias, x, wt)) if bias is not None else apply(OPS["mm"], (x, wt))
     lead = x.shape[:-1]

@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, namedtuple
 
-from .. import creation
+from .. import creation, dtypes
+from .. import device as devices
 from ..autograd import STATE, RemovableHandle
 from ..boundary import plain_text
 from ..tensor import Tensor
@@ -394,10 +395,41 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
+        """Moves to the CPU (the only device) and casts floating parameters, buffers and grads in place."""
+        dtype, _ = devices.parse_to(args, kwargs, dtypes.dtype, Tensor)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+        return self if dtype is None else self._cast_floating(dtype)
+
+    def _cast_floating(self, dtype):
+        # torch swaps `.data` (and the grad's), so the Parameter objects optimizers hold stay the same
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is not None and p.is_floating_point() and p.dtype != dtype:
+                    p.data = p.data.to(dtype)
+                    if p.grad is not None:
+                        p.grad.data = p.grad.data.to(dtype)
+            for name, b in m._buffers.items():
+                if b is not None and b.is_floating_point() and b.dtype != dtype:
+                    m._buffers[name] = b.to(dtype)
         return self
+
+    def float(self):
+        return self._cast_floating(dtypes.float32)
+
+    def double(self):
+        return self._cast_floating(dtypes.float64)
+
+    def half(self):
+        return self._cast_floating(dtypes.float16)
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None):
+        devices.resolve("cuda" if device is None else device)
+        raise AssertionError(devices.CUDA_MISSING)
 
     def apply(self, fn):
         for m in list(self.children()):
@@ -473,6 +505,7 @@ def _zero_grads(params, set_to_none):
 class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, dtype=None, device=None):
         super().__init__()
+        devices.resolve(device)  # CPU, or the error a CPU-only torch raises
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import creation
+from ..device import resolve as resolve_device
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter, _optional_parameters
@@ -11,6 +12,7 @@ class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
         super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         _optional_parameters(self, affine, ("weight", "bias"), num_features, dtype=dtype)
@@ -72,6 +74,7 @@ class BatchNorm2d(_BatchNorm):
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)

@@ -10,6 +10,7 @@ import math
 
 from .. import creation
 from ..autograd import STATE
+from ..device import resolve as resolve_device
 from ..dispatch import apply
 from ..functional import stack
 from ..ops import OPS
@@ -68,6 +69,7 @@ class RNNCellBase(_RNNModule):
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         g = self._gates * hidden_size
         self.weight_ih = Parameter(creation.empty(g, input_size, dtype=dtype))
@@ -145,6 +147,7 @@ class RNNBase(_RNNModule):
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None, nonlinearity="tanh"):
         super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
         if proj_size:
             raise NotImplementedError("LSTM proj_size is not supported by flowgrad")
         if not 0 <= dropout <= 1 or isinstance(dropout, bool):

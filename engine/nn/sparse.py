@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import creation
+from ..device import resolve as resolve_device
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter
@@ -11,6 +12,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
             if padding_idx > 0:

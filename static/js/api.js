@@ -15,6 +15,10 @@ export const CLIENT_ID = (() => {
   }
 })();
 
+// The page draws no variable beyond a summary: it asks for summaries (the API's default is every element,
+// 5.5 MB for an MNIST-sized MLP against 0.17 MB; docs/trace.md §2)
+const VARIABLE_VALUES = "summary";
+
 export async function fetchExamples() {
   const r = await fetch("/api/examples");
   if (!r.ok) throw new Error(`examples: HTTP ${r.status}`);
@@ -26,7 +30,8 @@ export async function runProgram(source, { signal, passes = null } = {}) {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     // a pass recorded on demand is its own client: it must not cancel (or be cancelled by) the main run
-    body: JSON.stringify(passes ? { source, passes, client_id: CLIENT_ID + ":pass" } : { source, client_id: CLIENT_ID }),
+    body: JSON.stringify(passes ? { source, passes, client_id: CLIENT_ID + ":pass", values: VARIABLE_VALUES }
+      : { source, client_id: CLIENT_ID, values: VARIABLE_VALUES }),
     signal,
   });
   let body = null;
@@ -78,7 +83,7 @@ export function streamProgram(source, handlers) {
       r = await fetch("/api/stream", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-        body: JSON.stringify({ source, client_id: CLIENT_ID }),
+        body: JSON.stringify({ source, client_id: CLIENT_ID, values: VARIABLE_VALUES }),
         signal: ctrl.signal,
       });
     } catch (e) {

@@ -398,6 +398,9 @@ ${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 .fg-op .fg-opshape{fill:${th.opFill};stroke:${th.nodeStroke};stroke-width:${sz.nodeStroke}}
 .fg-op text{fill:${th.text};font-weight:600}
 .fg-op.nograd .fg-opshape{stroke-dasharray:3 3;opacity:.7}
+.fg-op.failed .fg-opshape{stroke:${th.cut};stroke-width:${sz.litEdgeWidth};fill:color-mix(in srgb,${th.cut} 14%,${th.opFill})}
+.fg-op.failed text{fill:${th.cut}}
+.fg-fail-shapes{font-weight:700}
 .fg-op.freed .fg-opshape{stroke-dasharray:2 3;opacity:.45}
 .fg-op.freed text{opacity:.45}
 .fg-node.active-forward .fg-frame,.fg-op.active-forward .fg-opshape{stroke:${th.forward};stroke-width:${sz.litEdgeWidth}}
@@ -424,3 +427,9 @@ ${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 ${roles}
 `;
 }
+
+// Figures a program plots (matplotlib, shown in the output pane among the printed lines).
+export const FIGURES = {
+  maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
+  background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
+};

@@ -94,6 +94,14 @@ export const frameEffects = {
         const s = get(f.id);
         if (!s) return;
         s.value = true;
+        if (fx && f.error) {  // the forward raised: the op is drawn red, the caption says with what
+          fx.active[f.id] = "forward";
+          const ins = (f.inputs || []).map((t) => (t && this.nodes.has(t) ? nodeName(this.nodes.get(t)) : "?"));
+          const shapes = (f.input_shapes || []).map((x) => (x == null ? "?" : x.length ? x.join("×") : "scalar"));
+          fx.text = `✗ ${opExpr(f.op, f.label, f.params, ins, this.opParams(f.op))} failed with shapes ${shapes.join(", ")}: ${f.error.message}`;
+          fx.toast = { kind: "error", title: f.error.type, text: f.error.message };
+          return;
+        }
         if (fx) {
           fx.active[f.id] = "forward";
           fx.op = f;

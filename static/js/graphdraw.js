@@ -137,7 +137,7 @@ export const drawing = {
 
   renderOp(n) {
     const grp = el("g", {
-      class: "fg-op" + (n.grad_fn ? "" : " nograd"), "data-node-id": n.id, tabindex: 0, role: "button",
+      class: "fg-op" + (n.error ? " failed" : n.grad_fn ? "" : " nograd"), "data-node-id": n.id, tabindex: 0, role: "button",
       transform: `translate(${n.x},${n.y})`,
     }, this.layers.nodes);
     const rx = n.w / 2, ry = n.h / 2;
@@ -147,7 +147,12 @@ export const drawing = {
     const fs = Math.max(GRAPH.fonts.min, Math.min(ry * GRAPH.op.fontFill, (n.w - GRAPH.op.textInset) / (Math.max(1, label.length) * LAYOUT.glyphW)));
     const t = el("text", { class: "fg-optext", "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs.toFixed(1) }, grp);
     t.textContent = label;
-    el("title", {}, grp).textContent = `${label}${label !== n.op ? " (" + (n.op || "op") + ")" : ""}${n.grad_fn ? " · grad_fn=" + n.grad_fn : " · no grad_fn (grad disabled)"}`;
+    el("title", {}, grp).textContent = `${label}${label !== n.op ? " (" + (n.op || "op") + ")" : ""}${n.error ? ` · failed: ${n.error.message}` : n.grad_fn ? " · grad_fn=" + n.grad_fn : " · no grad_fn (grad disabled)"}`;
+    if (n.error) {  // the op that failed: the shapes it was given, under it, where grad_fn names go
+      const shapes = (n.input_shapes || []).filter((s) => s != null).map((s) => (s.length ? s.join("×") : "scalar"));
+      const cap = el("text", { class: "fg-fail-shapes", y: ry + GRAPH.fonts.caption * 1.4, "text-anchor": "middle", "font-size": GRAPH.fonts.caption * 1.2 }, grp);
+      cap.textContent = `✗ ${shapes.join(", ")}`;
+    }
     this.bindNode(grp, n);
     this.nodeEls.set(n.id, { g: grp, n, kind: "op" });
   },

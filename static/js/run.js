@@ -137,6 +137,7 @@ function startStream(src, seq, opts, t0, finish) {
       trace.streaming = false;
       trace.passes = trace.passes.filter(Boolean);
       if (msg.modules) trace.modules = msg.modules;
+      trace.figures = Array.isArray(msg.figures) ? msg.figures : [];
       setStreamControls(null);
       if (!shown) loadTrace(trace, opts);
       else if (opts.pass != null && opts.pass !== app.passIndex && trace.passes[opts.pass]) {

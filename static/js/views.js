@@ -1,5 +1,7 @@
 // A trace into the page: the output and error panel, the training panel (passes, loss curve), the pass to open.
+import { renderOutput } from "./figures.js";
 import { graphPasses, nearestGraphPass, openPass, setTimeline } from "./player.js";
+import { hintFor } from "./hints.js";
 import { $, app } from "./state.js";
 import { num } from "./values.js";
 
@@ -26,11 +28,18 @@ export function showError(err) {
     b.addEventListener("click", () => editor.goToLine(err.line));
     box.append(" ", b);
   }
+  const hint = hintFor(err);
+  if (hint) {
+    const p = document.createElement("p");
+    p.className = "err-hint";
+    p.textContent = "Hint: " + hint;
+    box.append(p);
+  }
   editor.showError(err);
 }
 
 export function showOutput(trace) {
-  $("stdout").textContent = trace.stdout || "";
+  renderOutput($("stdout"), trace.stdout, trace.figures);
   showError(trace.error);
 }
 
@@ -42,6 +51,7 @@ export function loadTrace(trace, opts = {}, { partial = false } = {}) {
   if (!passes.length) {
     app.model = null;
     app.graph.viewport.replaceChildren();
+    if (app.graph.overlayVp) app.graph.overlayVp.replaceChildren();  // no pulse dot left from the last run
     $("empty").hidden = false;
     $("empty").textContent = trace.error ? "The program stopped before building a graph: see Output." : "This program built no graph (no tensor ops with requires_grad).";
     $("caption").replaceChildren();

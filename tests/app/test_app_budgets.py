@@ -148,6 +148,7 @@ def test_hole_programs_answer_within_the_budgets(client, settings):
             report.append(f"{name}: run {n:,} B {run_s:.2f} s, stream {sn:,} B {stream_s:.2f} s")
             assert n <= budget and sn <= budget, report[-1]
             for answer, wall in ((d, run_s), (done, stream_s)):
+                assert "elapsed_ms" in answer, (name, answer.get("error"))
                 assert answer["elapsed_ms"] <= (TIME_TARGET_S + SLACK_S) * 1000, report[-1]
                 assert wall <= TIME_TARGET_S + SLACK_S + 2, report[-1]
                 if answer["truncated"]:

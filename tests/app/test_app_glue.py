@@ -48,7 +48,7 @@ def test_empty_trace():
     err = problem("WorkerError", "the run failed")
     t = empty_trace(err)
     assert t == {"stdout": "", "error": err, "variables": {}, "ops": {}, "passes": [], "steps": [], "modules": {},
-                 "truncated": False, "truncated_reason": None}
+                 "figures": [], "truncated": False, "truncated_reason": None}
     Trace.model_validate(t)
     assert empty_trace()["error"] is None
     done = empty_trace(err, stream=True)

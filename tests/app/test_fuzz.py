@@ -47,8 +47,10 @@ ANSWER_BUDGET_BYTES = 8 * 1024 * 1024  # the answer budget when the settings hav
 # (`0x7f0000000010`, ...). Anything else that looks like an address is a real one.
 ALLOWED_ADDRESS = FakeAddresses.PATTERN
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
-# Internal names that must never reach an answer. `numpy()` is Tensor.numpy, a PyTorch method name.
-INTERNAL = re.compile(r"\bengine\.|\bsandbox\.|\bapp\.|\bnumpy\b(?!\(\))|/work\b|site-packages|Traceback|File \"")
+# Internal names that must never reach an answer. `numpy` is a module programs import (`numpy.ndarray`,
+# `numpy.random`), its internals are not (`numpy._core`, `numpy.lib`, `numpy/...`).
+INTERNAL = re.compile(r"\bengine\.|\bsandbox\.|\bapp\.|\bnumpy(?:\.(?:_|core|lib)|/)|/work\b|site-packages|Traceback|"
+                      r"File \"")
 # Errors that mean the run did not end on its own terms (a guard is missing, or flowgrad itself failed).
 CRASH_TYPES = frozenset({"InternalError", "WorkerError", "MemoryError"})
 TRIVIAL = "print(6 * 7)\n"

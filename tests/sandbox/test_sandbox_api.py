@@ -26,9 +26,11 @@ def test_public_names():
     assert fields == {
         "max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_loop_iterations": 10_000,
         "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0,
-        "max_tensor_elements": 100_000, "max_live_elements": 1_000_000, "max_graph_nodes": 10_000,
+        "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
+        "max_op_flops": 200_000_000,
+        "max_figures": 20, "max_figure_points": 100_000, "max_plot_label_chars": 200, "max_figure_bytes": 2_000_000,
     }
-    assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals"}
+    assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals", "figures"}
     e = ProgramError("TypeError", "boom", 3, 4)
     assert e.to_dict() == {"type": "TypeError", "message": "boom", "line": 3, "column": 4}
 

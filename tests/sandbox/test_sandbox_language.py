@@ -354,8 +354,9 @@ def test_random_module_is_per_run_and_seeded():
 
 
 def test_imports():
-    e = err("import numpy as np")
-    assert e["type"] == "ModuleNotFoundError" and "numpy" in e["message"] and "torch" in e["message"]
+    e = err("import scipy as sp")
+    assert e["type"] == "ModuleNotFoundError" and "scipy" in e["message"] and "torch" in e["message"]
+    assert "numpy" in e["message"] and "matplotlib.pyplot" in e["message"]
     e = err("from math import nope")
     assert e["type"] == "ImportError" and e["line"] == 1
 

@@ -75,7 +75,7 @@ async def run(body: RunRequest, request: Request, pool: PoolDep, client: ClientD
     `truncated_reason` says why."""
     try:
         job = pool.submit(safe_source(body.source), stream=False, client=body.client_id or client,
-                          passes=tuple(sorted(set(body.passes))))
+                          passes=tuple(sorted(set(body.passes))), values=body.values)
     except PoolBusy as e:
         return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
     got = await wait_job(pool, job, request)

@@ -22,7 +22,7 @@ truncated_reason}. Infrastructure failures end the stream with ``done`` carrying
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, Query
@@ -64,9 +64,9 @@ def query_source(settings: SettingsDep, source: Annotated[str, Query(description
 QuerySource = Annotated[str, Depends(query_source)]
 
 
-async def _events(pool: Pool, source: str, client: str | None) -> AsyncIterator[ServerSentEvent]:
+async def _events(pool: Pool, source: str, client: str | None, values: str = "full") -> AsyncIterator[ServerSentEvent]:
     try:
-        job = pool.submit(safe_source(source), stream=True, client=client)
+        job = pool.submit(safe_source(source), stream=True, client=client, values=values)
     except PoolBusy as e:
         yield _failed(problem("Busy", str(e)))
         return
@@ -88,12 +88,13 @@ async def _events(pool: Pool, source: str, client: str | None) -> AsyncIterator[
 
 @router.post("/stream", response_class=EventSourceResponse, summary="Run a program, streaming its trace (SSE)")
 async def stream_post(body: RunRequest, pool: PoolDep, client: ClientDep) -> AsyncIterator[ServerSentEvent]:
-    async for ev in _events(pool, body.source, body.client_id or client):
+    async for ev in _events(pool, body.source, body.client_id or client, body.values):
         yield ev
 
 
 @router.get("/stream", response_class=EventSourceResponse, summary="Same as POST, for EventSource")
 async def stream_get(pool: PoolDep, client: ClientDep, source: QuerySource,
-                     client_id: str | None = Query(None, max_length=128)) -> AsyncIterator[ServerSentEvent]:
-    async for ev in _events(pool, source, client_id or client):
+                     client_id: str | None = Query(None, max_length=128),
+                     values: Literal["full", "summary"] = Query("full")) -> AsyncIterator[ServerSentEvent]:
+    async for ev in _events(pool, source, client_id or client, values):
         yield ev

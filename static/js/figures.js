@@ -1,0 +1,35 @@
+// The output pane: printed text with the program's figures in place (docs/trace.md, "figures").
+// A figure's SVG is shown as an <img> from a blob URL: an image document runs no script and loads nothing.
+import { FIGURES } from "./config.js";
+
+let urls = []; // the blob URLs of the figures shown now, revoked when the pane is redrawn
+
+// Fill `pre` with `stdout`, each figure at its offset (`at`: code points printed before it).
+export function renderOutput(pre, stdout, figures) {
+  for (const u of urls) URL.revokeObjectURL(u);
+  urls = [];
+  const text = stdout || "";
+  const list = Array.isArray(figures) ? figures.filter((f) => f && typeof f.svg === "string") : [];
+  if (!list.length) {
+    pre.textContent = text;
+    return;
+  }
+  pre.replaceChildren();
+  const points = Array.from(text); // `at` counts code points, as Python does
+  let from = 0;
+  list.forEach((fig, i) => {
+    const at = Math.max(from, Math.min(points.length, Number.isInteger(fig.at) ? fig.at : points.length));
+    if (at > from) pre.append(document.createTextNode(points.slice(from, at).join("")));
+    from = at;
+    const img = document.createElement("img");
+    const url = URL.createObjectURL(new Blob([fig.svg], { type: "image/svg+xml" }));
+    urls.push(url);
+    img.src = url;
+    img.className = "figure";
+    img.alt = `Figure ${i + 1}`;
+    img.style.maxWidth = `min(100%, ${FIGURES.maxWidthPx}px)`;
+    img.style.background = FIGURES.background;
+    pre.append(img);
+  });
+  if (from < points.length) pre.append(document.createTextNode(points.slice(from).join("")));
+}

@@ -1,0 +1,83 @@
+"""Figures in the output pane, in real Chromium: the linear-regression example's plot appears after its
+printed lines, as an <img> (an image document: no script in the SVG can run). Screenshot in test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = (ROOT / "examples" / "19_linear_regression_plot.py").read_text()
+
+
+def wait_ready(page, previous: str = ""):
+    page.wait_for_function("prev => document.body.dataset.ready && document.body.dataset.ready !== prev",
+                           arg=previous, timeout=30000)
+
+
+def run_source(page, source: str):
+    prev = page.evaluate("document.body.dataset.ready || ''")
+    page.evaluate("src => { window.__fg.editor.text = src; }", source)
+    page.get_by_role("button", name="Run", exact=True).click()
+    wait_ready(page, prev)
+
+
+def test_the_plot_shows_in_the_output_pane(page, shot):
+    if page.server_kind != "app":
+        pytest.skip("figures need the real app (the fixture server has no matplotlib)")
+    page.goto(page.base + "/")
+    wait_ready(page)
+    run_source(page, EXAMPLE)
+    img = page.locator("#stdout img.figure")
+    img.wait_for(state="visible", timeout=30000)
+    page.wait_for_function("() => { const i = document.querySelector('#stdout img.figure');"
+                           " return i && i.complete && i.naturalWidth > 0; }", timeout=30000)
+    assert img.count() == 1
+    assert img.get_attribute("src").startswith("blob:")
+    assert img.get_attribute("alt") == "Figure 1"
+    # after the printed lines, in order
+    pre_text = page.evaluate("() => { const pre = document.getElementById('stdout'); const parts = [];"
+                             " for (const n of pre.childNodes) parts.push(n.nodeType === 3 ? n.textContent : '[IMG]');"
+                             " return parts.join(''); }")
+    assert pre_text.startswith("epoch 0: loss ") and pre_text.endswith("[IMG]")
+    box = img.bounding_box()
+    assert box["width"] > 100 and box["height"] > 80
+    img.scroll_into_view_if_needed()
+    shot(page, "figure_linear_regression")
+    page.locator("section.output").screenshot(path=str(ROOT / "test-artifacts" / "figure_output_pane.png"))
+    page.errors.check()
+
+
+def test_svg_script_does_not_run(page):
+    if page.server_kind != "app":
+        pytest.skip("needs the real app")
+    page.goto(page.base + "/")
+    wait_ready(page)
+    # a hostile figure handed to the renderer directly: its script must not run
+    page.evaluate("""async () => {
+        const { renderOutput } = await import('/static/js/figures.js');
+        const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">' +
+                    '<script>window.__pwned = 1</script><rect width="10" height="10"/></svg>';
+        renderOutput(document.getElementById('stdout'), 'ab', [{ svg, at: 1 }]);
+    }""")
+    page.wait_for_function("() => { const i = document.querySelector('#stdout img.figure'); return i && i.complete; }")
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.evaluate("document.getElementById('stdout').textContent") == "ab"
+
+
+def test_figure_offsets_count_code_points(page):
+    if page.server_kind != "app":
+        pytest.skip("needs the real app")
+    page.goto(page.base + "/")
+    wait_ready(page)
+    # Python counts '😀' as one character; JavaScript strings as two: `at` is Python's count
+    parts = page.evaluate("""async () => {
+        const { renderOutput } = await import('/static/js/figures.js');
+        const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"></svg>';
+        const pre = document.getElementById('stdout');
+        renderOutput(pre, '😀ab\\n', [{ svg, at: 2 }, { svg, at: 4 }]);
+        return Array.from(pre.childNodes, (n) => n.nodeType === 3 ? n.textContent : n.tagName);
+    }""")
+    assert parts == ["😀a", "IMG", "b\n", "IMG"]
+    page.errors.check()
