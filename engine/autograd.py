@@ -300,11 +300,18 @@ def edge_of(t):
     return (fn, fn.output_nr(t) if fn._multi else 0)
 
 
-def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=()):
+def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), create_graph=False):
     """Run the graph below `root` in PyTorch's order: among ready nodes the newest runs first, and an
     AccumulateGrad runs the moment its last gradient arrives. With `capture` (node -> None), the
     gradients reaching those nodes are returned in it instead of accumulated into `.grad`.
-    `more_roots`: further (tensor, gradient) pairs run in the same pass (autograd.grad of several outputs)."""
+    `more_roots`: further (tensor, gradient) pairs run in the same pass (autograd.grad of several outputs).
+    With `create_graph`, gradients are Tensors and every VJP runs as recorded ops (engine/graphed.py)."""
+    if create_graph:
+        from .graphed import graphed_backward_hooks
+
+        apply_node, accumulate, retain, rec_value = graphed_backward_hooks()
+    else:
+        apply_node, accumulate, retain, rec_value = None, _accumulate, _retain, None
     rec = STATE.recorder
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
     deps = {}
@@ -331,7 +338,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=()):
     heapq.heapify(ready)
     order = 0
     prev_mode = STATE.grad_enabled
-    STATE.grad_enabled = False  # backward itself builds no graph (no create_graph support)
+    STATE.grad_enabled = create_graph  # backward builds a graph only for higher-order gradients
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -347,15 +354,18 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=()):
                 capture[node] = g
             if type(node) is AccumulateGrad:
                 if capture is None:
-                    _accumulate(node.variable, g, rec)
+                    accumulate(node.variable, g, rec)
                 continue
             if node._retain is not None:
                 t = node._retain()
                 if t is not None:
-                    _retain(t, g, rec)
-            grads = node.apply(g)
+                    retain(t, g, rec)
+            grads = node.apply(g) if apply_node is None else apply_node(node, g)
             if rec is not None:
-                rec.on_backward_step(node, g, parts_in.pop(node, None), grads)
+                if rec_value is None:
+                    rec.on_backward_step(node, g, parts_in.pop(node, None), grads)
+                else:
+                    rec_value(rec, node, g, parts_in.pop(node, None), grads)
             if not retain_graph:
                 node.release()
             for (nxt, slot), gi in zip(node._edges, grads):
@@ -379,7 +389,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=()):
                 if n == 0:
                     if type(nxt) is AccumulateGrad and capture is None:
                         if nxt in grads_in:
-                            _accumulate(nxt.variable, grads_in.pop(nxt), rec)
+                            accumulate(nxt.variable, grads_in.pop(nxt), rec)
                     else:
                         order += 1
                         heapq.heappush(ready, (-nxt._seq, order, nxt))
@@ -477,6 +487,12 @@ def call_tensor_hook(hook, g, dtype, owner=None):
     """Call one tensor hook on gradient `g`: its own copy (a hook may change it in place, and that change
     counts as in torch), the result checked as torch checks it, the call shown on the trace."""
     Tensor = _tensor_cls()
+    if isinstance(g, Tensor):  # create_graph: the hook sees (and may replace) the gradient tensor of the graph
+        with user_code():
+            r = hook(g)
+        if r is not None and not isinstance(r, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+        return g if r is None else r
     arg = Tensor._wrap(np.array(g, copy=True))
     if STATE.limits is not None:  # a hook may keep what it is given: it counts against the run's live elements
         STATE.limits.track(arg)
@@ -590,8 +606,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """torch.autograd.grad: gradients of `outputs` with respect to `inputs`, leaving `.grad` untouched."""
     from .tensor import Size, Tensor
 
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by flowgrad")
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True is not supported by flowgrad")
     if materialize_grads and allow_unused is False:
@@ -612,7 +626,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (out, go) in enumerate(zip(outs, gos)):
         if not isinstance(out, Tensor):
             raise TypeError(f"grad(): outputs must be Tensors, but got {type(out).__name__} at index {i}")
-        roots.append((out, root_gradient(out, go, i, Size)))
+        g0 = root_gradient(out, go, i, Size)
+        if create_graph:  # the backward pass is itself a graph: its gradients are Tensors
+            g0 = go if isinstance(go, Tensor) else Tensor._wrap(np.asarray(g0))
+        roots.append((out, g0))
     nodes = []
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
@@ -621,7 +638,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         nodes.append(t._grad_fn if t._grad_fn is not None else accumulator(t))
     capture = {n: None for n in nodes}
-    run_backward(roots[0][0], roots[0][1], bool(retain_graph), capture=capture, more_roots=roots[1:])
+    retain = create_graph if retain_graph is None else retain_graph  # PyTorch's default
+    run_backward(roots[0][0], roots[0][1], bool(retain), capture=capture, more_roots=roots[1:],
+                 create_graph=bool(create_graph))
     result = []
     for i, (t, n) in enumerate(zip(inputs, nodes)):
         g = capture[n]
@@ -632,6 +651,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
             result.append(Tensor._wrap(np.zeros_like(t._data)) if materialize_grads else None)
+        elif isinstance(g, Tensor):  # create_graph: the gradient is a graph's output
+            result.append(g)
         else:
             result.append(Tensor._wrap(np.array(g, dtype=t._data.dtype)))
     return tuple(result)

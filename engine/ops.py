@@ -18,6 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops_nn as _nn
+from .graphed import Graphed, vjps_by_decomposition
+from .graphed import op as _graphed_op
+from .graphed import raw as _raw
 
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left", "keywords")
 
@@ -124,7 +127,11 @@ def _count(shape, dims):
     return int(np.prod([shape[d] for d in dims]))
 
 
-def _scatter(shape, dtype, key, g, accumulate=False):
+def _scatter(shape, dtype, key, g, accumulate=False, kind="slice"):
+    """g placed at `key` in zeros of `shape` (summed where an index repeats): the backward of indexing.
+    Under create_graph it is the op `<kind>_backward`, whose own VJP indexes again."""
+    if type(g) is Graphed:
+        return _graphed_op(kind + "_backward", (g,), (tuple(shape), key, accumulate))
     z = np.zeros(shape, dtype=dtype)
     if accumulate:
         np.add.at(z, key, g)
@@ -135,7 +142,11 @@ def _scatter(shape, dtype, key, g, accumulate=False):
 
 def _reduce_arg(a, ans, dim, keepdim, g, pick):
     """Gradient of max/min along dim: all of g goes to the first extreme element (PyTorch's indices)."""
-    idx = pick(a, axis=dim, keepdims=True)
+    idx = pick(_raw(a), axis=dim, keepdims=True)
+    if type(g) is Graphed:  # a constant one-hot mask times g: differentiable in g
+        mask = np.zeros(a.shape, dtype=bool)
+        np.put_along_axis(mask, idx, True, axis=dim)
+        return mask * (g if keepdim else np.expand_dims(g, dim))
     z = np.zeros(a.shape, dtype=g.dtype)
     np.put_along_axis(z, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
     return z
@@ -228,8 +239,16 @@ def _nll(logp, target, reduction, weight=None, ignore_index=-100):
 
 
 def _nll_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
-    z = np.zeros_like(logp)
     w = _nll_weights(logp, target, weight, ignore_index)
+    if type(g) is Graphed:  # the same placement as one differentiable scatter
+        if logp.ndim == 1:
+            picked = -g * w / w if reduction == "mean" else -g * w
+            return _scatter(logp.shape, logp.dtype, target if target != ignore_index else 0,
+                            picked * (target != ignore_index), kind="select")
+        scale = g / w.sum() if reduction == "mean" else g
+        key = (np.arange(logp.shape[0]), np.where(target == ignore_index, 0, target))
+        return _scatter(logp.shape, logp.dtype, key, -scale * w, kind="index")
+    z = np.zeros_like(logp)
     if logp.ndim == 1:
         if target != ignore_index:
             z[target] = -g * w / w if reduction == "mean" else -g * w
@@ -281,6 +300,8 @@ def _bce_logits_vjp_y(g, ans, x, y, reduction, weight=None, pos_weight=None):
 
 def _sigmoid(a):
     # NOTE: the two branches keep exp() from overflowing for large |a|.
+    if type(a) is Graphed:
+        return _graphed_op("sigmoid", (a,))
     if _is_bool(a):
         a = a.astype(np.float32)  # torch: sigmoid of a bool tensor is float
     with np.errstate(over="ignore"):
@@ -431,19 +452,28 @@ defop("unsqueeze", "UnsqueezeBackward0", "unsqueeze", np.expand_dims, (lambda g,
 defop("expand", "ExpandBackward0", "expand", np.broadcast_to, (lambda g, ans, a, shape: unbroadcast(g, a.shape), r"\textstyle\sum"),
       saves=False, view=True, params=Params("call", ("size",)))
 defop("select", "SelectBackward0", "[i]", lambda a, key: a[key],
-      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False, view=True,
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g, kind="select"), "1"), saves=False, view=True,
       params=Params("subscript", ("index",)))
 defop("slice", "SliceBackward0", "[a:b]", lambda a, key: a[key],
       (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g), "1"), saves=False, view=True,
       params=Params("subscript", ("index",)))
 defop("index", "IndexBackward0", "[idx]", lambda a, key: a[key],
-      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g, accumulate=True), "1"), needs=("",),
+      (lambda g, ans, a, key: _scatter(a.shape, g.dtype, key, g, accumulate=True, kind="index"), "1"), needs=("",),
       params=Params("hidden", ("index",)))
 defop("cat", "CatBackward0", "cat", lambda arrays, dim: np.concatenate(arrays, axis=dim),
       (lambda g, ans, i, arrays, dim: np.split(g, np.cumsum([x.shape[dim] for x in arrays])[:-1], axis=dim)[i], "1"),
       saves=False, variadic=True, params=DIM)
 defop("stack", "StackBackward0", "stack", lambda arrays, dim: np.stack(arrays, axis=dim),
       (lambda g, ans, i, arrays, dim: np.take(g, i, axis=dim), "1"), saves=False, variadic=True, params=DIM)
+
+# Higher-order gradients (create_graph=True): the backward of indexing as ops, so their own gradient (indexing
+# again) is recorded too; `_scatter` emits them when a VJP runs on tensors.
+for _kind, _grad_fn in (("select", "SelectBackwardBackward0"), ("slice", "SliceBackwardBackward0"),
+                        ("index", "IndexPutBackward0")):
+    defop(_kind + "_backward", _grad_fn, _kind + "ᵀ", lambda g, shape, key, acc: _scatter(shape, g.dtype, key, g, acc),
+          (lambda g, ans, a, shape, key, acc: g[key], "1"), saves=False, params=Params("hidden", ("size", "index", "accumulate")))
+# `.grad` of a leaf after backward(create_graph=True): PyTorch's AccumulateGrad copies the incoming gradient
+defop("grad_copy", "CopyBackwards", "copy", np.copy, (lambda g, ans, a: g, "1"), saves=False)
 
 # Linear algebra
 defop("mm", "MmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
@@ -666,6 +696,8 @@ def _cumsum_vjp(g, ans, a, dim):
 def _cumprod_vjp(g, ans, a, dim):
     """PyTorch's gradient with zeros: before a slice's first zero sum_{j>=k} g_j ans_j / a_k; at that zero the
     product of the others (the cumprod with the zero read as 1); after it 0."""
+    if type(g) is Graphed:  # those branches cut the dependence on a zero: create_graph differentiates the products
+        return vjps_by_decomposition(lambda x: _cumprod_composed(x, dim), g, (a,))[0]
     zero = a == 0
     first = zero & (np.cumsum(zero, axis=dim) == 1)
     before = np.cumsum(zero, axis=dim) == 0
@@ -673,6 +705,17 @@ def _cumprod_vjp(g, ans, a, dim):
         plain = _cumsum_vjp(g * ans, None, None, dim) / np.where(before, a, 1)
     others = _cumsum_vjp(g * np.cumprod(np.where(first, 1, a), axis=dim), None, None, dim)
     return np.where(before, plain, np.where(first, others, 0))
+
+
+def _cumprod_composed(a, dim):
+    """cumprod as running products of slices (mul ops): what create_graph differentiates."""
+    lead = (slice(None),) * dim
+    run = a[lead + (slice(0, 1),)]
+    parts = [run]
+    for i in range(1, a.shape[dim]):
+        run = run * a[lead + (slice(i, i + 1),)]
+        parts.append(run)
+    return np.concatenate(parts, axis=dim)
 
 
 def _others_product(a, dim):

@@ -14,6 +14,10 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .graphed import Graphed
+from .graphed import op as _graphed_op
+from .graphed import raw as _raw
+
 
 def _two(v, n):
     """A 1- or 2-element parameter as a 2-D one: (v,) -> (1 or 0, v) for 1-D ops."""
@@ -109,6 +113,8 @@ def conv_forward(x, w, b, stride, padding, dilation, groups):
 
 
 def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
+    if type(g) is Graphed:
+        return _conv_graphed_backward(g, ans, x, w, b, stride, padding, dilation, groups)[0]
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
@@ -126,6 +132,8 @@ def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
 
 
 def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
+    if type(g) is Graphed:
+        return _conv_graphed_backward(g, ans, x, w, b, stride, padding, dilation, groups)[1]
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     cols = _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow)
     dw = np.matmul(_grad_batch_last(g, groups, w4.shape[0]), np.swapaxes(cols, 1, 2))  # G, Og, Cg*KH*KW
@@ -134,6 +142,36 @@ def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
 
 def conv_vjp_bias(g, ans, x, w, b, *params):
     return g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def _conv_composed(x, w, b, stride, padding, dilation, groups):
+    """The convolution in table ops: im2col as one strided slice of the padded input per kernel offset, stacked,
+    then one matmul per group, in the (N, G, Cg*KH*KW, OH*OW) layout."""
+    one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
+    n, c = x4.shape[:2]
+    o, kh, kw = w4.shape[0], w4.shape[2], w4.shape[3]
+    parts = list(_offsets(_pad2d(x4, pads), (kh, kw), st, dl, oh, ow))  # each N C OH OW, row-major offsets
+    cols = np.stack(parts, axis=2).reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    out = np.matmul(w4.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)
+    if b is not None:
+        out = out + b.reshape(1, o, 1, 1)
+    return out[:, :, 0, :] if one else out
+
+
+_CONV_GRAPHED = [None]  # (g, ans, grads): one node's input and weight VJPs share one pass
+
+
+def _conv_graphed_backward(g, ans, x, w, b, *params):
+    memo = _CONV_GRAPHED[0]
+    if memo is not None and memo[0] is g and memo[1] is ans:
+        return memo[2]
+    from .graphed import vjps_by_decomposition
+
+    # NOTE: im2col is an as_strided view and col2im adds in place: under create_graph the convolution's
+    # gradients are those of its composition (slices, stack, matmul), so they are differentiable again.
+    grads = vjps_by_decomposition(lambda xx, ww, bb: _conv_composed(xx, ww, bb, *params), g, (x, w, b))
+    _CONV_GRAPHED[0] = (g, ans, grads)
+    return grads
 
 
 # ---------------------------------------------------------------- pooling
@@ -169,6 +207,57 @@ def _offsets(xp, kernel, stride, dilation, oh, ow):
             yield xp[:, :, hs:hs + stride[0] * (oh - 1) + 1:stride[0], ws:ws + stride[1] * (ow - 1) + 1:stride[1]]
 
 
+def _offset_keys(kernel, stride, dilation, oh, ow):
+    """The keys of `_offsets`' slices (N, C, OH, OW), row-major."""
+    for i in range(kernel[0]):
+        hs = i * dilation[0]
+        for j in range(kernel[1]):
+            ws = j * dilation[1]
+            yield (slice(None), slice(None), slice(hs, hs + stride[0] * (oh - 1) + 1, stride[0]),
+                   slice(ws, ws + stride[1] * (ow - 1) + 1, stride[1]))
+
+
+def _col2im_graphed(dcols, shape, kernel, stride, dilation, oh, ow):
+    """create_graph: each kernel offset's (N, C, OH, OW) gradient placed in its strided slice of zeros of `shape`
+    (a recorded scatter each), summed."""
+    from .ops import _scatter
+
+    total = None
+    for k, key in enumerate(_offset_keys(kernel, stride, dilation, oh, ow)):
+        part = _scatter(shape, dcols.dtype, key, dcols[:, :, k // kernel[1], k % kernel[1]])
+        total = part if total is None else total + part
+    return total
+
+
+def _max_pool_graphed_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
+    """create_graph: g times each kernel offset's first-maximum mask (constants, from the values), placed back."""
+    x, ans = _raw(x), _raw(ans)
+    x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    g4 = g if g.ndim == 4 else g[None]
+    a4 = ans if ans.ndim == 4 else ans[None]
+    free = np.ones(a4.shape, dtype=bool)
+    hits = []
+    for part in _offsets(xp, kernel, stride, dilation, oh, ow):
+        hit = (part == a4) & free
+        free ^= hit
+        hits.append(hit)
+    dcols = np.stack([g4 * hit for hit in hits], axis=2).reshape(a4.shape[:2] + tuple(kernel) + a4.shape[2:])
+    dx = _col2im_graphed(dcols, xp.shape, kernel, stride, dilation, oh, ow)
+    dx = dx[:, :, pads[0][0]:pads[0][0] + x4.shape[2], pads[1][0]:pads[1][0] + x4.shape[3]]
+    return dx if x.ndim == 4 else dx[0]
+
+
+def _avg_pool_graphed_vjp(g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """create_graph: every kernel offset gets the same g / divisor, placed back by recorded scatters."""
+    x4, xp, pads, oh, ow = _pool_setup(_raw(x), kernel, stride, padding, (1, 1), ceil_mode, 0.0)
+    g4 = g if g.ndim == 4 else g[None]
+    gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
+    dcols = np.stack([gd] * (kernel[0] * kernel[1]), axis=2).reshape(gd.shape[:2] + tuple(kernel) + gd.shape[2:])
+    dx = _col2im_graphed(dcols, xp.shape, kernel, stride, (1, 1), oh, ow)
+    dx = dx[:, :, pads[0][0]:pads[0][0] + x4.shape[2], pads[1][0]:pads[1][0] + x4.shape[3]]
+    return dx if x.ndim == 4 else dx[0]
+
+
 def max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode):
     # NOTE: one np.maximum per kernel offset over strided slices: ~10x faster than reducing a window view.
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
@@ -193,6 +282,8 @@ def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
+    if type(g) is Graphed:
+        return _max_pool_graphed_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode)
     # Each window's gradient goes to its first maximum (PyTorch's index), found by comparing every kernel
     # offset's strided slice with the forward's output: a few whole-array calls per offset, no window copies.
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
@@ -248,6 +339,8 @@ def _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_ove
 
 
 def avg_pool_vjp(g, ans, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if type(g) is Graphed:
+        return _avg_pool_graphed_vjp(g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
     x4, xp, pads, oh, ow = _pool_setup(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
     g4 = g if g.ndim == 4 else g[None]
     gd = g4 / _avg_div(x4, kernel, stride, padding, oh, ow, count_include_pad, divisor_override, g.dtype)
@@ -329,6 +422,11 @@ def mode_pad_vjp(g, ans, x, pad, mode):
         sizes[axis] = sizes[axis] + lo + hi
     for (axis, lo, hi), shape in zip(reversed(dims), reversed(shapes)):
         src = _mode_pad_sources(shape[axis], lo, hi, mode)
+        if type(g) is Graphed:  # create_graph: the same scatter-add as a recorded op
+            from .ops import _scatter
+
+            g = _scatter(shape, g.dtype, (slice(None),) * axis + (src,), g, accumulate=True, kind="index")
+            continue
         out = np.zeros(shape, dtype=g.dtype)
         np.add.at(np.moveaxis(out, axis, 0), src, np.moveaxis(g, axis, 0))
         g = out
@@ -419,6 +517,13 @@ def layer_norm_vjp_bias(g, ans, x, w, b, shape, eps):
 
 
 def embedding_vjp(g, ans, w, idx, padding_idx):
+    if type(g) is Graphed:  # create_graph: one recorded scatter-add of the rows, the padding row masked out
+        from .ops import _scatter
+
+        rows = g.reshape(-1, w.shape[1])
+        if padding_idx is not None:
+            rows = rows * (idx.reshape(-1, 1) != padding_idx)
+        return _scatter(w.shape, g.dtype, idx.reshape(-1), rows, accumulate=True, kind="index")
     dw = np.zeros(w.shape, dtype=g.dtype)
     np.add.at(dw, idx.reshape(-1), g.reshape(-1, w.shape[1]))
     if padding_idx is not None:
@@ -427,12 +532,14 @@ def embedding_vjp(g, ans, w, idx, padding_idx):
 
 
 # ---------------------------------------------------------------- activations
-_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERF = ERF_UFUNC = np.frompyfunc(math.erf, 1, 1)  # engine/graphed.py maps this ufunc onto the erf op
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def erf(a):
     # NOTE: math.erf per element (no scipy here): exact, ~50 ns an element.
+    if type(a) is Graphed:
+        return _graphed_op("erf", (a,))
     return _ERF(a).astype(a.dtype) if a.ndim else a.dtype.type(math.erf(a))
 
 
@@ -453,6 +560,8 @@ def gelu_vjp(g, ans, a, approximate):
 
 
 def sigmoid(a):
+    if type(a) is Graphed:  # create_graph: the sigmoid op (both where-branches would put inf * 0 into the graph)
+        return _graphed_op("sigmoid", (a,))
     with np.errstate(over="ignore"):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
 
@@ -544,6 +653,12 @@ def nll2d_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
     w = np.ones(t.shape, logp.dtype) if weight is None else np.asarray(weight, logp.dtype)[np.where(ignored, 0, t)]
     w = np.where(ignored, 0, w).astype(logp.dtype)
     scale = g / w.sum() if reduction == "mean" else g  # 'none': g is per pixel, like w
+    if type(g) is Graphed:  # create_graph: one recorded scatter to each pixel's target class
+        from .ops import _scatter
+
+        grids = np.indices(t.shape, sparse=True)
+        key = (grids[0], np.where(ignored, 0, t), *grids[1:])
+        return _scatter(logp.shape, logp.dtype, key, -scale * w, kind="index")
     z = np.zeros_like(logp)
     np.put_along_axis(z, np.expand_dims(np.where(ignored, 0, t), 1), np.expand_dims(-scale * w, 1), axis=1)
     return z
@@ -560,6 +675,10 @@ def chunk_forward(a, i, chunks, dim):
 
 
 def chunk_vjp(g, ans, a, i, chunks, dim):
+    if type(g) is Graphed:
+        from .ops import _scatter
+
+        return _scatter(a.shape, g.dtype, _chunk_key(a.shape, i, chunks, dim), g)
     z = np.zeros(a.shape, dtype=g.dtype)
     z[_chunk_key(a.shape, i, chunks, dim)] = g
     return z
@@ -727,8 +846,42 @@ def _lstm_grad(k, bw, w_ih, reverse):
     return grad
 
 
+def _lstm_composed(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    """The layer as PyTorch's cell equations in table ops (i, f, g, o gates): what create_graph differentiates."""
+    steps, hsz = x.shape[0], w_hh.shape[1]
+    h, c = h0, c0
+    hs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        gates = x[t] @ w_ih.T + h @ w_hh.T
+        if b_ih is not None:
+            gates = gates + b_ih + b_hh
+        i, f, o = (sigmoid(gates[:, k * hsz:(k + 1) * hsz]) for k in (0, 1, 3))
+        c = f * c + i * np.tanh(gates[:, 2 * hsz:3 * hsz])
+        h = o * np.tanh(c)
+        hs[t] = h
+    return c if last_c else np.stack(hs, axis=0)
+
+
+_LSTM_GRAPHED = [None]  # (g, ans, grads): under create_graph too, one node's seven VJPs share one pass
+
+
+def _lstm_graphed_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    memo = _LSTM_GRAPHED[0]
+    if memo is not None and memo[0] is g and memo[1] is ans:
+        return memo[2]
+    from .graphed import vjps_by_decomposition
+
+    # NOTE: the fused kernel writes its states in place (out=), which no graph can record: this op alone
+    # differentiates its composition instead of running its rule on tensors.
+    grads = vjps_by_decomposition(lambda *a: _lstm_composed(*a, reverse, last_c), g, (x, w_ih, w_hh, b_ih, b_hh, h0, c0))
+    _LSTM_GRAPHED[0] = (g, ans, grads)
+    return grads
+
+
 def lstm_vjp(k, last_c=False):
     def vjp(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+        if type(g) is Graphed:
+            return _lstm_graphed_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c=last_c)[k]
         return _lstm_grad(k, _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c), w_ih,
                           reverse)
 
@@ -778,6 +931,8 @@ def output_sizes(name, arrays, params):
         return [tuple(x)]
     if name == "embedding":
         return [np.shape(arrays[1]) + np.shape(arrays[0])[1:]]
+    if name in ("select_backward", "slice_backward", "index_backward"):  # zeros of the indexed tensor's shape
+        return [params[0]]
     if name == "adaptive_avg_pool2d":
         x = np.shape(arrays[0])
         return [x[:-2] + (params[0][0], x[-1]), x[:-2] + tuple(params[0])]

@@ -523,6 +523,20 @@ class Recorder:
         self.emit({"kind": BACKWARD_BEGIN, "id": self._backward, "root": self.tid(root), "gradient": self.value(g),
                     "retain_graph": retain, "line": self.line})
 
+    def stamp_saved(self, node, out, inputs):
+        """create_graph: the tensors a node saved, rebuilt for its VJP to run on, are drawn as the tensors the
+        op read and wrote (not as new constants)."""
+        stamp = node._rid
+        io = self._node_io.get(stamp[1]) if stamp is not None and stamp[0] is self._epoch else None
+        if io is None:
+            return
+        ins, out_id = io
+        if out._rid is None:
+            out._rid = (self._epoch, out_id)
+        for t, tid in zip(inputs, ins):
+            if t is not None and t._rid is None and isinstance(tid, str):
+                t._rid = (self._epoch, tid)
+
     def on_backward_step(self, node, g, parts, grads):
         if node._multi:
             self._function_step(node, g, grads)

@@ -149,16 +149,18 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
                 rec.on_mark_retain(self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        if create_graph:
-            raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by flowgrad")
+        if create_graph and inputs is not None:
+            raise NotImplementedError("backward(create_graph=True, inputs=...) is not supported by flowgrad")
         g = root_gradient(self, gradient, 0, Size)
-        retain = bool(retain_graph)
+        retain = bool(create_graph if retain_graph is None else retain_graph)  # PyTorch's default
         rec = STATE.recorder
         if rec is not None:
             rec.on_backward_begin(self, g, retain)
+        if create_graph:  # the backward pass is itself a graph: gradients are Tensors
+            g = gradient if isinstance(gradient, Tensor) else Tensor._wrap(np.asarray(g))
         try:
             if inputs is None:
-                run_backward(self, g, retain)
+                run_backward(self, g, retain, create_graph=bool(create_graph))
             else:
                 backward_into(self, g, retain, inputs)
         except RuntimeError as e:

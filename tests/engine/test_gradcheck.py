@@ -161,6 +161,15 @@ CASES.update({
                      ((r(2, 5),), ((-1, 2), "circular"))],
 })
 
+# Ops that appear inside create_graph backward passes: the backward of indexing (its own backward indexes again),
+# the copy a leaf's `.grad` is under create_graph, erf (gelu's derivative).
+CASES.update({
+    "select_backward": [((r(4),), ((3, 4), (1,), False)), ((r(),), ((2, 3), (1, 2), False))],
+    "slice_backward": [((r(3, 2),), ((3, 5), (slice(None), slice(1, 5, 2)), False))],
+    "index_backward": [((r(3, 2),), ((4, 2), IDX, True)), ((r(3),), ((4, 3), (IDX, np.array([0, 1, 2])), True))],
+    "grad_copy": [((r(2, 3),), ()), ((r(),), ())],
+})
+
 # Tensor functions tutorials use (issue 9 section 5); index tensors are int64 inputs without gradients.
 GIDX = np.array([[0, 2, 1, 0], [2, 2, 0, 1]])
 CASES.update({
@@ -276,7 +285,8 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy", "CopySlices")), name
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy", "CopySlices",
+                                        "CopyBackwards")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
 

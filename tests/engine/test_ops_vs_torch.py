@@ -99,6 +99,24 @@ TORCH = {
     "lstm_cell_state": lambda *a: _lstm(*a)[2][0],
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
+
+
+def _placed(g, shape, key, accumulate):
+    """The backward of indexing: g written (added, for repeated indices) at key into zeros."""
+    z = torch.zeros(shape, dtype=g.dtype)
+    if accumulate:
+        key = key if isinstance(key, tuple) else (key,)
+        return z.index_put(tuple(torch.as_tensor(k) for k in key), g, accumulate=True)
+    z[key] = g
+    return z
+
+
+# Ops that appear inside create_graph backward passes (engine/graphed.py).
+TORCH.update({
+    "select_backward": _placed, "slice_backward": _placed, "index_backward": _placed,
+    "grad_copy": lambda a: torch.empty_like(a).copy_(a),  # what AccumulateGrad does under create_graph
+})
+
 # Tensor functions tutorials use (issue 9 section 5)
 _PADDED = {1: "1d", 2: "2d", 3: "3d"}
 TORCH.update({
@@ -147,6 +165,7 @@ TORCH.update({
 })
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
+            "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
             "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
 
 def _lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):

@@ -872,6 +872,62 @@ out = L[1](out)
     sealed(" ".join(reprs))
 
 
+# ---------------------------------------------------------------- higher-order gradients (create_graph=True)
+def test_create_graph_is_reachable_and_prints_as_torch():
+    out = ok("x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+             "g, = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)\n"
+             "h, = torch.autograd.grad(g.sum(), x)\n"
+             "y = x.tanh().sum()\ny.backward(create_graph=True)\nprint(g, h, x.grad.grad_fn)")
+    assert out.startswith("tensor([ 3., 12.], grad_fn=<MulBackward0>) tensor([ 6., 12.]) <CopyBackwards object at 0x7f")
+
+
+def test_deep_nth_order_derivatives_stop_at_the_graph_node_budget():
+    # each order differentiates the whole graph of the previous one: the graph grows with every order
+    tracemalloc.start()
+    try:
+        e = err("x = torch.tensor(0.5, requires_grad=True)\ng = x.sin() * x.exp()\nfor i in range(200):\n"
+                "    g, = torch.autograd.grad(g, x, create_graph=True)\nprint(g)", timeout=60)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert e["type"] == "LimitExceeded" and "max_graph_nodes" in e["message"] and e["line"] == 4, e
+    assert peak < 50_000_000, peak
+
+
+@pytest.mark.parametrize("setup", [
+    "x = torch.randn(300, 300, requires_grad=True)\ny = x\nfor i in range(5):\n    y = (y @ x).tanh()\ng = y",
+    "x = torch.randn(1, 2, 150, 150, requires_grad=True)\nw = torch.randn(2, 2, 5, 5, requires_grad=True)\n"
+    "g = torch.nn.functional.conv2d(x, w, padding=2).tanh()",
+    "x = torch.randn(4, 20000, requires_grad=True)\ng = torch.nn.functional.layer_norm(x, (20000,)) * x",
+])
+def test_higher_order_gradients_of_big_graphs_stay_within_memory_limits(setup):
+    tracemalloc.start()
+    try:
+        # the element limits this guard was written for: the arrays graph nodes keep are bounded by them only
+        # through the tensors they came from (RLIMIT_AS bounds the rest in the worker)
+        out = run(setup + "\nfor i in range(6):\n    g, = torch.autograd.grad(g.sum(), x, create_graph=True)\nprint('done')",
+                  limits=make_limits(max_tensor_elements=100_000, max_live_elements=1_000_000), timeout=60)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.error is None or out.error["type"] == "LimitExceeded", out.error
+    assert peak < 300_000_000, peak
+
+
+def test_grad_outputs_of_the_wrong_shape_are_refused_with_torchs_message():
+    e = err("x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "g, = torch.autograd.grad(x * 2, x, grad_outputs=torch.ones(3), create_graph=True)")
+    assert e["type"] == "RuntimeError" and e["message"] == (
+        "Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has a shape of "
+        "torch.Size([2]).")
+
+
+def test_create_graph_backward_twice_frees_nothing_it_needs():
+    out = ok("x = torch.tensor([0.5, -1.0], requires_grad=True)\ny = (x ** 3).sum()\ny.backward(create_graph=True)\n"
+             "y.backward(create_graph=True)\nx.grad.sum().backward()\nprint(x.grad)")
+    assert out == "tensor([ 7.5000, -6.0000], grad_fn=<AddBackward0>)\n", out  # torch's
+
+
 # ---------------------------------------------------------------- issue 10: generators, RNG state, nn.utils
 def test_generators_are_bounded_per_run():
     # each Generator holds a 5 KB MT19937 state for the run: charged, so a loop of them stops early
@@ -1649,6 +1705,13 @@ def test_random_instances_stay_closed(source):
     out = run(source)
     assert out.error is not None and out.error["type"] in ("AttributeError", "TypeError", "LimitExceeded"), out.error
     assert out.elapsed < 5
+
+
+def test_create_graph_through_a_custom_function_says_it_is_not_supported():
+    e = err("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x * 2\n"
+            "    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n"
+            "x = torch.ones(2, requires_grad=True)\ng, = torch.autograd.grad(F.apply(x).sum(), x, create_graph=True)")
+    assert e["type"] == "NotImplementedError" and "custom autograd.Function" in e["message"] and e["line"] == 9, e
 
 
 # ---------------------------------------------------------------- numpy and matplotlib.pyplot inside programs
