@@ -1,5 +1,6 @@
 // Export: the graph at the step shown as an SVG or PNG download.
 import { GRAPH, THEMES } from "./config.js";
+import { bindAnimationExport } from "./animation.js";
 import { exportHtml } from "./exportfile.js";
 import { $, app, setStatus } from "./state.js";
 import { SVGNS } from "./svg.js";
@@ -94,4 +95,5 @@ export function bindExport() {
     download(await pngOf(app.graph), fileName("png"));
   });
   $("export-html").addEventListener("click", downloadHtml);
+  bindAnimationExport({ download });
 }
