@@ -1,7 +1,7 @@
 """POST /api/export/html: one self-contained .html file with the page and the recorded trace.
 
 The offline behaviour itself (opened from disk, no network, stepping as on the page) is in
-tests/browser/test_export_html.py; here: the answer, what is inside it, its size, hostile input."""
+tests/browser/test_export_offline_file.py; here: the answer, what is inside it, its size, hostile input."""
 
 from __future__ import annotations
 

@@ -164,4 +164,7 @@ def test_offline_file_in_dark_projector_mode(page, browser, tmp_path, shot):
     with offline(browser, path) as pg:
         assert pg.evaluate("[window.__fg.theme, window.__fg.projector, document.body.dataset.step]") == ["dark", True, "1"]
         shot(pg, "export_offline_dark_projector")
+        # "Export animation" is the page's own work: it runs in the offline file too
+        got = pg.evaluate("window.__fg.exportAnimation({ format: 'gif' }).then(r => [r.blob.type, r.width, r.height, r.pictures])")
+        assert got[:3] == ["image/gif", 1280, 720] and got[3] > 10
         assert_no_network(pg, path)
