@@ -6,6 +6,7 @@ import { ANIMATION, DURATIONS, GRAPH, THEMES } from "./config.js";
 import { setStep } from "./player.js";
 import { app } from "./state.js";
 import { SVGNS } from "./svg.js";
+import { select } from "../vendor/d3.js";
 import { GIFEncoder, applyPalette, quantize } from "../vendor/gifenc.js";
 
 const frameCount = (ms) => Math.max(1, Math.round((ms / 1000) * ANIMATION.fps));
@@ -65,7 +66,7 @@ export function planAnimation({ size = "1280x720", speed = app.speed } = {}) {
   if (n > ANIMATION.maxSteps) throw new Error(`this pass has ${n} steps; an animation takes at most ${ANIMATION.maxSteps}`);
   const geo = frameGeometry(view, size === "view" ? "view" : "1280x720");
   const stepFrames = frameCount(DURATIONS.step / speed), pulseFrames = Math.min(stepFrames, frameCount(DURATIONS.pulse / speed));
-  const saved = { step: app.step, playing: app.playing };
+  const saved = { step: app.step, camera: view.transform };
   if (app.playing) app.stopPlaying();
   const steps = [];
   try {
@@ -81,6 +82,8 @@ export function planAnimation({ size = "1280x720", speed = app.speed } = {}) {
   } finally {
     setStep(saved.step, { animate: false, toast: false });
     view.animate(2);
+    // the steps may have panned the camera after them: it goes back to where it was
+    if (saved.camera) select(view.svg).interrupt().call(view.zoomer.transform, saved.camera);
   }
   const frames = steps.reduce((s, st) => s + st.shots.reduce((a, b) => a + b.frames, 0), 0);
   return { geo, steps, n, frames, fps: ANIMATION.fps, theme: THEMES[app.theme] || THEMES.light };

@@ -6,7 +6,8 @@ export async function exportHtml(source, view) {
   const r = await fetch("/api/export/html", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ source, client_id: CLIENT_ID, ...view }),
+    // its own client id: "one run per client" must not cancel the run the page is showing
+    body: JSON.stringify({ source, client_id: CLIENT_ID + ":export", ...view }),
   });
   if (!r.ok) {
     let message = `HTTP ${r.status}`;
