@@ -1,5 +1,5 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
-from . import nn, optim, utils
+from . import allocator, nn, optim, utils
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -11,6 +11,7 @@ from .creation import (
     full,
     full_like,
     linspace,
+    multinomial,
     normal,
     ones,
     ones_like,
@@ -29,27 +30,55 @@ from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
 from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
-from .functional import (
+
+# Tensor functions tutorials use (issue 9 section 5)
+from .functional import (  # noqa: E402, F811
     abs,
     add,
     allclose,
+    arctan2,
     argmax,
     argmin,
+    argsort,
+    argwhere,
+    atan2,
     cat,
+    ceil,
+    chunk,
     clamp,
+    clamp_max,
+    clamp_min,
     clip,
     clone,
     concat,
     cos,
+    cumprod,
+    cumsum,
     detach,
+    diag,
+    diagonal,
     div,
     dot,
+    einsum,
     equal,
+    erf,
     exp,
+    expm1,
     flatten,
+    flip,
+    fliplr,
+    flipud,
+    floor,
+    gather,
+    ger,
+    index_select,
     is_tensor,
+    isclose,
     log,
+    log1p,
     log_softmax,
+    logsumexp,
+    masked_fill,
     matmul,
     max,
     maximum,
@@ -59,31 +88,47 @@ from .functional import (
     mm,
     mul,
     neg,
+    nonzero,
     norm,
     numel,
+    outer,
     permute,
     pow,
+    prod,
     reciprocal,
     relu,
     reshape,
+    roll,
+    round,
+    scatter,
+    scatter_add,
     sigmoid,
     sign,
     sin,
     softmax,
+    sort,
+    split,
     sqrt,
     square,
     squeeze,
     stack,
+    std,
     sub,
     sum,
     t,
     tanh,
+    topk,
     transpose,
+    tril,
+    triu,
     unsqueeze,
+    var,
     where,
 )
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
+
+allocator.tune_malloc()  # freed step temporaries stay reusable heap, not fresh page faults next step
 
 
 def reset_run_state():

@@ -173,7 +173,8 @@ class Node:
         self._rid = None
 
     def name(self) -> str:
-        return type(self).__name__
+        n = type(self).__name__
+        return n if "Backward" in n else "torch::autograd::" + n  # PyTorch's C++ nodes: CopySlices
 
     @property
     def next_functions(self):

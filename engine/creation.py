@@ -278,6 +278,27 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:  # noqa: A002 — tor
     return _leaf(vals.reshape(arr.shape), False)
 
 
+def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:  # noqa: A002
+    """torch.multinomial: indices drawn by the probabilities of each row (engine/random.py has PyTorch's draws)."""
+    arr = input._data
+    if arr.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{dtypes.scalar_type_name(arr.dtype)}")
+    if arr.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, int):
+        raise TypeError(f"multinomial(): argument 'num_samples' must be int, not {type(num_samples).__name__}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > arr.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    shape = arr.shape[:-1] + (num_samples,)
+    limits = STATE.limits
+    if limits is not None:
+        limits.before_alloc(shape)
+    return _leaf(random.multinomial(arr, num_samples, bool(replacement), generator), False)
+
+
 def _numel(shape):
     n = 1
     for s in shape:

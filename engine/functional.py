@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import collections
 
 import numpy as np
 
@@ -187,7 +188,6 @@ permute = _unary("permute")
 squeeze = _unary("squeeze")
 unsqueeze = _unary("unsqueeze")
 t = _unary("t")
-norm = _unary("norm")
 square = _unary("square")
 neg = _unary("neg")
 clone = _unary("clone")
@@ -233,11 +233,197 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def allclose(a, b, rtol=1e-5, atol=1e-8) -> bool:
-    return bool(np.allclose(_t(a)._data, _t(b)._data, rtol=rtol, atol=atol))
-
-
 def equal(a, b) -> bool:
     expect_tensor(a, "equal", "input", 1)
     expect_tensor(b, "equal", "other", 2)
     return a.shape == b.shape and bool(np.array_equal(a._data, b._data))
+
+
+# ---------------------------------------------------------------- tensor functions tutorials use (issue 9 section 5)
+def _method(name, what="input"):
+    """torch.name(x, ...) as x.name(...), after PyTorch's check that x is a tensor."""
+    def fn(input, *args, **kwargs):  # noqa: A002
+        expect_tensor(input, name, what, 1)
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = name
+    return fn
+
+
+(logsumexp, gather, scatter, scatter_add, masked_fill, cumsum, cumprod, topk, sort, argsort, chunk, split, tril,
+ triu, diag, diagonal, outer, ger, flip, fliplr, flipud, roll, index_select, isclose, clamp_min, clamp_max, erf, log1p,
+ expm1, atan2, arctan2, floor, ceil, round, prod, std, var, argwhere) = (  # noqa: A001
+    _method(n) for n in ("logsumexp gather scatter scatter_add masked_fill cumsum cumprod topk sort argsort chunk "
+                         "split tril triu diag diagonal outer ger flip fliplr flipud roll index_select isclose "
+                         "clamp_min clamp_max erf log1p expm1 atan2 arctan2 floor ceil round prod std var "
+                         "argwhere").split())
+
+
+def nonzero(input, *, as_tuple=False):  # noqa: A002
+    expect_tensor(input, "nonzero", "input", 1)
+    return input.nonzero(as_tuple=as_tuple)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002 — torch.norm(x, p, dim)
+    expect_tensor(input, "norm", "input", 1)
+    return input.norm(p, dim, keepdim, dtype)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    expect_tensor(a, "allclose", "input", 1)
+    expect_tensor(b, "allclose", "other", 2)
+    return a.allclose(b, rtol, atol, equal_nan)
+
+
+def einsum(equation, *operands):
+    """torch.einsum as PyTorch runs it: repeated subscripts become diagonals, subscripts only one operand has
+    and the output lacks are summed, and each pair of operands is contracted by one bmm between permutes and
+    views (a pair with nothing to contract is a broadcast multiply)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
+    for i, x in enumerate(operands):
+        expect_tensor(x, "einsum", "operands", i + 2)
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    for pos, ch in enumerate(equation):
+        if not (ch.isascii() and ch.isalpha()) and ch not in ",-> ":
+            if ch == ".":
+                raise NotImplementedError("flowgrad's einsum does not take '...' (ellipsis) subscripts")
+            raise RuntimeError(f"einsum(): invalid subscript given at index {pos} in the equation string, subscripts "
+                               "must be in [a-zA-Z]")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    sizes = {}
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        if len(term) != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match the "
+                               f"number of dimensions ({x.ndim}) for operand {i} and no ellipsis was given")
+        for ch, n in zip(term, x.shape):
+            if sizes.setdefault(ch, n) != n and n != 1 and sizes[ch] != 1:
+                raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {sizes[ch]}")
+            sizes[ch] = builtins.max(sizes[ch], n)
+    if arrow:
+        seen = set()
+        for ch in rhs:  # a set, not rhs.count: the equation is program text of any length
+            if ch in seen:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+            seen.add(ch)
+            if ch not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input "
+                                   "operand")
+        out = rhs
+    else:  # implicit output: the subscripts seen exactly once, in alphabetical order (upper case first)
+        counts = collections.Counter(lhs)
+        out = "".join(sorted(ch for ch in sizes if counts[ch] == 1))
+    return _einsum_contract(operands, terms, out, sorted(ch for ch in sizes if ch not in out))
+
+
+def _einsum_contract(operands, terms, out, contracted):
+    """PyTorch's einsum (ATen Linear.cpp), node for node: every operand is laid out as [output subscripts,
+    contracted subscripts] (diagonal + movedim for a repeated subscript, unsqueeze for a missing one, one permute);
+    dims only one operand has are summed (keepdim); operands are contracted left to right by sumproduct_pair;
+    the contracted size-1 dims are viewed away at the end (a single operand sums them)."""
+    order = list(out) + contracted
+    ops = []
+    for x, term in zip(operands, terms):
+        where = {}
+        labels = list(term)
+        j = 0
+        while j < len(labels):
+            ch = labels[j]
+            if ch in where:  # a repeated subscript: its diagonal, moved back to the first one's place
+                first = where[ch]
+                x = x.diagonal(0, first, j)
+                x = x.permute(*_moved_last_to(x.ndim, first))
+                del labels[j]
+                continue
+            where[ch] = j
+            j += 1
+        perm = [where.get(ch, -1) for ch in order]
+        for k, p in enumerate(perm):
+            if p == -1:
+                x = x.unsqueeze(-1)
+                perm[k] = x.ndim - 1
+        ops.append(x.permute(*perm))
+    n_out, n_all = len(out), len(order)
+    if len(ops) == 1:
+        x = ops[0]
+        return x.sum(tuple(range(n_out, n_all))) if n_all > n_out else x
+    counts = [builtins.sum(1 for x in ops if x.shape[d] != 1) for d in range(n_all)]
+    for i, x in enumerate(ops):
+        alone = [d for d in range(n_out, n_all) if x.shape[d] != 1 and counts[d] == 1]
+        if alone:
+            ops[i] = x.sum(alone, keepdim=True)
+            for d in alone:
+                counts[d] = 0
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        sum_dims, a_sums, b_sums = [], [], []
+        for d in range(n_out, n_all):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:
+                    sum_dims.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:
+                if a.shape[d] != 1:
+                    a_sums.append(d)
+                    counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_sums.append(d)
+                    counts[d] = 0
+        if a_sums:
+            a = a.sum(a_sums, keepdim=True)
+        if b_sums:
+            b = b.sum(b_sums, keepdim=True)
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+    x = ops[0]
+    return x.view(*x.shape[:n_out]) if n_all > n_out else x
+
+
+def _moved_last_to(ndim, dim):
+    """The permutation of movedim(-1, dim)."""
+    rest = list(range(ndim - 1))
+    return rest[:dim] + [ndim - 1] + rest[dim:]
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """PyTorch's sumproduct_pair (keepdim): a broadcast multiply when nothing is summed, else permute and reshape
+    both to (lro, lo, sum) x (lro, sum, ro), one bmm, view, permute back."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    sum_size = 1
+    for i in range(left.ndim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                sum_size *= left.shape[i]
+            elif sl:
+                left = left.sum(i, keepdim=True)
+            elif sr:
+                right = right.sum(i, keepdim=True)
+        elif sl and sr:
+            lro.append(i)
+        elif sl:
+            lo.append(i)
+        else:
+            ro.append(i)
+    lro_size = int(np.prod([left.shape[d] for d in lro]))
+    lo_size = int(np.prod([left.shape[d] for d in lo]))
+    ro_size = int(np.prod([right.shape[d] for d in ro]))
+    out_size = [left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims) + \
+        [right.shape[d] for d in ro]
+    operm = [0] * len(out_size)
+    for i, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = i
+    left = left.permute(*(lro + lo + sum_dims + ro)).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(*(lro + sum_dims + ro + lo)).reshape(lro_size, sum_size, ro_size)
+    return apply(OPS["bmm"], (left, right)).view(*out_size).permute(*operm)

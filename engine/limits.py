@@ -65,6 +65,35 @@ def reduced_shape(shape, dims, keepdim):
     return tuple(1 if i in reduced else s for i, s in enumerate(shape) if keepdim or i not in reduced)
 
 
+# ---------------------------------------------------------------- tensor functions tutorials use (issue 9 section 5)
+def _padded_shape(arrays, params):
+    shape, pad = list(np.shape(arrays[0])), params[0]
+    for i in range(len(pad) // 2):
+        shape[-1 - i] += int(pad[2 * i]) + int(pad[2 * i + 1])
+    return [tuple(max(n, 0) for n in shape)]
+
+
+def _nonzero_shape(arrays, params):
+    a = arrays[0]
+    return [(int(np.count_nonzero(a)), np.ndim(a))]  # counts without a temporary the size of the answer
+
+
+# op name -> the shapes it allocates, from its inputs' shapes and params (ops whose output can outgrow them)
+FUNCS_SIZES = {
+    "repeat": lambda arrays, params: [tuple(int(r) * int(n) for r, n in zip(
+        params[0], (1,) * (len(params[0]) - np.ndim(arrays[0])) + np.shape(arrays[0])))],
+    "diag_embed": lambda arrays, params: [(np.shape(arrays[0])[0] + abs(int(params[0])),) * 2],
+    "index_select": lambda arrays, params: [np.shape(arrays[0])[:params[0]] + np.shape(arrays[1])
+                                            + np.shape(arrays[0])[params[0] + 1:]],
+    "nonzero": _nonzero_shape,
+    "logsumexp": lambda arrays, params: [reduced_shape(np.shape(arrays[0]), params[0], params[1])],
+    "prod_dim": lambda arrays, params: [reduced_shape(np.shape(arrays[0]), params[0], params[1])],
+    "var": lambda arrays, params: [reduced_shape(np.shape(arrays[0]), params[0], params[2])],
+    "std": lambda arrays, params: [reduced_shape(np.shape(arrays[0]), params[0], params[2])],
+    "vector_norm": lambda arrays, params: [reduced_shape(np.shape(arrays[0]), params[1], params[2])],
+    **{f"{mode}_pad{k}d": _padded_shape for mode in ("reflection", "replication") for k in (1, 2, 3)},
+}
+
 class Limits:
     """The values come from the run's settings (app/core/config.py `Settings` is the only place defaults are written)."""
 
@@ -129,6 +158,9 @@ class Limits:
             self.before_alloc(params[0])
         elif name in ("cat", "stack"):
             self.before_alloc((sum(int(np.size(a)) for a in arrays),))
+        elif name in FUNCS_SIZES:
+            for shape in FUNCS_SIZES[name](arrays, params):
+                self.before_alloc(shape)
         elif name == "index":
             self.before_alloc(_index_result_shape(np.shape(arrays[0]), params[0]))
         else:

@@ -472,6 +472,9 @@ defop("mse_loss", "MseLossBackward0", "mse", lambda a, b, r: _reduce(np.square(_
       params=REDUCTION)
 defop("nll_loss", "NllLossBackward0", "nll", _nll, (_nll_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""), needs=("b", ""),
       params=REDUCTION)
+# issue 10: NLL over (N, C, H, W) (PyTorch's nll_loss2d; other ranks are viewed as (N, C, 1, -1) first)
+defop("nll_loss2d", "NllLoss2DBackward0", "nll", _nll, (_nn.nll2d_vjp, r"-\frac{1}{n}\mathbb{1}[j=y_i]"), (None, ""),
+      needs=("b", ""), params=REDUCTION)
 defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", "bce", _bce, (_bce_vjp_p, r"\frac{p-y}{n\,p(1-p)}"),
       (lambda g, ans, p, y, r, w=None: _weighted(_reduce_grad(g, p.shape, r) * (np.log1p(-p) - np.log(p)), w),
        r"\frac{1}{n}\ln\frac{1-p}{p}"),
@@ -504,6 +507,10 @@ defop("convolution", "ConvolutionBackward0", "conv", _nn.conv_forward, (_nn.conv
                     defaults=(("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1))))
 defop("constant_pad_nd", "ConstantPadNdBackward0", "pad", _nn.pad_forward, (_nn.pad_vjp, "1"), saves=False,
       params=Params("args", ("pad", "value")))
+# F.pad(mode="circular") (conv padding_mode): PyTorch builds it as a chain of slice copies (its output's node is
+# CopySlices), one gather here. Reflect and replicate are the ReflectionPad/ReplicationPad entries further down.
+defop("circular_pad", "CopySlices", "pad", _nn.mode_pad_forward, (_nn.mode_pad_vjp, "1"), saves=False,
+      params=Params("args", ("pad", "mode")))
 defop("max_pool2d", "MaxPool2DWithIndicesBackward0", "max_pool", _nn.max_pool_forward,
       (_nn.max_pool_vjp, r"\mathbb{1}[a=\max_{window}]"), needs=("ar",),
       params=Params("keywords", ("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
@@ -578,6 +585,12 @@ defop("huber_loss", "HuberLossBackward0", "huber", _nn.huber, (_nn.huber_vjp, r"
 defop("unsafe_chunk", "UnsafeSplitBackward0", "chunk", _nn.chunk_forward, (_nn.chunk_vjp, "1"), saves=False,
       params=Params("args", ("index", "chunks", "dim")))
 
+# issue 10: one step of nn.RNN / nn.GRU's input projection, computed for the whole sequence and unbound over time
+# (PyTorch's one UnbindBackward0 node has an output per step; here each step's slice is its own node of that name).
+defop("unbind_step", "UnbindBackward0", "unbind", lambda a, i: a[i],
+      (lambda g, ans, a, i: _scatter(a.shape, g.dtype, i, g), "1"), saves=False, view=True,
+      params=Params("args", ("index",)))
+
 # nn.LSTM's layer as PyTorch's CPU kernel runs it: one node for the whole sequence (inputs x, w_ih, w_hh, b_ih,
 # b_hh, h0, c0; param reverse), backward through time in one pass. The layer's last cell state is a second op
 # of the same node name (an op has one output).
@@ -588,3 +601,363 @@ defop("lstm_layer", "MkldnnRnnLayerBackward0", "lstm", _nn.lstm_layer_forward,
 defop("lstm_cell_state", "MkldnnRnnLayerBackward0", "lstm c", _nn.lstm_cell_state_forward,
       *[(_nn.lstm_vjp(k, last_c=True), _LSTM_LATEX[k]) for k in range(7)], needs=("abc",) * 7,
       params=Params("args", ("reverse",)))
+
+
+# ================================================================ Tensor functions tutorials use (issue 9 §5)
+# One section, appended: gather/scatter, cumulative ops, sort/topk, repeat/split, triangles and diagonals,
+# flip/roll/index_select, more elementwise math, prod/std/var/p-norms and reflect/replicate padding.
+# (Indices are inputs that get no gradient; `dim` is already wrapped to [0, ndim).)
+
+def _along(index, dim):
+    """The full numpy index that addresses `index`'s entries along `dim` (gather's / scatter's positions)."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _fit(src, shape):
+    """src cut to shape in every dim (gather / scatter read only the index's extent of their other operands)."""
+    return src[tuple(slice(0, n) for n in shape)]
+
+
+def _gather(a, index, dim):
+    return a[_along(index, dim)] if index.size else np.zeros(index.shape, a.dtype)
+
+
+def _scatter_into(a, index, src, dim, accumulate):
+    """a with src's entries written (or added) at index along dim; a itself is left as it was."""
+    src = np.broadcast_to(src, index.shape) if np.ndim(src) == 0 else _fit(src, index.shape)
+    key = _along(index, dim)
+    if accumulate:
+        return a + _scatter(a.shape, a.dtype, key, src, accumulate=True)
+    hit = _scatter(a.shape, bool, key, True)
+    return np.where(hit, _scatter(a.shape, a.dtype, key, src), a)
+
+
+def _scatter_grad_self(g, index, dim):
+    """Written positions got their value from src: no gradient flows back to them in self."""
+    return np.where(_scatter(g.shape, bool, _along(index, dim), True), 0, g)
+
+
+def _scatter_grad_src(g, src, index, dim):
+    """The gathered gradient, zero-padded to src's shape (src may be larger than index)."""
+    picked = _gather(g, index, dim)
+    return picked if picked.shape == src.shape else _scatter(src.shape, g.dtype, tuple(slice(0, n) for n in index.shape), picked)
+
+
+def _logsumexp(a, dims, keep):
+    # NOTE: shift by the max (0 where it is ±inf) so exp() neither overflows nor turns inf - inf into nan.
+    m = a.max(axis=dims, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(a - m).sum(axis=dims, keepdims=True)) + m
+    return out if keep else np.squeeze(out, axis=dims if dims is not None else None)
+
+
+def _keep(x, shape, dims, keepdim):
+    """A reduction's result broadcast back to the input's shape (for VJPs that read ans)."""
+    return _expand_reduced(x, shape, dims, keepdim)
+
+
+def _cumsum_vjp(g, ans, a, dim):
+    return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)
+
+
+def _cumprod_vjp(g, ans, a, dim):
+    """PyTorch's gradient with zeros: before a slice's first zero sum_{j>=k} g_j ans_j / a_k; at that zero the
+    product of the others (the cumprod with the zero read as 1); after it 0."""
+    zero = a == 0
+    first = zero & (np.cumsum(zero, axis=dim) == 1)
+    before = np.cumsum(zero, axis=dim) == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plain = _cumsum_vjp(g * ans, None, None, dim) / np.where(before, a, 1)
+    others = _cumsum_vjp(g * np.cumprod(np.where(first, 1, a), axis=dim), None, None, dim)
+    return np.where(before, plain, np.where(first, others, 0))
+
+
+def _others_product(a, dim):
+    """Product of all other elements along dim, without dividing (exact with zeros): exclusive cumprods."""
+    left = np.cumprod(np.concatenate([np.ones_like(np.take(a, [0], dim)), np.take(a, np.arange(a.shape[dim] - 1), dim)],
+                                     axis=dim), axis=dim)
+    right = np.flip(np.cumprod(np.flip(np.concatenate([np.take(a, np.arange(1, a.shape[dim]), dim),
+                                                       np.ones_like(np.take(a, [0], dim))], axis=dim), dim), axis=dim), dim)
+    return left * right
+
+
+def _prod_all_vjp(g, ans, a):
+    return g * np.reshape(_others_product(np.reshape(a, -1), 0), a.shape) if a.size else np.zeros_like(a)
+
+
+def _prod_dim_vjp(g, ans, a, dim, keep):
+    return _expand_reduced(g, a.shape, (dim,), keep) * _others_product(a, dim) if a.size else np.zeros_like(a)
+
+
+def _sort_order(a, dim, descending):
+    """Stable indices along dim; descending keeps equal elements in their original order (PyTorch's stable=True)
+    and puts NaN first, ascending puts it last, as PyTorch does."""
+    if a.ndim == 0:
+        return np.zeros((), np.int64)
+    if not descending:
+        return np.argsort(a, axis=dim, kind="stable")
+    key = a.astype(np.int64 if a.dtype.kind in "bu" else a.dtype, copy=False)
+    if key.dtype.kind == "f":
+        key = np.where(np.isnan(key), -np.inf, -key)  # NOTE: NaN sorts as the largest; -inf then ties with NaN
+        return np.argsort(key, axis=dim, kind="stable")
+    return np.argsort(-key, axis=dim, kind="stable")
+
+
+def _topk_order(a, k, dim, largest):
+    return np.take(_sort_order(a, dim, largest), np.arange(k), axis=dim) if a.ndim else np.zeros((), np.int64)
+
+
+def _take_order(a, order, dim):
+    return np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()
+
+
+def _put_order(g, order, dim, shape):
+    return _scatter(shape, g.dtype, _along(order, dim), g) if shape else g
+
+
+def _repeat_vjp(g, ans, a, reps):
+    """Sum the copies: g viewed as (r0, s0, r1, s1, ...) summed over every r (leading extra dims summed whole)."""
+    lead = len(reps) - a.ndim
+    g = np.sum(np.reshape(g, (-1,) + np.shape(g)[lead:]), axis=0) if lead else g
+    split = [n for r, s in zip(reps[lead:], a.shape) for n in (r, s)]
+    return np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * a.ndim, 2))) if a.ndim else g
+
+
+def _cut(dim, start, stop):
+    return (slice(None),) * dim + (slice(start, stop),)
+
+
+def _diag_key(n, k):
+    """Positions of the k-th diagonal of length n in a matrix."""
+    i = np.arange(n)
+    return (i + max(-k, 0), i + max(k, 0))
+
+
+def _diag_embed(a, k):
+    n = a.shape[0] + abs(k)
+    return _scatter((n, n), a.dtype, _diag_key(a.shape[0], k), a)
+
+
+def _diagonal_vjp(g, ans, a, k, d1=0, d2=1):
+    """g written on the k-th diagonal of dims (d1, d2) of zeros shaped like a."""
+    moved = tuple(n for i, n in enumerate(a.shape) if i not in (d1, d2)) + (a.shape[d1], a.shape[d2])
+    return np.moveaxis(_scatter(moved, g.dtype, (Ellipsis, *_diag_key(g.shape[-1], k)), g), (-2, -1), (d1, d2))
+
+
+def _index_select_vjp(g, ans, a, index, dim):
+    return _scatter(a.shape, g.dtype, _cut(dim, None, None)[:dim] + (index,), g, accumulate=True)
+
+
+def _round(a, decimals):
+    if a.dtype.kind in "iub":
+        return a.copy()
+    if decimals == 0:
+        return np.round(a)
+    with np.errstate(over="ignore", invalid="ignore"):  # NOTE: 10^d overflows to inf for a program's huge d
+        scale = np.power(np.float64(10.0), decimals).astype(a.dtype)
+        return np.round(a * scale) / scale  # PyTorch's: round(x * 10^d) / 10^d in the input's dtype
+
+
+def _corrected(a, dims, correction):
+    n = _count(a.shape, dims)
+    return a.dtype.type(max(n - correction, 0)) if a.dtype.kind == "f" else max(n - correction, 0)
+
+
+def _var(a, dims, correction, keep):
+    centred = a - a.mean(axis=dims, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (centred * centred).sum(axis=dims, keepdims=keep) / _corrected(a, dims, correction)
+
+
+def _var_vjp(g, ans, a, dims, correction, keep):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _expand_reduced(g, a.shape, dims, keep) * (2 * (a - a.mean(axis=dims, keepdims=True))
+                                                           / _corrected(a, dims, correction))
+
+
+def _std_vjp(g, ans, a, dims, correction, keep):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _var_vjp(g / (2 * ans), None, a, dims, correction, keep)
+
+
+def _vector_norm(a, p, dims, keep):
+    x = np.abs(a)
+    if p == 2:
+        return np.sqrt((x * x).sum(axis=dims, keepdims=keep))
+    if p == np.inf:
+        return x.max(axis=dims, keepdims=keep) if x.size else np.zeros(_reduced_shape(x, dims, keep), x.dtype)
+    if p == -np.inf:
+        return x.min(axis=dims, keepdims=keep)
+    if p == 0:
+        return (x != 0).sum(axis=dims, keepdims=keep).astype(a.dtype)
+    if p == 1:
+        return x.sum(axis=dims, keepdims=keep)
+    return (x ** p).sum(axis=dims, keepdims=keep) ** (1.0 / p)
+
+
+def _reduced_shape(x, dims, keep):
+    dims = range(x.ndim) if dims is None else dims
+    return tuple(1 if i in dims else n for i, n in enumerate(x.shape) if keep or i not in dims)
+
+
+def _vector_norm_vjp(g, ans, a, p, dims, keep):
+    """PyTorch's: sign(a)|a|^(p-1) / ‖a‖^(p-1); at a zero norm 0; for ±inf the gradient is shared evenly among
+    the tied extremes; for p = 0 it is zero."""
+    g, n = _expand_reduced(g, a.shape, dims, keep), _expand_reduced(ans, a.shape, dims, keep)
+    x = np.abs(a)
+    if p == 0:
+        return np.zeros_like(a)
+    if p == 1:
+        return g * np.sign(a)
+    if p in (np.inf, -np.inf):
+        tied = x == n
+        return g * np.sign(a) * tied / tied.sum(axis=dims, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = a / n if p == 2 else np.sign(a) * x ** (p - 1) / n ** (p - 1)
+    return g * np.where(n == 0, 0, scale)
+
+
+def _pad_index(n, left, right, mode):
+    """Which input position each padded position reads along one dim (reflect: mirrored without the edge)."""
+    index = np.pad(np.arange(n), (max(left, 0), max(right, 0)), mode="reflect" if mode == "reflect" else "edge")
+    return index[max(-left, 0):len(index) - max(-right, 0)]  # a negative pad crops
+
+
+def _pad_modes(a, pad, mode):
+    for i in range(len(pad) // 2):
+        a = np.take(a, _pad_index(a.shape[-1 - i], pad[2 * i], pad[2 * i + 1], mode), axis=a.ndim - 1 - i)
+    return a
+
+
+def _pad_modes_vjp(g, ans, a, pad, mode):
+    for i in range(len(pad) // 2):
+        axis = a.ndim - 1 - i
+        index = _pad_index(a.shape[axis], pad[2 * i], pad[2 * i + 1], mode)
+        shape = g.shape[:axis] + (a.shape[axis],) + g.shape[axis + 1:]
+        g = _scatter(shape, g.dtype, (slice(None),) * axis + (index,), g, accumulate=True)
+    return g
+
+
+def _accumulated(a):
+    """PyTorch sums and multiplies integers and bools in int64 (cumsum, prod), floats in their own dtype."""
+    return a.dtype if a.dtype.kind == "f" else np.int64
+
+
+_PAD = Params("args", ("pad",))
+# PyTorch's calls, defaults left out: sort(dim=1, descending=True), topk(k=2, dim=1), ‖·‖(ord=1.0, dim=(0, 1))
+_SORT = Params("keywords", ("dim", "descending"), defaults=(("descending", False),))
+_TOPK = Params("keywords", ("k", "dim", "largest"), defaults=(("largest", True),))
+
+defop("logsumexp", "LogsumexpBackward0", "logsumexp", _logsumexp,
+      (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep) * np.exp(a - _keep(ans, a.shape, dims, keep)),
+       r"\operatorname{softmax}(a)"), needs=("ar",), params=REDUCE)
+defop("gather", "GatherBackward0", "gather", _gather,
+      (lambda g, ans, a, index, dim: _scatter(a.shape, g.dtype, _along(index, dim), g, accumulate=True),
+       r"\mathbb{1}[i=\mathrm{idx}]"),
+      (None, ""), needs=("b", ""), params=DIM)
+defop("scatter", "ScatterBackward0", "scatter", lambda a, index, src, dim: _scatter_into(a, index, src, dim, False),
+      (lambda g, ans, a, index, src, dim: _scatter_grad_self(g, index, dim), r"\mathbb{1}[i\notin\mathrm{idx}]"), (None, ""),
+      (lambda g, ans, a, index, src, dim: _scatter_grad_src(g, src, index, dim), r"\mathbb{1}[i=\mathrm{idx}]"),
+      needs=("b", "", "b"), params=DIM)
+defop("scatter_value", "ScatterBackward1", "scatter",
+      lambda a, index, dim, value: _scatter_into(a, index, a.dtype.type(value), dim, False),
+      (lambda g, ans, a, index, dim, value: _scatter_grad_self(g, index, dim), r"\mathbb{1}[i\notin\mathrm{idx}]"), (None, ""),
+      needs=("b", ""), params=Params("args", ("dim", "value")))
+defop("scatter_add", "ScatterAddBackward0", "scatter_add", lambda a, index, src, dim: _scatter_into(a, index, src, dim, True),
+      (lambda g, ans, a, index, src, dim: g, "1"), (None, ""),
+      (lambda g, ans, a, index, src, dim: _scatter_grad_src(g, src, index, dim), r"\mathbb{1}[i=\mathrm{idx}]"),
+      needs=("", "", "b"), params=DIM)
+defop("cumsum", "CumsumBackward0", "cumsum", lambda a, dim: np.cumsum(a, axis=dim, dtype=_accumulated(a)),
+      (_cumsum_vjp, r"\mathbb{1}[i\le j]"), saves=False, params=DIM)
+defop("cumprod", "CumprodBackward0", "cumprod", lambda a, dim: np.cumprod(a, axis=dim, dtype=_accumulated(a)),
+      (_cumprod_vjp, r"\prod_{k\le j,\,k\ne i} a_k"), needs=("ar",), params=DIM)
+defop("prod", "ProdBackward0", "prod", lambda a: np.prod(a, dtype=_accumulated(a)),
+      (_prod_all_vjp, r"\prod_{k\ne i} a_k"), needs=("a",))
+defop("prod_dim", "ProdBackward1", "prod", lambda a, dim, keep: np.prod(a, axis=dim, keepdims=keep, dtype=_accumulated(a)),
+      (_prod_dim_vjp, r"\prod_{k\ne i} a_k"), needs=("a",), params=REDUCE)
+defop("sort", "SortBackward0", "sort", lambda a, dim, desc: _take_order(a, _sort_order(a, dim, desc), dim),
+      (lambda g, ans, a, dim, desc: _put_order(g, _sort_order(a, dim, desc), dim, a.shape), r"P^{\top}"), needs=("a",),
+      params=_SORT)
+# The overload with the stable= keyword (any value) is another node name.
+defop("sort_stable", "SortBackward1", "sort", lambda a, dim, desc: _take_order(a, _sort_order(a, dim, desc), dim),
+      (lambda g, ans, a, dim, desc: _put_order(g, _sort_order(a, dim, desc), dim, a.shape), r"P^{\top}"), needs=("a",),
+      params=_SORT)
+defop("topk", "TopkBackward0", "topk", lambda a, k, dim, largest: _take_order(a, _topk_order(a, k, dim, largest), dim),
+      (lambda g, ans, a, k, dim, largest: _put_order(g, _topk_order(a, k, dim, largest), dim, a.shape), r"P^{\top}"),
+      needs=("a",), params=_TOPK)
+defop("repeat", "RepeatBackward0", "repeat", lambda a, reps: np.tile(a, reps), (_repeat_vjp, r"\textstyle\sum"), saves=False,
+      params=Params("call", ("repeats",)))
+defop("split", "SplitBackward0", "split", lambda a, dim, start, stop: a[_cut(dim, start, stop)],
+      (lambda g, ans, a, dim, start, stop: _scatter(a.shape, g.dtype, _cut(dim, start, stop), g), "1"), saves=False,
+      view=True, params=Params("args", ("dim", "start", "stop")))
+defop("split_with_sizes", "SplitWithSizesBackward0", "split", lambda a, dim, start, stop: a[_cut(dim, start, stop)],
+      (lambda g, ans, a, dim, start, stop: _scatter(a.shape, g.dtype, _cut(dim, start, stop), g), "1"), saves=False,
+      view=True, params=Params("args", ("dim", "start", "stop")))
+defop("tril", "TrilBackward0", "tril", lambda a, k: np.tril(a, k), (lambda g, ans, a, k: np.tril(g, k), r"\mathbb{1}[j\le i+k]"),
+      saves=False, params=Params("args", ("diagonal",)))
+defop("triu", "TriuBackward0", "triu", lambda a, k: np.triu(a, k), (lambda g, ans, a, k: np.triu(g, k), r"\mathbb{1}[j\ge i+k]"),
+      saves=False, params=Params("args", ("diagonal",)))
+defop("diag_embed", "DiagEmbedBackward0", "diag", _diag_embed, (lambda g, ans, a, k: np.diagonal(g, k), "1"),
+      saves=False, params=Params("args", ("diagonal",)))
+defop("diag", "DiagonalBackward0_copy", "diag", lambda a, k: np.diagonal(a, k).copy(), (_diagonal_vjp, "1"), saves=False,
+      params=Params("args", ("diagonal",)))
+defop("diagonal", "DiagonalBackward0", "diagonal", lambda a, k, d1, d2: np.diagonal(a, k, d1, d2), (_diagonal_vjp, "1"),
+      saves=False, view=True, params=Params("args", ("offset", "dim1", "dim2")))
+defop("flip", "FlipBackward0", "flip", lambda a, dims: np.flip(a, dims).copy(), (lambda g, ans, a, dims: np.flip(g, dims), "P"),
+      saves=False, params=Params("call", ("dims",)))
+defop("roll", "RollBackward0", "roll", lambda a, shifts, dims: np.roll(a, shifts, dims),
+      (lambda g, ans, a, shifts, dims: np.roll(g, tuple(-s for s in shifts) if dims is not None else -shifts[0], dims), "P"),
+      saves=False, params=Params("args", ("shifts", "dims")))
+defop("index_select", "IndexSelectBackward0", "index_select", lambda a, index, dim: np.take(a, index, axis=dim),
+      (_index_select_vjp, r"\mathbb{1}[i=\mathrm{idx}]"), (None, ""), needs=("b", ""), params=DIM)
+# (format "call": the page's "clamp" format reads a lone parameter as the lower bound)
+defop("clamp_min", "ClampMinBackward0", "clamp_min", lambda a, lo: np.maximum(a, lo),
+      (lambda g, ans, a, lo: g * (a >= lo), r"\mathbb{1}[a\ge lo]"), needs=("a",), params=Params("call", ("min",)))
+defop("clamp_max", "ClampMaxBackward0", "clamp_max", lambda a, hi: np.minimum(a, hi),
+      (lambda g, ans, a, hi: g * (a <= hi), r"\mathbb{1}[a\le hi]"), needs=("a",), params=Params("call", ("max",)))
+defop("erf", "ErfBackward0", "erf", _nn.erf,
+      (lambda g, ans, a: g * (2 / np.sqrt(np.pi)) * np.exp(-a * a), r"\tfrac{2}{\sqrt{\pi}}e^{-a^{2}}"),
+      needs=("a",))
+defop("log1p", "Log1PBackward0", "log1p", np.log1p, (lambda g, ans, a: g / (1 + a), r"\frac{1}{1+a}"), needs=("a",))
+defop("expm1", "Expm1Backward0", "expm1", np.expm1, (lambda g, ans, a: g * (ans + 1), r"e^{a}"), needs=("r",))
+defop("atan2", "Atan2Backward0", "atan2", np.arctan2, (lambda g, ans, a, b: g * b / (a * a + b * b), r"\frac{b}{a^{2}+b^{2}}"),
+      (lambda g, ans, a, b: -g * a / (a * a + b * b), r"-\frac{a}{a^{2}+b^{2}}"), needs=("ab", "ab"), broadcasts=True)
+defop("floor", "FloorBackward0", "floor", lambda a: np.floor(a) if a.dtype.kind == "f" else a.copy(),
+      (lambda g, ans, a: g * 0, "0"), saves=False)
+defop("ceil", "CeilBackward0", "ceil", lambda a: np.ceil(a) if a.dtype.kind == "f" else a.copy(), (lambda g, ans, a: g * 0, "0"),
+      saves=False)
+defop("round", "RoundBackward0", "round", lambda a: _round(a, 0), (lambda g, ans, a: g * 0, "0"), saves=False)
+defop("round_decimals", "RoundBackward1", "round", _round, (lambda g, ans, a, decimals: g * 0, "0"), saves=False,
+      params=Params("keywords", ("decimals",)))
+defop("var", "VarBackward0", "var", _var, (_var_vjp, r"\frac{2(a-\bar a)}{n-c}"), needs=("a",),
+      params=Params("args", ("dim", "correction", "keepdim")))
+defop("std", "StdBackward0", "std", lambda a, dims, c, keep: np.sqrt(_var(a, dims, c, keep)),
+      (_std_vjp, r"\frac{a-\bar a}{(n-c)\,\sigma}"), needs=("ar",), params=Params("args", ("dim", "correction", "keepdim")))
+defop("vector_norm", "LinalgVectorNormBackward0", "‖·‖", _vector_norm,
+      (_vector_norm_vjp, r"\frac{\operatorname{sign}(a)\,|a|^{p-1}}{\lVert a\rVert_p^{p-1}}"), needs=("ar",),
+      params=Params("keywords", ("ord", "dim", "keepdim"), defaults=(("dim", None), ("keepdim", False))))
+defop("reflection_pad1d", "ReflectionPad1DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
+      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("reflection_pad2d", "ReflectionPad2DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
+      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("reflection_pad3d", "ReflectionPad3DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
+      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("replication_pad1d", "ReplicationPad1DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
+      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("replication_pad2d", "ReplicationPad2DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
+      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("replication_pad3d", "ReplicationPad3DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
+      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD)
+defop("masked_fill_tensor", "MaskedFillBackward1", "masked_fill", lambda a, m, v: np.where(m, np.asarray(v, a.dtype), a),
+      (lambda g, ans, a, m, v: np.where(m, 0, g), r"\mathbb{1}[\lnot m]"), (None, ""),
+      (lambda g, ans, a, m, v: np.where(m, g, 0), r"\mathbb{1}[m]"), needs=("b", "", "b"), broadcasts=True)
+# No derivative
+defop("argsort", None, "argsort", _sort_order, saves=False, params=_SORT)
+defop("topk_indices", None, "topk", _topk_order, saves=False, params=_TOPK)
+defop("nonzero", None, "nonzero", lambda a: np.argwhere(a).astype(np.int64), saves=False)
+defop("isclose", None, "isclose", lambda a, b, rtol, atol, nan: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=nan),
+      saves=False, broadcasts=True,
+      params=Params("keywords", ("rtol", "atol", "equal_nan"), defaults=(("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))))

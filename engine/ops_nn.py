@@ -42,13 +42,6 @@ def _pad2d(x, pads, value=0.0):
     return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
 
 
-def _windows(xp, oh, ow, kh, kw, stride, dilation):
-    """(N, C, OH, OW, KH, KW) view of the windows of a padded 4-D array (no copy)."""
-    s0, s1, s2, s3 = xp.strides
-    return as_strided(xp, (xp.shape[0], xp.shape[1], oh, ow, kh, kw),
-                      (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0], s3 * dilation[1]), writeable=False)
-
-
 def _conv_setup(x, w, stride, padding, dilation):
     one = x.ndim == 3
     x4, w4 = _as2d(x), _as2d(w)
@@ -58,56 +51,84 @@ def _conv_setup(x, w, stride, padding, dilation):
     return one, x4, w4, st, pads, dl, oh, ow
 
 
+def _batch_last(a):
+    """(N, C, H, W) -> a contiguous (C, H, W, N) copy."""
+    return np.ascontiguousarray(a.transpose(1, 2, 3, 0))
+
+
 def _cols(x4, w4, groups, st, pads, dl, oh, ow):
-    """im2col in the layout that needs no transposes around the matmul: (N, G, Cg*KH*KW, OH*OW)."""
+    """im2col with the batch innermost: (G, Cg*KH*KW, OH*OW*N). Every window row is then a run of whole
+    contiguous (OW, N) blocks, so the copy here and the col2im adds of the input gradient move long runs
+    (the (N, C, ...) layout moves runs of OW elements: ~3x slower on LeNet's 8x8 maps), and the forward,
+    the weight gradient and the input gradient are each one matmul over the whole batch."""
     n, c = x4.shape[:2]
     kh, kw = w4.shape[2:]
-    win = _windows(_pad2d(x4, pads), oh, ow, kh, kw, st, dl)  # N C OH OW KH KW
-    cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))  # N C KH KW OH OW
-    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
+    (t, b), (le, r) = pads
+    xt = np.zeros((c, x4.shape[2] + t + b, x4.shape[3] + le + r, n), dtype=x4.dtype)
+    xt[:, t:t + x4.shape[2], le:le + x4.shape[3]] = x4.transpose(1, 2, 3, 0)
+    s0, s1, s2, s3 = xt.strides
+    win = as_strided(xt, (c, kh, kw, oh, ow, n), (s0, s1 * dl[0], s2 * dl[1], s1 * st[0], s2 * st[1], s3),
+                     writeable=False)
+    return np.ascontiguousarray(win).reshape(groups, (c // groups) * kh * kw, oh * ow * n)
+
+
+_CONV_COLS: dict = {}  # id(output array) -> (weakref to it, its im2col): the weight gradient reuses the forward's
+_CONV_COLS_KEPT = 8  # NOTE: only the latest few: an eval loop holding many outputs must not pin their im2cols
+
+
+def _keep_cols(out, cols):
+    key = id(out)
+    _CONV_COLS[key] = (weakref.ref(out, lambda _: _CONV_COLS.pop(key, None)), cols)
+    while len(_CONV_COLS) > _CONV_COLS_KEPT:
+        _CONV_COLS.pop(next(iter(_CONV_COLS)), None)
+    return out
+
+
+def _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow):
+    entry = _CONV_COLS.get(id(ans))
+    if entry is not None and entry[0]() is ans:
+        return entry[1]
+    return _cols(x4, w4, groups, st, pads, dl, oh, ow)
+
+
+def _grad_batch_last(g, groups, o):
+    """The output gradient as (G, Og, OH*OW*N), the layout of the matmuls' output."""
+    g4 = _as2d(g)
+    return _batch_last(g4).reshape(groups, o // groups, -1)
 
 
 def conv_forward(x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, o = x4.shape[0], w4.shape[0]
     cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
-    out = np.matmul(w4.reshape(groups, o // groups, -1), cols)  # N, G, Og, OH*OW: PyTorch's layout already
-    out = out.reshape(n, o, oh, ow)
+    out = np.matmul(w4.reshape(groups, o // groups, -1), cols).reshape(o, oh, ow, n)
     if b is not None:
-        out += b.reshape(1, o, 1, 1).astype(out.dtype, copy=False)
-    return out[:, :, 0, :] if one else out
+        out += b.reshape(o, 1, 1, 1).astype(out.dtype, copy=False)
+    out = np.ascontiguousarray(out.transpose(3, 0, 1, 2))
+    return _keep_cols(out[:, :, 0, :] if one else out, cols)
 
 
 def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
-    g4 = g.reshape(n, groups, o // groups, oh * ow)
     wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
-    dcols = np.matmul(wt, g4).reshape(n, c, kh, kw, oh, ow)  # col2im below: one strided add per kernel offset
+    dcols = np.matmul(wt, _grad_batch_last(g, groups, o)).reshape(c, kh, kw, oh, ow, n)
     (t, bt), (le, r) = pads
-    dxp = np.zeros((n, c, h + t + bt, wd + le + r), dtype=g.dtype)
+    dxt = np.zeros((c, h + t + bt, wd + le + r, n), dtype=dcols.dtype)  # col2im: one strided add per offset
     for i in range(kh):
         hs = i * dl[0]
         for j in range(kw):
             ws = j * dl[1]
-            dxp[:, :, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, :, i, j]
-    dx = dxp[:, :, t:t + h, le:le + wd]
+            dxt[:, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, i, j]
+    dx = dxt[:, t:t + h, le:le + wd].transpose(3, 0, 1, 2)
     return dx[:, :, 0, :] if one else dx
 
 
 def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
-    n, o = x4.shape[0], w4.shape[0]
-    g4 = g.reshape(n, groups, o // groups, oh * ow)
-    cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
-    colsT = np.swapaxes(cols, 2, 3)
-    if o <= oh * ow:  # the per-sample products are no bigger than cols: one batched matmul, then sum
-        dw = np.matmul(g4, colsT).sum(axis=0)  # G, Og, Cg*KH*KW
-    else:  # many channels, few positions: accumulate sample by sample instead of allocating N products
-        dw = np.matmul(g4[0], colsT[0])
-        for i in range(1, n):
-            dw += np.matmul(g4[i], colsT[i])
+    cols = _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow)
+    dw = np.matmul(_grad_batch_last(g, groups, w4.shape[0]), np.swapaxes(cols, 1, 2))  # G, Og, Cg*KH*KW
     return dw.reshape(w.shape)
 
 
@@ -178,13 +199,21 @@ def max_pool_vjp(g, ans, x, kernel, stride, padding, dilation, ceil_mode):
     g4 = g if g.ndim == 4 else g[None]
     a4 = ans if ans.ndim == 4 else ans[None]
     dxp = np.zeros(xp.shape, dtype=g.dtype)
-    free = np.ones(a4.shape, dtype=bool)
+    # windows apart (LeNet's 2x2/2): each cell has one window, so a multiply writes it (no masked add)
+    disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    taken = None
     slices = zip(_offsets(xp, kernel, stride, dilation, oh, ow), _offsets(dxp, kernel, stride, dilation, oh, ow))
     for part, dpart in slices:
         hit = part == a4
-        hit &= free
-        free ^= hit
-        np.add(dpart, g4, out=dpart, where=hit)
+        if taken is None:
+            taken = hit.copy()
+        else:
+            hit &= ~taken
+            taken |= hit
+        if disjoint:
+            np.multiply(g4, hit, out=dpart)
+        else:
+            dpart += g4 * hit
     n, c, h, w = x4.shape
     dx = dxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
     return dx if x.ndim == 4 else dx[0]
@@ -263,6 +292,47 @@ def pad_forward(x, pad, value):
 
 def pad_vjp(g, ans, x, pad, value):
     return pad_forward(g, tuple(-p for p in pad), 0)
+
+
+def _mode_pad_sources(n, lo, hi, mode):
+    """For one padded dim of size n: the input index each output position copies (negative pads crop)."""
+    k = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        k = np.abs(k)
+        return np.where(k > n - 1, 2 * (n - 1) - k, k)
+    if mode == "replicate":
+        return np.clip(k, 0, n - 1)
+    # circular: PyTorch crops a negative side first, then wraps within what is left
+    start, kept = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+    return np.arange(-max(lo, 0), kept + max(hi, 0)) % kept + start
+
+
+def _mode_pad_dims(x, pad):
+    """(axis, lo, hi) per padded dim: pad is PyTorch's (last lo, last hi, second-last lo, ...)."""
+    return [(x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+def mode_pad_forward(x, pad, mode):
+    """F.pad's reflect / replicate / circular modes: one gather per padded dim."""
+    for axis, lo, hi in _mode_pad_dims(x, pad):
+        x = np.take(x, _mode_pad_sources(x.shape[axis], lo, hi, mode), axis=axis)
+    return x
+
+
+def mode_pad_vjp(g, ans, x, pad, mode):
+    # each padded dim's gather undone by a scatter-add (np.add.at), last dim first as the forward went
+    dims = _mode_pad_dims(x, pad)
+    sizes = list(x.shape)
+    shapes = []
+    for axis, lo, hi in dims:  # the array's shape before each forward gather
+        shapes.append(tuple(sizes))
+        sizes[axis] = sizes[axis] + lo + hi
+    for (axis, lo, hi), shape in zip(reversed(dims), reversed(shapes)):
+        src = _mode_pad_sources(shape[axis], lo, hi, mode)
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(np.moveaxis(out, axis, 0), src, np.moveaxis(g, axis, 0))
+        g = out
+    return g
 
 
 # ---------------------------------------------------------------- normalisation
@@ -466,6 +536,19 @@ def huber_vjp(g, ans, a, b, reduction, delta):
     return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
 
 
+# ---------------------------------------------------------------- spatial NLL (N, C, H, W)
+def nll2d_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
+    """NllLoss2DBackward0: -g * w[target] at each pixel's target class (over the weight sum for 'mean')."""
+    t = np.asarray(target)
+    ignored = t == ignore_index
+    w = np.ones(t.shape, logp.dtype) if weight is None else np.asarray(weight, logp.dtype)[np.where(ignored, 0, t)]
+    w = np.where(ignored, 0, w).astype(logp.dtype)
+    scale = g / w.sum() if reduction == "mean" else g  # 'none': g is per pixel, like w
+    z = np.zeros_like(logp)
+    np.put_along_axis(z, np.expand_dims(np.where(ignored, 0, t), 1), np.expand_dims(-scale * w, 1), axis=1)
+    return z
+
+
 # ---------------------------------------------------------------- recurrent cells
 def _chunk_key(shape, i, chunks, dim):
     size = -(-shape[dim] // chunks)
@@ -495,39 +578,44 @@ def _gate_order(hsz):
 def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """One LSTM layer over a whole sequence (PyTorch's fused CPU layer): the step states backward needs.
     sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved up front (in the
-    weights and the input projection) and one tanh per step serves all four gates."""
+    weights and the input projection) and one tanh per step serves all four gates. The states are kept
+    transposed, features by batch ((4H, N) gates, (H, N) h and c): each gate is then a contiguous block,
+    so every elementwise call of the step runs over contiguous memory (~25 % faster than (N, 4H) rows)."""
     xs = x[::-1] if reverse else x
     steps, batch = xs.shape[:2]
     hsz = w_hh.shape[1]
     dt = np.result_type(x.dtype, w_ih.dtype)
     order = _gate_order(hsz)
-    half = np.full(4 * hsz, 0.5, dtype=dt)
+    half = np.full((4 * hsz, 1), 0.5, dtype=dt)
     half[3 * hsz:] = 1.0
-    proj = np.matmul(xs, w_ih[order].T)  # every step's input projection at once
+    proj = np.matmul(w_ih[order], xs.transpose(0, 2, 1))  # every step's input projection at once: (T, 4H, N)
     if b_ih is not None:
-        proj += (b_ih + b_hh)[order]
+        proj += (b_ih + b_hh)[order][:, None]
     proj *= half
-    whh_t = w_hh[order].T * half
-    gates = np.empty((steps, batch, 4 * hsz), dtype=dt)  # (o, i, f, g) after the activations
-    cs = np.empty((steps + 1, batch, hsz), dtype=dt)
-    hs = np.empty((steps + 1, batch, hsz), dtype=dt)
-    tcs = np.empty((steps, batch, hsz), dtype=dt)
-    ig = np.empty((batch, hsz), dtype=dt)
-    hs[0], cs[0] = h0, c0
+    whh = w_hh[order] * half
+    # Each step's block holds (o, i, f, g) after the activations, then the step's incoming cell state: i, f
+    # and g, c_prev are then side by side, so i*g and f*c_prev are one multiply.
+    block = np.empty((steps + 1, 5 * hsz, batch), dtype=dt)
+    gates, cs = block[:steps, :4 * hsz], block[:, 4 * hsz:]
+    hs = np.empty((steps + 1, hsz, batch), dtype=dt)
+    tcs = np.empty((steps, hsz, batch), dtype=dt)
+    prods = np.empty((2 * hsz, batch), dtype=dt)
+    hs[0], cs[0] = h0.T, c0.T
+    sig_rows = 3 * hsz
     for t in range(steps):
-        a = gates[t]
-        np.matmul(hs[t], whh_t, out=a)
+        b = block[t]
+        a = b[:4 * hsz]
+        np.matmul(whh, hs[t], out=a)
         a += proj[t]
         np.tanh(a, out=a)
-        sig = a[:, :3 * hsz]
+        sig = a[:sig_rows]
         sig += 1
         sig *= 0.5
+        np.multiply(b[hsz:sig_rows], b[sig_rows:], out=prods)  # i*g, f*c_prev
         c = cs[t + 1]
-        np.multiply(a[:, 2 * hsz:3 * hsz], cs[t], out=c)
-        np.multiply(a[:, hsz:2 * hsz], a[:, 3 * hsz:], out=ig)
-        c += ig
+        np.add(prods[:hsz], prods[hsz:], out=c)
         np.tanh(c, out=tcs[t])
-        np.multiply(a[:, :hsz], tcs[t], out=hs[t + 1])
+        np.multiply(a[:hsz], tcs[t], out=hs[t + 1])
     return xs, gates, cs, hs, tcs
 
 
@@ -552,8 +640,8 @@ def lstm_layer_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     args = (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
     run = _lstm_run(*args)
     _LSTM_LAST[0] = (args, run)
-    hs = run[3][1:]
-    return _remember(hs[::-1].copy() if reverse else hs, run)
+    hs = run[3][1:].transpose(0, 2, 1)
+    return _remember(np.ascontiguousarray(hs[::-1] if reverse else hs), run)
 
 
 def lstm_cell_state_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
@@ -561,55 +649,88 @@ def lstm_cell_state_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     last, _LSTM_LAST[0] = _LSTM_LAST[0], None
     same = last is not None and all(a is b for a, b in zip(last[0], args))
     run = last[1] if same else _lstm_run(*args)
-    return _remember(run[2][-1:].reshape(run[2].shape[1:]), run)
+    return _remember(np.ascontiguousarray(run[2][-1].T), run)
 
 
-_LSTM_GRADS = [None]  # (g, ans, grads) of the latest backward: one node's seven VJPs share one pass through time
+_LSTM_GRADS = [None]  # (g, ans, pass) of the latest backward: one node's seven VJPs share one pass through time
 
 
 def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
+    """The pass through time: every step's gate gradients in PyTorch's (i, f, g, o) order, and d h0, d c0.
+    The VJPs below take their input's gradient from it, so nobody pays for a gradient no input wants.
+    Transposed like the forward: (T, 4H, N) gates, (H, N) states."""
     memo = _LSTM_GRADS[0]
     if memo is not None and memo[0] is g and memo[1] is ans:  # ans: this node's own output, so never another's
         return memo[2]
     xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
-    steps, batch, hsz = tcs.shape
-    order = _gate_order(hsz)
-    o, i, f, gg = (gates[..., k * hsz:(k + 1) * hsz] for k in range(4))
-    # Everything but the recurrence, for all steps at once: d(c_t)/d(h_t) and each gate's local derivative.
-    dcdh = o * (1 - tcs * tcs)
+    steps, hsz, batch = tcs.shape
+    o, i, f, gg = (gates[:, k * hsz:(k + 1) * hsz] for k in range(4))
+    # Everything but the recurrence, for all steps at once, in place: d(c_t)/d(h_t) and each gate's local
+    # derivative, laid out as PyTorch's gates (i, f, g, o) so the step's gradients need no reordering.
     local = np.empty_like(gates)
-    local[..., :hsz] = tcs * o * (1 - o)
-    local[..., hsz:2 * hsz] = gg * i * (1 - i)
-    local[..., 2 * hsz:3 * hsz] = cs[:-1] * f * (1 - f)
-    local[..., 3 * hsz:] = i * (1 - gg * gg)
+    li, lf, lg, lo = (local[:, k * hsz:(k + 1) * hsz] for k in range(4))
+    for out, s, other in ((lo, o, tcs), (li, i, gg), (lf, f, cs[:-1])):
+        np.subtract(1, s, out=out)
+        out *= s
+        out *= other
+    np.multiply(gg, gg, out=lg)
+    np.subtract(1, lg, out=lg)
+    lg *= i
+    dcdh = tcs * tcs
+    np.subtract(1, dcdh, out=dcdh)
+    dcdh *= o
     if last_c:
-        d_out, dc = None, g.astype(gates.dtype)
+        d_out, dc = None, np.array(g.T, dtype=gates.dtype)
     else:
-        d_out, dc = (g[::-1] if reverse else g), np.zeros((batch, hsz), gates.dtype)
-    dh = np.zeros((batch, hsz), gates.dtype)
+        d_out, dc = np.ascontiguousarray((g[::-1] if reverse else g).transpose(0, 2, 1)), \
+            np.zeros((hsz, batch), gates.dtype)
+    dh = np.zeros((hsz, batch), gates.dtype)
     dgates = np.empty_like(gates)
-    w_hh_o = w_hh[order]
+    tmp = np.empty((hsz, batch), gates.dtype)
+    whh_t = np.ascontiguousarray(w_hh.T)
+    ifg = 3 * hsz
     for t in range(steps - 1, -1, -1):
         if d_out is not None:
             dh += d_out[t]
-        dc += dh * dcdh[t]
+        np.multiply(dh, dcdh[t], out=tmp)
+        dc += tmp
         d = dgates[t]
-        np.multiply(local[t, :, :hsz], dh, out=d[:, :hsz])
-        np.multiply(local[t, :, hsz:].reshape(batch, 3, hsz), dc[:, None, :], out=d[:, hsz:].reshape(batch, 3, hsz))
+        np.multiply(local[t, ifg:], dh, out=d[ifg:])
+        np.multiply(local[t, :ifg].reshape(3, hsz, batch), dc, out=d[:ifg].reshape(3, hsz, batch))
         dc *= f[t]
-        np.matmul(d, w_hh_o, out=dh)
-    dgates = dgates[..., np.argsort(order)]  # back to PyTorch's (i, f, g, o)
-    flat = dgates.reshape(-1, 4 * hsz)
-    dx = np.matmul(dgates, w_ih)
-    grads = (dx[::-1] if reverse else dx, flat.T @ xs.reshape(-1, xs.shape[2]), flat.T @ hs[:-1].reshape(-1, hsz),
-             flat.sum(axis=0), flat.sum(axis=0), dh, dc)
-    _LSTM_GRADS[0] = (g, ans, grads)
-    return grads
+        np.matmul(whh_t, d, out=dh)
+    result = {"dgates": dgates, "xs": xs, "hs": hs, 5: dh.T, 6: dc.T}
+    _LSTM_GRADS[0] = (g, ans, result)
+    return result
+
+
+def _lstm_grad(k, bw, w_ih, reverse):
+    """Input k's gradient from the pass: x, w_ih, w_hh, b_ih, b_hh (the same sum), h0, c0."""
+    if k in bw:
+        return bw[k]
+    dgates = bw["dgates"]  # T, 4H, N
+    if k == 0:
+        dx = np.matmul(dgates.transpose(0, 2, 1), w_ih)
+        grad = dx[::-1] if reverse else dx
+    else:
+        if "flat" not in bw:
+            bw["flat"] = np.ascontiguousarray(dgates.transpose(1, 0, 2)).reshape(dgates.shape[1], -1)  # 4H, T*N
+        if k >= 3:
+            grad = bw[3] = bw[4] = bw["flat"].sum(axis=1)
+        elif k == 1:
+            xs = bw["xs"]
+            grad = bw["flat"] @ xs.reshape(-1, xs.shape[2])
+        else:
+            hs = bw["hs"][:-1]  # T, H, N
+            grad = bw["flat"] @ hs.transpose(0, 2, 1).reshape(-1, hs.shape[1])
+    bw[k] = grad
+    return grad
 
 
 def lstm_vjp(k, last_c=False):
-    def vjp(g, ans, *args):
-        return _lstm_backward(g, ans, *args, last_c=last_c)[k]
+    def vjp(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
+        return _lstm_grad(k, _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c), w_ih,
+                          reverse)
 
     return vjp
 
@@ -617,6 +738,9 @@ def lstm_vjp(k, last_c=False):
 # ---------------------------------------------------------------- limits
 def _prod(shape):
     return math.prod(int(s) for s in shape)
+
+
+MODE_PAD_OPS = ("reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "circular_pad")
 
 
 def output_sizes(name, arrays, params):
@@ -647,6 +771,11 @@ def output_sizes(name, arrays, params):
         for i in range(len(pad) // 2):
             grown[len(x) - 1 - i] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
         return [tuple(grown)]
+    if name in MODE_PAD_OPS:
+        x, pad = list(np.shape(arrays[0])), params[0]
+        for i in range(len(pad) // 2):
+            x[len(x) - 1 - i] += pad[2 * i] + pad[2 * i + 1]
+        return [tuple(x)]
     if name == "embedding":
         return [np.shape(arrays[1]) + np.shape(arrays[0])[1:]]
     if name == "adaptive_avg_pool2d":

@@ -75,6 +75,8 @@ class Generator:
         return "cpu"
 
     def manual_seed(self, seed) -> Generator:
+        if isinstance(seed, float) or not hasattr(seed, "__index__"):  # the C method takes a long (no int())
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = _check_seed(seed)
         self._seed = seed
         self._bg.state = {"bit_generator": "MT19937", "state": {"key": _seed_key(seed & 0xFFFFFFFF), "pos": _N}}
@@ -177,7 +179,7 @@ def _gen(generator) -> Generator:
 
 # ---------------------------------------------------------------- torch.* / torch.random functions
 def manual_seed(seed) -> Generator:
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))  # torch.manual_seed's own int(seed): '7' and 1.5 pass
 
 
 def seed() -> int:
@@ -711,3 +713,64 @@ def _bounds_name(dt: np.dtype) -> str:
 
 def _num(v) -> str:
     return repr(v) if not isinstance(v, float) or not v.is_integer() else str(int(v))
+
+
+# ---------------------------------------------------------------- exponential and multinomial
+def exponential(n: int, lambd: float, dt, generator=None) -> np.ndarray:
+    """exponential_(lambd) on the CPU (MKL's path is off in PyTorch's own builds): -1/lambd * log1p(-u) from
+    one double uniform per element, rounded to the dtype."""
+    u = _unit(_gen(generator), n, _F64)
+    return (-1.0 / lambd * np.log1p(-u)).astype(dt, copy=False)
+
+
+def multinomial(probs: np.ndarray, num_samples: int, replacement: bool, generator=None) -> np.ndarray:
+    """torch.multinomial's indices (int64, rows x num_samples) for 1-D or 2-D float probabilities.
+    Without replacement (or one sample): argmax / topk of p / Exp(1) (the Gumbel trick, ATen's fast path);
+    with replacement: per row its normalised running sum in the dtype, and one double uniform per sample
+    placed by binary search, as ATen's CPU kernel."""
+    rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
+    dt = probs.dtype
+    if not replacement or num_samples == 1:
+        with np.errstate(invalid="ignore"):
+            valid = bool(probs.max() < np.inf) and bool(probs.min() >= 0)
+        if not valid:
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (rows.sum(axis=1) == 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        q = exponential(rows.size, 1.0, dt, generator).reshape(rows.shape)
+        with np.errstate(divide="ignore"):
+            q = rows / q
+        if num_samples == 1:
+            out = np.argmax(q, axis=-1)[:, None]
+        else:  # topk: largest first (a stable sort of the negation keeps the lower index first on ties)
+            out = np.argsort(-q, axis=-1, kind="stable")[:, :num_samples]
+        return out.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,))
+    gen = _gen(generator)
+    bad = ~((rows >= 0) & np.isfinite(rows))
+    sums = np.cumsum(rows, axis=1, dtype=dt)  # each row's running sum in the dtype, element by element
+    broken = bad.any(axis=1) | ~(sums[:, -1] > 0)
+    if broken.any():  # ATen checks row by row, drawing the earlier rows' samples first
+        k = int(np.argmax(broken))
+        _unit(gen, k * num_samples, _F64)
+        if bad[k].any():
+            first = rows[k, np.argmax(bad[k])]
+            what = "< 0" if not first >= 0 else "= infinity or NaN"
+            raise RuntimeError(f"invalid multinomial distribution (encountering probability entry {what})")
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    sums /= sums[:, -1:]
+    sums[:, -1] = 1
+    cum = sums.astype(_F64)  # exact: the comparisons below are float vs double, as in ATen
+    u = _unit(gen, rows.shape[0] * num_samples, _F64).reshape(rows.shape[0], num_samples)
+    # ATen's binary search for the first slot whose running sum is >= u, for every sample at once
+    row = np.arange(rows.shape[0])[:, None]
+    left = np.zeros(u.shape, np.int64)
+    right = np.full(u.shape, rows.shape[1], np.int64)
+    while True:
+        active = right > left
+        if not active.any():
+            break
+        mid = left + (right - left) // 2
+        below = cum[row, np.minimum(mid, rows.shape[1] - 1)] < u
+        left = np.where(active & below, mid + 1, left)
+        right = np.where(active & ~below, mid, right)
+    return left.reshape(probs.shape[:-1] + (num_samples,))

@@ -185,6 +185,7 @@ class Recorder:
         self._node_io = {}  # node rid -> (input tensor rids, output tensor rid)
         self._modules = {}  # id(module) -> (module, rid)
         self._module_stack: list[str] = []
+        self._step_scopes: dict = {}  # (parent module id, label) -> the id of a recurrent layer's time-step scope
         self._backward = None
         self._grad_snaps = {}
         self._grad_owner = {}  # id(grad tensor) -> (grad tensor, owner id): in-place edits of .grad go to the owner
@@ -308,6 +309,9 @@ class Recorder:
                 rid = self.tid(p)
                 if rid not in known:
                     known[rid] = params[rid] = self.path(_joined(node) + "." + pname)
+        for rid, path in self._step_names(names).items():  # steps that ran before their layer got a name
+            if rid not in known:
+                known[rid] = names[rid] = path
         if names or params:
             self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
 
@@ -401,6 +405,33 @@ class Recorder:
             stack.pop()
         self._module = stack[-1] if stack else None
 
+    STEP_CLS = "time step"  # the `cls` of a step scope: the page titles its box "rnn.t=3 · time step"
+
+    def enter_step(self, label: str):
+        """One time step of a recurrent layer (nn.RNN / nn.GRU) as a child scope of the running module: a
+        `module` event (cls STEP_CLS, repr the label) the first time, its path `<layer path>.<label>` once the
+        layer has one; the same (layer, label) is the same scope on every call."""
+        parent = self._module_stack[-1] if self._module_stack else None
+        key = (parent, label)
+        rid = self._step_scopes.get(key)
+        if rid is None:
+            rid = self._step_scopes[key] = self._new_id("m")
+            self.emit({"kind": MODULE, "id": rid, "cls": self.STEP_CLS, "repr": self.text(label), "parent": parent})
+            named = self._step_names({parent: self._path_of[parent]} if parent in self._path_of else {})
+            if named:
+                self._path_of.update(named)
+                self.emit({"kind": MODULE_NAMES, "names": named, "parameters": {}})
+        self._module_stack.append(rid)
+        self._module = rid
+
+    def exit_step(self):
+        self.exit_module(None)
+
+    def _step_names(self, parents: dict) -> dict:
+        """Paths of the step scopes under the given {module id: path}."""
+        return {rid: self.path(f"{parents[parent]}.{label}") for (parent, label), rid in self._step_scopes.items()
+                if parent in parents}
+
     def name_modules(self, top_level: dict):
         """Resolve module ids to paths such as `model.layer1` from the program's top-level variables."""
         from .nn import Module
@@ -418,6 +449,7 @@ class Recorder:
                 for path, p in obj.named_parameters(prefix=var):
                     if p._rid is not None and p._rid[0] is self._epoch:
                         params[p._rid[1]] = self.path(path)
+        names.update(self._step_names(names))
         self.emit({"kind": MODULE_NAMES, "names": names, "parameters": params})
         return names
 

@@ -16,6 +16,7 @@ from .formatting import format_size, format_tensor
 from .ops import OPS
 
 # The F401 names are re-exported: `from engine.tensor import apply, _dim, ...` keeps working.
+from .tensor_funcs import FuncsMixin
 from .tensor_index import IndexMixin
 from .tensor_inplace import LEAF_INPLACE, InplaceMixin  # noqa: F401
 from .tensor_math import MathMixin
@@ -41,7 +42,7 @@ class Size(tuple):
 
 
 
-class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin):
+class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, FuncsMixin):
     __slots__ = ("_data", "_grad", "_requires_grad", "_grad_fn", "_acc", "_retains_grad", "_rid", "_untracked",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators

@@ -135,10 +135,10 @@ class MathMixin:
     clip = clamp
 
     def clamp_min(self, min):  # noqa: A002
-        return self.clamp(min=min)
+        return apply(OPS["clamp_min"], (self,), (min,))  # its own node in PyTorch: ClampMinBackward0
 
     def clamp_max(self, max):  # noqa: A002
-        return self.clamp(max=max)
+        return apply(OPS["clamp_max"], (self,), (max,))
 
     def softmax(self, dim):
         return apply(OPS["softmax"], (self,), (_dim(dim, self.ndim),))

@@ -1,14 +1,13 @@
 """Tensor's reductions: sum, mean, max/min (values and indices), argmax/argmin, norm."""
 from __future__ import annotations
 
-from collections import namedtuple
-
-from . import dispatch
+from . import dispatch, dtypes
 from .dispatch import _dim, _dims, apply
 from .ops import OPS
+from .tensor_funcs import return_type
 
-max_result = namedtuple("max", ["values", "indices"])
-min_result = namedtuple("min", ["values", "indices"])
+max_result = return_type("max")  # prints as torch.return_types.max(values=..., indices=...)
+min_result = return_type("min")
 
 
 class ReduceMixin:
@@ -56,7 +55,18 @@ class ReduceMixin:
     def argmin(self, dim=None, keepdim=False):
         return apply(OPS["argmin"], (self,), (_dim(dim, self.ndim), keepdim))
 
-    def norm(self, p=2):
-        if p != 2:
-            raise NotImplementedError("flowgrad's norm supports p=2 only")
-        return apply(OPS["norm"], (self,))
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """PyTorch's Tensor.norm: a vector norm over dim (all elements by default); "fro" is the 2-norm."""
+        if isinstance(p, str):
+            if p == "nuc":
+                raise NotImplementedError("flowgrad's norm does not compute the nuclear norm")
+            if p != "fro":
+                raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+            p = 2
+        if self._data.dtype.kind != "f":
+            raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                               + dtypes.scalar_type_name(self._data.dtype))
+        if p == 2 and dim is None and not keepdim:
+            return apply(OPS["norm"], (self,))
+        dims = None if dim is None else _dims(dim, self.ndim)
+        return apply(OPS["vector_norm"], (self,), (float(p), dims, keepdim))

@@ -153,6 +153,9 @@ _SET_METHODS = {n: _set_method(n) for n in ("union", "intersection", "difference
                                             "issubset", "issuperset", "isdisjoint", "update")}
 _INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
 
+# Tensor functions tutorials use (issue 9 section 5): the methods the tensor list below lacks.
+_TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere fliplr flipud ger tril_ triu_"
+
 ATTRIBUTE_POLICY = MappingProxyType({
     # ---- plain values, by exact type
     str: _rule("""
@@ -188,7 +191,7 @@ uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu
 lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
 logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
-float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr""",
+float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr""" + _TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""
@@ -205,6 +208,8 @@ in_cooldown"""),
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),
     "grad_fn": _rule("name next_functions metadata variable"),
+    # torch.Generator (issue 10): seeding and its 5056-byte state tensor
+    "generator": _rule("manual_seed seed initial_seed get_state set_state device"),
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
@@ -274,7 +279,8 @@ class Attributes:
         B = self.B
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
-                          ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size)):
+                          ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
+                          ("generator", B.Generator)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)

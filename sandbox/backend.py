@@ -66,6 +66,12 @@ class Backend:
                 nn_attrs[name] = v
         nn_attrs["functional"] = f_proxy
         nn_attrs["init"] = init_proxy
+        nn_utils = getattr(nn, "utils", None)
+        utils_nn_proxy = None
+        if isinstance(nn_utils, types.ModuleType):
+            utils_nn_proxy = ModuleProxy("torch.nn.utils", {n: getattr(nn_utils, n) for n in names.NN_UTILS_NAMES
+                                                            if hasattr(nn_utils, n)})
+            nn_attrs["utils"] = utils_nn_proxy
         nn_proxy = ModuleProxy("torch.nn", nn_attrs)
 
         optim_attrs = {name: v for name in dir(optim) if not name.startswith("_")
@@ -104,6 +110,8 @@ class Backend:
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
+        if utils_nn_proxy is not None:
+            self.modules["torch.nn.utils"] = utils_nn_proxy
         if data_proxy is not None:
             self.modules["torch.utils"] = utils_proxy
             self.modules["torch.utils.data"] = data_proxy
@@ -127,10 +135,9 @@ class Backend:
         # reachable for isinstance(), never called: torch.dtype(name, spec) would hand program text to np.dtype
         self.not_constructible = frozenset(getattr(mod, n) for n in names.NOT_CONSTRUCTIBLE
                                            if isinstance(getattr(mod, n, None), type))
-        # type(torch.manual_seed(0)) is torch's Generator class: for isinstance(), never called
+        # torch.Generator: constructible (the interpreter charges each one's MT19937 state), methods in attributes.py
         gen = getattr(mod, "Generator", None)
-        if isinstance(gen, type):
-            self.not_constructible |= {gen}
+        self.Generator = gen if isinstance(gen, type) else None
 
         bare = {"torch": torch_proxy, "nn": nn_proxy, "optim": optim_proxy, "math": math_proxy, "F": f_proxy}
         for table, attrs in ((names.BARE_TORCH, torch_attrs), (names.BARE_NN, nn_attrs), (names.BARE_OPTIM, optim_attrs)):

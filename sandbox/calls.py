@@ -40,6 +40,9 @@ from .objects import (
 _NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property}
 
 
+GENERATOR_ITEMS = 5056  # bytes of a torch.Generator's state, charged per generator a program makes
+
+
 class Calls:
     """Mixed into the Interpreter."""
 
@@ -115,6 +118,8 @@ class Calls:
             self.check_data(owner.param_groups)
         if f in B.not_constructible:
             raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
+        if f is B.Generator:  # its MT19937 state: 624 words kept for the run, charged as items
+            self.alloc(GENERATOR_ITEMS, "generator state")
         T = self.tensor_type
         if kwargs or any(type(a) not in SCALARS and not isinstance(a, T) for a in args):
             self.check_data(args, kwargs, names=True)  # (tensors and numbers alone are within the limits)

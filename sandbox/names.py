@@ -26,6 +26,15 @@ tanh_ softplus celu selu gelu silu mish hardtanh dropout cosine_similarity pairw
 heaviside sinc deg2rad rad2deg hypot fmax fmin nan_to_num cummax cummin diff kron meshgrid
 nn optim autograd float_power reciprocal xlogy
 """.split())
+# Tensor functions tutorials use (issue 9 section 5): the names the list above lacks.
+TORCH_NAMES |= frozenset("scatter_add arctan2 argwhere fliplr flipud ger".split())
+# issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
+# are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
+RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())
+TORCH_NAMES = TORCH_NAMES | RANDOM_NAMES
+# issue 10: torch.nn.utils (gradient clipping, parameters <-> one vector)
+NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm parameters_to_vector "
+                           "vector_to_parameters".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_printoptions set_default_tensor_type from_numpy compile jit
@@ -35,6 +44,8 @@ unbroadcast STATE Op OPS reset_run_state
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
 # torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
 DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
+# issue 10: the samplers DataLoader takes (RandomSampler with replacement draws PyTorch's indices)
+DATA_NAMES = DATA_NAMES | frozenset("Sampler SequentialSampler RandomSampler BatchSampler".split())
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 

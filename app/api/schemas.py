@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +15,10 @@ class RunRequest(BaseModel):
     source: str = Field(..., description="the program (a PyTorch subset)")
     client_id: str | None = Field(None, max_length=128,
                                   description="one run per client: a new run cancels this client's last")
+    passes: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, max_length=4,
+        description="passes to record in full besides the first and the last ones: a training run's middle pass, "
+                    "recorded on demand by running the program again (runs are deterministic)")
 
 
 class ErrorInfo(BaseModel):

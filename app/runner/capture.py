@@ -148,11 +148,12 @@ class StreamingRecorder(Recorder):
     """
 
     def __init__(self, send, *, stream: bool = True, head: int = 3, tail: int = 2, batch: int = 20_000,
-                 value_budget: int | None = None, **kw):
+                 value_budget: int | None = None, extra: tuple = (), **kw):
         super().__init__(**kw)
         self._send = send
         self._stream = stream
         self._head = head
+        self._extra = frozenset(extra)  # middle passes asked for in full (recorded on demand)
         self._tail = tail
         self._batch = batch if not stream else FLUSH_EVENTS
         self._marks: list[int] = []  # event number (counted over the run) where pass 1, 2, ... start
@@ -192,7 +193,7 @@ class StreamingRecorder(Recorder):
         for i, e in enumerate(raw, self._base):
             while idx < len(marks) and marks[idx] <= i:
                 idx += 1
-            full = self._stream or idx < self._head or idx >= full_from
+            full = self._stream or idx < self._head or idx >= full_from or idx in self._extra
             for piece in split_event(e):
                 if budget is not None and self._value_bytes > budget:
                     if self.budget_reason is None:
@@ -217,7 +218,7 @@ class StreamingRecorder(Recorder):
                     if cost:
                         self._value_bytes += cost
                         # all but new leaves (kept all run long) are dropped or compacted once it cannot be drawn
-                        if idx >= self._head and (kind != TENSOR or piece["origin"] == "op"):
+                        if idx >= self._head and idx not in self._extra and (kind != TENSOR or piece["origin"] == "op"):
                             self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
                 out.append(export_event(piece, limit))
         self._mark_idx = idx
@@ -341,14 +342,14 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
 
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, stream: bool = True,
                 head: int = 3, tail: int = 2, max_string_chars: int | None = None,
-                max_path_chars: int | None = None, value_budget: int | None = None) -> None:
+                max_path_chars: int | None = None, value_budget: int | None = None, extra: tuple = ()) -> None:
     """Run ``source`` and ship everything through ``send``; never raises. The budgets (None: none)
     come from the settings: max_string_chars, max_path_chars, and ``value_budget`` (max_answer_bytes)
     for the values shipped and, apart, for the variables."""
     import engine
     from sandbox import backend_for, run_program
 
-    rec = StreamingRecorder(send, stream=stream, head=head, tail=tail, value_limit=value_limit,
+    rec = StreamingRecorder(send, stream=stream, head=head, tail=tail, extra=extra, value_limit=value_limit,
                             max_events=max_events, max_string_chars=max_string_chars, max_path_chars=max_path_chars,
                             value_budget=value_budget)
     error = None

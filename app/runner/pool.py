@@ -50,6 +50,7 @@ class Job:
     source: str
     stream: bool
     client: str | None
+    passes: tuple = ()  # passes to record in full besides the first and last ones
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
     worker: WorkerHandle | None = None
     started: float = 0.0
@@ -274,7 +275,8 @@ class Pool:
         job.worker = h
         job.started = time.monotonic()
         try:
-            h.conn.send(("run", job.id, job.source, {"stream": job.stream, "queued": len(self.waiting)}))
+            h.conn.send(("run", job.id, job.source, {"stream": job.stream, "queued": len(self.waiting),
+                                                     "passes": list(job.passes)}))
         except Exception:  # noqa: BLE001 - a broken pipe: the reader thread reports the death
             h.job = None
             job.worker = None
@@ -285,7 +287,7 @@ class Pool:
         if job.client is not None and self.clients.get(job.client) is job:
             del self.clients[job.client]
 
-    def submit(self, source: str, *, stream: bool = False, client: str | None = None) -> Job:
+    def submit(self, source: str, *, stream: bool = False, client: str | None = None, passes: tuple = ()) -> Job:
         """Queue a run (cancelling the client's previous one); raises PoolBusy when the queue is full."""
         if self.closing:
             raise PoolBusy("the server is stopping")
@@ -297,7 +299,7 @@ class Pool:
                 h.ready and h.job is None and not h.dead for h in self.workers):
             self.rejected += 1
             raise PoolBusy(BUSY_MESSAGE)
-        job = Job(next(self.ids), source, stream, client)
+        job = Job(next(self.ids), source, stream, client, passes)
         if client is not None:
             self.clients[client] = job
         self.waiting.append(job)

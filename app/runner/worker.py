@@ -248,14 +248,14 @@ class Worker:
                 reader.close()
                 self._child_setup(warm)
                 try:
-                    source, stream = job_r.recv()
+                    source, stream, passes = job_r.recv()
                 except (EOFError, OSError):
                     os._exit(0)
                 from app.runner.capture import run_capture
 
                 s = self.settings
                 run_capture(source, self.limits, s.value_limit, s.max_events, writer.send, stream=stream,
-                            **capture_budgets(s))
+                            extra=passes, **capture_budgets(s))
                 writer.close()
             except BaseException:  # noqa: BLE001
                 code = 1
@@ -265,7 +265,7 @@ class Worker:
         writer.close()
         self.spare = (pid, job_w, reader)
 
-    def _take_spare(self, source: str, stream: bool):
+    def _take_spare(self, source: str, stream: bool, passes: tuple = ()):
         """The warm spare child with ``source`` handed to it (a fresh fork if it died meanwhile)."""
         for _ in range(2):
             if self.spare is None:
@@ -273,7 +273,7 @@ class Worker:
             pid, job_w, reader = self.spare
             self.spare = None
             try:
-                job_w.send((source, stream))
+                job_w.send((source, stream, passes))
                 job_w.close()
                 return pid, reader
             except (OSError, BrokenPipeError):
@@ -324,7 +324,8 @@ class Worker:
         stream = bool(opts.get("stream"))
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
-        pid, reader = self._take_spare(source, stream)
+        passes = tuple(int(i) for i in opts.get("passes") or ())[:4]
+        pid, reader = self._take_spare(source, stream, passes)
         t_sent = t_end = time.monotonic()
         budget = AnswerBudget(s.max_answer_bytes)
 
@@ -359,7 +360,7 @@ class Worker:
             piece(obj, small=False, data=data)
 
         builder = TraceBuilder(
-            self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes,
+            self.layout, head=s.full_passes_head, tail=s.full_passes_tail, max_passes=s.max_passes, extra=passes,
             on_pass=on_pass if stream else None,
             on_step=(lambda st: piece({"type": "step", **st})) if stream else None,
             max_nodes=s.max_drawn_nodes,

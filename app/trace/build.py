@@ -110,10 +110,12 @@ class TraceBuilder:
     """
 
     def __init__(self, layout: LayoutEngine | None, *, head: int = 3, tail: int = 2, max_passes: int = 10_000,
+                 extra: tuple = (),
                  on_pass: Callable[[dict], None] | None = None, on_step: Callable[[dict], None] | None = None,
                  max_nodes: int | None = None, max_frames: int | None = None, deadline: float | None = None):
         self.layout = layout
         self.head = head
+        self.extra = frozenset(extra)  # middle passes kept in full like the head ones (asked for on demand)
         self.tail = tail
         self.max_passes = max_passes
         self.max_nodes = max_nodes
@@ -400,12 +402,13 @@ class TraceBuilder:
         self.steps.append(step)
         if self.on_step:
             self.on_step(step)
-        if p.index < self.head:
+        if p.index < self.head or p.index in self.extra:
             self._head_times += [p.t_fwd, p.t_grads]
             # streamed at once; without a listener it waits for the end, when the names are known
             self.head_buf.append((p, self.names_version if self.on_pass else -1))
             if self.on_pass:
-                self.emits_left = (self.head - p.index) + self.tail  # this pass, the other head passes, the tail
+                # this pass, the other head (and asked-for) passes, the tail
+                self.emits_left = max(1, self.head - p.index) + sum(i > p.index for i in self.extra) + self.tail
                 self._emit_pass(self._draw(p, step["loss"]))
             else:
                 self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
@@ -449,7 +452,8 @@ class TraceBuilder:
         # head passes: built now, or rebuilt when module/parameter names arrived after they were sent;
         # the last `tail` passes get their full graph now (replacing the summary sent earlier)
         todo = [p for p, version in self.head_buf if version != self.names_version]
-        todo += [p for p in self.tail_buf if p.index >= self.head and p.index >= self.n_closed - self.tail]
+        todo += [p for p in self.tail_buf if p.index >= self.head and p.index not in self.extra
+                 and p.index >= self.n_closed - self.tail]
         self.head_buf.clear()
         self.tail_buf.clear()
         for i, p in enumerate(todo):

@@ -25,8 +25,6 @@ class _ConvNd(Module):
         valid = {"zeros", "reflect", "replicate", "circular"}
         if padding_mode not in valid:
             raise ValueError(f"padding_mode must be one of {valid}, but got padding_mode='{padding_mode}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode='{padding_mode}' is not supported by flowgrad (only 'zeros')")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = FL._tuple(kernel_size, nd)
         self.stride = FL._tuple(stride, nd)
@@ -75,7 +73,23 @@ class _ConvNd(Module):
         return s
 
     def forward(self, input):  # noqa: A002
+        if self.padding_mode != "zeros":  # PyTorch's: pad in that mode first, then convolve unpadded
+            return FL._conv(FL.pad(input, self._reversed_padding_repeated_twice(), mode=self.padding_mode),
+                            self.weight, self.bias, self.stride, 0, self.dilation, self.groups, self._nd)
         return FL._conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups, self._nd)
+
+    def _reversed_padding_repeated_twice(self):
+        """F.pad's (last lo, last hi, ...) from the conv's padding; 'same' splits the total as PyTorch does."""
+        if self.padding == "valid":
+            return [0, 0] * self._nd
+        out = []
+        for i in reversed(range(self._nd)):
+            if self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                out += [total // 2, total - total // 2]
+            else:
+                out += [self.padding[i], self.padding[i]]
+        return out
 
 
 class Conv1d(_ConvNd):

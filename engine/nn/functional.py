@@ -74,6 +74,15 @@ def one_hot(tensor, num_classes=-1):
     return _leaf(out, False)
 
 
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):  # noqa: A002
+    """PyTorch's: input / norm(input, p, dim, keepdim).clamp_min(eps).expand_as(input)."""
+    expect_tensor(input, "normalize", "input", 1)
+    if out is not None:
+        raise NotImplementedError("flowgrad's normalize does not write into out=")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    return input / denom.expand_as(input)
+
+
 # Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py
 from . import functional_layers as _layers  # noqa: E402
 

@@ -90,14 +90,82 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+_MODE_OPS = {"reflect": "reflection_pad", "replicate": "replication_pad", "circular": "circular_pad"}
+
+
+def _mode_pad(input, pad, mode):  # noqa: A002
+    """reflect / replicate / circular, with PyTorch's checks: 2 values pad the last dim of a 2-D/3-D input,
+    4 the last two of a 3-D/4-D one (5-D inputs and 6 values, volumetric padding, are not supported)."""
+    if mode not in _MODE_OPS:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode in ("reflect", "replicate"):
+        return _pad_modes(input, tuple(int(p) for p in pad), mode)
+    for i, p in enumerate(pad):
+        if not isinstance(p, (int, np.integer)):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(p).__name__} at pos {i}")
+    pad = tuple(int(p) for p in pad)
+    dims = len(pad) // 2
+    if len(pad) == 6 and input.ndim in (4, 5):
+        raise NotImplementedError(f"F.pad: 3-D (volumetric) {mode} padding is not supported by flowgrad")
+    if len(pad) % 2 or dims not in (1, 2) or input.ndim not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    shape = list(input.shape)
+    for i in range(dims):
+        d = input.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (lo >= shape[d] or hi >= shape[d]):
+            raise RuntimeError(f"Argument #{2 * dims + 2}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input {shape}")
+        if mode == "circular" and (lo > shape[d] or hi > shape[d]):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if shape[d] + lo + hi < 1:
+            raise RuntimeError(f"input (H: {shape[d]}) is too small. Calculated output H: {shape[d] + lo + hi}")
+    name = "circular_pad" if mode == "circular" else f"{_MODE_OPS[mode]}{dims}d"
+    return apply(OPS[name], (input,), (pad, mode))
+
+
 def pad(input, pad, mode="constant", value=None):  # noqa: A002
     if mode != "constant":
-        raise NotImplementedError(f"F.pad mode '{mode}' is not supported by flowgrad (only 'constant')")
+        return _mode_pad(input, pad, mode)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError("Padding length must be divisible by 2" if len(pad) % 2 else
                            "Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.ndim}")
     return apply(OPS["constant_pad_nd"], (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
+
+
+_PAD_MODES = ("Supported combinations for non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+              "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+              "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def _pad_modes(x, pad, mode):
+    """Reflect / replicate padding of the last 1, 2 or 3 dims: PyTorch's ReflectionPad{1,2,3}D /
+    ReplicationPad{1,2,3}D nodes, with their checks."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or x.ndim not in (k + 1, k + 2):
+        if k > x.ndim:
+            raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                               f"padding length {len(pad)} and input of dimension {x.ndim}")
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {x.ndim}D input tensor.\n{_PAD_MODES}")
+    if any(n == 0 for n in (x.shape[1:] if x.ndim == k + 2 else x.shape)):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(x.shape)}")
+    if mode == "reflect":
+        for i in range(k):
+            left, right, n = pad[2 * i], pad[2 * i + 1], x.shape[-1 - i]
+            if left >= n or right >= n:
+                raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                                   f"dimension, but got: padding ({left}, {right}) at dimension {x.ndim - 1 - i} of "
+                                   f"input {list(x.shape)}")
+    name = ("reflection_pad" if mode == "reflect" else "replication_pad") + f"{k}d"
+    return apply(OPS[name], (x,), (pad,))
 
 
 # ---------------------------------------------------------------- pooling

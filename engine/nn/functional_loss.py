@@ -96,10 +96,30 @@ def _check_targets(input, target, weight):  # noqa: A002
     if input.ndim == 2 and t.shape != (input.shape[0],):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
-    if input.ndim > 2:
-        raise NotImplementedError("nll_loss/cross_entropy over extra dimensions (N, C, d1, ...) is not supported by "
-                                  "flowgrad yet")
+    if input.ndim > 2:  # (N, C, d1, ...): one class per position, PyTorch's checks (nll_loss_nd / nll_loss2d)
+        if t.ndim == 0 or input.shape[0] != t.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                             f"({t.shape[0] if t.ndim else 0}).")
+        if input.ndim == 4 and t.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                               f"{t.ndim}")
+        expected = (input.shape[0],) + tuple(input.shape[2:])
+        if input.ndim == 4 and t.shape != expected:  # nll_loss2d's own message
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(t.shape)}")
+        if t.shape != expected:
+            raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
     return t, classes
+
+
+def _nll_nd(input, target, reduction, weight, ignore_index):  # noqa: A002
+    """PyTorch's nll_loss_nd: (N, C, H, W) straight to nll_loss2d; other ranks viewed as (N, C, 1, -1) (and
+    the per-position losses viewed back for reduction='none')."""
+    params = (reduction, _arr(weight), int(ignore_index))
+    if input.ndim == 4:
+        return apply(OPS["nll_loss2d"], (input, target), params)
+    n, c = input.shape[:2]
+    out = apply(OPS["nll_loss2d"], (input.reshape(n, c, 1, -1), target.reshape(n, 1, -1)), params)
+    return out.view(*target.shape) if reduction == "none" else out
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,  # noqa: A002
@@ -112,6 +132,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if valid.size and (valid.min() < 0 or valid.max() >= classes):
         bad = int(valid.max() if valid.max() >= classes else valid.min())
         raise IndexError(f"Target {bad} is out of bounds.")
+    if input.ndim > 2:
+        return _nll_nd(input, target, reduction, weight, ignore_index)
     return apply(OPS["nll_loss"], (input, target), (reduction, _arr(weight), int(ignore_index)))
 
 

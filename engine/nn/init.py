@@ -141,3 +141,92 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if std is None:
         return tensor
     return normal_(tensor, 0, std, generator)
+
+
+# NOTE: PyTorch's rejection loops never give up (a = 10, b = 1e6 never accepts); here a call stops after
+# this many rounds, or once it has drawn TRUNC_NORMAL_MAX_DRAWS numbers (each round redraws the whole tensor).
+# The first branch accepts > 0.3 a round: 200 rounds leave ~1e-31 of the elements.
+TRUNC_NORMAL_MAX_ROUNDS = 200
+TRUNC_NORMAL_MAX_DRAWS = 1 << 26
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """PyTorch 2.13's sampler, draw for draw (so its numbers): redraw N(mean, std) outside [a, b] when the
+    interval holds > 0.3 of the mass, else uniform proposals on [a, b] accepted against the peak density.
+    Its tensor arithmetic is done here on the arrays, in the tensor's dtype, as ATen does it."""
+    import numpy as np
+
+    from ..random import fill_normal, fill_uniform
+
+    expect_attribute(tensor, "normal_")
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    arr = tensor._data
+    dt = arr.dtype
+    rounds = max(1, min(TRUNC_NORMAL_MAX_ROUNDS, TRUNC_NORMAL_MAX_DRAWS // max(arr.size, 1)))
+    p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+    if p > 0.3:
+        lo, hi = dt.type(a), dt.type(b)  # the bounds as the tensor's dtype holds them
+        result = fill_normal(arr, mean, std, generator)
+        for _ in range(rounds):
+            mask = (result < lo) | (result > hi)
+            if not mask.any():
+                break
+            result = np.where(mask, fill_normal(np.empty_like(result), mean, std, generator), result)
+        else:
+            raise RuntimeError(f"trunc_normal_: values still outside [{a}, {b}] after {rounds} "
+                               "rounds of redraws")
+    else:
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_density(x):  # candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            z = (x - dt.type(mean)) / dt.type(std)
+            return z * z * dt.type(-0.5) - dt.type(log_peak)
+
+        def accept_draw():
+            return np.log(fill_uniform(np.empty_like(arr), 0.0, 1.0, generator))
+
+        result = fill_uniform(arr, a, b, generator)
+        pending = accept_draw() > log_density(result)
+        for _ in range(rounds):
+            if not pending.any():
+                break
+            candidates = fill_uniform(np.empty_like(arr), a, b, generator)
+            result = np.where(pending, candidates, result)
+            pending = np.where(pending, accept_draw() > log_density(candidates), pending)
+        else:
+            raise RuntimeError(f"trunc_normal_: proposals on [{a}, {b}] still rejected after {rounds} "
+                               "rounds")
+    with no_grad():
+        return tensor.copy_(result.astype(dt, copy=False))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """PyTorch's: QR of a N(0, 1) matrix (transposed when wide), Q's columns signed by R's diagonal."""
+    import numpy as np
+
+    expect_attribute(tensor, "ndimension")
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        from ..random import fill_normal
+
+        flattened = fill_normal(np.empty((rows, cols), dtype=tensor._data.dtype), 0.0, 1.0, generator)
+        m = flattened.T if rows < cols else flattened
+        q, r = np.linalg.qr(m)  # LAPACK geqrf + orgqr, as torch.linalg.qr
+        q = q * np.sign(np.diagonal(r)).astype(q.dtype)
+        if rows < cols:
+            q = q.T
+        tensor.view(rows, cols).copy_(np.ascontiguousarray(q, dtype=tensor._data.dtype))
+        tensor.mul_(gain)
+    return tensor

@@ -1,13 +1,15 @@
-"""RNN / LSTM / GRU and their cells, composed per time step from matmuls as PyTorch's CPU cells compose
-them (addmm + add, unsafe_chunk into gates, sigmoid/tanh, mul/add), so each step is a visible module-sized
-piece of the graph. The sequence output is a stack of the steps' hidden states (StackBackward0, as PyTorch's
-GRU/RNN on CPU); nn.LSTM in PyTorch is one fused MkldnnRnnLayerBackward0 node instead: same numbers,
-finer graph here."""
+"""RNN / LSTM / GRU and their cells, composed per time step as PyTorch's CPU layers compose them: the input
+projection for the whole sequence at once (addmm over a view, unbound per step), then per step addmm + add,
+unsafe_chunk into gates, sigmoid/tanh, mul/add; each step runs in its own recorder scope (`rnn.t=3` on the
+page). The sequence output is a stack of the steps' hidden states (StackBackward0, as PyTorch's GRU/RNN on
+CPU). nn.LSTM is one fused node per layer and direction, as PyTorch's (MkldnnRnnLayerBackward0, ops_nn.py);
+LSTMCell, looped by hand, draws every step."""
 from __future__ import annotations
 
 import math
 
 from .. import creation
+from ..autograd import STATE
 from ..dispatch import apply
 from ..functional import stack
 from ..ops import OPS
@@ -25,8 +27,9 @@ def _chunks(t, n):
     return [apply(OPS["unsafe_chunk"], (t,), (i, n, 1)) for i in range(n)]
 
 
-def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh, relu=False):
-    pre = _linear(h, w_hh, b_hh) + _linear(x, w_ih, b_ih)
+def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh, relu=False, gi=None):
+    """gi: the step's input projection when the layer computed it for the whole sequence (PyTorch's layers do)."""
+    pre = _linear(h, w_hh, b_hh) + (_linear(x, w_ih, b_ih) if gi is None else gi)
     return pre.relu() if relu else pre.tanh()
 
 
@@ -38,8 +41,8 @@ def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):
     return o * cy.tanh(), cy
 
 
-def gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
-    ir, iz, inn = _chunks(_linear(x, w_ih, b_ih), 3)
+def gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, gi=None):
+    ir, iz, inn = _chunks(_linear(x, w_ih, b_ih) if gi is None else gi, 3)
     hr, hz, hn = _chunks(_linear(h, w_hh, b_hh), 3)
     r = (hr + ir).sigmoid()
     z = (hz + iz).sigmoid()
@@ -244,8 +247,17 @@ class RNNBase(_RNNModule):
                 state = states[layer * dirs + d]
                 seq = []
                 order = range(steps - 1, -1, -1) if d else range(steps)
+                gi = _sequence_projection(layer_in, params[0], params[2])
+                rec = STATE.recorder
+                where = "" if self.num_layers == 1 and dirs == 1 else f"l{layer}{'_reverse' if d else ''}."
                 for t in order:
-                    state = self._step(layer_in[t], state, params)
+                    if rec is not None:  # each step its own scope on the page: rnn → t=0, t=1, …
+                        rec.enter_step(f"{where}t={t}")
+                    try:
+                        state = self._step(None, state, params, apply(OPS["unbind_step"], (gi,), (t,)))
+                    finally:
+                        if rec is not None:
+                            rec.exit_step()
                     seq.append(self._output(state))
                 if d:
                     seq.reverse()
@@ -273,6 +285,16 @@ class RNNBase(_RNNModule):
         return h if batched else h.squeeze(1)
 
 
+def _sequence_projection(x, w_ih, b_ih):
+    """x W_ih^T + b_ih for every step at once, as PyTorch's layers precompute it: addmm over the (T*N, I) view,
+    viewed back to (T, N, G) (without a bias: a matmul)."""
+    steps, batch = x.shape[0], x.shape[1]
+    if b_ih is None:
+        return x.matmul(w_ih.t())
+    flat = apply(OPS["addmm"], (b_ih, x.reshape(steps * batch, x.shape[2]), w_ih.t()))
+    return flat.view(steps, batch, flat.shape[1])
+
+
 def FL_cat(outs):  # noqa: N802 — concatenation of the two directions
     from ..functional import cat
 
@@ -285,15 +307,15 @@ class RNN(RNNBase):
             raise ValueError(f"Unknown nonlinearity '{kwargs['nonlinearity']}'. Select from 'tanh' or 'relu'.")
         super().__init__(*args, **kwargs)
 
-    def _step(self, x, h, params):
-        return rnn_tanh_cell(x, h, *params, relu=self.nonlinearity == "relu")
+    def _step(self, x, h, params, gi=None):
+        return rnn_tanh_cell(x, h, *params, relu=self.nonlinearity == "relu", gi=gi)
 
 
 class GRU(RNNBase):
     _gates = 3
 
-    def _step(self, x, h, params):
-        return gru_cell(x, h, *params)
+    def _step(self, x, h, params, gi=None):
+        return gru_cell(x, h, *params, gi=gi)
 
 
 class LSTM(RNNBase):

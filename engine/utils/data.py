@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from .. import random as _random
 from ..autograd import STATE
-from ..creation import empty, randperm, tensor
+from ..creation import empty, randint, randperm, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
 from ..tensor import Tensor
@@ -101,12 +101,12 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """Without replacement, as PyTorch's: one `randperm(n)` per pass, from a generator seeded by one
-    int64 draw of the global generator when none is given."""
+    """As PyTorch's: without replacement one `randperm(n)` per pass, with replacement `randint(0, n, (32,))`
+    batches; from a generator seeded by one int64 draw of the global generator when none is given."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        if replacement:
-            raise NotImplementedError("RandomSampler(replacement=True) is not supported in flowgrad")
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -125,6 +125,11 @@ class RandomSampler(Sampler):
             generator.manual_seed(_seed_draw())
         else:
             generator = self.generator
+        if self.replacement:  # PyTorch's: int64 randint draws, 32 at a time
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), dtype=int64, generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), dtype=int64, generator=generator).tolist()
+            return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=generator).tolist()
         yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]

@@ -21,11 +21,12 @@ export async function fetchExamples() {
   return r.json();
 }
 
-export async function runProgram(source, { signal } = {}) {
+export async function runProgram(source, { signal, passes = null } = {}) {
   const r = await fetch("/api/run", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ source, client_id: CLIENT_ID }),
+    // a pass recorded on demand is its own client: it must not cancel (or be cancelled by) the main run
+    body: JSON.stringify(passes ? { source, passes, client_id: CLIENT_ID + ":pass" } : { source, client_id: CLIENT_ID }),
     signal,
   });
   let body = null;

@@ -23,6 +23,28 @@ export const camera = {
     return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - top - bottom - 2 * pad) / (Math.max(g.height, 1) + GRAPH.bottomRoom));
   },
 
+  // The smallest text the graph draws, in graph units (cached per drawn graph): projector mode
+  // zooms so that it reads at GRAPH.projectorMinTextPx at least.
+  smallestText() {
+    if (this._textOf === this.model && this._textSize) return this._textSize;
+    let min = Infinity;
+    for (const t of this.viewport.querySelectorAll("text")) {
+      if (!t.textContent.trim()) continue;
+      const cs = getComputedStyle(t);
+      if (cs.display === "none" || cs.visibility === "hidden") continue;
+      min = Math.min(min, parseFloat(cs.fontSize) || Infinity);
+    }
+    this._textOf = this.model;
+    this._textSize = Number.isFinite(min) ? min : 12;
+    return this._textSize;
+  },
+
+  // Below this zoom the graph is not readable: fit starts at the beginning and follows the step instead.
+  minZoom() {
+    if (!this.projector) return GRAPH.minReadableZoom;
+    return Math.max(GRAPH.minReadableZoom, GRAPH.projectorMinTextPx / this.smallestText());
+  },
+
   fit(animate = true) {
     if (!this.model) return;
     this.userZoomed = false;
@@ -36,10 +58,11 @@ export const camera = {
     let k = Math.min((W - 2 * pad) / gw, (H - 2 * pad) / gh, GRAPH.maxFitZoom[mode]);
     let t = zoomIdentity.translate((W - gw * k) / 2, top + (H - gh * k) / 2 + (GRAPH.bottomRoom / 2) * k).scale(k);
     this.lastFitWasReadable = false;
-    if (k < GRAPH.minReadableZoom && !this.forceWhole) {
+    const minK = this.minZoom();
+    if (k < minK && !this.forceWhole) {
       this.lastFitWasReadable = true;
       // too big to read whole: start readable at the graph's beginning; follow() pans along
-      k = GRAPH.readableZoom[mode];
+      k = Math.max(GRAPH.readableZoom[mode], minK);
       const first = g.nodes[0];
       const cy = first ? first.y : gh / 2;
       t = zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
@@ -57,7 +80,7 @@ export const camera = {
     const g = this.model.graph;
     const whole = t.applyX(0) >= -2 && t.applyY(0) >= -2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H + 2;
     if (whole) return;
-    if (!this.userZoomed && this.fitScale() >= GRAPH.minReadableZoom) {
+    if (!this.userZoomed && this.fitScale() >= this.minZoom()) {
       this.fit(false);
       return;
     }

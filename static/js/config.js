@@ -119,6 +119,7 @@ export const DURATIONS = {
   urlWrite: 150,         // ms of quiet before the URL hash is rewritten
   refit: 50,             // ms after a projector switch before the graph is fitted again
   resize: 120,           // ms of quiet after a window resize before the graph is fitted again
+  cancelShown: 400,      // ms a run goes on before its Cancel button appears (quick runs never flash it)
 };
 export const SPEEDS = [0.25, 0.5, 1, 2, 4];
 
@@ -178,9 +179,10 @@ export const GRAPH = {
     maxCols: 16,           // columns of a summary's (or a long row's) mini heatmap
     spacing: 0.6,          // between heatmap cells
     minSize: 0.5,
-    numbersUpTo: 4,        // numbers written on the cells of heatmaps this small
-    numberMinW: 2.2,       // when a cell is this many ems wide
-    numberFill: 0.7,       // of the cell height at most
+    numbersUpTo: 24,       // numbers written on the cells of heatmaps this small (when they fit)
+    numberMinW: 1.6,       // when a cell is this many ems (of the record font) wide
+    numberMinPx: 7,        // ... and shown only while they are at least this big on screen (level of detail)
+    numberFill: 0.9,       // of the cell height at most
     glyphW: 0.6,           // numbers are fitted to the bare monospace advance
   },
   op: {
@@ -224,6 +226,8 @@ export const GRAPH = {
   bottomRoom: 12,          // below the graph's box: the last records' captions
   minZoom: 0.05,
   minReadableZoom: 0.45,   // below this, zoom-to-fit starts readable at the beginning and follows the step
+  projectorMinTextPx: 16,  // projector mode: no graph text smaller than this on screen (read from the back row)
+  projectorGradFnLabels: false, // projector mode draws the grad_fn names under the nodes (off: room for the numbers)
   readableZoom: { normal: 1, projector: 1.4 }, // that readable start
   maxFitZoom: { normal: 2, projector: 3 },     // zoom-to-fit enlarges small graphs up to this
   maxZoom: 8,
@@ -388,6 +392,7 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-celltext{fill:${th.text}}
 .fg-celltext.pending,.fg-celltext.none{fill:${th.pendingInk};font-style:italic}
 .fg-caption{fill:${th.muted}}
+${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 .fg-caption:not([font-size]){font-size:${GRAPH.fonts.caption}px}
 .fg-op .fg-opshape{fill:${th.opFill};stroke:${th.nodeStroke};stroke-width:${sz.nodeStroke}}
 .fg-op text{fill:${th.text};font-weight:600}

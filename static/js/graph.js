@@ -53,9 +53,11 @@ export class GraphView {
       .on("zoom", (ev) => {
         this.viewport.setAttribute("transform", ev.transform.toString());
         this.overlayVp.setAttribute("transform", ev.transform.toString());
+        const zoomed = !this.transform || this.transform.k !== ev.transform.k;
         this.transform = ev.transform;
         if (ev.sourceEvent) this.userZoomed = true;
         this.checkInView();
+        if (zoomed) this.showNumbers();
       });
     select(this.svg).call(this.zoomer).on("dblclick.zoom", null);
     this.transform = zoomIdentity;
@@ -64,6 +66,19 @@ export class GraphView {
     this.sig = new Map();
     this.applyStyle();
     this.buildDefs();
+  }
+
+  // Level of detail: the numbers on the cells show while they read (GRAPH.cell.numberMinPx) at this zoom.
+  showNumbers() {
+    if (this.lodFrame) return;
+    this.lodFrame = requestAnimationFrame(() => {
+      this.lodFrame = null;
+      const k = this.transform.k, min = GRAPH.cell.numberMinPx;
+      for (const t of this.viewport.querySelectorAll(".fg-num")) {
+        const show = parseFloat(t.dataset.fs) * k >= min;
+        if (show === t.hasAttribute("display")) show ? t.removeAttribute("display") : t.setAttribute("display", "none");
+      }
+    });
   }
 
   sizeToContainer() {
@@ -77,6 +92,7 @@ export class GraphView {
   }
 
   setTheme(theme, projector) {
+    this._textSize = null;  // projector mode hides some text: measured again
     this.theme = theme;
     this.projector = projector;
     this.applyStyle();

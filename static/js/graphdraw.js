@@ -246,16 +246,22 @@ export const drawing = {
     cols = Math.max(1, Math.min(cols, data.length));
     const rowsN = Math.ceil(data.length / cols);
     const cw = w / cols, ch = h / rowsN;
+    const index = (i) => (cols === f.shape[f.shape.length - 1] && f.shape.length > 1 ? `[${Math.floor(i / cols)}, ${i % cols}]` : `[${i}]`);
     data.forEach((x, i) => {
-      el("rect", { class: "fg-cell", x: (i % cols) * cw, y: Math.floor(i / cols) * ch, width: Math.max(C.minSize, cw - C.spacing),
+      const r = el("rect", { class: "fg-cell", x: (i % cols) * cw, y: Math.floor(i / cols) * ch, width: Math.max(C.minSize, cw - C.spacing),
         height: Math.max(C.minSize, ch - C.spacing), fill: divergingColor(x, this.maxAbs, theme) }, g);
+      el("title", {}, r).textContent = f.summary ? `sample: ${fmt(x)}` : `${index(i)} = ${fmt(x)}`;  // the number on hover
     });
-    if (data.length <= C.numbersUpTo && cw > fs * C.numberMinW) {
+    // numbers on the cells of small tensors: written when they fit the cell, shown when readable at this zoom
+    const nfs = Math.min(fs, ch * C.numberFill);
+    if (!f.summary && data.length <= C.numbersUpTo && cw > fs * C.numberMinW) {
+      const k = this.transform ? this.transform.k : 1;
       data.forEach((x, i) => {
-        const t = el("text", { class: "fg-celltext", x: (i % cols) * cw + cw / 2, y: Math.floor(i / cols) * ch + ch / 2,
-          "text-anchor": "middle", "dominant-baseline": "central", "font-size": (Math.min(fs, ch * C.numberFill)).toFixed(1),
+        const t = el("text", { class: "fg-celltext fg-num", x: (i % cols) * cw + cw / 2, y: Math.floor(i / cols) * ch + ch / 2,
+          "text-anchor": "middle", "dominant-baseline": "central", "font-size": nfs.toFixed(1), "data-fs": nfs.toFixed(2),
           style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
-        t.textContent = truncate(fmt(x), Math.floor(cw / (fs * C.glyphW)));
+        t.textContent = truncate(fmt(x), Math.floor(cw / (nfs * C.glyphW)));
+        if (nfs * k < C.numberMinPx) t.setAttribute("display", "none");
       });
     }
   },

@@ -1,5 +1,6 @@
 // Keyboard shortcuts on the page (outside the editor and form fields): transport, passes, fit, close.
 import { jumpTo, stepBy, stepPass, togglePlay } from "./player.js";
+import { cancelRun } from "./run.js";
 import { select } from "./selection.js";
 import { $, app } from "./state.js";
 
@@ -13,7 +14,7 @@ const KEYS = {
   f: [() => app.graph.fit(), false],
   PageDown: [() => stepPass(1), true],
   PageUp: [() => stepPass(-1), true],
-  Escape: [() => select(null), false],
+  Escape: [() => ($("run").disabled ? cancelRun() : select(null)), false],
 };
 
 export function bindKeyboard() {

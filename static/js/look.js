@@ -5,6 +5,21 @@ import { refreshInspector } from "./selection.js";
 import { scheduleUrl } from "./share.js";
 import { $, app } from "./state.js";
 
+// Projector mode gives the graph the room: the code pane collapses (the caption keeps the current
+// line, the Code button brings it back); leaving projector mode restores what was there.
+export function projectorRoom() {
+  const layout = $("layout");
+  if (app.projector) {
+    app.codeBeforeProjector = !layout.classList.contains("no-editor");
+    layout.classList.add("no-editor");
+  } else if (app.codeBeforeProjector !== undefined) {
+    layout.classList.toggle("no-editor", !app.codeBeforeProjector);
+  }
+  const shown = !layout.classList.contains("no-editor");
+  $("toggle-editor").setAttribute("aria-pressed", String(shown));
+  $("toggle-editor").setAttribute("aria-label", shown ? "Hide program editor" : "Show program editor");
+}
+
 export function applyLook() {
   const vars = cssVars(app.theme, app.projector);
   for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
@@ -89,6 +104,7 @@ export function bindLook() {
   applyLegend();
   $("projector").addEventListener("click", () => {
     app.projector = !app.projector;
+    projectorRoom();
     applyLook();
     setTimeout(() => app.graph.fit(), DURATIONS.refit);
     scheduleUrl();

@@ -9,7 +9,7 @@ import { bindGallery, loadExamples, updateExampleTitle } from "./gallery.js";
 import { GraphView } from "./graph.js";
 import { Inspector } from "./inspector.js";
 import { bindKeyboard } from "./keyboard.js";
-import { applyLook, bindLook, graphInsets } from "./look.js";
+import { applyLook, bindLook, graphInsets, projectorRoom } from "./look.js";
 import { LossChart } from "./losschart.js";
 import { OFFLINE, offlineView, showRecorded } from "./offline.js";
 import { bindTransport, nearestGraphPass, openPass, play, setStep, stopPlaying } from "./player.js";
@@ -25,7 +25,12 @@ function initComponents() {
   graph.onViewChange = (out) => $("zoom-fit").classList.toggle("attention", out);
   graph.getInsets = graphInsets;
   const editor = new Editor($("editor"), {
-    onRun: () => (OFFLINE ? null : run()),  // an offline copy has no server to run on
+    onRun: () => {
+      if (OFFLINE) return;  // an offline copy has no server to run on
+      run();
+      // Ctrl+Enter: the keys now drive the player (Space plays), they no longer type into the program
+      $("graph-wrap").focus({ preventScroll: true });
+    },
     onChange: (text) => {
       updateExampleTitle(text);
       scheduleUrl();
@@ -38,7 +43,10 @@ function initComponents() {
     onGoToLine: (n) => editor.goToLine(n),
     onClose: () => select(null),
   });
-  const lossChart = new LossChart($("loss-chart"), { onPick: (x) => openPass(nearestGraphPass(x)) });
+  // the pass clicked, whatever it is: a middle pass is recorded on demand
+  const lossChart = new LossChart($("loss-chart"), {
+    onPick: (x) => openPass(app.trace && app.trace.passes[Math.round(x)] ? Math.round(x) : nearestGraphPass(x)),
+  });
   // the components, and for the tests and the benchmark (window.__fg) the page's main actions
   Object.assign(app, { editor, graph, inspector, lossChart, run, setStep, openPass, select, loadTrace, play, stopPlaying });
 }
@@ -82,6 +90,7 @@ async function boot() {
   app.speed = SPEEDS.includes(url.speed) ? url.speed : 1;
   initComponents();
   $("layout").classList.toggle("no-inspector", !url.node);
+  if (app.projector) projectorRoom();
   applyLook();
   document.documentElement.classList.remove("fg-loading");
   bindControls();

@@ -1,10 +1,11 @@
 // The player: the open pass, its timeline (steps, phases, caption, toasts) and the animation loop.
 import { DURATIONS, PAGE, SPEEDS } from "./config.js";
+import { runProgram } from "./api.js";
 import { renderLegend } from "./look.js";
 import { PassModel } from "./replay.js";
 import { refreshInspector } from "./selection.js";
 import { scheduleUrl } from "./share.js";
-import { $, app } from "./state.js";
+import { $, app, setStatus } from "./state.js";
 
 // ---------------------------------------------------------------- passes
 export function graphPasses() {
@@ -27,8 +28,38 @@ function freedBefore(k) {
   return freed;
 }
 
-export function openPass(index, { step = null, node = null, autoplay = false } = {}) {
-  if (index == null || !app.trace.passes[index] || !app.trace.passes[index].graph) return;
+// A pass sent as a summary (the middle of a training run) is recorded when it is opened: the
+// program runs again with that pass kept in full (runs are deterministic, so it is the same pass).
+// Resolves true when the pass has its graph now.
+async function recordPass(index) {
+  const pass = app.trace.passes[index];
+  if (pass.folded || !app.lastSource || app.trace.streaming) return false;  // folded: too big to draw, not unrecorded
+  const seq = app.runSeq;
+  document.body.dataset.recording = String(index);
+  setStatus(`recording pass ${index}…`);
+  try {
+    const trace = await runProgram(app.lastSource, { passes: [index] });
+    if (seq !== app.runSeq || app.trace.passes[index] !== pass) return false;  // a new run, or already recorded
+    const got = trace.passes && trace.passes.find((p) => p && p.index === index);
+    if (!got || !got.graph) {
+      setStatus(`pass ${index} could not be recorded${trace.error ? ": " + trace.error.message : got && got.folded ? ": " + got.folded : ""}`, true);
+      return false;
+    }
+    app.trace.passes[index] = got;
+    setStatus(`pass ${index} recorded`);
+    return true;
+  } finally {
+    if (document.body.dataset.recording === String(index)) delete document.body.dataset.recording;
+  }
+}
+
+export async function openPass(index, opts = {}) {
+  if (index == null || !app.trace || !app.trace.passes[index]) return;
+  if (!app.trace.passes[index].graph && !(await recordPass(index))) return;
+  showPass(index, opts);
+}
+
+function showPass(index, { step = null, node = null, autoplay = false } = {}) {
   const graph = app.graph;
   stopPlaying();
   $("toasts").replaceChildren();
@@ -58,11 +89,11 @@ export function openPass(index, { step = null, node = null, autoplay = false } =
   if (autoplay && n > 0) play();
 }
 
+// Every pass is reachable: the next one, recorded on demand if it came as a summary.
 export function stepPass(d) {
-  const list = graphPasses().map((p) => p.index);
-  const i = list.indexOf(app.passIndex);
-  const j = Math.max(0, Math.min(list.length - 1, i + d));
-  if (j !== i) openPass(list[j], { step: d > 0 ? 0 : null, node: app.selected });
+  const n = app.trace ? app.trace.passes.length : 0;
+  const j = Math.max(0, Math.min(n - 1, app.passIndex + d));
+  if (j !== app.passIndex && app.trace.passes[j]) openPass(j, { step: d > 0 ? 0 : null, node: app.selected });
 }
 
 // ---------------------------------------------------------------- timeline
@@ -117,7 +148,11 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   const tag = document.createElement("span");
   tag.className = "ph-tag " + phase;
   tag.textContent = phase;
-  cap.append(tag, document.createTextNode(app.model.describeStep(k)));
+  // what happened (two lines at most), then always the line of code on a line of its own
+  const what = document.createElement("span");
+  what.className = "cap-text";
+  what.append(tag, document.createTextNode(app.model.describeStep(k)));
+  cap.append(what);
   // tie the step to the code: which line ran
   const main = k > 0 ? app.model.steps[k - 1].main : null;
   const line = main && (main.line || (main.kind === "op" || main.kind === "tensor" ? null : null));

@@ -1,5 +1,6 @@
 // Running a program and receiving its trace: streamed (or POSTed), shown at once or as it comes.
-import { runProgram, streamProgram } from "./api.js";
+import { CLIENT_ID, runProgram, streamProgram } from "./api.js";
+import { DURATIONS } from "./config.js";
 import { openPass, stopPlaying } from "./player.js";
 import { refreshInspector } from "./selection.js";
 import { $, app, setStatus } from "./state.js";
@@ -28,12 +29,20 @@ export async function run(opts = {}) {
   setStatus("running…");
   $("run").disabled = true;
   app.inspector.resetRun();
+  clearTimeout(app.cancelTimer);
+  app.cancelTimer = setTimeout(() => seq === app.runSeq && $("run").disabled && ($("cancel").hidden = false), DURATIONS.cancelShown);
   const finish = () => {
-    if (seq === app.runSeq) $("run").disabled = false;
+    if (seq !== app.runSeq) return;
+    $("run").disabled = false;
+    clearTimeout(app.cancelTimer);
+    if (!$("cancel").hidden && document.activeElement === $("cancel")) $("graph-wrap").focus({ preventScroll: true });
+    $("cancel").hidden = true;
   };
   if (canStream() && !opts.noStream) return startStream(src, seq, opts, t0, finish);
+  const ctrl = new AbortController();
+  app.abortRun = () => ctrl.abort();
   try {
-    const trace = await runProgram(src);
+    const trace = await runProgram(src, { signal: ctrl.signal });
     if (seq !== app.runSeq) return;
     loadTrace(trace, opts);
     setStatus(statusText(trace, t0), !!trace.error);
@@ -130,7 +139,11 @@ function startStream(src, seq, opts, t0, finish) {
       if (msg.modules) trace.modules = msg.modules;
       setStreamControls(null);
       if (!shown) loadTrace(trace, opts);
-      else {
+      else if (opts.pass != null && opts.pass !== app.passIndex && trace.passes[opts.pass]) {
+        showOutput(trace);
+        updateTraining();
+        openPass(opts.pass, { step: opts.step, node: opts.node });  // a share link's pass, once the run is whole
+      } else {
         updateTraining();
         showOutput(trace);
         // names of modules and parameters are known now: redraw the open pass where it is
@@ -186,7 +199,26 @@ function toggleStream() {
   }
 }
 
+// Stop the running program: its answer is ignored, the server kills its process, the last result stays.
+export function cancelRun() {
+  if (!$("run").disabled) return;
+  app.runSeq++;  // every callback of the cancelled run is ignored from here on
+  if (app.stream) app.stream.close();
+  app.stream = null;
+  if (app.abortRun) app.abortRun();
+  app.abortRun = null;
+  fetch("/api/cancel", { method: "POST", headers: { "X-Client-Id": CLIENT_ID } }).catch(() => {});
+  setStreamControls(null);
+  clearTimeout(app.cancelTimer);
+  $("cancel").hidden = true;
+  $("run").disabled = false;
+  $("graph-wrap").focus({ preventScroll: true });
+  setStatus("cancelled: the last result is still shown");
+  document.body.dataset.ready = String(app.runSeq);
+}
+
 export function bindRun() {
+  $("cancel").addEventListener("click", cancelRun);
   $("run").addEventListener("click", () => {
     run();
     // keyboard stepping right after Run: Space plays instead of pressing Run again

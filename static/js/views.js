@@ -50,8 +50,10 @@ export function loadTrace(trace, opts = {}, { partial = false } = {}) {
     return;
   }
   $("empty").hidden = true;
-  let idx = opts.pass != null && trace.passes[opts.pass] && trace.passes[opts.pass].graph ? opts.pass : passes[0].index;
-  if (opts.pass != null && idx !== opts.pass && !partial) idx = nearestGraphPass(opts.pass);
+  // a share link's pass: opened as it is, recorded on demand if it came as a summary (not while streaming)
+  const asked = opts.pass != null && trace.passes[opts.pass] && (trace.passes[opts.pass].graph || !partial);
+  let idx = asked ? opts.pass : passes[0].index;
+  if (opts.pass != null && !asked && !partial) idx = nearestGraphPass(opts.pass);
   openPass(idx, { step: opts.step, node: opts.node, autoplay: opts.step == null && !opts.noAutoplay });
 }
 
@@ -68,8 +70,8 @@ export function updateTraining() {
   for (const p of passes) {
     const o = document.createElement("option");
     o.value = String(p.index);
-    o.textContent = `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : " (summary)"}`;
-    o.disabled = !p.graph;
+    o.textContent = `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : p.folded ? " (too big to draw)" : " (recorded when opened)"}`;
+    o.disabled = !p.graph && !!p.folded;
     sel.appendChild(o);
   }
   sel.value = app.model ? String(app.passIndex) : cur;

@@ -207,7 +207,21 @@ def test_answers_are_bounded_per_follower(server):
 
 
 def run(coro):
-    return asyncio.run(coro)
+    """asyncio.run in a thread of its own: Playwright's sync API may hold this thread's event loop."""
+    out = {}
+
+    def target():
+        try:
+            out["result"] = asyncio.run(coro)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+            out["error"] = e
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    if "error" in out:
+        raise out["error"]
+    return out.get("result")
 
 
 def limits(**kw):

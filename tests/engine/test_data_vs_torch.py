@@ -182,3 +182,22 @@ def test_classes_print_like_torch():
         return [re.sub(r" at 0x[0-9a-f]+", "", repr(o)) for o in objs]
 
     assert shown(engine) == shown(torch)
+
+
+# ---------------------------------------------------------------- issue 10: RandomSampler with replacement
+@pytest.mark.parametrize("n, num_samples", [(10, None), (10, 5), (7, 100), (3, 32), (50, 65)])
+@pytest.mark.parametrize("seeded", [True, False])
+def test_random_sampler_with_replacement_draws_pytorchs_indices(n, num_samples, seeded):
+    got = []
+    for lib in (torch, engine):
+        lib.manual_seed(11)
+        g = lib.Generator().manual_seed(5) if seeded else None
+        s = lib.utils.data.RandomSampler(range(n), replacement=True, num_samples=num_samples, generator=g)
+        got.append((list(s), list(s), len(s), lib.rand(2).tolist()))
+    assert got[0] == got[1]
+
+
+def test_random_sampler_replacement_must_be_a_bool():
+    for lib in (torch, engine):
+        with pytest.raises(TypeError, match="replacement should be a boolean value, but got replacement=1"):
+            lib.utils.data.RandomSampler(range(3), replacement=1)

@@ -145,6 +145,72 @@ CASES = {
                         ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
 }
+# issue 10: F.pad's reflect / replicate / circular modes (conv padding_mode), negative pads crop
+CASES.update({
+    # reflect / replicate entries take (pad,): negative pads crop
+    "reflection_pad1d": [((r(2, 3, 5),), ((2, 1),)), ((r(3, 5),), ((-1, 3),))],
+    "reflection_pad2d": [((r(1, 2, 4, 5),), ((1, 2, 3, 0),)), ((r(2, 4, 3),), ((2, 2, 1, 1),))],
+    "replication_pad1d": [((r(2, 3, 4),), ((3, 5),)), ((r(3, 4),), ((0, -2),))],
+    "replication_pad2d": [((r(1, 2, 3, 4),), ((2, 1, 4, 0),))],
+    "nll_loss2d": [((r(2, 3, 2, 4), np.array([[[0, 2, 1, -100], [2, 2, 0, 1]], [[1, 0, 0, 2], [-100, 1, 2, 0]]])),
+                    ("mean", None, -100)),
+                   ((r(2, 3, 1, 3), np.array([[[0, 2, 1]], [[2, 1, 1]]])), ("none", np.array([0.5, 2.0, 1.0]), 1)),
+                   ((r(1, 2, 2, 2), np.array([[[0, 1], [1, 1]]])), ("sum", np.array([0.5, 2.0]), -100))],
+    "unbind_step": [((r(4, 2, 3),), (0,)), ((r(3, 5),), (2,))],
+    "circular_pad": [((r(2, 3, 5),), ((2, 5), "circular")), ((r(1, 2, 4, 5),), ((1, 2, 2, 1), "circular")),
+                     ((r(2, 5),), ((-1, 2), "circular"))],
+})
+
+# Tensor functions tutorials use (issue 9 section 5); index tensors are int64 inputs without gradients.
+GIDX = np.array([[0, 2, 1, 0], [2, 2, 0, 1]])
+CASES.update({
+    "logsumexp": [((r(3, 4),), ((1,), False)), ((r(3, 4),), ((0, 1), True)), ((r(5),), (None, False))],
+    "gather": [((r(3, 4), GIDX), (0,)), ((r(3, 4), np.array([[3, 0], [1, 1], [2, 2]])), (1,))],
+    "scatter": [((r(3, 4), np.array([[0, 1, 2, 0]]), r(1, 4)), (0,)), ((r(3, 4), np.array([[3], [0], [1]]), r(3, 1)), (1,))],
+    "scatter_value": [((r(3, 4), np.array([[0, 1, 2, 0]])), (0, 1.5))],
+    "scatter_add": [((r(3, 4), GIDX, r(2, 4)), (0,)), ((r(3, 4), np.array([[3, 3], [0, 1], [1, 1]]), r(3, 2)), (1,))],
+    "masked_fill_tensor": [((r(3, 4), r(3, 4) > 0, r()), ()), ((r(3, 4), r(4) > 0, r()), ())],
+    "cumsum": [((r(3, 4),), (1,)), ((r(5),), (0,))],
+    "cumprod": [((r(3, 4),), (1,)), ((np.array([[1.5, 0.0, 2.0, -1.2], [0.0, 0.7, 0.0, 1.3], [0.8, 1.1, -0.9, 1.4]]),), (1,)),
+                ((np.array([0.5, -2.0, 0.0]),), (0,))],
+    "prod": [((r(3, 4),), ()), ((np.array([[1.5, 0.0, 2.0], [0.7, 1.2, -1.1]]),), ()),
+             ((np.array([[1.5, 0.0, 2.0], [0.7, 0.0, -1.1]]),), ())],
+    "prod_dim": [((r(3, 4),), (1, False)), ((np.array([[1.5, 0.0, 2.0], [0.0, 0.0, -1.1], [0.3, 0.9, 1.2]]),), (1, True))],
+    "sort": [((distinct(3, 4),), (1, False)), ((distinct(3, 4),), (0, True)), ((distinct(5),), (0, True))],
+    "sort_stable": [((distinct(3, 4),), (1, True))],
+    "topk": [((distinct(3, 4),), (2, 1, True)), ((distinct(3, 4),), (1, 0, False))],
+    "repeat": [((r(2, 3),), ((2, 1),)), ((r(3),), ((2, 1, 2),)), ((r(),), ((3,),))],
+    "split": [((r(5, 4),), (0, 2, 4)), ((r(3, 4),), (1, 0, 2))],
+    "split_with_sizes": [((r(5, 4),), (0, 1, 5)), ((r(3, 4),), (1, 3, 4))],
+    "tril": [((r(4, 4),), (0,)), ((r(2, 3, 4),), (-1,))],
+    "triu": [((r(4, 4),), (1,)), ((r(3, 5),), (0,))],
+    "diag_embed": [((r(3),), (0,)), ((r(2),), (-1,))],
+    "diag": [((r(4, 4),), (0,)), ((r(3, 5),), (1,))],
+    "diagonal": [((r(3, 3),), (0, 0, 1)), ((r(2, 3, 3),), (0, 1, 2))],
+    "flip": [((r(3, 4),), ((0,),)), ((r(2, 3, 4),), ((0, 2),))],
+    "roll": [((r(3, 4),), ((1,), (0,))), ((r(3, 4),), ((2,), None)), ((r(3, 4),), ((1, -1), (0, 1)))],
+    "index_select": [((r(4, 3), np.array([2, 0, 2])), (0,)), ((r(3, 4), np.array([1, 3])), (1,))],
+    "clamp_min": [((distinct(3, 4),), (0.05,))],
+    "clamp_max": [((distinct(3, 4),), (0.05,))],
+    "erf": [((r(3, 4),), ()), ((r(),), ())],
+    "log1p": [((pos(3, 4),), ())],
+    "expm1": [((r(3, 4),), ())],
+    "atan2": [((r(3, 4), r(3, 4)), ()), ((r(3, 4), pos(4)), ())],
+    "floor": [((r(3, 4),), ())],
+    "ceil": [((r(3, 4),), ())],
+    "round": [((r(3, 4),), ())],
+    "round_decimals": [((r(3, 4),), (1,))],
+    "var": [((r(3, 4),), ((1,), 1, False)), ((r(3, 4),), (None, 0, False)), ((r(3, 4),), ((0,), 1, True))],
+    "std": [((r(3, 4),), ((1,), 1, False)), ((r(3, 4),), (None, 1, False)), ((r(3, 4),), ((0,), 0, True))],
+    "vector_norm": [((r(3, 4),), (2, (1,), False)), ((distinct(3, 4),), (1, None, False)), ((distinct(3, 4),), (np.inf, (1,), True)),
+                    ((r(3, 4),), (3, None, False)), ((distinct(3, 4),), (-np.inf, (0,), False)), ((r(3, 4),), (0.5, (0,), False))],
+    "reflection_pad1d": [((r(2, 3, 5),), ((2, 1),))],
+    "reflection_pad2d": [((r(1, 2, 4, 5),), ((1, 2, 2, 1),))],
+    "reflection_pad3d": [((r(1, 1, 3, 3, 3),), ((1, 1, 2, 0, 1, 2),))],
+    "replication_pad1d": [((r(2, 3, 4),), ((3, 1),))],
+    "replication_pad2d": [((r(1, 2, 3, 4),), ((2, 1, 0, 3),))],
+    "replication_pad3d": [((r(1, 1, 2, 3, 2),), ((1, 0, 2, 1, 0, 1),))],
+})
 
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
 
@@ -210,7 +276,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4")), name
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy", "CopySlices")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
 

@@ -584,3 +584,125 @@ def test_limits_stop_a_convolution_before_numpy_allocates():
         enn.functional.max_pool2d(engine.zeros(2, 3, 100, 100), 9, 1)  # windows are never materialised: fine
         with pytest.raises(LimitExceeded):
             enn.Embedding(10, 1000)(engine.zeros(500, dtype=engine.int64))
+
+
+# ---------------------------------------------------------------- issue 10: padding modes
+PAD_CASES = [((2, 4, 5), (2, 1)), ((2, 4, 5), (-1, 2)), ((2, 4, 5), (2, -1)), ((1, 2, 4, 5), (1, 2, 2, 1)),
+             ((1, 2, 4, 5), (0, 3, 1, 0)), ((2, 4, 5), (1, 1, 2, 1)), ((3, 6), (4, 0)), ((2, 4, 5), (3, 3))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad", PAD_CASES)
+def test_pad_modes_match(mode, shape, pad):
+    check(lambda x: tnn.functional.pad(x, pad, mode=mode), lambda x: enn.functional.pad(x, pad, mode=mode), f32(*shape))
+
+
+@pytest.mark.parametrize("mode, shape, pad", [
+    ("reflect", (2, 4, 5), (5, 0)), ("reflect", (1, 2, 4, 5), (0, 0, 4, 0)), ("circular", (2, 4, 5), (6, 0)),
+    ("reflect", (1, 2, 4, 5), (1, 1)), ("replicate", (5,), (1, 1)), ("foo", (2, 3), (1, 1)),
+])
+def test_pad_mode_errors_match(mode, shape, pad):
+    x = f32(*shape)
+    raises_same(lambda: tnn.functional.pad(torch.tensor(x), pad, mode=mode),
+                lambda: enn.functional.pad(engine.tensor(x), pad, mode=mode))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("nd, kwargs", [(2, {"padding": (1, 2)}), (2, {"padding": 1, "stride": 2}), (1, {"padding": 2}),
+                                        (2, {"padding": "same", "kernel_size": 4}), (1, {"padding": "valid"})])
+def test_conv_padding_mode_matches(mode, nd, kwargs):
+    kwargs = {"kernel_size": 3, **kwargs}
+    torch.manual_seed(0)
+    tm = (tnn.Conv2d if nd == 2 else tnn.Conv1d)(2, 3, padding_mode=mode, **kwargs)
+    engine.manual_seed(0)
+    em = (enn.Conv2d if nd == 2 else enn.Conv1d)(2, 3, padding_mode=mode, **kwargs)
+    same_params(tm, em)
+    assert repr(em) == repr(tm)
+    to, eo = check(tm, em, f32(2, 2, 6, 7) if nd == 2 else f32(2, 2, 9))
+    for (name, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        np.testing.assert_allclose(ep.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    assert type(eo.grad_fn.next_functions[0][0]).__name__ == type(to.grad_fn.next_functions[0][0]).__name__
+
+
+# ---------------------------------------------------------------- issue 10: NLL / cross-entropy over (N, C, d1, ...)
+def _graph(fn):
+    """grad_fn names of a loss's graph, nested, without the leaves."""
+    if fn is None:
+        return ""
+    kids = [f for f, _ in fn.next_functions if f is not None and type(f).__name__ != "AccumulateGrad"]
+    return type(fn).__name__ + "(" + ",".join(_graph(k) for k in kids) + ")"
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 5), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("fn, kwargs", [
+    ("nll_loss", {}), ("nll_loss", {"reduction": "none"}), ("nll_loss", {"reduction": "sum"}),
+    ("nll_loss", {"weight": [0.2, 1.0, 3.0]}), ("nll_loss", {"ignore_index": 1, "reduction": "none"}),
+    ("cross_entropy", {}), ("cross_entropy", {"weight": [0.2, 1.0, 3.0], "reduction": "none"}),
+    ("cross_entropy", {"label_smoothing": 0.2}), ("cross_entropy", {"label_smoothing": 0.1, "weight": [0.2, 1.0, 3.0]}),
+    ("cross_entropy", {"label_smoothing": 0.3, "reduction": "sum", "ignore_index": 2}),
+])
+def test_spatial_nll_and_cross_entropy_match(shape, fn, kwargs):
+    x = f32(*shape)
+    t = np.random.default_rng(1).integers(0, 3, (shape[0],) + shape[2:])
+    if "ignore_index" not in kwargs:
+        t.flat[0] = -100
+    out = []
+    for lib in (torch, engine):
+        kw = {k: lib.tensor(v) if k == "weight" else v for k, v in kwargs.items()}
+        xi = lib.tensor(x, requires_grad=True)
+        loss = getattr(lib.nn.functional, fn)(xi, lib.tensor(t), **kw)
+        (loss * lib.tensor(np.arange(1, loss.numel() + 1, dtype=np.float32).reshape(tuple(loss.shape)))).sum().backward()
+        out.append((loss.detach().numpy(), xi.grad.numpy(), _graph(loss.grad_fn)))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-5, atol=1e-6)
+    assert out[1][2] == out[0][2]
+
+
+def test_spatial_losses_as_modules_match():
+    x, t = f32(2, 4, 3, 3), np.random.default_rng(2).integers(0, 4, (2, 3, 3))
+    for make in (lambda lib: lib.nn.CrossEntropyLoss(weight=lib.tensor([1.0, 2.0, 0.5, 1.0]), label_smoothing=0.1),
+                 lambda lib: lib.nn.NLLLoss(ignore_index=3)):
+        check(lambda a, make=make: make(torch)(a, torch.tensor(t)), lambda a, make=make: make(engine)(a, engine.tensor(t)),
+              x)
+
+
+@pytest.mark.parametrize("xshape, tshape, value", [((2, 3, 4), (2, 5), 0), ((2, 3, 4, 5), (2, 4), 0),
+                                                   ((2, 3, 4, 5), (2, 4, 5), 7), ((2, 3, 4), (3, 4), 1),
+                                                   ((2, 3, 4, 5), (2, 4, 6), 0), ((2, 3, 4), (2, 4), -1)])
+def test_spatial_nll_errors_match(xshape, tshape, value):
+    x, t = f32(*xshape), np.full(tshape, value)
+    raises_same(lambda: tnn.functional.nll_loss(torch.tensor(x), torch.tensor(t)),
+                lambda: enn.functional.nll_loss(engine.tensor(x), engine.tensor(t)))
+
+
+# ---------------------------------------------------------------- issue 10: GRU / RNN graphs as PyTorch builds them
+def _edges(out):
+    """(node name, input node name) pairs of a graph: PyTorch draws one UnsafeSplit / Unbind node with several
+    outputs where the engine has one node per output, so the pairs are compared, not the node counts."""
+    edges, stack, seen = set(), [out.grad_fn], set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for child, _ in fn.next_functions:
+            if child is not None:
+                edges.add((type(fn).__name__, type(child).__name__))
+                stack.append(child)
+    return edges
+
+
+@pytest.mark.parametrize("cls, kw", [("GRU", {}), ("RNN", {}), ("RNN", dict(nonlinearity="relu")),
+                                     ("GRU", dict(num_layers=2, bidirectional=True)), ("RNN", dict(bias=False)),
+                                     ("GRU", dict(bias=False))])
+def test_gru_and_rnn_graphs_have_pytorchs_nodes(cls, kw):
+    torch.manual_seed(0)
+    tm = getattr(tnn, cls)(3, 4, **kw)
+    em = getattr(enn, cls)(3, 4, **kw)
+    copy_params(tm, em)
+    x = f32(5, 2, 3)
+    to, th = tm(torch.tensor(x))
+    eo, eh = em(engine.tensor(x))
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert _edges(eo) == _edges(to)
+    assert _edges(eh) == _edges(th)

@@ -167,3 +167,45 @@ def test_an_allowed_run_still_allocates_normally():
         assert x.sum(0).shape == (300,) and x.max(1).values.shape == (300,)
         assert lim.live_elements >= 90_000
     assert np.array_equal(F.one_hot(torch.tensor([0, 1]), 2)._data, np.eye(2, dtype=np.int64))
+
+
+# ---------------------------------------------------------------- tensor functions tutorials use (issue 9 section 5)
+@pytest.mark.parametrize("make", [
+    lambda: torch.ones(3).repeat(10**6, 10**6),
+    lambda: torch.ones(2, 2).repeat(1, 2**40),
+    lambda: torch.ones(1).repeat(*([2] * 70)),
+    lambda: torch.ones(400).diag(),
+    lambda: torch.ones(1).diag(10**6),
+    lambda: torch.ones(10, 20_000).index_select(0, torch.zeros(10, dtype=torch.long)),
+    lambda: torch.ones(1, 2, 3).repeat(10**5, 1, 1).sum(),
+    lambda: torch.einsum("i,j->ij", torch.ones(1000), torch.ones(1000)),
+    lambda: torch.einsum("i,j,k->ijk", torch.ones(100), torch.ones(100), torch.ones(100)),
+    lambda: torch.einsum("ij,kl->ijkl", torch.ones(20, 20), torch.ones(20, 20)),
+    lambda: torch.outer(torch.ones(1000), torch.ones(1000)),
+    lambda: F.one_hot(torch.tensor([0]), 10**9),
+    lambda: F.pad(torch.ones(1, 2, 3), (0, 10**9), mode="replicate"),
+    lambda: F.pad(torch.ones(1, 1, 2, 2), (10**5, 10**5, 0, 0), mode="replicate"),
+    lambda: F.pad(torch.ones(1, 2), (0, 10**9)),
+    lambda: torch.zeros(0, 100_000, 100_000).logsumexp(0),
+    lambda: torch.zeros(0, 100_000, 100_000).prod(0),
+    lambda: torch.zeros(0, 100_000, 100_000).std(0),
+    lambda: torch.zeros(0, 100_000, 100_000).var(0),
+    lambda: torch.zeros(0, 100_000, 100_000).norm(dim=0),
+])
+def test_tensor_functions_refuse_outputs_above_the_limit_before_numpy_allocates(make):
+    _refused(make, match="max_tensor_elements|at most 64 dimensions")
+
+
+def test_nonzero_is_bounded_by_its_count_before_it_allocates():
+    # 50,000 nonzero entries of a 2-D tensor: the answer has 100,000 elements (within), 3-D: 150,000 (above)
+    with limited(**LIMITS):
+        assert torch.ones(250, 200).nonzero().shape == (50_000, 2)
+    _refused(lambda: torch.ones(50, 40, 25).nonzero())
+
+
+def test_tensor_functions_within_the_limit_run():
+    with limited(**LIMITS):
+        assert torch.ones(3).repeat(100, 100).shape == (100, 300)
+        assert torch.ones(300).diag().shape == (300, 300)
+        assert torch.einsum("i,j->ij", torch.ones(300), torch.ones(300)).shape == (300, 300)
+        assert F.pad(torch.ones(1, 2, 3), (0, 1000), mode="replicate").shape == (1, 2, 1003)

@@ -99,6 +99,52 @@ TORCH = {
     "lstm_cell_state": lambda *a: _lstm(*a)[2][0],
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
 }
+# Tensor functions tutorials use (issue 9 section 5)
+_PADDED = {1: "1d", 2: "2d", 3: "3d"}
+TORCH.update({
+    "logsumexp": lambda a, dims, keep: torch.logsumexp(a, dims if dims is not None else tuple(range(a.ndim)), keep),
+    "gather": lambda a, i, d: a.gather(d, i),
+    "scatter": lambda a, i, src, d: a.scatter(d, i, src),
+    "scatter_value": lambda a, i, d, v: a.scatter(d, i, v),
+    "scatter_add": lambda a, i, src, d: a.scatter_add(d, i, src),
+    "masked_fill_tensor": lambda a, m, v: a.masked_fill(m, v),
+    "cumsum": lambda a, d: a.cumsum(d),
+    "cumprod": lambda a, d: a.cumprod(d),
+    "prod": lambda a: a.prod(),
+    "prod_dim": lambda a, d, keep: a.prod(d, keepdim=keep),
+    "sort": lambda a, d, desc: a.sort(dim=d, descending=desc).values,
+    "sort_stable": lambda a, d, desc: a.sort(dim=d, descending=desc, stable=True).values,
+    "topk": lambda a, k, d, largest: a.topk(k, d, largest).values,
+    "repeat": lambda a, reps: a.repeat(reps),
+    "split": lambda a, d, start, stop: a.split(stop - start, d)[start // (stop - start)],
+    "split_with_sizes": lambda a, d, start, stop: a.split([start, stop - start, a.shape[d] - stop], d)[1],
+    "tril": lambda a, k: a.tril(k),
+    "triu": lambda a, k: a.triu(k),
+    "diag_embed": lambda a, k: torch.diag(a, k),
+    "diag": lambda a, k: torch.diag(a, k),
+    "diagonal": lambda a, k, d1, d2: a.diagonal(k, d1, d2),
+    "flip": lambda a, dims: a.flip(dims),
+    "roll": lambda a, shifts, dims: a.roll(shifts, dims) if dims is not None else a.roll(shifts[0]),
+    "index_select": lambda a, i, d: a.index_select(d, i),
+    "clamp_min": lambda a, lo: a.clamp_min(lo),
+    "clamp_max": lambda a, hi: a.clamp_max(hi),
+    "erf": torch.erf, "log1p": torch.log1p, "expm1": torch.expm1, "atan2": torch.atan2,
+    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round,
+    "round_decimals": lambda a, dec: torch.round(a, decimals=dec),
+    "var": lambda a, dims, c, keep: a.var(dims, correction=c, keepdim=keep),
+    "std": lambda a, dims, c, keep: a.std(dims, correction=c, keepdim=keep),
+    "vector_norm": lambda a, p, dims, keep: torch.linalg.vector_norm(a, p, dims, keep),
+    **{f"reflection_pad{_PADDED[n]}": lambda a, pad: F.pad(a, pad, mode="reflect") for n in (1, 2, 3)},
+    **{f"replication_pad{_PADDED[n]}": lambda a, pad: F.pad(a, pad, mode="replicate") for n in (1, 2, 3)},
+})
+
+# issue 10: circular padding, NLL over (N, C, H, W), one step of an unbound sequence
+TORCH.update({
+    "circular_pad": lambda a, pad, mode: F.pad(a, pad, mode=mode),
+    "nll_loss2d": lambda a, t, r, w=None, ig=-100: F.nll_loss(a, t, None if w is None else torch.tensor(w),
+                                                              ignore_index=ig, reduction=r),
+    "unbind_step": lambda a, i: a.unbind(0)[i],
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}

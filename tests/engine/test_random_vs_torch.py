@@ -463,3 +463,91 @@ def test_seeded_training_loop_prints_pytorchs_losses():
     printed = _run(TRAINING, engine)
     assert printed == _run(TRAINING, torch)
     assert "grad_fn=<MseLossBackward0>" in printed
+
+
+# ---------------------------------------------------------------- issue 10: multinomial, trunc_normal_, orthogonal_
+MULTINOMIAL_CASES = [
+    ([0.1, 0.2, 0.3, 0.4], 1, False), ([0.1, 0.2, 0.3, 0.4], 3, False), ([0.1, 0.2, 0.3, 0.4], 20, True),
+    ([[1.0, 0, 2, 5, 0.5], [0, 3, 1, 0, 2], [3, 3, 3, 3, 3]], 2, False), ([[1.0, 0, 2, 5, 0.5], [0, 0, 1, 0, 0]], 50, True),
+    ([[1.0, 0, 2, 5, 0.5], [0, 0, 1, 0, 0]], 1, True), (np.random.default_rng(0).random(1000).tolist(), 300, True),
+    (np.random.default_rng(1).random(1000).tolist(), 300, False), ([1e-30, 1.0, 1e30], 40, True),
+]
+
+
+@pytest.mark.parametrize("probs, n, replacement", MULTINOMIAL_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multinomial_draws_pytorchs_indices(probs, n, replacement, dtype):
+    got = []
+    for lib in (torch, engine):
+        g = lib.Generator().manual_seed(7)
+        a = lib.multinomial(lib.tensor(probs, dtype=getattr(lib, dtype)), n, replacement, generator=g)
+        lib.manual_seed(3)
+        b = lib.multinomial(lib.tensor(probs, dtype=getattr(lib, dtype)), n, replacement=replacement)
+        got.append((a.tolist(), b.tolist(), str(a.dtype), lib.rand(3).tolist(), torch.rand(1, generator=None).shape))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("probs", ["[0.1, -1.0]", "[0.1, float('nan')]", "[0.1, float('inf')]", "[0.0, 0.0]",
+                                   "[[1.0, 1.0], [0.0, 0.0]]", "[[1.0, 1.0], [1.0, -1.0]]"])
+@pytest.mark.parametrize("n, replacement", [(3, True), (1, False), (2, False)])
+def test_multinomial_refuses_bad_distributions_as_pytorch(probs, n, replacement):
+    msgs = []
+    for lib in (torch, engine):
+        lib.manual_seed(0)
+        with pytest.raises(RuntimeError) as e:
+            lib.multinomial(lib.tensor(eval(probs)), n, replacement)
+        msgs.append((str(e.value), lib.rand(2).tolist()))  # and the generator left where PyTorch leaves it
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("make, n", [("torch.tensor([1, 2])", 1), ("torch.ones(2, 2, 2)", 1), ("torch.ones(3)", 0),
+                                     ("torch.ones(3)", 4)])
+def test_multinomial_argument_errors_match(make, n):
+    msgs = []
+    for lib in (torch, engine):
+        with pytest.raises(RuntimeError) as e:
+            lib.multinomial(eval(make, {"torch": lib}), n)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"mean": 0.5, "std": 0.2, "a": 0.0, "b": 1.0}, {"a": 2.0, "b": 5.0},
+                                    {"a": -0.1, "b": 0.1}, {"mean": 3.0, "std": 0.5, "a": -1.0, "b": 1.0}])
+@pytest.mark.parametrize("dtype, shape", [("float32", (4, 500)), ("float64", (3, 7)), ("float32", (17,))])
+def test_trunc_normal_gives_pytorchs_numbers(kwargs, dtype, shape):
+    import warnings
+
+    out = []
+    for lib in (torch, engine):
+        g = lib.Generator().manual_seed(1)
+        w = lib.empty(*shape, dtype=getattr(lib, dtype))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = lib.nn.init.trunc_normal_(w, **kwargs, generator=g)
+        assert r is w
+        out.append(arr(w))
+    assert out[1].dtype == out[0].dtype and out[1].tobytes() == out[0].tobytes()
+    lo, hi = kwargs.get("a", -2.0), kwargs.get("b", 2.0)
+    assert out[1].min() >= np.float32(lo) and out[1].max() <= np.float32(hi)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (6, 4), (4, 2, 3), (1, 1), (8, 8)])
+@pytest.mark.parametrize("gain", [1, 2.5])
+def test_orthogonal_gives_pytorchs_matrix(shape, gain):
+    out = []
+    for lib in (torch, engine):
+        lib.manual_seed(2)
+        w = lib.empty(*shape)
+        lib.nn.init.orthogonal_(w, gain=gain)
+        out.append(arr(w))
+    np.testing.assert_allclose(out[1], out[0], rtol=0, atol=2e-6 * gain)  # LAPACK QR rounding, same draws
+    m = out[1].reshape(shape[0], -1)
+    small = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(small, gain ** 2 * np.eye(small.shape[0]), atol=1e-5 * gain ** 2)
+    assert torch.rand(1).item() == pytest.approx(engine.rand(1).item())  # the generators moved alike
+
+
+def test_init_errors_match():
+    for lib in (torch, engine):
+        with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions are supported"):
+            lib.nn.init.orthogonal_(lib.empty(3))

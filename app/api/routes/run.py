@@ -74,7 +74,8 @@ async def run(body: RunRequest, request: Request, pool: PoolDep, client: ClientD
     `"-inf"`. The answer is at most `max_answer_bytes`: past it passes are folded and
     `truncated_reason` says why."""
     try:
-        job = pool.submit(safe_source(body.source), stream=False, client=body.client_id or client)
+        job = pool.submit(safe_source(body.source), stream=False, client=body.client_id or client,
+                          passes=tuple(sorted(set(body.passes))))
     except PoolBusy as e:
         return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
     got = await wait_job(pool, job, request)
