@@ -153,3 +153,11 @@ def test_file_past_max_export_bytes_is_413():
 def test_openapi_documents_the_route(client):
     spec = json.loads(client.get("/openapi.json").text)
     assert "/api/export/html" in spec["paths"]
+
+
+def test_the_pass_the_file_opens_at_is_recorded_in_full(client):
+    source = (ROOT / "examples" / "17_linear_regression.py").read_text()
+    plain = script_json(export(client, source).text, "fg-offline")["trace"]
+    middle = next(p["index"] for p in plain["passes"] if p["graph"] is None)
+    trace = script_json(export(client, source, **{"pass": middle}).text, "fg-offline")["trace"]
+    assert trace["passes"][middle]["graph"] is not None

@@ -130,6 +130,11 @@ def test_offline_loss_curve_and_passes(page, browser, tmp_path, shot):
         pg.locator("#graph-wrap").focus()
         pg.keyboard.press("PageDown")
         assert pg.evaluate("window.__fg.passIndex") != first
+        # a middle pass (a summary: the server records it when opened) is not in the file: nothing is fetched
+        middle = pg.evaluate("window.__fg.trace.passes.find(p => !p.graph).index")
+        shown = pg.evaluate("window.__fg.passIndex")
+        pg.evaluate("i => window.__fg.openPass(i)", middle)
+        assert pg.evaluate("window.__fg.passIndex") == shown
         shot(pg, "export_offline_training")
         assert_no_network(pg, path)
 

@@ -26,7 +26,8 @@ class ExportRequest(BaseModel):
 
     source: str = Field(..., description="the program (a PyTorch subset)")
     client_id: str | None = Field(None, max_length=128, description="one run per client, as for /api/run")
-    pass_: int | None = Field(None, alias="pass", ge=0, le=1_000_000, description="the pass the file opens at")
+    pass_: int | None = Field(None, alias="pass", ge=0, le=1_000_000,
+                              description="the pass the file opens at (recorded in full, as /api/run's `passes`)")
     step: int | None = Field(None, ge=0, le=10_000_000, description="the step it opens at (none: the end)")
     node: str | None = Field(None, max_length=128, description="the node selected in the inspector")
     theme: Literal["light", "dark"] | None = None
@@ -58,7 +59,9 @@ async def export_html(body: ExportRequest, request: Request, pool: PoolDep, clie
     are hidden. A run-time error is part of the file, as on the page."""
     source = safe_source(body.source)
     try:
-        job = pool.submit(source, stream=False, client=body.client_id or client)
+        # the pass the file opens at is recorded in full even when it is a training run's middle pass
+        job = pool.submit(source, stream=False, client=body.client_id or client,
+                          passes=(body.pass_,) if body.pass_ is not None else ())
     except PoolBusy as e:
         return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
     got = await wait_job(pool, job, request)
