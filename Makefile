@@ -3,9 +3,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
-# Debian packages: Graphviz's `dot` for layout, fonts, venv for Debian's own python3; Chromium and Redis only for tests.
+# Debian packages: Graphviz's `dot` for layout, fonts, venv for Debian's own python3; Chromium, Redis and ffmpeg (ffprobe) only for tests.
 APT_RUN := graphviz fonts-dejavu-core python3-venv
-APT_PACKAGES := $(APT_RUN) chromium redis-server
+APT_PACKAGES := $(APT_RUN) chromium redis-server ffmpeg
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TORCH_WHEEL_DIR ?= /opt/wheels
 

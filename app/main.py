@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from app.api.routes import examples, health, pages, run, sessions, stream
+from app.api.routes import examples, export, health, pages, run, sessions, stream
 from app.classroom.service import make_classroom
 from app.core import errors
 from app.core.config import Settings, get_settings
@@ -124,6 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
     for module in (run, stream, sessions, examples, health, pages):
         app.include_router(module.router)
+    app.include_router(export.router)  # the page as one offline file (app/export)
     static = ROOT / "static"
     app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")
     return app

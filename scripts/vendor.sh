@@ -10,6 +10,7 @@
 #   static/vendor/katex/katex.js       KaTeX (ESM bundle), katex.min.css (woff2 only), fonts/*.woff2
 #   static/vendor/uplot/uplot.js       uPlot (ESM bundle), uPlot.min.css
 #   static/vendor/qrcode.js            qrcode-generator (ESM bundle): the join code's QR code
+#   static/vendor/gifenc.js            gifenc (ESM bundle): "Export animation" as GIF
 #   static/vendor/licenses/*.txt       the licence text of every npm package bundled above
 #   static/vendor/MANIFEST.md          file -> package, version, licence
 set -euo pipefail
@@ -38,6 +39,7 @@ PINS='{
   "katex": "0.19.1",
   "uplot": "1.6.32",
   "qrcode-generator": "2.0.4",
+  "gifenc": "1.0.3",
   "esbuild": "0.28.2"
 }'
 
@@ -93,8 +95,11 @@ EOF
 cat > qrcode.entry.js <<'EOF'
 export { default } from "qrcode-generator";
 EOF
+cat > gifenc.entry.js <<'EOF'
+export { GIFEncoder, quantize, applyPalette } from "gifenc";
+EOF
 
-rm -rf "$OUT/codemirror.js" "$OUT/qrcode.js" "$OUT/d3.js" "$OUT/katex" "$OUT/uplot" "$OUT/licenses"
+rm -rf "$OUT/codemirror.js" "$OUT/qrcode.js" "$OUT/gifenc.js" "$OUT/d3.js" "$OUT/katex" "$OUT/uplot" "$OUT/licenses"
 mkdir -p "$OUT/katex/fonts" "$OUT/uplot" "$OUT/licenses"
 
 ESB=./node_modules/.bin/esbuild
@@ -107,6 +112,7 @@ build d3.entry.js "$OUT/d3.js"
 build katex.entry.js "$OUT/katex/katex.js"
 build uplot.entry.js "$OUT/uplot/uplot.js"
 build qrcode.entry.js "$OUT/qrcode.js"
+build gifenc.entry.js "$OUT/gifenc.js"
 
 # KaTeX CSS: keep only the woff2 sources (every browser we serve supports woff2; no 404s for woff/ttf).
 sed -E 's/,url\(fonts\/[A-Za-z0-9_-]+\.(woff|ttf)\) format\("(woff|truetype)"\)//g' \
@@ -124,6 +130,7 @@ const bundles = {
   "katex/katex.js": "katex.entry.js.meta.json",
   "uplot/uplot.js": "uplot.entry.js.meta.json",
   "qrcode.js": "qrcode.entry.js.meta.json",
+  "gifenc.js": "gifenc.entry.js.meta.json",
 };
 const pkgInfo = (name) => {
   const dir = path.join("node_modules", name);

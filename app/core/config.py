@@ -104,6 +104,11 @@ class Settings(BaseSettings):
     max_answer_changes: int = Field(20, ge=1, description="answers one follower may give to one question")
     follower_heartbeat_s: float = Field(15.0, gt=0, description="a follower stream's keep-alive and presence interval")
 
+    # ---- export: the page as one offline file (app/export, POST /api/export/html) ----
+    max_export_bytes: int = Field(12_000_000, ge=65_536, description="bytes of one exported .html file (the "
+                                  "page's ~1.5 MB of scripts, styles and fonts plus the trace, at most max_answer_bytes); "
+                                  "a bigger one is refused with 413")
+
     # ---- serving ----
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)

@@ -1,6 +1,8 @@
 // Export: the graph at the step shown as an SVG or PNG download.
 import { GRAPH, THEMES } from "./config.js";
-import { $, app } from "./state.js";
+import { bindAnimationExport } from "./animation.js";
+import { exportHtml } from "./exportfile.js";
+import { $, app, setStatus } from "./state.js";
 import { SVGNS } from "./svg.js";
 
 // The graph as a standalone SVG document: the whole graph at the step shown, no pan or zoom.
@@ -63,6 +65,26 @@ function download(blob, name) {
 
 const fileName = (ext) => `flowgrad-pass${app.passIndex}-step${app.step}.${ext}`;
 
+// The page as one offline file at the current view: the server runs the program again and builds it.
+async function downloadHtml() {
+  const btn = $("export-html");
+  btn.disabled = true;
+  setStatus("building the offline file…");
+  try {
+    const file = await exportHtml(app.lastSource ?? app.editor.text, {
+      pass: app.model ? app.passIndex : null,
+      step: app.model && app.step !== app.model.steps.length ? app.step : null,
+      node: app.selected, theme: app.theme, projector: !!app.projector,
+    });
+    download(file.blob, file.name);
+    setStatus(`saved ${file.name} (${(file.blob.size / 1e6).toFixed(1)} MB)`);
+  } catch (e) {
+    setStatus(`HTML export failed: ${e.message || e}`, true);
+  } finally {
+    btn.disabled = false;
+  }
+}
+
 export function bindExport() {
   $("export-svg").addEventListener("click", () => {
     if (!app.model) return;
@@ -72,4 +94,6 @@ export function bindExport() {
     if (!app.model) return;
     download(await pngOf(app.graph), fileName("png"));
   });
+  $("export-html").addEventListener("click", downloadHtml);
+  bindAnimationExport({ download });
 }

@@ -3,11 +3,12 @@ export function onFirstUse(cssHref, importModule) {
   let promise = null;
   return () => {
     if (!promise) {
+      promise = importModule().then((m) => m.default);
+      if (document.querySelector(`style[data-href="${cssHref}"]`)) return promise;  // inlined (an offline copy)
       const link = document.createElement("link");
       link.rel = "stylesheet";
       link.href = cssHref;
       document.head.appendChild(link);
-      promise = importModule().then((m) => m.default);
     }
     return promise;
   };

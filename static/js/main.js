@@ -11,6 +11,7 @@ import { Inspector } from "./inspector.js";
 import { bindKeyboard } from "./keyboard.js";
 import { applyLook, bindLook, graphInsets, projectorRoom } from "./look.js";
 import { LossChart } from "./losschart.js";
+import { OFFLINE, offlineView, showRecorded } from "./offline.js";
 import { bindTransport, nearestGraphPass, openPass, play, setStep, stopPlaying } from "./player.js";
 import { bindRun, run } from "./run.js";
 import { select } from "./selection.js";
@@ -25,6 +26,7 @@ function initComponents() {
   graph.getInsets = graphInsets;
   const editor = new Editor($("editor"), {
     onRun: () => {
+      if (OFFLINE) return;  // an offline copy has no server to run on
       run();
       // Ctrl+Enter: the keys now drive the player (Space plays), they no longer type into the program
       $("graph-wrap").focus({ preventScroll: true });
@@ -50,7 +52,7 @@ function initComponents() {
 }
 
 function bindControls() {
-  bindRun();
+  if (!OFFLINE) bindRun();
   bindTransport();
   bindLook();
   bindShare();
@@ -80,6 +82,8 @@ function bindControls() {
 
 async function boot() {
   const url = readUrl();
+  const saved = OFFLINE && offlineView(url);
+  if (saved) Object.assign(url, { theme: url.theme || saved.theme, projector: url.projector || saved.projector, node: saved.node });
   app.themeFromUrl = !!url.theme;
   app.theme = url.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
   app.projector = url.projector;
@@ -90,6 +94,7 @@ async function boot() {
   applyLook();
   document.documentElement.classList.remove("fg-loading");
   bindControls();
+  if (saved) return showRecorded({ loadTrace, updateExampleTitle }, saved);
   const examplesReady = loadExamples();
   if (await bindClassroom()) {  // a follower's page (/s/CODE): the teacher's states drive it
     app.editor.text = "";

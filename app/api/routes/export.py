@@ -1,0 +1,82 @@
+"""``POST /api/export/html``: run a program and answer the page as one self-contained, offline ``.html`` file."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import orjson
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.deps import ClientDep, PoolDep, SettingsDep
+from app.api.routes.run import BUSY_HEADERS, pool_problem, safe_source, wait_job
+from app.api.schemas import Problem
+from app.core.errors import problem_response
+from app.core.problems import empty_trace
+from app.export.html import build_html
+from app.runner.pool import PoolBusy
+
+router = APIRouter(prefix="/api/export", tags=["export"])
+
+
+class ExportRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    source: str = Field(..., description="the program (a PyTorch subset)")
+    client_id: str | None = Field(None, max_length=128, description="one run per client, as for /api/run")
+    pass_: int | None = Field(None, alias="pass", ge=0, le=1_000_000,
+                              description="the pass the file opens at (recorded in full, as /api/run's `passes`)")
+    step: int | None = Field(None, ge=0, le=10_000_000, description="the step it opens at (none: the end)")
+    node: str | None = Field(None, max_length=128, description="the node selected in the inspector")
+    theme: Literal["light", "dark"] | None = None
+    projector: bool = False
+
+
+def _file_name(view: dict) -> str:
+    parts = ["flowgrad"]
+    if view.get("pass") is not None:
+        parts.append(f"pass{view['pass']}")
+    if view.get("step") is not None:
+        parts.append(f"step{view['step']}")
+    return "-".join(parts) + ".html"
+
+
+@router.post(
+    "/html",
+    response_class=Response,
+    responses={200: {"content": {"text/html": {}}, "description": "the .html file (an attachment)"},
+               413: {"model": Problem, "description": "the file would be larger than max_export_bytes"},
+               429: {"model": Problem, "description": "busy: the run queue is full"}},
+    summary="Run a program and answer the page as one offline .html file",
+)
+async def export_html(body: ExportRequest, request: Request, pool: PoolDep, client: ClientDep,
+                      settings: SettingsDep) -> Response:
+    """Runs the program like `POST /api/run` (same pool, limits and answer budget) and answers one
+    file: the page's scripts, styles, KaTeX fonts and this trace inline, opening at the given view.
+    Opened from disk it replays forward and backward with no network; Run and the gradient check
+    are hidden. A run-time error is part of the file, as on the page."""
+    source = safe_source(body.source)
+    try:
+        # the pass the file opens at is recorded in full even when it is a training run's middle pass
+        job = pool.submit(source, stream=False, client=body.client_id or client,
+                          passes=(body.pass_,) if body.pass_ is not None else ())
+    except PoolBusy as e:
+        return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
+    got = await wait_job(pool, job, request)
+    if got is None:  # the client left
+        return Response(status_code=204)
+    kind, payload = got
+    if kind != "done":
+        err = pool_problem(payload)
+        if err["type"] == "Busy":
+            return problem_response(429, err["type"], err["message"], headers=BUSY_HEADERS)
+        payload = orjson.dumps(empty_trace(err))
+    view = {"pass": body.pass_, "step": body.step, "node": body.node, "theme": body.theme, "projector": body.projector}
+    html = await run_in_threadpool(build_html, payload, source, view)
+    if len(html) > settings.max_export_bytes:
+        return problem_response(413, "ExportTooLarge", f"the file would be {len(html)} bytes "
+                                f"(limit max_export_bytes = {settings.max_export_bytes})")
+    return Response(content=html, media_type="text/html; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{_file_name(view)}"'})

@@ -1,0 +1,1 @@
+"""The page taken away: one self-contained HTML file (``html.py``) that replays a recorded trace offline."""
