@@ -60,8 +60,9 @@ async def export_html(body: ExportRequest, request: Request, pool: PoolDep, clie
     source = safe_source(body.source)
     try:
         # the pass the file opens at is recorded in full even when it is a training run's middle pass
+        # and the variables come as the page takes them (summaries past value_limit): the file draws nothing more
         job = pool.submit(source, stream=False, client=body.client_id or client,
-                          passes=(body.pass_,) if body.pass_ is not None else ())
+                          passes=(body.pass_,) if body.pass_ is not None else (), values="summary")
     except PoolBusy as e:
         return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
     got = await wait_job(pool, job, request)
