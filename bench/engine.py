@@ -11,6 +11,10 @@ and issue 10's layer cases, beside PyTorch in the same run:
 (10d) one SGD step of LeNet-5 on 64x1x28x28, cross-entropy target <= 2.0
 (10e) nn.LSTM(32, 64), 50 steps, batch 16, fwd+bwd         target <= 2.0
 and, against micrograd, (a) and a scalar MLP step written the micrograd way.
+
+The PyTorch reference runs in a process of its own (``--torch-only``, started by this one): the engine
+tunes glibc's malloc when it is imported (engine/allocator.py), which would speed PyTorch up too if it ran
+here; users run PyTorch with the defaults. ``--same-process`` measures it here instead, for comparison.
 """
 from __future__ import annotations
 
@@ -25,13 +29,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # numpy's BLAS on one thread, like torch below (set before numpy loads)
 
+import json  # noqa: E402
+import subprocess  # noqa: E402
+
 import numpy as np  # noqa: E402
 
-import engine  # noqa: E402
-from app.core.config import Settings  # noqa: E402
-from engine.recorder import Recorder  # noqa: E402
+TORCH_ONLY = "--torch-only" in sys.argv  # the reference process: PyTorch as users run it, no engine imported
+if not TORCH_ONLY:
+    import engine
+    from app.core.config import Settings
+    from engine.recorder import Recorder
 
-SETTINGS = Settings()
+    SETTINGS = Settings()
 
 try:
     import torch
@@ -150,17 +159,20 @@ def lstm_case(lib, steps=50, batch=16):
     return step
 
 
-def layer_cases(rep):
+LAYER_CASES = (("(10d) SGD step LeNet-5, 64x1x28x28, CE", lenet_case, 10, 2.0),
+               ("(10e) LSTM(32, 64) 50 steps b16 fwd+bwd", lstm_case, 5, 2.0))
+
+
+def layer_cases(rep, reference):
     """Issue 10's layer benchmarks; a case whose layer the engine lacks is reported, not fatal."""
     print(f"\n{'layers (issue 10)':44} {'flowgrad':>13} {'PyTorch CPU':>13} {'ratio':>7} {'target':>8}")
-    for label, make, number, target in (("(10d) SGD step LeNet-5, 64x1x28x28, CE", lenet_case, 10, 2.0),
-                                        ("(10e) LSTM(32, 64) 50 steps b16 fwd+bwd", lstm_case, 5, 2.0)):
+    for label, make, number, target in LAYER_CASES:
         try:
             te = median_time(make(engine), rep, number)
         except (AttributeError, NotImplementedError) as e:
             print(f"{label:44} not supported yet ({e})")
             continue
-        tt = median_time(make(torch), rep, number) if torch else None
+        tt = reference(label, make, number)
         ok = "" if tt is None else ("ok" if te / tt <= target else "MISSED")
         print(f"{label:44} {fmt(te):>13} {fmt(tt):>13} {ratio(te, tt):>7} {'≤ ' + str(target):>8} {ok}")
 
@@ -227,24 +239,54 @@ def ratio(a, b):
     return f"{a / b:6.2f}" if a and b else "   —"
 
 
+CASES = [
+    ("(a) (x+y)**2 fwd+bwd, scalars", lambda lib: scalar_case(lib), 2000, 0.5),
+    ("(b) SGD step MLP 2-16-16-1, batch 64", lambda lib: mlp_case(lib, [2, 16, 16, 1], 64, "mse"), 200, 0.7),
+    ("(c) SGD step MLP 784-128-10, batch 64, CE", lambda lib: mlp_case(lib, [784, 128, 10], 64, "ce"), 50, 1.3),
+]
+
+
+def torch_reference(rep, same_process):
+    """label -> PyTorch's median time: from a process of its own (default malloc), or measured here."""
+    if torch is None:
+        return lambda label, make, number: None
+    if same_process:
+        return lambda label, make, number: median_time(make(torch), rep, number)
+    out = subprocess.run([sys.executable, __file__, "--torch-only", f"--rep={rep}"], capture_output=True, text=True,
+                         check=True).stdout
+    times = json.loads(out)
+    return lambda label, make, number: times.get(label)
+
+
+def torch_only(rep):
+    times = {}
+    for label, make, number, _ in CASES + list(LAYER_CASES):
+        times[label] = median_time(make(torch), rep, number)
+    print(json.dumps(times))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repeats (CI smoke run)")
+    parser.add_argument("--same-process", action="store_true",
+                        help="time PyTorch in this process (after the engine's malloc tuning) instead of its own")
+    parser.add_argument("--torch-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rep", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rep = 5 if args.quick else 15
+    rep = args.rep or (5 if args.quick else 15)
+    if args.torch_only:
+        torch_only(rep)
+        return
     gc.collect()
     print(f"numpy {np.__version__}; torch {torch.__version__ if torch else 'absent'}; "
-          f"micrograd {'present' if Value else 'absent'}\n")
+          f"micrograd {'present' if Value else 'absent'}; PyTorch timed "
+          f"{'in this process' if args.same_process else 'in a process of its own (glibc malloc defaults)'}\n")
+    reference = torch_reference(rep, args.same_process)
     rows = []
-    cases = [
-        ("(a) (x+y)**2 fwd+bwd, scalars", lambda lib: scalar_case(lib), 2000, 0.5),
-        ("(b) SGD step MLP 2-16-16-1, batch 64", lambda lib: mlp_case(lib, [2, 16, 16, 1], 64, "mse"), 200, 0.7),
-        ("(c) SGD step MLP 784-128-10, batch 64, CE", lambda lib: mlp_case(lib, [784, 128, 10], 64, "ce"), 50, 1.3),
-    ]
     results = {}
-    for label, make, number, target in cases:
+    for label, make, number, target in CASES:
         te = median_time(make(engine), rep, number)
-        tt = median_time(make(torch), rep, number) if torch else None
+        tt = reference(label, make, number)
         results[label[:3]] = (te, tt)
         rows.append((label, te, tt, target))
     td = median_time(mlp_case(engine, [2, 16, 16, 1], 64, "mse", record=True), rep, 200)
@@ -255,7 +297,7 @@ def main():
         print(f"{label:44} {fmt(te):>13} {fmt(tt):>13} {ratio(te, tt):>7} {'≤ ' + str(target):>8} {ok}")
     print(f"{'(d) (b) with the recorder on':44} {fmt(td):>13} {'(b) ' + fmt(tb).strip():>13} {ratio(td, tb):>7} "
           f"{'≤ 2 ×(b)':>8} {'ok' if td / tb <= 2 else 'MISSED'}")
-    layer_cases(rep)
+    layer_cases(rep, reference)
     if Value is not None:
         print()
         print(f"{'against micrograd':44} {'flowgrad':>13} {'micrograd':>13} {'ratio':>7}")

@@ -721,20 +721,21 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     prods = np.empty((2 * hsz, batch), dtype=dt)
     hs[0], cs[0] = h0.T, c0.T
     sig_rows = 3 * hsz
-    for t in range(steps):
-        b = block[t]
-        a = b[:4 * hsz]
-        np.matmul(whh, hs[t], out=a)
-        a += proj[t]
-        np.tanh(a, out=a)
-        sig = a[:sig_rows]
+    # every view the loop touches, made once: slicing in the loop costs as much as a small ufunc call
+    mul, add, tanh, matmul = np.multiply, np.add, np.tanh, np.matmul
+    p_i, p_f = prods[:hsz], prods[hsz:]
+    steps_views = [(block[t, :4 * hsz], block[t, :sig_rows], block[t, hsz:sig_rows], block[t, sig_rows:],
+                    block[t, :hsz], proj[t], hs[t], hs[t + 1], cs[t + 1], tcs[t]) for t in range(steps)]
+    for a, sig, ifx, gcx, o, pt, h_prev, h_next, c, tc in steps_views:
+        matmul(whh, h_prev, out=a)
+        a += pt
+        tanh(a, out=a)
         sig += 1
         sig *= 0.5
-        np.multiply(b[hsz:sig_rows], b[sig_rows:], out=prods)  # i*g, f*c_prev
-        c = cs[t + 1]
-        np.add(prods[:hsz], prods[hsz:], out=c)
-        np.tanh(c, out=tcs[t])
-        np.multiply(a[:hsz], tcs[t], out=hs[t + 1])
+        mul(ifx, gcx, out=prods)  # i*g, f*c_prev
+        add(p_i, p_f, out=c)
+        tanh(c, out=tc)
+        mul(o, tc, out=h_next)
     return xs, gates, cs, hs, tcs
 
 
@@ -808,16 +809,19 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     tmp = np.empty((hsz, batch), gates.dtype)
     whh_t = np.ascontiguousarray(w_hh.T)
     ifg = 3 * hsz
+    mul, matmul = np.multiply, np.matmul
+    local3 = local[:, :ifg].reshape(steps, 3, hsz, batch)  # views made once (see the forward)
+    dgates3 = dgates[:, :ifg].reshape(steps, 3, hsz, batch)
     for t in range(steps - 1, -1, -1):
         if d_out is not None:
             dh += d_out[t]
-        np.multiply(dh, dcdh[t], out=tmp)
+        mul(dh, dcdh[t], out=tmp)
         dc += tmp
         d = dgates[t]
-        np.multiply(local[t, ifg:], dh, out=d[ifg:])
-        np.multiply(local[t, :ifg].reshape(3, hsz, batch), dc, out=d[:ifg].reshape(3, hsz, batch))
+        mul(local[t, ifg:], dh, out=d[ifg:])
+        mul(local3[t], dc, out=dgates3[t])
         dc *= f[t]
-        np.matmul(whh_t, d, out=dh)
+        matmul(whh_t, d, out=dh)
     result = {"dgates": dgates, "xs": xs, "hs": hs, 5: dh.T, 6: dc.T}
     _LSTM_GRADS[0] = (g, ans, result)
     return result
