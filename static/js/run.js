@@ -4,7 +4,7 @@ import { DURATIONS } from "./config.js";
 import { openPass, stopPlaying } from "./player.js";
 import { refreshInspector } from "./selection.js";
 import { $, app, setStatus } from "./state.js";
-import { loadTrace, showError, showOutput, updateTraining } from "./views.js";
+import { loadTrace, scheduleTraining, showError, showOutput, updateTraining } from "./views.js";
 
 // How a run is shown follows what the server sends, not the program text. Every run streams
 // (POST /api/stream); its pieces are held, and when `done` comes the whole trace is drawn at once,
@@ -119,11 +119,11 @@ function startStream(src, seq, opts, t0, finish) {
         app.trace = trace;
         loadTrace(trace, opts, { partial: true });
       } else {
-        updateTraining();
+        scheduleTraining();
       }
     } else if (msg.type === "step") {
       trace.steps.push(msg.step);
-      if (live) updateTraining();
+      if (live) scheduleTraining();
     } else if (msg.type === "stdout") {
       trace.stdout += msg.text;
       if (live) $("stdout").textContent = trace.stdout;

@@ -67,6 +67,17 @@ export function loadTrace(trace, opts = {}, { partial = false } = {}) {
   openPass(idx, { step: opts.step, node: opts.node, autoplay: opts.step == null && !opts.noAutoplay });
 }
 
+// A streamed training run sends a message per pass: the panel is redrawn once per frame, not per message.
+let trainingFrame = 0;
+export function scheduleTraining() {
+  if (!trainingFrame) trainingFrame = requestAnimationFrame(() => {
+    trainingFrame = 0;
+    updateTraining();
+  });
+}
+
+const passLabel = (p) => `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : p.folded ? " (too big to draw)" : " (recorded when opened)"}`;
+
 export function updateTraining() {
   const t = app.trace;
   const passes = t ? t.passes.filter(Boolean) : [];
@@ -76,14 +87,20 @@ export function updateTraining() {
   $("pass-nav").hidden = passes.length < 2;
   const sel = $("pass-select");
   const cur = sel.value;
-  sel.replaceChildren();
-  for (const p of passes) {
-    const o = document.createElement("option");
-    o.value = String(p.index);
-    o.textContent = `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : p.folded ? " (too big to draw)" : " (recorded when opened)"}`;
-    o.disabled = !p.graph && !!p.folded;
-    sel.appendChild(o);
-  }
+  // the options are kept and only what changed is rewritten: rebuilding 400 of them per message froze the page
+  const opts = sel.options;
+  passes.forEach((p, i) => {
+    let o = opts[i];
+    if (!o) {
+      o = document.createElement("option");
+      sel.appendChild(o);
+    }
+    const value = String(p.index), text = passLabel(p), disabled = !p.graph && !!p.folded;
+    if (o.value !== value) o.value = value;
+    if (o.textContent !== text) o.textContent = text;
+    if (o.disabled !== disabled) o.disabled = disabled;
+  });
+  while (opts.length > passes.length) sel.remove(opts.length - 1);
   sel.value = app.model ? String(app.passIndex) : cur;
   $("training").hidden = !training;
   if (!training) return;
