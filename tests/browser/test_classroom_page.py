@@ -87,6 +87,11 @@ def test_a_class_follows_the_teacher_and_answers_a_question(presenter, browser, 
     assert node is not None
     presenter.evaluate("id => window.__fg.select(id)", node)
     alice.wait_for_function("id => window.__fg.selected === id", arg=node)
+    # the teacher is on the projector: the panel, the code and the histogram grow with it
+    small = presenter.evaluate("parseFloat(getComputedStyle(document.getElementById('class-code')).fontSize)")
+    presenter.get_by_role("button", name="Projector mode").click()
+    assert presenter.evaluate("parseFloat(getComputedStyle(document.getElementById('class-code')).fontSize)") > small
+    assert presenter.locator("#class-panel").is_visible()
     presenter.get_by_role("button", name="its gradient").click()
     for student in (alice, ben):
         student.locator("#question-box").wait_for(state="visible")
