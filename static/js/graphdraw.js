@@ -4,7 +4,7 @@ import { GRAPH, LAYOUT, divergingColor, inkOn } from "./config.js";
 import { nodeName } from "./replay.js";
 import { opNodeText } from "./oplabels.js";
 import { el, truncate } from "./svg.js";
-import { flat, fmt } from "./values.js";
+import { flat, fmt, num } from "./values.js";
 
 // An edge as an SVG path: cubic Bézier pieces as dot gives them, else a polyline.
 function pathD(points) {
@@ -252,10 +252,13 @@ export const drawing = {
     const rowsN = Math.ceil(data.length / cols);
     const cw = w / cols, ch = h / rowsN;
     const index = (i) => (cols === f.shape[f.shape.length - 1] && f.shape.length > 1 ? `[${Math.floor(i / cols)}, ${i % cols}]` : `[${i}]`);
+    // tensors too big for numbers on their cells tell their range with each cell's number on hover
+    const range = data.length > C.numbersUpTo || f.summary ? ` (min ${fmt(f.summary ? num(v.min) : Math.min(...data))}, ` +
+      `max ${fmt(f.summary ? num(v.max) : Math.max(...data))})` : "";
     data.forEach((x, i) => {
       const r = el("rect", { class: "fg-cell", x: (i % cols) * cw, y: Math.floor(i / cols) * ch, width: Math.max(C.minSize, cw - C.spacing),
         height: Math.max(C.minSize, ch - C.spacing), fill: divergingColor(x, this.maxAbs, theme) }, g);
-      el("title", {}, r).textContent = f.summary ? `sample: ${fmt(x)}` : `${index(i)} = ${fmt(x)}`;  // the number on hover
+      el("title", {}, r).textContent = (f.summary ? `sample: ${fmt(x)}` : `${index(i)} = ${fmt(x)}`) + range;  // the number on hover
     });
     // numbers on the cells of small tensors: written when they fit the cell, shown when readable at this zoom
     const nfs = Math.min(fs, ch * C.numberFill);

@@ -32,4 +32,18 @@ def test_broadcast_tensors_show_their_numbers(page, shot):
     page.evaluate("window.__fg.graph.fit(false)")
     page.wait_for_timeout(300)
     assert len(visible_numbers(page, x)) == 6
+    # a tensor past 24 elements: colours, and each cell's number with the tensor's range on hover
+    page.goto(page.base + "/")
+    page.wait_for_function("document.body.dataset.ready")
+    page.evaluate("src => { window.__fg.editor.text = src; }",
+                  "import torch\nw = torch.arange(30.0).reshape(5, 6).requires_grad_()\n(w * 2).sum().backward()\n")
+    prev = page.evaluate("document.body.dataset.ready")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
+    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    page.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
+    w = page.evaluate("window.__fg.model.graph.nodes.find(n => n.name === 'w').id")
+    title = page.evaluate("""id => document.querySelector(`svg.fg-graph [data-node-id="${id}"] rect.fg-cell title`).textContent""", w)
+    assert title == "[0, 0] = 0 (min 0, max 29)", title
+    assert visible_numbers(page, w) == []
     page.errors.check()
