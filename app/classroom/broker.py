@@ -26,42 +26,21 @@ class ClassroomError(Exception):
     kind = "SessionError"
 
 
-class NoSuchSession(ClassroomError):
-    status = 404
-    kind = "NotFound"
+# each refusal and its HTTP status (the routes answer problem_response(status, kind, message))
+class NoSuchSession(ClassroomError): status, kind = 404, "NotFound"  # noqa: E701
+class TooManySessions(ClassroomError): status, kind = 503, "Busy"  # noqa: E701
+class SessionFull(ClassroomError): status, kind = 429, "SessionFull"  # noqa: E701
+class NoSuchQuestion(ClassroomError): status, kind = 404, "NotFound"  # noqa: E701
+class QuestionClosed(ClassroomError): status, kind = 409, "QuestionClosed"  # noqa: E701
+class TooManyAnswers(ClassroomError): status, kind = 429, "TooManyAnswers"  # noqa: E701
+class BrokerDown(ClassroomError): status, kind = 503, "BrokerUnavailable"  # noqa: E701
+class Unauthorized(ClassroomError): status, kind = 401, "Unauthorized"  # noqa: E701
+class Forbidden(ClassroomError): status, kind = 403, "Forbidden"  # noqa: E701
+class TooLarge(ClassroomError): status, kind = 413, "RequestError"  # noqa: E701
+class BadState(ClassroomError): status, kind = 422, "RequestError"  # noqa: E701
 
 
 NOT_FOUND = "no class session with this code (it may have ended: sessions end after 3 hours idle)"
-
-
-class TooManySessions(ClassroomError):
-    status = 503
-    kind = "Busy"
-
-
-class SessionFull(ClassroomError):
-    status = 429
-    kind = "SessionFull"
-
-
-class NoSuchQuestion(ClassroomError):
-    status = 404
-    kind = "NotFound"
-
-
-class QuestionClosed(ClassroomError):
-    status = 409
-    kind = "QuestionClosed"
-
-
-class TooManyAnswers(ClassroomError):
-    status = 429
-    kind = "TooManyAnswers"
-
-
-class BrokerDown(ClassroomError):
-    status = 503
-    kind = "BrokerUnavailable"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,19 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
 from app.api.deps import ClassroomDep, SettingsDep
-from app.classroom.broker import NOT_FOUND, BrokerDown, ClassroomError, NoSuchSession, is_correct, state_channel, tally_channel
+from app.classroom.broker import (
+    NOT_FOUND,
+    BadState,
+    BrokerDown,
+    ClassroomError,
+    Forbidden,
+    NoSuchSession,
+    TooLarge,
+    Unauthorized,
+    is_correct,
+    state_channel,
+    tally_channel,
+)
 from app.classroom.codes import new_token, normalise_code, token_digest, token_matches
 from app.classroom.hub import sse_frame
 from app.core.errors import problem_response
@@ -32,26 +44,6 @@ from app.core.errors import problem_response
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
 FOLLOWER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class Unauthorized(ClassroomError):
-    status = 401
-    kind = "Unauthorized"
-
-
-class Forbidden(ClassroomError):
-    status = 403
-    kind = "Forbidden"
-
-
-class TooLarge(ClassroomError):
-    status = 413
-    kind = "RequestError"
-
-
-class BadState(ClassroomError):
-    status = 422
-    kind = "RequestError"
 
 
 def install_errors(app) -> None:
