@@ -6,60 +6,15 @@ timing asserts). Screenshots in test-artifacts/.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from test_page import open_app, pause, run_source
 
-MNIST_MLP = """import torch
-import torch.nn as nn
-torch.manual_seed(0)
-device = "cuda" if torch.cuda.is_available() else "cpu"
-model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
-loss_fn = nn.CrossEntropyLoss()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-x = torch.randn(64, 784, device=device)
-y = torch.randint(0, 10, (64,), device=device)
-for step in range(3):
-    optimizer.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    print(step, round(loss.item(), 4))
-"""
-
-LENET5 = """import torch
-import torch.nn as nn
-import torch.nn.functional as F
-torch.manual_seed(0)
-
-class LeNet5(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 5 * 5, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-model = LeNet5()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-x = torch.randn(64, 1, 28, 28)
-y = torch.randint(0, 10, (64,))
-for step in range(2):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    optimizer.step()
-    print(step, round(loss.item(), 4))
-"""
+PROGRAMS_DIR = Path(__file__).resolve().parents[1] / "programs"  # shared with tests/app/test_big_programs_api.py
+_ROUNDED = ("print(step, loss.item())", "print(step, round(loss.item(), 4))")
+MNIST_MLP = (PROGRAMS_DIR / "mnist_mlp.py").read_text().replace(*_ROUNDED)
+LENET5 = (PROGRAMS_DIR / "lenet5_batch64.py").read_text().replace(*_ROUNDED)
 
 DOWNLOADED = """() => performance.getEntriesByType('resource')
     .filter(e => e.name.includes('/api/stream') || e.name.includes('/api/run'))
