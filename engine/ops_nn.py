@@ -707,7 +707,8 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     order = _gate_order(hsz)
     half = np.full((4 * hsz, 1), 0.5, dtype=dt)
     half[3 * hsz:] = 1.0
-    proj = np.matmul(w_ih[order], xs.transpose(0, 2, 1))  # every step's input projection at once: (T, 4H, N)
+    # every step's input projection at once, as one matrix product (T·N, 4H), then laid out (T, 4H, N)
+    proj = np.ascontiguousarray((xs.reshape(-1, xs.shape[2]) @ w_ih[order].T).reshape(steps, batch, -1).transpose(0, 2, 1))
     if b_ih is not None:
         proj += (b_ih + b_hh)[order][:, None]
     proj *= half
@@ -832,12 +833,13 @@ def _lstm_grad(k, bw, w_ih, reverse):
     if k in bw:
         return bw[k]
     dgates = bw["dgates"]  # T, 4H, N
+    if "flat" not in bw:
+        bw["flat"] = np.ascontiguousarray(dgates.transpose(1, 0, 2)).reshape(dgates.shape[1], -1)  # 4H, T*N
     if k == 0:
-        dx = np.matmul(dgates.transpose(0, 2, 1), w_ih)
+        steps, _, batch = dgates.shape
+        dx = (bw["flat"].T @ w_ih).reshape(steps, batch, -1)  # one matrix product for every step
         grad = dx[::-1] if reverse else dx
     else:
-        if "flat" not in bw:
-            bw["flat"] = np.ascontiguousarray(dgates.transpose(1, 0, 2)).reshape(dgates.shape[1], -1)  # 4H, T*N
         if k >= 3:
             grad = bw[3] = bw[4] = bw["flat"].sum(axis=1)
         elif k == 1:
