@@ -51,6 +51,8 @@ def matmul(a, b):
 
 mm = Tensor.mm
 dot = Tensor.dot
+mv = Tensor.mv
+bmm = Tensor.bmm
 
 
 def _index_key(key):

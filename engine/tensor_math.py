@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .boundary import expect_tensor
 from .dispatch import _REAL, _binary, _dim, apply
 from .ops import OPS
-from .product_errors import check_dot, check_mm
+from .product_errors import check_bmm, check_dot, check_mm, check_mv
 
 
 class MathMixin:
@@ -130,6 +131,16 @@ class MathMixin:
     def dot(self, other):
         check_dot(self._data.shape, np.shape(getattr(other, "_data", other)))
         return apply(OPS["dot"], (self, other))
+
+    def mv(self, vec):
+        expect_tensor(vec, "mv", "vec", 2)
+        check_mv(self._data.shape, np.shape(getattr(vec, "_data", vec)))
+        return apply(OPS["mv"], (self, vec))
+
+    def bmm(self, mat2):
+        expect_tensor(mat2, "bmm", "mat2", 2)
+        check_bmm(self._data.shape, np.shape(getattr(mat2, "_data", mat2)))
+        return apply(OPS["bmm"], (self, mat2))
 
     # ----- elementwise: the one-argument ops are made from _UNARY, below the class -----
     def clamp(self, min=None, max=None):  # noqa: A002 — torch's keyword names

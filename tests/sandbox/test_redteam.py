@@ -1929,3 +1929,15 @@ def test_torch_device_prints_as_torch_and_exposes_only_type_and_index():
     assert err("d = torch.device('cpu')\nd.replace")["type"] == "AttributeError"
     assert ok("print(type(torch.device('cpu')), isinstance(torch.ones(1).device, torch.device))") == \
         "<class 'torch.device'> True\n"
+
+
+# ---------------------------------------------------------------- torch.bmm / torch.mv (issue 9)
+@pytest.mark.parametrize("src, kind", [
+    ("torch.bmm(torch.ones(10, 400, 400), torch.ones(10, 400, 400))", "LimitExceeded"),  # max_op_flops
+    ("torch.ones(2, 3).mv(torch.ones(4))", "RuntimeError"),
+    ("torch.bmm(torch.ones(2, 3), 'x')", "TypeError"),  # torch: argument 'mat2' (position 2) must be Tensor
+    ("torch.mv(torch.ones(3, 3), [1, 2, 3])", "TypeError"),
+])
+def test_bmm_and_mv_are_bounded_and_checked(src, kind):
+    out = run(f"import torch\ny = {src}")
+    assert out.error is not None and out.error["type"] == kind, out.error
