@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field
 
 from app.api.deps import ClassroomDep, SettingsDep
 from app.classroom.broker import (
@@ -53,31 +53,26 @@ def install_errors(app) -> None:
         return problem_response(exc.status, exc.kind, str(exc), headers=headers)
 
 
+def _finite(v: float) -> float:
+    if not math.isfinite(v):
+        raise ValueError("must be a finite number")
+    return v
+
+
+Finite = Annotated[float, AfterValidator(_finite)]  # the true answer and every answer: no NaN, no infinity
+
+
 class QuestionSpec(BaseModel):
     node: str = Field(..., min_length=1, max_length=200, description="the node asked about (its data-node-id)")
     kind: Literal["value", "gradient"] = "gradient"
     label: str = Field("", max_length=200, description="how the question reads, e.g. '∂L/∂w'")
-    answer: float = Field(..., description="the true number, shown to followers only when revealed")
+    answer: Finite = Field(..., description="the true number, shown to followers only when revealed")
     tolerance: float = Field(0.05, ge=0, le=1e6, description="right within tolerance × max(1, |answer|)")
-
-    @field_validator("answer")
-    @classmethod
-    def _finite(cls, v: float) -> float:
-        if not math.isfinite(v):
-            raise ValueError("the answer must be a finite number")
-        return v
 
 
 class AnswerBody(BaseModel):
     follower: str = Field(..., pattern=FOLLOWER_ID.pattern)
-    value: float
-
-    @field_validator("value")
-    @classmethod
-    def _finite(cls, v: float) -> float:
-        if not math.isfinite(v):
-            raise ValueError("an answer must be a finite number")
-        return v
+    value: Finite
 
 
 async def session_code(code: str, classroom: ClassroomDep) -> str:
