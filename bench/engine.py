@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import statistics
 import sys
 import time
 
@@ -33,6 +32,7 @@ import json  # noqa: E402
 import subprocess  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import median_time  # noqa: E402  (bench/ is the script's folder)
 
 TORCH_ONLY = "--torch-only" in sys.argv  # the reference process: PyTorch as users run it, no engine imported
 if not TORCH_ONLY:
@@ -54,15 +54,6 @@ except ImportError:
     Value = MicroMLP = None
 
 
-def median_time(fn, repeat, number):
-    fn()  # warm up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
 
 
 def scalar_case(lib):

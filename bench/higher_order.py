@@ -9,15 +9,14 @@
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+from timing import median_time  # noqa: E402  (bench/ is the script's folder)
 
 import engine  # noqa: E402
 
@@ -28,15 +27,6 @@ except ImportError:
     torch = None
 
 
-def median_time(fn, repeat=7, number=20):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
 
 
 def _params(lib, shapes, rng):
