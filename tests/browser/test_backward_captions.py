@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+from test_page import open_app, pause, run_source
+
 SOURCE = "import torch\ns = torch.tensor(5.0, requires_grad=True)\nz = s ** 2\nz.backward()\n"
 
 
 def test_the_backward_caption_has_the_numbers_and_the_line(page, shot):
-    page.goto(page.base + "/")
-    page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("src => { window.__fg.editor.text = src; }", SOURCE)
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    open_app(page)
+    run_source(page, SOURCE)
+    pause(page)
     k = page.evaluate("window.__fg.model.steps.findIndex(s => s.main.kind === 'backward_step') + 1")
     assert k > 0
     page.evaluate("k => window.__fg.setStep(k)", k)

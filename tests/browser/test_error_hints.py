@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_page import open_app, run_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,21 +38,13 @@ def test_hint_rules():
 
 
 def test_the_page_shows_the_hint_and_no_stale_pulse(page, shot):
-    page.goto(page.base + "/")
-    page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("src => { window.__fg.editor.text = src; }",
-                  "import torch\nx = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backward()\n")
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
+    open_app(page)
+    run_source(page, "import torch\nx = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backward()\n")
     box = page.locator("#error")
     box.wait_for(state="visible")
     assert "grad can be implicitly created only for scalar outputs" in box.inner_text()
     assert "Hint: backward() needs one number" in box.locator(".err-hint").inner_text()
-    page.evaluate("src => { window.__fg.editor.text = src; }", "import torch\nx = torch.tensr([1.0])\n")
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
+    run_source(page, "import torch\nx = torch.tensr([1.0])\n")
     assert "Did you mean: 'tensor'?" in box.inner_text()
     assert "closest name is `tensor`" in box.locator(".err-hint").inner_text()
     assert page.locator("svg.fg-overlay circle, svg.fg-overlay [class*=pulse]").count() == 0

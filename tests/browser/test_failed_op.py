@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from test_page import open_app, pause, run_source
+
 SOURCE = "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 2)\nx = torch.ones(4, 5)\ny = layer(x)\n"
 
 
@@ -9,13 +11,9 @@ def test_a_shape_error_draws_the_failed_op(page, shot):
     if page.server_kind != "app":
         import pytest
         pytest.skip("needs the real app")
-    page.goto(page.base + "/")
-    page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("src => { window.__fg.editor.text = src; }", SOURCE)
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    open_app(page)
+    run_source(page, SOURCE)
+    pause(page)
     page.keyboard.press("End")
     failed = page.locator("svg.fg-graph g.fg-op.failed")
     assert failed.count() == 1

@@ -3,19 +3,17 @@ numbers, broadcasting is a sum over named dims of the broadcast product, and a N
 
 from __future__ import annotations
 
+from test_page import open_app, pause, run_source
+
 POW = "import torch\ns = torch.tensor(5.0, requires_grad=True)\nz = s ** 2\nz.backward()\n"
 ZERO = ("import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\nopt = torch.optim.SGD([w], lr=0.1)\n"
         "loss = (w * w).sum()\nloss.backward()\nopt.step()\nopt.zero_grad()\n")
 
 
 def run(page, source):
-    page.goto(page.base + "/")
-    page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("src => { window.__fg.editor.text = src; }", source)
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    open_app(page)
+    run_source(page, source)
+    pause(page)
     page.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
 
 
@@ -44,7 +42,7 @@ def test_the_local_derivative_gets_the_numbers(page, shot):
 def test_broadcasting_is_a_sum_over_rows(page, shot):
     page.goto(page.base + "/#example=13_broadcast_bias")
     page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    pause(page)
     page.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
     select(page, "b")
     tex = " ".join(annotations(page))

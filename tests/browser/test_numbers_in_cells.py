@@ -3,6 +3,8 @@ detail), with the sign/magnitude colour behind; every cell tells its number on h
 
 from __future__ import annotations
 
+from test_page import open_app, pause, run_source
+
 
 def visible_numbers(page, node):
     return page.evaluate("""id => [...document.querySelectorAll(`svg.fg-graph [data-node-id="${id}"] text.fg-num`)]
@@ -12,7 +14,7 @@ def visible_numbers(page, node):
 def test_broadcast_tensors_show_their_numbers(page, shot):
     page.goto(page.base + "/#example=13_broadcast_bias")
     page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    pause(page)
     page.keyboard.press("End")
     page.wait_for_timeout(300)
     x = page.evaluate("window.__fg.model.graph.nodes.find(n => n.name === 'x').id")
@@ -33,14 +35,9 @@ def test_broadcast_tensors_show_their_numbers(page, shot):
     page.wait_for_timeout(300)
     assert len(visible_numbers(page, x)) == 6
     # a tensor past 24 elements: colours, and each cell's number with the tensor's range on hover
-    page.goto(page.base + "/")
-    page.wait_for_function("document.body.dataset.ready")
-    page.evaluate("src => { window.__fg.editor.text = src; }",
-                  "import torch\nw = torch.arange(30.0).reshape(5, 6).requires_grad_()\n(w * 2).sum().backward()\n")
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    open_app(page)
+    run_source(page, "import torch\nw = torch.arange(30.0).reshape(5, 6).requires_grad_()\n(w * 2).sum().backward()\n")
+    pause(page)
     page.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
     w = page.evaluate("window.__fg.model.graph.nodes.find(n => n.name === 'w').id")
     title = page.evaluate("""id => document.querySelector(`svg.fg-graph [data-node-id="${id}"] rect.fg-cell title`).textContent""", w)
