@@ -1941,3 +1941,23 @@ def test_torch_device_prints_as_torch_and_exposes_only_type_and_index():
 def test_bmm_and_mv_are_bounded_and_checked(src, kind):
     out = run(f"import torch\ny = {src}")
     assert out.error is not None and out.error["type"] == kind, out.error
+
+
+# ---------------------------------------------------------------- errors that teach (sandbox/suggest.py, issue 12)
+@pytest.mark.parametrize("src", [
+    "torch.__clas__", "torch._C", "torch.ones(1).__dic__", "torch.ones(1)._dat", "torch.nn.functional.__globals__",
+    "torch.ones(1).data_ptr()", "np.ctypeslib", "np.lib", "torch.tenso",
+])
+def test_did_you_mean_never_names_a_private_or_host_thing(src):
+    # the suggestion is drawn from the names a program may reach: never an underscore name, never a path
+    e = err(f"import torch\nimport numpy as np\nx = {src}")
+    assert e["type"] == "AttributeError" and e["line"] == 3
+    hint = e["message"].partition("Did you mean: ")[2]
+    assert not hint.startswith("'_") and "/" not in e["message"] and "0x" not in e["message"], e
+
+
+def test_a_name_hint_lists_only_the_programs_names():
+    e = err("import torch\nsecret_value = 1\nprint(secret_valu)")
+    assert e["message"] == "name 'secret_valu' is not defined. Did you mean: 'secret_value'?"
+    e = err("import torch\nprint(__builtinz__)")
+    assert "Did you mean" not in e["message"]
