@@ -38,8 +38,9 @@ def test_killed_worker_is_replaced(client):
     os.kill(victim, signal.SIGKILL)
 
     def replaced():
-        p = client.get("/healthz").json()["pool"]
+        # pids first: a /healthz read before them could predate the death the pids already show
         pids = [w["pid"] for w in workers(client)]
+        p = client.get("/healthz").json()["pool"]
         return victim not in pids and p["ready"] == p["size"] and p
     p = wait_for(replaced)
     assert p["restarts"] >= 1
