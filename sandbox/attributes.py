@@ -257,7 +257,8 @@ in_cooldown"""),
     # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
     "hook_handle": _rule("remove id"),
     "function_ctx": _rule("save_for_backward saved_tensors needs_input_grad mark_non_differentiable "
-                          "set_materialize_grads"),
+                          "set_materialize_grads"
+                          " mark_dirty"),  # in-place custom Functions: forward's changed inputs become its outputs
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)

@@ -1707,11 +1707,56 @@ def test_random_instances_stay_closed(source):
     assert out.elapsed < 5
 
 
-def test_create_graph_through_a_custom_function_says_it_is_not_supported():
-    e = err("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x * 2\n"
-            "    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n"
-            "x = torch.ones(2, requires_grad=True)\ng, = torch.autograd.grad(F.apply(x).sum(), x, create_graph=True)")
-    assert e["type"] == "NotImplementedError" and "custom autograd.Function" in e["message"] and e["line"] == 9, e
+def test_create_graph_through_a_custom_function_differentiates_its_backward():
+    out = ok("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+             "        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    def backward(ctx, g):\n"
+             "        x, = ctx.saved_tensors\n        return g * 3 * x ** 2\n"
+             "x = torch.tensor([1., 2.], requires_grad=True)\n"
+             "g, = torch.autograd.grad(F.apply(x).sum(), x, create_graph=True)\nprint(g)\ng.sum().backward()\n"
+             "print(x.grad)")
+    assert out == "tensor([ 3., 12.], grad_fn=<MulBackward0>)\ntensor([ 6., 12.])\n"
+
+
+# custom Functions' leftovers (issue 9 §2): torch.autograd.function, once_differentiable, ctx.mark_dirty
+_ONCE = ("import torch\nfrom torch.autograd.function import once_differentiable\n"
+         "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        {forward}\n"
+         "    @staticmethod\n    @{decorator}\n    def backward(ctx, g):\n        return g * 2\n"
+         "x = torch.ones(2, requires_grad=True)\n{use}\n")
+
+
+def test_once_differentiable_and_mark_dirty_in_programs():
+    assert ok(_ONCE.format(forward="return x * 2", decorator="once_differentiable",
+                           use="F.apply(x).sum().backward()\nprint(x.grad)")) == "tensor([2., 2.])\n"
+    e = err(_ONCE.format(forward="return x * 2", decorator="once_differentiable",
+                         use="g, = torch.autograd.grad((F.apply(x) ** 2).sum(), x, create_graph=True)\n"
+                             "print(g)\ng.sum().backward()"))
+    assert e["type"] == "RuntimeError" and "@once_differentiable" in e["message"] and e["line"] == 14, e
+    assert ok(_ONCE.format(forward="x.mul_(2)\n        ctx.mark_dirty(x)\n        return x",
+                           decorator="torch.autograd.function.once_differentiable",
+                           use="y = x.clone()\nz = F.apply(y)\nprint(z is y, z)")) == (
+        "True tensor([2., 2.], grad_fn=<FBackward>)\n")
+
+
+@pytest.mark.parametrize("decorator, forward, use, kind", [
+    ("once_differentiable(3)", "return x * 2", "F.apply(x).sum().backward()", "TypeError"),  # not callable
+    ("once_differentiable(print)", "return x * 2", "F.apply(x).sum().backward()", None),  # print(ctx, g): None back
+    ("once_differentiable", "return x * 2", "F.backward.fn", "AttributeError"),  # the wrapper's insides
+    ("once_differentiable", "return x * 2", "F.backward.__wrapped__", "AttributeError"),
+    ("once_differentiable", "return x * 2", "torch.autograd.function.once_differentiable.fn", "AttributeError"),
+    ("once_differentiable", "return x * 2", "torch.autograd.function.__dict__", "AttributeError"),
+    ("once_differentiable", "ctx.mark_dirty(ctx, 3, print)\n        return x * 2", "F.apply(x).sum().backward()",
+     None),  # junk marked dirty: not an output, ignored as torch ignores it
+    ("once_differentiable", "ctx.mark_dirty(x)\n        return x", "F.apply(x)", "RuntimeError"),  # a leaf
+    ("once_differentiable", "ctx.mark_dirty = 3\n        return x", "F.apply(x)", "AttributeError"),
+    ("once_differentiable", "return x * 2", "for i in range(20000):\n    F.apply(x).sum().backward()",
+     "LimitExceeded"),
+])
+def test_hostile_once_differentiable_and_mark_dirty(decorator, forward, use, kind):
+    out = run(_ONCE.format(forward=forward, decorator=decorator, use=use))
+    if kind is None:
+        assert out.error is None or out.error["type"] in ("RuntimeError", "TypeError"), out.error
+    else:
+        assert out.error is not None and out.error["type"] == kind, (out.error, out.stdout)
 
 
 # ---------------------------------------------------------------- numpy and matplotlib.pyplot inside programs
