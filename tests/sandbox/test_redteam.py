@@ -1297,7 +1297,7 @@ def test_tensor_functions_refuse_huge_outputs_before_allocating(expr):
 @pytest.mark.parametrize("expr, kind", [
     ("torch.einsum('i' * 100000 + '->i', torch.ones(2))", "LimitExceeded"),  # program text to the engine is bounded
     ("torch.einsum('ij->' + 'i' * 150, torch.ones(2, 2))", "RuntimeError"),
-    ("torch.einsum('i...->i', torch.ones(2))", "NotImplementedError"),
+    ("torch.einsum('i...j...->i', torch.ones(2, 3))", "RuntimeError"),  # two ellipses in one operand
     ("torch.einsum('i;->i', torch.ones(2))", "RuntimeError"),
     ("torch.einsum(['i'], torch.ones(2))", "TypeError"),
     ("torch.einsum('ij,jk->ik', torch.ones(2, 3), [[1.0]])", "TypeError"),
@@ -2006,3 +2006,25 @@ def test_a_name_hint_lists_only_the_programs_names():
     assert e["message"] == "name 'secret_valu' is not defined. Did you mean: 'secret_value'?"
     e = err("import torch\nprint(__builtinz__)")
     assert "Did you mean" not in e["message"]
+
+
+# einsum's ellipsis (issue 9 §5 leftover): '...' expands into letters the equation does not use
+@pytest.mark.parametrize("expr, kind", [
+    ("torch.einsum('...,...->...', torch.ones(100000, 1), torch.ones(1, 100000))", "LimitExceeded"),  # broadcast
+    ("torch.einsum('...' * 60, torch.ones(2))", "RuntimeError"),
+    ("torch.einsum('.' * 100001 + '->i', torch.ones(2))", "LimitExceeded"),  # program text to the engine is bounded
+    ("torch.einsum('...ij,...jk', torch.ones(5, 2, 3), torch.ones(4, 3, 2))", "RuntimeError"),
+    ("torch.einsum('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ...', torch.ones(*[1] * 53))",
+     "RuntimeError"),  # no letter is left for the ellipsis (or too many dims)
+    ("torch.einsum('...->....', torch.ones(2))", "RuntimeError"),
+    ("torch.einsum('...\\x00->...', torch.ones(2))", "RuntimeError"),
+])
+def test_hostile_einsum_ellipsis(expr, kind):
+    e = err(f"y = {expr}")
+    assert e["type"] == kind, e
+
+
+def test_einsum_ellipsis_in_programs():
+    assert ok("import torch\na = torch.ones(2, 3, 4)\nb = torch.ones(4, 5)\n"
+              "print(torch.einsum('...ij,jk->...ik', a, b).shape, torch.einsum('...ij,jk', a, b).shape)") == (
+        "torch.Size([2, 3, 5]) torch.Size([2, 3, 5])\n")
