@@ -115,6 +115,9 @@ class Backend:
             "once_differentiable": Builtin("once_differentiable", lambda f: Builtin(
                 getattr(f, "name", "backward"), function.once_differentiable(f)))})
         autograd_proxy.attrs["function"] = function_proxy
+        linalg = _submodule(mod, "linalg")
+        linalg_proxy = ModuleProxy("torch.linalg", {n: getattr(linalg, n) for n in names.LINALG_NAMES})
+        torch_attrs["linalg"] = linalg_proxy
         data_proxy = utils_proxy = None
         if data is not None:
             data_proxy = ModuleProxy("torch.utils.data", {n: getattr(data, n) for n in names.DATA_NAMES
@@ -129,6 +132,7 @@ class Backend:
         self.modules |= {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         self.modules["torch.autograd.function"] = function_proxy
+        self.modules["torch.linalg"] = linalg_proxy
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
         if utils_nn_proxy is not None:

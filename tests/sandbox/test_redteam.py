@@ -2028,3 +2028,33 @@ def test_einsum_ellipsis_in_programs():
     assert ok("import torch\na = torch.ones(2, 3, 4)\nb = torch.ones(4, 5)\n"
               "print(torch.einsum('...ij,jk->...ik', a, b).shape, torch.einsum('...ij,jk', a, b).shape)") == (
         "torch.Size([2, 3, 5]) torch.Size([2, 3, 5])\n")
+
+
+# torch.linalg (norm, vector_norm, matrix_norm, svdvals) and torch.amax / amin: hostile arguments, huge SVDs
+@pytest.mark.parametrize("expr, kind", [
+    ("torch.linalg.norm(torch.ones(1000, 1000), 'nuc')", "LimitExceeded"),  # ~10^9 multiply-adds: max_op_flops
+    ("torch.linalg.svdvals(torch.ones(100000, 10, 10).view(-1, 10, 10).expand(10**6, 10, 10))", "LimitExceeded"),
+    ("torch.linalg.matrix_norm(torch.ones(1, 10**6), 2)", None),  # one thin matrix: cheap
+    ("torch.linalg.norm(torch.ones(2, 2), ord=print)", "RuntimeError"),
+    ("torch.linalg.norm(torch.ones(2, 2), ord='x' * 150)", "RuntimeError"),
+    ("torch.linalg.norm(torch.ones(2, 2), dim=(0, 1) * 30)", "RuntimeError"),
+    ("torch.linalg.matrix_norm(torch.ones(2, 2), dim=(10**30, 0))", "IndexError"),
+    ("torch.linalg.vector_norm(torch.ones(2, 2), ord=[1])", "TypeError"),
+    ("torch.linalg.vector_norm(torch.ones(2), dtype=print)", "TypeError"),
+    ("torch.linalg.matrix_norm([[1.0]])", "TypeError"),
+    ("torch.linalg.norm(torch.tensor([[float('nan'), 1.0], [0.0, 1.0]]), 'nuc')", "RuntimeError"),
+    ("torch.linalg.svdvals(torch.ones(0, 3))", None),
+    ("torch.amax(torch.ones(3), dim=(0, 0, 0))", "RuntimeError"),
+    ("torch.amax(torch.ones(3), dim=10**30)", "IndexError"),
+    ("torch.amin(torch.zeros(0, 3))", "IndexError"),
+    ("torch.amax('abc')", "TypeError"),
+    ("torch.linalg.__dict__", "AttributeError"),
+    ("torch.linalg.np", "AttributeError"),
+    ("torch.linalg.apply", "AttributeError"),
+])
+def test_hostile_linalg(expr, kind):
+    out = run(f"import torch\ny = {expr}\n")
+    if kind is None:
+        assert out.error is None or out.error["type"] in ("RuntimeError", "IndexError"), out.error
+    else:
+        assert out.error is not None and out.error["type"] == kind, out.error
