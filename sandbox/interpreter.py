@@ -73,7 +73,7 @@ def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorde
 
 
 # modules a run builds for itself (per-run state), besides the Backend's proxies
-EXTRA_MODULES = ("random", "numpy", "numpy.random", "matplotlib.pyplot")
+EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.pyplot")
 
 
 def _while(test, ev, scope):
@@ -382,9 +382,11 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             if self._random is None:
                 self._random = random_module(self)
             return self._random
-        if name in ("numpy", "numpy.random"):  # per run: np.random is the run's own RandomState
+        if name in ("numpy", "numpy.random", "numpy.linalg"):  # per run: np.random is the run's own RandomState
             if self._numpy is None:
                 self._numpy = numpy_module(self)
+            if name == "numpy.linalg":
+                return self._numpy[0].attrs["linalg"]
             return self._numpy[name == "numpy.random"]
         if name in ("matplotlib", "matplotlib.pyplot"):
             return plots.module_for(self, name)

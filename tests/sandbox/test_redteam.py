@@ -1320,7 +1320,7 @@ def test_tensor_functions_refuse_huge_outputs_before_allocating(expr):
     ("torch.ones(3).repeat(-1)", "RuntimeError"),
     ("F.pad(torch.ones(1, 3), (3, 3), mode='reflect')", "RuntimeError"),
     ("F.pad(torch.ones(1, 3), (1, 1), mode='wrap')", "NotImplementedError"),
-    ("torch.ones(3).norm('nuc')", "NotImplementedError"),
+    ("torch.ones(3).norm('nuc')", "RuntimeError"),  # a matrix norm of a vector: torch's error
 ])
 def test_tensor_functions_refuse_hostile_arguments_with_errors(expr, kind):
     e = err(f"y = {expr}")
@@ -2058,3 +2058,37 @@ def test_hostile_linalg(expr, kind):
         assert out.error is None or out.error["type"] in ("RuntimeError", "IndexError"), out.error
     else:
         assert out.error is not None and out.error["type"] == kind, out.error
+
+
+# np.linalg (sandbox/numpy_linalg.py): every function with hostile arguments; O(n^3) work bounded by max_op_flops,
+# a full SVD's (m, m) factor by the tensor limits, numpy's named results never a way out
+@pytest.mark.parametrize("name", sorted(__import__("sandbox.numpy_linalg", fromlist=["x"]).LINALG_NAMES))
+def test_every_numpy_linalg_function_is_bounded(name):
+    global _OK_KINDS
+    kinds = _OK_KINDS
+    _OK_KINDS = kinds | {"LinAlgError"}
+    try:
+        for args in [*_HOSTILE_ARGS, "np.ones((300, 300))", "np.ones((100, 1))", "np.ones((90, 90)), np.ones(90)",
+                     "np.ones((2, 2)), out=z", "np.ones((3, 3)), ord=print", "np.ones((2, 2)), UPLO='a' * 100000",
+                     "np.ones((9000, 1))", "np.ones((1, 9000)), np.ones(1)", "np.eye(2, dtype=np.uint8)"]:
+            _within_budgets(f"import numpy as np\n{SHARED_1E6}r = np.linalg.{name}({args})\nprint(type(r))",
+                            measure_memory="10**" in args or "9000" in args)
+    finally:
+        _OK_KINDS = kinds
+
+
+@pytest.mark.parametrize("expr, kind", [
+    ("np.linalg.svd(np.ones((9000, 2)))", "LimitExceeded"),  # U is (9000, 9000): refused before LAPACK
+    ("np.linalg.inv(np.ones((800, 800)))", "LimitExceeded"),  # 5 * 10^8 multiply-adds: max_op_flops
+    ("np.linalg.inv(np.zeros((2, 2)))", "LinAlgError"),
+    ("np.linalg.eigh(np.ones((2, 3)))", "LinAlgError"),
+    ("np.linalg.svd(np.ones((2, 2))).U.__class__.__init__", "AttributeError"),
+    ("np.linalg.svd(np.ones((2, 2)))._asdict", "AttributeError"),
+    ("np.linalg.svd(np.ones((2, 2)))._make", "AttributeError"),
+    ("np.linalg.LinAlgError", "AttributeError"),
+    ("np.linalg._umath_linalg", "AttributeError"),
+    ("np.linalg.norm(torch.ones(3, requires_grad=True))", "RuntimeError"),  # torch's numpy() rule
+])
+def test_hostile_numpy_linalg(expr, kind):
+    e = err(f"import numpy as np\nimport torch\ny = {expr}\n", limits=_SMALL_DATA)
+    assert e["type"] == kind, e
