@@ -304,6 +304,11 @@ PLOT_RULES = {
     plots.FigureHandle: _rule(plots.FIGURE_METHODS, {n: (lambda name: lambda interp, h: plots.figure_method(h, name))(n)
                                                      for n in plots.FIGURE_METHODS}),
     plots.AxesGrid: _rule(plots.GRID_ATTRIBUTES),
+    # colorbars (issue 9 §4): what imshow/scatter return has no attribute; a colorbar has set_label
+    plots.ImageHandle: _rule(()),
+    plots.CollectionHandle: _rule(()),
+    plots.ColorbarHandle: _rule(plots.COLORBAR_METHODS, {n: (lambda name: lambda interp, h: plots.colorbar_method(h, name))(n)
+                                                         for n in plots.COLORBAR_METHODS}),
 }
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
 

@@ -2092,3 +2092,19 @@ def test_every_numpy_linalg_function_is_bounded(name):
 def test_hostile_numpy_linalg(expr, kind):
     e = err(f"import numpy as np\nimport torch\ny = {expr}\n", limits=_SMALL_DATA)
     assert e["type"] == kind, e
+
+
+# colorbars (issue 9 §4): the image / scatter handles and the colorbar handle give nothing of matplotlib's away
+@pytest.mark.parametrize("expr", ["im.artist", "im.figure", "im.shown", "cb.cbar", "cb.figure", "cb.ax",
+                                  "cb.set_label.__self__", "type(im)(1, 2)", "type(cb)(1, 2)", "im.set_cmap('x')",
+                                  "cb.remove()", "sc.artist"])
+def test_colorbar_handles_stay_closed(expr):
+    e = err("import matplotlib.pyplot as plt\nim = plt.imshow([[1, 2], [3, 4]])\nsc = plt.scatter([1], [2], c=[3])\n"
+            f"cb = plt.colorbar(im)\nr = {expr}\n")
+    assert e["type"] in ("AttributeError", "TypeError"), e
+
+
+def test_colorbar_set_label_is_bounded():
+    for args in [*_PLOT_ARGS, "'$\\\\frac{' * 40", "'x', fontsize=10**9", "'x', color=print"]:
+        _within_budgets("import matplotlib.pyplot as plt\nim = plt.imshow([[1, 2], [3, 4]])\ncb = plt.colorbar(im)\n"
+                        f"{SHARED_1E6}r = cb.set_label({args})\nplt.show()\nprint(type(r))", measure_memory=False)
