@@ -575,6 +575,8 @@ class PlotGate:
         self.rendered_bytes += len(svg)
         at = sum(len(s) for s in self.interp.out)
         self.rendered.append({"svg": svg, "at": at})
+        if self.interp.on_figure is not None:  # a stream sends it now, after the text printed before it
+            self.interp.on_figure(self.rendered[-1])
         handle.fig.clear()  # the figure's memory goes now, not at the end of the run
 
     @staticmethod
