@@ -361,13 +361,19 @@ class Function:
                                   "autograd.Function to use it with backward mode AD.")
 
     @staticmethod
+    def vjp(ctx, *grad_outputs):  # torch's other name for backward: a Function may define either
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
         setup = cls.setup_context if cls.setup_context is not Function.setup_context else None
-        return apply_function(cls.__name__, cls.forward, cls.backward, args, kwargs, setup)
+        backward = cls.vjp if cls.backward is Function.backward and cls.vjp is not Function.vjp else cls.backward
+        return apply_function(cls.__name__, cls.forward, backward, args, kwargs, setup)
 
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "apply_function", "once_differentiable"]

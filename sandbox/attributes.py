@@ -622,6 +622,8 @@ class Attributes:
             return v.func if type(v) is StaticMethod else v
 
         forward, backward, setup = method("forward"), method("backward"), method("setup_context")
+        if backward is B.Function.backward and cls.lookup("vjp")[1] is not None:  # torch's other name for backward
+            backward = method("vjp")
         return Builtin("apply", lambda *args, **kwargs: B.apply_function(cls.name, forward, backward, args, kwargs,
                                                                          setup), self)
 

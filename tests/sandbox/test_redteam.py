@@ -1724,6 +1724,15 @@ _ONCE = ("import torch\nfrom torch.autograd.function import once_differentiable\
          "x = torch.ones(2, requires_grad=True)\n{use}\n")
 
 
+def test_a_function_may_define_vjp_instead_of_backward():
+    src = ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+           "        return x * 3\n    @staticmethod\n    def vjp(ctx, g):\n        {body}\n"
+           "x = torch.ones(2, requires_grad=True)\nF.apply(x).sum().backward()\nprint(x.grad)\n")
+    assert ok(src.format(body="return g * 3")) == "tensor([3., 3.])\n"
+    assert err(src.format(body="return F.vjp(ctx, g)"))["type"] == "RecursionError"
+    assert err(src.format(body="return print"))["type"] == "RuntimeError"
+
+
 def test_once_differentiable_and_mark_dirty_in_programs():
     assert ok(_ONCE.format(forward="return x * 2", decorator="once_differentiable",
                            use="F.apply(x).sum().backward()\nprint(x.grad)")) == "tensor([2., 2.])\n"
