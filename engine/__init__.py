@@ -142,6 +142,10 @@ for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum 
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 
+# torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
+from . import linalg  # noqa: E402
+from .linalg import amax, amin  # noqa: E402
+
 
 def reset_run_state():
     """Fresh process-wide state for a new program run: grad mode on, default seed, no recorder or limits."""

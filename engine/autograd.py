@@ -525,7 +525,7 @@ def callable_name(fn) -> str:
         name = getattr(fn, "name", None)
         if isinstance(name, str):
             return name
-        fn = getattr(fn, "fn", None) or getattr(fn, "func", None)
+        fn = getattr(fn, "fn", None) or getattr(fn, "func", None) or getattr(fn, "__wrapped__", None)
         if fn is None:
             break
     return "hook"
@@ -537,7 +537,7 @@ def source_lines(fn):
         lines = getattr(fn, "source_lines", None)
         if lines is not None:
             return list(lines)
-        fn = getattr(fn, "fn", None) or getattr(fn, "func", None)
+        fn = getattr(fn, "fn", None) or getattr(fn, "func", None) or getattr(fn, "__wrapped__", None)
         if fn is None:
             break
     return None
@@ -675,7 +675,7 @@ def root_gradient(out, gradient, index, Size):
     return g
 
 
-def backward_into(root, g, retain, inputs):
+def backward_into(root, g, retain, inputs, create_graph=False):
     """`t.backward(inputs=[...])`: gradients go into those tensors' .grad only (a non-leaf's too, as in torch)."""
     Tensor = _tensor_cls()
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
@@ -689,13 +689,21 @@ def backward_into(root, g, retain, inputs):
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         nodes.append(t._grad_fn if t._grad_fn is not None else accumulator(t))
     capture = {n: None for n in nodes}
-    run_backward(root, g, retain, capture=capture)
+    run_backward(root, g, retain, capture=capture, create_graph=create_graph)
     rec = STATE.recorder
+    if create_graph:
+        from .graphed import graphed_backward_hooks
+
+        accumulate = graphed_backward_hooks()[1]
     for t, n in zip(inputs, nodes):
         got = capture[n]
         if got is not None and n._multi:
             got = got[n.output_nr(t)]
-        if got is not None:
+        if got is None:
+            continue
+        if create_graph:  # .grad stays a graph (CopyBackwards, then out-of-place sums), as torch's
+            accumulate(t, got, rec)
+        else:
             _accumulate(t, got, rec, pre_hooks=False)  # the capture already ran the leaf's hooks
 
 
@@ -707,4 +715,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 # torch.autograd.Function lives in engine/function.py, which imports this module: bound here, at the end
+from . import function  # noqa: E402, F401  (torch.autograd.function.once_differentiable)
 from .function import Function, FunctionCtx  # noqa: E402, F401

@@ -24,6 +24,7 @@ class FunctionCtx:
         self._saved = ()
         self._saved_freed = False
         self._non_differentiable = ()
+        self._dirty = ()
         self._materialize = True
         self.needs_input_grad = ()
 
@@ -40,6 +41,10 @@ class FunctionCtx:
         if self._saved_freed:
             raise RuntimeError(FREED_MESSAGE)
         return tuple(self._saved)
+
+    def mark_dirty(self, *tensors):
+        """forward changed these inputs in place and returns them: they become its outputs (no alias is made)."""
+        self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
@@ -131,7 +136,28 @@ class BackwardCFunction:
             result = self._backward(ctx, *args)
         return self._check_gradients(result, Tensor)
 
-    def _check_gradients(self, result, Tensor):
+    def apply_graphed(self, grads):
+        """Under create_graph: the program's backward runs on the gradient tensors themselves with grad mode on, so
+        the ops it makes are recorded and its gradients can be differentiated again (as PyTorch's engine does)."""
+        Tensor = autograd._tensor_cls()
+        ctx = self.ctx
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._retains:
+            for i, ref in self._retains.items():
+                t = ref()
+                if t is not None and grads[i] is not None:
+                    t._grad = grads[i]
+        args = []
+        for g, (shape, dtype) in zip(grads, self._out_meta):
+            if g is None:
+                g = Tensor._wrap(np.zeros(shape, dtype=dtype)) if ctx._materialize else None
+            args.append(g)
+        with user_code():
+            result = self._backward(ctx, *args)
+        return self._check_gradients(result, Tensor, graphed=True)
+
+    def _check_gradients(self, result, Tensor, graphed=False):
         """The gradients backward returned, as torch's engine checks them: one per forward input (extra ones
         only None), tensors or None, None for non-tensor inputs, each summable to its input's shape."""
         name = type(self).__name__
@@ -160,6 +186,13 @@ class BackwardCFunction:
             if not _expandable(shape, arr.shape):
                 raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got "
                                    f"{list(arr.shape)} but expected shape compatible with {list(shape)}")
+            if graphed:  # a recorded sum back to the input's shape and a recorded cast: the gradient stays a graph
+                from .graphed import Graphed
+
+                gg = Graphed(g)
+                gg = autograd.unbroadcast(gg, tuple(shape)) if gg.shape != tuple(shape) else gg
+                out.append((gg.astype(dtype) if gg.dtype != dtype else gg).t)
+                continue
             arr = _sum_to(np.asarray(arr), shape)
             out.append(arr.astype(dtype, copy=False) if arr.dtype != dtype else arr)
         return out
@@ -200,10 +233,11 @@ assert set(_FunctionOp.__slots__) >= set(Op.__slots__) - {"forward"}  # the reco
 _NODE_CLASSES: dict = {}
 
 
-def node_class(fn_name: str) -> type:
-    cls = _NODE_CLASSES.get(fn_name)
+def node_class(fn_name: str, node_name=None) -> type:
+    name = node_name or fn_name + "Backward"
+    cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = _NODE_CLASSES[fn_name] = type(fn_name + "Backward", (BackwardCFunction,), {"__slots__": ()})
+        cls = _NODE_CLASSES[name] = type(name, (BackwardCFunction,), {"__slots__": ()})
     return cls
 
 
@@ -223,7 +257,7 @@ def _sum_to(g, shape):
     return autograd.unbroadcast(g, tuple(shape))
 
 
-def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=None):
+def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=None, node_name=None):
     """`Fn.apply(*args, **kwargs)` for a Function named `fn_name` with these forward/backward callables. With
     `setup_context` (torch 2's style) forward takes no ctx and `setup_context(ctx, inputs, output)` fills it."""
     Tensor = autograd._tensor_cls()
@@ -244,8 +278,13 @@ def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=
     outputs = [result] if single else list(result)
     tracked = STATE.grad_enabled and any(ctx.needs_input_grad)
     inputs_seen = {id(a) for a in args if isinstance(a, Tensor)}
+    dirty = {id(t) for t in ctx._dirty}
     for i, o in enumerate(outputs):
         if isinstance(o, Tensor) and id(o) in inputs_seen:
+            if id(o) in dirty:  # changed in place: the input itself becomes the output, its history rebased on the node
+                if tracked and o._grad_fn is None and o._requires_grad:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+                continue
             outputs[i] = o = _alias(o, Tensor)  # forward returned an input: the output is a new tensor on its data
     tensor_outs = [o for o in outputs if isinstance(o, Tensor)]
     op = None
@@ -256,7 +295,7 @@ def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=
         out_meta = tuple((np.shape(o._data), o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
                          for o in outputs)
         refs = tuple(weakref.ref(o) if isinstance(o, Tensor) else None for o in outputs)
-        node = node_class(fn_name)(op, ctx, backward, edges, out_meta, refs, fn_name)
+        node = node_class(fn_name, node_name)(op, ctx, backward, edges, out_meta, refs, fn_name)
         non_diff = {id(t) for t in ctx._non_differentiable}
         limits = STATE.limits
         for o in tensor_outs:
@@ -276,6 +315,38 @@ def _alias(t, Tensor):
     return out
 
 
+ONCE_DIFFERENTIABLE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+def _delayed_error_backward(ctx, *grads):
+    raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)
+
+
+def once_differentiable(fn):
+    """torch.autograd.function.once_differentiable: backward runs without recording; under create_graph its
+    gradients hang from an `Error` node, so differentiating them again raises torch's error (not a silent zero)."""
+
+    def wrapper(ctx, *args):
+        from .autograd import no_grad
+
+        with no_grad():
+            outputs = fn(ctx, *args)
+        Tensor = autograd._tensor_cls()
+        if not STATE.grad_enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        items = (outputs,) if single else outputs
+        fakes = tuple(None if o is None else Tensor._wrap(o._data, requires_grad=True) if isinstance(o, Tensor)
+                      else o for o in items)  # torch's fake_requires_grad: detached aliases that require grad
+        wrapped = apply_function("Error", lambda ctx, *xs: xs if len(xs) != 1 else xs[0], _delayed_error_backward,
+                                 fakes, node_name="Error")
+        return wrapped if single else tuple(wrapped) if isinstance(wrapped, tuple) else (wrapped,)
+
+    wrapper.__name__ = getattr(fn, "__name__", "backward")
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
 class Function:
     """torch.autograd.Function: subclass it with `@staticmethod forward(ctx, ...)` and `backward(ctx, *grads)`,
     call `Fn.apply(...)`."""
@@ -290,13 +361,19 @@ class Function:
                                   "autograd.Function to use it with backward mode AD.")
 
     @staticmethod
+    def vjp(ctx, *grad_outputs):  # torch's other name for backward: a Function may define either
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
         setup = cls.setup_context if cls.setup_context is not Function.setup_context else None
-        return apply_function(cls.__name__, cls.forward, cls.backward, args, kwargs, setup)
+        backward = cls.vjp if cls.backward is Function.backward and cls.vjp is not Function.vjp else cls.backward
+        return apply_function(cls.__name__, cls.forward, backward, args, kwargs, setup)
 
 
-__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "apply_function"]
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "apply_function", "once_differentiable"]

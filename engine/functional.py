@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import builtins
-import collections
 
 import numpy as np
 
+from . import einsum_parse
 from .boundary import check_where, expect_tensor
 from .dispatch import refused
 from .ops import OPS
@@ -285,41 +285,22 @@ def einsum(equation, *operands):
         expect_tensor(x, "einsum", "operands", i + 2)
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
-    terms = lhs.split(",")
-    for pos, ch in enumerate(equation):
-        if not (ch.isascii() and ch.isalpha()) and ch not in ",-> ":
-            if ch == ".":
-                raise NotImplementedError("flowgrad's einsum does not take '...' (ellipsis) subscripts")
-            raise RuntimeError(f"einsum(): invalid subscript given at index {pos} in the equation string, subscripts "
-                               "must be in [a-zA-Z]")
-    if len(terms) != len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
-                           if len(operands) > len(terms) else
-                           "einsum(): fewer operands were provided than specified in the equation")
+    terms, out = einsum_parse.parse(equation, [x.shape for x in operands])  # '...' expanded into free letters
     sizes = {}
     for i, (term, x) in enumerate(zip(terms, operands)):
-        if len(term) != x.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match the "
-                               f"number of dimensions ({x.ndim}) for operand {i} and no ellipsis was given")
         for ch, n in zip(term, x.shape):
             if sizes.setdefault(ch, n) != n and n != 1 and sizes[ch] != 1:
                 raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {i} which does not broadcast "
                                    f"with previously seen size {sizes[ch]}")
             sizes[ch] = builtins.max(sizes[ch], n)
-    if arrow:
-        seen = set()
-        for ch in rhs:  # a set, not rhs.count: the equation is program text of any length
-            if ch in seen:
-                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
-            seen.add(ch)
-            if ch not in sizes:
-                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input "
-                                   "operand")
-        out = rhs
-    else:  # implicit output: the subscripts seen exactly once, in alphabetical order (upper case first)
-        counts = collections.Counter(lhs)
-        out = "".join(sorted(ch for ch in sizes if counts[ch] == 1))
+    seen = set()
+    for ch in out:  # a set, not out.count: the equation is program text of any length
+        if ch in seen:
+            raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+        seen.add(ch)
+        if ch not in sizes:
+            raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input "
+                               "operand")
     return _einsum_contract(operands, terms, out, sorted(ch for ch in sizes if ch not in out))
 
 

@@ -422,8 +422,7 @@ def apply_node(node, g):
     e = _engine()
     autograd, unbroadcast = e["autograd"], e["unbroadcast"]
     if not isinstance(node, autograd.Node):  # a custom autograd.Function's node: its backward is the program's code
-        raise NotImplementedError(f"create_graph=True through a custom autograd.Function ({type(node).__name__}) "
-                                  "is not supported by flowgrad")
+        return node.apply_graphed(g)
     STATE = autograd.STATE
     op = node.op
     if node._freed and op.saves:
@@ -499,7 +498,8 @@ def _retain(t, g, rec):
 
 
 def _record_step(rec, node, g, parts, grads):
-    rec.on_backward_step(node, g._data, None if parts is None else [p._data for p in parts],
+    g = [None if x is None else x._data for x in g] if type(g) is list else g._data  # a Function's: one per output
+    rec.on_backward_step(node, g, None if parts is None else [p._data for p in parts],
                          [None if x is None else x._data for x in grads])
 
 

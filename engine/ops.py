@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import linalg_ops as _la
 from . import ops_nn as _nn
 from .graphed import Graphed, vjps_by_decomposition
 from .graphed import op as _graphed_op
@@ -1004,3 +1005,14 @@ defop("nonzero", None, "nonzero", lambda a: np.argwhere(a).astype(np.int64), sav
 defop("isclose", None, "isclose", lambda a, b, rtol, atol, nan: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=nan),
       saves=False, broadcasts=True,
       params=Params("keywords", ("rtol", "atol", "equal_nan"), defaults=(("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))))
+
+# Linear algebra (numpy in engine/linalg_ops.py): singular values for the nuclear and 2-norms (torch.linalg), their
+# singular vectors only for higher-order gradients; amax/amin share a gradient evenly among ties
+defop("svdvals", "LinalgSvdBackward0", "svdvals", _la.svdvals, (_la.svdvals_vjp, r"u_i v_i^{\top}"), needs=("a",))
+defop("svd_u", "LinalgSvdBackward0", "svd.U", _la.svd_u, (_la.svd_u_vjp, r"\frac{\partial U}{\partial A}"), needs=("a",))
+defop("svd_vh", "LinalgSvdBackward0", "svd.Vh", _la.svd_vh, (_la.svd_vh_vjp, r"\frac{\partial V^{\top}}{\partial A}"),
+      needs=("a",))
+defop("amax", "AmaxBackward0", "amax", _la.amax, (_la.extreme_vjp, r"\frac{\mathbb{1}[a=\max a]}{\#\max}"),
+      needs=("ar",), params=REDUCE)
+defop("amin", "AminBackward0", "amin", _la.amin, (_la.extreme_vjp, r"\frac{\mathbb{1}[a=\min a]}{\#\min}"),
+      needs=("ar",), params=REDUCE)

@@ -149,8 +149,6 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
                 rec.on_mark_retain(self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        if create_graph and inputs is not None:
-            raise NotImplementedError("backward(create_graph=True, inputs=...) is not supported by flowgrad")
         g = root_gradient(self, gradient, 0, Size)
         retain = bool(create_graph if retain_graph is None else retain_graph)  # PyTorch's default
         rec = STATE.recorder
@@ -162,7 +160,7 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
             if inputs is None:
                 run_backward(self, g, retain, create_graph=bool(create_graph))
             else:
-                backward_into(self, g, retain, inputs)
+                backward_into(self, g, retain, inputs, create_graph=bool(create_graph))
         except RuntimeError as e:
             if rec is not None:
                 rec.on_backward_error(self, e)

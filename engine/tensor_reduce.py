@@ -58,8 +58,10 @@ class ReduceMixin:
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """PyTorch's Tensor.norm: a vector norm over dim (all elements by default); "fro" is the 2-norm."""
         if isinstance(p, str):
-            if p == "nuc":
-                raise NotImplementedError("flowgrad's norm does not compute the nuclear norm")
+            if p == "nuc":  # torch.linalg.matrix_norm's: the sum of the singular values
+                from .linalg import matrix_norm
+
+                return matrix_norm(self, "nuc", (-2, -1) if dim is None else (dim,) if isinstance(dim, int) else dim, keepdim)
             if p != "fro":
                 raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
             p = 2

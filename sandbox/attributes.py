@@ -257,7 +257,8 @@ in_cooldown"""),
     # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
     "hook_handle": _rule("remove id"),
     "function_ctx": _rule("save_for_backward saved_tensors needs_input_grad mark_non_differentiable "
-                          "set_materialize_grads"),
+                          "set_materialize_grads"
+                          " mark_dirty"),  # in-place custom Functions: forward's changed inputs become its outputs
     "dtype": _rule("is_floating_point itemsize is_complex is_signed"),
     "size": _rule("index count numel"),
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
@@ -303,6 +304,11 @@ PLOT_RULES = {
     plots.FigureHandle: _rule(plots.FIGURE_METHODS, {n: (lambda name: lambda interp, h: plots.figure_method(h, name))(n)
                                                      for n in plots.FIGURE_METHODS}),
     plots.AxesGrid: _rule(plots.GRID_ATTRIBUTES),
+    # colorbars (issue 9 §4): what imshow/scatter return has no attribute; a colorbar has set_label
+    plots.ImageHandle: _rule(()),
+    plots.CollectionHandle: _rule(()),
+    plots.ColorbarHandle: _rule(plots.COLORBAR_METHODS, {n: (lambda name: lambda interp, h: plots.colorbar_method(h, name))(n)
+                                                         for n in plots.COLORBAR_METHODS}),
 }
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
 
@@ -616,6 +622,8 @@ class Attributes:
             return v.func if type(v) is StaticMethod else v
 
         forward, backward, setup = method("forward"), method("backward"), method("setup_context")
+        if backward is B.Function.backward and cls.lookup("vjp")[1] is not None:  # torch's other name for backward
+            backward = method("vjp")
         return Builtin("apply", lambda *args, **kwargs: B.apply_function(cls.name, forward, backward, args, kwargs,
                                                                          setup), self)
 

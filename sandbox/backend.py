@@ -16,7 +16,7 @@ import types
 
 from . import names
 from .numpy_module import CLASS_NAMES as NUMPY_CLASS_NAMES
-from .objects import ModuleProxy, user_dataset_class, user_module_class
+from .objects import Builtin, ModuleProxy, user_dataset_class, user_module_class
 from .plots import CLASS_NAMES as PLOT_CLASS_NAMES
 
 
@@ -109,6 +109,15 @@ class Backend:
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
+        # torch.autograd.function: Function and the once_differentiable decorator (its wrapper is a Builtin)
+        function_proxy = ModuleProxy("torch.autograd.function", {
+            "Function": function.Function,
+            "once_differentiable": Builtin("once_differentiable", lambda f: Builtin(
+                getattr(f, "name", "backward"), function.once_differentiable(f)))})
+        autograd_proxy.attrs["function"] = function_proxy
+        linalg = _submodule(mod, "linalg")
+        linalg_proxy = ModuleProxy("torch.linalg", {n: getattr(linalg, n) for n in names.LINALG_NAMES})
+        torch_attrs["linalg"] = linalg_proxy
         data_proxy = utils_proxy = None
         if data is not None:
             data_proxy = ModuleProxy("torch.utils.data", {n: getattr(data, n) for n in names.DATA_NAMES
@@ -122,6 +131,8 @@ class Backend:
 
         self.modules |= {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
+        self.modules["torch.autograd.function"] = function_proxy
+        self.modules["torch.linalg"] = linalg_proxy
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
         if utils_nn_proxy is not None:

@@ -66,14 +66,17 @@ class RunOutcome:
     figures: list = field(default_factory=list)  # [{"svg", "at"}]: plots, `at` = characters printed before each
 
 
-def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorder=None, on_print=None) -> RunOutcome:
+def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorder=None, on_print=None,
+                on_figure=None) -> RunOutcome:
     """Run an untrusted program on the engine `backend` (`backend_for(engine)`) within `limits`; never
-    raises for anything the program does."""
-    return Interpreter(limits, backend, recorder, on_print).run(source)
+    raises for anything the program does. `on_figure({"svg", "at"})` is called as each figure is shown."""
+    interp = Interpreter(limits, backend, recorder, on_print)
+    interp.on_figure = on_figure
+    return interp.run(source)
 
 
 # modules a run builds for itself (per-run state), besides the Backend's proxies
-EXTRA_MODULES = ("random", "numpy", "numpy.random", "matplotlib.pyplot")
+EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.pyplot")
 
 
 def _while(test, ev, scope):
@@ -88,6 +91,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self.B = backend
         self.rec = recorder
         self.on_print = on_print
+        self.on_figure = None  # run_program's: called with each figure as it is shown (streamed in order with stdout)
         self.max_steps = limits.max_steps
         self.max_loop = limits.max_loop_iterations
         self.max_bits = limits.max_int_bits
@@ -382,9 +386,11 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             if self._random is None:
                 self._random = random_module(self)
             return self._random
-        if name in ("numpy", "numpy.random"):  # per run: np.random is the run's own RandomState
+        if name in ("numpy", "numpy.random", "numpy.linalg"):  # per run: np.random is the run's own RandomState
             if self._numpy is None:
                 self._numpy = numpy_module(self)
+            if name == "numpy.linalg":
+                return self._numpy[0].attrs["linalg"]
             return self._numpy[name == "numpy.random"]
         if name in ("matplotlib", "matplotlib.pyplot"):
             return plots.module_for(self, name)

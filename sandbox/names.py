@@ -89,3 +89,6 @@ TORCH_CLASS_NAMES = {
 
 # torch <-> numpy (sandbox/numpy_module.py checks the arrays): from_numpy shares the array's memory, as torch's does
 TORCH_NUMPY_NAMES = frozenset({"from_numpy"})
+
+# torch.linalg: the norms tutorials use and the singular values behind the nuclear and 2-norms (engine/linalg.py)
+LINALG_NAMES = frozenset("norm vector_norm matrix_norm svdvals".split())

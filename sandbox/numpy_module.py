@@ -462,6 +462,9 @@ def numpy_module(interp) -> tuple[ModuleProxy, ModuleProxy]:
     random_attrs = {name: Builtin(name, fn, interp) for name, fn in _random_functions(gate).items()}
     random_proxy = ModuleProxy("numpy.random", random_attrs)
     attrs["random"] = random_proxy
+    from .numpy_linalg import linalg_module  # np.linalg: norm, inv, det, solve, eigh, svd, lstsq
+
+    attrs["linalg"] = linalg_module(gate, interp)
     return ModuleProxy("numpy", attrs), random_proxy
 
 

@@ -40,7 +40,7 @@ BIN_RULES = ("sturges", "sqrt", "rice")  # histogram bin rules whose count depen
 class FigureHandle:
     """What a program holds for a figure: nothing of matplotlib's is reachable from it."""
 
-    __slots__ = ("gate", "fig", "number", "axes", "current", "open", "size_px", "__weakref__")
+    __slots__ = ("gate", "fig", "number", "axes", "current", "open", "size_px", "mappable", "__weakref__")
 
     def __init__(self, gate, fig, number):
         self.gate = gate
@@ -51,6 +51,7 @@ class FigureHandle:
         self.axes = []
         self.current = None
         self.open = True
+        self.mappable = None  # the last image or scatter drawn: what plt.colorbar() shows
 
     def __repr__(self):
         w, h = self.size_px
@@ -119,16 +120,57 @@ def _not_subscriptable(v):
     raise IndexError("too many indices for array")
 
 
-HANDLE_TYPES = (FigureHandle, AxesHandle, AxesGrid)
-for _cls, _shown in ((FigureHandle, "Figure"), (AxesHandle, "Axes"), (AxesGrid, "ndarray")):
+class MappableHandle:
+    """What imshow / scatter return (matplotlib's AxesImage / PathCollection): a colorbar can be made for it."""
+
+    __slots__ = ("artist", "figure", "__weakref__")
+    shown = "matplotlib.artist.Artist"
+
+    def __init__(self, artist, figure):
+        self.artist = artist
+        self.figure = figure
+
+    def __repr__(self):
+        return f"<{self.shown} object at {self.figure.gate.interp.addresses.of(self)}>"
+
+
+class ImageHandle(MappableHandle):
+    __slots__ = ()
+    shown = "matplotlib.image.AxesImage"
+
+
+class CollectionHandle(MappableHandle):
+    __slots__ = ()
+    shown = "matplotlib.collections.PathCollection"
+
+
+class ColorbarHandle:
+    """What plt.colorbar / fig.colorbar return: `cbar.set_label(...)`."""
+
+    __slots__ = ("cbar", "figure", "__weakref__")
+
+    def __init__(self, cbar, figure):
+        self.cbar = cbar
+        self.figure = figure
+
+    def __repr__(self):
+        return f"<matplotlib.colorbar.Colorbar object at {self.figure.gate.interp.addresses.of(self)}>"
+
+
+HANDLE_TYPES = (FigureHandle, AxesHandle, AxesGrid, ImageHandle, CollectionHandle, ColorbarHandle)
+for _cls, _shown in ((FigureHandle, "Figure"), (AxesHandle, "Axes"), (AxesGrid, "ndarray"), (ImageHandle, "AxesImage"),
+                     (CollectionHandle, "PathCollection"), (ColorbarHandle, "Colorbar")):
     _cls.__name__ = _cls.__qualname__ = _shown
 CLASS_NAMES = {FigureHandle: "matplotlib.figure.Figure", AxesHandle: "matplotlib.axes._axes.Axes",
-               AxesGrid: "numpy.ndarray"}
+               AxesGrid: "numpy.ndarray", ImageHandle: "matplotlib.image.AxesImage",
+               CollectionHandle: "matplotlib.collections.PathCollection", ColorbarHandle: "matplotlib.colorbar.Colorbar"}
+COLORBAR_METHODS = ("set_label",)
+_COLORBAR_KEYWORDS = {"label", "orientation", "shrink", "pad", "fraction", "location", "extend"}
 
 # ---------------------------------------------------------------- what a program may call
 AXES_METHODS = """plot scatter bar barh hist imshow axhline axvline legend set_title set_xlabel set_ylabel set_xlim
 set_ylim grid text set_xscale set_yscale fill_between errorbar set_aspect""".split()
-FIGURE_METHODS = "suptitle tight_layout add_subplot savefig show gca subplots_adjust".split()
+FIGURE_METHODS = "suptitle tight_layout add_subplot savefig show gca subplots_adjust colorbar".split()
 GRID_ATTRIBUTES = "flat flatten ravel shape index count".split()
 PYPLOT_FUNCTIONS = """figure subplot subplots plot scatter bar barh hist imshow axhline axvline legend title xlabel
 ylabel xlim ylim grid text tight_layout show close suptitle savefig gca gcf xscale yscale fill_between errorbar
@@ -151,6 +193,8 @@ _KEYWORDS = {
     "hspace": "number", "wspace": "number", "pad": "number", "right": "number", "top": "number",
     "x": "number", "y": "number", "stacked": "bool", "orientation": "style", "extent": "data",
     "edgecolors": "color", "linewidths": "number", "step": "style", "where": "data", "interpolate": "bool",
+    # colorbar (a colorbar's `pad` and `orientation` are above)
+    "shrink": "number", "fraction": "number", "location": "style", "extend": "style",
 }
 _FIGURE_KEYWORDS = {"figsize", "dpi", "sharex", "sharey", "num", "facecolor"}
 
@@ -404,7 +448,10 @@ class PlotGate:
                 raise TypeError(f"{name}() takes at most 3 positional arguments in flowgrad plots")
             data = [self.data(a, fig, count=False) if type(a) is not str else self.fmt(a) for a in args]
             self.count_points(fig, max([int(d.size) for d in data if type(d) is not str] or [0]))
-            getattr(ax, name)(*data, **kw)
+            artist = getattr(ax, name)(*data, **kw)
+            if name == "scatter":  # a mappable: c= values can have a colorbar
+                fig.mappable = CollectionHandle(artist, fig)
+                return fig.mappable
         elif name == "hist":
             if len(args) > 2:
                 raise TypeError("hist() takes at most 2 positional arguments in flowgrad plots")
@@ -416,7 +463,8 @@ class PlotGate:
             img = self.data(args[0], fig, "image") if args else None
             if img is None or img.ndim not in (2, 3):
                 raise TypeError("imshow() takes a 2-D array (or 3-D: rows, columns, RGB(A))")
-            ax.imshow(img, **kw)
+            fig.mappable = ImageHandle(ax.imshow(img, **kw), fig)
+            return fig.mappable
         elif name in ("axhline", "axvline"):
             pos = [self.number(a, name) for a in args[:3]]
             getattr(ax, name)(*pos, **kw)
@@ -449,6 +497,40 @@ class PlotGate:
             ax.grid(*[bool(a) for a in args], **kw)
         else:  # pragma: no cover - every name of AXES_METHODS is handled above
             raise AssertionError(name)
+        return None
+
+    def colorbar(self, fig, mappable=None, ax=None, **kwargs):
+        """`plt.colorbar()` / `fig.colorbar(im, ax=ax)`: matplotlib's colorbar beside the axes of the mappable."""
+        self.interp.check_time()
+        if mappable is None:
+            mappable = fig.mappable if fig is not None else None
+            if mappable is None:
+                raise RuntimeError("No mappable was found to use for colorbar creation. First define a mappable such "
+                                   "as an image (with imshow) or a contour set (with contourf).")
+        if not isinstance(mappable, MappableHandle):
+            raise TypeError(f"colorbar() takes what imshow() or scatter() returned, not "
+                            f"'{self.interp.type_name(mappable)}'")
+        fig = fig or mappable.figure
+        if mappable.figure is not fig:
+            raise ValueError("the image belongs to another figure")
+        if not fig.open:
+            raise RuntimeError("this figure was closed (plt.close or plt.show)")
+        if ax is not None:
+            axes = list(ax) if isinstance(ax, (AxesGrid, list, tuple)) else [ax]
+            flat = [a for x in axes for a in (x if isinstance(x, (AxesGrid, tuple)) else (x,))]
+            if not flat or not all(type(a) is AxesHandle and a.figure is fig for a in flat):
+                raise TypeError("colorbar(ax=...) takes axes of the same figure")
+            ax = flat[0].ax if len(flat) == 1 else [a.ax for a in flat]
+        kw = self.keywords(kwargs, fig, allowed=_COLORBAR_KEYWORDS)
+        return ColorbarHandle(fig.fig.colorbar(mappable.artist, ax=ax, **kw), fig)
+
+    def colorbar_method(self, handle, name, args, kwargs):
+        if not handle.figure.open:
+            raise RuntimeError("this figure was closed (plt.close or plt.show)")
+        if name == "set_label":
+            if len(args) != 1:
+                raise TypeError("set_label() takes one string")
+            handle.cbar.set_label(self.text(args[0], "label"), **self.keywords(kwargs, handle.figure, {"fontsize"}))
         return None
 
     # ------------------------------------------------------------ output
@@ -493,6 +575,8 @@ class PlotGate:
         self.rendered_bytes += len(svg)
         at = sum(len(s) for s in self.interp.out)
         self.rendered.append({"svg": svg, "at": at})
+        if self.interp.on_figure is not None:  # a stream sends it now, after the text printed before it
+            self.interp.on_figure(self.rendered[-1])
         handle.fig.clear()  # the figure's memory goes now, not at the end of the run
 
     @staticmethod
@@ -559,10 +643,6 @@ def _savefig(*args, **kwargs):
                           "in the output")
 
 
-def _colorbar(*args, **kwargs):
-    raise NotImplementedError("colorbar() is not available in flowgrad plots")
-
-
 def plots_module(interp) -> ModuleProxy:
     g = gate_of_plots(interp)
 
@@ -607,9 +687,12 @@ def plots_module(interp) -> ModuleProxy:
         if value is not None:
             g.gca().ax.axis(value)
 
+    def colorbar(mappable=None, **kwargs):
+        return g.colorbar(None if mappable is not None else g.gcf(), mappable, **kwargs)
+
     functions = {
         "figure": g.figure, "subplot": subplot, "subplots": g.subplots, "gca": lambda: g.gca(), "gcf": g.gcf,
-        "show": g.show, "close": g.close, "savefig": _savefig, "colorbar": _colorbar,
+        "show": g.show, "close": g.close, "savefig": _savefig, "colorbar": colorbar,
         "title": title, "xlabel": xlabel, "ylabel": ylabel, "xlim": xlim, "ylim": ylim, "xscale": xscale,
         "yscale": yscale, "suptitle": suptitle, "tight_layout": tight_layout, "axis": axis,
         **{n: on_axes(n) for n in ("plot", "scatter", "bar", "barh", "hist", "imshow", "axhline", "axvline",
@@ -617,6 +700,11 @@ def plots_module(interp) -> ModuleProxy:
     }
     assert set(functions) == set(PYPLOT_FUNCTIONS), set(functions) ^ set(PYPLOT_FUNCTIONS)
     return ModuleProxy("matplotlib.pyplot", {n: Builtin(n, f, interp) for n, f in functions.items()})
+
+
+def colorbar_method(handle, name):
+    """`cbar.set_label(...)`: the checked call on that colorbar."""
+    return lambda *args, **kwargs: handle.figure.gate.colorbar_method(handle, name, args, kwargs)
 
 
 def axes_method(handle, name):
@@ -639,6 +727,8 @@ def figure_method(handle, name):
             return g.gca(handle)
         if name == "add_subplot":
             return g.add_subplot(handle, *args, **kwargs)
+        if name == "colorbar":
+            return g.colorbar(handle, *args, **kwargs)
         if not handle.open:
             raise RuntimeError("this figure was closed (plt.close or plt.show)")
         if name == "suptitle":

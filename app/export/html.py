@@ -6,7 +6,8 @@ are rewritten to bare names (``"fg/js/state.js"``, ``"fg/vendor/d3.js"``), the s
 a small classic loader (``LOADER``) turns each into a Blob URL, maps the bare names to them with an
 ``<script type="importmap">`` and imports ``fg/js/main.js``. Cycles need no order: an import map only
 names URLs. Works from ``file://`` (origin "null"). Stylesheets the page loads on first use (KaTeX,
-uPlot) are inlined as ``<style data-href=…>``, which ``static/js/lazy.js`` takes as already loaded.
+uPlot) are inlined as ``<style data-href=…>``, which ``static/js/lazy.js`` takes as already loaded; KaTeX's
+fonts are cut to the glyphs the page's LaTeX can use (``app/export/fonts.py``).
 The trace, source and view state go in ``<script type="application/json" id="fg-offline">``, which
 ``static/js/offline.js`` reads: its presence is the page's "offline" mode.
 """
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import jinja2
 import orjson
+
+from app.export.fonts import subset_fonts
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "static"
@@ -105,13 +108,21 @@ def _module_graph(static: Path, entry: str) -> dict[str, str]:
     return out
 
 
-def _inline_fonts(css: str, css_dir: Path) -> str:
-    """Font URLs as data: URLs, woff2 only (every browser that runs ES modules reads woff2)."""
+def _inline_fonts(css: str, css_dir: Path, subsets: dict[str, bytes | None] | None = None) -> str:
+    """Font URLs as data: URLs, woff2 only (every browser that runs ES modules reads woff2). With `subsets`
+    ({file name: woff2 bytes or None}, app/export/fonts.py) a font is its subset, and a left-out font's
+    @font-face goes."""
+    if subsets:
+        for name, data in subsets.items():
+            if data is None:
+                css = re.sub(r"@font-face\{[^}]*url\(fonts/" + re.escape(name) + r"\)[^}]*\}", "", css)
 
     def font(m: re.Match) -> str:
         if m.group(2) != "woff2":
             return ""
-        data = base64.b64encode((css_dir / m.group(1)).read_bytes()).decode()
+        name = posixpath.basename(m.group(1))
+        raw = subsets[name] if subsets and subsets.get(name) is not None else (css_dir / m.group(1)).read_bytes()
+        data = base64.b64encode(raw).decode()
         return f'url(data:font/woff2;base64,{data}) format("woff2")'
 
     css = _FONT_URL.sub(font, css)
@@ -138,7 +149,8 @@ def load_assets(static: Path = STATIC, template: Path = TEMPLATE) -> Assets:
     styles = [_style((static / "css" / "app.css").read_text(encoding="utf-8"))]
     for rel in LAZY_STYLES:
         css = (static / rel).read_text(encoding="utf-8")
-        styles.append(_style(_inline_fonts(css, (static / rel).parent), "/static/" + rel))
+        subsets = subset_fonts() if rel.startswith("vendor/katex/") and static == STATIC else None
+        styles.append(_style(_inline_fonts(css, (static / rel).parent, subsets), "/static/" + rel))
     styles.append(_style(OFFLINE_CSS))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template.parent)), autoescape=True)
     page = env.get_template(template.name).render(request=None, follow_code=None)

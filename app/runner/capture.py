@@ -3,7 +3,8 @@ and ship the raw capture to the worker in pieces.
 
 Messages sent on ``out`` (a ``multiprocessing`` connection):
 ``("events", [event, ...])`` at every backward's end and every ~2,000 events,
-``("stdout", text)`` batched, and last ``("end", {"stdout", "error", "variables"})``.
+``("stdout", text)`` batched, ``("figure", {"svg", "at"})`` as each figure is shown (after the text printed
+before it), and last ``("end", {"stdout", "error", "variables"})``.
 A ``step_stats`` event (loss, parameter and gradient L2 norms over the leaves this backward
 reached) follows every ``backward_end``; it is computed here from the real arrays.
 """
@@ -251,6 +252,15 @@ class StreamingRecorder(Recorder):
     def events(self) -> list[dict]:
         raise AttributeError("a StreamingRecorder ships its events as it goes; read what it sent")
 
+    def on_figure(self, figure: dict) -> None:
+        """A figure shown (plt.show): the text printed before it goes first, so a stream keeps their order."""
+        if not self._stream:
+            return  # the figures go with "end"
+        if self._stdout:
+            self._send(("stdout", "".join(self._stdout)))
+            self._stdout.clear()
+        self._send(("figure", figure))
+
     def on_print(self, text: str) -> None:
         if not self._stream:
             return  # the whole stdout goes with "end"
@@ -376,7 +386,8 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
     stdout = ""
     figures: list = []
     try:
-        outcome = run_program(source, limits, backend_for(engine), recorder=rec, on_print=rec.on_print)
+        outcome = run_program(source, limits, backend_for(engine), recorder=rec, on_print=rec.on_print,
+                              on_figure=rec.on_figure)
         stdout, error, figures = outcome.stdout, outcome.error, outcome.figures
         try:
             rec.name_modules(outcome.globals)

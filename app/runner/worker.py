@@ -426,6 +426,10 @@ class Worker:
                     stdout_parts.append(msg[1])
                     if stream:
                         piece({"type": "stdout", "text": msg[1]})
+                elif kind == "figure":
+                    if stream:  # in place among the stdout pieces; `done` still carries every figure
+                        for f in _figures([msg[1]]):
+                            piece({"type": "figure", **f})
                 elif kind == "end":
                     end = msg[1]
                     t_end = time.monotonic()

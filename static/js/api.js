@@ -52,9 +52,11 @@ export async function runProgram(source, { signal, passes = null } = {}) {
 }
 
 // Stream a run over Server-Sent Events (POST /api/stream, app/api/routes/stream.py): events
-// stdout {text}, step {...}, pass {pass} (a summary pass may later be replaced by its full graph,
-// same index), and last done {error, variables, stdout, ops, steps, modules, truncated}.
-// handlers: onPass(pass), onStep(step), onStdout(text), onDone(msg), onError({fallback, noStream, message}).
+// stdout {text}, figure {svg, at} (after the text printed before it), step {...}, pass {pass} (a summary pass
+// may later be replaced by its full graph, same index), and last done {error, variables, stdout, ops, steps,
+// modules, figures, truncated}.
+// handlers: onPass(pass), onStep(step), onStdout(text), onFigure({svg, at}), onDone(msg),
+// onError({fallback, noStream, message}).
 // fallback=true: no stream came (the request failed or was refused, e.g. a program too large):
 // the caller should POST /api/run instead, which says why; noStream=true: this server has no
 // stream at all (404, 405, or an answer that is not SSE).
@@ -72,6 +74,7 @@ export function streamProgram(source, handlers) {
     if (type === "pass") handlers.onPass && handlers.onPass(msg.pass);
     else if (type === "step") handlers.onStep && handlers.onStep(msg.step !== undefined && typeof msg.step === "object" ? msg.step : msg);
     else if (type === "stdout") handlers.onStdout && handlers.onStdout(msg.text || "");
+    else if (type === "figure") handlers.onFigure && handlers.onFigure({ svg: msg.svg, at: msg.at });
     else if (type === "done") {
       finished = true;
       handlers.onDone && handlers.onDone(msg);

@@ -4,10 +4,26 @@ import { FIGURES } from "./config.js";
 
 let urls = []; // the blob URLs of the figures shown now, revoked when the pane is redrawn
 
-// Fill `pre` with `stdout`, each figure at its offset (`at`: code points printed before it).
-export function renderOutput(pre, stdout, figures) {
+function forget() {
   for (const u of urls) URL.revokeObjectURL(u);
   urls = [];
+}
+
+function figureImage(fig, i) {
+  const img = document.createElement("img");
+  const url = URL.createObjectURL(new Blob([fig.svg], { type: "image/svg+xml" }));
+  urls.push(url);
+  img.src = url;
+  img.className = "figure";
+  img.alt = `Figure ${i + 1}`;
+  img.style.maxWidth = `min(100%, ${FIGURES.maxWidthPx}px)`;
+  img.style.background = FIGURES.background;
+  return img;
+}
+
+// Fill `pre` with `stdout`, each figure at its offset (`at`: code points printed before it).
+export function renderOutput(pre, stdout, figures) {
+  forget();
   const text = stdout || "";
   const list = Array.isArray(figures) ? figures.filter((f) => f && typeof f.svg === "string") : [];
   if (!list.length) {
@@ -21,15 +37,23 @@ export function renderOutput(pre, stdout, figures) {
     const at = Math.max(from, Math.min(points.length, Number.isInteger(fig.at) ? fig.at : points.length));
     if (at > from) pre.append(document.createTextNode(points.slice(from, at).join("")));
     from = at;
-    const img = document.createElement("img");
-    const url = URL.createObjectURL(new Blob([fig.svg], { type: "image/svg+xml" }));
-    urls.push(url);
-    img.src = url;
-    img.className = "figure";
-    img.alt = `Figure ${i + 1}`;
-    img.style.maxWidth = `min(100%, ${FIGURES.maxWidthPx}px)`;
-    img.style.background = FIGURES.background;
-    pre.append(img);
+    pre.append(figureImage(fig, i));
   });
   if (from < points.length) pre.append(document.createTextNode(points.slice(from).join("")));
+}
+
+// A streamed run's output as it comes: the stream sends each figure right after the text printed before it
+// (`figure` events, docs/trace.md), so appending in arrival order places it; `done` redraws the pane whole.
+export function liveOutput(pre) {
+  forget();
+  pre.replaceChildren();
+  let shown = 0;
+  return {
+    text(t) {
+      if (t) pre.append(document.createTextNode(t));
+    },
+    figure(fig) {
+      if (fig && typeof fig.svg === "string") pre.append(figureImage(fig, shown++));
+    },
+  };
 }

@@ -1,6 +1,7 @@
 // Running a program and receiving its trace: streamed (or POSTed), shown at once or as it comes.
 import { CLIENT_ID, runProgram, streamProgram } from "./api.js";
 import { DURATIONS } from "./config.js";
+import { liveOutput } from "./figures.js";
 import { openPass, stopPlaying } from "./player.js";
 import { refreshInspector } from "./selection.js";
 import { $, app, setStatus } from "./state.js";
@@ -77,7 +78,9 @@ function setToggle(paused) {
 
 // Resolves when the run is over (unless the next run replaces it first).
 function startStream(src, seq, opts, t0, finish) {
-  const trace = { stdout: "", error: null, variables: {}, ops: {}, passes: [], steps: [], truncated: false, streaming: true };
+  const trace = { stdout: "", error: null, variables: {}, ops: {}, passes: [], steps: [], figures: [], truncated: false, streaming: true };
+  let output = null; // the output pane, filled as text and figures come (every streamed run)
+  const out = () => output || (output = liveOutput($("stdout")));
   app.streamPaused = false;
   app.streamQueue = [];
   let live = false; // shown as it comes (the server sent a summary pass)
@@ -93,7 +96,6 @@ function startStream(src, seq, opts, t0, finish) {
     app.metrics.current.live = true;
     $("training").hidden = false;
     setStreamControls("streaming…");
-    $("stdout").textContent = trace.stdout;
     if (trace.passes.some((p) => p && p.graph)) {
       shown = true;
       loadTrace(trace, opts, { partial: true });
@@ -126,7 +128,10 @@ function startStream(src, seq, opts, t0, finish) {
       if (live) scheduleTraining();
     } else if (msg.type === "stdout") {
       trace.stdout += msg.text;
-      if (live) $("stdout").textContent = trace.stdout;
+      out().text(msg.text);
+    } else if (msg.type === "figure") {
+      trace.figures.push(msg.figure);
+      out().figure(msg.figure);
     } else if (msg.type === "done") {
       trace.error = msg.error || null;
       if (msg.stdout != null) trace.stdout = msg.stdout;
@@ -165,6 +170,7 @@ function startStream(src, seq, opts, t0, finish) {
     onPass: (pass) => route({ type: "pass", pass }),
     onStep: (step) => route({ type: "step", step }),
     onStdout: (text) => route({ type: "stdout", text }),
+    onFigure: (figure) => route({ type: "figure", figure }),
     onDone: (msg) => route({ ...msg, type: "done" }),
     onError: (err) => {
       if (seq !== app.runSeq) return;

@@ -142,3 +142,28 @@ def test_disconnect_cancels_the_run_on_a_real_server():
             while c.get("/healthz").json()["pool"]["busy"]:
                 assert time.monotonic() - closed < 1.5, "the run (~2 s) went on after the client left"
                 time.sleep(0.02)
+
+
+PLOTS = ("import matplotlib.pyplot as plt\nprint('before')\nplt.plot([1, 2, 3])\nplt.show()\nprint('between')\n"
+         "plt.imshow([[1, 2], [3, 4]])\nplt.colorbar()\nplt.show()\nprint('after')\nplt.figure()\nplt.plot([1])\n")
+
+
+def test_figures_stream_in_order_with_the_printed_text(client, run):
+    with client.stream("POST", "/api/stream", json={"source": PLOTS}) as r:
+        events = read_events(r)
+    order = [(e, d.get("text") if e == "stdout" else d.get("at")) for e, d, _ in events if e in ("stdout", "figure")]
+    # every figure after the text printed before it; the one still open at the end after everything
+    printed = ""
+    figures = []
+    for e, d, _ in events:
+        if e == "stdout":
+            printed += d["text"]
+        elif e == "figure":
+            assert d["at"] == len(printed), order
+            assert d["svg"].startswith("<?xml") and "</svg>" in d["svg"]
+            figures.append(d)
+    assert printed == "before\nbetween\nafter\n"
+    assert [f["at"] for f in figures] == [7, 15, 21], order
+    done = events[-1][1]
+    assert done["figures"] == [{"svg": f["svg"], "at": f["at"]} for f in figures]  # done repeats them
+    assert run(PLOTS)["figures"] == done["figures"]  # and /api/run answers the same

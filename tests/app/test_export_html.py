@@ -75,8 +75,10 @@ def test_nothing_in_the_file_points_at_the_server(client):
 
 def test_katex_fonts_inline_as_woff2_only():
     styles = load_assets().styles_html
-    fonts = sorted(p.name for p in (STATIC / "vendor" / "katex" / "fonts").glob("*.woff2"))
-    assert styles.count("data:font/woff2;base64,") == len(fonts) > 0
+    from app.export.fonts import subset_fonts
+
+    kept = [name for name, data in subset_fonts().items() if data is not None]  # the subsets (app/export/fonts.py)
+    assert styles.count("data:font/woff2;base64,") == styles.count("@font-face") == len(kept) > 0
     assert "url(fonts/" not in styles and ".woff)" not in styles and ".ttf)" not in styles
     assert 'data-href="/static/vendor/katex/katex.min.css"' in styles
 

@@ -224,6 +224,18 @@ CASES.update({
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
 
 
+# torch.linalg (engine/linalg_ops.py): singular values (distinct ones: their vectors are then unique up to sign),
+# the singular vectors (only under create_graph), amax/amin
+_WIDE, _TALL, _SQUARE = r(3, 5), r(5, 3), r(4, 4)
+CASES.update({
+    "svdvals": [((_WIDE,), ()), ((_TALL,), ()), ((r(2, 3, 3),), ())],
+    "svd_u": [((_WIDE,), ()), ((_TALL,), ()), ((_SQUARE,), ())],
+    "svd_vh": [((_WIDE,), ()), ((_TALL,), ()), ((r(2, 3, 4),), ())],
+    "amax": [((distinct(3, 4),), ((1,), False)), ((distinct(3, 4),), ((0, 1), True))],  # ties: test_linalg_vs_torch
+    "amin": [((distinct(3, 4),), ((0,), True)), ((distinct(2, 3),), ((0, 1), False))],
+})
+
+
 def test_every_differentiable_op_has_cases():
     missing = [n for n in DIFFERENTIABLE if n not in CASES]
     assert not missing, f"add gradcheck cases for: {missing}"
@@ -297,3 +309,4 @@ def test_every_saving_op_says_what_each_vjp_reads():
         if op.grad_fn is not None and op.saves:
             assert len(op.needs) == len(op.vjps), name
             assert all(set(n) <= set("abcr") for n in op.needs), name
+

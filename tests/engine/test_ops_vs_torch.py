@@ -163,10 +163,30 @@ TORCH.update({
                                                               ignore_index=ig, reduction=r),
     "unbind_step": lambda a, i: a.unbind(0)[i],
 })
+# torch.linalg (engine/linalg_ops.py): singular values and vectors, amax/amin. A singular vector's sign is
+# LAPACK's choice: torch's are flipped (constant signs) to numpy's before comparing values and gradients.
+
+
+def _svd_signs(a, which):
+    U, _, Vh = np.linalg.svd(a.detach().numpy(), full_matrices=False)
+    t = torch.linalg.svd(a, full_matrices=False)
+    if which == "U":
+        return t.U * torch.tensor(np.sign((U * t.U.detach().numpy()).sum(-2, keepdims=True)))
+    return t.Vh * torch.tensor(np.sign((Vh * t.Vh.detach().numpy()).sum(-1, keepdims=True)))
+
+
+TORCH.update({
+    "svdvals": torch.linalg.svdvals,
+    "svd_u": lambda a: _svd_signs(a, "U"),
+    "svd_vh": lambda a: _svd_signs(a, "Vh"),
+    "amax": lambda a, dims, keep: torch.amax(a, dims, keep),
+    "amin": lambda a, dims, keep: torch.amin(a, dims, keep),
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
             "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
+TOP_NODE.update({"svd_u": "LinalgSvdBackward0", "svd_vh": "LinalgSvdBackward0"})  # torch's side ends in the sign flip
 
 def _lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """PyTorch's fused CPU LSTM layer (what nn.LSTM calls): (output, h_n, c_n); reverse runs backwards in time."""

@@ -9,7 +9,8 @@ the client's next run, or ``POST /api/cancel``) — the server notices the disco
 run's process.
 
 Events (``event:`` name = ``type`` of the JSON in ``data:``), in order of production:
-``stdout`` {text} as the program prints, ``step`` {step, loss, param_norm, grad_norm} as each
+``stdout`` {text} as the program prints, ``figure`` {svg, at} as each figure is shown (after the
+``stdout`` of the text printed before it; ``done`` repeats every figure), ``step`` {step, loss, param_norm, grad_norm} as each
 pass closes, ``pass`` {pass: Pass} as each pass closes (summary-only passes have ``graph: null``;
 the last passes' full graphs arrive at the end with the same ``index`` and replace the summary),
 ``progress`` {events, ops, passes} every ~2,000 recorder events (a sign of life during a long
