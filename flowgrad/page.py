@@ -14,12 +14,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WIDGET_JS = HERE / "widget.js"
+WIDGET_CSS = HERE / "widget.css"
 PLACEHOLDER = "/*FLOWGRAD_PAGE*/null"
 
-# a notebook output has less room than a browser window: the notebook's cell holds the program, so no editor
-WIDGET_CSS = """
-.fg-widget #toggle-editor, .fg-widget #copy-program { display: none !important; }
+# what the widget's document adds to the offline page's <head>. NOTE: an about:srcdoc document has no address
+# of its own, so history.replaceState (the page keeps its step in the URL hash) throws there: it is made a no-op.
+WIDGET_SCRIPT = """<script>(function () {
+  var replace = history.replaceState.bind(history);
+  history.replaceState = function (state, title, url) { try { replace(state, title, url); } catch (e) { return; } };
+})();</script>
 """
+# the widget opens with the code hidden (the notebook cell shows it); the page's "Code" button brings it back
+OPENING = (
+    ('class="fg-loading fg-offline"', 'class="fg-loading fg-offline fg-widget"'),
+    ('<main class="layout" id="layout">', '<main class="layout no-editor" id="layout">'),
+    ('aria-label="Hide program editor" aria-pressed="true"', 'aria-label="Show program editor" aria-pressed="false"'),
+)
 
 
 def page_root() -> Path:
@@ -36,8 +46,14 @@ def widget_esm() -> str:
     from app.export.html import html_parts, load_assets
 
     root = page_root()
-    before, after = html_parts(load_assets(root / "static", root / "templates" / "index.html"), WIDGET_CSS)
-    page = json.dumps({"before": before.decode(), "after": after.decode()})  # ASCII: a valid JS expression
+    head = f"<style>{WIDGET_CSS.read_text(encoding='utf-8')}</style>\n{WIDGET_SCRIPT}"
+    before, after = html_parts(load_assets(root / "static", root / "templates" / "index.html"), head)
+    before = before.decode()
+    for old, new in OPENING:
+        if old not in before:
+            raise RuntimeError(f"the page's template has no {old!r} (flowgrad/page.py OPENING)")
+        before = before.replace(old, new, 1)
+    page = json.dumps({"before": before, "after": after.decode()})  # ASCII: a valid JS expression
     js = WIDGET_JS.read_text(encoding="utf-8")
     if PLACEHOLDER not in js:
         raise RuntimeError(f"{WIDGET_JS} has no {PLACEHOLDER}")

@@ -18,8 +18,7 @@ function documentFor(model) {
   const traceText = typeof trace === "string" ? (trace || "{}") : JSON.stringify(trace || {});
   const view = Object.assign({ pass: null, step: null, node: null, theme: hostTheme(), projector: false }, model.get("view") || {});
   const data = `{"source":${JSON.stringify(model.get("source") || "")},"view":${JSON.stringify(view)},"trace":${traceText}}`;
-  const before = PAGE.before.replace('class="fg-loading fg-offline"', 'class="fg-loading fg-offline fg-widget"');
-  return before + data.replace(/</g, "\\u003c") + PAGE.after;
+  return PAGE.before + data.replace(/</g, "\\u003c") + PAGE.after;
 }
 
 function render({ model, el }) {

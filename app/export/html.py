@@ -149,13 +149,13 @@ def load_assets(static: Path = STATIC, template: Path = TEMPLATE) -> Assets:
     return Assets(_json_for_script(orjson.dumps(modules)), "\n".join(styles), page, favicon)
 
 
-def html_parts(assets: Assets | None = None, extra_css: str = "") -> tuple[bytes, bytes]:
+def html_parts(assets: Assets | None = None, extra_head: str = "") -> tuple[bytes, bytes]:
     """The file around its data: ``before + <the fg-offline JSON, `<` escaped> + after`` is the page in offline
-    mode. The notebook widget (flowgrad/widget.js) joins them in the browser with its trace; ``extra_css`` goes
-    after the page's styles."""
+    mode. The notebook widget (flowgrad/widget.js) joins them in the browser with its trace; ``extra_head`` (its
+    styles and script) goes at the end of <head>."""
     assets = assets or load_assets()
     head_extra = (f'<link rel="icon" href="{assets.favicon}" type="image/svg+xml">\n'
-                  f"{assets.styles_html}\n" + (_style(extra_css) + "\n" if extra_css else ""))
+                  f"{assets.styles_html}\n{extra_head}")
     page = assets.page_html.replace('<html lang="en" class="fg-loading">',
                                     '<html lang="en" class="fg-loading fg-offline">', 1)
     page = page.replace("</head>", head_extra + "</head>", 1)
