@@ -32,9 +32,5 @@ class FlowgradMagics(Magics):
         if args.name:
             self.shell.user_ns[args.name] = t
         if not args.no_widget:
-            if args.height:
-                w = t.widget()
-                w.height = args.height
-                display(w)
-            else:
-                display(t)
+            t.height = args.height
+            display(t)

@@ -17,6 +17,7 @@ class Trace:
     def __init__(self, source: str, answer: bytes):
         self.source = source
         self.json = answer  # the answer's bytes, as the server would send them
+        self.height: int | None = None  # the widget's height in pixels when the trace is shown (None: its default)
         self._shown = None
 
     @cached_property
@@ -50,16 +51,20 @@ class Trace:
             text = f"{text} (line {line})"
         return text
 
-    def widget(self, **view):
-        """The widget showing this trace; ``view``: pass, step, node, theme, projector (where it opens)."""
+    def widget(self, *, height: int | None = None, **view):
+        """The widget showing this trace, ``height`` pixels high; ``view``: pass, step, node, theme, projector
+        (where it opens)."""
         from flowgrad.widget import FlowgradWidget
 
-        return FlowgradWidget(trace=self.json.decode(), source=self.source, view=view)
+        w = FlowgradWidget(trace=self.json.decode(), source=self.source, view=view)
+        if height:
+            w.height = height
+        return w
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
             if self._shown is None:  # one widget however often it is shown (its module is 1.5 MB of state)
-                self._shown = self.widget()
+                self._shown = self.widget(height=self.height)
         except ImportError:  # no anywidget (the `notebook` extra): text only
             return {"text/plain": repr(self)}
         bundle = self._shown._repr_mimebundle_()
