@@ -25,6 +25,8 @@ function render({ model, el }) {
   const frame = document.createElement("iframe");
   frame.className = "flowgrad-widget";
   frame.title = "flowgrad: the program's graph, forward and backward";
+  // its own opaque origin: the page in it cannot reach the notebook's (the kernel's token, its DOM)
+  frame.setAttribute("sandbox", "allow-scripts allow-downloads");
   frame.setAttribute("allow", "clipboard-write");
   frame.style.cssText = "display:block;width:100%;border:1px solid rgba(128,128,128,.35);border-radius:6px;box-sizing:border-box;";
   const size = () => { frame.style.height = `${model.get("height") || 620}px`; };

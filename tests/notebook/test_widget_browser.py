@@ -128,15 +128,37 @@ def test_a_new_trace_redraws_and_a_dark_view(browser, recorded):
         other = flowgrad.trace("import torch\nw = torch.ones(3, requires_grad=True)\nq = (w * w).sum()\nq.backward()\n")
         pg.evaluate("([t, s]) => { window.fakeModel.set('source', s); window.fakeModel.set('trace', t); }",
                     [other.json.decode(), other.source])
-        pg.wait_for_function("() => { const f = document.querySelector('iframe.flowgrad-widget');"
-                             " const d = f.contentDocument; return d && d.body && d.body.dataset.ready != null"
-                             " && d.querySelector('g.fg-node') != null; }", timeout=20000)
-        f = pg.frames[1]
+        f = pg.frames[1]  # the same frame, a new document in it
+        f.wait_for_function("document.body && document.body.dataset.ready != null && [...document.querySelectorAll("
+                            "'g.fg-node')].some((g) => (g.getAttribute('aria-label') || '').startsWith('q'))", timeout=20000)
         names = f.eval_on_selector_all("g.fg-node[data-node-id]", "els => els.map(e => e.getAttribute('aria-label'))")
         assert any(lab.startswith("w") for lab in names) and any(lab.startswith("q") for lab in names), names
         pg.evaluate("window.fakeModel.set('height', 400)")
         assert pg.evaluate("document.querySelector('iframe.flowgrad-widget').getBoundingClientRect().height") == 400
         pg.screenshot(path=str(ARTIFACTS / "notebook-widget-dark.png"))
+        assert not pg.errors, pg.errors
+    finally:
+        ctx.close()
+
+
+def test_a_program_cannot_end_the_widgets_script(browser, recorded):
+    """Source, output and names are data in the widget's document: `</script>` in them ends nothing."""
+    esm, _ = recorded
+    import flowgrad
+
+    hostile = ('import torch\n# </script><script>parent.hacked = 1</script>\n'
+               'x = torch.tensor(1.0, requires_grad=True)\n(x * 2).backward()\n'
+               'print("</script><script>parent.hacked = 2</script><!--")\n')
+    t = flowgrad.trace(hostile)
+    assert t.error is None and "</script>" in t.stdout
+    ctx, pg = widget_page(browser, esm, t)
+    try:
+        _, f = frame_of(pg)
+        assert f.evaluate("document.getElementById('stdout').textContent") == t.stdout
+        assert f.evaluate("window.__fg.editor.text") == hostile
+        assert pg.evaluate("window.hacked") is None
+        # the widget's document has an origin of its own: the notebook's page is out of its reach
+        assert f.evaluate("(() => { try { return parent.document.title; } catch (e) { return e.name; } })()") == "SecurityError"
         assert not pg.errors, pg.errors
     finally:
         ctx.close()
