@@ -91,3 +91,9 @@ def test_magic_in_an_ipython_shell(capsys):
     assert out.out == "" and out.err.startswith("line 4: y = x @ w\nRuntimeError: mat1 and mat2 shapes")
     ip.run_line_magic("unload_ext", "flowgrad")
     assert "flowgrad" not in ip.magics_manager.magics["cell"]
+
+
+def test_a_run_past_its_time_is_stopped_and_the_next_one_runs():
+    t = flowgrad.trace("i = 0\nwhile True:\n    i += 1\n")
+    assert t.error is not None and t.error["type"] in ("TimeoutError", "LimitExceeded"), t.error
+    assert flowgrad.trace(SQUARE).stdout == "tensor(9., grad_fn=<PowBackward0>) tensor(6.)\n"
