@@ -63,7 +63,7 @@ class Trace:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
-            if self._shown is None:  # one widget however often it is shown (its module is 1.5 MB of state)
+            if self._shown is None:  # one widget however often it is shown (its module is 1.6 MB of state)
                 self._shown = self.widget(height=self.height)
         except ImportError:  # no anywidget (the `notebook` extra): text only
             return {"text/plain": repr(self)}
