@@ -46,10 +46,13 @@ def test_a_wheel_install_carries_the_page(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT, src, ignore=SKIP)
 
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing of the checkout on the path
+
     def run(*cmd, **kw):
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, **kw)
         assert out.returncode == 0, f"{cmd[:3]} failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
         return out
+
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel"), str(src))
     wheel = next((tmp_path / "wheel").glob("flowgrad-*.whl"))
     venv = tmp_path / "venv"
@@ -58,8 +61,9 @@ def test_a_wheel_install_carries_the_page(tmp_path):
     # the dependencies come from this interpreter's site-packages (a plain path: its editable finder is not loaded)
     purelib = run(str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip()
     (tmp_path / "elsewhere").mkdir()
+    # installed before the dependencies' path is added: pip must not take the checkout's own install for it
+    out = run(str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel))
+    assert "Successfully installed flowgrad" in out.stdout, out.stdout
     Path(purelib, "zz_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    run(str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing of the checkout on the path
-    out = run(str(py), "-c", CHECK, cwd=str(tmp_path / "elsewhere"), env=env)
+    out = run(str(py), "-c", CHECK, cwd=str(tmp_path / "elsewhere"))
     assert out.stdout.startswith("ok"), out.stdout + out.stderr
