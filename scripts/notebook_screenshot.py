@@ -91,6 +91,7 @@ def drive(port: int, token: str, out: Path) -> None:
         first = page.locator("iframe.flowgrad-widget").first
         first.scroll_into_view_if_needed()
         f = widget_frames(page)[0]
+        f.wait_for_function("document.body && document.body.dataset.ready != null", timeout=60000)
         f.evaluate("window.__fg.playing && document.getElementById('play').click()")
         inner = page.frame_locator("iframe.flowgrad-widget").first
         inner.get_by_role("button", name="Jump to end").click()
