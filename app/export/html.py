@@ -161,13 +161,13 @@ def load_assets(static: Path = STATIC, template: Path = TEMPLATE) -> Assets:
     return Assets(_json_for_script(orjson.dumps(modules)), "\n".join(styles), page, favicon)
 
 
-def build_html(trace_json: bytes, source: str, view: dict, assets: Assets | None = None) -> bytes:
-    """The file: the page in offline mode showing ``trace_json`` (the bytes /api/run answers) at ``view``."""
+def html_parts(assets: Assets | None = None, extra_head: str = "") -> tuple[bytes, bytes]:
+    """The file around its data: ``before + <the fg-offline JSON, `<` escaped> + after`` is the page in offline
+    mode. The notebook widget (flowgrad/widget.js) joins them in the browser with its trace; ``extra_head`` (its
+    styles and script) goes at the end of <head>."""
     assets = assets or load_assets()
-    data = (b'{"source":' + orjson.dumps(source) + b',"view":' + orjson.dumps(view)
-            + b',"trace":' + trace_json + b"}")
     head_extra = (f'<link rel="icon" href="{assets.favicon}" type="image/svg+xml">\n'
-                  f"{assets.styles_html}\n")
+                  f"{assets.styles_html}\n{extra_head}")
     page = assets.page_html.replace('<html lang="en" class="fg-loading">',
                                     '<html lang="en" class="fg-loading fg-offline">', 1)
     page = page.replace("</head>", head_extra + "</head>", 1)
@@ -175,10 +175,23 @@ def build_html(trace_json: bytes, source: str, view: dict, assets: Assets | None
     if not sep:
         raise ExportError("templates/index.html has no </body>")
     loader = LOADER.replace("%ENTRY%", _bare(ENTRY))
-    return b"".join([
-        head.encode(),
-        b'<script type="application/json" id="fg-offline">', _json_for_script(data), b"</script>\n",
+    before = head.encode() + b'<script type="application/json" id="fg-offline">'
+    after = b"".join([
+        b"</script>\n",
         b'<script type="application/json" id="fg-modules">', assets.modules_json, b"</script>\n",
         b"<script>", loader.encode(), b"</script>\n",
         sep.encode(), tail.encode(),
     ])
+    return before, after
+
+
+def offline_data(trace_json: bytes, source: str, view: dict) -> bytes:
+    """What ``static/js/offline.js`` reads: the source, the view to open at, the trace (the bytes /api/run answers)."""
+    return (b'{"source":' + orjson.dumps(source) + b',"view":' + orjson.dumps(view)
+            + b',"trace":' + trace_json + b"}")
+
+
+def build_html(trace_json: bytes, source: str, view: dict, assets: Assets | None = None) -> bytes:
+    """The file: the page in offline mode showing ``trace_json`` (the bytes /api/run answers) at ``view``."""
+    before, after = html_parts(assets)
+    return before + _json_for_script(offline_data(trace_json, source, view)) + after
