@@ -19,6 +19,7 @@ from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
+from .fma import fma32
 
 
 class _RequiredParameter:
@@ -145,18 +146,12 @@ def _bump_step(state, p):
 
 
 # ATen's CPU kernels fuse a multiply and an add (`vec::fmadd`) in add(alpha=), addcmul and lerp: one
-# rounding. For float32 the same single rounding is had in float64 (the float32 product is exact there);
-# other dtypes round twice (off by an ulp at most).
+# rounding (engine/optim/fma.py for float32); other dtypes round twice (off by an ulp at most).
 def _fma(x, y, z):
     """x * y + z with one rounding, in the dtype of the arrays (x may be a Python number)."""
-    dt = z.dtype
-    if dt != np.float32:
+    if z.dtype != np.float32:
         return x * y + z
-    if not isinstance(x, np.ndarray):
-        x = np.float32(x)
-    t = np.asarray(np.multiply(y, x, dtype=np.float64))  # exact in float64: the one temporary (an array even when 0-d)
-    np.add(t, z, out=t)
-    return t.astype(np.float32)
+    return fma32(x, y, z)
 
 
 def _add(z, y, alpha):
@@ -169,9 +164,7 @@ def _add_(z, y, alpha):
     if z.dtype != np.float32:
         z += alpha * y
         return
-    t = np.asarray(np.multiply(y, np.float32(alpha), dtype=np.float64))  # exact in float64: the one temporary
-    np.add(t, z, out=t)
-    np.copyto(z, t, casting="same_kind")
+    np.copyto(z, fma32(alpha, y, z))
 
 
 def _addcmul_(z, a, b, value):
