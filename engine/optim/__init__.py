@@ -19,6 +19,7 @@ from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
+from . import group_cache
 from .fma import fma32
 
 
@@ -246,8 +247,12 @@ class Optimizer:
         _zero_grads(params, set_to_none)
 
     def _checked_groups(self, numbers=True):
-        """The param groups as the update reads them: copies holding tensors and numbers only."""
+        """The param groups as the update reads them: copies holding tensors and numbers only (the last
+        copies while the groups are unchanged: group_cache)."""
         groups = self.param_groups
+        checked = group_cache.lookup(self.__dict__.get("_groups_snapshot"), groups)
+        if checked is not None:
+            return checked
         if type(groups) is not list:
             raise TypeError(f"param_groups must be a list, not {type_name(groups)}")
         out = []
@@ -261,6 +266,8 @@ class Optimizer:
             if numbers:
                 self._check_hyperparameters(g)
             out.append(g)
+        if numbers:
+            self._groups_snapshot = group_cache.snapshot(groups, out)
         return out
 
     def _check_hyperparameters(self, group):
@@ -287,6 +294,20 @@ class Optimizer:
     _HYPER: dict = {}
     _FLAGS: tuple = ()
 
+    def _update_group(self, items, group, state):
+        """Update the (parameter, its array, its gradient array) of one group, one parameter at a time."""
+        for p, data, g in items:
+            st = state.get(p)
+            if st is None:
+                st = {}
+                self._update(p, data, g, group, st)
+                if st:  # plain SGD keeps no state (and PyTorch's state_dict lists none)
+                    state[p] = st
+            else:
+                self._update(p, data, g, group, st)
+                if not st:
+                    del state[p]
+
     def step(self, closure=None):
         loss = None
         if closure is not None:
@@ -297,6 +318,7 @@ class Optimizer:
         updated = []
         state = self.state
         for group in groups:
+            items = []
             for p in group["params"]:
                 grad = p._grad
                 if grad is None:
@@ -307,11 +329,9 @@ class Optimizer:
                 g = np.asarray(grad._data)
                 if g.dtype != data.dtype:
                     g = g.astype(data.dtype)
-                st = state[p]
-                self._update(p, data, g, group, st)  # in place: aliases such as p.data see it
-                if not st:  # plain SGD keeps no state (and PyTorch's state_dict lists none)
-                    del state[p]
-                updated.append(p)
+                items.append((p, data, g))
+            self._update_group(items, group, state)  # in place: aliases such as p.data see it
+            updated += [p for p, _, _ in items]
         self._opt_called = True  # for the schedulers' "step() order" warning
         note_writes([p._data for p in updated])  # what backward saved of these parameters is stale now
         if rec is not None:
@@ -377,6 +397,9 @@ class Optimizer:
         return s + ")"
 
 
+_FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (no copies in and out)
+
+
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
@@ -399,6 +422,30 @@ class SGD(Optimizer):
         "weight_decay": _alpha_error,
     }
     _FLAGS = ("nesterov", "maximize")
+
+    def _update_group(self, items, group, state):
+        """Plain SGD (no momentum, no weight decay, no state) on float32 parameters that share no memory:
+        the small ones updated by one exact multiply-add over their concatenation (per-call overhead, not
+        arithmetic, is what a small parameter's update costs); the same numbers as one at a time."""
+        if state or len(items) < 2 or _hp(group, "momentum") != 0 or _hp(group, "weight_decay") != 0:
+            return super()._update_group(items, group, state)
+        arrays = [data for _, data, _ in items]
+        if any(a.dtype != np.float32 or a.base is not None for a in arrays) or len(set(map(id, arrays))) < len(items):
+            return super()._update_group(items, group, state)
+        small = [(data, g) for _, data, g in items if data.size <= _FUSED_UP_TO]
+        if len(small) < len(items):
+            super()._update_group([it for it in items if it[1].size > _FUSED_UP_TO], group, state)
+        if not small:
+            return None
+        alpha = _hp(group, "lr") if group["maximize"] else -_hp(group, "lr")  # add_(-grad, alpha=-lr) is exact the same
+        new = fma32(alpha, np.concatenate([g for _, g in small], axis=None),
+                    np.concatenate([data for data, _ in small], axis=None))
+        start = 0
+        for data, _ in small:
+            end = start + data.size
+            np.copyto(data, new[start:end].reshape(data.shape))
+            start = end
+        return None
 
     def _update(self, p, param, grad, group, state):
         lr, momentum = _hp(group, "lr"), _hp(group, "momentum")

@@ -94,3 +94,32 @@ def test_zeros_infinities_nan_and_0d():
         np.testing.assert_array_equal(_bits(got), _bits(_torch_add(z, y, alpha)))
     zero_d = fma32(-0.5, np.array(3.0, np.float32), np.array(1.0, np.float32))
     assert zero_d.shape == () and zero_d.dtype == np.float32 and float(zero_d) == -0.5
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_plain_sgd_group_update_is_bit_exact(maximize, duplicate):
+    """Plain SGD updates a group's small parameters by one multiply-add over their concatenation and its big
+    ones alone: the same bits as torch's one-at-a-time add_, also with a parameter listed twice."""
+    import warnings
+
+    import engine
+
+    rng = np.random.default_rng(3)
+    shapes = [(200, 100), (100,), (3, 4), (), (1, 7)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[(rng.standard_normal(s) * 10.0 ** rng.integers(-6, 2)).astype(np.float32) for s in shapes]
+             for _ in range(4)]
+    out = []
+    for lib in (engine, torch):
+        params = [lib.tensor(a.copy(), requires_grad=True) for a in init]  # engine.tensor(ndarray) shares it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            opt = lib.optim.SGD(params + params[2:3] if duplicate else params, lr=0.0123, maximize=maximize)
+        for gs in grads:
+            for p, g in zip(params, gs):
+                p.grad = lib.tensor(g.copy())
+            opt.step()
+        out.append([_bits(p.detach().numpy() if lib is torch else p._data) for p in params])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
