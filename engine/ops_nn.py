@@ -743,7 +743,7 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
         add(p_i, p_f, out=c)
         tanh(c, out=tc)
         mul(o, tc, out=h_next)
-    return xs, gates, cs, hs, tcs
+    return xs, gates, cs, hs, tcs, operands
 
 
 _LSTM_RUNS: dict = {}  # id(output array) -> (weakref to it, its run): backward reuses the forward's states
@@ -789,7 +789,7 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     memo = _LSTM_GRADS[0]
     if memo is not None and memo[0] is g and memo[1] is ans:  # ans: this node's own output, so never another's
         return memo[2]
-    xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
+    xs, gates, cs, hs, tcs, operands = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
     steps, hsz, batch = tcs.shape
     o, i, f, gg = (gates[:, k * hsz:(k + 1) * hsz] for k in range(4))
     # Everything but the recurrence, for all steps at once, in place: d(c_t)/d(h_t) and each gate's local
@@ -829,7 +829,7 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
         mul(local3[t], dc, out=dgates3[t])
         dc *= f[t]
         matmul(whh_t, d, out=dh)
-    result = {"dgates": dgates, "xs": xs, "hs": hs, 5: dh.T, 6: dc.T}
+    result = {"dgates": dgates, "xs": xs, "operands": operands, 5: dh.T, 6: dc.T}
     _LSTM_GRADS[0] = (g, ans, result)
     return result
 
@@ -846,14 +846,15 @@ def _lstm_grad(k, bw, w_ih, reverse):
         dx = (bw["flat"].T @ w_ih).reshape(steps, batch, -1)  # one matrix product for every step
         grad = dx[::-1] if reverse else dx
     else:
-        if k >= 3:
-            grad = bw[3] = bw[4] = bw["flat"].sum(axis=1)
-        elif k == 1:
-            xs = bw["xs"]
-            grad = bw["flat"] @ xs.reshape(-1, xs.shape[2])
-        else:
-            hs = bw["hs"][:-1]  # T, H, N
-            grad = bw["flat"] @ hs.transpose(0, 2, 1).reshape(-1, hs.shape[1])
+        # w_hh, w_ih and the biases from one product: the forward's per-step operands [h; x_t; 1] against the
+        # gate gradients, (4H, T*N) @ (T*N, H + I + 1); each part copied out C-ordered like its weight
+        operands = bw["operands"][:-1]  # T, H + I + 1, N
+        hsz, isz = dgates.shape[1] // 4, bw["xs"].shape[2]
+        whole = bw["flat"] @ operands.transpose(0, 2, 1).reshape(-1, operands.shape[1])
+        bw[2], bw[1] = np.ascontiguousarray(whole[:, :hsz]), np.ascontiguousarray(whole[:, hsz:hsz + isz])
+        if whole.shape[1] > hsz + isz:
+            bw[3] = bw[4] = np.ascontiguousarray(whole[:, -1])
+        grad = bw[k]
     bw[k] = grad
     return grad
 
