@@ -734,15 +734,16 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     p_i, p_f = prods[:hsz], prods[hsz:]
     steps_views = [(block[t, :4 * hsz], block[t, :sig_rows], block[t, hsz:sig_rows], block[t, sig_rows:],
                     block[t, :hsz], operands[t], hs[t + 1], cs[t + 1], tcs[t]) for t in range(steps)]
-    for a, sig, ifx, gcx, o, z, h_next, c, tc in steps_views:
-        matmul(weights, z, out=a)
-        tanh(a, out=a)
-        sig += 1
-        sig *= 0.5
-        mul(ifx, gcx, out=prods)  # i*g, f*c_prev
-        add(p_i, p_f, out=c)
-        tanh(c, out=tc)
-        mul(o, tc, out=h_next)
+    one, half = dt.type(1), dt.type(0.5)
+    for a, sig, ifx, gcx, o, z, h_next, c, tc in steps_views:  # out= passed by position: no keyword parsing
+        matmul(weights, z, a)
+        tanh(a, a)
+        add(sig, one, sig)
+        mul(sig, half, sig)
+        mul(ifx, gcx, prods)  # i*g, f*c_prev
+        add(p_i, p_f, c)
+        tanh(c, tc)
+        mul(o, tc, h_next)
     return xs, gates, cs, hs, tcs, operands
 
 
@@ -819,16 +820,17 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     mul, matmul = np.multiply, np.matmul
     local3 = local[:, :ifg].reshape(steps, 3, hsz, batch)  # views made once (see the forward)
     dgates3 = dgates[:, :ifg].reshape(steps, 3, hsz, batch)
-    for t in range(steps - 1, -1, -1):
+    add = np.add
+    for t in range(steps - 1, -1, -1):  # out= passed by position, as in the forward
         if d_out is not None:
-            dh += d_out[t]
-        mul(dh, dcdh[t], out=tmp)
-        dc += tmp
+            add(dh, d_out[t], dh)
+        mul(dh, dcdh[t], tmp)
+        add(dc, tmp, dc)
         d = dgates[t]
-        mul(local[t, ifg:], dh, out=d[ifg:])
-        mul(local3[t], dc, out=dgates3[t])
-        dc *= f[t]
-        matmul(whh_t, d, out=dh)
+        mul(local[t, ifg:], dh, d[ifg:])
+        mul(local3[t], dc, dgates3[t])
+        mul(dc, f[t], dc)
+        matmul(whh_t, d, dh)
     result = {"dgates": dgates, "xs": xs, "operands": operands, 5: dh.T, 6: dc.T}
     _LSTM_GRADS[0] = (g, ans, result)
     return result
