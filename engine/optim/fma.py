@@ -28,21 +28,28 @@ _SMALLEST_NORMAL32 = float(np.finfo(np.float32).tiny)  # 2**-126
 def fma32(x, y, z):
     """float32(x * y + z) rounded once, as a new array. y, z: float32 arrays of one shape; x: a float32 array
     of that shape or a number (rounded to float32 first, as ATen converts a Scalar alpha to the dtype)."""
-    if not isinstance(x, np.ndarray):
-        x = _F64.type(np.float32(x))  # a float64 scalar: the product below is computed (exactly) in float64
-        s = np.multiply(y, x, out=np.empty(np.shape(z), _F64))
-    else:
+    return _rounded_once(x if isinstance(x, np.ndarray) else np.float32(x), y, z)
+
+
+def _rounded_once(x, y, z):
+    """x * y + z in float64 (the product is exact there), rounded to float32 with the halfway cases fixed."""
+    if isinstance(x, np.ndarray) and x.ndim:
         s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
-    np.add(s, z, out=s)
-    ties = np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)
-    if ties.any():
-        _nudge(s, ties, x, y, z)
-    out = s.astype(_F32)
-    if out.size and not np.abs(out).min() > _SMALLEST_NORMAL32:  # zeros, subnormals (and NaN): rare
-        halfway = (np.abs(s) < _SMALLEST_NORMAL32) & (np.mod(s * 2.0 ** 150, 2.0) == 1.0)  # odd multiples of 2**-150
-        if halfway.any():
-            _nudge(s, halfway, x, y, z)
-            out = s.astype(_F32)
+    else:
+        x = _F64.type(x)  # a float64 scalar: the product below is computed (exactly) in float64
+        s = np.multiply(y, x, out=np.empty(np.shape(z), _F64))
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf and overflow give NaN and inf silently, as in torch
+        np.add(s, z, out=s)
+        ties = np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)
+        if ties.any():
+            _nudge(s, ties, x, y, z)
+        out = s.astype(_F32)
+        if out.size and not np.abs(out).min() > _SMALLEST_NORMAL32:  # zeros, subnormals (and NaN): rare
+            small = np.abs(s) < _SMALLEST_NORMAL32
+            halfway = small & (np.mod(np.where(small, s, 0.0) * 2.0 ** 150, 2.0) == 1.0)  # odd multiples of 2**-150
+            if halfway.any():
+                _nudge(s, halfway, x, y, z)
+                out = s.astype(_F32)
     return out
 
 
@@ -50,7 +57,7 @@ def _nudge(s, where, x, y, z):
     """Move the float64 sums `s[where]` (float32 halfway points) one float64 step toward the exact x*y + z.
     Called before `out` is written, so z (which may be out) still holds its old values."""
     st = s[where]
-    xs = x[where] if isinstance(x, np.ndarray) and x.ndim else x
+    xs = x[where] if x.ndim else x
     p = np.multiply(xs, np.asarray(y)[where], dtype=_F64)
     c = np.asarray(z, dtype=_F64)[where]
     bb = st - p  # Knuth's TwoSum: p + c - st exactly

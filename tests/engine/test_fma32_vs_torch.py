@@ -75,7 +75,7 @@ def test_traps_match_torch_and_the_exact_rounding():
 @pytest.mark.parametrize("seed", range(6))
 def test_random_values_of_every_magnitude_match_torch(seed):
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 5000))
+    n = int(rng.integers(1, 5000)) if seed % 2 else int(rng.integers(4096, 30000))
     with np.errstate(over="ignore"):
         z = (rng.standard_normal(n) * 10.0 ** rng.integers(-44, 38, n)).astype(np.float32)
         y = (rng.standard_normal(n) * 10.0 ** rng.integers(-44, 38, n)).astype(np.float32)
@@ -123,3 +123,20 @@ def test_plain_sgd_group_update_is_bit_exact(maximize, duplicate):
         out.append([_bits(p.detach().numpy() if lib is torch else p._data) for p in params])
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
+
+
+def test_large_arrays_with_infinities_and_nan_match_torch_without_warnings():
+    import warnings
+
+    rng = np.random.default_rng(9)
+    z = rng.standard_normal(10000).astype(np.float32)
+    y = rng.standard_normal(10000).astype(np.float32)
+    z[:4] = [np.inf, -np.inf, np.nan, 3.0e38]
+    y[4:8] = [np.inf, -np.inf, np.nan, -3.0e38]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for alpha in (-0.01, 7.0):
+            with np.errstate(over="ignore", invalid="ignore"):
+                expected = _torch_add(z, y, alpha)
+            got = fma32(alpha, y, z)
+            np.testing.assert_array_equal(_bits(got), _bits(expected))
