@@ -732,8 +732,8 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     # every view the loop touches, made once: slicing in the loop costs as much as a small ufunc call
     mul, add, tanh, matmul = np.multiply, np.add, np.tanh, np.matmul
     p_i, p_f = prods[:hsz], prods[hsz:]
-    steps_views = [(block[t, :4 * hsz], block[t, :sig_rows], block[t, hsz:sig_rows], block[t, sig_rows:],
-                    block[t, :hsz], operands[t], hs[t + 1], cs[t + 1], tcs[t]) for t in range(steps)]
+    steps_views = zip(block[:steps, :4 * hsz], block[:steps, :sig_rows], block[:steps, hsz:sig_rows],
+                      block[:steps, sig_rows:], block[:steps, :hsz], operands, hs[1:], cs[1:], tcs)
     one, half = dt.type(1), dt.type(0.5)
     for a, sig, ifx, gcx, o, z, h_next, c, tc in steps_views:  # out= passed by position: no keyword parsing
         matmul(weights, z, a)
@@ -821,15 +821,17 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     local3 = local[:, :ifg].reshape(steps, 3, hsz, batch)  # views made once (see the forward)
     dgates3 = dgates[:, :ifg].reshape(steps, 3, hsz, batch)
     add = np.add
-    for t in range(steps - 1, -1, -1):  # out= passed by position, as in the forward
-        if d_out is not None:
-            add(dh, d_out[t], dh)
-        mul(dh, dcdh[t], tmp)
+    # out= passed by position, and the steps' views made by iterating over arrays, as in the forward
+    per_step = zip(dcdh[::-1], dgates[::-1], local[::-1, ifg:], dgates[::-1, ifg:], local3[::-1], dgates3[::-1],
+                   f[::-1], d_out[::-1] if d_out is not None else [None] * steps)
+    for dcdh_t, d, local_o, d_o, local_ifg, d_ifg, f_t, d_out_t in per_step:
+        if d_out_t is not None:
+            add(dh, d_out_t, dh)
+        mul(dh, dcdh_t, tmp)
         add(dc, tmp, dc)
-        d = dgates[t]
-        mul(local[t, ifg:], dh, d[ifg:])
-        mul(local3[t], dc, dgates3[t])
-        mul(dc, f[t], dc)
+        mul(local_o, dh, d_o)
+        mul(local_ifg, dc, d_ifg)
+        mul(dc, f_t, dc)
         matmul(whh_t, d, dh)
     result = {"dgates": dgates, "xs": xs, "operands": operands, 5: dh.T, 6: dc.T}
     _LSTM_GRADS[0] = (g, ans, result)
