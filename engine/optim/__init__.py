@@ -5,7 +5,8 @@ operation for operation (in the parameter's dtype), so N steps give PyTorch's pa
 `_checked_groups`: every group a dict, every parameter a tensor, every hyperparameter a number (one-
 element tensors count, as in PyTorch) — else PyTorch's error for that hyperparameter — so no program
 object reaches the update or the trace (`optim_step` records `lr`). The state (`optimizer.state[p]`)
-is checked where it is read: tensors shaped like the parameter.
+is checked where it is read: tensors shaped like the parameter. The checked groups are reused while the
+program leaves `param_groups` unchanged (group_cache.py); float32 multiply-adds round once (fma.py).
 """
 from __future__ import annotations
 
@@ -437,7 +438,7 @@ class SGD(Optimizer):
             super()._update_group([it for it in items if it[1].size > _FUSED_UP_TO], group, state)
         if not small:
             return None
-        alpha = _hp(group, "lr") if group["maximize"] else -_hp(group, "lr")  # add_(-grad, alpha=-lr) is exact the same
+        alpha = _hp(group, "lr") if group["maximize"] else -_hp(group, "lr")  # add_(-grad, alpha=-lr): the same product, negated exactly
         new = fma32(alpha, np.concatenate([g for _, g in small], axis=None),
                     np.concatenate([data for data, _ in small], axis=None))
         start = 0
