@@ -12,7 +12,8 @@ halfway point as the true sum (halfway points are float64 numbers, and rounding 
 So only sums that sit exactly on a halfway point are redone, with their exact error (Knuth's TwoSum) moving
 them one float64 step toward the true sum. Halfway points of normal float32 are float64 numbers whose low
 29 mantissa bits are 1 followed by 28 zeros; below 2**-126 float32 is subnormal and its halfway points are
-the odd multiples of 2**-150, checked separately (on the few sums that small).
+the odd multiples of 2**-150, checked separately (on the few sums that small). Big arrays first try float32
+alone (_bracketed: half the bytes of float64) and take the float64 way only where that leaves the answer open.
 """
 from __future__ import annotations
 
@@ -28,7 +29,35 @@ _SMALLEST_NORMAL32 = float(np.finfo(np.float32).tiny)  # 2**-126
 def fma32(x, y, z):
     """float32(x * y + z) rounded once, as a new array. y, z: float32 arrays of one shape; x: a float32 array
     of that shape or a number (rounded to float32 first, as ATen converts a Scalar alpha to the dtype)."""
-    return _rounded_once(x if isinstance(x, np.ndarray) else np.float32(x), y, z)
+    if not isinstance(x, np.ndarray):
+        x = np.float32(x)
+    if np.size(z) < _BRACKET_FROM:
+        return _rounded_once(x, y, z)
+    out, unsure = _bracketed(x, y, z)
+    idx = np.flatnonzero(unsure)
+    if idx.size:
+        out.reshape(-1)[idx] = _rounded_once(x.reshape(-1)[idx] if x.ndim else x, y.reshape(-1)[idx],
+                                             z.reshape(-1)[idx])
+    return out
+
+
+_BRACKET_FROM = 1 << 14  # elements: below, fewer numpy calls (float64 throughout) beat fewer bytes (the bracket)
+
+
+def _bracketed(x, y, z):
+    """float32 arithmetic only. p = x*y lies between the two float32 neighbours of fl(p) (it is within half a
+    step of it), and rounding is monotonic, so float32(z + p) lies between z plus either neighbour, each
+    rounded: where those agree, that is the answer. The neighbours are fl(p)'s bit pattern -1 and +1 (toward
+    and away from zero whatever the sign; a zero, infinity or NaN gives a NaN there: never agreeing).
+    `unsure` marks the rest: about |p| / |z| of the elements, a few percent in an SGD step."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow and inf - inf: unsure, redone exactly
+        ph = np.multiply(x, y)
+        bits = ph.view(np.int32)
+        lo = np.subtract(bits, 1).view(np.float32)
+        hi = np.add(bits, 1).view(np.float32)
+        lo += z
+        hi += z
+    return lo, np.not_equal(lo, hi)
 
 
 def _rounded_once(x, y, z):

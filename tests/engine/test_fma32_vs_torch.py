@@ -72,6 +72,20 @@ def test_traps_match_torch_and_the_exact_rounding():
     np.testing.assert_array_equal(_bits(got), _bits(exact))
 
 
+def test_traps_in_a_big_array_match_torch():
+    """Big arrays take the float32 bracket first (fma.py): the traps sit among ordinary SGD-sized values."""
+    rng = np.random.default_rng(4)
+    z, y, alphas = _double_rounding_traps(rng, 3000)
+    alpha = -(1 + 2.0 ** -23)
+    sel = alphas == np.float32(alpha)
+    n = 40000
+    zz = rng.uniform(-0.05, 0.05, n).astype(np.float32)
+    yy = (rng.standard_normal(n) * 1e-3).astype(np.float32)
+    at = rng.choice(n, int(sel.sum()), replace=False)
+    zz[at], yy[at] = z[sel], y[sel]
+    np.testing.assert_array_equal(_bits(fma32(alpha, yy, zz)), _bits(_torch_add(zz, yy, alpha)))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_random_values_of_every_magnitude_match_torch(seed):
     rng = np.random.default_rng(seed)
@@ -129,8 +143,8 @@ def test_large_arrays_with_infinities_and_nan_match_torch_without_warnings():
     import warnings
 
     rng = np.random.default_rng(9)
-    z = rng.standard_normal(10000).astype(np.float32)
-    y = rng.standard_normal(10000).astype(np.float32)
+    z = rng.standard_normal(20000).astype(np.float32)  # big enough for the float32 bracket (fma.py)
+    y = rng.standard_normal(20000).astype(np.float32)
     z[:4] = [np.inf, -np.inf, np.nan, 3.0e38]
     y[4:8] = [np.inf, -np.inf, np.nan, -3.0e38]
     with warnings.catch_warnings():
