@@ -438,7 +438,8 @@ class SGD(Optimizer):
             super()._update_group([it for it in items if it[1].size > _FUSED_UP_TO], group, state)
         if not small:
             return None
-        alpha = _hp(group, "lr") if group["maximize"] else -_hp(group, "lr")  # add_(-grad, alpha=-lr): the same product, negated exactly
+        lr = _hp(group, "lr")
+        alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
         new = fma32(alpha, np.concatenate([g for _, g in small], axis=None),
                     np.concatenate([data for data, _ in small], axis=None))
         start = 0
