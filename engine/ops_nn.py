@@ -697,27 +697,34 @@ def _gate_order(hsz):
 def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """One LSTM layer over a whole sequence (PyTorch's fused CPU layer): the step states backward needs.
     sigmoid(a) = (tanh(a/2) + 1)/2, so the sigmoid gates' pre-activations are halved up front (in the
-    weights and the input projection) and one tanh per step serves all four gates. The states are kept
-    transposed, features by batch ((4H, N) gates, (H, N) h and c): each gate is then a contiguous block,
-    so every elementwise call of the step runs over contiguous memory (~25 % faster than (N, 4H) rows)."""
+    weights) and one tanh per step serves all four gates. The states are kept transposed, features by batch
+    ((4H, N) gates, (H, N) h and c): each gate is then a contiguous block, so every elementwise call of the
+    step runs over contiguous memory (~25 % faster than (N, 4H) rows). Each step's gates are one matrix
+    product [W_hh | W_ih | b_ih + b_hh] @ [h; x_t; 1]: the input projection and the biases ride along in the
+    recurrent product (one call a step, no separate projection of the sequence)."""
     xs = x[::-1] if reverse else x
-    steps, batch = xs.shape[:2]
+    steps, batch, isz = xs.shape
     hsz = w_hh.shape[1]
     dt = np.result_type(x.dtype, w_ih.dtype)
     order = _gate_order(hsz)
-    half = np.full((4 * hsz, 1), 0.5, dtype=dt)
-    half[3 * hsz:] = 1.0
-    # every step's input projection at once, as one matrix product (T·N, 4H), then laid out (T, 4H, N)
-    proj = np.ascontiguousarray((xs.reshape(-1, xs.shape[2]) @ w_ih[order].T).reshape(steps, batch, -1).transpose(0, 2, 1))
-    if b_ih is not None:
-        proj += (b_ih + b_hh)[order][:, None]
-    proj *= half
-    whh = w_hh[order] * half
+    bias = b_ih is not None
+    k = hsz + isz + bias
+    weights = np.empty((4 * hsz, k), dtype=dt)
+    weights[:, :hsz] = w_hh[order]
+    weights[:, hsz:hsz + isz] = w_ih[order]
+    if bias:
+        weights[:, -1] = (b_ih + b_hh)[order]
+    weights[:3 * hsz] *= 0.5
+    # per step [h_t; x_t; 1], features by batch: h_{t+1} is written straight into the next step's operand
+    operands = np.empty((steps + 1, k, batch), dtype=dt)
+    operands[:steps, hsz:hsz + isz] = xs.transpose(0, 2, 1)
+    if bias:
+        operands[:, -1] = 1
+    hs = operands[:, :hsz]
     # Each step's block holds (o, i, f, g) after the activations, then the step's incoming cell state: i, f
     # and g, c_prev are then side by side, so i*g and f*c_prev are one multiply.
     block = np.empty((steps + 1, 5 * hsz, batch), dtype=dt)
     gates, cs = block[:steps, :4 * hsz], block[:, 4 * hsz:]
-    hs = np.empty((steps + 1, hsz, batch), dtype=dt)
     tcs = np.empty((steps, hsz, batch), dtype=dt)
     prods = np.empty((2 * hsz, batch), dtype=dt)
     hs[0], cs[0] = h0.T, c0.T
@@ -725,19 +732,19 @@ def _lstm_run(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     # every view the loop touches, made once: slicing in the loop costs as much as a small ufunc call
     mul, add, tanh, matmul = np.multiply, np.add, np.tanh, np.matmul
     p_i, p_f = prods[:hsz], prods[hsz:]
-    steps_views = [(block[t, :4 * hsz], block[t, :sig_rows], block[t, hsz:sig_rows], block[t, sig_rows:],
-                    block[t, :hsz], proj[t], hs[t], hs[t + 1], cs[t + 1], tcs[t]) for t in range(steps)]
-    for a, sig, ifx, gcx, o, pt, h_prev, h_next, c, tc in steps_views:
-        matmul(whh, h_prev, out=a)
-        a += pt
-        tanh(a, out=a)
-        sig += 1
-        sig *= 0.5
-        mul(ifx, gcx, out=prods)  # i*g, f*c_prev
-        add(p_i, p_f, out=c)
-        tanh(c, out=tc)
-        mul(o, tc, out=h_next)
-    return xs, gates, cs, hs, tcs
+    steps_views = zip(block[:steps, :4 * hsz], block[:steps, :sig_rows], block[:steps, hsz:sig_rows],
+                      block[:steps, sig_rows:], block[:steps, :hsz], operands, hs[1:], cs[1:], tcs)
+    one, half = dt.type(1), dt.type(0.5)
+    for a, sig, ifx, gcx, o, z, h_next, c, tc in steps_views:  # out= passed by position: no keyword parsing
+        matmul(weights, z, a)
+        tanh(a, a)
+        add(sig, one, sig)
+        mul(sig, half, sig)
+        mul(ifx, gcx, prods)  # i*g, f*c_prev
+        add(p_i, p_f, c)
+        tanh(c, tc)
+        mul(o, tc, h_next)
+    return xs, gates, cs, hs, tcs, operands
 
 
 _LSTM_RUNS: dict = {}  # id(output array) -> (weakref to it, its run): backward reuses the forward's states
@@ -783,7 +790,7 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     memo = _LSTM_GRADS[0]
     if memo is not None and memo[0] is g and memo[1] is ans:  # ans: this node's own output, so never another's
         return memo[2]
-    xs, gates, cs, hs, tcs = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
+    xs, gates, cs, hs, tcs, operands = _recall(ans, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse))
     steps, hsz, batch = tcs.shape
     o, i, f, gg = (gates[:, k * hsz:(k + 1) * hsz] for k in range(4))
     # Everything but the recurrence, for all steps at once, in place: d(c_t)/d(h_t) and each gate's local
@@ -813,17 +820,20 @@ def _lstm_backward(g, ans, x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
     mul, matmul = np.multiply, np.matmul
     local3 = local[:, :ifg].reshape(steps, 3, hsz, batch)  # views made once (see the forward)
     dgates3 = dgates[:, :ifg].reshape(steps, 3, hsz, batch)
-    for t in range(steps - 1, -1, -1):
-        if d_out is not None:
-            dh += d_out[t]
-        mul(dh, dcdh[t], out=tmp)
-        dc += tmp
-        d = dgates[t]
-        mul(local[t, ifg:], dh, out=d[ifg:])
-        mul(local3[t], dc, out=dgates3[t])
-        dc *= f[t]
-        matmul(whh_t, d, out=dh)
-    result = {"dgates": dgates, "xs": xs, "hs": hs, 5: dh.T, 6: dc.T}
+    add = np.add
+    # out= passed by position, and the steps' views made by iterating over arrays, as in the forward
+    per_step = zip(dcdh[::-1], dgates[::-1], local[::-1, ifg:], dgates[::-1, ifg:], local3[::-1], dgates3[::-1],
+                   f[::-1], d_out[::-1] if d_out is not None else [None] * steps)
+    for dcdh_t, d, local_o, d_o, local_ifg, d_ifg, f_t, d_out_t in per_step:
+        if d_out_t is not None:
+            add(dh, d_out_t, dh)
+        mul(dh, dcdh_t, tmp)
+        add(dc, tmp, dc)
+        mul(local_o, dh, d_o)
+        mul(local_ifg, dc, d_ifg)
+        mul(dc, f_t, dc)
+        matmul(whh_t, d, dh)
+    result = {"dgates": dgates, "xs": xs, "operands": operands, 5: dh.T, 6: dc.T}
     _LSTM_GRADS[0] = (g, ans, result)
     return result
 
@@ -840,14 +850,15 @@ def _lstm_grad(k, bw, w_ih, reverse):
         dx = (bw["flat"].T @ w_ih).reshape(steps, batch, -1)  # one matrix product for every step
         grad = dx[::-1] if reverse else dx
     else:
-        if k >= 3:
-            grad = bw[3] = bw[4] = bw["flat"].sum(axis=1)
-        elif k == 1:
-            xs = bw["xs"]
-            grad = bw["flat"] @ xs.reshape(-1, xs.shape[2])
-        else:
-            hs = bw["hs"][:-1]  # T, H, N
-            grad = bw["flat"] @ hs.transpose(0, 2, 1).reshape(-1, hs.shape[1])
+        # w_hh, w_ih and the biases from one product: the forward's per-step operands [h; x_t; 1] against the
+        # gate gradients, (4H, T*N) @ (T*N, H + I + 1); each part copied out C-ordered like its weight
+        operands = bw["operands"][:-1]  # T, H + I + 1, N
+        hsz, isz = dgates.shape[1] // 4, bw["xs"].shape[2]
+        whole = bw["flat"] @ operands.transpose(0, 2, 1).reshape(-1, operands.shape[1])
+        bw[2], bw[1] = np.ascontiguousarray(whole[:, :hsz]), np.ascontiguousarray(whole[:, hsz:hsz + isz])
+        if whole.shape[1] > hsz + isz:
+            bw[3] = bw[4] = np.ascontiguousarray(whole[:, -1])
+        grad = bw[k]
     bw[k] = grad
     return grad
 

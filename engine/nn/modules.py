@@ -522,6 +522,9 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x):
+        params = self._parameters  # what self.weight / self.bias find, without __getattr__'s registry walk
+        if "weight" in params and "bias" in params:
+            return F.linear(x, params["weight"], params["bias"])
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):

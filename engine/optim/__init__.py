@@ -5,7 +5,8 @@ operation for operation (in the parameter's dtype), so N steps give PyTorch's pa
 `_checked_groups`: every group a dict, every parameter a tensor, every hyperparameter a number (one-
 element tensors count, as in PyTorch) — else PyTorch's error for that hyperparameter — so no program
 object reaches the update or the trace (`optim_step` records `lr`). The state (`optimizer.state[p]`)
-is checked where it is read: tensors shaped like the parameter.
+is checked where it is read: tensors shaped like the parameter. The checked groups are reused while the
+program leaves `param_groups` unchanged (group_cache.py); float32 multiply-adds round once (fma.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
+from . import group_cache
+from .fma import fma32
 
 
 class _RequiredParameter:
@@ -145,18 +148,12 @@ def _bump_step(state, p):
 
 
 # ATen's CPU kernels fuse a multiply and an add (`vec::fmadd`) in add(alpha=), addcmul and lerp: one
-# rounding. For float32 the same single rounding is had in float64 (the float32 product is exact there);
-# other dtypes round twice (off by an ulp at most).
+# rounding (engine/optim/fma.py for float32); other dtypes round twice (off by an ulp at most).
 def _fma(x, y, z):
     """x * y + z with one rounding, in the dtype of the arrays (x may be a Python number)."""
-    dt = z.dtype
-    if dt != np.float32:
+    if z.dtype != np.float32:
         return x * y + z
-    if not isinstance(x, np.ndarray):
-        x = np.float32(x)
-    t = np.asarray(np.multiply(y, x, dtype=np.float64))  # exact in float64: the one temporary (an array even when 0-d)
-    np.add(t, z, out=t)
-    return t.astype(np.float32)
+    return fma32(x, y, z)
 
 
 def _add(z, y, alpha):
@@ -169,9 +166,7 @@ def _add_(z, y, alpha):
     if z.dtype != np.float32:
         z += alpha * y
         return
-    t = np.asarray(np.multiply(y, np.float32(alpha), dtype=np.float64))  # exact in float64: the one temporary
-    np.add(t, z, out=t)
-    np.copyto(z, t, casting="same_kind")
+    np.copyto(z, fma32(alpha, y, z))
 
 
 def _addcmul_(z, a, b, value):
@@ -253,8 +248,12 @@ class Optimizer:
         _zero_grads(params, set_to_none)
 
     def _checked_groups(self, numbers=True):
-        """The param groups as the update reads them: copies holding tensors and numbers only."""
+        """The param groups as the update reads them: copies holding tensors and numbers only (the last
+        copies while the groups are unchanged: group_cache)."""
         groups = self.param_groups
+        checked = group_cache.lookup(self.__dict__.get("_groups_snapshot"), groups)
+        if checked is not None:
+            return checked
         if type(groups) is not list:
             raise TypeError(f"param_groups must be a list, not {type_name(groups)}")
         out = []
@@ -268,6 +267,8 @@ class Optimizer:
             if numbers:
                 self._check_hyperparameters(g)
             out.append(g)
+        if numbers:
+            self._groups_snapshot = group_cache.snapshot(groups, out)
         return out
 
     def _check_hyperparameters(self, group):
@@ -294,6 +295,20 @@ class Optimizer:
     _HYPER: dict = {}
     _FLAGS: tuple = ()
 
+    def _update_group(self, items, group, state):
+        """Update the (parameter, its array, its gradient array) of one group, one parameter at a time."""
+        for p, data, g in items:
+            st = state.get(p)
+            if st is None:
+                st = {}
+                self._update(p, data, g, group, st)
+                if st:  # plain SGD keeps no state (and PyTorch's state_dict lists none)
+                    state[p] = st
+            else:
+                self._update(p, data, g, group, st)
+                if not st:
+                    del state[p]
+
     def step(self, closure=None):
         loss = None
         if closure is not None:
@@ -304,6 +319,7 @@ class Optimizer:
         updated = []
         state = self.state
         for group in groups:
+            items = []
             for p in group["params"]:
                 grad = p._grad
                 if grad is None:
@@ -314,11 +330,9 @@ class Optimizer:
                 g = np.asarray(grad._data)
                 if g.dtype != data.dtype:
                     g = g.astype(data.dtype)
-                st = state[p]
-                self._update(p, data, g, group, st)  # in place: aliases such as p.data see it
-                if not st:  # plain SGD keeps no state (and PyTorch's state_dict lists none)
-                    del state[p]
-                updated.append(p)
+                items.append((p, data, g))
+            self._update_group(items, group, state)  # in place: aliases such as p.data see it
+            updated += [p for p, _, _ in items]
         self._opt_called = True  # for the schedulers' "step() order" warning
         note_writes([p._data for p in updated])  # what backward saved of these parameters is stale now
         if rec is not None:
@@ -384,6 +398,9 @@ class Optimizer:
         return s + ")"
 
 
+_FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (no copies in and out)
+
+
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
@@ -406,6 +423,31 @@ class SGD(Optimizer):
         "weight_decay": _alpha_error,
     }
     _FLAGS = ("nesterov", "maximize")
+
+    def _update_group(self, items, group, state):
+        """Plain SGD (no momentum, no weight decay, no state) on float32 parameters that share no memory:
+        the small ones updated by one exact multiply-add over their concatenation (per-call overhead, not
+        arithmetic, is what a small parameter's update costs); the same numbers as one at a time."""
+        if state or len(items) < 2 or _hp(group, "momentum") != 0 or _hp(group, "weight_decay") != 0:
+            return super()._update_group(items, group, state)
+        arrays = [data for _, data, _ in items]
+        if any(a.dtype != np.float32 or a.base is not None for a in arrays) or len(set(map(id, arrays))) < len(items):
+            return super()._update_group(items, group, state)
+        small = [(data, g) for _, data, g in items if data.size <= _FUSED_UP_TO]
+        if len(small) < len(items):
+            super()._update_group([it for it in items if it[1].size > _FUSED_UP_TO], group, state)
+        if not small:
+            return None
+        lr = _hp(group, "lr")
+        alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
+        new = fma32(alpha, np.concatenate([g for _, g in small], axis=None),
+                    np.concatenate([data for data, _ in small], axis=None))
+        start = 0
+        for data, _ in small:
+            end = start + data.size
+            np.copyto(data, new[start:end].reshape(data.shape))
+            start = end
+        return None
 
     def _update(self, p, param, grad, group, state):
         lr, momentum = _hp(group, "lr"), _hp(group, "momentum")
