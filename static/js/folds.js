@@ -33,7 +33,9 @@ function countText(g) {
 export const folds = {
   // ---- drawing ---------------------------------------------------------------------------
   initFolded() {
-    this.fold = { expanded: new Map(), inflight: new Map(), path: [], lastGroup: null };
+    // fetches in flight live on the model: a redraw of the same pass (names arriving) must not ask twice
+    if (this.model && !this.model.inflight) this.model.inflight = new Map();
+    this.fold = { expanded: new Map(), inflight: this.model ? this.model.inflight : new Map(), path: [] };
     this.svg.classList.toggle("fg-folded", !!(this.model && this.model.folded));
   },
 
@@ -259,7 +261,13 @@ export const folds = {
 
   runExpired() {
     if (this._rerunning) return;
+    if (this._expiredAt != null && this.model && this.model.createdAt > this._expiredAt) {
+      // the run made to replace an expired one expired too: say so rather than run again and again
+      setStatus("the server did not keep this run: try Run again later", true);
+      return;
+    }
     this._rerunning = true;
+    this._expiredAt = performance.now();
     setStatus("this run is no longer on the server: running the program again…");
     document.body.dataset.runExpired = "1";
     const again = app.run ? app.run() : null;

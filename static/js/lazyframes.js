@@ -18,6 +18,7 @@ export const lazyFrames = {
     this.nodes = new Map(this.graph.nodes.map((n) => [n.id, n]));
     this.edges = new Map(this.graph.edges.map((e) => [e.id, e]));
     this.folded = true;
+    this.createdAt = performance.now();  // a run that expires again right after being run anew is not run a third time
     this.tree = g.tree || {};
     this.payloads = new Map();
     this.nodeGroup = new Map();  // node id -> the group whose payload drew it

@@ -51,8 +51,8 @@ def serve(page, name: str = "chain", n: int = 3300, *, expired: bool = False, in
 
 
 def run_folded(page, name="chain", n=3300, **kw):
+    open_app(page)  # the page's own first run is not the fixture's
     asked, source = serve(page, name, n, **kw)
-    open_app(page)
     run_source(page, source)
     pause(page)
     page.keyboard.press("Home")
@@ -86,7 +86,7 @@ def test_collapsed_groups_are_buttons_with_count_and_summary(page, shot):
 
 def test_expand_in_place_and_collapse_restores(page, shot):
     run_folded(page, "rnn", 200)
-    before = {i: box_of(page, i) for i in ("t1", "t2", "t3", "t4", "n1001", "t1001")}
+    before = {i: box_of(page, i) for i in ("t1", "t2", "t3", "t4", "n1001", "t1005")}
     fold = box_of(page, "g0_200")
     expand(page, "g0_200")
     assert page.evaluate("window.__fg.graph.isExpanded('g0_200')")
@@ -154,27 +154,49 @@ def test_stepping_into_a_fold_expands_it_and_shows_the_lazy_value(page, shot):
 
 
 def test_run_expired_runs_the_program_again(page):
-    run_folded(page, "rnn", 200, expired=True)
-    runs = page.evaluate("window.__fg.runSeq")
+    open_app(page)
+    _, source = serve(page, "rnn", 200, expired=True)
+    first = page.evaluate("window.__fg.runSeq")
+    run_source(page, source)
+    pause(page)
+    expand(page, "g0_200")  # 404 RunExpired: the page runs the program again
+    page.wait_for_function("seq => window.__fg.runSeq >= seq + 2", arg=first)
+    assert page.evaluate("window.__fg.runSeq") == first + 2
+    page.wait_for_function("/again|did not keep/.test(document.getElementById('status').textContent)")
+    # the new run's answer expired too: no endless re-running, the status line says so
+    pause(page)
     expand(page, "g0_200")
-    page.wait_for_function("seq => window.__fg.runSeq > seq", arg=runs)
-    page.wait_for_function("document.getElementById('status').textContent.includes('run')")
-    assert "again" in page.locator("#status").text_content()
+    page.wait_for_function("document.getElementById('status').textContent.includes('did not keep')")
+    runs = page.evaluate("window.__fg.runSeq")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__fg.runSeq") == runs
 
 
 def test_culling_keeps_the_dom_small_on_a_huge_expanded_group(page, shot):
     run_folded(page)
-    for gid in ("g0_3300", "g0_100", "g0_10", "gi0", "gi1", "gi2"):
+    for gid in ["g0_3300", "g0_100", "g0_10", "g10_20"] + [f"gi{i}" for i in range(20)]:
         expand(page, gid)
-    page.evaluate("window.__fg.graph.zoomer.scaleTo(window.d3sel = null || window.__fg.graph.svgSel || (window.__fg.graph.svgSel = null), 1)") if False else None
-    # zoom in on the first iteration: most records are out of view and not rendered
+    total = page.evaluate("window.__fg.graph.nodeEls.size")
+    assert total > 150
+    # zoomed in on the first iteration: most records are out of view and not rendered
+    page.evaluate("window.__fg.graph.zoomBy(3)")
+    page.wait_for_timeout(400)
     page.evaluate("""() => { const g = window.__fg.graph, n = g.nodeEls.get('n1').n; g.panTo(n.x, n.y); }""")
     page.wait_for_timeout(200)
-    shown = page.evaluate("[...document.querySelectorAll('svg.fg-graph [data-node-id]')].filter(e => !e.closest('[display=none]')).length")
-    total = page.evaluate("window.__fg.graph.nodeEls.size")
-    assert total > 60 and shown < total
+    drawn = "[...document.querySelectorAll('svg.fg-graph [data-node-id]')].filter(e => !e.closest('[display=none]')).length"
+    shown = page.evaluate(drawn)
+    assert shown < total / 4
+    shot(page, "folds_chain_zoomed_in")
+    # panning brings records back (and paints them at the current step)
+    page.evaluate("""() => { const g = window.__fg.graph, n = g.nodeEls.get('n46').n; g.panTo(n.x, n.y); }""")
+    page.wait_for_timeout(200)
+    assert page.evaluate("() => { const r = window.__fg.graph.nodeEls.get('n46'); return !r.culled; }")
     # zoomed far out: records are dots, labels hidden
-    page.evaluate("() => { const g = window.__fg.graph; g.zoomer.scaleTo(window.__fg.graph.svgSelection(), 0.1); }") if False else None
+    page.evaluate("window.__fg.graph.fit(false)")
+    page.evaluate("window.__fg.graph.zoomBy(0.05)")
+    page.wait_for_timeout(400)
+    assert page.evaluate("document.querySelector('svg.fg-graph').classList.contains('fg-far')")
+    shot(page, "folds_chain_far")
     page.errors.check()
 
 
