@@ -150,23 +150,33 @@ export const folds = {
 
   // Space opens (or closes) at the vertical line x = xl and the horizontal line y = yl: whatever
   // starts right of / below them moves by dw / dh, boxes crossing them grow. Nothing is laid out again.
-  shiftSpace(xl, yl, dw, dh) {
+  shiftSpace(xl, yl, dw, dh, gid = null) {
     const moved = [];
     if (!dw && !dh) return moved;
     const mx = (x) => (x >= xl - EPS ? dw : 0), my = (y) => (y >= yl - EPS ? dh : 0);
-    for (const rec of this.nodeEls.values()) {
+    const moves = new Map();
+    for (const [id, rec] of this.nodeEls) {
+      if (id === gid) continue;
       const n = rec.n;
       const ddx = mx(n.x - n.w / 2), ddy = my(n.y - n.h / 2);
+      moves.set(id, [ddx, ddy]);
       if (!ddx && !ddy) continue;
       n.x += ddx;
       n.y += ddy;
       moved.push({ rec, dx: ddx, dy: ddy });
     }
+    // an edge's ends follow the records they touch; its middle (and ends on a group box) follow the lines
     for (const rec of this.edgeEls.values()) {
       const pts = rec.e.points || [];
-      if (!pts.some(([x, y]) => mx(x) || my(y))) continue;
-      rec.e.points = pts.map(([x, y]) => [x + mx(x), y + my(y)]);
-      rec.path.setAttribute("d", pathD(rec.e.points));
+      if (!pts.length) continue;
+      const first = moves.get(rec.e.source), last = moves.get(rec.e.target);
+      const out = pts.map(([x, y], i) => {
+        const d = i === 0 && first ? first : i === pts.length - 1 && last ? last : [mx(x), my(y)];
+        return [x + d[0], y + d[1]];
+      });
+      if (out.every(([x, y], i) => x === pts[i][0] && y === pts[i][1])) continue;
+      rec.e.points = out;
+      rec.path.setAttribute("d", pathD(out));
       rec.bb = null;
       this.placeBadge(rec);
     }
@@ -294,7 +304,7 @@ export const folds = {
     if (!rec || this.isExpanded(gid)) return false;
     const n = rec.n, F = FOLD;
     const box = { x: n.x - n.w / 2, y: n.y - n.h / 2, w: Math.max(n.w, payload.width + 2 * F.pad), h: Math.max(n.h, payload.height + F.pad + F.titleBand) };
-    const moved = this.shiftSpace(box.x + n.w, box.y + n.h, box.w - n.w, box.h - n.h);
+    const moved = this.shiftSpace(box.x + n.w, box.y + n.h, box.w - n.w, box.h - n.h, gid);
     rec.g.remove();
     this.nodeEls.delete(gid);
     this.sig.delete(gid);
@@ -354,7 +364,7 @@ export const folds = {
     n.x = b.x + n.w / 2;
     n.y = b.y + n.h / 2;
     this.renderGroupNode(n);
-    const moved = this.shiftSpace(b.x + b.w, b.y + b.h, n.w - b.w, n.h - b.h);
+    const moved = this.shiftSpace(b.x + b.w, b.y + b.h, n.w - b.w, n.h - b.h, gid);
     if (animate) this.glide(moved);
     else for (const m of moved) this.placeRecord(m.rec);
   },
