@@ -124,7 +124,8 @@ export const folds = {
     const grp = el("g", { class: "fg-group-box", "data-group-id": gid, transform: `translate(${box.x},${box.y})` }, this.layers.clusters);
     const rect = el("rect", { class: "fg-gbox", width: box.w, height: box.h, rx: F.radius }, grp);
     const title = el("text", { x: B.x + B.w + 6, y: B.y + B.h / 2, "dominant-baseline": "central", "font-size": GRAPH.fonts.cluster }, grp);
-    title.textContent = `${g.label || gid}${g.count > 1 ? ` · × ${fmtCount(g.count)}` : ""}`;
+    const label = g.label || gid;
+    title.textContent = `${label}${g.count > 1 && !label.startsWith("×") ? ` · × ${fmtCount(g.count)}` : ""}`;
     const button = el("g", { class: "fg-gcollapse", role: "button", tabindex: 0, "aria-label": `Collapse ${g.label || gid}` }, grp);
     el("rect", { x: B.x, y: B.y, width: B.w, height: B.h, rx: B.radius }, button);
     const sym = el("text", { x: B.x + B.w / 2, y: B.y + B.h / 2, "text-anchor": "middle", "dominant-baseline": "central", "font-size": 12 }, button);

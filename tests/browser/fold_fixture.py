@@ -95,6 +95,8 @@ class Pass:
 
 
 def _label(var, lo, hi=None):
+    if var is None:  # not a `for` loop of the source (repeated sibling modules): "#17", "#0 … #9"
+        return f"#{lo:,}" if hi is None else f"#{lo:,} … #{hi:,}"
     return f"{var} = {lo:,}" if hi is None else f"{var} = {lo:,} … {hi:,}"
 
 
@@ -106,7 +108,8 @@ def _tree(p: Pass, count: int, var: str, summaries):
         n = hi - lo
         gid = "g" + (f"{lo}_{hi}" if n > 1 else f"i{lo}")
         kind = "iter" if n == 1 else ("fold" if parent is None else "chunk")
-        g = {"id": gid, "kind": kind, "label": _label(var, lo) if n == 1 else _label(var, lo, hi - 1), "parent": parent, "children": [],
+        label = _label(var, lo) if n == 1 else f"× {n:,}" if var is None and parent is None else _label(var, lo, hi - 1)
+        g = {"id": gid, "kind": kind, "label": label, "parent": parent, "children": [],
              "count": n, "range": [lo, hi - 1], "size": 0, "ops": 0, "signature": n * 8 + len(kind), "output": None,
              "summary": summaries(lo, hi), "w": CARD_W, "h": CARD_H, "first_frame": None, "last_frame": None}
         tree[gid] = g
@@ -282,7 +285,7 @@ def _finish(p: Pass, source: str, top_layout, body_layout, count, var, summaries
     loss = p.values[loss_id]
     ops = {"sin": _entry("sin", "SinBackward0"), "mul": _entry("×", "MulBackward0"), "add": _entry("+", "AddBackward0"),
            "pow": _entry("**", "PowBackward0"), "matmul": _entry("@", "MmBackward0"), "tanh": _entry("tanh", "TanhBackward0"),
-           "select": _entry("[]", "SelectBackward0"), "sum": _entry("sum", "SumBackward0")}
+           "select": _entry("[]", "SelectBackward0"), "sum": _entry("sum", "SumBackward0"), "mean": _entry("mean", "MeanBackward0")}
     trace = {"stdout": "", "error": None, "variables": {}, "ops": ops, "steps": [], "truncated": False, "truncated_reason": None,
              "passes": [{"index": 0, "loss": float(np.asarray(loss).sum()), "graph": graph, "frames": lazy, "ops": ops}],
              "_source": source}
@@ -426,13 +429,83 @@ def rnn(T: int = 200):
     return _finish(p, RNN_SOURCE.format(T=T), top, body, T, "t", summaries, loss)
 
 
+MLP_SOURCE = """import torch
+from torch import nn
+torch.manual_seed(0)
+layers = []
+for _ in range({L}):
+    layers += [nn.Linear(8, 8), nn.Tanh()]
+model = nn.Sequential(*layers)
+x = torch.randn(4, 8)
+loss = model(x).pow(2).mean()
+loss.backward()
+"""
+
+
+def mlp(L: int = 150):
+    """150 × (Linear(8, 8), Tanh): repeated sibling modules fold to "× 150"; each layer's parameters are its own."""
+    rs = np.random.RandomState(0)
+    xv = rs.randn(4, 8)
+    p = Pass()
+    x = p.tensor(xv, name="x", role="input", leaf=True, rg=False, line=8)
+    h, hv, trail = x, xv, []
+    for i in range(L):
+        Wv, bv = rs.randn(8, 8) * 0.4, rs.randn(8) * 0.1
+        W = p.tensor(Wv, name=f"model.{2 * i}.weight", role="parameter", leaf=True, it=i, line=9)
+        b = p.tensor(bv, name=f"model.{2 * i}.bias", role="parameter", leaf=True, it=i, line=9)
+        mn, a = p.op("matmul", "@", "MmBackward0", [h, W], hv @ Wv.T, it=i, line=9)
+        an, z = p.op("add", "+", "AddBackward0", [a, b], hv @ Wv.T + bv, it=i, line=9)
+        h2v = np.tanh(hv @ Wv.T + bv)
+        tn, h2 = p.op("tanh", "tanh", "TanhBackward0", [z], h2v, it=i, line=9)
+        for nid in (mn, an, tn, a, z, h2):
+            p.nodes[nid]["module"] = f"model.{2 * i + (nid == tn or nid == h2)}"
+        trail.append((h, hv, W, Wv, b, mn, an, tn, a, z, h2v))
+        h, hv = h2, h2v
+    pn, sq = p.op("pow", "** 2", "PowBackward0", [h], hv ** 2, line=9)
+    sn, loss = p.op("mean", "mean", "MeanBackward0", [sq], (hv ** 2).mean(), line=9, out_name="loss")
+    p.nodes[loss]["role"] = "loss"
+    p.frames.append({"kind": "backward_begin", "id": "b1", "root": loss, "gradient": 1.0, "retain_graph": False, "line": 10,
+                     "phase": "backward", "edges": [], "_it": None})
+    g = np.full_like(hv, 1 / hv.size)
+    p.backward_step(sn, 1.0, [(0, sq, g)])
+    p.backward_step(pn, g, [(0, h, 2 * hv * g)])
+    g = 2 * hv * g
+    for i in range(L - 1, -1, -1):
+        hp, hpv, W, Wv, b, mn, an, tn, a, z, h2v = trail[i]
+        dz = g * (1 - h2v ** 2)
+        p.backward_step(tn, g, [(0, z, dz)], it=i)
+        p.backward_step(an, dz, [(0, a, dz), (1, b, dz.sum(0))], it=i)
+        p.frames[-1]["contributions"][1]["unbroadcast_from"] = [4, 8]
+        p.backward_step(mn, dz, [(0, hp, dz @ Wv), (1, W, dz.T @ hpv)], it=i)
+        for tid, gv in ((b, dz.sum(0)), (W, dz.T @ hpv)):
+            p.frames.append({"kind": "accumulate", "id": "b1", "tensor": tid, "incoming": _num(gv), "before": None, "after": _num(gv),
+                             "phase": "backward", "edges": [], "_it": i})
+            p.grads[tid] = gv
+        g = dz @ Wv
+    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "_it": None})
+
+    def body(p, ids):
+        W, b, mn, a, an, z, tn, h2 = ids
+        return {W: (70, 40), b: (300, 140), mn: (200, 80), a: (310, 60), an: (430, 90), z: (550, 90), tn: (670, 90), h2: (790, 90)}
+
+    def top(p, ids, fold):
+        x, pn, sq, sn, loss = ids
+        return {x: (80, 80), fold["id"]: (330, 80), pn: (520, 80), sq: (650, 80), sn: (780, 80), loss: (910, 80)}
+
+    def summaries(lo, hi):
+        vals = np.concatenate([trail[i][10].ravel() for i in range(lo, hi)])
+        return {"min": float(vals.min()), "max": float(vals.max()), "mean": float(vals.mean()), "shape": [4, 8]}
+
+    return _finish(p, MLP_SOURCE.format(L=L), top, body, L, None, summaries, loss)
+
+
 if __name__ == "__main__":
     import json
     import sys
     import time
 
     t0 = time.time()
-    for make in (chain, rnn):
+    for make in (chain, rnn, mlp):
         trace, payloads = make()
         g = trace["passes"][0]["graph"]
         print(make.__name__, f"{time.time() - t0:.2f} s", "answer", len(json.dumps(trace)), "bytes;", len(g["tree"]), "groups;",

@@ -9,13 +9,13 @@ import json
 import re
 
 import pytest
-from fold_fixture import chain, rnn
+from fold_fixture import chain, mlp, rnn
 from test_page import open_app, pause, run_source
 
 
 @functools.lru_cache(maxsize=None)
 def _fixture(name: str, n: int):
-    trace, payloads = chain(n) if name == "chain" else rnn(n)
+    trace, payloads = {"chain": chain, "rnn": rnn, "mlp": mlp}[name](n)
     return json.dumps(trace), {gid: json.dumps(p) for gid, p in payloads.items()}, trace["_source"]
 
 
@@ -207,4 +207,19 @@ def test_offline_payloads_need_no_fetch(page):
     expand(page, "gi0")
     assert page.evaluate("window.__fg.graph.isExpanded('gi0')")
     assert asked == []
+    page.errors.check()
+
+
+@pytest.mark.parametrize("name, n, open_", [("rnn", 200, []), ("mlp", 150, ["g0_150", "g0_10", "gi1"])])
+def test_big_folded_programs_read_at_a_glance(page, shot, name, n, open_):
+    run_folded(page, name, n)
+    assert page.locator("svg.fg-graph .fg-group-node").count() == 1
+    shot(page, f"folds_{name}_collapsed")
+    for gid in open_:
+        expand(page, gid)
+    if open_:
+        page.evaluate("() => { const g = window.__fg.graph, n = g.nodeEls.get('n4').n; g.panTo(n.x, n.y); }")
+        page.wait_for_timeout(400)
+        assert "model.2.weight" in page.locator('svg.fg-graph [data-node-id="t7"]').get_attribute("aria-label")
+        shot(page, f"folds_{name}_layer_open")
     page.errors.check()
