@@ -35,6 +35,7 @@ export const folds = {
   initFolded() {
     // fetches in flight live on the model: a redraw of the same pass (names arriving) must not ask twice
     if (this.model && !this.model.inflight) this.model.inflight = new Map();
+    if (this.model && this.model.folded) this.model.resetLayout();
     this.fold = { expanded: new Map(), inflight: this.model ? this.model.inflight : new Map(), path: [] };
     this.svg.classList.toggle("fg-folded", !!(this.model && this.model.folded));
   },

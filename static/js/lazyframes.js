@@ -18,12 +18,23 @@ export const lazyFrames = {
     this.nodes = new Map(this.graph.nodes.map((n) => [n.id, n]));
     this.edges = new Map(this.graph.edges.map((e) => [e.id, e]));
     this.folded = true;
+    this.home = { w: g.width, h: g.height, nodes: g.nodes, edges: g.edges, clusters: g.clusters || [] };
     this.createdAt = performance.now();  // a run that expires again right after being run anew is not run a third time
     this.tree = g.tree || {};
     this.payloads = new Map();
     this.nodeGroup = new Map();  // node id -> the group whose payload drew it
     this.lazyIds = new Set();
     for (const f of this.pass.frames || []) if (f.lazy && (f.kind === "tensor" || f.kind === "op")) this.lazyIds.add(f.id);
+  },
+
+  // Drawn again (names arrived): every group starts folded, so every record goes back to the server's place.
+  resetLayout() {
+    const h = this.home;
+    this.graph.width = h.w;
+    this.graph.height = h.h;
+    h.nodes.forEach((n, i) => Object.assign(this.graph.nodes[i], { x: n.x, y: n.y }));
+    h.edges.forEach((e, i) => (this.graph.edges[i].points = e.points));
+    h.clusters.forEach((c, i) => Object.assign(this.graph.clusters[i], { x: c.x, y: c.y, w: c.w, h: c.h }));
   },
 
   known(id) {

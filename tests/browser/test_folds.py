@@ -223,3 +223,30 @@ def test_big_folded_programs_read_at_a_glance(page, shot, name, n, open_):
         assert "model.2.weight" in page.locator('svg.fg-graph [data-node-id="t7"]').get_attribute("aria-label")
         shot(page, f"folds_{name}_layer_open")
     page.errors.check()
+
+
+def test_reveal_and_the_navigation_api(page):
+    run_folded(page, "rnn", 200)
+    page.evaluate("""() => { window.__ev = []; for (const k of ['fg:graph-changed', 'fg:camera'])
+        document.addEventListener(k, e => window.__ev.push(k)); }""")
+    start = {i: box_of(page, i) for i in ("t1", "t4", "t1005")}
+    # a node three groups deep: every group on its path opens, the node is centred and highlighted
+    page.evaluate("window.__fg.graph.reveal('t57', ['g0_200', 'g10_20', 'gi10'])")
+    page.wait_for_function("document.querySelector('svg.fg-graph [data-node-id=\"t57\"]')?.classList.contains('fg-found')")
+    n = box_of(page, "t57")
+    v = page.evaluate("window.__fg.graph.viewBox()")
+    assert abs(v["x"] + v["w"] / 2 - n["x"]) < 2 and abs(v["y"] + v["h"] / 2 - n["y"]) < 2
+    box = page.evaluate("window.__fg.graph.visibleBox()")
+    assert box["w"] >= n["x"] and box["h"] >= n["y"]
+    assert {"fg:graph-changed", "fg:camera"} <= set(page.evaluate("window.__ev"))
+    # drawn again (names arriving at the end of a stream): everything folded and back in its place
+    page.evaluate("() => { const g = window.__fg.graph; g.render(window.__fg.model); }")
+    assert {i: box_of(page, i) for i in start} == start
+    assert not page.evaluate("window.__fg.graph.isExpanded('g0_200')")
+    # a tutorial graph answers the same API
+    page.unroute("**/api/stream")
+    page.unroute("**/api/run")
+    run_source(page, "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x * x\ny.backward()\n")
+    page.evaluate("window.__fg.graph.reveal('t1', [])")
+    assert page.evaluate("window.__fg.graph.currentPath()") == []
+    page.errors.check()
