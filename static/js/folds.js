@@ -82,7 +82,7 @@ export const folds = {
     const g = this.groupOf(n.group || n.id) || n;
     const F = FOLD, off = F.stackOffset, k = F.stack - 1;
     const label = n.label || g.label || n.id;
-    const outName = g.output && this.model.nodes.get(g.output) ? this.model.nodes.get(g.output).name : null;
+    const outName = g.output && this.model.nameOf ? this.model.nameOf(g.output) : null;
     const sum = summaryText(n.summary ?? g.summary, outName);
     const aria = [`Expand ${label}`, countText(g), sum].filter(Boolean).join(", ");
     const grp = el("g", { class: "fg-group-node", "data-node-id": n.id, role: "button", tabindex: 0, "aria-label": aria,

@@ -37,6 +37,16 @@ export const lazyFrames = {
     h.clusters.forEach((c, i) => Object.assign(this.graph.clusters[i], { x: c.x, y: c.y, w: c.w, h: c.h }));
   },
 
+  // a tensor's variable name from the pass's `name` frames (kept in lazy frames: they carry no value)
+  nameOf(id) {
+    if (!this._names) {
+      this._names = new Map();
+      for (const f of this.pass.frames || []) if (f.kind === "name") this._names.set(f.tensor, f.name);
+    }
+    const n = this.nodes.get(id);
+    return (n && n.name) || this._names.get(id) || null;
+  },
+
   known(id) {
     return this.nodes.has(id) || (!!this.lazyIds && this.lazyIds.has(id));
   },

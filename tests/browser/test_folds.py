@@ -73,7 +73,7 @@ def test_collapsed_groups_are_buttons_with_count_and_summary(page, shot):
     assert card.count() == 1
     assert card.get_attribute("role") == "button" and card.get_attribute("tabindex") == "0"
     label = card.get_attribute("aria-label")
-    assert label.startswith("Expand i = 0 … 3,299, 3,300 steps, ") and "min " in label and " … max " in label
+    assert label.startswith("Expand i = 0 … 3,299, 3,300 steps, y: min ") and " … max " in label
     assert "× 3,300" in card.text_content()
     # the fold's two inputs from x are one bundled edge with its count
     assert page.locator(".fg-edge.bundled").count() >= 1
