@@ -373,8 +373,8 @@ export const folds = {
 
   foldChanged() {
     this.measure();
-    this.sig.clear();
-    if (this.lastState) this.update(this.lastState, this.selected);
+    // records just drawn have no signature yet: only they are painted (the player paints the step itself)
+    if (this.lastState && !this.fold.syncing) this.update(this.lastState, this.selected);
     if (this.cullSoon) this.cullSoon(true);
     emit("fg:graph-changed", { expanded: [...this.fold.expanded.keys()] });
   },
@@ -392,6 +392,7 @@ export const folds = {
     }
     const gid = model.stepGroup(k);
     const path = gid ? model.groupPath(gid) : [];
+    this.fold.syncing = true;
     const inner = [...this.fold.expanded.values()].filter((ex) => ex.auto && !path.includes(ex.gid))
       .sort((a, b) => model.groupPath(b.gid).length - model.groupPath(a.gid).length);
     for (const ex of inner) this.collapse(ex.gid, { animate: !playing });
@@ -405,6 +406,7 @@ export const folds = {
       this.loadPayload(g).then((p) => p && this.model === model && again && again());
       break;
     }
+    this.fold.syncing = false;
     if (playing) this.prefetch(k);
     this.fold.path = path;
     const main = k > 0 ? model.steps[k - 1].main : null;
