@@ -150,17 +150,19 @@ export const folds = {
     rec.g.setAttribute("transform", `translate(${x + dx},${y + dy})`);
   },
 
-  // Space opens (or closes) at the vertical line x = xl and the horizontal line y = yl: whatever
-  // starts right of / below them moves by dw / dh, boxes crossing them grow. Nothing is laid out again.
-  shiftSpace(xl, yl, dw, dh, gid = null) {
+  // Space opens (or closes) for a group at x0 … xl, above yl: whatever starts right of xl moves by dw,
+  // whatever lies below the group moves by dh, boxes around it grow. Nothing is laid out again.
+  shiftSpace(x0, xl, yl, dw, dh, gid = null) {
     const moved = [];
     if (!dw && !dh) return moved;
-    const mx = (x) => (x >= xl - EPS ? dw : 0), my = (y) => (y >= yl - EPS ? dh : 0);
+    // right of the line: moves right; below the group (overlapping its columns, not moved right): moves down
+    const mx = (x) => (x >= xl - EPS ? dw : 0);
+    const below = (left, right, top) => left < xl - EPS && right > x0 + EPS && top >= yl - EPS;
     const moves = new Map();
     for (const [id, rec] of this.nodeEls) {
       if (id === gid) continue;
       const n = rec.n;
-      const ddx = mx(n.x - n.w / 2), ddy = my(n.y - n.h / 2);
+      const l = n.x - n.w / 2, ddx = mx(l), ddy = below(l, n.x + n.w / 2, n.y - n.h / 2) ? dh : 0;
       moves.set(id, [ddx, ddy]);
       if (!ddx && !ddy) continue;
       n.x += ddx;
@@ -173,7 +175,7 @@ export const folds = {
       if (!pts.length) continue;
       const first = moves.get(rec.e.source), last = moves.get(rec.e.target);
       const out = pts.map(([x, y], i) => {
-        const d = i === 0 && first ? first : i === pts.length - 1 && last ? last : [mx(x), my(y)];
+        const d = i === 0 && first ? first : i === pts.length - 1 && last ? last : [mx(x), below(x, x + 2 * EPS, y) ? dh : 0];
         return [x + d[0], y + d[1]];
       });
       if (out.every(([x, y], i) => x === pts[i][0] && y === pts[i][1])) continue;
@@ -184,24 +186,28 @@ export const folds = {
     }
     for (const ex of this.fold.expanded.values()) {
       const b = ex.box;
+      const over = b.x < xl - EPS && b.x + b.w > x0 + EPS;
       if (b.x >= xl - EPS) b.x += dw;
       else if (b.x + b.w >= xl - EPS) b.w += dw;
-      if (b.y >= yl - EPS) b.y += dh;
-      else if (b.y + b.h >= yl - EPS) b.h += dh;
+      if (over && b.y >= yl - EPS) b.y += dh;
+      else if (over && b.y + b.h >= yl - EPS) b.h += dh;
       ex.g.setAttribute("transform", `translate(${b.x},${b.y})`);
       ex.rect.setAttribute("width", b.w);
       ex.rect.setAttribute("height", b.h);
     }
     for (const c of this.clusters || []) {
       if (!c._el) continue;
-      const x0 = c.x - c.w / 2, y0 = c.y - c.h / 2;
-      let ddx = 0, ddy = 0;
-      if (x0 >= xl - EPS) ddx = dw;
-      else if (x0 + c.w >= xl - EPS) c.w += dw;
-      if (y0 >= yl - EPS) ddy = dh;
-      else if (y0 + c.h >= yl - EPS) c.h += dh;
-      c.x += ddx + (x0 < xl - EPS && x0 + c.w - dw >= xl - EPS ? dw / 2 : 0);
-      c.y += ddy + (y0 < yl - EPS && y0 + c.h - dh >= yl - EPS ? dh / 2 : 0);
+      const cx0 = c.x - c.w / 2, cy0 = c.y - c.h / 2, over = cx0 < xl - EPS && cx0 + c.w > x0 + EPS;
+      if (cx0 >= xl - EPS) c.x += dw;
+      else if (cx0 + c.w >= xl - EPS) {
+        c.w += dw;
+        c.x += dw / 2;
+      }
+      if (over && cy0 >= yl - EPS) c.y += dh;
+      else if (over && cy0 + c.h >= yl - EPS) {
+        c.h += dh;
+        c.y += dh / 2;
+      }
       const r = c._el.querySelector("rect.fg-cbox");
       if (r) {
         r.setAttribute("x", c.x - c.w / 2);
@@ -306,7 +312,7 @@ export const folds = {
     if (!rec || this.isExpanded(gid)) return false;
     const n = rec.n, F = FOLD;
     const box = { x: n.x - n.w / 2, y: n.y - n.h / 2, w: Math.max(n.w, payload.width + 2 * F.pad), h: Math.max(n.h, payload.height + F.pad + F.titleBand) };
-    const moved = this.shiftSpace(box.x + n.w, box.y + n.h, box.w - n.w, box.h - n.h, gid);
+    const moved = this.shiftSpace(box.x, box.x + n.w, box.y + n.h, box.w - n.w, box.h - n.h, gid);
     rec.g.remove();
     this.nodeEls.delete(gid);
     this.sig.delete(gid);
@@ -366,7 +372,7 @@ export const folds = {
     n.x = b.x + n.w / 2;
     n.y = b.y + n.h / 2;
     this.renderGroupNode(n);
-    const moved = this.shiftSpace(b.x + b.w, b.y + b.h, n.w - b.w, n.h - b.h, gid);
+    const moved = this.shiftSpace(b.x, b.x + b.w, b.y + b.h, n.w - b.w, n.h - b.h, gid);
     if (animate) this.glide(moved);
     else for (const m of moved) this.placeRecord(m.rec);
   },
