@@ -186,11 +186,9 @@ export const folds = {
     }
     for (const ex of this.fold.expanded.values()) {
       const b = ex.box;
-      const over = b.x < xl - EPS && b.x + b.w > x0 + EPS;
+      // boxes only move here: their sizes follow their contents (fitBoxes)
       if (b.x >= xl - EPS) b.x += dw;
-      else if (b.x + b.w >= xl - EPS) b.w += dw;
-      if (over && b.y >= yl - EPS) b.y += dh;
-      else if (over && b.y + b.h >= yl - EPS) b.h += dh;
+      else if (b.y >= yl - EPS && b.x + b.w > x0 + EPS) b.y += dh;
       ex.g.setAttribute("transform", `translate(${b.x},${b.y})`);
       ex.rect.setAttribute("width", b.w);
       ex.rect.setAttribute("height", b.h);
@@ -318,7 +316,7 @@ export const folds = {
     this.sig.delete(gid);
     const ox = box.x + F.pad, oy = box.y + F.titleBand;
     const drawn = this.drawGroupBox(gid, box);
-    const ex = { gid, n, box, ...drawn, nodes: [], edges: [], auto };
+    const ex = { gid, n, box, w0: box.w, h0: box.h, ...drawn, nodes: [], edges: [], auto };
     this.fold.expanded.set(gid, ex);
     for (const e of payload.edges || []) {
       const c = { ...e, points: (e.points || []).map(([x, y]) => [x + ox, y + oy]) };
@@ -372,12 +370,37 @@ export const folds = {
     n.x = b.x + n.w / 2;
     n.y = b.y + n.h / 2;
     this.renderGroupNode(n);
-    const moved = this.shiftSpace(b.x, b.x + b.w, b.y + b.h, n.w - b.w, n.h - b.h, gid);
+    const moved = this.shiftSpace(b.x, b.x + ex.w0, b.y + ex.h0, n.w - ex.w0, n.h - ex.h0, gid);
     if (animate) this.glide(moved);
     else for (const m of moved) this.placeRecord(m.rec);
   },
 
+  // An expanded box wraps what it holds (inner boxes first): at least its first size, never the sum of growths.
+  fitBoxes() {
+    const model = this.model, F = FOLD;
+    const boxes = [...this.fold.expanded.values()].sort((a, b) => model.groupPath(b.gid).length - model.groupPath(a.gid).length);
+    for (const ex of boxes) {
+      const b = ex.box;
+      let r = b.x + ex.w0, d = b.y + ex.h0;
+      for (const id of ex.nodes) {
+        const rec = this.nodeEls.get(id);
+        if (!rec) continue;
+        r = Math.max(r, rec.n.x + rec.n.w / 2 + F.pad);
+        d = Math.max(d, rec.n.y + rec.n.h / 2 + F.pad);
+      }
+      for (const c of boxes) if (c !== ex && model.tree[c.gid] && model.tree[c.gid].parent === ex.gid) {
+        r = Math.max(r, c.box.x + c.box.w + F.pad);
+        d = Math.max(d, c.box.y + c.box.h + F.pad);
+      }
+      b.w = r - b.x;
+      b.h = d - b.y;
+      ex.rect.setAttribute("width", b.w);
+      ex.rect.setAttribute("height", b.h);
+    }
+  },
+
   foldChanged() {
+    this.fitBoxes();
     this.measure();
     // records just drawn have no signature yet: only they are painted (the player paints the step itself)
     if (this.lastState && !this.fold.syncing) this.update(this.lastState, this.selected);
