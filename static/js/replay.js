@@ -7,6 +7,7 @@ import { lazyFrames } from "./lazyframes.js";
 
 export { nodeName } from "./naming.js";
 
+const FOLDED_CHECKPOINTS = 160;
 const SILENT = new Set(["name", "module", "module_names", "requires_grad", "grad_mode", "detach"]);
 
 export class PassModel {
@@ -161,6 +162,8 @@ export class PassModel {
     }
     const out = { ...st, effects, step: k };
     if (k % 25 === 0 || this.steps.length < 400) this.cache.set(k, out);
+    // a folded pass's states grow with every group opened: its checkpoints are bounded, oldest out first
+    if (this.folded && this.cache.size > FOLDED_CHECKPOINTS) this.cache.delete(this.cache.keys().next().value);
     return out;
   }
 
