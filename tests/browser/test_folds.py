@@ -215,6 +215,10 @@ def test_offline_payloads_need_no_fetch(page):
 def test_big_folded_programs_read_at_a_glance(page, shot, name, n, open_):
     run_folded(page, name, n)
     assert page.locator("svg.fg-graph .fg-group-node").count() == 1
+    if name == "rnn":  # W and U beside the fold, each with one bundled edge carrying its count
+        for param in ("t2", "t3"):
+            edge = page.evaluate("id => window.__fg.model.graph.edges.find(e => e.source === id)", param)
+            assert edge["target"] == "g0_200" and edge["count"] == 200
     shot(page, f"folds_{name}_collapsed")
     for gid in open_:
         expand(page, gid)
@@ -250,4 +254,19 @@ def test_reveal_and_the_navigation_api(page):
     run_source(page, "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x * x\ny.backward()\n")
     page.evaluate("window.__fg.graph.reveal('t1', [])")
     assert page.evaluate("window.__fg.graph.currentPath()") == []
+    page.errors.check()
+
+
+def test_playback_opens_the_folds_it_enters_and_folds_them_after(page):
+    asked = run_folded(page)
+    page.evaluate("() => { window.__fg.speed = 4; window.__fg.play(); }")
+    page.wait_for_function("window.__fg.step > 40", timeout=60000)
+    pause(page)
+    # the iteration being played is open, the ones played before are folded again
+    k = page.evaluate("window.__fg.step")
+    inner = page.evaluate("k => window.__fg.model.stepGroup(k)", k)
+    open_ = page.evaluate("[...window.__fg.graph.fold.expanded.keys()]")
+    assert inner in open_ and len(open_) <= 4
+    assert not page.evaluate("window.__fg.graph.isExpanded('gi0')")
+    assert asked.count("g0_3300") == 1  # fetched once, ahead of the steps that needed it
     page.errors.check()
