@@ -467,6 +467,7 @@ export const FOLD = {
   cullFrom: 300,          // records drawn before culling starts (tutorial graphs never cull)
   dotBelowPx: 0.18,       // a record whose text would be smaller than this × its size on screen: a dot
   dotZoom: 0.22,          // below this zoom records are dots and labels are hidden
+  restMs: 160,            // after the last pan or zoom, text and shapes are drawn crisp again
 };
 export function foldCss(theme) {
   const th = THEMES[theme] || THEMES.light;
@@ -491,6 +492,7 @@ export function foldCss(theme) {
 .fg-dot{fill:${th.nodeStroke}}
 svg.fg-graph.fg-far .fg-node > :not(.fg-dot),svg.fg-graph.fg-far .fg-op > :not(.fg-dot){display:none}
 svg.fg-graph:not(.fg-far) .fg-dot{display:none}
+svg.fg-graph.fg-moving *{text-rendering:optimizeSpeed;shape-rendering:optimizeSpeed}
 svg.fg-graph.fg-far .fg-layer-labels,svg.fg-graph.fg-far .fg-bundle-count text,svg.fg-graph.fg-far .fg-group-box text{display:none}
 `;
 }

@@ -1,7 +1,7 @@
 // The graph view: SVG drawn once per pass from the server's Graphviz layout, then only text,
 // colours and classes change per step. Pan/zoom with d3-zoom; pulses animated by the player.
 import { select, zoom, zoomIdentity } from "../vendor/d3.js";
-import { GRAPH, LAYOUT, SIZES, foldCss, graphCss } from "./config.js";
+import { FOLD, GRAPH, LAYOUT, SIZES, foldCss, graphCss } from "./config.js";
 import { camera } from "./camera.js";
 import { culling } from "./cull.js";
 import { folds } from "./folds.js";
@@ -74,6 +74,12 @@ export class GraphView {
 
   // fg:camera for the navigation controls, once per animation frame at most
   cameraMoved() {
+    if (this.model && this.model.folded) {
+      // a big folded graph paints faster while it moves (software rasteriser): crisp again once it rests
+      this.svg.classList.add("fg-moving");
+      clearTimeout(this.movingTimer);
+      this.movingTimer = setTimeout(() => this.svg.classList.remove("fg-moving"), FOLD.restMs);
+    }
     if (this.cameraFrame) return;
     this.cameraFrame = requestAnimationFrame(() => {
       this.cameraFrame = null;
