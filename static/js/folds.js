@@ -97,7 +97,8 @@ export const folds = {
       t.textContent = truncate(text, chars(size));
     };
     line(ch * 0.3, label, "fg-glabel", fs);
-    const count = g.kind === "iter" ? "one step" : g.count != null ? `× ${fmtCount(g.count)}` : `${fmtCount(g.size || 0)} nodes`;
+    // the second line says what the label does not: the count, or (when the label is the count) the size
+    const count = g.kind === "iter" ? "one step" : g.count != null && !label.startsWith("×") ? `× ${fmtCount(g.count)}` : `${fmtCount(g.size || 0)} nodes`;
     line(ch * 0.56, count, "fg-gcount", fs * 0.85);
     if (sum) line(ch * 0.8, sum, "fg-gsum", fs * 0.7);
     el("title", {}, grp).textContent = aria;
