@@ -133,3 +133,12 @@ export function streamProgram(source, handlers) {
     },
   };
 }
+
+// A folded pass's group (issue 11): its contents laid out on their own, values and frames included.
+// Resolves {payload} or {expired: true} (404 RunExpired: the run left the server's store) or throws.
+export async function fetchGroup(run, passIndex, gid) {
+  const r = await fetch(`/api/runs/${encodeURIComponent(run)}/passes/${passIndex}/groups/${encodeURIComponent(gid)}`);
+  if (r.status === 404) return { expired: true };
+  if (!r.ok) throw new Error(`group ${gid}: HTTP ${r.status}`);
+  return { payload: await r.json() };
+}

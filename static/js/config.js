@@ -449,3 +449,50 @@ export const ANIMATION = {
   webmBitsPerSecond: 4_000_000,
   webmTypes: ["video/webm;codecs=vp9", "video/webm;codecs=vp8", "video/webm"],
 };
+
+// ---- Folded passes (issue 11): collapsed groups, expanding in place, culling, level of detail ----
+export const FOLD = {
+  stack: 3,               // cards drawn for a collapsed group
+  stackOffset: 5,         // between them (graph units)
+  radius: 8,
+  pad: 18,                // around an expanded group's contents
+  titleBand: 24,          // above them, for the title and the collapse button
+  button: { x: 6, y: 5, w: 14, h: 14, radius: 3 },
+  labelFont: [9, 15],     // a collapsed group's label: font range (graph units)
+  labelFontPerH: 4.2,     // at most its card height / this
+  animateMs: 180,         // expanding / collapsing: the rest of the graph glides aside
+  foundMs: 2000,          // how long reveal() keeps its highlight
+  prefetchSteps: 120,     // while playing, fetch the groups of the steps this far ahead
+  cullMargin: 0.35,       // of the view's size drawn beyond each edge, so a pan shows no holes
+  cullFrom: 300,          // records drawn before culling starts (tutorial graphs never cull)
+  dotBelowPx: 0.18,       // a record whose text would be smaller than this × its size on screen: a dot
+  dotZoom: 0.22,          // below this zoom records are dots and labels are hidden
+  restMs: 160,            // after the last pan or zoom, text and shapes are drawn crisp again
+};
+export function foldCss(theme) {
+  const th = THEMES[theme] || THEMES.light;
+  return `
+.fg-group-node{cursor:pointer}
+.fg-group-node .fg-gcard{fill:${th.panel2};stroke:${th.clusterStroke};stroke-width:1.4}
+.fg-group-node .fg-gcard.top{fill:${th.cluster}}
+.fg-group-node:focus .fg-gcard.top,.fg-group-node:hover .fg-gcard.top{stroke:${th.focus};stroke-width:2.5}
+.fg-group-node text{fill:${th.text}}
+.fg-group-node .fg-gcount{fill:${th.clusterStroke};font-weight:700}
+.fg-group-node .fg-gsum{fill:${th.muted}}
+.fg-group-box rect.fg-gbox{fill:${th.cluster};fill-opacity:.45;stroke:${th.clusterStroke};stroke-width:1.2;stroke-dasharray:4 3}
+.fg-group-box text{fill:${th.clusterStroke};font-weight:600}
+.fg-group-box .fg-gcollapse{cursor:pointer}
+.fg-group-box .fg-gcollapse rect{fill:${th.panel};stroke:${th.clusterStroke}}
+.fg-bundle-count rect{fill:${th.panel};stroke:${th.edge}}
+.fg-bundle-count text{fill:${th.muted};font-size:10px}
+.fg-edge.bundled path{stroke-width:2.4}
+.fg-fold-in{animation:fg-fold-in ${FOLD.animateMs}ms ease-out}
+@keyframes fg-fold-in{from{opacity:0}to{opacity:1}}
+.fg-found .fg-frame,.fg-found .fg-opshape,.fg-found .fg-gcard.top{stroke:${th.focus};stroke-width:4}
+.fg-dot{fill:${th.nodeStroke}}
+svg.fg-graph.fg-far .fg-node > :not(.fg-dot),svg.fg-graph.fg-far .fg-op > :not(.fg-dot){display:none}
+svg.fg-graph:not(.fg-far) .fg-dot{display:none}
+svg.fg-graph.fg-moving *{text-rendering:optimizeSpeed;shape-rendering:optimizeSpeed}
+svg.fg-graph.fg-far .fg-layer-labels,svg.fg-graph.fg-far .fg-bundle-count text,svg.fg-graph.fg-far .fg-group-box text{display:none}
+`;
+}

@@ -1,8 +1,10 @@
 // The graph view: SVG drawn once per pass from the server's Graphviz layout, then only text,
 // colours and classes change per step. Pan/zoom with d3-zoom; pulses animated by the player.
 import { select, zoom, zoomIdentity } from "../vendor/d3.js";
-import { GRAPH, LAYOUT, SIZES, graphCss } from "./config.js";
+import { FOLD, GRAPH, LAYOUT, SIZES, foldCss, graphCss } from "./config.js";
 import { camera } from "./camera.js";
+import { culling } from "./cull.js";
+import { folds } from "./folds.js";
 import { drawing } from "./graphdraw.js";
 import { SVGNS, el, truncate } from "./svg.js";
 import { describe, isSummary, shapeText } from "./values.js";
@@ -58,6 +60,8 @@ export class GraphView {
         if (ev.sourceEvent) this.userZoomed = true;
         this.checkInView();
         if (zoomed) this.showNumbers();
+        this.cullSoon();
+        this.cameraMoved();
       });
     select(this.svg).call(this.zoomer).on("dblclick.zoom", null);
     this.transform = zoomIdentity;
@@ -66,6 +70,21 @@ export class GraphView {
     this.sig = new Map();
     this.applyStyle();
     this.buildDefs();
+  }
+
+  // fg:camera for the navigation controls, once per animation frame at most
+  cameraMoved() {
+    if (this.model && this.model.folded) {
+      // a big folded graph paints faster while it moves (software rasteriser): crisp again once it rests
+      this.svg.classList.add("fg-moving");
+      clearTimeout(this.movingTimer);
+      this.movingTimer = setTimeout(() => this.svg.classList.remove("fg-moving"), FOLD.restMs);
+    }
+    if (this.cameraFrame) return;
+    this.cameraFrame = requestAnimationFrame(() => {
+      this.cameraFrame = null;
+      document.dispatchEvent(new CustomEvent("fg:camera", { detail: { transform: this.transform } }));
+    });
   }
 
   // Level of detail: the numbers on the cells show while they read (GRAPH.cell.numberMinPx) at this zoom.
@@ -103,7 +122,7 @@ export class GraphView {
   }
 
   applyStyle() {
-    this.style.textContent = graphCss(this.theme, this.projector);
+    this.style.textContent = graphCss(this.theme, this.projector) + foldCss(this.theme);
     if (this.overlayStyle) this.overlayStyle.textContent = graphCss(this.theme, this.projector);
   }
 
@@ -142,13 +161,17 @@ export class GraphView {
     this.overlayVp.replaceChildren();
     this.layers.pulses = el("g", { class: "fg-layer-pulses" }, this.overlayVp);
     this.clusters = [...(g.clusters || []), ...groupsAsClusters(g.groups)];
+    this.initFolded();
+    this.culling = false;
     for (const c of this.clusters) this.renderCluster(c);
-    for (const e of g.edges) this.renderEdge(e);
+    for (const e of g.edges) this.drawEdge(e);
     this.cutLabelled = new Set();
     for (const e of g.edges) if (e.cut) this.renderCut(e);
-    for (const n of g.nodes) (n.kind === "op" ? this.renderOp(n) : this.renderTensor(n));
+    for (const n of g.nodes) this.drawRecord(n);
     this.pulseEls = [];
     this.applyCollapsed();
+    this.cullSoon();
+    document.dispatchEvent(new CustomEvent("fg:graph-drawn", { detail: { pass: model.passIndex, folded: !!model.folded } }));
   }
 
   pointAt(rec, t) {
@@ -162,52 +185,7 @@ export class GraphView {
     this.lastState = state;
     this.selected = selected;
     const fx = state.effects || { pulses: [], edgeLabels: [], active: {}, badges: [] };
-    for (const [id, rec] of this.nodeEls) {
-      const s = state.nodes.get(id) || {};
-      const active = fx.active[id] || "";
-      if (rec.kind === "op") {
-        const sig = `${s.value !== undefined}|${s.freed}|${active}|${selected === id}`;
-        if (this.sig.get(id) === sig) continue;
-        this.sig.set(id, sig);
-        const c = rec.g.classList;
-        c.toggle("freed", !!s.freed);
-        c.toggle("pending", s.value === undefined);
-        c.toggle("active-forward", active === "forward");
-        c.toggle("active-backward", active === "backward");
-        c.toggle("selected", selected === id);
-        const n = rec.n;
-        rec.g.setAttribute("aria-label", `${opNodeText(n, this.model.opParams(n.op))} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
-          (s.value === undefined ? ", not run yet" : s.freed ? ", graph freed" : ", ran"));
-        continue;
-      }
-      const n = rec.n;
-      const retained = state.retained && state.retained.has(id);
-      const gradSlot = n.is_leaf || retained;
-      const gradV = !n.requires_grad ? undefined : gradSlot ? s.grad : s.flow;
-      const sig = `${s.value === undefined ? "u" : JSON.stringify(s.value)}|${gradV === undefined ? "u" : JSON.stringify(gradV)}|${active}|${selected === id}|${s.error}|${retained}|${state.backward}`;
-      if (this.sig.get(id) === sig) continue;
-      this.sig.set(id, sig);
-      const c = rec.g.classList;
-      c.toggle("pending", s.value === undefined);
-      c.toggle("active-forward", active === "forward");
-      c.toggle("active-backward", active === "backward");
-      c.toggle("selected", selected === id);
-      c.toggle("error", !!s.error);
-      this.drawCell(rec.rows.value, s.value, s.value === undefined ? "pending" : "value");
-      let gstate;
-      if (!n.requires_grad) gstate = "nograd";
-      else if (gradV === undefined) gstate = gradSlot && s.grad === null ? "none" : "pending";
-      else if (gradV === null) gstate = "none";
-      else gstate = "value";
-      this.drawCell(rec.rows.grad, gradV, gstate);
-      rec.rows.grad.label.textContent = gradSlot || !n.requires_grad ? "grad" : "∂L";
-      const valueText = describe(s.value, 12);
-      const gradText = !n.requires_grad ? "no gradient (requires_grad=False)"
-        : gstate === "pending" ? "gradient not computed yet" : gstate === "none" ? "grad None" : (gradSlot ? "grad " : "dL/d" + nodeName(n) + " ") + describe(gradV, 12);
-      const label = `${nodeName(n)} ${shapeText(n.shape)}: value ${valueText}; ${gradText}; ${n.is_leaf ? "leaf" : "grad_fn " + (n.grad_fn || "None")}; role ${n.role}`;
-      rec.g.setAttribute("aria-label", label);
-      rec.title.textContent = label;
-    }
+    for (const [id, rec] of this.nodeEls) if (!rec.culled) this.paintNode(id, rec, state, selected);
     // edges lit by this step
     const lit = new Map();
     for (const p of fx.pulses) lit.set(p.edge, p.dir);
@@ -233,7 +211,7 @@ export class GraphView {
     // (edges between neighbouring ranks are shorter than a label)
     const L = GRAPH.label;
     const nodeBoxes = fx.edgeLabels.length
-      ? [...this.nodeEls.values()].filter((r) => !(this.hidden && this.hidden.has(r.n.id)))
+      ? [...this.nodeEls.values()].filter((r) => !r.culled && r.kind !== "group" && !(this.hidden && this.hidden.has(r.n.id)))
         .map(({ n, kind }) => (kind === "op" ? { x: n.x, y: n.y, w: n.w + L.nodePad, h: n.h + L.nodePad }
           : { x: n.x, y: n.y + L.captionDrop, w: n.w + L.nodePad, h: n.h + L.captionH })) // a record's caption hangs below it
       : [];
@@ -251,6 +229,56 @@ export class GraphView {
       rec: this.edgeEls.get(p.edge),
       c: el("circle", { r, class: "fg-pulse-" + p.dir, cx: 0, cy: 0, opacity: 0 }, this.layers.pulses),
     }));
+  }
+
+  // one record at the state shown (skipped while culled: painted when it comes back into view)
+  paintNode(id, rec, state, selected) {
+    if (rec.kind === "group") return;
+    const fx = state.effects || { active: {} };
+    const s = state.nodes.get(id) || {};
+    const active = fx.active[id] || "";
+    if (rec.kind === "op") {
+      const sig = `${s.value !== undefined}|${s.freed}|${active}|${selected === id}`;
+      if (this.sig.get(id) === sig) return;
+      this.sig.set(id, sig);
+      const c = rec.g.classList;
+      c.toggle("freed", !!s.freed);
+      c.toggle("pending", s.value === undefined);
+      c.toggle("active-forward", active === "forward");
+      c.toggle("active-backward", active === "backward");
+      c.toggle("selected", selected === id);
+      const n = rec.n;
+      rec.g.setAttribute("aria-label", `${opNodeText(n, this.model.opParams(n.op))} operation (${n.op || ""}), ${n.grad_fn ? "grad_fn " + n.grad_fn : "no grad_fn"}` +
+        (s.value === undefined ? ", not run yet" : s.freed ? ", graph freed" : ", ran"));
+      return;
+    }
+    const n = rec.n;
+    const retained = state.retained && state.retained.has(id);
+    const gradSlot = n.is_leaf || retained;
+    const gradV = !n.requires_grad ? undefined : gradSlot ? s.grad : s.flow;
+    const sig = `${s.value === undefined ? "u" : JSON.stringify(s.value)}|${gradV === undefined ? "u" : JSON.stringify(gradV)}|${active}|${selected === id}|${s.error}|${retained}|${state.backward}`;
+    if (this.sig.get(id) === sig) return;
+    this.sig.set(id, sig);
+    const c = rec.g.classList;
+    c.toggle("pending", s.value === undefined);
+    c.toggle("active-forward", active === "forward");
+    c.toggle("active-backward", active === "backward");
+    c.toggle("selected", selected === id);
+    c.toggle("error", !!s.error);
+    this.drawCell(rec.rows.value, s.value, s.value === undefined ? "pending" : "value");
+    let gstate;
+    if (!n.requires_grad) gstate = "nograd";
+    else if (gradV === undefined) gstate = gradSlot && s.grad === null ? "none" : "pending";
+    else if (gradV === null) gstate = "none";
+    else gstate = "value";
+    this.drawCell(rec.rows.grad, gradV, gstate);
+    rec.rows.grad.label.textContent = gradSlot || !n.requires_grad ? "grad" : "∂L";
+    const valueText = describe(s.value, 12);
+    const gradText = !n.requires_grad ? "no gradient (requires_grad=False)"
+      : gstate === "pending" ? "gradient not computed yet" : gstate === "none" ? "grad None" : (gradSlot ? "grad " : "dL/d" + nodeName(n) + " ") + describe(gradV, 12);
+    const label = `${nodeName(n)} ${shapeText(n.shape)}: value ${valueText}; ${gradText}; ${n.is_leaf ? "leaf" : "grad_fn " + (n.grad_fn || "None")}; role ${n.role}`;
+    rec.g.setAttribute("aria-label", label);
+    rec.title.textContent = label;
   }
 
   // a rounded label; moved (dir: down 1 / up -1) until it overlaps no label already placed and, when
@@ -310,6 +338,6 @@ export class GraphView {
   }
 }
 
-Object.assign(GraphView.prototype, drawing, camera);
+Object.assign(GraphView.prototype, drawing, camera, folds, culling);
 
 export { isSummary };

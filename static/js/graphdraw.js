@@ -7,7 +7,7 @@ import { el, truncate } from "./svg.js";
 import { flat, fmt, num } from "./values.js";
 
 // An edge as an SVG path: cubic Bézier pieces as dot gives them, else a polyline.
-function pathD(points) {
+export function pathD(points) {
   if (!points || points.length < 2) return "";
   const p = points.map(([x, y]) => `${+x.toFixed(2)},${+y.toFixed(2)}`);
   if (points.length >= 4 && (points.length - 1) % 3 === 0) {

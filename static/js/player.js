@@ -135,6 +135,8 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   k = Math.max(0, Math.min(k, n));
   const forward = k === app.step + 1;
   app.step = k;
+  // a step inside a folded group opens it first (and folds what playback opened and left)
+  if (graph.syncStep) graph.syncStep(k, { playing: app.playing, again: () => app.model && setStep(app.step, { animate: false, toast: false }) });
   const st = app.model.stateAt(k);
   graph.update(st, app.selected);
   if (st.effects) graph.follow(Object.keys(st.effects.active), st.effects.phase, !(app.playing && app.speed > 1));

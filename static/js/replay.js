@@ -3,9 +3,11 @@
 import { add, flat, scalarOf } from "./values.js";
 import { frameEffects } from "./frames.js";
 import { naming } from "./naming.js";
+import { lazyFrames } from "./lazyframes.js";
 
 export { nodeName } from "./naming.js";
 
+const FOLDED_CHECKPOINTS = 160;
 const SILENT = new Set(["name", "module", "module_names", "requires_grad", "grad_mode", "detach"]);
 
 export class PassModel {
@@ -24,6 +26,7 @@ export class PassModel {
       this.edgesBetween.get(k).push(e.id);
     }
     this.freedBefore = opts.freedBefore || new Set();
+    if (this.graph.folded) this.initFolds();
     this.frames = reorder(this.pass.frames || []);
     this.fillNames(trace);
     this.nameAnonymous();
@@ -65,6 +68,11 @@ export class PassModel {
   // ---- grouping -------------------------------------------------------------------------
   visible(f) {
     if (SILENT.has(f.kind)) return false;
+    if (this.folded) {  // frames inside collapsed groups are steps too: their nodes are drawn when the step comes
+      if (f.kind === "tensor") return this.known(f.id) && !(f.op && this.known(f.op) && this.opIds.has(f.op));
+      if (f.kind === "op") return this.known(f.id);
+      if (f.kind === "inplace") return this.known(f.tensor);
+    }
     if (f.kind === "tensor") return this.nodes.has(f.id) && !(f.op && this.nodes.has(f.op) && this.opIds.has(f.op));
     if (f.kind === "op") return this.nodes.has(f.id);
     if (f.kind === "inplace") return this.nodes.has(f.tensor);
@@ -89,6 +97,10 @@ export class PassModel {
     if (pending.length) {
       if (steps.length) steps[steps.length - 1].frames.push(...pending);
       else this.preFrames = pending;
+    }
+    if (this.folded) {
+      this.stepOfFrame = new Map();
+      steps.forEach((s, i) => s.frames.forEach((f) => this.stepOfFrame.set(f, i)));
     }
     return steps;
   }
@@ -137,6 +149,8 @@ export class PassModel {
       if (this.cache.has(j)) {
         const c = this.cache.get(j);
         st = { nodes: this.cloneNodes(c.nodes), retained: new Set(c.retained), backward: c.backward, error: c.error, freed: c.freed };
+        // records a group's payload added after this checkpoint was taken
+        if (st.nodes.size < this.initial.size) for (const [id, v] of this.initial) if (!st.nodes.has(id)) st.nodes.set(id, { ...v });
         start = j;
         break;
       }
@@ -148,6 +162,8 @@ export class PassModel {
     }
     const out = { ...st, effects, step: k };
     if (k % 25 === 0 || this.steps.length < 400) this.cache.set(k, out);
+    // a folded pass's states grow with every group opened: its checkpoints are bounded, oldest out first
+    if (this.folded && this.cache.size > FOLDED_CHECKPOINTS) this.cache.delete(this.cache.keys().next().value);
     return out;
   }
 
@@ -252,6 +268,6 @@ function newEffects(step) {
   return { pulses: [], edgeLabels: [], active: {}, badges: [], flash: new Set(), toast: null, text: "", phase: step.phase };
 }
 
-Object.assign(PassModel.prototype, naming, frameEffects);
+Object.assign(PassModel.prototype, naming, frameEffects, lazyFrames);
 
 export { scalarOf };
