@@ -47,9 +47,15 @@ export function stepNode() {
   return f ? f.node || f.id || null : null;
 }
 
+// The step's frame that names a group: its main frame, else (a timeline that steps over lazy frames
+// without drawing them) the last of its frames inside a group.
 function stepFrame() {
   const m = app.model;
-  return m && app.step ? (m.steps[app.step - 1] || {}).main || null : null;
+  const s = m && app.step ? m.steps[app.step - 1] : null;
+  if (!s) return null;
+  if (!s.main || s.main.group) return s.main || null;
+  for (let i = s.frames.length - 1; i >= 0; i--) if (s.frames[i].group) return s.frames[i];
+  return s.main;
 }
 
 if (!P.viewBox) {

@@ -62,6 +62,9 @@ function redraw() {
   const nodes = drawnNodes(view), groups = drawnGroups(view, elementBox);
   const count = nodes.length + groups.length;
   setShown(shouldShow(view, count));
+  // above the legend (bottom left, it can span the pane when the pane is narrow)
+  const legend = $("legend");
+  $("minimap").style.bottom = legend && legend.offsetHeight ? `calc(${legend.offsetHeight}px + 1rem)` : "";
   const gb = view.visibleBox();
   const s = Math.min((M.maxW - 2 * M.pad) / Math.max(gb.w, 1), (M.maxH - 2 * M.pad) / Math.max(gb.h, 1));
   const w = Math.max(24, Math.round(gb.w * s + 2 * M.pad)), h = Math.max(24, Math.round(gb.h * s + 2 * M.pad));
