@@ -121,7 +121,7 @@ def folded_pass() -> dict:
         first = len(frames)
         frames += _frames_of_iteration(t, f"gi{t}", lazy=True)
         tree[f"gi{t}"]["first_frame"], tree[f"gi{t}"]["last_frame"] = first, len(frames) - 1
-    for gid, g in tree.items():
+    for g in tree.values():
         if g["kind"] != "iter":
             lo, hi = g["range"]
             g["first_frame"], g["last_frame"] = tree[f"gi{lo}"]["first_frame"], tree[f"gi{hi}"]["last_frame"]
