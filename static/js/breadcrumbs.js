@@ -29,9 +29,10 @@ function render() {
   frame = null;
   const view = app.graph;
   const nav = $("breadcrumbs");
-  const path = view && view.model && view.currentPath ? view.currentPath() : [];
+  const shown = !!(view && view.model && app.model);
+  const path = shown && view.currentPath ? view.currentPath() : [];
   const key = path.map((p) => p.id).join("/");
-  nav.hidden = !view || !view.model;
+  nav.hidden = !shown;
   if (key === shownKey && nav.dataset.path !== undefined) return;
   shownKey = key;
   nav.dataset.path = key;
@@ -66,6 +67,8 @@ export function bindBreadcrumbs() {
     fitToScreen();
   });
   for (const name of ["fg:step", "fg:graph-changed", "fg:graph-drawn"]) document.addEventListener(name, schedule);
+  // a run that built no graph: no crumbs of the last one
+  new MutationObserver(schedule).observe($("empty"), { attributes: true, attributeFilter: ["hidden"] });
 }
 
 bindBreadcrumbs();

@@ -18,10 +18,11 @@ function drawnNodes(view) {
   const offsets = new Map();
   for (const [id, rec] of view.nodeEls || []) {
     const g = rec.g;
-    if (!g.isConnected || g.style.display === "none" || (view.hidden && view.hidden.has(id))) continue;
-    let off = offsets.get(g.parentNode);
+    // a record culled off screen (not in the document) still belongs on the map, at its own coordinates
+    if (g.style.display === "none" || (view.hidden && view.hidden.has(id))) continue;
+    let off = g.parentNode ? offsets.get(g.parentNode) : null;
     if (off === undefined) {
-      const m = inv && g.parentNode.getCTM ? g.parentNode.getCTM() : null;
+      const m = inv && g.isConnected && g.parentNode.getCTM ? g.parentNode.getCTM() : null;
       off = m ? inv.multiply(m) : null;
       offsets.set(g.parentNode, off);
     }
@@ -58,7 +59,11 @@ function setShown(on) {
 
 function redraw() {
   const view = app.graph;
-  if (!view || !view.model) return;
+  if (!view || !view.model || !app.model) {
+    $("minimap").hidden = true;  // a run that built no graph: no map of the last one
+    base = null;
+    return;
+  }
   const nodes = drawnNodes(view), groups = drawnGroups(view, elementBox);
   const count = nodes.length + groups.length;
   setShown(shouldShow(view, count));
@@ -171,6 +176,9 @@ export function bindMinimap() {
   document.addEventListener("fg:graph-drawn", redraw);
   document.addEventListener("fg:graph-changed", redraw);
   document.addEventListener("fg:camera", schedulePaint);
+  // the theme's colours, and a run that built no graph (the page shows its "empty" note)
+  new MutationObserver(redraw).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  new MutationObserver(redraw).observe($("empty"), { attributes: true, attributeFilter: ["hidden"] });
 }
 
 bindMinimap();

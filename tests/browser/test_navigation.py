@@ -66,6 +66,9 @@ def test_minimap_draws_and_a_click_pans_the_view(page, shot):
     shot(page, "nav_minimap_tutorial")
     # the rectangle follows the view (fg:camera)
     assert page.locator("#minimap").get_attribute("data-view") != ",".join(f"{before[k]:.1f}" for k in "xywh")
+    # a run that builds no graph: no map and no crumbs of the last one
+    run_source(page, "import torch\nprint(1)\n")
+    page.wait_for_function("document.getElementById('minimap').hidden && document.getElementById('breadcrumbs').hidden")
     page.errors.check()
 
 
