@@ -1,6 +1,6 @@
 """Page benchmark (Playwright + Debian's Chromium).
 
-  .venv/bin/python bench/page.py [--json]
+  .venv/bin/python bench/page.py [--json] [--no-big]   (--no-big: without issue 11's big programs)
 
 Measures
   * first load: bytes of every response until the first graph is drawn (fonts listed apart);
@@ -52,7 +52,9 @@ BIG_PROGRAMS = {
                                    "model = nn.Sequential(*layers)\nx = torch.randn(4, 8)\nloss = model(x).sum()\n"
                                    "loss.backward()\nprint(loss)\n", (1.25, 4.6, 47)),
 }
-BIG_TARGETS = {"sin chain, ~10k ops": (1.5, 2.0, 55)}  # first frame s, MB, fps; the other two: 1 s, ≥ 55 fps
+# the issue's targets: first frame s, MB before it (None: no bound), fps playing and panning, expand ms
+BIG_TARGETS = {"sin chain, ~10k ops": (1.5, 2.0, 55, 200), "RNN, 200 steps": (1.0, None, 55, 200),
+               "150 × (Linear(8, 8), Tanh)": (1.0, None, 55, 200)}
 BIG_TIMEOUT_MS = 180_000
 PAN_PX_PER_S = 1200  # screen pixels a second while panning: a brisk drag
 
@@ -175,7 +177,8 @@ def measure_pan_fps(page) -> dict:
                 const d = ((now - t0) * speed) % (2 * span);
                 x = box.x + vb.w / 2 + (d < span ? d : 2 * span - d);
                 g.panTo(x, y, false);
-                if (now - t0 < seconds * 1000) requestAnimationFrame(f); else done();
+                // a few frames at least: a graph slower than the window still gets a figure
+                if (now - t0 < seconds * 1000 || times.length < 4) requestAnimationFrame(f); else done();
               };
               requestAnimationFrame(f);
             });
@@ -245,6 +248,15 @@ def run_big_program(page, source: str) -> dict:
     return got
 
 
+def big_target_met(name: str, r: dict) -> bool:
+    first_s, mb, fps, expand_ms = BIG_TARGETS[name]
+    if not r["drawn"] or r["first_frame_ms"] > first_s * 1000 or (mb is not None and r["bytes"] > mb * 1e6):
+        return False
+    if r["fps_playing"]["fps"] < fps or r["fps_panning"]["fps"] < fps:
+        return False
+    return r.get("expand") is None or r["expand"]["ms"] <= expand_ms
+
+
 def print_big(results: dict) -> None:
     print("big programs (issue 11), real app; today = the issue's figures before folding:")
     print(f"  {'program':30} {'first frame':>22} {'downloaded':>20} {'fps playing':>18} {'fps panning':>12} {'expand':>10}")
@@ -257,7 +269,8 @@ def print_big(results: dict) -> None:
         print(f"  {name:30} {ff + f' (today {today[0]} s)':>22} {r['bytes'] / 1e6:6.3f} MB (today {today[1]}) "
               f"{fps + f' (today {today[2]})':>18} {pan:>12} {ex:>10}")
         print(f"  {'':30} {r['nodes_drawn']} nodes drawn of {r['nodes_in_pass']} in the pass"
-              f"{', folded' if r['folded'] else ''}; status: {r['status']}")
+              f"{', folded' if r['folded'] else ''}; status: {r['status']}; "
+              f"targets {'met' if big_target_met(name, r) else 'NOT met'}")
     print("  targets: ~10k ops ≤ 1.5 s, ≤ 2 MB, ≥ 55 fps, expand ≤ 200 ms; RNN and MLP ≤ 1 s, ≥ 55 fps")
 
 
@@ -346,6 +359,8 @@ def main() -> int:
             proc.terminate()
     ok = (results["fps_500_nodes"]["fps"] >= 55 and results["run_to_first_frame_max_ms"] <= 300
           and results["first_load"]["bytes_excluding_fonts"] <= 1.5e6)
+    if results.get("big_programs"):
+        ok = ok and all(big_target_met(name, r) for name, r in results["big_programs"].items())
     results["targets_met"] = ok
     if "--json" in sys.argv:
         print(json.dumps(results, indent=2))

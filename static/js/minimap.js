@@ -64,9 +64,15 @@ function redraw() {
     base = null;
     return;
   }
-  const nodes = drawnNodes(view), groups = drawnGroups(view, elementBox);
+  const groups = drawnGroups(view, elementBox);
+  const shown = shouldShow(view, (view.nodeEls ? view.nodeEls.size : 0) + groups.length);
+  setShown(shown);
+  if (!shown) {
+    base = null;  // nothing to draw for a map nobody sees (most tutorial graphs)
+    return;
+  }
+  const nodes = drawnNodes(view);
   const count = nodes.length + groups.length;
-  setShown(shouldShow(view, count));
   // above the legend (bottom left, it can span the pane when the pane is narrow)
   const legend = $("legend");
   $("minimap").style.bottom = legend && legend.offsetHeight ? `calc(${legend.offsetHeight}px + 1rem)` : "";
@@ -173,8 +179,10 @@ export function bindMinimap() {
     setShown(userChoice);
     redraw();
   });
-  document.addEventListener("fg:graph-drawn", redraw);
-  document.addEventListener("fg:graph-changed", redraw);
+  // after the frame that shows the new graph: the map never delays the first frame
+  const later = () => requestAnimationFrame(() => setTimeout(redraw, 0));
+  document.addEventListener("fg:graph-drawn", later);
+  document.addEventListener("fg:graph-changed", later);
   document.addEventListener("fg:camera", schedulePaint);
   // the theme's colours, and a run that built no graph (the page shows its "empty" note)
   new MutationObserver(redraw).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
