@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, _start_app  # noqa: E402
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _start_app  # noqa: E402
 
 FPS_SECONDS = 3.0
 # a real program whose graph has ~480 nodes (laid out by the server, grouped; the view follows the step)
@@ -208,7 +208,7 @@ def measure_expand(page) -> dict | None:
     )
 
 
-def run_big_program(page, source: str) -> dict:
+def run_big_program(page, source: str, shot: str | None = None) -> dict:
     """Run `source` with the Run button; measure the first frame, the bytes before it, fps and expanding."""
     page.evaluate("window.__fg.stopPlaying(); performance.clearResourceTimings(); performance.setResourceTimingBufferSize(100000);")
     n0 = page.evaluate("window.__fg.metrics.runs.length")
@@ -245,6 +245,12 @@ def run_big_program(page, source: str) -> dict:
         page.wait_for_timeout(200)
         got["fps_panning"] = measure_pan_fps(page)
         got["expand"] = measure_expand(page)
+    if shot:  # the picture the figures belong to (look at it: does it tell the story at a glance?)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.evaluate("window.__fg.graph && window.__fg.graph.model && window.__fg.graph.fit(false)")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(ARTIFACTS / shot))
+        got["screenshot"] = str(ARTIFACTS / shot)
     return got
 
 
@@ -270,7 +276,8 @@ def print_big(results: dict) -> None:
               f"{fps + f' (today {today[2]})':>18} {pan:>12} {ex:>10}")
         print(f"  {'':30} {r['nodes_drawn']} nodes drawn of {r['nodes_in_pass']} in the pass"
               f"{', folded' if r['folded'] else ''}; status: {r['status']}; "
-              f"targets {'met' if big_target_met(name, r) else 'NOT met'}")
+              f"targets {'met' if big_target_met(name, r) else 'NOT met'}"
+              f"{'; screenshot ' + r['screenshot'] if r.get('screenshot') else ''}")
     print("  targets: ~10k ops ≤ 1.5 s, ≤ 2 MB, ≥ 55 fps, expand ≤ 200 ms; RNN and MLP ≤ 1 s, ≥ 55 fps")
 
 
@@ -352,7 +359,8 @@ def main() -> int:
                 results["big_program_first_frame_ms"] = round(page.evaluate("window.__fg.metrics.runs.slice(-1)[0]"), 1)
                 results["fps_big_program"] = measure_fps(page, None)
                 if "--no-big" not in sys.argv:
-                    results["big_programs"] = {name: run_big_program(page, src) for name, (src, _) in BIG_PROGRAMS.items()}
+                    results["big_programs"] = {name: run_big_program(page, src, f"bench_big_{i}.png")
+                                               for i, (name, (src, _)) in enumerate(BIG_PROGRAMS.items(), 1)}
             browser.close()
     finally:
         if proc:

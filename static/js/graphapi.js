@@ -171,7 +171,7 @@ function wrap(name, after) {
 }
 
 function watchCamera(view) {
-  if (view._navCamera) return;
+  if (view._navCamera || !view.zoomer || typeof view.zoomer.on !== "function") return;
   view._navCamera = true;
   let frame = null;
   // a namespaced listener: the view's own zoom handler stays as it is
