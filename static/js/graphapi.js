@@ -131,7 +131,7 @@ if (!P.reveal) {
     }
     let changed = false;
     for (const c of this.clusters || []) {
-      if (this.collapsed.has(c.id) && (c.nodes || []).includes(nodeId)) {
+      if (this.collapsed && this.collapsed.has(c.id) && (c.nodes || []).includes(nodeId)) {
         this.collapsed.delete(c.id);
         changed = true;
       }

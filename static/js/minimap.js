@@ -99,7 +99,7 @@ function redraw() {
   c.strokeStyle = T.clusterStroke;
   c.lineWidth = 1;
   for (const cl of view.clusters || []) {
-    if (!cl._el || !cl._el.isConnected || view.collapsed.has(cl.id)) continue;
+    if (!cl._el || !cl._el.isConnected || (view.collapsed && view.collapsed.has(cl.id))) continue;
     c.strokeRect(px(cl.x - cl.w / 2), py(cl.y - cl.h / 2), cl.w * s, cl.h * s);
   }
   for (const n of nodes) {
