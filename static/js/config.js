@@ -428,28 +428,6 @@ ${roles}
 `;
 }
 
-// Figures a program plots (matplotlib, shown in the output pane among the printed lines).
-export const FIGURES = {
-  maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
-  background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
-};
-
-// ---- "Export animation" (static/js/animation.js): the chosen pass's playback as GIF or WebM ----
-export const ANIMATION = {
-  fps: 30,
-  size: { width: 1280, height: 720 },   // the "1280×720" choice (the other is the graph as shown)
-  captionH: 56,                         // px of the step caption band below the graph
-  captionFont: "600 20px system-ui, sans-serif",
-  stepFont: "16px system-ui, sans-serif",
-  tagFont: "700 15px system-ui, sans-serif",
-  pad: 16,                              // px around the caption text and graph-units around the whole graph
-  endHoldMs: 1000,                      // the last step stays this long before the animation ends (or loops)
-  maxSteps: 600,                        // a longer pass is refused: the file and the wait would be too big
-  gifColors: 256,
-  webmBitsPerSecond: 4_000_000,
-  webmTypes: ["video/webm;codecs=vp9", "video/webm;codecs=vp8", "video/webm"],
-};
-
 // ---- Finding your way in big graphs (issue 11): minimap, search, breadcrumbs, fit to screen ----
 export const NAVIGATION = {
   minimap: {
@@ -474,3 +452,26 @@ export const NAVIGATION = {
   },
   fitWholeKey: "0",              // "Fit to screen": the whole graph, however small it gets
 };
+
+// Figures a program plots (matplotlib, shown in the output pane among the printed lines).
+export const FIGURES = {
+  maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
+  background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
+};
+
+// ---- "Export animation" (static/js/animation.js): the chosen pass's playback as GIF or WebM ----
+export const ANIMATION = {
+  fps: 30,
+  size: { width: 1280, height: 720 },   // the "1280×720" choice (the other is the graph as shown)
+  captionH: 56,                         // px of the step caption band below the graph
+  captionFont: "600 20px system-ui, sans-serif",
+  stepFont: "16px system-ui, sans-serif",
+  tagFont: "700 15px system-ui, sans-serif",
+  pad: 16,                              // px around the caption text and graph-units around the whole graph
+  endHoldMs: 1000,                      // the last step stays this long before the animation ends (or loops)
+  maxSteps: 600,                        // a longer pass is refused: the file and the wait would be too big
+  gifColors: 256,
+  webmBitsPerSecond: 4_000_000,
+  webmTypes: ["video/webm;codecs=vp9", "video/webm;codecs=vp8", "video/webm"],
+};
+
