@@ -474,4 +474,3 @@ export const ANIMATION = {
   webmBitsPerSecond: 4_000_000,
   webmTypes: ["video/webm;codecs=vp9", "video/webm;codecs=vp8", "video/webm"],
 };
-
