@@ -1,7 +1,7 @@
 // Breadcrumbs: the groups holding the current step's node, outermost first ("model › model.3 (Linear)",
 // "t = 0 … 199 › #17"), each a button that shows its group; and "Fit to screen" (the whole graph).
 import { NAVIGATION } from "./config.js";
-import { drawnElement, elementBox } from "./graphapi.js";
+import { drawnElement, elementBox, modulePath } from "./graphapi.js";
 import { $, app } from "./state.js";
 
 let frame = null;
@@ -30,7 +30,9 @@ function render() {
   const view = app.graph;
   const nav = $("breadcrumbs");
   const shown = !!(view && view.model && app.model);
-  const path = shown && view.currentPath ? view.currentPath() : [];
+  let path = shown && view.currentPath ? view.currentPath() : [];
+  // a view whose path names only folds: an unfolded pass still has its module boxes
+  if (shown && !path.length && !(view.model.graph && view.model.graph.folded)) path = modulePath(view);
   const key = path.map((p) => p.id).join("/");
   nav.hidden = !shown;
   if (key === shownKey && nav.dataset.path !== undefined) return;

@@ -113,11 +113,17 @@ if (!P.currentPath) {
       }
       return path;
     }
-    if (!id) return [];
-    return (this.clusters || []).filter((c) => (c.nodes || []).includes(id))
-      .sort((a, b) => (b.nodes || []).length - (a.nodes || []).length)
-      .map((c) => ({ id: c.id, label: c.cls && !String(c.name).includes(c.cls) ? `${c.name} (${c.cls})` : c.name || c.id }));
+    return modulePath(this);
   };
+}
+
+// An unfolded pass: the module boxes holding the step's node, outermost first.
+export function modulePath(view) {
+  const id = stepNode();
+  if (!id) return [];
+  return (view.clusters || []).filter((c) => (c.nodes || []).includes(id))
+    .sort((a, b) => (b.nodes || []).length - (a.nodes || []).length)
+    .map((c) => ({ id: c.id, label: c.cls && !String(c.name).includes(c.cls) ? `${c.name} (${c.cls})` : c.name || c.id }));
 }
 
 if (!P.reveal) {

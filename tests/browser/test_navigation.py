@@ -17,6 +17,9 @@ from test_page import open_app, pause, run_source
 ROOT = Path(__file__).resolve().parents[2]
 MODULE_SGD = (ROOT / "examples" / "18_module_sgd.py").read_text()
 SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
+# a graph too big to read whole that the server does not fold (~320 nodes, under fold_threshold = 400)
+BIG_UNFOLDED = ("import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(40):\n"
+                "    y = torch.sin(y) * 1.01 + 0.1\ny.backward()\n")
 
 
 def view_box(page) -> dict:
@@ -73,8 +76,7 @@ def test_minimap_draws_and_a_click_pans_the_view(page, shot):
 
 
 def test_minimap_shows_by_itself_for_a_big_graph(page, shot):
-    src = ("import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(60):\n"
-           "    y = torch.sin(y) * 1.01 + 0.1\ny.backward()\n")
+    src = BIG_UNFOLDED
     open_app(page)
     run_source(page, src)
     pause(page)
@@ -238,14 +240,12 @@ def test_breadcrumbs_follow_stepping(page, shot):
             break
     deep = next(s for s in seen if len(s) >= 3)
     assert deep[:2] == ("graph", "model (Net)") and deep[2].startswith("model.layer")
-    path = page.evaluate("window.__fg.graph.currentPath()")
-    assert [p["label"] for p in path] == list(deep[1:])
     assert crumbs.last.get_attribute("aria-current") == "location"
     shot(page, "nav_breadcrumbs")
     # a crumb shows its group: the module box fills the view
+    gid = crumbs.nth(2).get_attribute("data-group-id")
     crumbs.nth(2).click()
     settle(page)
-    gid = path[1]["id"]
     box = page.evaluate(f"(() => {{ const c = window.__fg.graph.clusters.find(c => c.id === '{gid}'); return {{x: c.x, y: c.y}}; }})()")
     vb = view_box(page)
     assert abs(centre(vb)[0] - box["x"]) < 2 and abs(centre(vb)[1] - box["y"]) < 2
@@ -282,8 +282,7 @@ def test_breadcrumbs_of_a_folded_pass_name_the_fold_and_iteration(page):
 
 
 def test_fit_to_screen_shows_the_whole_graph(page, shot):
-    src = ("import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(60):\n"
-           "    y = torch.sin(y) * 1.01 + 0.1\ny.backward()\n")
+    src = BIG_UNFOLDED
     open_app(page)
     run_source(page, src)
     pause(page)
