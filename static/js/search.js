@@ -12,6 +12,7 @@ let results = [];
 let active = -1;
 let seq = 0;
 let timer = null;
+let shownFor = null;     // the pass model the results were found in
 
 function folded() {
   const g = app.model && app.model.graph;
@@ -61,6 +62,7 @@ export function pathText(path) {
 
 function show(list, total, note = "") {
   results = list;
+  shownFor = app.model;
   active = list.length ? 0 : -1;
   const ul = $("search-results");
   ul.replaceChildren();
@@ -181,7 +183,9 @@ export function bindSearch() {
       focusSearch();
     }
   });
+  // results belong to a pass: another pass drawn closes them (the same pass drawn again keeps them)
   document.addEventListener("fg:graph-drawn", () => {
+    if (shownFor === app.model) return;
     results = [];
     closeResults();
   });
