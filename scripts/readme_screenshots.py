@@ -3,9 +3,10 @@
   .venv/bin/python scripts/readme_screenshots.py [--out docs/img]
 
 Starts the app (uvicorn app.main:app on a free port, as the browser tests do), runs the 200-step RNN
-of bench/page.py with the Run button, steps into the loop, searches for `W` and shows it, with the
-minimap and the breadcrumbs on; writes docs/img/big_program_rnn.png (1280×720). Prints what was on screen
-(nodes drawn, folded or not, the breadcrumb path) so a wrong picture is noticed before it is committed.
+of bench/page.py with the Run button, steps into the loop, searches for `W` and shows it (then zooms
+out to the program around it), with the minimap and the breadcrumbs on; writes
+docs/img/big_program_rnn.png (1280×720). Prints what was on screen (nodes drawn, folded or not, the
+breadcrumb path) so a wrong picture is noticed before it is committed.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from page import BIG_PROGRAMS  # noqa: E402
 
 SHOTS = {"big_program_rnn.png": ("RNN, 200 steps", "W")}
 VIEWPORT = {"width": 1280, "height": 720}
+ZOOM_OUT = 0.5  # after the search has centred the node: the shape of the program around it
 
 
 def take(page, name: str, program: str, query: str, out: Path) -> dict:
@@ -40,7 +42,10 @@ def take(page, name: str, program: str, query: str, out: Path) -> dict:
     box.fill(query)
     page.wait_for_selector("#search-results .search-result", timeout=30_000)
     page.keyboard.press("Enter")
-    page.wait_for_timeout(900)  # the reveal's zoom transition, the highlight still on
+    page.wait_for_timeout(500)  # the reveal's pan
+    # step back to see the shape around it (the highlight lasts 2 s)
+    page.evaluate(f"window.__fg.graph.zoomBy({ZOOM_OUT})")
+    page.wait_for_timeout(500)
     out.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(out / name))
     return page.evaluate("""() => ({
