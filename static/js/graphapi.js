@@ -206,5 +206,5 @@ wrap("applyCollapsed", function afterCollapse() {
   if (!this._navRendering) emit("fg:graph-changed", {});
 });
 wrap("update", function afterUpdate() {
-  emit("fg:step", { node: stepNode(), path: this.currentPath() });
+  if (!native.has("fg:step")) emit("fg:step", { node: stepNode(), path: this.currentPath() });
 });
