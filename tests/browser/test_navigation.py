@@ -30,8 +30,16 @@ def centre(box: dict) -> tuple[float, float]:
     return box["x"] + box["w"] / 2, box["y"] + box["h"] / 2
 
 
-def settle(page, ms: int = 450):
-    page.wait_for_timeout(ms)  # the view's transitions (DURATIONS.zoom 300 ms) end
+def settle(page, ms: int = 350):
+    """Until the view's transitions (DURATIONS.zoom 300 ms) have ended: the view stops moving."""
+    page.wait_for_timeout(ms)
+    last = None
+    for _ in range(50):
+        now = view_box(page)
+        if now == last:
+            return
+        last = now
+        page.wait_for_timeout(120)
 
 
 def test_minimap_draws_and_a_click_pans_the_view(page, shot):
