@@ -428,6 +428,31 @@ ${roles}
 `;
 }
 
+// ---- Finding your way in big graphs (issue 11): minimap, search, breadcrumbs, fit to screen ----
+export const NAVIGATION = {
+  minimap: {
+    maxW: 200, maxH: 140,        // px: the map keeps the graph's aspect inside this box
+    minNodes: 120,               // auto-shown from this many drawn nodes, or when the graph does not fit readable
+    pad: 4,                      // px around the drawn graph inside the map
+    dotMin: 1.5,                 // px: the smallest a node is drawn (a 10k-node map is dots)
+    stackOffset: 2.5,            // px between the cards of a collapsed group's stack
+    stackCards: 3,
+    viewStroke: 1.5,             // px: the viewport rectangle's line
+    viewFillAlpha: 0.12,
+  },
+  search: {
+    debounceMs: 120,             // ms of quiet typing before a folded pass asks the server
+    limit: 50,                   // results asked and listed
+    minChars: 1,
+    pathSeparator: " › ",
+  },
+  reveal: {
+    foundMs: 2000,               // ms a found node keeps its highlight (class fg-found)
+    minZoom: 0.6,                // a found node is shown at least at this zoom, so it reads
+  },
+  fitWholeKey: "0",              // "Fit to screen": the whole graph, however small it gets
+};
+
 // Figures a program plots (matplotlib, shown in the output pane among the printed lines).
 export const FIGURES = {
   maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
