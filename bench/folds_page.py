@@ -52,7 +52,8 @@ def main():
             pg.keyboard.press("Home")
             times = {gid: pg.evaluate(EXPAND, gid) for gid in path}
             drawn = pg.evaluate("window.__fg.graph.nodeEls.size")
-            pg.evaluate("() => { const g = window.__fg.graph, n = g.nodeEls.get('n2').n; g.zoomBy(1.5); window.__pan = {x: n.x, y: n.y}; }")
+            pg.evaluate("() => { const g = window.__fg.graph, n = g.nodeEls.get('n2').n; g.zoomBy(1.5); "
+                        "window.__pan = {x: n.x, y: n.y}; }")
             pg.wait_for_timeout(300)
             pan = pg.evaluate(FPS, 3000)
             pg.evaluate("window.__pan = null")

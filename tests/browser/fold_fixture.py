@@ -183,7 +183,7 @@ def _finish(p: Pass, source: str, top_layout, body_layout, count, var, summaries
         n.setdefault("value", None)
         n.setdefault("grad", None)
     frames = []
-    for i, f in enumerate(p.frames):
+    for f in p.frames:
         it = f.pop("_it")
         f["_group"] = iter_gid[it] if it is not None else None
         frames.append(f)

@@ -13,7 +13,7 @@ from fold_fixture import chain, mlp, rnn
 from test_page import open_app, pause, run_source
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fixture(name: str, n: int):
     trace, payloads = {"chain": chain, "rnn": rnn, "mlp": mlp}[name](n)
     return json.dumps(trace), {gid: json.dumps(p) for gid, p in payloads.items()}, trace["_source"]
