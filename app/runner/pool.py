@@ -83,8 +83,9 @@ class WorkerHandle:
 
 
 class Pool:
-    def __init__(self, settings: Settings, *, dot: str):
+    def __init__(self, settings: Settings, *, dot: str, run_store=None):
         self.settings = settings
+        self.run_store = run_store  # app.runs.store.RunStore: folded passes' payloads from the workers
         self.dot = dot  # the Graphviz binary the workers run (app.layout.dot.check_dot's path)
         self.ctx = _ctx()
         self.workers: list[WorkerHandle] = []
@@ -171,6 +172,15 @@ class Pool:
             self._dispatch()
         elif kind == "failed":
             h.dead = True
+        elif kind == "pending":  # ("pending", run): a folded answer is coming; its payloads follow it
+            if self.run_store is not None:
+                self.run_store.expect(msg[1])
+        elif kind == "store":  # ("store", run, {pass index: PassPayloads} | None)
+            if self.run_store is not None:
+                if msg[2]:
+                    self.run_store.put(msg[1], msg[2])
+                else:
+                    self.run_store.abandon(msg[1])
         elif kind in ("piece", "done"):
             job = h.job
             if job is None or job.id != msg[1]:

@@ -21,6 +21,7 @@ Protocol on the connection to the server (pickled tuples):
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import sys
 import time
@@ -332,9 +333,11 @@ class Worker:
         import multiprocessing.connection as mpc
 
         from app.trace.budget import clip_error, fit_answer, fold_pass
-        from app.trace.build import TraceBuilder
+        from app.trace.build import FoldOptions, TraceBuilder
         from app.trace.values import clean
         from engine.trace_events import clip_text
+
+        run_id = secrets.token_hex(16)  # the run store's key for this run's folded passes: unguessable
 
         s = self.settings
         stream = bool(opts.get("stream"))
@@ -380,6 +383,7 @@ class Worker:
             on_pass=on_pass if stream else None,
             on_step=(lambda st: piece({"type": "step", **st})) if stream else None,
             max_nodes=s.max_drawn_nodes,
+            fold=FoldOptions(s.fold_threshold, s.max_folded_nodes, s.fold_max_children, source, run_id),
             # no graph is drawn after this: the rest of the time goes to fitting and sending the answer
             deadline=started + s.answer_time_s - min(0.5, 0.15 * s.answer_time_s),
         )
@@ -498,7 +502,16 @@ class Worker:
         data = finish([])
         if len(data) > room:  # over the answer budget: fold (docs/trace.md §4) and encode again
             data = finish(fit_answer(trace, room, max_string_chars=s.max_string_chars))
+        if builder.folded_passes:
+            self.conn.send(("pending", run_id))
         self.conn.send(("done", job_id, data))
+        if builder.folded_passes:
+            # the groups' payloads: built once the answer is out, then kept by the server's run store
+            try:
+                payloads = builder.build_payloads()
+            except Exception:  # noqa: BLE001 - a bug of ours: the groups answer RunExpired, the run stands
+                payloads = None
+            self.conn.send(("store", run_id, payloads))
 
     def _child_setup(self, warm: bool = True) -> None:
         """In a run's process: drop the worker's connection, set rlimits, warm up."""
