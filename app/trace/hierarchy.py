@@ -408,8 +408,8 @@ class _Builder:
         """More than max_children loose units: consecutive ones go in sequence chunks (nested)."""
         mc = self.max_children
         while len(units) > mc:
-            size = -(-len(units) // mc)
-            size = max(size, 2)
+            # bottom-up, mc units a chunk: every chunk (and then the level above) stays within mc
+            size = mc if len(units) > mc * mc else max(2, -(-len(units) // mc))
             grouped = []
             for a in range(0, len(units), size):
                 part = units[a:a + size]
