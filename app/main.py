@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from app.api.routes import examples, export, health, pages, run, runs, sessions, stream
+from app.api.stream_gzip import StreamGzip
 from app.classroom.service import make_classroom
 from app.core import errors
 from app.core.config import Settings, get_settings
@@ -132,6 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router)  # a folded pass's groups and search (app/runs)
     # big answers (a folded 10,000-op pass: 6 MB of JSON) go gzipped, compressed off the event loop
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=1)
+    app.add_middleware(StreamGzip)  # ... and the run stream, event by event (app/api/stream_gzip.py)
     static = ROOT / "static"
     app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")
     return app

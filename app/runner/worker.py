@@ -364,8 +364,11 @@ class Worker:
             if pd.get("graph") is None:
                 piece({"type": "pass", "pass": pd})
                 return
-            # the first graph may take half of what is left; the next ones share the rest
+            # the first graph may take half of what is left; the next ones share the rest; a folded pass is
+            # already in its smallest form (its frames lazy) and may take all that is left
             shares = 2 if not budget.drawn and builder.emits_left > 1 else builder.emits_left
+            if pd["graph"].get("folded"):
+                shares = 1
             budget.drawn += 1
             cap = budget.pass_cap(shares) - SSE_FRAMING
             obj = {"type": "pass", "pass": pd}

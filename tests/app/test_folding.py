@@ -359,3 +359,19 @@ def test_the_hierarchy_of_fifty_thousand_tiny_nodes_stays_bounded():
     h = build_hierarchy(nodes, edges, {}, [], [], "", threshold=400, max_children=40)
     assert len(h.top) <= 40 and all(len(g.units) <= 40 for g in h.groups.values())
     assert sum(g.size for g in h.groups.values() if g.parent is None) + sum(u[0] != "g" for u in h.top) == len(nodes)
+
+
+# ---------------------------------------------------------------------------- the offline file
+def test_the_offline_file_carries_the_payloads_of_a_folded_pass(client):
+    r = client.post("/api/export/html", json={"source": RNN})
+    assert r.status_code == 200, r.text[:300]
+    html = r.content
+    start = html.index(b'<script type="application/json" id="fg-offline">') + len(b'<script type="application/json" id="fg-offline">')
+    data = orjson.loads(html[start:html.index(b"</script>", start)].replace(b"<\\/", b"</"))
+    g = data["trace"]["passes"][0]["graph"]
+    assert g["folded"] and set(g["payloads"]) == set(g["tree"])
+    frames = {int(i) for pl in g["payloads"].values() for i in pl["frames"]}
+    lazy = {i for i, f in enumerate(data["trace"]["passes"][0]["frames"]) if f.get("lazy")}
+    assert lazy <= frames
+    fold = visible_groups(g)[0]["id"]
+    assert {n["id"] for n in g["payloads"][fold]["nodes"]} == set(g["tree"][fold]["children"])
