@@ -272,10 +272,15 @@ class _Builder:
         max_p = min(MAX_PERIOD, n // MIN_REPEATS)
         # run[p][i]: how many consecutive j >= i have codes[j] == codes[j + p]
         cands: list[tuple[int, np.ndarray]] = []
+        matches = []
         for p in range(1, max_p + 1):
             eq = codes[:-p] == codes[p:]
-            if int(np.count_nonzero(eq)) < (MIN_REPEATS - 1) * p:
-                continue
+            hits = int(np.count_nonzero(eq))
+            if hits >= (MIN_REPEATS - 1) * p:
+                matches.append((hits + p, p, eq))
+        # the periods that repeat most (a loop body and its multiples): only they get their runs measured
+        matches.sort(key=lambda m: (-m[0], m[1]))
+        for _, p, eq in matches[:2 * MAX_CANDIDATES]:
             run = _runs(eq)
             best = int(run.max())
             if best >= (MIN_REPEATS - 1) * p:

@@ -149,7 +149,7 @@ def test_a_group_is_laid_out_in_its_box_with_the_unfolded_values(client, answers
                 else:
                     assert n["id"] in g["tree"][gid]["children"]
             todo.extend(g["tree"][gid]["children"][:2])
-            for did, desc in p.get("descendants", {}).items():
+            for desc in p.get("descendants", {}).values():
                 for n in desc["nodes"]:
                     if n["kind"] != "group":
                         assert n["value"] == ref[n["id"]]["value"], n["id"]
