@@ -360,7 +360,18 @@ class Worker:
             budget.sent += len(data) + SSE_FRAMING
             self.conn.send(("piece", job_id, data))
 
+        announced = []
+
+        def announce() -> None:
+            """A folded pass is about to go out: the server learns its run id first, so a group request that
+            comes before the payloads are built waits for them instead of finding no run."""
+            if not announced:
+                announced.append(run_id)
+                self.conn.send(("pending", run_id))
+
         def on_pass(pd: dict) -> None:
+            if pd.get("graph") is not None and pd["graph"].get("folded"):
+                announce()
             if pd.get("graph") is None:
                 piece({"type": "pass", "pass": pd})
                 return
@@ -506,7 +517,7 @@ class Worker:
         if len(data) > room:  # over the answer budget: fold (docs/trace.md §4) and encode again
             data = finish(fit_answer(trace, room, max_string_chars=s.max_string_chars))
         if builder.folded_passes:
-            self.conn.send(("pending", run_id))
+            announce()
         self.conn.send(("done", job_id, data))
         if builder.folded_passes:
             # the groups' payloads: built once the answer is out, then kept by the server's run store

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from app.trace.folded import PassPayloads
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
+PENDING_FORGET_S = 60.0  # an announced run whose payloads never came (its worker died) is forgotten
 
 
 @dataclass
@@ -36,7 +37,7 @@ class RunStore:
         self.clock = clock
         self.runs: OrderedDict[str, StoredRun] = OrderedDict()
         self.nbytes = 0
-        self.pending: dict[str, asyncio.Event] = {}
+        self.pending: dict[str, tuple[asyncio.Event, float]] = {}  # run → (set when stored, announced at)
         self.evicted = 0
 
     @classmethod
@@ -47,11 +48,16 @@ class RunStore:
     # ---------------------------------------------------------------- filling
     def expect(self, run: str) -> None:
         """The run's answer is out; its payloads follow (requests for it wait)."""
-        if RUN_ID.fullmatch(run) and run not in self.runs and len(self.pending) < 4 * self.max_runs:
-            self.pending[run] = asyncio.Event()
+        if not RUN_ID.fullmatch(run) or run in self.runs:
+            return
+        now = self.clock()
+        for old in [r for r, (_, t) in self.pending.items() if now - t > PENDING_FORGET_S]:
+            self.abandon(old)  # its worker died before sending the payloads
+        if len(self.pending) < 4 * self.max_runs:
+            self.pending[run] = (asyncio.Event(), now)
 
     def put(self, run: str, passes: dict[int, PassPayloads]) -> None:
-        ev = self.pending.pop(run, None)
+        ev = self.pending.pop(run, (None, 0.0))[0]
         size = sum(p.nbytes() for p in passes.values())
         if RUN_ID.fullmatch(run) and size <= self.max_bytes:
             old = self.runs.pop(run, None)
@@ -64,7 +70,7 @@ class RunStore:
             ev.set()
 
     def abandon(self, run: str) -> None:
-        ev = self.pending.pop(run, None)
+        ev = self.pending.pop(run, (None, 0.0))[0]
         if ev is not None:
             ev.set()
 
@@ -98,7 +104,7 @@ class RunStore:
 
     async def wait(self, run: str, k: int, timeout: float) -> PassPayloads | None:
         """``get``, waiting up to ``timeout`` seconds when the run's payloads are still on their way."""
-        ev = self.pending.get(run)
+        ev = self.pending.get(run, (None, 0.0))[0]
         if ev is not None:
             try:
                 await asyncio.wait_for(ev.wait(), timeout)

@@ -375,3 +375,20 @@ def test_the_offline_file_carries_the_payloads_of_a_folded_pass(client):
     assert lazy <= frames
     fold = visible_groups(g)[0]["id"]
     assert {n["id"] for n in g["payloads"][fold]["nodes"]} == set(g["tree"][fold]["children"])
+
+
+# ---------------------------------------------------------------------------- the stream
+def test_the_stream_sends_the_folded_pass_gzipped_and_its_groups_answer(client):
+    with client.stream("POST", "/api/stream", json={"source": RNN}, headers={"Accept-Encoding": "gzip"}) as r:
+        assert r.headers["content-encoding"] == "gzip"
+        passes, group = [], None
+        for line in r.iter_lines():
+            if line.startswith('data: {"type":"pass"'):
+                passes.append(orjson.loads(line[6:])["pass"])
+                g = passes[-1]["graph"]
+                if g and g.get("folded") and group is None:  # asked while the stream is still open
+                    gid = visible_groups(g)[0]["id"]
+                    group = client.get(f"/api/runs/{g['run']}/passes/0/groups/{gid}")
+    g = passes[-1]["graph"]
+    assert g["folded"] and g["tree"][visible_groups(g)[0]["id"]]["count"] == 200
+    assert group is not None and group.status_code == 200 and group.json()["descendants"]
