@@ -129,8 +129,11 @@ def bench_big(url: str, reps: int) -> None:
                 r = c.post("/api/run", json={"source": src})
                 server.append(r.json()["elapsed_ms"])
             d = r.json()
-            g = d["passes"][0]["graph"]
+            g = d["passes"][0]["graph"] if d["passes"] else None
             raw = len(r.content)
+            if g is None:  # a loaded machine: the program hit time_limit_s, or the answer was due
+                print(f"  {label:30} not drawn: {(d['error'] or {}).get('message')} / {d['truncated_reason']}")
+                continue
             print(f"  {label:30} server p50 {pct(server, 50):6.0f} ms  request p50 {pct(wall, 50):6.0f} ms  "
                   f"{raw / 1e6:5.2f} MB JSON / {wire / 1e6:5.2f} MB gzip  {len(g['nodes'])} visible nodes, "
                   f"{len(g.get('tree', {}))} groups   (today: {today})")
