@@ -522,8 +522,8 @@ class Worker:
         if builder.folded_passes:
             # the groups' payloads: built once the answer is out, then kept by the server's run store
             try:
-                payloads = builder.build_payloads()
-            except Exception:  # noqa: BLE001 - a bug of ours: the groups answer RunExpired, the run stands
+                payloads = builder.build_payloads(deadline=time.monotonic() + s.hard_kill_s)
+            except Exception:  # noqa: BLE001 - too slow, or a bug of ours: the groups answer RunExpired, the run stands
                 payloads = None
             self.conn.send(("store", run_id, payloads))
 

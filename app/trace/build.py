@@ -721,9 +721,10 @@ class TraceBuilder:
         ops = {name: _OP_TABLE[name] for name in sorted(used) if name in _OP_TABLE}
         return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": frames, "ops": ops}
 
-    def build_payloads(self) -> dict[int, PassPayloads]:
-        """The folded passes' group payloads (for the run store), built once the answer is out."""
-        out = {k: fp.payloads() for k, fp in self.folded_passes.items()}
+    def build_payloads(self, deadline: float | None = None) -> dict[int, PassPayloads]:
+        """The folded passes' group payloads (for the run store), built once the answer is out; past
+        ``deadline`` (``time.monotonic()``) ``TimeoutError``."""
+        out = {k: fp.payloads(deadline) for k, fp in self.folded_passes.items()}
         self.folded_passes.clear()
         return out
 

@@ -10,6 +10,7 @@ with ``count`` 200, and no edge is lost: every one is drawn when its group is ex
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import orjson
@@ -227,7 +228,8 @@ class FoldedPass:
         return graph, out_frames
 
     # ------------------------------------------------------------- the run store's part
-    def payloads(self) -> PassPayloads:
+    def payloads(self, deadline: float | None = None) -> PassPayloads:
+        """Past ``deadline`` (``time.monotonic()``): ``TimeoutError`` (the worker then stores nothing)."""
         h, groups, by_id = self.h, self.h.groups, self.by_id
         store = PassPayloads()
         dumps = orjson.dumps
@@ -243,7 +245,9 @@ class FoldedPass:
         for gid, parts in frame_parts.items():
             store.frames[gid] = b",".join(parts)
         own = self.own
-        for gid, g in groups.items():
+        for k, (gid, g) in enumerate(groups.items()):
+            if deadline is not None and k % 64 == 0 and time.monotonic() > deadline:
+                raise TimeoutError("group payloads took too long")
             pnodes = [dict(by_id[u]) if u[0] != "g" else _group_node(h, u) for u in g.units]
             pedges = self.level_edges(own.get(gid, ()))
             w, hh, _ = _place(self.layout, pnodes, pedges, [], self.op_text, self.aspect)
