@@ -127,6 +127,7 @@ def capture_budgets(settings: Settings) -> dict:
 
 
 REASON_CHARS = 1_500  # truncated_reason is cut here (fit_answer keeps room for it)
+PAYLOAD_TIME_FACTOR = 3  # a folded run's group payloads may take this many hard_kill_s after its answer (then: none)
 SSE_FRAMING = 32  # bytes the stream adds around each piece ("event: pass\ndata: ...\n\n")
 
 
@@ -522,7 +523,7 @@ class Worker:
         if builder.folded_passes:
             # the groups' payloads: built once the answer is out, then kept by the server's run store
             try:
-                payloads = builder.build_payloads(deadline=time.monotonic() + s.hard_kill_s)
+                payloads = builder.build_payloads(deadline=time.monotonic() + PAYLOAD_TIME_FACTOR * s.hard_kill_s)
             except Exception:  # noqa: BLE001 - too slow, or a bug of ours: the groups answer RunExpired, the run stands
                 payloads = None
             self.conn.send(("store", run_id, payloads))

@@ -9,7 +9,7 @@ import orjson
 
 from app.runs.store import RunStore
 
-PENDING_WAIT_S = 10.0  # the payloads are built right after the answer: wait for them this long
+PENDING_WAIT_S = 15.0  # the payloads are built right after the answer: wait for them this long
 
 
 async def inline_payloads(trace_json: bytes, store: RunStore, room: int) -> bytes:

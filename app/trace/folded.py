@@ -136,8 +136,13 @@ class FoldedPass:
         # each edge's owner: the deepest group holding both ends; there, its ends' units
         own: dict[str | None, list[tuple[str, str, str, object]]] = {}
         node_chain = self.node_chain
+        node_group = h.node_group
         empty = ()
         for eid, s, d, cut in edges:
+            gs = node_group.get(s)
+            if gs is not None and gs == node_group.get(d):  # most edges: both ends direct members of one group
+                own.setdefault(gs, []).append((eid, s, d, cut))
+                continue
             cs, cd = node_chain.get(s, empty), node_chain.get(d, empty)
             k = 0
             while k < len(cs) and k < len(cd) and cs[k] == cd[k]:
@@ -216,15 +221,15 @@ class FoldedPass:
         visible = {n["id"] for n in vis_nodes}
         out_frames: list[dict] = []
         frame_group = h.frame_group
-        for i, f in enumerate(self.frames):
-            gid = frame_group[i]
-            if gid is None or frame_node(f) in visible:
-                out_frames.append(f)
+        append = out_frames.append
+        for f, gid in zip(self.frames, frame_group):
+            if gid is None or (groups[gid].expanded and frame_node(f) in visible):
+                append(f)
                 continue
             lazy = {k: f[k] for k in LAZY_KEEP if k in f}
             lazy["lazy"] = True
             lazy["group"] = gid
-            out_frames.append(lazy)
+            append(lazy)
         return graph, out_frames
 
     # ------------------------------------------------------------- the run store's part

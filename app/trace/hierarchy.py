@@ -190,10 +190,8 @@ class _Builder:
         self.key_table: dict[object, int] = {}
         self.parent_of: dict[str, str] = {}  # node id / gid → gid containing it directly
         self.out_adj: dict[str, list[str]] = {}
-        self.in_adj: dict[str, list[str]] = {}
         for _eid, s, d, _cut in edges:
             self.out_adj.setdefault(s, []).append(d)
-            self.in_adj.setdefault(d, []).append(s)
         self.first_pos: dict[str, int] = {}
         self._n = 0
 

@@ -19,7 +19,7 @@ from app.core.responses import OrjsonResponse
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
 EXPIRED = "this run is no longer on the server; run the program again"
-PENDING_WAIT_S = 10.0  # a run whose answer is out waits this long for its payloads (built right after it)
+PENDING_WAIT_S = 15.0  # a run whose answer is out waits this long for its payloads (built right after it)
 BIG_PAYLOAD = 256_000  # assembled in a thread above this many bytes (the event loop keeps serving)
 
 RunId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[0-9a-f]+$")]
