@@ -256,7 +256,7 @@ class _Builder:
                                          len(self.sig_table))
 
     # ------------------------------------------------------------- containers
-    def container(self, members: list[str], depth: int) -> list[str]:
+    def container(self, members: list[str]) -> list[str]:
         """Units of a container (its direct nodes and child module gids) folded and chunked."""
         units = sorted(members, key=lambda u: self.first_pos[u] if u[0] == "g" else self.pos[u])
         units = self.fold(units)
@@ -473,15 +473,13 @@ def build_hierarchy(nodes: list[dict], edges: list[tuple], node_cluster: dict[st
         members = list(direct.get(cid, [])) + [gid_of_cluster[c] for c in child_mods.get(cid, []) if c in gid_of_cluster]
         if not members:
             continue
-        for nid in direct.get(cid, []):
-            b.first_pos.setdefault(nid, b.pos[nid])
-        units = b.container(members, depth[cid])
+        units = b.container(members)
         g = b.new_group("module", label[cid], units, module=label[cid].split(" (")[0])
         g.signature = b.signature("module", label[cid].split(" (")[-1], units)
         b.unit_key[g.id] = b.code(("module", g.signature))
         gid_of_cluster[cid] = g.id
     top_members = list(direct.get(None, [])) + [gid_of_cluster[c] for c in child_mods.get(None, []) if c in gid_of_cluster]
-    top = b.container(top_members, -1) if top_members else []
+    top = b.container(top_members) if top_members else []
     groups = b.groups
     for u in top:
         if u[0] == "g":
@@ -492,11 +490,8 @@ def build_hierarchy(nodes: list[dict], edges: list[tuple], node_cluster: dict[st
         for u in g.units:
             if u[0] != "g":
                 node_group[u] = g.id
-    depth: dict[str, int] = {}
-    for g in groups.values():
-        chain = _chain(groups, g.id)
-        depth[g.id] = len(chain)
-    order = sorted(groups.values(), key=lambda g: -depth[g.id])  # deepest first: children before parents
+    level = {g.id: len(_chain(groups, g.id)) for g in groups.values()}
+    order = sorted(groups.values(), key=lambda g: -level[g.id])  # deepest first: children before parents
     by_id = b.by_id
     for g in order:
         g.size = sum(1 if u[0] != "g" else groups[u].size for u in g.units)
