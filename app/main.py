@@ -7,10 +7,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from app.api.routes import examples, export, health, pages, run, sessions, stream
+from app.api.routes import examples, export, health, pages, run, runs, sessions, stream
+from app.api.stream_gzip import StreamGzip
 from app.classroom.service import make_classroom
 from app.core import errors
 from app.core.config import Settings, get_settings
@@ -18,8 +20,10 @@ from app.core.errors import problem_response
 from app.core.responses import OrjsonResponse
 from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
+from app.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
+GZIP_MIN_BYTES = 65_536  # smaller answers (every tutorial program) go as they are: no compression on their path
 log = logging.getLogger("flowgrad")
 
 
@@ -94,7 +98,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        pool = Pool(settings, dot=graphviz.path)
+        pool = Pool(settings, dot=graphviz.path, run_store=app.state.run_store)
         app.state.pool = pool
         await pool.start()
         await app.state.classroom.broker.start()
@@ -116,6 +120,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.examples_dir = ROOT / "examples"
     app.state.templates = Jinja2Templates(directory=str(ROOT / "templates"))
     app.state.classroom = make_classroom(settings)
+    app.state.run_store = RunStore.from_settings(settings)  # folded passes' group payloads (app/runs)
     if explicit:
         app.dependency_overrides[get_settings] = lambda: settings
     errors.install(app)
@@ -125,6 +130,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (run, stream, sessions, examples, health, pages):
         app.include_router(module.router)
     app.include_router(export.router)  # the page as one offline file (app/export)
+    app.include_router(runs.router)  # a folded pass's groups and search (app/runs)
+    # big answers (a folded 10,000-op pass: 6 MB of JSON) go gzipped, compressed off the event loop
+    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=1)
+    app.add_middleware(StreamGzip)  # ... and the run stream, event by event (app/api/stream_gzip.py)
     static = ROOT / "static"
     app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")
     return app

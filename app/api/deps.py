@@ -16,6 +16,7 @@ from app.classroom.service import Classroom
 from app.core.config import Settings, get_settings
 from app.layout.dot import Graphviz
 from app.runner.pool import Pool
+from app.runs.store import RunStore
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
@@ -37,6 +38,10 @@ def get_classroom(request: Request) -> Classroom:
     return request.app.state.classroom
 
 
+def get_run_store(request: Request) -> RunStore:
+    return request.app.state.run_store
+
+
 def get_examples_dir(request: Request) -> Path:
     return request.app.state.examples_dir
 
@@ -55,3 +60,4 @@ TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 ExamplesDirDep = Annotated[Path, Depends(get_examples_dir)]
 ClientDep = Annotated[str | None, Depends(get_client_id)]
 ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
+RunStoreDep = Annotated[RunStore, Depends(get_run_store)]

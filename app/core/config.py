@@ -90,6 +90,19 @@ class Settings(BaseSettings):
     dot_timeout_s: float = Field(2.0, gt=0, description="one Graphviz call; slower → fallback layout")
     dot_binary: str = Field("dot", description="Graphviz dot executable")
 
+    # ---- big passes fold into a group tree (issue 11: app/trace/hierarchy.py, folded.py; docs/trace.md §5) ----
+    fold_threshold: int = Field(400, ge=10, description="a pass whose graph has more nodes is folded: modules, "
+                                "repeated loop bodies and repeated modules become groups drawn collapsed")
+    max_folded_nodes: int = Field(50_000, ge=10, description="nodes of one folded pass; a bigger pass is summarised")
+    fold_max_children: int = Field(40, ge=4, description="direct units of one group (a longer fold is chunked)")
+    group_payload_nodes: int = Field(2_000, ge=0, description="a group's answer also carries every descendant's "
+                                     "payload when its whole subtree has at most this many nodes")
+    run_store_max_bytes: int = Field(256_000_000, ge=1_000_000, description="bytes of group payloads the server "
+                                     "keeps (all runs); the least recently used runs go first")
+    run_store_ttl_s: float = Field(1800.0, gt=0, description="a run's payloads are forgotten this long after its "
+                                   "last use")
+    run_store_max_runs: int = Field(64, ge=1, description="runs whose payloads the server keeps")
+
     # ---- classroom sessions (app/classroom, docs/classroom.md) ----
     broker_url: str | None = Field(None, description="redis://host:port/db: sessions shared by several server "
                                    "processes; unset: in this process's memory")

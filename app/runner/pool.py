@@ -80,11 +80,13 @@ class WorkerHandle:
     idle_since: float = field(default_factory=time.monotonic)
     ever_ready: bool = False
     replacing: bool = False
+    storing: bool = False  # building a folded run's payloads after its answer: takes no new run meanwhile
 
 
 class Pool:
-    def __init__(self, settings: Settings, *, dot: str):
+    def __init__(self, settings: Settings, *, dot: str, run_store=None):
         self.settings = settings
+        self.run_store = run_store  # app.runs.store.RunStore: folded passes' payloads from the workers
         self.dot = dot  # the Graphviz binary the workers run (app.layout.dot.check_dot's path)
         self.ctx = _ctx()
         self.workers: list[WorkerHandle] = []
@@ -171,6 +173,18 @@ class Pool:
             self._dispatch()
         elif kind == "failed":
             h.dead = True
+        elif kind == "pending":  # ("pending", run): a folded answer is coming; its payloads follow it
+            h.storing = True
+            if self.run_store is not None:
+                self.run_store.expect(msg[1])
+        elif kind == "store":  # ("store", run, {pass index: PassPayloads} | None)
+            h.storing = False
+            if self.run_store is not None:
+                if msg[2]:
+                    self.run_store.put(msg[1], msg[2])
+                else:
+                    self.run_store.abandon(msg[1])
+            self._dispatch()
         elif kind in ("piece", "done"):
             job = h.job
             if job is None or job.id != msg[1]:
@@ -262,7 +276,7 @@ class Pool:
         if self.closing:
             return
         while self.waiting:
-            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None]
+            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None and not h.storing]
             if not idle:
                 return
             h = min(idle, key=lambda w: w.idle_since)

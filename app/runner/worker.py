@@ -21,6 +21,7 @@ Protocol on the connection to the server (pickled tuples):
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import sys
 import time
@@ -126,6 +127,7 @@ def capture_budgets(settings: Settings) -> dict:
 
 
 REASON_CHARS = 1_500  # truncated_reason is cut here (fit_answer keeps room for it)
+PAYLOAD_TIME_FACTOR = 3  # a folded run's group payloads may take this many hard_kill_s after its answer (then: none)
 SSE_FRAMING = 32  # bytes the stream adds around each piece ("event: pass\ndata: ...\n\n")
 
 
@@ -332,9 +334,11 @@ class Worker:
         import multiprocessing.connection as mpc
 
         from app.trace.budget import clip_error, fit_answer, fold_pass
-        from app.trace.build import TraceBuilder
+        from app.trace.build import FoldOptions, TraceBuilder
         from app.trace.values import clean
         from engine.trace_events import clip_text
+
+        run_id = secrets.token_hex(16)  # the run store's key for this run's folded passes: unguessable
 
         s = self.settings
         stream = bool(opts.get("stream"))
@@ -357,12 +361,26 @@ class Worker:
             budget.sent += len(data) + SSE_FRAMING
             self.conn.send(("piece", job_id, data))
 
+        announced = []
+
+        def announce() -> None:
+            """A folded pass is about to go out: the server learns its run id first, so a group request that
+            comes before the payloads are built waits for them instead of finding no run."""
+            if not announced:
+                announced.append(run_id)
+                self.conn.send(("pending", run_id))
+
         def on_pass(pd: dict) -> None:
+            if pd.get("graph") is not None and pd["graph"].get("folded"):
+                announce()
             if pd.get("graph") is None:
                 piece({"type": "pass", "pass": pd})
                 return
-            # the first graph may take half of what is left; the next ones share the rest
+            # the first graph may take half of what is left; the next ones share the rest; a folded pass is
+            # already in its smallest form (its frames lazy) and may take all that is left
             shares = 2 if not budget.drawn and builder.emits_left > 1 else builder.emits_left
+            if pd["graph"].get("folded"):
+                shares = 1
             budget.drawn += 1
             cap = budget.pass_cap(shares) - SSE_FRAMING
             obj = {"type": "pass", "pass": pd}
@@ -380,6 +398,7 @@ class Worker:
             on_pass=on_pass if stream else None,
             on_step=(lambda st: piece({"type": "step", **st})) if stream else None,
             max_nodes=s.max_drawn_nodes,
+            fold=FoldOptions(s.fold_threshold, s.max_folded_nodes, s.fold_max_children, source, run_id),
             # no graph is drawn after this: the rest of the time goes to fitting and sending the answer
             deadline=started + s.answer_time_s - min(0.5, 0.15 * s.answer_time_s),
         )
@@ -502,7 +521,16 @@ class Worker:
         data = finish([])
         if len(data) > room:  # over the answer budget: fold (docs/trace.md §4) and encode again
             data = finish(fit_answer(trace, room, max_string_chars=s.max_string_chars))
+        if builder.folded_passes:
+            announce()
         self.conn.send(("done", job_id, data))
+        if builder.folded_passes:
+            # the groups' payloads: built once the answer is out, then kept by the server's run store
+            try:
+                payloads = builder.build_payloads(deadline=time.monotonic() + PAYLOAD_TIME_FACTOR * s.hard_kill_s)
+            except Exception:  # noqa: BLE001 - too slow, or a bug of ours: the groups answer RunExpired, the run stands
+                payloads = None
+            self.conn.send(("store", run_id, payloads))
 
     def _child_setup(self, warm: bool = True) -> None:
         """In a run's process: drop the worker's connection, set rlimits, warm up."""

@@ -31,10 +31,13 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
 from app.layout.sizes import op_size, tensor_size
+from app.trace.folded import FoldedPass, PassPayloads
+from app.trace.hierarchy import build_hierarchy
 from app.trace.labels import op_text
 from app.trace.values import clean, to_float
 from engine.recorder import op_table
@@ -112,8 +115,17 @@ class TraceBuilder:
     def __init__(self, layout: LayoutEngine | None, *, head: int = 3, tail: int = 2, max_passes: int = 10_000,
                  extra: tuple = (),
                  on_pass: Callable[[dict], None] | None = None, on_step: Callable[[dict], None] | None = None,
-                 max_nodes: int | None = None, max_frames: int | None = None, deadline: float | None = None):
+                 max_nodes: int | None = None, max_frames: int | None = None, deadline: float | None = None,
+                 fold: FoldOptions | None = None):
         self.layout = layout
+        self.fold = fold  # big passes are folded (app/trace/folded.py) instead of drawn whole
+        self.folded_passes: dict[int, FoldedPass] = {}  # their group payloads are built after the answer
+        if fold is not None and max_nodes is not None:
+            max_frames = max_frames if max_frames is not None else 4 * max(max_nodes, fold.max_nodes)
+            self.drawn_limit = max_nodes  # an unfolded pass stays within this
+            max_nodes = max(max_nodes, fold.max_nodes)
+        else:
+            self.drawn_limit = max_nodes
         self.head = head
         self.extra = frozenset(extra)  # middle passes kept in full like the head ones (asked for on demand)
         self.tail = tail
@@ -372,8 +384,10 @@ class TraceBuilder:
                                 f"(4 × limit max_drawn_nodes = {self.max_nodes:,})")
                 p.frames = []
 
-    def _too_many(self, n: int, more: str = "") -> str:
-        return f"{more}{n:,} graph nodes: not drawn (limit max_drawn_nodes = {self.max_nodes:,})"
+    def _too_many(self, n: int, more: str = "", limit: int | None = None) -> str:
+        limit = self.max_nodes if limit is None else limit
+        name = "max_folded_nodes" if self.fold is not None and limit == self.fold.max_nodes else "max_drawn_nodes"
+        return f"{more}{n:,} graph nodes: not drawn (limit {name} = {limit:,})"
 
     @staticmethod
     def _fold(p: _Pass, reason: str) -> None:
@@ -545,8 +559,11 @@ class TraceBuilder:
             t_ids.add(s)
             t_ids.add(d)
         t_ids = {t for t in t_ids if t in self.tensors}
-        if self.max_nodes is not None and len(t_ids) + len(op_ids) > self.max_nodes:
-            self._fold(p, self._too_many(len(t_ids) + len(op_ids)))
+        n_nodes = len(t_ids) + len(op_ids)
+        folding = self.fold is not None and n_nodes > self.fold.threshold
+        limit = self.max_nodes if folding else self.drawn_limit
+        if limit is not None and n_nodes > limit:
+            self._fold(p, self._too_many(n_nodes, limit=limit))
             return None
         roots = set(p.roots)
         consumers: dict[str, int] = {}
@@ -640,6 +657,12 @@ class TraceBuilder:
             while parent is not None and parent in all_members:
                 all_members[parent].extend(members.get(m, []))
                 parent = (self.modules.get(parent) or {}).get("parent")
+        # a training step is drawn above the loss chart, in a pane about twice as wide for its height
+        training = any(f.get("phase") == "update" and f.get("kind") in (OPTIM_STEP, INPLACE, ZERO_GRAD)
+                       for f in p.frames)
+        if folding:
+            return self._folded(p, nodes, edges, members, cl_ids,
+                                VIEW_ASPECT_TRAINING if training else VIEW_ASPECT)
         graph: dict = {"width": 0.0, "height": 0.0, "nodes": nodes, "edges": [], "clusters": [], "groups": [],
                        "layout": None}
         res = None
@@ -651,9 +674,6 @@ class TraceBuilder:
                 [(m, (self.modules.get(m) or {}).get("parent"), all_members[m], _cluster_title(self.module_names.get(m) or m,
                   (self.modules.get(m) or {}).get("cls"))) for m in cl_ids],
             )
-            # a training step is drawn above the loss chart, in a pane about twice as wide for its height
-            training = any(f.get("phase") == "update" and f.get("kind") in (OPTIM_STEP, INPLACE, ZERO_GRAD)
-                           for f in p.frames)
             res = self.layout.layout(lin, VIEW_ASPECT_TRAINING if training else VIEW_ASPECT)
             graph["width"], graph["height"] = res.width, res.height
             graph["groups"] = res.groups
@@ -675,10 +695,55 @@ class TraceBuilder:
         ops = {name: _OP_TABLE[name] for name in sorted(used) if name in _OP_TABLE}
         return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": p.frames, "ops": ops}
 
+    def _folded(self, p: _Pass, nodes: list[dict], edges: list, members: dict[str, list[str]], cl_ids: list[str],
+                aspect: float) -> dict:
+        """A big pass as a group tree (docs/trace.md §5): the visible level, lazy frames; the groups'
+        payloads go to ``self.payloads`` (the worker ships them to the server's run store)."""
+        fold = self.fold
+        node_cluster = {x: mid for mid, xs in members.items() for x in xs}
+        cl_set = set(cl_ids)
+        clusters = []
+        for m in cl_ids:
+            info = self.modules.get(m) or {}
+            parent = info.get("parent")
+            cls = info.get("cls")
+            clusters.append((m, parent if parent in cl_set else None,
+                             f"{self.module_names.get(m) or m}" + (f" ({cls})" if cls else "")))
+        hier = build_hierarchy(nodes, edges, node_cluster, clusters, p.frames, fold.source,
+                               threshold=fold.threshold, max_children=fold.max_children)
+        folded = FoldedPass(hier, nodes, edges, p.frames, layout=self.layout, op_text=_op_text,
+                            cluster_title=lambda label: _cluster_title(label, None), aspect=aspect,
+                            run=fold.run, pass_index=p.index)
+        graph, frames = folded.first()
+        self.folded_passes[p.index] = folded
+        loss = p.loss if p.loss is not None else (p.stats or {}).get("loss")
+        used = {n["op"] for n in nodes if n["kind"] == "op"} | {f["op"] for f in p.frames if f["kind"] == OP}
+        ops = {name: _OP_TABLE[name] for name in sorted(used) if name in _OP_TABLE}
+        return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": frames, "ops": ops}
+
+    def build_payloads(self, deadline: float | None = None) -> dict[int, PassPayloads]:
+        """The folded passes' group payloads (for the run store), built once the answer is out; past
+        ``deadline`` (``time.monotonic()``) ``TimeoutError``."""
+        out = {k: fp.payloads(deadline) for k, fp in self.folded_passes.items()}
+        self.folded_passes.clear()
+        return out
+
     # ------------------------------------------------------------------ result
     def result_parts(self) -> dict:
         return {"passes": self.passes, "steps": self.steps, "truncated": self.truncated,
                 "modules": {m: {"name": self.module_names.get(m), **info} for m, info in self.modules.items()}}
+
+
+@dataclass(frozen=True)
+class FoldOptions:
+    """How big passes fold (settings fold_threshold, max_folded_nodes, fold_max_children); ``source``
+    names loop variables in labels (parsed, never run); ``run`` is the run's id in the run store."""
+
+    threshold: int
+    max_nodes: int
+    max_children: int
+    source: str = ""
+    run: str = ""
 
 
 def _cluster_title(name: str, cls: str | None) -> str:

@@ -10,13 +10,16 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import ClientDep, PoolDep, SettingsDep
+from app.api.deps import ClientDep, PoolDep, RunStoreDep, SettingsDep
 from app.api.routes.run import BUSY_HEADERS, pool_problem, safe_source, wait_job
 from app.api.schemas import Problem
 from app.core.errors import problem_response
 from app.core.problems import empty_trace
 from app.export.html import build_html
 from app.runner.pool import PoolBusy
+from app.runs.export import inline_payloads
+
+EXPORT_PAGE_BYTES = 2_000_000  # room kept for the page itself (scripts, styles, fonts: ~1.5 MB)
 
 router = APIRouter(prefix="/api/export", tags=["export"])
 
@@ -52,7 +55,7 @@ def _file_name(view: dict) -> str:
     summary="Run a program and answer the page as one offline .html file",
 )
 async def export_html(body: ExportRequest, request: Request, pool: PoolDep, client: ClientDep,
-                      settings: SettingsDep) -> Response:
+                      settings: SettingsDep, store: RunStoreDep) -> Response:
     """Runs the program like `POST /api/run` (same pool, limits and answer budget) and answers one
     file: the page's scripts, styles, KaTeX fonts and this trace inline, opening at the given view.
     Opened from disk it replays forward and backward with no network; Run and the gradient check
@@ -75,6 +78,8 @@ async def export_html(body: ExportRequest, request: Request, pool: PoolDep, clie
             return problem_response(429, err["type"], err["message"], headers=BUSY_HEADERS)
         payload = orjson.dumps(empty_trace(err))
     view = {"pass": body.pass_, "step": body.step, "node": body.node, "theme": body.theme, "projector": body.projector}
+    if kind == "done":  # folded passes carry their groups' payloads, when they fit (app/runs/export.py)
+        payload = await inline_payloads(payload, store, settings.max_export_bytes - len(payload) - EXPORT_PAGE_BYTES)
     html = await run_in_threadpool(build_html, payload, source, view)
     if len(html) > settings.max_export_bytes:
         return problem_response(413, "ExportTooLarge", f"the file would be {len(html)} bytes "
