@@ -1,7 +1,7 @@
 """KaTeX's fonts in the offline file are subsets (app/export/fonts.py): every LaTeX command the op table and the
 inspector use is known (else every font would stay whole), each kept font holds the glyphs those commands and
 printable ASCII need, and only fonts no command of ours selects are left out. The browser check of the
-rendered widths is tests/browser/test_export_fonts.py."""
+rendered widths is tests/browser/test_offline_fonts_page.py."""
 from __future__ import annotations
 
 import io
