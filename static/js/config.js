@@ -431,7 +431,7 @@ ${roles}
 // ---- Finding your way in big graphs (issue 11): minimap, search, breadcrumbs, fit to screen ----
 export const NAVIGATION = {
   minimap: {
-    maxW: 200, maxH: 140,        // px: the map keeps the graph's aspect inside this box
+    maxW: 150, maxH: 90,         // px: the map keeps the graph's aspect inside this box (small: it sits on the graph)
     minNodes: 120,               // auto-shown from this many drawn nodes, or when the graph does not fit readable
     pad: 4,                      // px around the drawn graph inside the map
     dotMin: 1.5,                 // px: the smallest a node is drawn (a 10k-node map is dots)
@@ -439,6 +439,9 @@ export const NAVIGATION = {
     stackCards: 3,
     viewStroke: 1.5,             // px: the viewport rectangle's line
     viewFillAlpha: 0.12,
+    keyPanFraction: 0.25,        // of the view an arrow key moves it (Shift: a whole view)
+    minRoomH: 40,                // px: below this much room between the search panel and the legend, no map
+    gap: 8,                      // px kept clear between the map and the panel above it
   },
   search: {
     debounceMs: 120,             // ms of quiet typing before a folded pass asks the server
