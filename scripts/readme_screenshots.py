@@ -41,7 +41,8 @@ def take(page, name: str, program: str, open_groups: tuple, out: Path) -> dict:
     for i, label in enumerate(open_groups):
         page.locator(f'svg.fg-graph .fg-group-node[aria-label^="Expand {label}"]').first.click()
         page.wait_for_function("n => document.querySelectorAll('svg.fg-graph .fg-group-box').length > n", arg=i, timeout=20_000)
-    page.evaluate("document.activeElement && document.activeElement.blur(); window.__fg.graph.forceWhole = true; window.__fg.graph.fit(false)")
+    page.evaluate("document.activeElement && document.activeElement.blur()")  # no focus ring in the picture
+    page.evaluate("window.__fg.graph.forceWhole = true; window.__fg.graph.fit(false)")
     page.wait_for_timeout(600)  # the fold's glide and the crisp repaint at rest
     out.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(out / name))

@@ -491,6 +491,7 @@ export const FOLD = {
   animateMs: 180,         // expanding / collapsing: the rest of the graph glides aside
   foundMs: 2000,          // how long reveal() keeps its highlight
   prefetchSteps: 120,     // while playing, fetch the groups of the steps this far ahead
+  badgeAt: [0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9], // where along a bundled edge its "× n" may sit: the first that covers no record
   cullMargin: 0.35,       // of the view's size drawn beyond each edge, so a pan shows no holes
   cullFrom: 300,          // records drawn before culling starts (tutorial graphs never cull)
   dotBelowPx: 0.18,       // a record whose text would be smaller than this × its size on screen: a dot

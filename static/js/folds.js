@@ -68,13 +68,26 @@ export const folds = {
     const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central" }, rec.badge);
     t.textContent = text;
     el("title", {}, rec.badge).textContent = `${fmtCount(e.count)} edges bundled`;
+    rec.badgeW = w;
     this.placeBadge(rec);
   },
 
+  // on the edge where the badge covers neither end's record (a parameter drawn close beside its fold
+  // leaves a short edge: its middle would sit on the parameter's shape label), else the middle
   placeBadge(rec) {
     if (!rec.badge) return;
     rec.len = null;
-    const p = this.pointAt(rec, 0.5);
+    const ends = [rec.e.source, rec.e.target].map((id) => this.nodeEls.get(id)).filter(Boolean).map((r) => r.n);
+    const hw = (rec.badgeW || 0) / 2 + 2, hh = 10;
+    const clear = (p) => ends.every((n) => Math.abs(p.x - n.x) >= n.w / 2 + hw || Math.abs(p.y - n.y) >= n.h / 2 + hh);
+    let p = this.pointAt(rec, 0.5);
+    for (const t of FOLD.badgeAt) {
+      const q = this.pointAt(rec, t);
+      if (clear(q)) {
+        p = q;
+        break;
+      }
+    }
     rec.badge.setAttribute("transform", `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`);
   },
 
