@@ -411,6 +411,24 @@ export const folds = {
       ex.rect.setAttribute("width", b.w);
       ex.rect.setAttribute("height", b.h);
     }
+    this.snapBoxEdges();
+  },
+
+  // An edge leaving an expanded box by its right side starts on that side: the box wraps its contents
+  // (it may shrink back from where shiftSpace moved the edge's end when an inner group opened).
+  snapBoxEdges() {
+    for (const ex of this.fold.expanded.values()) {
+      const b = ex.box, right = b.x + b.w;
+      for (const rec of this.edgeEls.values()) {
+        const pts = rec.e.points || [];
+        const i = rec.e.source === ex.gid ? 0 : rec.e.target === ex.gid ? pts.length - 1 : -1;
+        if (i < 0 || !pts.length || pts[i][0] <= b.x + b.w / 2 || Math.abs(pts[i][0] - right) < EPS) continue;
+        rec.e.points = pts.map((p, j) => (j === i ? [right, p[1]] : p));
+        rec.path.setAttribute("d", pathD(rec.e.points));
+        rec.bb = null;
+        this.placeBadge(rec);
+      }
+    }
   },
 
   foldChanged() {
