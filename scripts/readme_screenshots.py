@@ -1,12 +1,14 @@
-"""The README's big-program screenshot, taken from the real app in headless Chromium.
+"""The README's big-program screenshots, taken from the real app in headless Chromium.
 
   .venv/bin/python scripts/readme_screenshots.py [--out docs/img]
 
 Starts the app (uvicorn app.main:app on a free port, as the browser tests do), runs the 200-step RNN
-of bench/page.py with the Run button, steps into the loop, searches for `W` and shows it (then zooms
-out to the program around it), with the minimap and the breadcrumbs on; writes
-docs/img/big_program_rnn.png (1280×720). Prints what was on screen (nodes drawn, folded or not, the
-breadcrumb path) so a wrong picture is noticed before it is committed.
+of bench/page.py with the Run button and steps to the end (every value and gradient computed, the loop
+folded again, W and U beside it with their bundled "× 200" edges), fit to screen:
+docs/img/big_program_rnn.png. Then the 150 × (Linear, Tanh) MLP the same way with its Sequential opened
+one level (the 150 repetitions as one stacked card): docs/img/big_program_mlp.png (1280×720 each).
+Prints what was on screen (nodes drawn, folded or not, the breadcrumb path) so a wrong picture is
+noticed before it is committed.
 """
 
 from __future__ import annotations
@@ -21,31 +23,27 @@ sys.path.insert(0, str(ROOT / "bench"))
 from conftest import CHROMIUM, CHROMIUM_ARGS, _start_app  # noqa: E402
 from page import BIG_PROGRAMS  # noqa: E402
 
-SHOTS = {"big_program_rnn.png": ("RNN, 200 steps", "W")}
+# file: (program, groups to open by the start of their label after the run)
+SHOTS = {"big_program_rnn.png": ("RNN, 200 steps", ()), "big_program_mlp.png": ("150 × (Linear(8, 8), Tanh)", ("model", "× 150"))}
 VIEWPORT = {"width": 1280, "height": 720}
-ZOOM_OUT = 0.5  # after the search has centred the node: the shape of the program around it
 
 
-def take(page, name: str, program: str, query: str, out: Path) -> dict:
+def take(page, name: str, program: str, open_groups: tuple, out: Path) -> dict:
     source = BIG_PROGRAMS[program][0]
     prev = page.evaluate("document.body.dataset.ready || ''")
     page.evaluate("src => { window.__fg.editor.text = src; }", source)
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function("p => document.body.dataset.ready && document.body.dataset.ready !== p", arg=prev, timeout=180_000)
     page.evaluate("window.__fg.stopPlaying()")
-    # a step inside the loop: the breadcrumbs name the fold and the iteration
-    page.evaluate("window.__fg.setStep(Math.round(window.__fg.model.steps.length * 0.2), {animate: false})")
+    # the last step: every value and gradient is there, and the folds playback opened are closed again
+    page.evaluate("window.__fg.setStep(window.__fg.model.steps.length, {animate: false})")
     page.wait_for_timeout(400)
-    if page.locator("#minimap").is_hidden():
-        page.get_by_role("button", name="Show minimap").click()
-    box = page.get_by_role("combobox", name="Search the graph by tensor name or op")
-    box.fill(query)
-    page.wait_for_selector("#search-results .search-result", timeout=30_000)
-    page.keyboard.press("Enter")
-    page.wait_for_timeout(500)  # the reveal's pan
-    # step back to see the shape around it (the highlight lasts 2 s)
-    page.evaluate(f"window.__fg.graph.zoomBy({ZOOM_OUT})")
-    page.wait_for_timeout(500)
+    for i, label in enumerate(open_groups):
+        page.locator(f'svg.fg-graph .fg-group-node[aria-label^="Expand {label}"]').first.click()
+        page.wait_for_function("n => document.querySelectorAll('svg.fg-graph .fg-group-box').length > n", arg=i, timeout=20_000)
+    page.evaluate("document.activeElement && document.activeElement.blur()")  # no focus ring in the picture
+    page.evaluate("window.__fg.graph.forceWhole = true; window.__fg.graph.fit(false)")
+    page.wait_for_timeout(600)  # the fold's glide and the crisp repaint at rest
     out.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(out / name))
     return page.evaluate("""() => ({
@@ -73,8 +71,8 @@ def main() -> int:
             page = browser.new_context(viewport=VIEWPORT).new_page()
             page.goto(url + "/")
             page.wait_for_function("document.body.dataset.ready", timeout=30_000)
-            for name, (program, query) in SHOTS.items():
-                seen = take(page, name, program, query, out)
+            for name, (program, open_groups) in SHOTS.items():
+                seen = take(page, name, program, open_groups, out)
                 print(f"{out / name}: {program}; {seen['nodes']} nodes drawn, "
                       f"{'folded' if seen['folded'] else 'not folded'}; breadcrumbs: {seen['crumbs']}")
             browser.close()

@@ -63,20 +63,43 @@ export const camera = {
       this.lastFitWasReadable = true;
       // too big to read whole: start readable at the graph's beginning; follow() pans along
       k = Math.max(GRAPH.readableZoom[mode], minK);
+      // ... or, on a step, around the step's nodes (a folded graph's step may lie far from its beginning)
+      const at = this.stepBox ? this.stepBox() : null;
       const first = g.nodes[0];
-      const cy = first ? first.y : gh / 2;
-      t = zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
+      const cy = at ? at.cy : first ? first.y : gh / 2;
+      t = at ? zoomIdentity.translate(W / 2 - at.cx * k, top + H / 2 - cy * k).scale(k) : zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
     }
     this.forceWhole = false;
     const sel = select(this.svg);
+    this.panTarget = null;
     if (animate) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
     else sel.call(this.zoomer.transform, t);
   },
 
-  // Keep the nodes of the current step in view: pan (same zoom) when they are outside.
+  // The drawn box of the last followed step's nodes (graph units), or null before any step.
+  stepBox() {
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const id of this.stepIds || []) {
+      const rec = this.nodeEls.get(id);
+      if (!rec || (this.hidden && this.hidden.has(id))) continue;
+      const n = rec.n, op = rec.kind === "op";
+      // an op record's (x, y) is its centre too: records are placed by their centres
+      x0 = Math.min(x0, n.x - n.w / 2);
+      x1 = Math.max(x1, n.x + n.w / 2);
+      y0 = Math.min(y0, n.y - n.h / 2);
+      y1 = Math.max(y1, n.y + n.h / 2 + (op ? 0 : GRAPH.bottomRoom));
+    }
+    if (!isFinite(x0)) return null;
+    return { x0, y0, x1, y1, cx: (x0 + x1) / 2, cy: (y0 + y1) / 2 };
+  },
+
+  // Keep the nodes of the current step in view: pan (same zoom) when they are outside the part of the
+  // view the caption, the legend and the minimap leave free. Judged against where a pan in flight is
+  // going (an auto-expanded fold moves the step's node while the view glides).
   follow(ids, phase = "forward", animate = true) {
     if (!this.model || !ids.length) return;
-    const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.transform;
+    this.stepIds = ids;
+    const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.panTarget || this.transform;
     const g = this.model.graph;
     const whole = t.applyX(0) >= -2 && t.applyY(0) >= -2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H + 2;
     if (whole) return;
@@ -84,30 +107,30 @@ export const camera = {
       this.fit(false);
       return;
     }
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const id of ids) {
-      const rec = this.nodeEls.get(id);
-      if (!rec || (this.hidden && this.hidden.has(id))) continue;
-      const n = rec.n;
-      x0 = Math.min(x0, n.x - n.w / 2);
-      x1 = Math.max(x1, n.x + n.w / 2);
-      y0 = Math.min(y0, n.y - n.h / 2);
-      y1 = Math.max(y1, n.y + n.h / 2);
-    }
-    if (!isFinite(x0)) return;
-    const m = GRAPH.followMargin;
-    const inView = t.applyX(x0) >= m && t.applyX(x1) <= W - m && t.applyY(y0) >= m && t.applyY(y1) <= H - m;
+    const box = this.stepBox();
+    if (!box) return;
+    const { x0, y0, x1, y1, cx, cy } = box;
+    const m = GRAPH.followMargin, { top, bottom } = this.insets();
+    const right = W - (this.overlayRight ? this.overlayRight(y0, y1, t) : 0);
+    const inView = t.applyX(x0) >= m && t.applyX(x1) <= right - m && t.applyY(y0) >= top + m && t.applyY(y1) <= H - bottom - m;
     if (inView) return;
     // lead the way: forward goes left to right, backward right to left, so put the step near
     // the side it comes from and the next steps stay in view longer (fewer pans)
-    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
     const lead = GRAPH.followLead;
     const fx = x1 - x0 < W * GRAPH.followNarrow ? (phase === "backward" ? 1 - lead : lead) : 0.5;
-    const nt = zoomIdentity.translate(W * fx - cx * t.k, H / 2 - cy * t.k).scale(t.k);
+    // vertically: in the band between the caption and the legend; a step taller than the band shows its top
+    const band = Math.max(1, H - top - bottom);
+    const ty = (y1 - y0) * t.k > band - 2 * m ? top + m - y0 * t.k : top + band / 2 - cy * t.k;
+    const nt = zoomIdentity.translate(W * fx - cx * t.k, ty).scale(t.k);
     const user = this.userZoomed;
     // a pan repaints the whole graph every frame: at fast playback jump instead of gliding
-    if (animate) select(this.svg).transition().duration(DURATIONS.pan).call(this.zoomer.transform, nt).on("end", () => (this.userZoomed = user));
-    else {
+    if (animate) {
+      this.panTarget = nt;
+      select(this.svg).transition().duration(DURATIONS.pan).call(this.zoomer.transform, nt)
+        .on("end", () => (this.userZoomed = user))
+        .on("end.target interrupt.target", () => this.panTarget === nt && (this.panTarget = null));
+    } else {
+      this.panTarget = null;
       select(this.svg).call(this.zoomer.transform, nt);
       this.userZoomed = user;
     }

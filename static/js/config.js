@@ -431,7 +431,7 @@ ${roles}
 // ---- Finding your way in big graphs (issue 11): minimap, search, breadcrumbs, fit to screen ----
 export const NAVIGATION = {
   minimap: {
-    maxW: 200, maxH: 140,        // px: the map keeps the graph's aspect inside this box
+    maxW: 150, maxH: 90,         // px: the map keeps the graph's aspect inside this box (small: it sits on the graph)
     minNodes: 120,               // auto-shown from this many drawn nodes, or when the graph does not fit readable
     pad: 4,                      // px around the drawn graph inside the map
     dotMin: 1.5,                 // px: the smallest a node is drawn (a 10k-node map is dots)
@@ -439,6 +439,9 @@ export const NAVIGATION = {
     stackCards: 3,
     viewStroke: 1.5,             // px: the viewport rectangle's line
     viewFillAlpha: 0.12,
+    keyPanFraction: 0.25,        // of the view an arrow key moves it (Shift: a whole view)
+    minRoomH: 40,                // px: below this much room between the search panel and the legend, no map
+    gap: 8,                      // px kept clear between the map and the panel above it
   },
   search: {
     debounceMs: 120,             // ms of quiet typing before a folded pass asks the server
@@ -488,6 +491,7 @@ export const FOLD = {
   animateMs: 180,         // expanding / collapsing: the rest of the graph glides aside
   foundMs: 2000,          // how long reveal() keeps its highlight
   prefetchSteps: 120,     // while playing, fetch the groups of the steps this far ahead
+  badgeAt: [0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9], // where along a bundled edge its "× n" may sit: the first that covers no record
   cullMargin: 0.35,       // of the view's size drawn beyond each edge, so a pan shows no holes
   cullFrom: 300,          // records drawn before culling starts (tutorial graphs never cull)
   dotBelowPx: 0.18,       // a record whose text would be smaller than this × its size on screen: a dot

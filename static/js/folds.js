@@ -68,13 +68,26 @@ export const folds = {
     const t = el("text", { "text-anchor": "middle", "dominant-baseline": "central" }, rec.badge);
     t.textContent = text;
     el("title", {}, rec.badge).textContent = `${fmtCount(e.count)} edges bundled`;
+    rec.badgeW = w;
     this.placeBadge(rec);
   },
 
+  // on the edge where the badge covers neither end's record (a parameter drawn close beside its fold
+  // leaves a short edge: its middle would sit on the parameter's shape label), else the middle
   placeBadge(rec) {
     if (!rec.badge) return;
     rec.len = null;
-    const p = this.pointAt(rec, 0.5);
+    const ends = [rec.e.source, rec.e.target].map((id) => this.nodeEls.get(id)).filter(Boolean).map((r) => r.n);
+    const hw = (rec.badgeW || 0) / 2 + 2, hh = 10;
+    const clear = (p) => ends.every((n) => Math.abs(p.x - n.x) >= n.w / 2 + hw || Math.abs(p.y - n.y) >= n.h / 2 + hh);
+    let p = this.pointAt(rec, 0.5);
+    for (const t of FOLD.badgeAt) {
+      const q = this.pointAt(rec, t);
+      if (clear(q)) {
+        p = q;
+        break;
+      }
+    }
     rec.badge.setAttribute("transform", `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`);
   },
 
@@ -397,6 +410,24 @@ export const folds = {
       b.h = d - b.y;
       ex.rect.setAttribute("width", b.w);
       ex.rect.setAttribute("height", b.h);
+    }
+    this.snapBoxEdges();
+  },
+
+  // An edge leaving an expanded box by its right side starts on that side: the box wraps its contents
+  // (it may shrink back from where shiftSpace moved the edge's end when an inner group opened).
+  snapBoxEdges() {
+    for (const ex of this.fold.expanded.values()) {
+      const b = ex.box, right = b.x + b.w;
+      for (const rec of this.edgeEls.values()) {
+        const pts = rec.e.points || [];
+        const i = rec.e.source === ex.gid ? 0 : rec.e.target === ex.gid ? pts.length - 1 : -1;
+        if (i < 0 || !pts.length || pts[i][0] <= b.x + b.w / 2 || Math.abs(pts[i][0] - right) < EPS) continue;
+        rec.e.points = pts.map((p, j) => (j === i ? [right, p[1]] : p));
+        rec.path.setAttribute("d", pathD(rec.e.points));
+        rec.bb = null;
+        this.placeBadge(rec);
+      }
     }
   },
 

@@ -1,5 +1,6 @@
 // The minimap: the drawn graph in a corner (nodes as dots coloured as on the page, collapsed groups as
-// stacks) with the part on screen as a rectangle; click or drag on it to move the view there.
+// stacks) with the part on screen as a rectangle; click or drag on it (or focus it and use the arrow keys)
+// to move the view there. Faint until hovered or focused; the camera keeps the step clear of it.
 import { NAVIGATION, ROLE_COLORS, THEMES } from "./config.js";
 import { elementBox } from "./graphapi.js";
 import { $, app } from "./state.js";
@@ -73,11 +74,17 @@ function redraw() {
   }
   const nodes = drawnNodes(view);
   const count = nodes.length + groups.length;
-  // above the legend (bottom left, it can span the pane when the pane is narrow)
-  const legend = $("legend");
-  $("minimap").style.bottom = legend && legend.offsetHeight ? `calc(${legend.offsetHeight}px + 1rem)` : "";
+  // above the legend (bottom left, it can span the pane when the pane is narrow), below the search panel
+  const room = placeAboveLegend();
+  if (room < M.minRoomH) {
+    setShown(false);
+    base = null;
+    return;
+  }
+  view.overlayRight = overlayRight;
+  const maxH = Math.min(M.maxH, room);
   const gb = view.visibleBox();
-  const s = Math.min((M.maxW - 2 * M.pad) / Math.max(gb.w, 1), (M.maxH - 2 * M.pad) / Math.max(gb.h, 1));
+  const s = Math.min((M.maxW - 2 * M.pad) / Math.max(gb.w, 1), (maxH - 2 * M.pad) / Math.max(gb.h, 1));
   const w = Math.max(24, Math.round(gb.w * s + 2 * M.pad)), h = Math.max(24, Math.round(gb.h * s + 2 * M.pad));
   fit = { x0: gb.x, y0: gb.y, s, w, h };
   const dpr = window.devicePixelRatio || 1;
@@ -123,6 +130,27 @@ function redraw() {
   paint();
 }
 
+// Puts the map above the legend; returns the px of height it may take without reaching the search panel.
+function placeAboveLegend() {
+  const mm = $("minimap"), legend = $("legend"), wrap = mm.offsetParent || mm.parentElement;
+  const lh = legend && !legend.hidden ? legend.offsetHeight : 0;
+  mm.style.bottom = lh ? `calc(${lh}px + 1rem)` : "";
+  const panel = wrap && wrap.querySelector(".nav-panel");
+  if (!wrap || !panel) return M.maxH;
+  const wrapR = wrap.getBoundingClientRect(), panelR = panel.getBoundingClientRect();
+  const bottomPx = parseFloat(getComputedStyle(mm).bottom) || 0;
+  return wrapR.bottom - bottomPx - panelR.bottom - M.gap;
+}
+
+// px of the graph's right edge the map covers in the screen rows y0 … y1 of graph units (transform t)
+function overlayRight(y0, y1, t) {
+  const mm = $("minimap"), view = app.graph;
+  if (!mm || mm.hidden || !view) return 0;
+  const r = mm.getBoundingClientRect(), s = view.svg.getBoundingClientRect();
+  const top = t.applyY(y0) + s.top, bottom = t.applyY(y1) + s.top;
+  return bottom < r.top || top > r.bottom ? 0 : Math.max(0, s.right - r.left);
+}
+
 // The base image and the part of the graph on screen.
 function paint() {
   frame = null;
@@ -158,8 +186,27 @@ function panFromEvent(e, animate) {
   app.graph.panTo(x, y, animate);
 }
 
+// arrow keys pan by a part of the view (Shift: a whole view); Home fits the graph
+function onKey(e) {
+  const view = app.graph;
+  if (!view || !view.model || !view.panTo) return;
+  const v = view.viewBox(), f = e.shiftKey ? 1 : M.keyPanFraction;
+  const d = { ArrowLeft: [-v.w * f, 0], ArrowRight: [v.w * f, 0], ArrowUp: [0, -v.h * f], ArrowDown: [0, v.h * f] }[e.key];
+  if (e.key === "Home" && view.fit) view.fit();
+  else if (!d) return;
+  else view.panTo(v.x + v.w / 2 + d[0], v.y + v.h / 2 + d[1], false);
+  // the player's keys (← → step) must not act while the map has focus
+  e.preventDefault();
+  e.stopPropagation();
+}
+
 export function bindMinimap() {
   const canvas = $("minimap-canvas");
+  canvas.tabIndex = 0;
+  canvas.setAttribute("role", "application");
+  canvas.setAttribute("aria-roledescription", "minimap");
+  canvas.setAttribute("aria-label", "Minimap: click, drag or use the arrow keys to move the view");
+  canvas.addEventListener("keydown", onKey);
   let dragging = false;
   canvas.addEventListener("pointerdown", (e) => {
     e.preventDefault();
