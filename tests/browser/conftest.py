@@ -20,11 +20,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = os.environ.get("FLOWGRAD_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+# the session's one Chromium (the `browser` fixture) is in tests/conftest.py, shared with tests/notebook;
+# bench/ and scripts/ import this file with only tests/browser on the path
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401
 
 
 def pytest_collection_modifyitems(config, items):
@@ -95,21 +95,6 @@ def server():
     # "engine": the fixture server builds traces live from the engine (tests/browser/fixtures/make_fixtures.py)
     yield {"url": url, "kind": "engine" if fixture_server.LIVE else "fixture"}
     srv.shutdown()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed (make test installs Debian's chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 class PageErrors(list):

@@ -10,7 +10,9 @@ from test_page import open_app, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# a figure, then 0.8 s (of the clock, however loaded the machine) of work with no graph (no passes: the run is not a "long loop"), then more text
+# a figure, then 0.8 s (of the clock, however loaded the machine) of work with no graph (no passes: the run is not a "long loop"),
+# then more text. NumPy work: not recorded, and each iteration is long enough (~2 ms) that a fast machine stays far
+# below max_loop_iterations (a 64×64 torch matmul loop passed 10,000 iterations in CI)
 SOURCE = """import time
 import torch
 import numpy as np
@@ -20,10 +22,10 @@ plt.imshow(np.arange(16.0).reshape(4, 4), cmap='viridis')
 plt.colorbar()
 plt.title('weights')
 plt.show()
-x = torch.randn(64, 64)
+a = np.ones((384, 384))
 t0 = time.perf_counter()
 while time.perf_counter() - t0 < 0.8:
-    y = x @ x
+    b = a @ a
 print('after the work')
 """
 

@@ -141,6 +141,10 @@ def test_search_finds_a_visible_node_and_highlights_it(page, shot):
     box.fill("")
     box.type("add")
     results.wait_for(state="visible")
+    for _ in range(50):  # the list follows the typing: wait until it holds the last query's matches
+        if options.count() >= 2:
+            break
+        page.wait_for_timeout(100)
     assert options.count() >= 2
     page.keyboard.press("ArrowDown")
     assert options.nth(1).get_attribute("aria-selected") == "true"
