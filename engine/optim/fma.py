@@ -26,18 +26,29 @@ _HALFWAY = np.uint64(1 << 28)
 _SMALLEST_NORMAL32 = float(np.finfo(np.float32).tiny)  # 2**-126
 
 
-def fma32(x, y, z):
-    """float32(x * y + z) rounded once, as a new array. y, z: float32 arrays of one shape; x: a float32 array
-    of that shape or a number (rounded to float32 first, as ATen converts a Scalar alpha to the dtype)."""
+def fma32(x, y, z, out=None):
+    """float32(x * y + z) rounded once, into `out` (a new array when None; `out` may be z itself). y, z: float32
+    arrays of one shape; x: a float32 array of that shape or a number (rounded to float32 first, as ATen
+    converts a Scalar alpha to the dtype)."""
     if not isinstance(x, np.ndarray):
         x = np.float32(x)
     if np.size(z) < _BRACKET_FROM:
-        return _rounded_once(x, y, z)
-    out, unsure = _bracketed(x, y, z)
+        new = _rounded_once(x, y, z)
+        if out is None:
+            return new
+        np.copyto(out, new)
+        return out
+    lo, unsure = _bracketed(x, y, z)
     idx = np.flatnonzero(unsure)
-    if idx.size:
-        out.reshape(-1)[idx] = _rounded_once(x.reshape(-1)[idx] if x.ndim else x, y.reshape(-1)[idx],
-                                             z.reshape(-1)[idx])
+    fixed = None
+    if idx.size:  # computed before `out` is written: z may be out
+        fixed = _rounded_once(x.reshape(-1)[idx] if x.ndim else x, y.reshape(-1)[idx], z.reshape(-1)[idx])
+    if out is None:
+        out = lo
+    else:
+        np.copyto(out, lo)
+    if fixed is not None:
+        out.reshape(-1)[idx] = fixed
     return out
 
 
@@ -49,14 +60,15 @@ def _bracketed(x, y, z):
     step of it), and rounding is monotonic, so float32(z + p) lies between z plus either neighbour, each
     rounded: where those agree, that is the answer. The neighbours are fl(p)'s bit pattern -1 and +1 (toward
     and away from zero whatever the sign; a zero, infinity or NaN gives a NaN there: never agreeing).
-    `unsure` marks the rest: about |p| / |z| of the elements, a few percent in an SGD step."""
+    Returns (z + the lower neighbour, `unsure`): `unsure` marks where they disagree, about |p| / |z| of the
+    elements, a few percent in an SGD step. Six passes, two arrays allocated."""
     with np.errstate(over="ignore", invalid="ignore"):  # overflow and inf - inf: unsure, redone exactly
-        ph = np.multiply(x, y)
-        bits = ph.view(np.int32)
+        hi = np.multiply(x, y)
+        bits = hi.view(np.int32)
         lo = np.subtract(bits, 1).view(np.float32)
-        hi = np.add(bits, 1).view(np.float32)
-        lo += z
-        hi += z
+        np.add(bits, 1, out=bits)  # in place: fl(p) itself is not needed past its neighbours
+        np.add(lo, z, out=lo)
+        np.add(hi, z, out=hi)
     return lo, np.not_equal(lo, hi)
 
 
