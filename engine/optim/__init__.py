@@ -20,7 +20,7 @@ from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
-from . import group_cache
+from . import fused, group_cache
 from .fma import fma32
 
 
@@ -166,7 +166,7 @@ def _add_(z, y, alpha):
     if z.dtype != np.float32:
         z += alpha * y
         return
-    np.copyto(z, fma32(alpha, y, z))
+    fma32(alpha, y, z, out=z)
 
 
 def _addcmul_(z, a, b, value):
@@ -398,9 +398,6 @@ class Optimizer:
         return s + ")"
 
 
-_FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (no copies in and out)
-
-
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
@@ -430,23 +427,21 @@ class SGD(Optimizer):
         arithmetic, is what a small parameter's update costs); the same numbers as one at a time."""
         if state or len(items) < 2 or _hp(group, "momentum") != 0 or _hp(group, "weight_decay") != 0:
             return super()._update_group(items, group, state)
-        arrays = [data for _, data, _ in items]
-        if any(a.dtype != np.float32 or a.base is not None for a in arrays) or len(set(map(id, arrays))) < len(items):
+        plans = self.__dict__.setdefault("_fused_plans", {})  # per checked group (a plan is checked before use)
+        if len(plans) > len(self.param_groups) + 8:  # groups re-checked many times: drop the old groups' plans
+            plans.clear()
+        plan = plans[id(group)] = fused.plan_for(plans.get(id(group)), items)
+        if plan is None or len(plan.small) < 2:
             return super()._update_group(items, group, state)
-        small = [(data, g) for _, data, g in items if data.size <= _FUSED_UP_TO]
-        if len(small) < len(items):
-            super()._update_group([it for it in items if it[1].size > _FUSED_UP_TO], group, state)
-        if not small:
-            return None
+        if plan.big:
+            super()._update_group([items[i] for i in plan.big], group, state)
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
-        new = fma32(alpha, np.concatenate([g for _, g in small], axis=None),
-                    np.concatenate([data for data, _ in small], axis=None))
-        start = 0
-        for data, _ in small:
-            end = start + data.size
-            np.copyto(data, new[start:end].reshape(data.shape))
-            start = end
+        small = plan.small
+        new = fma32(alpha, np.concatenate([items[i][2] for i in small], axis=None),
+                    np.concatenate([items[i][1] for i in small], axis=None))
+        for flat, part in plan.parts:
+            flat[...] = new[part]
         return None
 
     def _update(self, p, param, grad, group, state):

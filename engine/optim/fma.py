@@ -74,18 +74,18 @@ def _bracketed(x, y, z):
 
 def _rounded_once(x, y, z):
     """x * y + z in float64 (the product is exact there), rounded to float32 with the halfway cases fixed."""
-    if isinstance(x, np.ndarray) and x.ndim:
-        s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
-    else:
+    # Direct ufunc calls (no .any()/.min() wrappers, no out= buffer): this runs on small arrays, once a step.
+    if not (isinstance(x, np.ndarray) and x.ndim):
         x = _F64.type(x)  # a float64 scalar: the product below is computed (exactly) in float64
-        s = np.multiply(y, x, out=np.empty(np.shape(z), _F64))
+    s = np.multiply(x, y, dtype=_F64)
+    if type(s) is not np.ndarray or s.shape != np.shape(z):  # 0-d, or y broadcast to z's shape
+        s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
     with np.errstate(over="ignore", invalid="ignore"):  # inf - inf and overflow give NaN and inf silently, as in torch
         np.add(s, z, out=s)
-        ties = np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)
-        if ties.any():
-            _nudge(s, ties, x, y, z)
+        if np.count_nonzero(np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)):
+            _nudge(s, np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY), x, y, z)
         out = s.astype(_F32)
-        if out.size and not np.abs(out).min() > _SMALLEST_NORMAL32:  # zeros, subnormals (and NaN): rare
+        if out.size and not np.minimum.reduce(np.abs(out), axis=None) > _SMALLEST_NORMAL32:  # zeros, subnormals, NaN: rare
             small = np.abs(s) < _SMALLEST_NORMAL32
             halfway = small & (np.mod(np.where(small, s, 0.0) * 2.0 ** 150, 2.0) == 1.0)  # odd multiples of 2**-150
             if halfway.any():
