@@ -438,8 +438,8 @@ class SGD(Optimizer):
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
         small = plan.small
-        new = fma32(alpha, np.concatenate([items[i][2] for i in small], axis=None),
-                    np.concatenate([items[i][1] for i in small], axis=None))
+        new = np.concatenate([items[i][1] for i in small], axis=None)
+        fma32(alpha, np.concatenate([items[i][2] for i in small], axis=None), new, out=new)  # in place: a fresh array
         for flat, part in plan.parts:
             flat[...] = new[part]
         return None

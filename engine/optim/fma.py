@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import blas_axpy
+
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -38,6 +40,17 @@ def fma32(x, y, z, out=None):
             return new
         np.copyto(out, new)
         return out
+    if out is z and x.ndim == 0 and blas_axpy.add_in_place(x, y, z, _fma32_numpy):
+        return z
+    return _bracketed_fixed(x, y, z, out)
+
+
+def _fma32_numpy(x, y, z):
+    """fma32 by numpy alone (blas_axpy's reference), as a new array."""
+    return _rounded_once(x, y, z) if np.size(z) < _BRACKET_FROM else _bracketed_fixed(x, y, z, None)
+
+
+def _bracketed_fixed(x, y, z, out):
     lo, unsure = _bracketed(x, y, z)
     idx = np.flatnonzero(unsure)
     fixed = None
@@ -77,10 +90,10 @@ def _rounded_once(x, y, z):
     # Direct ufunc calls (no .any()/.min() wrappers, no out= buffer): this runs on small arrays, once a step.
     if not (isinstance(x, np.ndarray) and x.ndim):
         x = _F64.type(x)  # a float64 scalar: the product below is computed (exactly) in float64
-    s = np.multiply(x, y, dtype=_F64)
-    if type(s) is not np.ndarray or s.shape != np.shape(z):  # 0-d, or y broadcast to z's shape
-        s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
-    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf and overflow give NaN and inf silently, as in torch
+    with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf, inf - inf give NaN silently, as in torch
+        s = np.multiply(x, y, dtype=_F64)
+        if type(s) is not np.ndarray or s.shape != np.shape(z):  # 0-d, or y broadcast to z's shape
+            s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
         np.add(s, z, out=s)
         if np.count_nonzero(np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)):
             _nudge(s, np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY), x, y, z)
