@@ -235,7 +235,7 @@ def _nll(logp, target, reduction, weight=None, ignore_index=-100):
         w = _nll_weights(logp, target, weight, ignore_index)
         picked = -logp[target if target != ignore_index else 0] * w
         return picked / w if reduction == "mean" else picked
-    if _all_weights_one(target, weight, ignore_index):  # the same numbers as below, a third of the numpy calls
+    if logp.ndim == 2 and _all_weights_one(target, weight, ignore_index):  # as below, a third of the numpy calls
         picked = -logp[np.arange(logp.shape[0]), target]
         return picked.sum() / logp.dtype.type(picked.size) if reduction == "mean" else _reduce(picked, reduction)
     t = np.where(target == ignore_index, 0, target)
