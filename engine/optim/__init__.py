@@ -244,7 +244,7 @@ class Optimizer:
         """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
-        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p.grad is not None]
+        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
         _zero_grads(params, set_to_none)
 
     def _checked_groups(self, numbers=True):
@@ -327,8 +327,10 @@ class Optimizer:
                 data = p._data
                 if type(data) is not np.ndarray:
                     data = p._data = np.asarray(data)
-                g = np.asarray(grad._data)
-                if g.dtype != data.dtype:
+                g = grad._data
+                if type(g) is not np.ndarray:
+                    g = np.asarray(g)
+                if g.dtype is not data.dtype and g.dtype != data.dtype:
                     g = g.astype(data.dtype)
                 items.append((p, data, g))
             self._update_group(items, group, state)  # in place: aliases such as p.data see it
