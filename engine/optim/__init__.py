@@ -20,7 +20,8 @@ from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
-from . import fused, group_cache
+from . import blas_axpy, fused, group_cache
+from .fma import _fma32_numpy as fma_numpy
 from .fma import fma32
 
 
@@ -439,9 +440,12 @@ class SGD(Optimizer):
             super()._update_group([items[i] for i in plan.big], group, state)
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
-        small = plan.small
-        new = np.concatenate([items[i][1] for i in small], axis=None)
-        fma32(alpha, np.concatenate([items[i][2] for i in small], axis=None), new, out=new)  # in place: a fresh array
+        small, n = plan.small, plan.total
+        new, g = plan.z[:n], plan.g[:n]
+        np.concatenate([items[i][1] for i in small], axis=None, out=new)
+        np.concatenate([items[i][2] for i in small], axis=None, out=g)
+        if not blas_axpy.add_at(np.float32(alpha), plan.g_address, plan.z_address, plan.z.size, fma_numpy):
+            fma32(alpha, g, new, out=new)
         for flat, part in plan.parts:
             flat[...] = new[part]
         return None

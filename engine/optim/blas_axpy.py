@@ -81,21 +81,38 @@ def _agrees(saxpy, exact, alpha, y, z):
 
 def _blocks(saxpy, alpha, y, z, n):
     """z[:n] += alpha * y[:n] (n a multiple of 64), in calls of at most _BLOCK elements."""
-    a = float(alpha)
-    yp, zp = y.ctypes.data, z.ctypes.data
+    _block_calls(saxpy, float(alpha), y.ctypes.data, z.ctypes.data, n)
+
+
+def _block_calls(saxpy, a, yp, zp, n):
     for start in range(0, n, _BLOCK):
         saxpy(min(_BLOCK, n - start), a, yp + 4 * start, 1, zp + 4 * start, 1)
+
+
+def _checked_saxpy(exact):
+    """saxpy once it passed the first-use check against `exact`, else None."""
+    if not _state["checked"]:
+        saxpy = _load()
+        _state["saxpy"] = saxpy if saxpy is not None and _rounds_once(saxpy, exact) else None
+        _state["checked"] = True
+    return _state["saxpy"]
+
+
+def add_at(alpha, y_address, z_address, n, exact) -> bool:
+    """The float32 arrays of n elements (a multiple of 64) at these addresses: z += alpha * y rounded once, if saxpy
+    can (see add_in_place). For buffers an update keeps (their addresses found once). False: nothing was written."""
+    saxpy = _checked_saxpy(exact)
+    if saxpy is None or alpha == 0 or n % 64:
+        return False
+    _block_calls(saxpy, float(alpha), y_address, z_address, n)
+    return True
 
 
 def add_in_place(alpha, y, z, exact) -> bool:
     """z += alpha * y rounded once, in place, if saxpy can do it (C-contiguous float32 arrays of one shape that do
     not overlap, alpha a nonzero float32 scalar: OpenBLAS skips alpha == 0, where torch still gives NaN for an
     infinite y); `exact(alpha, y, z)` computes the last n % 64 elements. False: nothing was written."""
-    if not _state["checked"]:
-        saxpy = _load()
-        _state["saxpy"] = saxpy if saxpy is not None and _rounds_once(saxpy, exact) else None
-        _state["checked"] = True
-    saxpy = _state["saxpy"]
+    saxpy = _checked_saxpy(exact)
     if (saxpy is None or alpha == 0 or type(y) is not np.ndarray or y.dtype != _F32 or z.dtype != _F32
             or y.shape != z.shape or not (y.flags.c_contiguous and z.flags.c_contiguous and z.flags.writeable)
             or (y is not z and np.may_share_memory(y, z))):

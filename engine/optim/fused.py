@@ -4,7 +4,8 @@ multiply-add over their concatenation, and where each one's part of the result g
 The plan depends only on the parameter arrays themselves (dtype, ownership, layout, size), so it is kept
 while a step sees the same array objects (the plan holds them: their ids cannot be reused meanwhile) and made
 again when a program replaces one (`p.data = ...`). Writing back through a flat view and a slice made once
-costs a third of a reshape-and-copyto per parameter per step.
+costs a third of a reshape-and-copyto per parameter per step; the concatenations go into buffers the plan
+keeps, padded with zeros to whole saxpy blocks (blas_axpy.add_at: one call, no numpy tail).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (n
 
 
 class FusedPlan:
-    __slots__ = ("arrays", "small", "big", "parts")
+    __slots__ = ("arrays", "small", "big", "parts", "total", "z", "g", "z_address", "g_address")
 
     def __init__(self, arrays):
         self.arrays = arrays
@@ -31,6 +32,12 @@ class FusedPlan:
                 start += a.size
             else:
                 self.big.append(i)
+        self.total = start
+        # The concatenations' buffers, kept: zero-padded to a multiple of 64 elements (blas_axpy's calls)
+        padded = -(-start // 64) * 64
+        self.z = np.zeros(padded, np.float32)
+        self.g = np.zeros(padded, np.float32)
+        self.z_address, self.g_address = self.z.ctypes.data, self.g.ctypes.data
 
 
 def plan_for(cached, items):
