@@ -6,7 +6,8 @@ operation for operation (in the parameter's dtype), so N steps give PyTorch's pa
 element tensors count, as in PyTorch) — else PyTorch's error for that hyperparameter — so no program
 object reaches the update or the trace (`optim_step` records `lr`). The state (`optimizer.state[p]`)
 is checked where it is read: tensors shaped like the parameter. The checked groups are reused while the
-program leaves `param_groups` unchanged (group_cache.py); float32 multiply-adds round once (fma.py).
+program leaves `param_groups` unchanged (group_cache.py); float32 multiply-adds round once (fma.py; big
+in-place ones through a checked BLAS saxpy, blas_axpy.py); plain SGD fuses small parameters (fused.py).
 """
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ def _bits(a):
     return np.asarray(a, np.float32).view(np.uint32)
 
 
-def _run(lib, init, grads, replace_at, replacement):
+def _run(lib, init, grads, replace_at, replacement, lr=0.0317):
     params = [lib.tensor(a.copy(), requires_grad=True) for a in init]
-    opt = lib.optim.SGD(params, lr=0.0317)
+    opt = lib.optim.SGD(params, lr=lr)
     seen = []
     for step, gs in enumerate(grads):
         if step == replace_at:  # a program's `p.data = ...` between steps
@@ -59,3 +59,18 @@ def test_fused_sgd_follows_replaced_and_unusual_arrays(layout):
     for step_expected, step_got in zip(expected, got):
         for a, b in zip(step_expected, step_got):
             np.testing.assert_array_equal(a, b)
+
+
+def test_fused_sgd_with_lr_zero_and_infinite_gradients():
+    """lr = 0: saxpy would skip the update, torch still adds 0 * inf = NaN; the numpy path does as torch."""
+    import engine
+
+    rng = np.random.default_rng(12)
+    shapes = [(6, 5), (5,)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes]]
+    grads[0][0][0, 0] = np.inf
+    expected = _run(torch, init, grads, -1, None, lr=0.0)
+    got = _run(engine, init, grads, -1, None, lr=0.0)
+    for a, b in zip(expected[0], got[0]):
+        np.testing.assert_array_equal(a, b)
