@@ -442,10 +442,11 @@ class SGD(Optimizer):
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
         small, n = plan.small, plan.total
-        new, g = plan.z[:n], plan.g[:n]
+        z_buffer, g_buffer, z_address, g_address = plan.buffers()
+        new, g = z_buffer[:n], g_buffer[:n]
         np.concatenate([items[i][1] for i in small], axis=None, out=new)
         np.concatenate([items[i][2] for i in small], axis=None, out=g)
-        if not blas_axpy.add_at(np.float32(alpha), plan.g_address, plan.z_address, plan.z.size, fma_numpy):
+        if not blas_axpy.add_at(np.float32(alpha), g_address, z_address, z_buffer.size, fma_numpy):
             fma32(alpha, g, new, out=new)
         for flat, part in plan.parts:
             flat[...] = new[part]

@@ -14,6 +14,7 @@ from operator import is_
 import numpy as np
 
 FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (no copies in and out)
+KEEP_UP_TO = 1 << 20  # elements: a plan keeps its buffers between steps up to this size (8 MB for the two)
 
 
 class FusedPlan:
@@ -33,11 +34,18 @@ class FusedPlan:
             else:
                 self.big.append(i)
         self.total = start
-        # The concatenations' buffers, kept: zero-padded to a multiple of 64 elements (blas_axpy's calls)
-        padded = -(-start // 64) * 64
-        self.z = np.zeros(padded, np.float32)
-        self.g = np.zeros(padded, np.float32)
-        self.z_address, self.g_address = self.z.ctypes.data, self.g.ctypes.data
+        self.z = self.g = None
+        if start <= KEEP_UP_TO:
+            self.z, self.g, self.z_address, self.g_address = self.buffers()
+
+    def buffers(self):
+        """The concatenations' buffers, zero-padded to a multiple of 64 elements (blas_axpy's calls), and their
+        addresses: the kept ones, or new ones where keeping them would hold too much memory between steps."""
+        if self.z is not None:
+            return self.z, self.g, self.z_address, self.g_address
+        padded = -(-self.total // 64) * 64
+        z, g = np.zeros(padded, np.float32), np.zeros(padded, np.float32)
+        return z, g, z.ctypes.data, g.ctypes.data
 
 
 def plan_for(cached, items):

@@ -74,3 +74,11 @@ def test_fused_sgd_with_lr_zero_and_infinite_gradients():
     got = _run(engine, init, grads, -1, None, lr=0.0)
     for a, b in zip(expected[0], got[0]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_fused_sgd_without_kept_buffers(monkeypatch):
+    """A plan too big to keep its buffers between steps makes them per step: the same bits."""
+    from engine.optim import fused
+
+    monkeypatch.setattr(fused, "KEEP_UP_TO", 0)
+    test_fused_sgd_follows_replaced_and_unusual_arrays("c")
