@@ -13,7 +13,9 @@ from ..boundary import expect_attribute, expect_tensor
 from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
-from ..tensor import apply
+from ..tensor import Tensor, apply
+
+_T, _ADDMM, _MM = OPS["t"], OPS["addmm"], OPS["mm"]
 
 
 def relu(x, inplace=False):
@@ -33,6 +35,15 @@ def tanh(x):
 
 def linear(x, weight, bias=None):
     """PyTorch's at::linear: addmm on 2-D input; other ranks are viewed to 2-D and back."""
+    if isinstance(x, Tensor) and isinstance(weight, Tensor) and (bias is None or isinstance(bias, Tensor)):
+        xd, wd = x._data, weight._data
+        if xd.ndim == 2 and wd.ndim == 2 and xd.shape[1] == wd.shape[1]:  # the checks below all pass: skip them
+            wt = apply(_T, (weight,))
+            return apply(_ADDMM, (bias, x, wt)) if bias is not None else apply(_MM, (x, wt))
+    return _linear_checked(x, weight, bias)
+
+
+def _linear_checked(x, weight, bias):
     expect_tensor(x, "linear", "input", 1)
     expect_tensor(weight, "linear", "weight", 2)
     if bias is not None:

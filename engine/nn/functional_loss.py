@@ -41,7 +41,7 @@ def _arr(t):
 
 
 def _size_warning(input, target):  # noqa: A002
-    if tuple(target.shape) != tuple(input.shape):
+    if target._data.shape != input._data.shape:  # both tensors (_same_size): their arrays' shapes, no Size objects
         warnings.warn(f"Using a target size (torch.Size({list(target.shape)})) that is different to the input size "
                       f"(torch.Size({list(input.shape)})). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", stacklevel=3)

@@ -6,7 +6,8 @@ operation for operation (in the parameter's dtype), so N steps give PyTorch's pa
 element tensors count, as in PyTorch) — else PyTorch's error for that hyperparameter — so no program
 object reaches the update or the trace (`optim_step` records `lr`). The state (`optimizer.state[p]`)
 is checked where it is read: tensors shaped like the parameter. The checked groups are reused while the
-program leaves `param_groups` unchanged (group_cache.py); float32 multiply-adds round once (fma.py).
+program leaves `param_groups` unchanged (group_cache.py); float32 multiply-adds round once (fma.py; big
+in-place ones through a checked BLAS saxpy, blas_axpy.py); plain SGD fuses small parameters (fused.py).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor import Tensor
-from . import group_cache
+from . import blas_axpy, fused, group_cache
+from .fma import _fma32_numpy as fma_numpy
 from .fma import fma32
 
 
@@ -166,7 +168,7 @@ def _add_(z, y, alpha):
     if z.dtype != np.float32:
         z += alpha * y
         return
-    np.copyto(z, fma32(alpha, y, z))
+    fma32(alpha, y, z, out=z)
 
 
 def _addcmul_(z, a, b, value):
@@ -244,7 +246,7 @@ class Optimizer:
         """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
-        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p.grad is not None]
+        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
         _zero_grads(params, set_to_none)
 
     def _checked_groups(self, numbers=True):
@@ -327,8 +329,10 @@ class Optimizer:
                 data = p._data
                 if type(data) is not np.ndarray:
                     data = p._data = np.asarray(data)
-                g = np.asarray(grad._data)
-                if g.dtype != data.dtype:
+                g = grad._data
+                if type(g) is not np.ndarray:
+                    g = np.asarray(g)
+                if g.dtype is not data.dtype and g.dtype != data.dtype:
                     g = g.astype(data.dtype)
                 items.append((p, data, g))
             self._update_group(items, group, state)  # in place: aliases such as p.data see it
@@ -398,9 +402,6 @@ class Optimizer:
         return s + ")"
 
 
-_FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (no copies in and out)
-
-
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
@@ -430,23 +431,25 @@ class SGD(Optimizer):
         arithmetic, is what a small parameter's update costs); the same numbers as one at a time."""
         if state or len(items) < 2 or _hp(group, "momentum") != 0 or _hp(group, "weight_decay") != 0:
             return super()._update_group(items, group, state)
-        arrays = [data for _, data, _ in items]
-        if any(a.dtype != np.float32 or a.base is not None for a in arrays) or len(set(map(id, arrays))) < len(items):
+        plans = self.__dict__.setdefault("_fused_plans", {})  # per checked group (a plan is checked before use)
+        if len(plans) > len(self.param_groups) + 8:  # groups re-checked many times: drop the old groups' plans
+            plans.clear()
+        plan = plans[id(group)] = fused.plan_for(plans.get(id(group)), items)
+        if plan is None or len(plan.small) < 2:
             return super()._update_group(items, group, state)
-        small = [(data, g) for _, data, g in items if data.size <= _FUSED_UP_TO]
-        if len(small) < len(items):
-            super()._update_group([it for it in items if it[1].size > _FUSED_UP_TO], group, state)
-        if not small:
-            return None
+        if plan.big:
+            super()._update_group([items[i] for i in plan.big], group, state)
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
-        new = fma32(alpha, np.concatenate([g for _, g in small], axis=None),
-                    np.concatenate([data for data, _ in small], axis=None))
-        start = 0
-        for data, _ in small:
-            end = start + data.size
-            np.copyto(data, new[start:end].reshape(data.shape))
-            start = end
+        small, n = plan.small, plan.total
+        z_buffer, g_buffer, z_address, g_address = plan.buffers()
+        new, g = z_buffer[:n], g_buffer[:n]
+        np.concatenate([items[i][1] for i in small], axis=None, out=new)
+        np.concatenate([items[i][2] for i in small], axis=None, out=g)
+        if not blas_axpy.add_at(np.float32(alpha), g_address, z_address, z_buffer.size, fma_numpy):
+            fma32(alpha, g, new, out=new)
+        for flat, part in plan.parts:
+            flat[...] = new[part]
         return None
 
     def _update(self, p, param, grad, group, state):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import blas_axpy
+
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -26,18 +28,40 @@ _HALFWAY = np.uint64(1 << 28)
 _SMALLEST_NORMAL32 = float(np.finfo(np.float32).tiny)  # 2**-126
 
 
-def fma32(x, y, z):
-    """float32(x * y + z) rounded once, as a new array. y, z: float32 arrays of one shape; x: a float32 array
-    of that shape or a number (rounded to float32 first, as ATen converts a Scalar alpha to the dtype)."""
+def fma32(x, y, z, out=None):
+    """float32(x * y + z) rounded once, into `out` (a new array when None; `out` may be z itself). y, z: float32
+    arrays of one shape; x: a float32 array of that shape or a number (rounded to float32 first, as ATen
+    converts a Scalar alpha to the dtype)."""
     if not isinstance(x, np.ndarray):
         x = np.float32(x)
     if np.size(z) < _BRACKET_FROM:
-        return _rounded_once(x, y, z)
-    out, unsure = _bracketed(x, y, z)
+        new = _rounded_once(x, y, z)
+        if out is None:
+            return new
+        np.copyto(out, new)
+        return out
+    if out is z and x.ndim == 0 and blas_axpy.add_in_place(x, y, z, _fma32_numpy):
+        return z
+    return _bracketed_fixed(x, y, z, out)
+
+
+def _fma32_numpy(x, y, z):
+    """fma32 by numpy alone (blas_axpy's reference), as a new array."""
+    return _rounded_once(x, y, z) if np.size(z) < _BRACKET_FROM else _bracketed_fixed(x, y, z, None)
+
+
+def _bracketed_fixed(x, y, z, out):
+    lo, unsure = _bracketed(x, y, z)
     idx = np.flatnonzero(unsure)
-    if idx.size:
-        out.reshape(-1)[idx] = _rounded_once(x.reshape(-1)[idx] if x.ndim else x, y.reshape(-1)[idx],
-                                             z.reshape(-1)[idx])
+    fixed = None
+    if idx.size:  # computed before `out` is written: z may be out
+        fixed = _rounded_once(x.reshape(-1)[idx] if x.ndim else x, y.reshape(-1)[idx], z.reshape(-1)[idx])
+    if out is None:
+        out = lo
+    else:
+        np.copyto(out, lo)
+    if fixed is not None:
+        out.reshape(-1)[idx] = fixed
     return out
 
 
@@ -49,31 +73,32 @@ def _bracketed(x, y, z):
     step of it), and rounding is monotonic, so float32(z + p) lies between z plus either neighbour, each
     rounded: where those agree, that is the answer. The neighbours are fl(p)'s bit pattern -1 and +1 (toward
     and away from zero whatever the sign; a zero, infinity or NaN gives a NaN there: never agreeing).
-    `unsure` marks the rest: about |p| / |z| of the elements, a few percent in an SGD step."""
+    Returns (z + the lower neighbour, `unsure`): `unsure` marks where they disagree, about |p| / |z| of the
+    elements, a few percent in an SGD step. Six passes, two arrays allocated."""
     with np.errstate(over="ignore", invalid="ignore"):  # overflow and inf - inf: unsure, redone exactly
-        ph = np.multiply(x, y)
-        bits = ph.view(np.int32)
+        hi = np.multiply(x, y)
+        bits = hi.view(np.int32)
         lo = np.subtract(bits, 1).view(np.float32)
-        hi = np.add(bits, 1).view(np.float32)
-        lo += z
-        hi += z
+        np.add(bits, 1, out=bits)  # in place: fl(p) itself is not needed past its neighbours
+        np.add(lo, z, out=lo)
+        np.add(hi, z, out=hi)
     return lo, np.not_equal(lo, hi)
 
 
 def _rounded_once(x, y, z):
     """x * y + z in float64 (the product is exact there), rounded to float32 with the halfway cases fixed."""
-    if isinstance(x, np.ndarray) and x.ndim:
-        s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
-    else:
+    # Direct ufunc calls (no .any()/.min() wrappers, no out= buffer): this runs on small arrays, once a step.
+    if not (isinstance(x, np.ndarray) and x.ndim):
         x = _F64.type(x)  # a float64 scalar: the product below is computed (exactly) in float64
-        s = np.multiply(y, x, out=np.empty(np.shape(z), _F64))
-    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf and overflow give NaN and inf silently, as in torch
+    with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf, inf - inf give NaN silently, as in torch
+        s = np.multiply(x, y, dtype=_F64)
+        if type(s) is not np.ndarray or s.shape != np.shape(z):  # 0-d, or y broadcast to z's shape
+            s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
         np.add(s, z, out=s)
-        ties = np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)
-        if ties.any():
-            _nudge(s, ties, x, y, z)
+        if np.count_nonzero(np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)):
+            _nudge(s, np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY), x, y, z)
         out = s.astype(_F32)
-        if out.size and not np.abs(out).min() > _SMALLEST_NORMAL32:  # zeros, subnormals (and NaN): rare
+        if out.size and not np.minimum.reduce(np.abs(out), axis=None) > _SMALLEST_NORMAL32:  # zeros, subnormals, NaN: rare
             small = np.abs(s) < _SMALLEST_NORMAL32
             halfway = small & (np.mod(np.where(small, s, 0.0) * 2.0 ** 150, 2.0) == 1.0)  # odd multiples of 2**-150
             if halfway.any():

@@ -2117,3 +2117,23 @@ def test_colorbar_set_label_is_bounded():
     for args in [*_PLOT_ARGS, "'$\\\\frac{' * 40", "'x', fontsize=10**9", "'x', color=print"]:
         _within_budgets("import matplotlib.pyplot as plt\nim = plt.imshow([[1, 2], [3, 4]])\ncb = plt.colorbar(im)\n"
                         f"{SHARED_1E6}r = cb.set_label({args})\nplt.show()\nprint(type(r))", measure_memory=False)
+
+
+# engine speed (perf2): the optimizer's BLAS saxpy (ctypes), its fused-update plans and buffers stay out of reach
+@pytest.mark.parametrize("expr", ["torch.optim.blas_axpy", "torch.optim.fused", "torch.optim.fma",
+                                  "torch.optim.SGD([torch.ones(2, requires_grad=True)]).blas_axpy",
+                                  "opt._fused_plans", "opt.fused_plans", "torch.optim.SGD.fused",
+                                  "torch.nn.functional._linear_checked", "torch.nn.functional.Tensor"])
+def test_optimizer_fast_paths_are_unreachable(expr):
+    src = ("import torch\nw = torch.ones(3, requires_grad=True)\nb = torch.ones(3, requires_grad=True)\n"
+           "opt = torch.optim.SGD([w, b], lr=0.1)\n(w * b).sum().backward()\nopt.step()\n")
+    e = err(src + f"r = {expr}\n")
+    assert e["type"] == "AttributeError", e
+
+
+def test_sgd_fused_update_after_data_replacement_in_the_sandbox():
+    out = ok("import torch\nw = torch.ones(3, requires_grad=True)\nb = torch.ones(2, requires_grad=True)\n"
+             "opt = torch.optim.SGD([w, b], lr=0.5)\nfor i in range(3):\n    opt.zero_grad()\n"
+             "    (w.sum() * 2 + b.sum()).backward()\n    opt.step()\n    if i == 0:\n"
+             "        w.data = torch.zeros(3)\nprint(w, b)")
+    assert out == "tensor([-2., -2., -2.], requires_grad=True) tensor([-0.5000, -0.5000], requires_grad=True)\n"
