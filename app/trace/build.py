@@ -39,7 +39,7 @@ from app.layout.sizes import op_size, tensor_size
 from app.trace.folded import FoldedPass, PassPayloads
 from app.trace.hierarchy import build_hierarchy
 from app.trace.labels import op_text
-from app.trace.values import clean, to_float
+from app.trace.values import clean, flat_floats, to_float
 from engine.recorder import op_table
 from engine.trace_events import (
     ACCUMULATE,
@@ -779,15 +779,8 @@ def norm_of(v) -> float | None:
     """L2 norm of a value V (None for summaries)."""
     if isinstance(v, dict) or v is None:
         return None
-    total = 0.0
-    stack = [v]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, list):
-            stack.extend(x)
-        else:
-            f = to_float(x)
-            if f is None:
-                return None
-            total += f * f
+    flat = flat_floats(v)
+    if flat is None:
+        return None
+    total = sum(f * f for f in flat)  # the order of the stack walk, as before
     return math.sqrt(total)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.trace.values import to_float
+from app.trace.values import flat_floats, num, to_float
 
 MIN_REPEATS = 3  # a fold is at least this many repetitions
 MAX_PERIOD = 400  # longest loop body (units) looked for
@@ -139,37 +139,20 @@ def summarize_value(v):
     if f is not None and not isinstance(v, list):
         return v
     if isinstance(v, list):
-        flat: list[float] = []
         shape: list[int] = []
         x = v
         while isinstance(x, list):
             shape.append(len(x))
             x = x[0] if x else None
-        stack = [v]
-        while stack:
-            y = stack.pop()
-            if isinstance(y, list):
-                stack.extend(y)
-            else:
-                fy = to_float(y)
-                if fy is None:
-                    return None
-                flat.append(fy)
+        flat = flat_floats(v)
+        if flat is None:
+            return None
         if not flat:
             return {"min": None, "max": None, "mean": None, "shape": shape}
         a = np.asarray(flat)
         with np.errstate(all="ignore"):
-            return {"min": _num(a.min()), "max": _num(a.max()), "mean": _num(a.mean()), "shape": shape}
+            return {"min": num(float(a.min())), "max": num(float(a.max())), "mean": num(float(a.mean())), "shape": shape}
     return None
-
-
-def _num(x) -> float | str:
-    f = float(x)
-    if f != f:
-        return "nan"
-    if f in (float("inf"), float("-inf")):
-        return "inf" if f > 0 else "-inf"
-    return f
 
 
 class _Builder:

@@ -10,7 +10,7 @@ import math
 
 from app.core.jsonsafe import clean, num
 
-__all__ = ["clean", "num", "to_float"]
+__all__ = ["clean", "flat_floats", "num", "to_float"]
 
 
 def to_float(v) -> float | None:
@@ -24,3 +24,19 @@ def to_float(v) -> float | None:
     if isinstance(v, list) and len(v) == 1:
         return to_float(v[0])
     return None
+
+
+def flat_floats(v) -> list[float] | None:
+    """Every number of a nested-list value V as floats (order not kept); None when one is not a number."""
+    out: list[float] = []
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+        else:
+            f = to_float(x)
+            if f is None:
+                return None
+            out.append(f)
+    return out
