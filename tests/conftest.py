@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+# NOTE: numpy's OpenBLAS on one thread, set before anything imports numpy, as the server's workers run it
+# (app/runner/worker.py). Its threads spin while they wait: on a 2-core machine shared with the app's worker
+# processes, the in-process sandbox tests ran LeNet (example 20) in 0.4–2 s instead of 0.02 s and hit
+# time_limit_s. PyTorch's own threads (OMP_NUM_THREADS) stay as users have them: its sums, and so the last
+# printed digit of a float32 loss, depend on them.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 CHROMIUM = os.environ.get("FLOWGRAD_CHROMIUM", "/usr/bin/chromium")

@@ -161,7 +161,8 @@ def test_hole_programs_answer_within_the_budgets(client, settings):
                     assert d["truncated"]
     print("\n".join(report), f"\npeak PSS of the process tree: {mem.peak / 2**20:.0f} MB")
     if mem.peak:
-        assert mem.peak <= 1.5 * 2**30, f"peak {mem.peak / 2**20:.0f} MB"
+        # the run store (big passes' group payloads, issue 11) keeps up to run_store_max_bytes of earlier runs on purpose
+        assert mem.peak <= 1.5 * 2**30 + settings.run_store_max_bytes, f"peak {mem.peak / 2**20:.0f} MB"
 
 
 def test_what_each_hole_keeps(run, settings):

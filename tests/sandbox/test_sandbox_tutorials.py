@@ -310,7 +310,11 @@ def test_type_of_engine_objects():
 
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.py"))
-KNOWN_ENGINE_DIFFS: dict[str, str] = {}  # example file -> why the engine's output may differ from PyTorch
+KNOWN_ENGINE_DIFFS: dict[str, str] = {  # example file -> why the engine's output may differ from PyTorch
+    # NOTE: PyTorch itself prints a different step-9 loss and other predictions with 1 and with 2 threads here
+    "20_lenet_digits.py": "float32 conv sums in another order than PyTorch's; 12 SGD steps at lr 0.2, momentum 0.9 "
+                          "amplify the last bit into the 4th decimal and the predictions",
+}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
