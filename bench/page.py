@@ -226,7 +226,8 @@ def run_big_program(page, source: str, shot: str | None = None) -> dict:
             const until = drawn ? m.t0 + m.firstFrame : performance.now();
             let bytes = 0, decoded = 0;
             for (const e of performance.getEntriesByType('resource')) {
-              if (e.startTime < m.t0 - 1 || e.responseEnd > until + 1) continue;
+              // a request started before the first frame counts whole: the stream that brought it ends just after
+              if (e.startTime < m.t0 - 1 || e.startTime > until + 1) continue;
               bytes += e.encodedBodySize || e.transferSize || 0;
               decoded += e.decodedBodySize || 0;
             }

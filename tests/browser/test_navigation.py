@@ -139,12 +139,15 @@ def test_search_finds_a_visible_node_and_highlights_it(page, shot):
     page.keyboard.press("Control+f")
     assert box.evaluate("e => e === document.activeElement")
     box.fill("")
-    box.type("add")
+    box.fill("add")  # one input event: one list (typed letter by letter, a later list could replace the one the keys move in)
     results.wait_for(state="visible")
-    for _ in range(50):  # the list follows the typing: wait until it holds the last query's matches
-        if options.count() >= 2:
+    seen = None
+    for _ in range(50):  # the list comes a task after the input event: wait until it holds still
+        now = options.count(), options.first.inner_text() if options.count() else ""
+        if now[0] >= 2 and now == seen:
             break
-        page.wait_for_timeout(100)
+        seen = now
+        page.wait_for_timeout(150)
     assert options.count() >= 2
     page.keyboard.press("ArrowDown")
     assert options.nth(1).get_attribute("aria-selected") == "true"
