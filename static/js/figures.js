@@ -2,17 +2,14 @@
 // A figure's SVG is shown as an <img> from a blob URL: an image document runs no script and loads nothing.
 import { FIGURES } from "./config.js";
 
-let urls = []; // the blob URLs of the figures shown now, revoked when the pane is redrawn
-
-function forget() {
-  for (const u of urls) URL.revokeObjectURL(u);
-  urls = [];
-}
-
 function figureImage(fig, i) {
   const img = document.createElement("img");
   const url = URL.createObjectURL(new Blob([fig.svg], { type: "image/svg+xml" }));
-  urls.push(url);
+  // revoked once read: a pane redrawn before the image loaded (a streamed figure, then `done`) must not
+  // take its URL away (the load failed with ERR_FILE_NOT_FOUND); a detached image still loads
+  const done = () => URL.revokeObjectURL(url);
+  img.addEventListener("load", done, { once: true });
+  img.addEventListener("error", done, { once: true });
   img.src = url;
   img.className = "figure";
   img.alt = `Figure ${i + 1}`;
@@ -23,7 +20,6 @@ function figureImage(fig, i) {
 
 // Fill `pre` with `stdout`, each figure at its offset (`at`: code points printed before it).
 export function renderOutput(pre, stdout, figures) {
-  forget();
   const text = stdout || "";
   const list = Array.isArray(figures) ? figures.filter((f) => f && typeof f.svg === "string") : [];
   if (!list.length) {
@@ -45,7 +41,6 @@ export function renderOutput(pre, stdout, figures) {
 // A streamed run's output as it comes: the stream sends each figure right after the text printed before it
 // (`figure` events, docs/trace.md), so appending in arrival order places it; `done` redraws the pane whole.
 export function liveOutput(pre) {
-  forget();
   pre.replaceChildren();
   let shown = 0;
   return {
