@@ -449,10 +449,6 @@ export const NAVIGATION = {
     minChars: 1,
     pathSeparator: " › ",
   },
-  reveal: {
-    foundMs: 2000,               // ms a found node keeps its highlight (class fg-found)
-    minZoom: 0.6,                // a found node is shown at least at this zoom, so it reads
-  },
   fitWholeKey: "0",              // "Fit to screen": the whole graph, however small it gets
 };
 

@@ -48,13 +48,19 @@ export const drawing = {
       ev.stopPropagation();
       if (this.collapsed.has(c.id)) this.collapsed.delete(c.id);
       else this.collapsed.add(c.id);
-      this.applyCollapsed();
+      this.collapsedChanged();
     };
     tog.addEventListener("click", toggle);
     tog.addEventListener("keydown", (ev) => (ev.key === "Enter" || ev.key === " ") && toggle(ev));
     c._el = grp;
     c._sym = sym;
     c._tog = tog;
+  },
+
+  // a module box opened or closed by the user: redrawn, and the navigation controls (minimap) told
+  collapsedChanged() {
+    this.applyCollapsed();
+    document.dispatchEvent(new CustomEvent("fg:graph-changed", { detail: { collapsed: [...this.collapsed] } }));
   },
 
   applyCollapsed() {
@@ -83,7 +89,7 @@ export const drawing = {
       const expand = (ev) => {
         ev.stopPropagation();
         this.collapsed.delete(c.id);
-        this.applyCollapsed();
+        this.collapsedChanged();
       };
       box.addEventListener("click", expand);
       box.addEventListener("keydown", (ev) => (ev.key === "Enter" || ev.key === " ") && expand(ev));
