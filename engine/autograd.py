@@ -50,10 +50,16 @@ def note_writes(arrays):
     """Several arrays changed in place by one step (an optimizer update)."""
     if arrays:
         seq = STATE.last_write = next(_seq)
+        get = _WRITES.get
         for arr in arrays:
-            _log_write(arr, seq)
-            if arr.base is not None:
-                _log_write(arr.base, seq)
+            entry = get(id(arr))
+            if entry is not None and entry[0]() is arr:  # the usual case, inline: a parameter written before
+                entry[1].append(seq)
+            else:
+                _log_write(arr, seq)
+            base = arr.base
+            if base is not None:
+                _log_write(base, seq)
 
 
 def _forget(key):
