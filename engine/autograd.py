@@ -50,10 +50,16 @@ def note_writes(arrays):
     """Several arrays changed in place by one step (an optimizer update)."""
     if arrays:
         seq = STATE.last_write = next(_seq)
+        get = _WRITES.get
         for arr in arrays:
-            _log_write(arr, seq)
-            if arr.base is not None:
-                _log_write(arr.base, seq)
+            entry = get(id(arr))
+            if entry is not None and entry[0]() is arr:  # the usual case, inline: a parameter written before
+                entry[1].append(seq)
+            else:
+                _log_write(arr, seq)
+            base = arr.base
+            if base is not None:
+                _log_write(base, seq)
 
 
 def _forget(key):
@@ -200,23 +206,27 @@ class Node:
 
     def apply(self, g):
         """Gradients for each input (None where that input needs none)."""
-        if self._freed and self.op.saves:
-            raise RuntimeError(FREED_MESSAGE)
-        if STATE.last_write > self._seq and self.op.needs:
-            self._check_versions()
         op = self.op
-        ans, *arrays = self._saved
+        if self._freed and op.saves:
+            raise RuntimeError(FREED_MESSAGE)
+        if STATE.last_write > self._seq and op.needs:
+            self._check_versions()
+        saved = self._saved
+        ans, arrays, params = saved[0], saved[1:], self._params
         out = []
         if op.variadic:
             vjp = op.vjps[0]
+            arrays = list(arrays)
             for i, (fn, _) in enumerate(self._edges):
-                out.append(None if fn is None else unbroadcast(vjp(g, ans, i, arrays, *self._params), self._shapes[i]))
+                out.append(None if fn is None else unbroadcast(vjp(g, ans, i, arrays, *params), self._shapes[i]))
             return out
+        append = out.append
         for (fn, _), vjp, shape in zip(self._edges, op.vjps, self._shapes):
             if fn is None or vjp is None:
-                out.append(None)
+                append(None)
             else:
-                out.append(unbroadcast(vjp(g, ans, *arrays, *self._params), shape))
+                gi = vjp(g, ans, *arrays, *params)
+                append(gi if gi.shape == shape else unbroadcast(gi, shape))
         return out
 
     def _check_versions(self):
@@ -306,6 +316,10 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
     gradients reaching those nodes are returned in it instead of accumulated into `.grad`.
     `more_roots`: further (tensor, gradient) pairs run in the same pass (autograd.grad of several outputs).
     With `create_graph`, gradients are Tensors and every VJP runs as recorded ops (engine/graphed.py)."""
+    start = root._grad_fn
+    if (capture is None and not create_graph and not more_roots and STATE.recorder is None and start is not None
+            and not start._multi):
+        return run_plain_backward(start, grad, retain_graph)  # a training step's backward: none of the features
     if create_graph:
         from .graphed import graphed_backward_hooks
 
@@ -717,3 +731,4 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 # torch.autograd.Function lives in engine/function.py, which imports this module: bound here, at the end
 from . import function  # noqa: E402, F401  (torch.autograd.function.once_differentiable)
 from .function import Function, FunctionCtx  # noqa: E402, F401
+from .backward_plain import run_plain_backward  # noqa: E402  (it imports this module's helpers)

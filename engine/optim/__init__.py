@@ -448,8 +448,12 @@ class SGD(Optimizer):
         np.concatenate([items[i][2] for i in small], axis=None, out=g)
         if not blas_axpy.add_at(np.float32(alpha), g_address, z_address, z_buffer.size, fma_numpy):
             fma32(alpha, g, new, out=new)
-        for flat, part in plan.parts:
-            flat[...] = new[part]
+        if plan.write_backs is not None:
+            for flat, result in plan.write_backs:
+                flat[...] = result
+        else:
+            for flat, part in plan.parts:
+                flat[...] = new[part]
         return None
 
     def _update(self, p, param, grad, group, state):

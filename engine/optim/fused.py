@@ -18,7 +18,8 @@ KEEP_UP_TO = 1 << 20  # elements: a plan keeps its buffers between steps up to t
 
 
 class FusedPlan:
-    __slots__ = ("arrays", "small", "big", "parts", "total", "z", "g", "z_address", "g_address")
+    __slots__ = ("arrays", "small", "big", "parts", "total", "z", "g", "z_address", "g_address",
+                 "write_backs")
 
     def __init__(self, arrays):
         self.arrays = arrays
@@ -37,6 +38,8 @@ class FusedPlan:
         self.z = self.g = None
         if start <= KEEP_UP_TO:
             self.z, self.g, self.z_address, self.g_address = self.buffers()
+        # with kept buffers, each parameter's slice of the result is a view made once (a slice costs per step)
+        self.write_backs = None if self.z is None else [(flat, self.z[part]) for flat, part in self.parts]
 
     def buffers(self):
         """The concatenations' buffers, zero-padded to a multiple of 64 elements (blas_axpy's calls), and their
