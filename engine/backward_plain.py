@@ -1,17 +1,20 @@
-"""The backward loop of a plain `loss.backward()`: one root, no recorder, no capture, no create_graph.
+"""The backward loop of a plain `loss.backward()`: one root, no recorder, no capture, no create_graph, and no
+node with several outputs (a custom Function's).
 
-run_backward handles every feature in one loop; a training step needs none of them, and their per-node checks
-(capture, recorder, graphed VJPs, fan-in parts) cost a few µs per step. Same order and results as run_backward.
+run_backward handles every feature in one loop; a training step needs none of them, and their per-node and
+per-edge checks (capture, recorder, graphed VJPs, fan-in parts, multi-output gradients) cost a few µs per step.
+Same order and results as run_backward.
 """
 from __future__ import annotations
 
 import heapq
 
-from .autograd import STATE, AccumulateGrad, _accumulate, _add_output_grad, _retain, run_tensor_hooks
+from .autograd import STATE, AccumulateGrad, _accumulate, _retain, run_tensor_hooks
 
 
-def run_plain_backward(start, g0, retain_graph: bool):
-    """run_backward(root, g0, retain_graph) for a root whose grad_fn `start` has one output."""
+def run_plain_backward(start, g0, retain_graph: bool) -> bool:
+    """run_backward(root, g0, retain_graph) for a root whose grad_fn is `start`; False (nothing run) where the
+    graph holds a node with several outputs, which the general loop handles."""
     deps = {}
     stack = [start]
     while stack:
@@ -20,6 +23,8 @@ def run_plain_backward(start, g0, retain_graph: bool):
                 if nxt in deps:
                     deps[nxt] += 1
                 else:
+                    if nxt._multi:
+                        return False
                     deps[nxt] = 1
                     stack.append(nxt)
     grads_in = {start: g0}
@@ -46,13 +51,11 @@ def run_plain_backward(start, g0, retain_graph: bool):
             grads = node.apply(g)
             if not retain_graph:
                 node.release()
-            for (nxt, slot), gi in zip(node._edges, grads):
+            for (nxt, _), gi in zip(node._edges, grads):
                 if nxt is None:
                     continue
                 if gi is not None:
-                    if nxt._multi:
-                        _add_output_grad(grads_in, nxt, slot, gi)
-                    elif nxt in grads_in:
+                    if nxt in grads_in:
                         grads_in[nxt] = grads_in[nxt] + gi
                     else:
                         grads_in[nxt] = gi
@@ -68,3 +71,4 @@ def run_plain_backward(start, g0, retain_graph: bool):
                         push(ready, (-nxt._seq, order, nxt))
     finally:
         STATE.grad_enabled = prev_mode
+    return True

@@ -1,5 +1,6 @@
 """The plain backward loop (engine/backward_plain.py) against run_backward's general loop, bit for bit."""
 import numpy as np
+import pytest
 
 import engine
 from engine import autograd
@@ -17,7 +18,7 @@ class _Twice(engine.autograd.Function):
         return g1 * 2 + g2 * 3
 
 
-def _program(seen):
+def _program(seen, multi=False):
     rng = np.random.default_rng(1)
     w = engine.tensor(rng.normal(size=(4, 3)).astype(np.float32), requires_grad=True)
     b = engine.tensor(rng.normal(size=(3,)).astype(np.float32), requires_grad=True)
@@ -25,22 +26,23 @@ def _program(seen):
     h = (x @ w + b).relu()
     h.retain_grad()
     h.register_hook(lambda g: seen.append(g.sum().item()) or g * 0.5)
-    p, q = _Twice.apply(h)
+    p, q = _Twice.apply(h) if multi else (h * 2, h * 3)
     loss = (p * q + h).sum() + (h * h).mean()  # fan-in into h, broadcasting of b
     return loss, (w, b), h
 
 
-def test_plain_loop_runs_and_matches_the_general_loop(monkeypatch):
+@pytest.mark.parametrize("multi", [False, True])
+def test_plain_loop_runs_and_matches_the_general_loop(monkeypatch, multi):
     calls = []
     plain = autograd.run_plain_backward
-    monkeypatch.setattr(autograd, "run_plain_backward", lambda *a: calls.append(1) or plain(*a))
+    monkeypatch.setattr(autograd, "run_plain_backward", lambda *a: calls.append(plain(*a)) or calls[-1])
     seen_plain, seen_general = [], []
-    loss, params, h = _program(seen_plain)
+    loss, params, h = _program(seen_plain, multi)
     loss.backward()
-    assert calls == [1]
-    loss2, params2, h2 = _program(seen_general)
+    assert calls == [not multi]  # a node with several outputs: the general loop runs it, from the start
+    loss2, params2, h2 = _program(seen_general, multi)
     grads = engine.autograd.grad(loss2, [*params2, h2])  # capture: the general loop
-    assert calls == [1]
+    assert len(calls) == 1
     for p, g in zip(params, grads):
         np.testing.assert_array_equal(p.grad.numpy(), g.numpy())
     assert seen_plain == seen_general
