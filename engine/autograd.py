@@ -758,5 +758,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 # torch.autograd.Function lives in engine/function.py, which imports this module: bound here, at the end
 from . import function  # noqa: E402, F401  (torch.autograd.function.once_differentiable)
-from .function import Function, FunctionCtx  # noqa: E402, F401
 from .backward_plain import run_plain_backward  # noqa: E402  (it imports this module's helpers)
+from .function import Function, FunctionCtx  # noqa: E402, F401
