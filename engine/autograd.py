@@ -6,6 +6,7 @@ cycles for the garbage collector to chase (micrograd spends ~94% of a step there
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import re
@@ -31,9 +32,14 @@ class _State:
 
 STATE = _State()
 _seq = itertools.count()
-# PyTorch's version counters, kept per numpy array: id -> (weakref to the array, sequence numbers of its
-# in-place writes). Forward pays nothing; backward looks only when a write happened after a node was made.
+# PyTorch's version counters, kept per numpy array: id -> (weakref to the array, its write log). A log is
+# [writes dropped from it, sequence numbers of the later in-place writes...] (sorted). Forward pays nothing;
+# backward looks only when a write happened after a node was made.
 _WRITES: dict = {}
+# NOTE: a training loop writes each parameter once a step, forever: past this many, a log keeps its newer half
+# and counts the rest (memory and lookups stay bounded; only a node older than the kept half would get an
+# approximate "expected version" in its error, never a missed or a false one).
+WRITE_LOG_KEEP = 1024
 
 
 def note_write(arr):
@@ -50,10 +56,19 @@ def note_writes(arrays):
     """Several arrays changed in place by one step (an optimizer update)."""
     if arrays:
         seq = STATE.last_write = next(_seq)
+        get = _WRITES.get
         for arr in arrays:
-            _log_write(arr, seq)
-            if arr.base is not None:
-                _log_write(arr.base, seq)
+            entry = get(id(arr))
+            if entry is not None and entry[0]() is arr:  # the usual case, inline: a parameter written before
+                log = entry[1]
+                log.append(seq)
+                if len(log) > WRITE_LOG_KEEP:
+                    _trim(log)
+            else:
+                _log_write(arr, seq)
+            base = arr.base
+            if base is not None:
+                _log_write(base, seq)
 
 
 def _forget(key):
@@ -65,8 +80,18 @@ def _log_write(a, seq):
     key = id(a)
     entry = _WRITES.get(key)
     if entry is None or entry[0]() is not a:
-        entry = _WRITES[key] = (weakref.ref(a, _forget(key)), [])
-    entry[1].append(seq)
+        entry = _WRITES[key] = (weakref.ref(a, _forget(key)), [0])
+    log = entry[1]
+    log.append(seq)
+    if len(log) > WRITE_LOG_KEEP:
+        _trim(log)
+
+
+def _trim(log):
+    """Keep the newer half of a write log, counting the older half as dropped."""
+    half = (len(log) - 1) // 2
+    log[0] += half
+    del log[1:1 + half]
 
 
 def carry_writes(old, new):
@@ -79,12 +104,15 @@ def carry_writes(old, new):
 def _versions(arr, since):
     """(version now, version when a node made at `since` saved it): in-place writes to the array, or to
     the array it is a view of (a weight written by the optimizer makes its saved `W.t()` stale)."""
-    writes = []
+    log = None
     for a in (arr, arr.base):
         entry = _WRITES.get(id(a)) if a is not None else None
         if entry is not None and entry[0]() is a:
-            writes = entry[1]  # note_write records a view's writes on its base too: the base's list is complete
-    return len(writes), sum(1 for w in writes if w < since)
+            log = entry[1]  # note_write records a view's writes on its base too: the base's list is complete
+    if log is None:
+        return 0, 0
+    return log[0] + len(log) - 1, log[0] + bisect.bisect_left(log, since, 1) - 1
+
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -200,23 +228,27 @@ class Node:
 
     def apply(self, g):
         """Gradients for each input (None where that input needs none)."""
-        if self._freed and self.op.saves:
-            raise RuntimeError(FREED_MESSAGE)
-        if STATE.last_write > self._seq and self.op.needs:
-            self._check_versions()
         op = self.op
-        ans, *arrays = self._saved
+        if self._freed and op.saves:
+            raise RuntimeError(FREED_MESSAGE)
+        if STATE.last_write > self._seq and op.needs:
+            self._check_versions()
+        saved = self._saved
+        ans, arrays, params = saved[0], saved[1:], self._params
         out = []
         if op.variadic:
             vjp = op.vjps[0]
+            arrays = list(arrays)
             for i, (fn, _) in enumerate(self._edges):
-                out.append(None if fn is None else unbroadcast(vjp(g, ans, i, arrays, *self._params), self._shapes[i]))
+                out.append(None if fn is None else unbroadcast(vjp(g, ans, i, arrays, *params), self._shapes[i]))
             return out
+        append = out.append
         for (fn, _), vjp, shape in zip(self._edges, op.vjps, self._shapes):
             if fn is None or vjp is None:
-                out.append(None)
+                append(None)
             else:
-                out.append(unbroadcast(vjp(g, ans, *arrays, *self._params), shape))
+                gi = vjp(g, ans, *arrays, *params)
+                append(gi if gi.shape == shape else unbroadcast(gi, shape))
         return out
 
     def _check_versions(self):
@@ -306,6 +338,11 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
     gradients reaching those nodes are returned in it instead of accumulated into `.grad`.
     `more_roots`: further (tensor, gradient) pairs run in the same pass (autograd.grad of several outputs).
     With `create_graph`, gradients are Tensors and every VJP runs as recorded ops (engine/graphed.py)."""
+    start = root._grad_fn
+    if (capture is None and not create_graph and not more_roots and STATE.recorder is None and start is not None
+            and not start._multi):
+        if run_plain_backward(start, grad, retain_graph):  # a training step's backward: none of the features
+            return
     if create_graph:
         from .graphed import graphed_backward_hooks
 
@@ -572,13 +609,18 @@ def _tensor_cls():
 
 
 def _accumulate(t, g, rec, pre_hooks=True):
-    entry = _leaf_entry(t) if LEAF_HOOKS else None
-    if entry is not None and entry[1] and pre_hooks:
-        g = leaf_pre_hooks(t, g)
-    before = t._grad._data if t._grad is not None else None
+    entry = None
+    if LEAF_HOOKS:
+        entry = _leaf_entry(t)
+        if entry is not None and entry[1] and pre_hooks:
+            g = leaf_pre_hooks(t, g)
+    grad = t._grad
+    before = grad._data if grad is not None else None
     if before is None:
         # NOTE: copy arrays, since one upstream array may feed several leaves (add passes g through).
-        if type(g) is not np.ndarray and g.dtype == t._data.dtype:
+        if type(g) is np.ndarray:
+            t._grad = (_TENSOR[0] if _TENSOR else _tensor_cls())._wrap(g.astype(t._data.dtype))  # a copy, layout kept
+        elif g.dtype == t._data.dtype:
             t._grad = _tensor_cls()._wrap(g)  # numpy scalars are immutable: nothing to copy
         else:
             t._grad = _tensor_cls()._wrap(np.array(g, dtype=t._data.dtype, copy=True))
@@ -716,4 +758,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 # torch.autograd.Function lives in engine/function.py, which imports this module: bound here, at the end
 from . import function  # noqa: E402, F401  (torch.autograd.function.once_differentiable)
+from .backward_plain import run_plain_backward  # noqa: E402  (it imports this module's helpers)
 from .function import Function, FunctionCtx  # noqa: E402, F401

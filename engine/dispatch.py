@@ -41,16 +41,26 @@ def apply(op, inputs, params=()):
     arrays = []
     needs_grad = False
     wants_f64 = False
+    # the node's edges and input shapes are gathered in the same walk when a graph may be built (one pass)
+    edges = [] if STATE.grad_enabled and op.grad_fn is not None else None
     for x in inputs:
         if isinstance(x, Tensor):
             a = x._data
             arrays.append(a)
-            if x._requires_grad:
-                needs_grad = True
             if a.dtype is _F64:
                 wants_f64 = True
+            if x._requires_grad:
+                needs_grad = True
+                if edges is not None:
+                    fn = x._grad_fn
+                    # a custom Function's outputs share one node: the edge says which output (autograd.edge_of)
+                    edges.append((fn, fn.output_nr(x) if fn._multi else 0) if fn is not None else (accumulator(x), 0))
+            elif edges is not None:
+                edges.append(_NO_EDGE)
         else:
             arrays.append(x)
+            if edges is not None:
+                edges.append(_NO_EDGE)
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)
@@ -75,17 +85,9 @@ def apply(op, inputs, params=()):
     result._data = out
     result._grad = result._grad_fn = result._acc = result._rid = None
     result._retains_grad = result._untracked = False
-    if needs_grad and STATE.grad_enabled and op.grad_fn is not None:
-        edges = []
-        shapes = []
-        for x, a in zip(inputs, arrays):
-            if isinstance(x, Tensor) and x._requires_grad:
-                fn = x._grad_fn
-                # a custom Function's outputs share one node: the edge says which output (autograd.edge_of)
-                edges.append((fn, fn.output_nr(x) if fn._multi else 0) if fn is not None else (accumulator(x), 0))
-            else:
-                edges.append(_NO_EDGE)
-            shapes.append(a.shape if hasattr(a, "shape") else ())
+    # NOTE: grad mode is read again: an op's forward may run program code (a custom Function) that changes it
+    if needs_grad and edges is not None and STATE.grad_enabled:
+        shapes = [a.shape if hasattr(a, "shape") else () for a in arrays]
         result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)
         result._requires_grad = True
         if limits is not None:

@@ -102,17 +102,26 @@ def defop(name, grad_fn, label, forward, *rules, saves=True, variadic=False, nee
     OPS[name] = Op(name, grad_fn, label, forward, vjps, latex, saves, variadic, needs, view, broadcasts, params)
 
 
+_add_reduce = np.add.reduce
+
+
 def unbroadcast(g, shape):
     """Sum a gradient back to an input's shape: the backward of broadcasting."""
     if g.shape == shape:
         return g
+    # np.add.reduce is what ndarray.sum runs, without its Python wrapper (a double-backward gradient has its own .sum)
+    total = _add_reduce if type(g) is np.ndarray else _sum_method
     extra = g.ndim - len(shape)
     if extra:
-        g = g.sum(axis=tuple(range(extra)))
+        g = total(g, axis=0 if extra == 1 else tuple(range(extra)))
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if axes:
-        g = g.sum(axis=axes, keepdims=True)
+        g = total(g, axis=axes, keepdims=True)
     return g
+
+
+def _sum_method(g, axis, keepdims=False):
+    return g.sum(axis=axis, keepdims=keepdims)
 
 
 def _expand_reduced(g, shape, dims, keepdim):
@@ -168,6 +177,8 @@ _BOOL_SUB1 = ("Subtraction, the `-` operator, with a bool tensor is not supporte
 
 
 def _is_bool(x):
+    if type(x) is np.ndarray:
+        return x.dtype.kind == "b"  # the usual operand, without isinstance and getattr
     return isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
 
 

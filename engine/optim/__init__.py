@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from operator import itemgetter
 
 import numpy as np
 
@@ -45,6 +46,24 @@ def _check_params(params):
         if not is_tensor(p):
             raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type_name(p)}")
     return params
+
+
+def _params_with_grads(groups):
+    """The parameters of `groups` that have a gradient, or None unless every group is a dict whose params
+    are a list of Tensors (zero_grad's walk, without a copy of the groups)."""
+    if type(groups) is not list:
+        return None
+    out = []
+    for g in groups:
+        params = g.get("params") if type(g) is dict else None
+        if type(params) is not list:
+            return None
+        for p in params:
+            if not isinstance(p, Tensor):
+                return None
+            if p._grad is not None:
+                out.append(p)
+    return out
 
 
 def _number(value, error):
@@ -246,7 +265,9 @@ class Optimizer:
         """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
-        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
+        params = _params_with_grads(self.param_groups)
+        if params is None:  # not plain lists of dicts of lists of tensors: the checked walk gives PyTorch's errors
+            params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
         _zero_grads(params, set_to_none)
 
     def _checked_groups(self, numbers=True):
@@ -402,6 +423,9 @@ class Optimizer:
         return s + ")"
 
 
+_grad_of = itemgetter(2)  # an update item's gradient array
+
+
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
@@ -431,25 +455,40 @@ class SGD(Optimizer):
         arithmetic, is what a small parameter's update costs); the same numbers as one at a time."""
         if state or len(items) < 2 or _hp(group, "momentum") != 0 or _hp(group, "weight_decay") != 0:
             return super()._update_group(items, group, state)
-        plans = self.__dict__.setdefault("_fused_plans", {})  # per checked group (a plan is checked before use)
-        if len(plans) > len(self.param_groups) + 8:  # groups re-checked many times: drop the old groups' plans
-            plans.clear()
-        plan = plans[id(group)] = fused.plan_for(plans.get(id(group)), items)
+        plans = self.__dict__.get("_fused_plans")  # per checked group (a plan is checked before use)
+        if plans is None:
+            plans = self._fused_plans = {}
+        key = id(group)
+        cached = plans.get(key)
+        plan = cached if cached is not None and cached.fits(items) else fused.plan_for(cached, items)
+        if plan is not cached:
+            if len(plans) > len(self.param_groups) + 8:  # groups re-checked many times: drop the old groups' plans
+                plans.clear()
+            plans[key] = plan
         if plan is None or len(plan.small) < 2:
             return super()._update_group(items, group, state)
         if plan.big:
             super()._update_group([items[i] for i in plan.big], group, state)
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
-        small, n = plan.small, plan.total
-        z_buffer, g_buffer, z_address, g_address = plan.buffers()
-        new, g = z_buffer[:n], g_buffer[:n]
-        np.concatenate([items[i][1] for i in small], axis=None, out=new)
-        np.concatenate([items[i][2] for i in small], axis=None, out=g)
-        if not blas_axpy.add_at(np.float32(alpha), g_address, z_address, z_buffer.size, fma_numpy):
+        grads = list(map(_grad_of, items)) if not plan.big else [items[i][2] for i in plan.small]
+        if plan.kept is not None:  # the usual case: buffers, views and write-backs made once
+            new, g, z_address, g_address, size = plan.kept
+            write_backs = plan.write_backs
+        else:
+            z_buffer, g_buffer, z_address, g_address = plan.buffers()
+            new, g, size = z_buffer[:plan.total], g_buffer[:plan.total], z_buffer.size
+            write_backs = [(flat, new[part]) for flat, part in plan.parts]
+        np.concatenate(plan.small_arrays, axis=None, out=new)
+        np.concatenate(grads, axis=None, out=g)
+        alpha32 = np.float32(alpha)
+        saxpy = blas_axpy.SAXPY[0]  # checked at first use: one call for a kept buffer within a block
+        if saxpy is not None and alpha32 != 0 and size <= blas_axpy.BLOCK:
+            saxpy(size, alpha, g_address, 1, z_address, 1)
+        elif not blas_axpy.add_at(alpha32, g_address, z_address, size, fma_numpy):
             fma32(alpha, g, new, out=new)
-        for flat, part in plan.parts:
-            flat[...] = new[part]
+        for flat, result in write_backs:
+            flat[...] = result
         return None
 
     def _update(self, p, param, grad, group, state):

@@ -7,8 +7,9 @@ inputs where a second rounding goes wrong (fma.py's double-rounding traps, norma
 values of every magnitude equal fma.py's exact ones bit for bit; else (another BLAS, a CPU whose kernel does not
 fuse) fma.py does every update.
 NOTE: OpenBLAS computes the last n % 16 elements of a call in plain C (rounded twice) and splits calls over
-10,000 elements between threads (each part with such a tail); so every call here is a multiple of 64 elements
-and at most _BLOCK, and fma.py computes the array's last n % 64.
+10,000 elements between threads (each part with such a tail); so every call here is a multiple of 64 elements,
+at most _BLOCK unless OpenBLAS runs on one thread (then one call: eleven calls cost twice a 100k update's time),
+and fma.py computes the array's last n % 64.
 """
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ import numpy as np
 
 _BLOCK = 9984  # elements per call: a multiple of 64, under OpenBLAS's 10,000-element threading threshold
 _F32 = np.dtype(np.float32)
-_state = {"saxpy": None, "checked": False}
+_state = {"saxpy": None, "checked": False, "threads": None}
+BLOCK = _BLOCK
+SAXPY = [None]  # the saxpy once it passed the first-use check (None before, or where it failed): callers' fast path
 
 
 def _load():
@@ -36,7 +39,18 @@ def _load():
             if fn is not None:
                 fn.argtypes = (int_type, ctypes.c_float, ctypes.c_void_p, int_type, ctypes.c_void_p, int_type)
                 fn.restype = None
+                _state["threads"] = _threads_function(lib)
                 return fn
+    return None
+
+
+def _threads_function(lib):
+    """OpenBLAS's get_num_threads of the same library (ctypes, no arguments), or None."""
+    for name in ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.argtypes, fn.restype = (), ctypes.c_int
+            return fn
     return None
 
 
@@ -73,18 +87,29 @@ def _rounds_once(saxpy, exact):
 
 
 def _agrees(saxpy, exact, alpha, y, z):
-    want = exact(alpha, y, z)
-    got = z.copy()
-    _blocks(saxpy, alpha, y, got, got.size)
-    return bool(np.array_equal(want.view(np.uint32), got.view(np.uint32)))
+    """Both ways of calling: one call (OpenBLAS on one thread) and calls of at most _BLOCK elements."""
+    want = exact(alpha, y, z).view(np.uint32)
+    for one_call in (True, False):
+        got = z.copy()
+        _block_calls(saxpy, float(alpha), y.ctypes.data, got.ctypes.data, got.size, one_call)
+        if not np.array_equal(want, got.view(np.uint32)):
+            return False
+    return True
 
 
 def _blocks(saxpy, alpha, y, z, n):
-    """z[:n] += alpha * y[:n] (n a multiple of 64), in calls of at most _BLOCK elements."""
+    """z[:n] += alpha * y[:n] (n a multiple of 64)."""
     _block_calls(saxpy, float(alpha), y.ctypes.data, z.ctypes.data, n)
 
 
-def _block_calls(saxpy, a, yp, zp, n):
+def _block_calls(saxpy, a, yp, zp, n, one_call=None):
+    """In one call where OpenBLAS would not split it between threads, else in calls of at most _BLOCK."""
+    if one_call is None:
+        threads = _state["threads"]
+        one_call = n <= _BLOCK or (threads is not None and threads() == 1)
+    if one_call:
+        saxpy(n, a, yp, 1, zp, 1)
+        return
     for start in range(0, n, _BLOCK):
         saxpy(min(_BLOCK, n - start), a, yp + 4 * start, 1, zp + 4 * start, 1)
 
@@ -93,7 +118,7 @@ def _checked_saxpy(exact):
     """saxpy once it passed the first-use check against `exact`, else None."""
     if not _state["checked"]:
         saxpy = _load()
-        _state["saxpy"] = saxpy if saxpy is not None and _rounds_once(saxpy, exact) else None
+        _state["saxpy"] = SAXPY[0] = saxpy if saxpy is not None and _rounds_once(saxpy, exact) else None
         _state["checked"] = True
     return _state["saxpy"]
 
@@ -101,10 +126,13 @@ def _checked_saxpy(exact):
 def add_at(alpha, y_address, z_address, n, exact) -> bool:
     """The float32 arrays of n elements (a multiple of 64) at these addresses: z += alpha * y rounded once, if saxpy
     can (see add_in_place). For buffers an update keeps (their addresses found once). False: nothing was written."""
-    saxpy = _checked_saxpy(exact)
+    saxpy = _state["saxpy"] if _state["checked"] else _checked_saxpy(exact)
     if saxpy is None or alpha == 0 or n % 64:
         return False
-    _block_calls(saxpy, float(alpha), y_address, z_address, n)
+    if n <= _BLOCK:  # the usual case: one call
+        saxpy(n, float(alpha), y_address, 1, z_address, 1)
+    else:
+        _block_calls(saxpy, float(alpha), y_address, z_address, n)
     return True
 
 

@@ -9,7 +9,7 @@ keeps, padded with zeros to whole saxpy blocks (blas_axpy.add_at: one call, no n
 """
 from __future__ import annotations
 
-from operator import is_
+from operator import is_, itemgetter
 
 import numpy as np
 
@@ -17,8 +17,12 @@ FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (n
 KEEP_UP_TO = 1 << 20  # elements: a plan keeps its buffers between steps up to this size (8 MB for the two)
 
 
+_array = itemgetter(1)  # an item's parameter array
+
+
 class FusedPlan:
-    __slots__ = ("arrays", "small", "big", "parts", "total", "z", "g", "z_address", "g_address")
+    __slots__ = ("arrays", "small", "big", "parts", "total", "z", "g", "z_address", "g_address",
+                 "write_backs", "small_arrays", "kept")
 
     def __init__(self, arrays):
         self.arrays = arrays
@@ -34,9 +38,20 @@ class FusedPlan:
             else:
                 self.big.append(i)
         self.total = start
+        self.small_arrays = [arrays[i] for i in self.small]  # the parameters' concatenation reads these each step
         self.z = self.g = None
         if start <= KEEP_UP_TO:
             self.z, self.g, self.z_address, self.g_address = self.buffers()
+        # with kept buffers, each parameter's slice of the result is a view made once (a slice costs per step)
+        self.write_backs = None if self.z is None else [(flat, self.z[part]) for flat, part in self.parts]
+        # what a step reads with kept buffers, made once: (concatenation views, buffer addresses and size)
+        self.kept = None if self.z is None else (self.z[:start], self.g[:start], self.z_address, self.g_address,
+                                                 self.z.size)
+
+    def fits(self, items):
+        """Whether the plan was made for these items' arrays (the same objects, in order)."""
+        arrays = self.arrays
+        return len(arrays) == len(items) and all(map(is_, arrays, map(_array, items)))
 
     def buffers(self):
         """The concatenations' buffers, zero-padded to a multiple of 64 elements (blas_axpy's calls), and their
@@ -52,7 +67,7 @@ def plan_for(cached, items):
     """The plan for `items` ((parameter, array, gradient array) per parameter): `cached` if it was made for
     the same arrays, else a new one; None where the update can't be fused (not float32, a view, or one
     array twice: one at a time, in order, is what those need)."""
-    if cached is not None and len(cached.arrays) == len(items) and all(map(is_, cached.arrays, [it[1] for it in items])):
+    if cached is not None and cached.fits(items):
         return cached
     arrays = tuple(data for _, data, _ in items)
     if any(a.dtype != np.float32 or a.base is not None for a in arrays) or len(set(map(id, arrays))) < len(arrays):

@@ -1,9 +1,10 @@
 """The last checked copy of an optimizer's `param_groups`, reused while the groups are unchanged.
 
 Every step reads the groups through Optimizer._checked_groups (type checks of every parameter and
-hyperparameter); in a training loop they rarely change. A snapshot holds the groups' dicts, keys, values and
-parameters themselves (so their ids cannot be reused while it lives) and is valid while each is the same
-object: a program that assigns `group["lr"] = 0.01` (a new object) or appends a parameter gets a fresh check.
+hyperparameter); in a training loop they rarely change. A snapshot holds the groups' objects themselves (the
+list, each dict, its keys and values, its params list and parameters, so their ids cannot be reused while it
+lives) in one flat tuple, and is valid while the same walk over the groups meets the same objects in the same
+places: a program that assigns `group["lr"] = 0.01` (a new object) or appends a parameter gets a fresh check.
 Values that can change without being replaced (a tensor lr, a list of betas) make the groups uncacheable.
 """
 from __future__ import annotations
@@ -20,24 +21,39 @@ def _immutable(v):
     return t is tuple and all(type(x) in _IMMUTABLE for x in v)
 
 
+def _walk(groups):
+    """The groups' objects in one flat list (lengths included, so no two shapes of groups walk alike), or None
+    where a part is not a list or dict (the full check reports it)."""
+    if type(groups) is not list:
+        return None
+    out = [groups, len(groups)]
+    for g in groups:
+        if type(g) is not dict:
+            return None
+        params = g.get("params")
+        if type(params) is not list:
+            return None
+        out += (g, len(g), *g, *g.values(), len(params), *params)
+    return out
+
+
 def snapshot(groups, checked):
     """A snapshot of the program's `groups` whose check gave `checked`, or None when they may change in place."""
-    parts = []
     for g in groups:
         for k, v in g.items():
             if k != "params" and not _immutable(v):
                 return None
-        parts.append((g, tuple(g), tuple(g.values()), g["params"], tuple(g["params"])))
-    return groups, tuple(groups), tuple(parts), checked
+    walk = _walk(groups)
+    return None if walk is None else (tuple(walk), checked)
 
 
 def lookup(snap, groups):
-    """The checked groups of the snapshot if `groups` is still what it holds, else None."""
-    if snap is None or snap[0] is not groups or len(groups) != len(snap[1]) or not all(map(is_, groups, snap[1])):
+    """The checked groups of the snapshot if `groups` is still what it holds, else None.
+    NOTE: identity, never ==: a tensor's == is elementwise (and a length over 256 is a fresh int: a miss)."""
+    if snap is None:
         return None
-    for g, keys, values, params, param_items in snap[2]:
-        if (len(g) != len(keys) or not all(map(is_, g, keys)) or not all(map(is_, g.values(), values))
-                or g["params"] is not params or len(params) != len(param_items)
-                or not all(map(is_, params, param_items))):
-            return None
-    return snap[3]
+    walk = _walk(groups)
+    held = snap[0]
+    if walk is None or len(walk) != len(held) or not all(map(is_, walk, held)):
+        return None
+    return snap[1]

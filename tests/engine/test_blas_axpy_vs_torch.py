@@ -79,5 +79,20 @@ def test_first_use_check_refuses_a_saxpy_that_rounds_twice():
         float32_twice(1, a, yp + 4 * (n - 1), 1, zp + 4 * (n - 1), 1)
         _as_arrays(n, yp, zp)[1][: n - 1] = z_exact[: n - 1]
 
-    for saxpy in (float32_twice, float64_then_float32, one_element_unfused):
+    def unfused_past_a_block(n, a, yp, incx, zp, incy):  # a kernel that only one long call would reach
+        if n > blas_axpy._BLOCK:
+            return float32_twice(n, a, yp, incx, zp, incy)
+        y, z = _as_arrays(n, yp, zp)
+        z[...] = fma._fma32_numpy(np.float32(a), y, z)
+
+    for saxpy in (float32_twice, float64_then_float32, one_element_unfused, unfused_past_a_block):
         assert not blas_axpy._rounds_once(saxpy, fma._fma32_numpy)
+
+
+@pytest.mark.parametrize("threads, calls", [(1, 1), (2, 11)])
+def test_one_call_only_where_openblas_runs_one_thread(monkeypatch, threads, calls):
+    # OpenBLAS splits a call over 10,000 elements between its threads, each part with a tail rounded twice
+    seen = []
+    monkeypatch.setitem(blas_axpy._state, "threads", lambda: threads)
+    blas_axpy._block_calls(lambda n, *rest: seen.append(n), -0.5, 0, 0, 100352)
+    assert len(seen) == calls and sum(seen) == 100352 and max(seen) == (100352 if threads == 1 else blas_axpy._BLOCK)

@@ -2137,3 +2137,17 @@ def test_sgd_fused_update_after_data_replacement_in_the_sandbox():
              "    (w.sum() * 2 + b.sum()).backward()\n    opt.step()\n    if i == 0:\n"
              "        w.data = torch.zeros(3)\nprint(w, b)")
     assert out == "tensor([-2., -2., -2.], requires_grad=True) tensor([-0.5000, -0.5000], requires_grad=True)\n"
+
+
+# engine speed (perf3): the plain backward loop stays out of reach; a program's backward with hooks still runs them
+@pytest.mark.parametrize("expr", ["torch.autograd.run_plain_backward", "torch.autograd.backward_plain",
+                                  "torch.backward_plain", "torch.autograd.run_backward"])
+def test_plain_backward_loop_is_unreachable(expr):
+    e = err(f"import torch\nr = {expr}\n")
+    assert e["type"] == "AttributeError", e
+
+
+def test_plain_backward_runs_a_programs_hooks_in_the_sandbox():
+    out = ok("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 3\nh.retain_grad()\n"
+             "h.register_hook(lambda g: g * 2)\n(h * h).sum().backward()\nprint(w.grad, h.grad)")
+    assert out == "tensor([36., 36.]) tensor([12., 12.])\n", out
