@@ -10,6 +10,7 @@ with ``count`` 200, and no edge is lost: every one is drawn when its group is ex
 
 from __future__ import annotations
 
+import sys
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -39,12 +40,23 @@ class PassPayloads:
     frames: dict[str, bytes] = field(default_factory=dict)  # gid → '"12":{…},"13":{…}' (frames of its own nodes)
     children: dict[str, list[str]] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
-    search: list[tuple[str, dict]] = field(default_factory=list)  # (lower-case text, result)
+    search: list[tuple[str, bytes]] = field(default_factory=list)  # (lower-case text, its result as JSON)
+    measured: int = 0  # bytes these objects hold in memory (measure(): once, where they are built)
+
+    def measure(self) -> int:
+        """Count what the pieces hold in memory, Python's object headers and containers included (a payload's
+        bytes alone undercounted a many-group pass by a third), and keep it for nbytes()."""
+        size = sys.getsizeof
+        total = 0
+        for table in (self.cores, self.entries, self.frames, self.sizes):
+            total += size(table) + sum(size(k) + size(v) for k, v in table.items())
+        total += size(self.children) + sum(size(k) + size(v) + 8 * len(v) for k, v in self.children.items())
+        total += size(self.search) + sum(size(e) + size(e[0]) + size(e[1]) for e in self.search)
+        self.measured = total
+        return total
 
     def nbytes(self) -> int:
-        return (sum(map(len, self.cores.values())) + sum(map(len, self.entries.values()))
-                + sum(map(len, self.frames.values())) + sum(len(t) + 160 for t, _ in self.search)
-                + 64 * len(self.children))
+        return self.measured or self.measure()
 
     # ------------------------------------------------------------- answers
     def subtree(self, gid: str) -> list[str]:
@@ -85,7 +97,7 @@ class PassPayloads:
             if q in text:
                 total += 1
                 if len(results) < limit:
-                    results.append(res)
+                    results.append(orjson.loads(res))
         return {"results": results, "total": total}
 
 
@@ -271,6 +283,8 @@ class FoldedPass:
             nid = n["id"]
             path = [g for g in self.node_chain.get(nid, ()) if not groups[g].expanded]
             text = " ".join(str(x) for x in (n.get("label"), n.get("name"), n.get("op"), n.get("grad_fn")) if x)
-            store.search.append((text.lower(), {"id": nid, "label": n.get("label"), "kind": n["kind"],
-                                                "op": n.get("op"), "name": n.get("name"), "path": path}))
+            # NOTE: a result as JSON bytes: a dict and a path list per node held ~3x as much memory, read on match only
+            store.search.append((text.lower(), dumps({"id": nid, "label": n.get("label"), "kind": n["kind"],
+                                                      "op": n.get("op"), "name": n.get("name"), "path": path})))
+        store.measure()  # here in the worker, not on the server's event loop
         return store

@@ -243,8 +243,12 @@ def test_tutorial_passes_are_byte_for_byte_as_without_folding():
 
 # ---------------------------------------------------------------------------- the run store
 def _payloads(nbytes: int) -> dict[int, PassPayloads]:
+    """A pass the store counts as `nbytes` (its objects' headers included, as measure() counts them)."""
     p = PassPayloads()
-    p.cores["g1"] = bytes(range(256)) * (nbytes // 256)  # as stored: compressed, so counted as it is
+    p.cores["g1"] = b""
+    overhead = p.measure()
+    p.cores["g1"] = bytes(max(0, nbytes - overhead))
+    assert p.measure() == max(nbytes, overhead)
     return {0: p}
 
 
@@ -267,6 +271,29 @@ def test_the_store_is_bounded_by_bytes_runs_and_age():
     assert store.get(ids[4], 0) is None and store.nbytes == 0  # expired
     store.put("not-a-run-id", _payloads(10))
     assert not store.runs
+
+
+@pytest.mark.parametrize("program", ["rnn", "loop"])
+def test_the_store_counts_what_a_run_holds_in_its_memory(settings, program):
+    # run_store_max_bytes bounds the server's memory: a pass's count covers its objects as the server holds them
+    import pickle
+    import tracemalloc
+
+    b = build({"rnn": RNN, "loop": LOOP}[program], settings, fold=True)
+    payloads = b.build_payloads()
+    assert payloads
+    blob = pickle.dumps(payloads)  # as the worker sends them
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        held = pickle.loads(blob)
+        resident = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    counted = sum(p.nbytes() for p in held.values())
+    assert resident <= counted <= 1.25 * resident, (resident, counted)
+    found = next(iter(held.values())).find({"rnn": "tanh", "loop": "sin"}[program], 3)
+    assert found["total"] > 3 and len(found["results"]) == 3 and {"id", "path"} <= set(found["results"][0])
 
 
 def test_a_pending_run_waits_for_its_payloads():
