@@ -502,6 +502,12 @@ export const folds = {
   // ---- the page API (contract 11) ----------------------------------------------------------
   async reveal(nodeId, path = []) {
     for (const g of path || []) await this.expand(g);
+    // a module box closed over the node (modules below the first level start closed): open the boxes holding it
+    if (this.hidden && this.hidden.has(nodeId)) {
+      const holding = (this.clusters || []).filter((c) => this.collapsed.has(c.id) && (c.nodes || []).includes(nodeId));
+      for (const c of holding) this.collapsed.delete(c.id);
+      if (holding.length) this.collapsedChanged();
+    }
     const rec = this.nodeEls.get(nodeId);
     if (!rec) return;
     this.panTo(rec.n.x, rec.n.y);

@@ -194,6 +194,29 @@ def load_folded(page) -> dict:
     return the_pass
 
 
+def test_search_opens_the_closed_module_box_holding_its_result(page, shot):
+    open_app(page)
+    run_source(page, MODULE_SGD)
+    pause(page)
+    # the user closes layer2's box: its weight is no longer drawn
+    box_id = page.evaluate("window.__fg.graph.clusters.find(c => c.name === 'model.layer2').id")
+    page.locator(f'svg.fg-graph [data-cluster-id="{box_id}"] .fg-ctoggle').click()
+    page.wait_for_selector(f'svg.fg-graph .fg-cluster.collapsed[data-node-id="{box_id}"]')
+    page.keyboard.press("/")
+    page.get_by_role("combobox", name="Search the graph by tensor name or op").type("layer2.w")
+    options = page.get_by_role("listbox", name="Search results").get_by_role("option")
+    options.first.wait_for()
+    want = options.first.get_attribute("data-node-id")
+    assert page.locator(f'svg.fg-graph [data-node-id="{want}"]').evaluate("e => getComputedStyle(e).display") == "none"
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f'svg.fg-graph [data-node-id="{want}"].fg-found')
+    assert page.locator(f'svg.fg-graph [data-node-id="{want}"]').evaluate("e => getComputedStyle(e).display") != "none"
+    assert page.locator(f'svg.fg-graph .fg-cluster.collapsed[data-node-id="{box_id}"]').count() == 0
+    settle(page)
+    shot(page, "nav_search_opens_module_box")
+    page.errors.check()
+
+
 def test_search_on_a_folded_pass_asks_the_server_and_reveals_inside_the_fold(page, shot):
     open_app(page)
     the_pass = folded_pass()
