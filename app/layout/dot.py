@@ -166,7 +166,7 @@ CLUSTER_LABEL_PT = LAYOUT["clusterFont"]  # the page's cluster title font (confi
 
 def digraph_source(
     nodes: list[tuple[str, float, float]],
-    edges: list[tuple[str, str]],
+    edges: list[tuple],
     clusters: list[tuple] | None = None,
     rankdir: str = "LR",
 ) -> str:
@@ -199,6 +199,9 @@ def digraph_source(
     for n, w, h in nodes:
         if n not in in_cluster:
             g.node(n, width=f"{w / 72:.3f}", height=f"{h / 72:.3f}")
-    for a, b in edges:
-        g.edge(a, b)
+    for a, b, *minlen in edges:  # (tail, head) or (tail, head, minlen)
+        if minlen:
+            g.edge(a, b, minlen=str(minlen[0]))
+        else:
+            g.edge(a, b)
     return g.source

@@ -66,11 +66,13 @@ CUT_SLACK = 0.12  # a row may end this fraction of the width away from an even s
 
 @dataclass
 class LayoutInput:
-    """Nodes in execution order: (id, key, w, h); edges (id, source, target); clusters (id, parent, members)
-    or (id, parent, members, label): dot keeps room for the label above the members."""
+    """Nodes in execution order: (id, key, w, h); edges (id, source, target) or (id, source, target, minlen):
+    dot puts the ends at least minlen ranks apart (room along the edge for what the page draws on it);
+    clusters (id, parent, members) or (id, parent, members, label): dot keeps room for the label above the
+    members."""
 
     nodes: list[tuple[str, str, float, float]]
-    edges: list[tuple[str, str, str]]
+    edges: list[tuple]
     clusters: list[tuple[str, str | None, list[str]]] = field(default_factory=list)
 
 
@@ -163,7 +165,10 @@ class LayoutEngine:
     # ---------------------------------------------------------------- whole graph
     def _layout_whole(self, g: LayoutInput, view_aspect: float = VIEW_ASPECT) -> LayoutResult:
         index = {n[0]: i for i, n in enumerate(g.nodes)}
-        edges = [(index[s], index[t]) for _, s, t in g.edges if s in index and t in index]
+        kept = [e for e in g.edges if e[1] in index and e[2] in index]
+        edges = [(index[e[1]], index[e[2]]) for e in kept]
+        minlens = tuple(e[3] if len(e) > 3 else 1 for e in kept)
+        minlens = minlens if any(m != 1 for m in minlens) else ()  # the usual case: signatures as before
         cl_index = {c[0]: i for i, c in enumerate(g.clusters)}
         clusters = [
             (cl_index.get(c[1], -1) if c[1] else -1, tuple(sorted(index[m] for m in c[2] if m in index)))
@@ -171,11 +176,11 @@ class LayoutEngine:
         ]
         labels = [c[3] if len(c) > 3 else "" for c in g.clusters]
         sig = ("whole", tuple((k, round(w), round(h)) for _, k, w, h in g.nodes), tuple(edges), tuple(clusters),
-               tuple(len(x) for x in labels), self.wrap and round(view_aspect, 2))
+               tuple(len(x) for x in labels), self.wrap and round(view_aspect, 2)) + ((minlens,) if minlens else ())
         sizes = [(w, h) for _, _, w, h in g.nodes]
 
         def compute() -> _Canon:
-            canon = self._dot_canon(sizes, edges, clusters, labels)
+            canon = self._dot_canon(sizes, edges, clusters, labels, minlens)
             if not self.wrap or canon.fallback:
                 return canon
             return wrap_rows(canon, sizes, edges, clusters, [k.startswith("op|") for _, k, _, _ in g.nodes], view_aspect)
@@ -183,7 +188,7 @@ class LayoutEngine:
         canon, hit = self._cached(sig, compute)
         return self._from_canon(g, canon, "cache" if hit else ("fallback" if canon.fallback else "dot"))
 
-    def _dot_canon(self, sizes, edges, clusters, labels=None) -> _Canon:
+    def _dot_canon(self, sizes, edges, clusters, labels=None, minlens=()) -> _Canon:
         names = [f"v{i}" for i in range(len(sizes))]
         # cluster forest in DOT: (name, members not in a child, children)
         children: dict[int, list[int]] = {}
@@ -212,7 +217,8 @@ class LayoutEngine:
 
         cl_forest = [dedup(c) for c in cl_forest]
         src = digraph_source([(names[i], w, h) for i, (w, h) in enumerate(sizes)],
-                             [(names[a], names[b]) for a, b in edges], cl_forest)
+                             [(names[a], names[b], *((minlens[j],) if minlens and minlens[j] != 1 else ()))
+                              for j, (a, b) in enumerate(edges)], cl_forest)
         try:
             plain = self.dot.layout(src)
         except LayoutTimeout:
@@ -248,7 +254,8 @@ class LayoutEngine:
         index = {nd[0]: i for i, nd in enumerate(g.nodes)}
         sizes = [(w, h) for _, _, w, h in g.nodes]
         keys = [f"{k}|{round(w)}|{round(h)}" for _, k, w, h in g.nodes]
-        all_edges = [(eid, index[s], index[t]) for eid, s, t in g.edges if s in index and t in index]
+        # (a grouped layout ranks each group on its own: an edge's minlen is not kept)
+        all_edges = [(e[0], index[e[1]], index[e[2]]) for e in g.edges if e[1] in index and e[2] in index]
         idx_edges = [(a, b) for _, a, b in all_edges]
         cl_index = {c[0]: i for i, c in enumerate(g.clusters)}
         clusters = [(cl_index.get(c[1], -1) if c[1] else -1, [index[x] for x in c[2] if x in index])

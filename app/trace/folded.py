@@ -24,6 +24,11 @@ from app.trace.hierarchy import Hierarchy, frame_node
 LAZY_KEEP = ("kind", "id", "node", "tensor", "op", "output", "phase", "grad_fn", "line", "edges")
 
 
+# a bundled edge spans this many ranks: room along it for its "× n" badge (a parameter beside its fold is
+# otherwise one rank away, and the badge covered the parameter's card)
+BUNDLE_MINLEN = 2
+
+
 def pack(data: bytes) -> bytes:
     # NOTE: values are most of a payload (a 20,000-node pass of 256-element tensors: 60 MB of JSON); level 1
     # keeps them 4-5x smaller in the store and on the worker's pipe for ~1/10 of the time it took to build them
@@ -129,7 +134,8 @@ def _place(layout: LayoutEngine | None, nodes: list[dict], edges: list[dict], cl
             e.setdefault("points", [])
         return 0.0, 0.0, {}
     lin = LayoutInput([(n["id"], _layout_key(n, op_text), n["w"], n["h"]) for n in nodes],
-                      [(e["id"], e["source"], e["target"]) for e in edges], clusters)
+                      [(e["id"], e["source"], e["target"], BUNDLE_MINLEN if e.get("count", 1) > 1 else 1)
+                       for e in edges], clusters)
     res = layout.layout(lin, aspect)
     for n in nodes:
         n["x"], n["y"] = res.nodes.get(n["id"], (0.0, 0.0))

@@ -258,3 +258,18 @@ def test_cluster_labels_accepted_with_or_without_text(engine):
     a = engine.layout(LayoutInput(base, edges, [("m1", None, ["n1", "t2"])]))
     b = engine.layout(LayoutInput(base, edges, [("m1", None, ["n1", "t2"], "    a_long_module_name.layer · Linear")]))
     assert a.clusters["m1"][2] > 0 and b.clusters["m1"][2] > 0
+
+
+def test_an_edge_minlen_leaves_room_along_it_and_keys_the_cache(engine):
+    # a folded pass's bundled edge ("× 200") asks dot for two ranks, so its badge fits between the cards
+    nodes = [("w", "tensor|parameter|", 64.0, 40.0), ("x", "tensor|input|", 64.0, 40.0), ("f", "group|t|200", 120.0, 50.0)]
+    plain = LayoutInput(nodes, [("e1", "w", "f"), ("e2", "x", "f")], [])
+    roomy = LayoutInput(nodes, [("e1", "w", "f", 2), ("e2", "x", "f", 1)], [])
+    ones = LayoutInput(nodes, [("e1", "w", "f", 1), ("e2", "x", "f", 1)], [])
+    rp, rr = engine.layout(plain), engine.layout(roomy)
+    check_complete(roomy, rr)
+    gap = lambda r: (r.nodes["f"][0] - 60) - (r.nodes["w"][0] + 32)  # noqa: E731  (card edge to card edge)
+    assert gap(rr) >= gap(rp) + 20, (gap(rp), gap(rr))
+    assert rr.method != "cache"  # not the plain graph's layout
+    hits = engine.hits
+    assert engine.layout(ones).nodes == rp.nodes and engine.hits == hits + 1  # minlen 1 everywhere: the same key

@@ -147,6 +147,19 @@ def test_rnn_draws_w_and_u_beside_the_fold_with_one_bundled_edge(app_page, shot)
         assert right < got["fold"][0], got  # beside the fold, not inside it
         assert edges == [200], got  # one edge standing for the 200 reads
     assert got["badges"].count("× 200") >= 2, got
+    # each "× 200" sits on its edge clear of every card and of the other badges (dot leaves room: BUNDLE_MINLEN)
+    boxes = page.evaluate("""() => {
+      const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+      return { badges: [...document.querySelectorAll('svg.fg-graph .fg-bundle-count rect')].map(r),
+               cards: [...document.querySelectorAll('svg.fg-graph [data-node-id]')].filter((e) => !e.closest('.fg-bundle-count')).map(r) };
+    }""")
+
+    def overlap(a, b):
+        return a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1
+
+    for i, b in enumerate(boxes["badges"]):
+        assert not any(overlap(b, c) for c in boxes["cards"]), (b, boxes)
+        assert not any(overlap(b, o) for o in boxes["badges"][i + 1:]), (b, boxes)
     shot(page, "big_rnn_shared_weights")
     page.errors.check()
 
