@@ -2141,7 +2141,10 @@ def test_sgd_fused_update_after_data_replacement_in_the_sandbox():
 
 # engine speed (perf3): the plain backward loop stays out of reach; a program's backward with hooks still runs them
 @pytest.mark.parametrize("expr", ["torch.autograd.run_plain_backward", "torch.autograd.backward_plain",
-                                  "torch.backward_plain", "torch.autograd.run_backward"])
+                                  "torch.backward_plain", "torch.autograd.run_backward",
+                                  # the third speed round's module names: the checked saxpy, the write-log bound
+                                  "torch.optim.blas_axpy", "torch.optim.group_cache", "torch.optim.fused",
+                                  "torch.autograd.WRITE_LOG_KEEP", "torch.tensor.run_plain_backward"])
 def test_plain_backward_loop_is_unreachable(expr):
     e = err(f"import torch\nr = {expr}\n")
     assert e["type"] == "AttributeError", e
