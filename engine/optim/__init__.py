@@ -460,7 +460,7 @@ class SGD(Optimizer):
             plans = self._fused_plans = {}
         key = id(group)
         cached = plans.get(key)
-        plan = cached if cached is not None and cached.fits(items) else fused.plan_for(cached, items)
+        plan = fused.plan_for(cached, items)
         if plan is not cached:
             if len(plans) > len(self.param_groups) + 8:  # groups re-checked many times: drop the old groups' plans
                 plans.clear()
@@ -472,20 +472,10 @@ class SGD(Optimizer):
         lr = _hp(group, "lr")
         alpha = lr if group["maximize"] else -lr  # maximize: add_(-grad, alpha=-lr), the same product negated exactly
         grads = list(map(_grad_of, items)) if not plan.big else [items[i][2] for i in plan.small]
-        if plan.kept is not None:  # the usual case: buffers, views and write-backs made once
-            new, g, z_address, g_address, size = plan.kept
-            write_backs = plan.write_backs
-        else:
-            z_buffer, g_buffer, z_address, g_address = plan.buffers()
-            new, g, size = z_buffer[:plan.total], g_buffer[:plan.total], z_buffer.size
-            write_backs = [(flat, new[part]) for flat, part in plan.parts]
+        new, g, z_address, g_address, size, write_backs = plan.views()
         np.concatenate(plan.small_arrays, axis=None, out=new)
         np.concatenate(grads, axis=None, out=g)
-        alpha32 = np.float32(alpha)
-        saxpy = blas_axpy.SAXPY[0]  # checked at first use: one call for a kept buffer within a block
-        if saxpy is not None and alpha32 != 0 and size <= blas_axpy.BLOCK:
-            saxpy(size, alpha, g_address, 1, z_address, 1)
-        elif not blas_axpy.add_at(alpha32, g_address, z_address, size, fma_numpy):
+        if not blas_axpy.add_at(np.float32(alpha), g_address, z_address, size, fma_numpy):
             fma32(alpha, g, new, out=new)
         for flat, result in write_backs:
             flat[...] = result

@@ -22,8 +22,6 @@ import numpy as np
 _BLOCK = 9984  # elements per call: a multiple of 64, under OpenBLAS's 10,000-element threading threshold
 _F32 = np.dtype(np.float32)
 _state = {"saxpy": None, "checked": False, "threads": None}
-BLOCK = _BLOCK
-SAXPY = [None]  # the saxpy once it passed the first-use check (None before, or where it failed): callers' fast path
 
 
 def _load():
@@ -118,7 +116,7 @@ def _checked_saxpy(exact):
     """saxpy once it passed the first-use check against `exact`, else None."""
     if not _state["checked"]:
         saxpy = _load()
-        _state["saxpy"] = SAXPY[0] = saxpy if saxpy is not None and _rounds_once(saxpy, exact) else None
+        _state["saxpy"] = saxpy if saxpy is not None and _rounds_once(saxpy, exact) else None
         _state["checked"] = True
     return _state["saxpy"]
 
@@ -126,13 +124,10 @@ def _checked_saxpy(exact):
 def add_at(alpha, y_address, z_address, n, exact) -> bool:
     """The float32 arrays of n elements (a multiple of 64) at these addresses: z += alpha * y rounded once, if saxpy
     can (see add_in_place). For buffers an update keeps (their addresses found once). False: nothing was written."""
-    saxpy = _state["saxpy"] if _state["checked"] else _checked_saxpy(exact)
+    saxpy = _checked_saxpy(exact)
     if saxpy is None or alpha == 0 or n % 64:
         return False
-    if n <= _BLOCK:  # the usual case: one call
-        saxpy(n, float(alpha), y_address, 1, z_address, 1)
-    else:
-        _block_calls(saxpy, float(alpha), y_address, z_address, n)
+    _block_calls(saxpy, float(alpha), y_address, z_address, n)
     return True
 
 

@@ -21,8 +21,7 @@ _array = itemgetter(1)  # an item's parameter array
 
 
 class FusedPlan:
-    __slots__ = ("arrays", "small", "big", "parts", "total", "z", "g", "z_address", "g_address",
-                 "write_backs", "small_arrays", "kept")
+    __slots__ = ("arrays", "small", "big", "parts", "total", "small_arrays", "z", "g", "_views")
 
     def __init__(self, arrays):
         self.arrays = arrays
@@ -39,28 +38,31 @@ class FusedPlan:
                 self.big.append(i)
         self.total = start
         self.small_arrays = [arrays[i] for i in self.small]  # the parameters' concatenation reads these each step
-        self.z = self.g = None
-        if start <= KEEP_UP_TO:
-            self.z, self.g, self.z_address, self.g_address = self.buffers()
-        # with kept buffers, each parameter's slice of the result is a view made once (a slice costs per step)
-        self.write_backs = None if self.z is None else [(flat, self.z[part]) for flat, part in self.parts]
-        # what a step reads with kept buffers, made once: (concatenation views, buffer addresses and size)
-        self.kept = None if self.z is None else (self.z[:start], self.g[:start], self.z_address, self.g_address,
-                                                 self.z.size)
+        self.z = self.g = self._views = None
+        if start <= KEEP_UP_TO:  # kept buffers: views() is made once
+            self.z, self.g = self._buffers()
+            self._views = self.views()
 
     def fits(self, items):
         """Whether the plan was made for these items' arrays (the same objects, in order)."""
         arrays = self.arrays
         return len(arrays) == len(items) and all(map(is_, arrays, map(_array, items)))
 
-    def buffers(self):
-        """The concatenations' buffers, zero-padded to a multiple of 64 elements (blas_axpy's calls), and their
-        addresses: the kept ones, or new ones where keeping them would hold too much memory between steps."""
-        if self.z is not None:
-            return self.z, self.g, self.z_address, self.g_address
+    def _buffers(self):
+        """The concatenations' buffers, zero-padded to a multiple of 64 elements (blas_axpy's calls)."""
         padded = -(-self.total // 64) * 64
-        z, g = np.zeros(padded, np.float32), np.zeros(padded, np.float32)
-        return z, g, z.ctypes.data, g.ctypes.data
+        return np.zeros(padded, np.float32), np.zeros(padded, np.float32)
+
+    def views(self):
+        """What a step writes through: (the parameters' concatenation, the gradients', their buffers' addresses,
+        the buffers' size, (flat parameter, its part of the result) per parameter). The kept buffers' once; else
+        new buffers each step, where keeping them would hold too much memory between steps."""
+        if self._views is not None:
+            return self._views
+        z, g = (self.z, self.g) if self.z is not None else self._buffers()
+        new = z[:self.total]
+        return (new, g[:self.total], z.ctypes.data, g.ctypes.data, z.size,
+                [(flat, new[part]) for flat, part in self.parts])
 
 
 def plan_for(cached, items):
