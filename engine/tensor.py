@@ -22,7 +22,6 @@ from .autograd import (
     leaf_hook_tables,
     root_gradient,
     run_backward,
-    run_plain_backward,
 )
 from .boundary import NUMERIC_KINDS, not_numeric
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
@@ -150,13 +149,6 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
                 rec.on_mark_retain(self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        fn = self._grad_fn
-        if (gradient is None and inputs is None and not create_graph and fn is not None and STATE.recorder is None
-                and not fn._multi and self._data.size == 1):  # `loss.backward()` in a training loop
-            data = self._data
-            g = data.dtype.type(1) if data.ndim == 0 else np.ones(data.shape, dtype=data.dtype)
-            if run_plain_backward(fn, g, bool(retain_graph)):
-                return
         g = root_gradient(self, gradient, 0, Size)
         retain = bool(create_graph if retain_graph is None else retain_graph)  # PyTorch's default
         rec = STATE.recorder
