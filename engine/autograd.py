@@ -56,16 +56,8 @@ def note_writes(arrays):
     """Several arrays changed in place by one step (an optimizer update)."""
     if arrays:
         seq = STATE.last_write = next(_seq)
-        get = _WRITES.get
         for arr in arrays:
-            entry = get(id(arr))
-            if entry is not None and entry[0]() is arr:  # the usual case, inline: a parameter written before
-                log = entry[1]
-                log.append(seq)
-                if len(log) > WRITE_LOG_KEEP:
-                    _trim(log)
-            else:
-                _log_write(arr, seq)
+            _log_write(arr, seq)
             base = arr.base
             if base is not None:
                 _log_write(base, seq)
@@ -619,7 +611,7 @@ def _accumulate(t, g, rec, pre_hooks=True):
     if before is None:
         # NOTE: copy arrays, since one upstream array may feed several leaves (add passes g through).
         if type(g) is np.ndarray:
-            t._grad = (_TENSOR[0] if _TENSOR else _tensor_cls())._wrap(g.astype(t._data.dtype))  # a copy, layout kept
+            t._grad = _tensor_cls()._wrap(g.astype(t._data.dtype))  # a copy, layout kept
         elif g.dtype == t._data.dtype:
             t._grad = _tensor_cls()._wrap(g)  # numpy scalars are immutable: nothing to copy
         else:

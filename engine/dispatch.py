@@ -85,8 +85,7 @@ def apply(op, inputs, params=()):
     result._data = out
     result._grad = result._grad_fn = result._acc = result._rid = None
     result._retains_grad = result._untracked = False
-    # NOTE: grad mode is read again: an op's forward may run program code (a custom Function) that changes it
-    if needs_grad and edges is not None and STATE.grad_enabled:
+    if needs_grad and edges is not None:  # edges: grad mode was on and the op has a backward
         shapes = [a.shape if hasattr(a, "shape") else () for a in arrays]
         result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)
         result._requires_grad = True
