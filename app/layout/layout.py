@@ -216,9 +216,10 @@ class LayoutEngine:
             return (name, mem2, [dedup(c) for c in ch], label)
 
         cl_forest = [dedup(c) for c in cl_forest]
-        src = digraph_source([(names[i], w, h) for i, (w, h) in enumerate(sizes)],
-                             [(names[a], names[b], *((minlens[j],) if minlens and minlens[j] != 1 else ()))
-                              for j, (a, b) in enumerate(edges)], cl_forest)
+        dot_edges = [(names[a], names[b]) for a, b in edges]
+        if minlens:
+            dot_edges = [(*e, m) if m != 1 else e for e, m in zip(dot_edges, minlens)]
+        src = digraph_source([(names[i], w, h) for i, (w, h) in enumerate(sizes)], dot_edges, cl_forest)
         try:
             plain = self.dot.layout(src)
         except LayoutTimeout:
