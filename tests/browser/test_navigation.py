@@ -42,6 +42,12 @@ def settle(page, ms: int = 350):
         page.wait_for_timeout(120)
 
 
+def search_box(page):
+    """The search box, opened with "/" as a user opens it."""
+    page.keyboard.press("/")
+    return page.get_by_role("combobox", name="Search the graph by tensor name or op")
+
+
 def test_minimap_draws_and_a_click_pans_the_view(page, shot):
     open_app(page)
     run_source(page, MODULE_SGD)
@@ -113,8 +119,7 @@ def test_search_finds_a_visible_node_and_highlights_it(page, shot):
     run_source(page, MODULE_SGD)
     pause(page)
     page.locator("#graph-wrap").focus()
-    page.keyboard.press("/")
-    box = page.get_by_role("combobox", name="Search the graph by tensor name or op")
+    box = search_box(page)
     assert box.evaluate("e => e === document.activeElement")
     box.type("layer2.w")
     results = page.get_by_role("listbox", name="Search results")
@@ -202,8 +207,7 @@ def test_search_opens_the_closed_module_box_holding_its_result(page, shot):
     box_id = page.evaluate("window.__fg.graph.clusters.find(c => c.name === 'model.layer2').id")
     page.locator(f'svg.fg-graph [data-cluster-id="{box_id}"] .fg-ctoggle').click()
     page.wait_for_selector(f'svg.fg-graph .fg-cluster.collapsed[data-node-id="{box_id}"]')
-    page.keyboard.press("/")
-    page.get_by_role("combobox", name="Search the graph by tensor name or op").type("layer2.w")
+    search_box(page).type("layer2.w")
     options = page.get_by_role("listbox", name="Search results").get_by_role("option")
     options.first.wait_for()
     want = options.first.get_attribute("data-node-id")
@@ -223,8 +227,7 @@ def test_search_on_a_folded_pass_asks_the_server_and_reveals_inside_the_fold(pag
     asked = route_runs(page, the_pass)
     load_folded(page)
     pause(page)
-    page.keyboard.press("/")
-    box = page.get_by_role("combobox", name="Search the graph by tensor name or op")
+    box = search_box(page)
     box.type("x[17]")
     results = page.get_by_role("listbox", name="Search results")
     page.wait_for_function("document.querySelectorAll('#search-results .search-result').length > 0")
@@ -255,8 +258,7 @@ def test_search_of_an_expired_run_says_so(page):
     trace = {"stdout": "", "error": None, "variables": {}, "ops": {}, "steps": [], "truncated": False, "passes": [the_pass]}
     page.evaluate("t => { window.__fg.stopPlaying(); window.__fg.loadTrace(t, {noAutoplay: true, step: 0}); }", trace)
     page.wait_for_function("window.__fg.model && window.__fg.model.graph.folded === true")
-    page.keyboard.press("/")
-    page.get_by_role("combobox", name="Search the graph by tensor name or op").type("W")
+    search_box(page).type("W")
     page.wait_for_function("document.getElementById('search-results').innerText.includes('no longer on the server')")
 
 
