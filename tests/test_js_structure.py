@@ -190,3 +190,9 @@ def test_the_readers_of_this_test_see_real_javascript():
     assert object_keys("{ [k]: v, ...rest }", 0)[0] == ["[k]: v", "...rest"]
     assert FETCH.findall(code_only('x.prefetch(a); // fetch(b)\nfetch("/c")')) == ["fetch("]
     assert STATE_ASSIGN.findall("state.step = 1; state.step === 2; state.editor.text = 3; state.x += 1") == ["step", "x"]
+
+
+def test_the_page_reads_the_node_each_frame_names():
+    # the server writes `node` on every frame (docs/trace.md): no page module works it out again
+    derived = [name for name, text in sources().items() if re.search(r"\bframeNode\b", text)]
+    assert not derived, f"modules deriving a frame's node instead of reading frame.node: {derived}"

@@ -6,7 +6,6 @@ import { traceSource } from "./api.js";
 import { FOLD, GRAPH, LAYOUT } from "./config.js";
 import { setStatus } from "./dom.js";
 import { pathD } from "./graphdraw.js";
-import { frameNode } from "./lazyframes.js";
 import { el, truncate } from "./svg.js";
 import { fmt, num } from "./values.js";
 
@@ -448,7 +447,7 @@ export const folds = {
     if (!model || !model.folded) {
       const main = model && k > 0 ? model.steps[k - 1].main : null;
       this.fold.path = [];
-      emit("fg:step", { node: frameNode(main), path: [] });
+      emit("fg:step", { node: main ? main.node : null, path: [] });
       return;
     }
     const gid = model.stepGroup(k);
@@ -471,7 +470,7 @@ export const folds = {
     if (playing) this.prefetch(k);
     this.fold.path = path;
     const main = k > 0 ? model.steps[k - 1].main : null;
-    emit("fg:step", { node: frameNode(main), path: this.currentPath() });
+    emit("fg:step", { node: main ? main.node : null, path: this.currentPath() });
   },
 
   // while playing, the groups of the next steps are fetched before playback reaches them

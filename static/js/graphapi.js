@@ -29,7 +29,7 @@ export function stepNode() {
   const m = state.model;
   if (!m || !state.step) return null;
   const f = m.steps[state.step - 1] && m.steps[state.step - 1].main;
-  return f ? f.node || f.id || null : null;
+  return f ? f.node : null;  // the server names every frame's node (docs/trace.md)
 }
 
 // Zoom and pan so that a box (graph coordinates) fills the view with a margin; never zoom in past 1:1.
