@@ -45,7 +45,7 @@ async function recordPass(index) {
       setStatus(`pass ${index} could not be recorded${trace.error ? ": " + trace.error.message : got && got.folded ? ": " + got.folded : ""}`, true);
       return false;
     }
-    state.trace.passes[index] = got;
+    state.trace.passes[index] = got;  // the trace is a document filled in place (as a stream fills it)
     setStatus(`pass ${index} recorded`);
     return true;
   } finally {
