@@ -3,8 +3,8 @@
 // The frames follow the player's clock (DURATIONS.step / pulse at the chosen speed), not the screen:
 // each step's graph is rasterised once from its SVG and the pulses are drawn over it per frame.
 import { ANIMATION, DURATIONS, GRAPH, THEMES } from "./config.js";
-import { setStep } from "./player.js";
-import { app } from "./state.js";
+import { setStep, stopPlaying } from "./player.js";
+import { state } from "./store.js";
 import { SVGNS } from "./svg.js";
 import { select } from "../vendor/d3.js";
 import { GIFEncoder, applyPalette, quantize } from "../vendor/gifenc.js";
@@ -13,7 +13,7 @@ const frameCount = (ms) => Math.max(1, Math.round((ms / 1000) * ANIMATION.fps));
 
 // The area the graph is drawn in and how graph units map to it, for the two sizes.
 function frameGeometry(view, size) {
-  const g = app.model.graph;
+  const g = state.model.graph;
   if (size === "view") {
     // NOTE: video encoders want even sizes; an odd pixel is cropped, not scaled
     const w = Math.max(2, Math.floor(view.svg.clientWidth / 2) * 2);
@@ -59,15 +59,15 @@ function pulsesAt(view, progress) {
 
 // The whole animation as data: per step its SVG, caption and, per frame, its pulses (frames that
 // look the same share one entry with a longer `frames` count).
-export function planAnimation({ size = "1280x720", speed = app.speed } = {}) {
-  const view = app.graph, model = app.model;
+export function planAnimation({ size = "1280x720", speed = state.speed } = {}) {
+  const view = state.graph, model = state.model;
   if (!model) throw new Error("no graph to animate: run a program first");
   const n = model.steps.length;
   if (n > ANIMATION.maxSteps) throw new Error(`this pass has ${n} steps; an animation takes at most ${ANIMATION.maxSteps}`);
   const geo = frameGeometry(view, size === "view" ? "view" : "1280x720");
   const stepFrames = frameCount(DURATIONS.step / speed), pulseFrames = Math.min(stepFrames, frameCount(DURATIONS.pulse / speed));
-  const saved = { step: app.step, camera: view.transform };
-  if (app.playing) app.stopPlaying();
+  const saved = { step: state.step, camera: view.transform };
+  if (state.playing) stopPlaying();
   const steps = [];
   try {
     for (let k = 0; k <= n; k++) {
@@ -86,7 +86,7 @@ export function planAnimation({ size = "1280x720", speed = app.speed } = {}) {
     if (saved.camera) select(view.svg).interrupt().call(view.zoomer.transform, saved.camera);
   }
   const frames = steps.reduce((s, st) => s + st.shots.reduce((a, b) => a + b.frames, 0), 0);
-  return { geo, steps, n, frames, fps: ANIMATION.fps, theme: THEMES[app.theme] || THEMES.light };
+  return { geo, steps, n, frames, fps: ANIMATION.fps, theme: THEMES[state.theme] || THEMES.light };
 }
 
 async function rasterise(svgText, w, h) {
@@ -297,7 +297,7 @@ export function bindAnimationExport({ download }) {
   document.body.append(dialog);
   close.addEventListener("click", () => dialog.close());
   open.addEventListener("click", () => {
-    if (!app.model) return;
+    if (!state.model) return;
     status.textContent = "";
     dialog.showModal();
   });
@@ -308,7 +308,7 @@ export function bindAnimationExport({ download }) {
     status.textContent = "rendering…";
     try {
       const got = await exportAnimation({ format, size, onProgress: (f) => (status.textContent = `rendering… ${Math.round(f * 100)}%`) });
-      download(got.blob, `flowgrad-pass${app.passIndex}.${format}`);
+      download(got.blob, `flowgrad-pass${state.passIndex}.${format}`);
       status.textContent = `saved: ${got.width}×${got.height}, ${got.frames} frames, ${(got.blob.size / 1e6).toFixed(1)} MB in ${(got.ms / 1000).toFixed(1)} s`;
     } catch (err) {
       status.textContent = `export failed: ${err.message || err}`;
@@ -316,5 +316,4 @@ export function bindAnimationExport({ download }) {
       go.disabled = false;
     }
   });
-  app.exportAnimation = exportAnimation;  // for the tests (window.__fg)
 }

@@ -2,14 +2,15 @@
 // "t = 0 … 199 › #17"), each a button that shows its group; and "Fit to screen" (the whole graph).
 import { NAVIGATION } from "./config.js";
 import { drawnElement, elementBox, modulePath } from "./graphapi.js";
-import { $, app } from "./state.js";
+import { $ } from "./dom.js";
+import { state } from "./store.js";
 
 let frame = null;
 let shownKey = "";
 
 // Show a group: the view's own reveal for a collapsed one, else frame its drawn box.
 async function focusGroup(path, i) {
-  const view = app.graph;
+  const view = state.graph;
   const gid = path[i].id;
   const elm = drawnElement(view, gid);
   const collapsed = elm && (elm.classList.contains("fg-group-node") || elm.matches("[data-node-id]"));
@@ -19,7 +20,7 @@ async function focusGroup(path, i) {
 }
 
 export function fitToScreen() {
-  const view = app.graph;
+  const view = state.graph;
   if (!view || !view.model) return;
   view.forceWhole = true;  // the whole graph, even when it is too big to read (F keeps a readable start)
   view.fit();
@@ -27,9 +28,9 @@ export function fitToScreen() {
 
 function render() {
   frame = null;
-  const view = app.graph;
+  const view = state.graph;
   const nav = $("breadcrumbs");
-  const shown = !!(view && view.model && app.model);
+  const shown = !!(view && view.model && state.model);
   let path = shown && view.currentPath ? view.currentPath() : [];
   // a view whose path names only folds: an unfolded pass still has its module boxes
   if (shown && !path.length && !(view.model.graph && view.model.graph.folded)) path = modulePath(view);

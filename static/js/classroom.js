@@ -2,14 +2,19 @@
 // to the server; followers' pages (/s/CODE) apply every state they receive; questions at a node
 // with the class's answers as a live histogram. The HTTP contract is docs/classroom.md.
 import qrcode from "../vendor/qrcode.js";
+import { traceSource } from "./api.js";
 import { CLASSROOM } from "./config.js";
+import { $, setStatus } from "./dom.js";
 import { flat } from "./values.js";
-import { openPass, play, setStep, stopPlaying } from "./player.js";
+import { openPass, setStep, stopPlaying } from "./player.js";
 import { run } from "./run.js";
 import { select } from "./selection.js";
-import { $, app, setStatus } from "./state.js";
+import { set, state, subscribe } from "./store.js";
 
-const session = {
+// what a presenter sends its class (presenterState): a change to any of them goes out
+const SENT_FIELDS = ["program", "model", "passIndex", "step", "selected", "playing", "speed"];
+
+export const classSession = {
   role: null,        // "presenter" | "follower"
   code: null,
   token: null,       // presenter only: never in a URL
@@ -27,9 +32,7 @@ const session = {
   tallyAbort: null,
   source: null,      // follower's EventSource
 };
-app.classroom = session;  // for the tests
-
-const auth = () => ({ Authorization: "Bearer " + session.token });
+const session = classSession;  // window.__fg.classroom for the tests
 
 function followerId() {
   let id = sessionStorage.getItem("fg-follower");
@@ -44,13 +47,13 @@ function followerId() {
 
 function presenterState() {
   return {
-    program: app.editor.text,
-    run: app.runSeq,
-    pass: app.model ? app.passIndex : 0,
-    step: app.model ? app.step : 0,
-    node: app.selected,
-    playing: !!app.playing,
-    speed: app.speed,
+    program: state.editor.text,
+    run: state.runSeq,
+    pass: state.model ? state.passIndex : 0,
+    step: state.model ? state.step : 0,
+    node: state.selected,
+    playing: !!state.playing,
+    speed: state.speed,
   };
 }
 
@@ -58,20 +61,15 @@ async function postState() {
   session.postTimer = null;
   session.lastPost = performance.now();
   try {
-    const r = await fetch(`/api/sessions/${session.code}/state`, {
-      method: "POST", headers: { ...auth(), "Content-Type": "application/json" }, body: JSON.stringify(presenterState()),
-    });
-    if (!r.ok) {
-      const body = await r.json().catch(() => ({}));
-      setStatus(`class session: ${(body.error && body.error.message) || r.status}`, true);
-    }
+    const r = await traceSource.postSessionState(session.code, session.token, presenterState());
+    if (!r.ok) setStatus(`class session: ${(r.body.error && r.body.error.message) || r.status}`, true);
   } catch (_) {
     setStatus("class session: the server cannot be reached; followers keep the last state", true);
   }
 }
 
-// Called whenever what the page shows changes (share.js's scheduleUrl): throttled, the last state always goes out.
-export function classStateChanged() {
+// Called whenever what the page shows changes (a store subscriber): throttled, the last state always goes out.
+function classStateChanged() {
   if (session.role !== "presenter" || session.postTimer) return;
   const wait = Math.max(0, CLASSROOM.postIntervalMs - (performance.now() - session.lastPost));
   session.postTimer = setTimeout(postState, wait);
@@ -86,16 +84,15 @@ function drawQr(url) {
   let path = "";
   for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (qr.isDark(r, c)) path += `M${c + quiet} ${r + quiet}h1v1h-1z`;
   const size = n + 2 * quiet;
-  const px = size * CLASSROOM.qrCellPx * (app.projector ? 2 : 1);
+  const px = size * CLASSROOM.qrCellPx * (state.projector ? 2 : 1);
   return `<svg class="class-qr" viewBox="0 0 ${size} ${size}" width="${px}" height="${px}" role="img" aria-label="QR code of ${url}" shape-rendering="crispEdges"><rect width="${size}" height="${size}" fill="#fff"/><path d="${path}" fill="#000"/></svg>`;
 }
 
 async function refreshCount() {
   try {
-    const r = await fetch(`/api/sessions/${session.code}`);
+    const r = await traceSource.sessionInfo(session.code);
     if (r.ok) {
-      const info = await r.json();
-      const n = info.followers;
+      const n = r.body.followers;
       $("class-count").textContent = `${n} following`;
       $("class-count").dataset.followers = String(n);
     }
@@ -103,8 +100,8 @@ async function refreshCount() {
 }
 
 async function startSession() {
-  const r = await fetch("/api/sessions", { method: "POST" });
-  const body = await r.json();
+  const r = await traceSource.startSession();
+  const body = r.body;
   if (!r.ok) {
     setStatus(`class session: ${(body.error && body.error.message) || r.status}`, true);
     return;
@@ -125,40 +122,26 @@ async function startSession() {
   postState();
 }
 
-// The presenter's live answers: fetch streaming (EventSource cannot send the bearer token).
+// The presenter's live answers, reopened when the stream is lost.
 async function openTally() {
   const ctl = new AbortController();
   session.tallyAbort = ctl;
   try {
-    const r = await fetch(`/api/sessions/${session.code}/tally`, { headers: auth(), signal: ctl.signal });
-    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += value;
-      let i;
-      while ((i = buf.indexOf("\n\n")) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("\n");
-        if (data) showTally(JSON.parse(data));
-      }
-    }
+    await traceSource.sessionTally(session.code, session.token, ctl.signal, showTally);
   } catch (_) { /* aborted or lost: reopened below */ }
   if (session.tallyAbort === ctl && !ctl.signal.aborted) setTimeout(openTally, CLASSROOM.reconnectMs);
 }
 
 function selectedNumber(kind) {
-  if (!app.model || !app.selected) return null;
-  const st = app.model.stateAt(app.model.steps.length).nodes.get(app.selected);
-  const node = app.model.graph.nodes.find((n) => n.id === app.selected);
+  if (!state.model || !state.selected) return null;
+  const st = state.model.stateAt(state.model.steps.length).nodes.get(state.selected);
+  const node = state.model.graph.nodes.find((n) => n.id === state.selected);
   const v = st && (kind === "value" ? st.value : st.grad);
   const f = flat(v);
   if (!node || v == null || !f.data.length || !Number.isFinite(f.data[0])) return null;
   const name = node.name || node.label || node.id;
   const element = f.shape.length ? `${name}[${f.shape.map(() => 0).join(", ")}]` : name;
-  return { answer: f.data[0], label: kind === "value" ? element : `∂L/∂${element}`, node: app.selected };
+  return { answer: f.data[0], label: kind === "value" ? element : `∂L/∂${element}`, node: state.selected };
 }
 
 async function ask(kind) {
@@ -167,11 +150,8 @@ async function ask(kind) {
     setStatus(`select a node with a ${kind === "value" ? "value" : "gradient"} first, then ask`, true);
     return;
   }
-  const r = await fetch(`/api/sessions/${session.code}/questions`, {
-    method: "POST", headers: { ...auth(), "Content-Type": "application/json" },
-    body: JSON.stringify({ ...q, kind, tolerance: CLASSROOM.defaultTolerance }),
-  });
-  const body = await r.json();
+  const r = await traceSource.askQuestion(session.code, session.token, { ...q, kind, tolerance: CLASSROOM.defaultTolerance });
+  const body = r.body;
   if (!r.ok) return setStatus(`class session: ${(body.error && body.error.message) || r.status}`, true);
   session.question = body;
   $("class-question").hidden = false;
@@ -216,9 +196,9 @@ function showTally(t) {
 async function reveal() {
   const q = session.question;
   if (!q) return;
-  const r = await fetch(`/api/sessions/${session.code}/questions/${q.id}/reveal`, { method: "POST", headers: auth() });
+  const r = await traceSource.revealAnswer(session.code, session.token, q.id);
   if (!r.ok) return setStatus("class session: the answer could not be revealed", true);
-  Object.assign(q, await r.json());
+  Object.assign(q, r.body);
   $("class-reveal").disabled = true;
   $("class-answer").textContent = `answer: ${Number(q.answer.toPrecision(6))}`;
   showTally({ question: q.id, count: q.values.length, values: q.values });
@@ -235,25 +215,25 @@ function endSession() {
 
 // ---------------------------------------------------------------- follower
 
-async function apply(state) {
+async function apply(sent) {
   if (session.applying) {  // a run is in flight: apply the newest state once it is done
     session.pending = true;
     return;
   }
   session.applying = true;
   try {
-    if (state.program !== session.ranProgram || state.run !== session.ranRun || !app.model) {
-      session.ranProgram = state.program;
-      session.ranRun = state.run;
-      if (app.editor.text !== state.program) app.editor.text = state.program;
-      await run({ pass: state.pass, step: state.step, node: state.node, noAutoplay: true, noStream: true });
+    if (sent.program !== session.ranProgram || sent.run !== session.ranRun || !state.model) {
+      session.ranProgram = sent.program;
+      session.ranRun = sent.run;
+      if (state.editor.text !== sent.program) state.editor.text = sent.program;
+      await run({ pass: sent.pass, step: sent.step, node: sent.node, noAutoplay: true, noStream: true });
     } else {
-      if (state.pass !== app.passIndex) openPass(state.pass, { step: state.step, node: state.node, autoplay: false });
-      else if (state.step !== app.step) setStep(state.step, { animate: true, toast: false });
-      if (state.node !== app.selected) select(state.node);
+      if (sent.pass !== state.passIndex) openPass(sent.pass, { step: sent.step, node: sent.node, autoplay: false });
+      else if (sent.step !== state.step) setStep(sent.step, { animate: true, toast: false });
+      if (sent.node !== state.selected) select(sent.node);
     }
-    if (app.playing && !state.playing) stopPlaying();
-    app.speed = state.speed || app.speed;
+    if (state.playing && !sent.playing) stopPlaying();
+    set({ speed: sent.speed || state.speed });
   } finally {
     session.applying = false;
   }
@@ -310,10 +290,8 @@ async function sendAnswer(e) {
   const q = session.question;
   const value = parseFloat($("question-input").value);
   if (!q || !Number.isFinite(value)) return;
-  const r = await fetch(`/api/sessions/${session.code}/questions/${q.id}/answers`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ follower: followerId(), value }),
-  });
-  const body = await r.json();
+  const r = await traceSource.sendAnswer(session.code, q.id, followerId(), value);
+  const body = r.body;
   if (r.ok) {
     session.answered = value;
     $("question-result").textContent = `Sent: ${value} (you can change it until the answer is revealed)`;
@@ -327,7 +305,7 @@ function follow(code) {
   Object.assign(session, { role: "follower", code });
   $("follow-banner").hidden = false;
   setFollowing(true);
-  const es = new EventSource(`/api/sessions/${code}/events?follower=${followerId()}`);
+  const es = traceSource.followSession(code, followerId());
   session.source = es;
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
@@ -351,9 +329,10 @@ export async function bindClassroom() {
   $("follow-explore").addEventListener("click", () => setFollowing(false));
   $("follow-again").addEventListener("click", () => setFollowing(true));
   $("question-box").addEventListener("submit", sendAnswer);
+  subscribe(SENT_FIELDS, classStateChanged);
   const code = document.body.dataset.followCode;
   if (code) {
-    const r = await fetch(`/api/sessions/${encodeURIComponent(code)}`);
+    const r = await traceSource.sessionInfo(code);
     if (!r.ok) {  // the page stays empty: running something else would look like the teacher's program
       setStatus(`No class session ${code}: it may have ended.`, true);
       $("follow-banner").hidden = false;
@@ -361,7 +340,7 @@ export async function bindClassroom() {
       $("follow-explore").hidden = true;
       return true;
     }
-    follow((await r.json()).code);
+    follow(r.body.code);
     return true;
   }
   return false;

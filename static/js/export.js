@@ -1,8 +1,9 @@
 // Export: the graph at the step shown as an SVG or PNG download.
 import { GRAPH, THEMES } from "./config.js";
 import { bindAnimationExport } from "./animation.js";
-import { exportHtml } from "./exportfile.js";
-import { $, app, setStatus } from "./state.js";
+import { traceSource } from "./api.js";
+import { $, setStatus } from "./dom.js";
+import { state } from "./store.js";
 import { SVGNS } from "./svg.js";
 
 // The graph as a standalone SVG document: the whole graph at the step shown, no pan or zoom.
@@ -63,7 +64,7 @@ function download(blob, name) {
   }, 1000);
 }
 
-const fileName = (ext) => `flowgrad-pass${app.passIndex}-step${app.step}.${ext}`;
+const fileName = (ext) => `flowgrad-pass${state.passIndex}-step${state.step}.${ext}`;
 
 // The page as one offline file at the current view: the server runs the program again and builds it.
 async function downloadHtml() {
@@ -71,10 +72,10 @@ async function downloadHtml() {
   btn.disabled = true;
   setStatus("building the offline file…");
   try {
-    const file = await exportHtml(app.lastSource ?? app.editor.text, {
-      pass: app.model ? app.passIndex : null,
-      step: app.model && app.step !== app.model.steps.length ? app.step : null,
-      node: app.selected, theme: app.theme, projector: !!app.projector,
+    const file = await traceSource.exportHtml(state.lastSource ?? state.editor.text, {
+      pass: state.model ? state.passIndex : null,
+      step: state.model && state.step !== state.model.steps.length ? state.step : null,
+      node: state.selected, theme: state.theme, projector: !!state.projector,
     });
     download(file.blob, file.name);
     setStatus(`saved ${file.name} (${(file.blob.size / 1e6).toFixed(1)} MB)`);
@@ -87,12 +88,12 @@ async function downloadHtml() {
 
 export function bindExport() {
   $("export-svg").addEventListener("click", () => {
-    if (!app.model) return;
-    download(new Blob([svgOf(app.graph)], { type: "image/svg+xml" }), fileName("svg"));
+    if (!state.model) return;
+    download(new Blob([svgOf(state.graph)], { type: "image/svg+xml" }), fileName("svg"));
   });
   $("export-png").addEventListener("click", async () => {
-    if (!app.model) return;
-    download(await pngOf(app.graph), fileName("png"));
+    if (!state.model) return;
+    download(await pngOf(state.graph), fileName("png"));
   });
   $("export-html").addEventListener("click", downloadHtml);
   bindAnimationExport({ download });

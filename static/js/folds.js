@@ -2,11 +2,10 @@
 // place from their payload (laid out on their own by the server) while the rest only moves aside,
 // stepping into folds, and the page API the navigation controls call (docs/trace.md, contract 11).
 import { select, zoomIdentity } from "../vendor/d3.js";
-import { fetchGroup } from "./api.js";
+import { traceSource } from "./api.js";
 import { FOLD, GRAPH, LAYOUT } from "./config.js";
+import { setStatus } from "./dom.js";
 import { pathD } from "./graphdraw.js";
-import { frameNode } from "./lazyframes.js";
-import { app, setStatus } from "./state.js";
 import { el, truncate } from "./svg.js";
 import { fmt, num } from "./values.js";
 
@@ -274,7 +273,7 @@ export const folds = {
     if (have) return have;
     if (this.fold.inflight.has(gid)) return this.fold.inflight.get(gid);
     const g = model.graph;
-    const job = fetchGroup(g.run, g.pass_index ?? model.passIndex, gid).then((got) => {
+    const job = traceSource.group(g.run, g.pass_index ?? model.passIndex, gid).then((got) => {
       if (got.expired) {
         this.runExpired();
         return null;
@@ -300,7 +299,7 @@ export const folds = {
     this._expiredAt = performance.now();
     setStatus("this run is no longer on the server: running the program again…");
     document.body.dataset.runExpired = "1";
-    const again = app.run ? app.run() : null;
+    const again = this.runAgain ? this.runAgain() : null;  // set by main.js: runs the program anew
     Promise.resolve(again).finally(() => {
       this._rerunning = false;
       setStatus("this run had left the server: ran the program again");
@@ -448,7 +447,7 @@ export const folds = {
     if (!model || !model.folded) {
       const main = model && k > 0 ? model.steps[k - 1].main : null;
       this.fold.path = [];
-      emit("fg:step", { node: frameNode(main), path: [] });
+      emit("fg:step", { node: main ? main.node : null, path: [] });
       return;
     }
     const gid = model.stepGroup(k);
@@ -471,7 +470,7 @@ export const folds = {
     if (playing) this.prefetch(k);
     this.fold.path = path;
     const main = k > 0 ? model.steps[k - 1].main : null;
-    emit("fg:step", { node: frameNode(main), path: this.currentPath() });
+    emit("fg:step", { node: main ? main.node : null, path: this.currentPath() });
   },
 
   // while playing, the groups of the next steps are fetched before playback reaches them

@@ -1,15 +1,18 @@
 // The examples: the gallery dialog, and the title that names the program in the editor.
-import { fetchExamples } from "./api.js";
+import { traceSource } from "./api.js";
 import { PAGE } from "./config.js";
+import { $ } from "./dom.js";
 import { run } from "./run.js";
-import { $, app } from "./state.js";
+import { set, state } from "./store.js";
 
 export async function loadExamples() {
+  let examples;
   try {
-    app.examples = await fetchExamples();
+    examples = await traceSource.examples();
   } catch (_) {
-    app.examples = [];
+    examples = [];
   }
+  set({ examples });
 }
 
 // The gallery: examples grouped by their number (01–06 expressions, 07–13 autograd, 14+ networks).
@@ -22,7 +25,7 @@ function openGallery() {
   const body = $("gallery-body");
   body.replaceChildren();
   const groups = GROUPS.map((g) => ({ ...g, items: [] }));
-  for (const ex of app.examples) {
+  for (const ex of state.examples) {
     const n = parseInt(ex.id, 10);
     (groups.find((g) => (Number.isFinite(n) ? n : Infinity) <= g.upto) || groups[groups.length - 1]).items.push(ex);
   }
@@ -34,7 +37,7 @@ function openGallery() {
     grid.className = "gallery-grid";
     for (const ex of g.items) {
       const card = document.createElement("button");
-      card.className = "card" + (ex.id === app.exampleId ? " current" : "");
+      card.className = "card" + (ex.id === state.exampleId ? " current" : "");
       card.dataset.example = ex.id;
       const b = document.createElement("b");
       b.textContent = ex.title;
@@ -58,9 +61,9 @@ function openGallery() {
 // (whichever way it got there: gallery, share link, pasted), "<title> (edited)" once the loaded
 // example has been changed, and "Examples" for a program of one's own.
 export function updateExampleTitle(text) {
-  const same = app.examples.find((e) => e.source === text);
-  if (same) app.exampleId = same.id;
-  const ex = app.examples.find((e) => e.id === app.exampleId);
+  const same = state.examples.find((e) => e.source === text);
+  if (same) set({ exampleId: same.id });
+  const ex = state.examples.find((e) => e.id === state.exampleId);
   const edited = !same && !!ex && stillResembles(ex.source, text);
   const title = $("example-title");
   title.textContent = same ? same.title : edited ? `${ex.title} (edited)` : "Examples";
@@ -77,8 +80,8 @@ function stillResembles(source, text) {
 }
 
 function loadExample(ex) {
-  app.exampleId = ex.id;
-  app.editor.text = ex.source;
+  set({ exampleId: ex.id });
+  state.editor.text = ex.source;
   updateExampleTitle(ex.source);
   run();
 }

@@ -4,7 +4,7 @@
 import { select, zoomIdentity } from "../vendor/d3.js";
 import { DURATIONS } from "./config.js";
 import { GraphView } from "./graph.js";
-import { app } from "./state.js";
+import { state } from "./store.js";
 
 // The centre of a drawn element in graph coordinates (whatever groups it is nested in).
 export function elementBox(view, elm) {
@@ -26,10 +26,10 @@ export function drawnElement(view, id) {
 
 // The timeline's current node: what the step ran (an op, a tensor, a backward step's op).
 export function stepNode() {
-  const m = app.model;
-  if (!m || !app.step) return null;
-  const f = m.steps[app.step - 1] && m.steps[app.step - 1].main;
-  return f ? f.node || f.id || null : null;
+  const m = state.model;
+  if (!m || !state.step) return null;
+  const f = m.steps[state.step - 1] && m.steps[state.step - 1].main;
+  return f ? f.node : null;  // the server names every frame's node (docs/trace.md)
 }
 
 // Zoom and pan so that a box (graph coordinates) fills the view with a margin; never zoom in past 1:1.

@@ -1,8 +1,9 @@
 // Keyboard shortcuts on the page (outside the editor and form fields): transport, passes, fit, close.
+import { $ } from "./dom.js";
 import { jumpTo, stepBy, stepPass, togglePlay } from "./player.js";
 import { cancelRun } from "./run.js";
 import { select } from "./selection.js";
-import { $, app } from "./state.js";
+import { state } from "./store.js";
 
 // key -> [action, prevent the browser's default (scrolling)]
 const KEYS = {
@@ -11,7 +12,7 @@ const KEYS = {
   ArrowLeft: [() => stepBy(-1), true],
   Home: [() => jumpTo(false), true],
   End: [() => jumpTo(true), true],
-  f: [() => app.graph.fit(), false],
+  f: [() => state.graph.fit(), false],
   PageDown: [() => stepPass(1), true],
   PageUp: [() => stepPass(-1), true],
   Escape: [() => ($("run").disabled ? cancelRun() : select(null)), false],

@@ -1,15 +1,6 @@
 // A folded pass (issue 11) in the PassModel: frames inside collapsed groups come lazy (no values);
 // a group's payload, when it arrives, brings its nodes, edges and full frames. PassModel methods.
 
-// The node a frame is about (what the step lights), for finding the group that holds it.
-export function frameNode(f) {
-  if (!f) return null;
-  if (f.kind === "backward_step") return f.node;
-  if (f.kind === "backward_begin" || f.kind === "backward_error") return f.root;
-  if (f.kind === "accumulate" || f.kind === "retain_grad" || f.kind === "inplace" || f.kind === "hook") return f.tensor || null;
-  return f.id || null;
-}
-
 export const lazyFrames = {
   initFolds() {
     const g = this.pass.graph;
@@ -63,8 +54,7 @@ export const lazyFrames = {
     if (!this.folded || k <= 0 || k > this.steps.length) return null;
     const main = this.steps[k - 1].main;
     if (main.group) return main.group;
-    const id = frameNode(main);
-    return (id && this.nodeGroup.get(id)) || null;
+    return (main.node && this.nodeGroup.get(main.node)) || null;
   },
 
   // A group's payload already on the page: received, in the pass (an offline file), or a descendant of one.

@@ -1,19 +1,21 @@
 // The look: theme, projector mode, the legend, and the room the overlays (caption, legend) take from the graph.
 import { DURATIONS, PAGE, ROLE_COLORS, ROLE_NAMES, cssVars } from "./config.js";
 import { scaleLegend } from "./heatmap.js";
+import { $ } from "./dom.js";
 import { refreshInspector } from "./selection.js";
-import { scheduleUrl } from "./share.js";
-import { $, app } from "./state.js";
+import { set, state } from "./store.js";
+
+let codeBeforeProjector;  // whether the code pane was shown when projector mode folded it away
 
 // Projector mode gives the graph the room: the code pane collapses (the caption keeps the current
 // line, the Code button brings it back); leaving projector mode restores what was there.
 export function projectorRoom() {
   const layout = $("layout");
-  if (app.projector) {
-    app.codeBeforeProjector = !layout.classList.contains("no-editor");
+  if (state.projector) {
+    codeBeforeProjector = !layout.classList.contains("no-editor");
     layout.classList.add("no-editor");
-  } else if (app.codeBeforeProjector !== undefined) {
-    layout.classList.toggle("no-editor", !app.codeBeforeProjector);
+  } else if (codeBeforeProjector !== undefined) {
+    layout.classList.toggle("no-editor", !codeBeforeProjector);
   }
   const shown = !layout.classList.contains("no-editor");
   $("toggle-editor").setAttribute("aria-pressed", String(shown));
@@ -21,17 +23,17 @@ export function projectorRoom() {
 }
 
 export function applyLook() {
-  const vars = cssVars(app.theme, app.projector);
+  const vars = cssVars(state.theme, state.projector);
   for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
-  document.documentElement.dataset.theme = app.theme;
-  document.body.classList.toggle("projector", app.projector);
-  $("projector").setAttribute("aria-pressed", String(app.projector));
-  $("theme").setAttribute("aria-pressed", String(app.theme === "dark"));
-  if (app.graph) app.graph.setTheme(app.theme, app.projector);
-  if (app.editor) app.editor.setTheme(app.theme);
-  if (app.lossChart) app.lossChart.setTheme(app.theme);
+  document.documentElement.dataset.theme = state.theme;
+  document.body.classList.toggle("projector", state.projector);
+  $("projector").setAttribute("aria-pressed", String(state.projector));
+  $("theme").setAttribute("aria-pressed", String(state.theme === "dark"));
+  if (state.graph) state.graph.setTheme(state.theme, state.projector);
+  if (state.editor) state.editor.setTheme(state.theme);
+  if (state.lossChart) state.lossChart.setTheme(state.theme);
   renderLegend();
-  if (app.model) refreshInspector();
+  if (state.model) refreshInspector();
 }
 
 export function renderLegend() {
@@ -45,7 +47,7 @@ export function renderLegend() {
     lg.appendChild(s);
   };
   // the roles this graph has (output and loss share a colour: one chip)
-  const g = app.model ? app.model.graph : null;
+  const g = state.model ? state.model.graph : null;
   const roles = new Set(g ? g.nodes.filter((n) => n.kind === "tensor").map((n) => n.role) : ["input", "parameter", "intermediate", "loss"]);
   for (const r of ["input", "parameter", "constant", "intermediate", "output", "loss"]) {
     if (!roles.has(r) || (r === "output" && roles.has("loss"))) continue;
@@ -58,8 +60,8 @@ export function renderLegend() {
   const cuts = g ? g.edges.some((e) => e.cut) : true;
   if (cuts) chip(`<span class="line cut"></span>no_grad / detach`);
   chip(`<span class="sw freed"></span>op freed by backward`);
-  const maxAbs = app.model ? app.graph.maxAbs : 1;
-  lg.appendChild(scaleLegend(maxAbs || 1, app.theme));
+  const maxAbs = state.model ? state.graph.maxAbs : 1;
+  lg.appendChild(scaleLegend(maxAbs || 1, state.theme));
 }
 
 // Zoom-to-fit keeps the graph clear of the step caption (up to two lines, top left) and the legend.
@@ -88,7 +90,7 @@ function applyLegend() {
   const show = pref === "1" || (pref == null && $("graph").clientWidth >= PAGE.legendMinW && $("graph").clientHeight >= PAGE.legendMinH);
   const changed = $("legend").hidden === show;
   $("legend").hidden = !show;
-  if (changed && app.graph.model && !app.graph.userZoomed) app.graph.fit(false);
+  if (changed && state.graph.model && !state.graph.userZoomed) state.graph.fit(false);
   $("legend-toggle").setAttribute("aria-pressed", String(show));
 }
 
@@ -103,16 +105,13 @@ export function bindLook() {
   new ResizeObserver(applyLegend).observe($("graph"));
   applyLegend();
   $("projector").addEventListener("click", () => {
-    app.projector = !app.projector;
+    set({ projector: !state.projector });
     projectorRoom();
     applyLook();
-    setTimeout(() => app.graph.fit(), DURATIONS.refit);
-    scheduleUrl();
+    setTimeout(() => state.graph.fit(), DURATIONS.refit);
   });
   $("theme").addEventListener("click", () => {
-    app.theme = app.theme === "dark" ? "light" : "dark";
-    app.themeFromUrl = true;
+    set({ theme: state.theme === "dark" ? "light" : "dark", themeFromUrl: true });
     applyLook();
-    scheduleUrl();
   });
 }

@@ -3,7 +3,8 @@
 // to move the view there. Faint until hovered or focused; the camera keeps the step clear of it.
 import { NAVIGATION, ROLE_COLORS, THEMES } from "./config.js";
 import { elementBox } from "./graphapi.js";
-import { $, app } from "./state.js";
+import { $ } from "./dom.js";
+import { state } from "./store.js";
 
 const M = NAVIGATION.minimap;
 let base = null;          // the graph drawn once per fg:graph-drawn / fg:graph-changed (offscreen canvas)
@@ -59,8 +60,8 @@ function setShown(on) {
 }
 
 function redraw() {
-  const view = app.graph;
-  if (!view || !view.model || !app.model) {
+  const view = state.graph;
+  if (!view || !view.model || !state.model) {
     $("minimap").hidden = true;  // a run that built no graph: no map of the last one
     base = null;
     return;
@@ -98,7 +99,7 @@ function redraw() {
   base.height = h * dpr;
   const c = base.getContext("2d");
   c.scale(dpr, dpr);
-  const T = THEMES[app.theme] || THEMES.light;
+  const T = THEMES[state.theme] || THEMES.light;
   c.fillStyle = T.graphBg;
   c.fillRect(0, 0, w, h);
   const px = (x) => M.pad + (x - gb.x) * s, py = (y) => M.pad + (y - gb.y) * s;
@@ -144,7 +145,7 @@ function placeAboveLegend() {
 
 // px of the graph's right edge the map covers in the screen rows y0 … y1 of graph units (transform t)
 function overlayRight(y0, y1, t) {
-  const mm = $("minimap"), view = app.graph;
+  const mm = $("minimap"), view = state.graph;
   if (!mm || mm.hidden || !view) return 0;
   const r = mm.getBoundingClientRect(), s = view.svg.getBoundingClientRect();
   const top = t.applyY(y0) + s.top, bottom = t.applyY(y1) + s.top;
@@ -154,7 +155,7 @@ function overlayRight(y0, y1, t) {
 // The base image and the part of the graph on screen.
 function paint() {
   frame = null;
-  const view = app.graph;
+  const view = state.graph;
   if (!base || !fit || $("minimap").hidden || !view || !view.model) return;
   const canvas = $("minimap-canvas");
   const c = canvas.getContext("2d");
@@ -164,7 +165,7 @@ function paint() {
   c.scale(dpr, dpr);
   const v = view.viewBox();
   const x = M.pad + (v.x - fit.x0) * fit.s, y = M.pad + (v.y - fit.y0) * fit.s;
-  const T = THEMES[app.theme] || THEMES.light;
+  const T = THEMES[state.theme] || THEMES.light;
   c.fillStyle = T.accent + Math.round(M.viewFillAlpha * 255).toString(16).padStart(2, "0");
   c.strokeStyle = T.accent;
   c.lineWidth = M.viewStroke;
@@ -180,15 +181,15 @@ function schedulePaint() {
 
 // map px -> graph point, and move the view there
 function panFromEvent(e, animate) {
-  if (!fit || !app.graph) return;
+  if (!fit || !state.graph) return;
   const r = $("minimap-canvas").getBoundingClientRect();
   const x = fit.x0 + (e.clientX - r.left - M.pad) / fit.s, y = fit.y0 + (e.clientY - r.top - M.pad) / fit.s;
-  app.graph.panTo(x, y, animate);
+  state.graph.panTo(x, y, animate);
 }
 
 // arrow keys pan by a part of the view (Shift: a whole view); Home fits the graph
 function onKey(e) {
-  const view = app.graph;
+  const view = state.graph;
   if (!view || !view.model || !view.panTo) return;
   const v = view.viewBox(), f = e.shiftKey ? 1 : M.keyPanFraction;
   const d = { ArrowLeft: [-v.w * f, 0], ArrowRight: [v.w * f, 0], ArrowUp: [0, -v.h * f], ArrowDown: [0, v.h * f] }[e.key];

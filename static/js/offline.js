@@ -1,5 +1,5 @@
-// Offline mode: the page saved as one file (app/export/html.py) replays the trace recorded in it; nothing needs the server.
-import { app, setStatus } from "./state.js";
+// Offline mode: the page saved as one file (app/export/html.py) replays the trace recorded in it; nothing
+// needs the server. This reads what the file holds; api.js's TraceSource answers from it.
 
 // {source, view: {pass, step, node, theme, projector}, trace} or null on the served page
 export const OFFLINE = (() => {
@@ -13,14 +13,4 @@ export function offlineView(url) {
   const hasHash = location.hash.length > 1;
   const pick = (key) => (hasHash && url[key] != null ? url[key] : v[key] ?? null);
   return { pass: pick("pass"), step: pick("step"), node: pick("node"), theme: v.theme || null, projector: !!v.projector };
-}
-
-export function showRecorded({ loadTrace, updateExampleTitle }, view) {
-  app.lastSource = OFFLINE.source;
-  app.editor.text = OFFLINE.source;
-  updateExampleTitle(OFFLINE.source);
-  // a training run's middle passes came as summaries (the server records them when opened): not in this file
-  for (const p of OFFLINE.trace.passes) if (p && !p.graph && !p.folded) p.folded = "not recorded in this offline copy";
-  loadTrace(OFFLINE.trace, { pass: view.pass, step: view.step, node: view.node, noAutoplay: view.step != null });
-  setStatus("recorded · offline copy", !!OFFLINE.trace.error);
 }

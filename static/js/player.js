@@ -1,15 +1,15 @@
 // The player: the open pass, its timeline (steps, phases, caption, toasts) and the animation loop.
 import { DURATIONS, PAGE, SPEEDS } from "./config.js";
-import { runProgram } from "./api.js";
+import { traceSource } from "./api.js";
+import { $, setStatus } from "./dom.js";
 import { renderLegend } from "./look.js";
 import { PassModel } from "./replay.js";
 import { refreshInspector } from "./selection.js";
-import { scheduleUrl } from "./share.js";
-import { $, app, setStatus } from "./state.js";
+import { set, state } from "./store.js";
 
 // ---------------------------------------------------------------- passes
 export function graphPasses() {
-  return (app.trace ? app.trace.passes : []).filter((p) => p && p.graph);
+  return (state.trace ? state.trace.passes : []).filter((p) => p && p.graph);
 }
 
 export function nearestGraphPass(x) {
@@ -20,7 +20,7 @@ export function nearestGraphPass(x) {
 
 function freedBefore(k) {
   const freed = new Set();
-  for (const p of app.trace.passes.slice(0, k)) {
+  for (const p of state.trace.passes.slice(0, k)) {
     if (!p || !p.frames) continue;
     const ops = p.frames.filter((f) => f.kind === "backward_step").map((f) => f.node);
     if (p.frames.some((f) => f.kind === "backward_end" && f.freed)) ops.forEach((o) => freed.add(o));
@@ -32,20 +32,20 @@ function freedBefore(k) {
 // program runs again with that pass kept in full (runs are deterministic, so it is the same pass).
 // Resolves true when the pass has its graph now.
 async function recordPass(index) {
-  const pass = app.trace.passes[index];
-  if (pass.folded || !app.lastSource || app.trace.streaming) return false;  // folded: too big to draw, not unrecorded
-  const seq = app.runSeq;
+  const pass = state.trace.passes[index];
+  if (pass.folded || !state.lastSource || state.trace.streaming) return false;  // folded: too big to draw, not unrecorded
+  const seq = state.runSeq;
   document.body.dataset.recording = String(index);
   setStatus(`recording pass ${index}…`);
   try {
-    const trace = await runProgram(app.lastSource, { passes: [index] });
-    if (seq !== app.runSeq || app.trace.passes[index] !== pass) return false;  // a new run, or already recorded
+    const trace = await traceSource.recordPass(state.lastSource, index);
+    if (seq !== state.runSeq || state.trace.passes[index] !== pass) return false;  // a new run, or already recorded
     const got = trace.passes && trace.passes.find((p) => p && p.index === index);
     if (!got || !got.graph) {
       setStatus(`pass ${index} could not be recorded${trace.error ? ": " + trace.error.message : got && got.folded ? ": " + got.folded : ""}`, true);
       return false;
     }
-    app.trace.passes[index] = got;
+    state.trace.passes[index] = got;  // the trace is a document filled in place (as a stream fills it)
     setStatus(`pass ${index} recorded`);
     return true;
   } finally {
@@ -54,71 +54,70 @@ async function recordPass(index) {
 }
 
 export async function openPass(index, opts = {}) {
-  if (index == null || !app.trace || !app.trace.passes[index]) return;
-  if (!app.trace.passes[index].graph && !(await recordPass(index))) return;
+  if (index == null || !state.trace || !state.trace.passes[index]) return;
+  if (!state.trace.passes[index].graph && !(await recordPass(index))) return;
   showPass(index, opts);
 }
 
 function showPass(index, { step = null, node = null, autoplay = false } = {}) {
-  const graph = app.graph;
+  const graph = state.graph;
   stopPlaying();
   $("toasts").replaceChildren();
-  app.passIndex = index;
-  app.model = new PassModel(app.trace, index, { freedBefore: freedBefore(index) });
-  graph.render(app.model);
+  set({ passIndex: index, model: new PassModel(state.trace, index, { freedBefore: freedBefore(index) }) });
+  graph.render(state.model);
   renderLegend(); // before the fit: the fit keeps clear of the legend
   graph.fit(false);
   setTimeline();
-  const n = app.model.steps.length;
+  const n = state.model.steps.length;
   const k = step == null ? (autoplay ? 0 : n) : Math.max(0, Math.min(step, n));
-  app.selected = node && app.model.nodes.has(node) ? node : null;
+  set({ selected: node && state.model.nodes.has(node) ? node : null });
   setStep(k, { animate: false });
-  if (app.selected) refreshInspector();
-  else app.inspector.clear();
+  if (state.selected) refreshInspector();
+  else state.inspector.clear();
   $("pass-select").value = String(index);
-  app.lossChart.setCurrent(index);
+  state.lossChart.setCurrent(index);
   // first frame drawn: measured for the benchmark
   requestAnimationFrame(() => {
-    const m = app.metrics.current;
+    const m = state.metrics.current;
     if (m && m.firstFrame == null) {
-      m.firstFrame = performance.now() - m.t0;
-      app.metrics.runs.push(m.firstFrame);
+      const firstFrame = performance.now() - m.t0;
+      set({ metrics: { runs: [...state.metrics.runs, firstFrame], current: { ...m, firstFrame } } });
     }
-    document.body.dataset.ready = String(app.runSeq);
+    document.body.dataset.ready = String(state.runSeq);
   });
   if (autoplay && n > 0) play();
 }
 
 // Every pass is reachable: the next one, recorded on demand if it came as a summary.
 export function stepPass(d) {
-  const n = app.trace ? app.trace.passes.length : 0;
-  const j = Math.max(0, Math.min(n - 1, app.passIndex + d));
-  if (j !== app.passIndex && app.trace.passes[j]) openPass(j, { step: d > 0 ? 0 : null, node: app.selected });
+  const n = state.trace ? state.trace.passes.length : 0;
+  const j = Math.max(0, Math.min(n - 1, state.passIndex + d));
+  if (j !== state.passIndex && state.trace.passes[j]) openPass(j, { step: d > 0 ? 0 : null, node: state.selected });
 }
 
 // ---------------------------------------------------------------- timeline
 export function setTimeline() {
   const tl = $("timeline");
-  const n = app.model ? app.model.steps.length : 0;
+  const n = state.model ? state.model.steps.length : 0;
   tl.max = String(n);
   const ph = $("phases");
   ph.replaceChildren();
-  if (!app.model || !n) {
+  if (!state.model || !n) {
     // nothing to step through: no stale count from the previous run
     tl.value = "0";
-    app.step = 0;
+    set({ step: 0 });
     $("step-text").textContent = "no steps";
     tl.setAttribute("aria-valuetext", "no steps");
     return;
   }
-  for (const r of app.model.phaseRanges()) {
+  for (const r of state.model.phaseRanges()) {
     const d = document.createElement("div");
     d.className = "ph " + r.phase;
     d.style.flex = String(r.end - r.start);
     d.title = `${r.phase}: steps ${r.start + 1}–${r.end}`;
     ph.appendChild(d);
   }
-  for (const e of app.model.eventSteps()) {
+  for (const e of state.model.eventSteps()) {
     if (e.kind === "backward") continue;
     const d = document.createElement("div");
     d.className = "ev " + e.kind;
@@ -129,21 +128,21 @@ export function setTimeline() {
 }
 
 export function setStep(k, { animate = true, toast = true } = {}) {
-  if (!app.model) return;
-  const { graph, editor } = app;
-  const n = app.model.steps.length;
+  if (!state.model) return;
+  const { graph, editor } = state;
+  const n = state.model.steps.length;
   k = Math.max(0, Math.min(k, n));
-  const forward = k === app.step + 1;
-  app.step = k;
+  const forward = k === state.step + 1;
+  set({ step: k });
   // a step inside a folded group opens it first (and folds what playback opened and left)
-  if (graph.syncStep) graph.syncStep(k, { playing: app.playing, again: () => app.model && setStep(app.step, { animate: false, toast: false }) });
-  const st = app.model.stateAt(k);
-  graph.update(st, app.selected);
-  if (st.effects) graph.follow(Object.keys(st.effects.active), st.effects.phase, !(app.playing && app.speed > 1));
+  if (graph.syncStep) graph.syncStep(k, { playing: state.playing, again: () => state.model && setStep(state.step, { animate: false, toast: false }) });
+  const st = state.model.stateAt(k);
+  graph.update(st, state.selected);
+  if (st.effects) graph.follow(Object.keys(st.effects.active), st.effects.phase, !(state.playing && state.speed > 1));
   const tl = $("timeline");
   tl.value = String(k);
-  const phase = k > 0 ? app.model.steps[k - 1].phase : "start";
-  tl.setAttribute("aria-valuetext", `step ${k} of ${n}, ${phase}: ${app.model.describeStep(k)}`);
+  const phase = k > 0 ? state.model.steps[k - 1].phase : "start";
+  tl.setAttribute("aria-valuetext", `step ${k} of ${n}, ${phase}: ${state.model.describeStep(k)}`);
   $("step-text").textContent = `step ${k} of ${n}`;
   const cap = $("caption");
   cap.replaceChildren();
@@ -153,24 +152,24 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   // what happened (two lines at most), then always the line of code on a line of its own
   const what = document.createElement("span");
   what.className = "cap-text";
-  what.append(tag, document.createTextNode(app.model.describeStep(k)));
+  what.append(tag, document.createTextNode(state.model.describeStep(k)));
   cap.append(what);
   // tie the step to the code: which line ran
-  const main = k > 0 ? app.model.steps[k - 1].main : null;
+  const main = k > 0 ? state.model.steps[k - 1].main : null;
   // a backward step points at the line of the op it differentiates
-  const opNode = main && main.kind === "backward_step" ? app.model.nodes.get(main.node) : null;
+  const opNode = main && main.kind === "backward_step" ? state.model.nodes.get(main.node) : null;
   const line = main && (main.line || (opNode && opNode.line) || null);
   // a hook or a custom Function's backward: the program's own function ran, so its lines are the ones lit
   const lines = st.effects && st.effects.lines;
-  if (lines && app.lastSource === editor.text) {
+  if (lines && state.lastSource === editor.text) {
     editor.highlightLine(lines);
     const code = document.createElement("span");
     code.className = "cap-line";
     const where = lines[1] > lines[0] ? `lines ${lines[0]}–${lines[1]}` : `line ${lines[0]}`;
     code.textContent = `${where}: ${editor.lineText(lines[0]).trim()}`;
     cap.append(code);
-  } else editor.highlightLine(line && app.lastSource === editor.text ? line : null);
-  if (!lines && line && app.lastSource === editor.text) {
+  } else editor.highlightLine(line && state.lastSource === editor.text ? line : null);
+  if (!lines && line && state.lastSource === editor.text) {
     const code = document.createElement("span");
     code.className = "cap-line";
     code.textContent = `line ${line}: ${editor.lineText(line).trim()}`;
@@ -179,11 +178,10 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   document.body.dataset.step = String(k);
   document.body.dataset.steps = String(n);
   for (const t of document.querySelectorAll(".toast.sticky")) t.remove();
-  if (toast && st.effects && st.effects.toast && (forward || app.playing || st.effects.toast.kind === "error")) showToast(st.effects.toast);
+  if (toast && st.effects && st.effects.toast && (forward || state.playing || st.effects.toast.kind === "error")) showToast(st.effects.toast);
   if (animate) startPulse();
   else graph.animate(2);
-  if (app.selected) refreshInspector();
-  scheduleUrl();
+  if (state.selected) refreshInspector();
 }
 
 function showToast(t) {
@@ -197,81 +195,82 @@ function showToast(t) {
   while ($("toasts").children.length > PAGE.maxToasts) $("toasts").firstChild.remove();
   // an error stays up while its step is shown: it is the teachable moment
   if (t.kind === "error") el.classList.add("sticky");
-  else setTimeout(() => el.remove(), DURATIONS.toast / Math.min(PAGE.toastSpeedCap, app.speed));
+  else setTimeout(() => el.remove(), DURATIONS.toast / Math.min(PAGE.toastSpeedCap, state.speed));
 }
 
 // ---------------------------------------------------------------- animation loop
 let raf = null, stepStart = 0;
+let stopAfter = false;  // the pass's last step is shown: stop once its pulse has finished
 function tick(now) {
   raf = null;
-  const graph = app.graph;
-  const stepDur = DURATIONS.step / app.speed;
-  const pulseDur = DURATIONS.pulse / app.speed;
+  const graph = state.graph;
+  const stepDur = DURATIONS.step / state.speed;
+  const pulseDur = DURATIONS.pulse / state.speed;
   const el = now - stepStart;
   graph.animate(Math.min(1, el / pulseDur) || 0);
-  if (app.playing && el >= stepDur) {
-    if (app.step >= app.model.steps.length) {
+  if (state.playing && el >= stepDur) {
+    if (state.step >= state.model.steps.length) {
       // the story goes on in the next pass (second backward, next training step)
-      const next = app.trace.passes[app.passIndex + 1];
+      const next = state.trace.passes[state.passIndex + 1];
       if (next && next.graph) {
-        openPass(app.passIndex + 1, { autoplay: true });
+        openPass(state.passIndex + 1, { autoplay: true });
         return;
       }
       stopPlaying();
       return;
     }
     stepStart = now;
-    setStep(app.step + 1, { animate: false });
+    setStep(state.step + 1, { animate: false });
     graph.animate(0);
-    if (app.step >= app.model.steps.length) {
+    if (state.step >= state.model.steps.length) {
       // let the last pulse finish, then stop
-      app.stopAfter = true;
+      stopAfter = true;
     }
   }
-  const hasNext = app.trace && app.trace.passes[app.passIndex + 1] && app.trace.passes[app.passIndex + 1].graph;
-  if (app.stopAfter && !hasNext && el >= pulseDur && app.step >= app.model.steps.length) {
-    app.stopAfter = false;
+  const hasNext = state.trace && state.trace.passes[state.passIndex + 1] && state.trace.passes[state.passIndex + 1].graph;
+  if (stopAfter && !hasNext && el >= pulseDur && state.step >= state.model.steps.length) {
+    stopAfter = false;
     stopPlaying();
     graph.animate(1);
     return;
   }
-  if (app.playing || el < pulseDur) raf = requestAnimationFrame(tick);
+  if (state.playing || el < pulseDur) raf = requestAnimationFrame(tick);
 }
 function startPulse() {
   stepStart = performance.now();
-  app.graph.animate(0);
+  state.graph.animate(0);
   if (!raf) raf = requestAnimationFrame(tick);
 }
 export function play() {
-  if (!app.model) return;
-  if (app.step >= app.model.steps.length) setStep(0, { animate: false });
-  app.playing = true;
+  if (!state.model) return;
+  if (state.step >= state.model.steps.length) setStep(0, { animate: false });
+  set({ playing: true });
   setPlayButton();
-  stepStart = performance.now() - DURATIONS.step / app.speed; // first step immediately
+  stepStart = performance.now() - DURATIONS.step / state.speed; // first step immediately
   if (!raf) raf = requestAnimationFrame(tick);
 }
 export function stopPlaying() {
-  app.playing = false;
-  app.stopAfter = false;
+  set({ playing: false });
+  stopAfter = false;
   setPlayButton();
 }
 export function togglePlay() {
-  if (app.playing) stopPlaying();
+  if (state.playing) stopPlaying();
   else play();
 }
 function setPlayButton() {
   const b = $("play");
-  b.classList.toggle("playing", app.playing);
-  b.setAttribute("aria-label", app.playing ? "Pause" : "Play");
+  b.classList.toggle("playing", state.playing);
+  b.setAttribute("aria-label", state.playing ? "Pause" : "Play");
 }
 export function stepBy(d) {
   stopPlaying();
-  setStep(app.step + d, { animate: d > 0 });
+  setStep(state.step + d, { animate: d > 0 });
 }
 // Home / End: the start of the pass, or its end
 export function jumpTo(end) {
   stopPlaying();
-  setStep(end && app.model ? app.model.steps.length : 0, { animate: false });
+  setStep(end && state.model ? state.model.steps.length : 0, { animate: false });
 }
 
 // ---------------------------------------------------------------- transport controls
@@ -292,12 +291,11 @@ export function bindTransport() {
     o.textContent = `${s}×`;
     sp.appendChild(o);
   }
-  sp.value = String(app.speed);
+  sp.value = String(state.speed);
   sp.addEventListener("change", () => {
-    app.speed = parseFloat(sp.value);
-    scheduleUrl();
+    set({ speed: parseFloat(sp.value) });
   });
-  $("pass-select").addEventListener("change", (e) => openPass(parseInt(e.target.value, 10), { step: 0, autoplay: false, node: app.selected }));
+  $("pass-select").addEventListener("change", (e) => openPass(parseInt(e.target.value, 10), { step: 0, autoplay: false, node: state.selected }));
   $("pass-prev").addEventListener("click", () => stepPass(-1));
   $("pass-next").addEventListener("click", () => stepPass(1));
 }

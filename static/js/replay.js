@@ -1,6 +1,7 @@
 // Pure model of one pass: groups the trace's frames into timeline steps and replays them into
 // the state shown at step k (no DOM here). Step k = the first k steps applied; 0 = nothing run.
 import { add, flat, scalarOf } from "./values.js";
+import { CARRIED_KINDS } from "./framekinds.js";
 import { frameEffects } from "./frames.js";
 import { naming } from "./naming.js";
 import { lazyFrames } from "./lazyframes.js";
@@ -8,7 +9,6 @@ import { lazyFrames } from "./lazyframes.js";
 export { nodeName } from "./naming.js";
 
 const FOLDED_CHECKPOINTS = 160;
-const SILENT = new Set(["name", "module", "module_names", "requires_grad", "grad_mode", "detach"]);
 
 export class PassModel {
   constructor(trace, passIndex, opts = {}) {
@@ -67,7 +67,7 @@ export class PassModel {
 
   // ---- grouping -------------------------------------------------------------------------
   visible(f) {
-    if (SILENT.has(f.kind)) return false;
+    if (CARRIED_KINDS.has(f.kind)) return false;
     if (this.folded) {  // frames inside collapsed groups are steps too: their nodes are drawn when the step comes
       if (f.kind === "tensor") return this.known(f.id) && !(f.op && this.known(f.op) && this.opIds.has(f.op));
       if (f.kind === "op") return this.known(f.id);

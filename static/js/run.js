@@ -1,10 +1,11 @@
 // Running a program and receiving its trace: streamed (or POSTed), shown at once or as it comes.
-import { CLIENT_ID, runProgram, streamProgram } from "./api.js";
+import { traceSource } from "./api.js";
 import { DURATIONS } from "./config.js";
+import { $, setStatus } from "./dom.js";
 import { liveOutput } from "./figures.js";
 import { openPass, stopPlaying } from "./player.js";
 import { refreshInspector } from "./selection.js";
-import { $, app, setStatus } from "./state.js";
+import { set, state } from "./store.js";
 import { loadTrace, scheduleTraining, showError, showOutput, updateTraining } from "./views.js";
 
 // How a run is shown follows what the server sends, not the program text. Every run streams
@@ -15,40 +16,48 @@ import { loadTrace, scheduleTraining, showError, showOutput, updateTraining } fr
 // comes: the first pass plays while the loss curve grows, and the stream can be paused.
 const saysLongLoop = (msg) => msg.type === "pass" && !msg.pass.graph;
 
-const canStream = () => typeof TextDecoderStream !== "undefined" && !app.noStream;
+// The run under way: its stream (or its POST's abort), the messages held while the stream is paused.
+let stream = null;
+let abortRun = null;
+let streamQueue = [];
+let applyStreamMsg = null;  // the stream's own handler: the queue is replayed through it on resume
+let cancelTimer = null;
+let noStream = false;       // this server has no stream: every run POSTs
+
+const canStream = () => typeof TextDecoderStream !== "undefined" && !noStream;
 
 export async function run(opts = {}) {
-  const src = app.editor.text;
-  app.lastSource = src;
-  const seq = ++app.runSeq;
+  const src = state.editor.text;
+  const seq = state.runSeq + 1;
+  set({ lastSource: src, runSeq: seq });
   stopPlaying();
-  if (app.stream) app.stream.close();
-  app.stream = null;
+  if (stream) stream.close();
+  stream = null;
   setStreamControls(null);
   const t0 = performance.now();
-  app.metrics.current = { t0, firstFrame: null, live: false };
+  set({ metrics: { runs: state.metrics.runs, current: { t0, firstFrame: null, live: false } } });
   setStatus("running…");
   $("run").disabled = true;
-  app.inspector.resetRun();
-  clearTimeout(app.cancelTimer);
-  app.cancelTimer = setTimeout(() => seq === app.runSeq && $("run").disabled && ($("cancel").hidden = false), DURATIONS.cancelShown);
+  state.inspector.resetRun();
+  clearTimeout(cancelTimer);
+  cancelTimer = setTimeout(() => seq === state.runSeq && $("run").disabled && ($("cancel").hidden = false), DURATIONS.cancelShown);
   const finish = () => {
-    if (seq !== app.runSeq) return;
+    if (seq !== state.runSeq) return;
     $("run").disabled = false;
-    clearTimeout(app.cancelTimer);
+    clearTimeout(cancelTimer);
     if (!$("cancel").hidden && document.activeElement === $("cancel")) $("graph-wrap").focus({ preventScroll: true });
     $("cancel").hidden = true;
   };
   if (canStream() && !opts.noStream) return startStream(src, seq, opts, t0, finish);
   const ctrl = new AbortController();
-  app.abortRun = () => ctrl.abort();
+  abortRun = () => ctrl.abort();
   try {
-    const trace = await runProgram(src, { signal: ctrl.signal });
-    if (seq !== app.runSeq) return;
+    const trace = await traceSource.run(src, { signal: ctrl.signal });
+    if (seq !== state.runSeq) return;
     loadTrace(trace, opts);
     setStatus(statusText(trace, t0), !!trace.error);
   } catch (e) {
-    if (seq !== app.runSeq) return;
+    if (seq !== state.runSeq) return;
     showError({ type: "NetworkError", message: String(e.message || e) });
     setStatus("could not reach the server", true);
   } finally {
@@ -81,8 +90,8 @@ function startStream(src, seq, opts, t0, finish) {
   const trace = { stdout: "", error: null, variables: {}, ops: {}, passes: [], steps: [], figures: [], truncated: false, streaming: true };
   let output = null; // the output pane, filled as text and figures come (every streamed run)
   const out = () => output || (output = liveOutput($("stdout")));
-  app.streamPaused = false;
-  app.streamQueue = [];
+  set({ streamPaused: false });
+  streamQueue = [];
   let live = false; // shown as it comes (the server sent a summary pass)
   let shown = false; // a pass is open
   let over;
@@ -93,7 +102,7 @@ function startStream(src, seq, opts, t0, finish) {
   };
   const goLive = () => {
     live = true;
-    app.metrics.current.live = true;
+    set({ metrics: { runs: state.metrics.runs, current: { ...state.metrics.current, live: true } } });
     $("training").hidden = false;
     setStreamControls("streaming…");
     if (trace.passes.some((p) => p && p.graph)) {
@@ -104,7 +113,7 @@ function startStream(src, seq, opts, t0, finish) {
     }
   };
   const apply = (msg) => {
-    if (seq !== app.runSeq) return;
+    if (seq !== state.runSeq) return;
     if (msg.type === "pass") {
       const idx = msg.pass.index ?? trace.passes.length;
       const replacing = trace.passes[idx] != null;
@@ -113,12 +122,12 @@ function startStream(src, seq, opts, t0, finish) {
         if (saysLongLoop(msg)) goLive();
         return;
       }
-      if (shown && replacing && idx === app.passIndex && msg.pass.graph && app.model && app.model.pass !== msg.pass && !app.model.pass.graph) {
+      if (shown && replacing && idx === state.passIndex && msg.pass.graph && state.model && state.model.pass !== msg.pass && !state.model.pass.graph) {
         openPass(idx, {});
       }
       if (!shown && msg.pass.graph) {
         shown = true;
-        app.trace = trace;
+        set({ trace });
         loadTrace(trace, opts, { partial: true });
       } else {
         scheduleTraining();
@@ -145,7 +154,7 @@ function startStream(src, seq, opts, t0, finish) {
       trace.figures = Array.isArray(msg.figures) ? msg.figures : [];
       setStreamControls(null);
       if (!shown) loadTrace(trace, opts);
-      else if (opts.pass != null && opts.pass !== app.passIndex && trace.passes[opts.pass]) {
+      else if (opts.pass != null && opts.pass !== state.passIndex && trace.passes[opts.pass]) {
         showOutput(trace);
         updateTraining();
         openPass(opts.pass, { step: opts.step, node: opts.node });  // a share link's pass, once the run is whole
@@ -153,30 +162,30 @@ function startStream(src, seq, opts, t0, finish) {
         updateTraining();
         showOutput(trace);
         // names of modules and parameters are known now: redraw the open pass where it is
-        if (app.model) {
-          app.model.fillNames(trace);
-          app.model.nameAnonymous();
-          app.graph.render(app.model);
-          app.graph.update(app.model.stateAt(app.step), app.selected);
-          if (app.selected) refreshInspector();
+        if (state.model) {
+          state.model.fillNames(trace);
+          state.model.nameAnonymous();
+          state.graph.render(state.model);
+          state.graph.update(state.model.stateAt(state.step), state.selected);
+          if (state.selected) refreshInspector();
         }
       }
       setStatus(statusText(trace, t0), !!trace.error);
       end();
     }
   };
-  app.applyStreamMsg = apply;
-  app.stream = streamProgram(src, {
+  applyStreamMsg = apply;
+  stream = traceSource.stream(src, {
     onPass: (pass) => route({ type: "pass", pass }),
     onStep: (step) => route({ type: "step", step }),
     onStdout: (text) => route({ type: "stdout", text }),
     onFigure: (figure) => route({ type: "figure", figure }),
     onDone: (msg) => route({ ...msg, type: "done" }),
     onError: (err) => {
-      if (seq !== app.runSeq) return;
+      if (seq !== state.runSeq) return;
       $("stream-toggle").hidden = true;
       if (err.fallback) {
-        if (err.noStream) app.noStream = true; // the server has no stream: use POST from now on
+        if (err.noStream) noStream = true; // the server has no stream: use POST from now on
         finish();
         run({ ...opts, noStream: true }).then(over);
       } else if (trace.streaming) {
@@ -185,9 +194,9 @@ function startStream(src, seq, opts, t0, finish) {
     },
   });
   function route(msg) {
-    if (app.streamPaused) {
-      app.streamQueue.push(msg);
-      $("stream-status").textContent = `paused · ${app.streamQueue.length} message(s) waiting`;
+    if (state.streamPaused) {
+      streamQueue.push(msg);
+      $("stream-status").textContent = `paused · ${streamQueue.length} message(s) waiting`;
     } else {
       apply(msg);
       if (live && trace.streaming) $("stream-status").textContent = `streaming · ${trace.passes.filter(Boolean).length} passes`;
@@ -197,31 +206,31 @@ function startStream(src, seq, opts, t0, finish) {
 }
 
 function toggleStream() {
-  app.streamPaused = !app.streamPaused;
-  setToggle(app.streamPaused);
-  if (!app.streamPaused) {
-    const q = app.streamQueue;
-    app.streamQueue = [];
-    for (const m of q) app.applyStreamMsg(m);
+  set({ streamPaused: !state.streamPaused });
+  setToggle(state.streamPaused);
+  if (!state.streamPaused) {
+    const q = streamQueue;
+    streamQueue = [];
+    for (const m of q) applyStreamMsg(m);
   }
 }
 
 // Stop the running program: its answer is ignored, the server kills its process, the last result stays.
 export function cancelRun() {
   if (!$("run").disabled) return;
-  app.runSeq++;  // every callback of the cancelled run is ignored from here on
-  if (app.stream) app.stream.close();
-  app.stream = null;
-  if (app.abortRun) app.abortRun();
-  app.abortRun = null;
-  fetch("/api/cancel", { method: "POST", headers: { "X-Client-Id": CLIENT_ID } }).catch(() => {});
+  set({ runSeq: state.runSeq + 1 });  // every callback of the cancelled run is ignored from here on
+  if (stream) stream.close();
+  stream = null;
+  if (abortRun) abortRun();
+  abortRun = null;
+  traceSource.cancel();
   setStreamControls(null);
-  clearTimeout(app.cancelTimer);
+  clearTimeout(cancelTimer);
   $("cancel").hidden = true;
   $("run").disabled = false;
   $("graph-wrap").focus({ preventScroll: true });
   setStatus("cancelled: the last result is still shown");
-  document.body.dataset.ready = String(app.runSeq);
+  document.body.dataset.ready = String(state.runSeq);
 }
 
 export function bindRun() {

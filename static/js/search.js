@@ -1,11 +1,12 @@
 // Search the graph by tensor name or op ("/" or Ctrl+F in the graph): a folded pass asks the server
 // (GET /api/runs/{run}/passes/{k}/search, it knows what the folds hide), an unfolded one searches the
 // drawn nodes; Enter or a click reveals the result (expand its groups, centre, highlight).
+import { traceSource } from "./api.js";
 import { NAVIGATION } from "./config.js";
+import { $, setStatus } from "./dom.js";
 import "./graphapi.js";
-import { nodeName } from "./naming.js";
-import { OFFLINE } from "./offline.js";
-import { $, app, setStatus } from "./state.js";
+import { searchGraph } from "./graphsearch.js";
+import { state } from "./store.js";
 
 const S = NAVIGATION.search;
 let results = [];
@@ -15,54 +16,18 @@ let timer = null;
 let shownFor = null;     // the pass model the results were found in
 
 function folded() {
-  const g = app.model && app.model.graph;
+  const g = state.model && state.model.graph;
   return !!(g && g.folded && g.run != null);
 }
 
-// Every drawn node (and, offline, every node of the folds' payloads) whose name, label, op or grad_fn holds q.
-export function searchLocal(q, limit = S.limit) {
-  const g = app.model && app.model.graph;
-  if (!g) return { results: [], total: 0 };
-  const needle = q.toLowerCase();
-  const found = [];
-  const consider = (n, path) => {
-    const hay = [nodeName(n), n.name, n.label, n.op, n.grad_fn].filter(Boolean).join("\u0000").toLowerCase();
-    if (!hay.includes(needle)) return;
-    const label = n.kind === "group" ? n.label : nodeName(n);
-    found.push({ id: n.id, label, kind: n.kind, op: n.op || null, name: n.name || null, path,
-      starts: String(label).toLowerCase().startsWith(needle) ? 0 : 1 });
-  };
-  for (const n of g.nodes) consider(n, []);
-  // the offline file carries the folds' contents: search them too, with the path that opens them
-  for (const [gid, payload] of Object.entries(g.payloads || {})) {
-    const path = [];
-    for (let id = gid; id && g.tree && g.tree[id]; id = g.tree[id].parent) path.unshift(id);
-    for (const n of payload.nodes || []) if (n.kind !== "group") consider(n, path);
-  }
-  found.sort((a, b) => a.starts - b.starts);
-  return { results: found.slice(0, limit).map(({ starts, ...r }) => r), total: found.length };
-}
-
-async function searchServer(q) {
-  const g = app.model.graph;
-  const url = `/api/runs/${encodeURIComponent(g.run)}/passes/${encodeURIComponent(g.pass_index ?? app.passIndex)}/search?q=${encodeURIComponent(q)}&limit=${S.limit}`;
-  const r = await fetch(url);
-  const body = await r.json().catch(() => null);
-  if (!r.ok) {
-    const msg = body && body.error ? body.error.message : `search: HTTP ${r.status}`;
-    throw new Error(msg);
-  }
-  return body;
-}
-
 export function pathText(path) {
-  const tree = (app.model && app.model.graph && app.model.graph.tree) || {};
+  const tree = (state.model && state.model.graph && state.model.graph.tree) || {};
   return (path || []).map((gid) => (tree[gid] ? tree[gid].label : gid)).join(S.pathSeparator);
 }
 
 function show(list, total, note = "") {
   results = list;
-  shownFor = app.model;
+  shownFor = state.model;
   active = list.length ? 0 : -1;
   const ul = $("search-results");
   ul.replaceChildren();
@@ -116,9 +81,9 @@ export function closeResults() {
 async function find(q) {
   const me = ++seq;
   q = q.trim();
-  if (q.length < S.minChars || !app.model) return closeResults();
+  if (q.length < S.minChars || !state.model) return closeResults();
   try {
-    const got = folded() && !OFFLINE ? await searchServer(q) : searchLocal(q);
+    const got = folded() ? await traceSource.search(state.model.graph, state.passIndex, q, S.limit) : searchGraph(state.model.graph, q, S.limit);
     if (me !== seq) return;  // a newer query answered first
     show(got.results || [], got.total ?? (got.results || []).length);
   } catch (err) {
@@ -128,11 +93,11 @@ async function find(q) {
 
 async function choose(i) {
   const r = results[i];
-  if (!r || !app.graph || !app.graph.reveal) return;
+  if (!r || !state.graph || !state.graph.reveal) return;
   closeResults();
   $("search-input").blur();
   try {
-    await app.graph.reveal(r.id, r.path || []);
+    await state.graph.reveal(r.id, r.path || []);
   } catch (err) {
     setStatus(err.message || String(err), true);
   }
@@ -167,7 +132,7 @@ export function bindSearch() {
   input.addEventListener("input", () => {
     clearTimeout(timer);
     // a folded pass asks the server: wait for a pause in the typing; locally answer at once
-    timer = setTimeout(() => find(input.value), folded() && !OFFLINE ? S.debounceMs : 0);
+    timer = setTimeout(() => find(input.value), folded() && !traceSource.offline ? S.debounceMs : 0);
   });
   input.addEventListener("keydown", onKey);
   input.addEventListener("blur", () => setTimeout(closeResults, 0));
@@ -185,7 +150,7 @@ export function bindSearch() {
   });
   // results belong to a pass: another pass drawn closes them (the same pass drawn again keeps them)
   document.addEventListener("fg:graph-drawn", () => {
-    if (shownFor === app.model) return;
+    if (shownFor === state.model) return;
     results = [];
     closeResults();
   });

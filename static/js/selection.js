@@ -1,21 +1,20 @@
 // The selected node: its highlight in the graph, the inspector column and what the inspector shows.
-import { $, app } from "./state.js";
-import { scheduleUrl } from "./share.js";
+import { $ } from "./dom.js";
+import { set, state } from "./store.js";
 
 export function select(id) {
-  app.selected = id;
+  set({ selected: id });
   const layout = $("layout");
   const wasHidden = layout.classList.contains("no-inspector");
   layout.classList.toggle("no-inspector", !id);
-  if (wasHidden !== !id) requestAnimationFrame(() => app.graph.checkInView());
-  if (app.model) app.graph.update(app.model.stateAt(app.step), id);
+  if (wasHidden !== !id) requestAnimationFrame(() => state.graph.checkInView());
+  if (state.model) state.graph.update(state.model.stateAt(state.step), id);
   if (id) refreshInspector();
-  else app.inspector.clear();
-  scheduleUrl();
+  else state.inspector.clear();
 }
 
 export function refreshInspector() {
-  if (!app.model || !app.selected) return;
-  app.inspector.show(app.model, app.model.stateAt(app.step), app.selected,
-    { theme: app.theme, maxAbs: app.graph.maxAbs, ops: app.trace.ops || {} });
+  if (!state.model || !state.selected) return;
+  state.inspector.show(state.model, state.model.stateAt(state.step), state.selected,
+    { theme: state.theme, maxAbs: state.graph.maxAbs, ops: state.trace.ops || {} });
 }

@@ -1,21 +1,23 @@
-// Share: the URL hash follows the program, pass, step and node shown; copy link, copy program.
-import { classStateChanged } from "./classroom.js";
+// Share: the URL hash follows the program, pass, step and node shown (a store subscriber); copy link, copy program.
 import { DURATIONS } from "./config.js";
-import { $, app, setStatus } from "./state.js";
+import { $, setStatus } from "./dom.js";
+import { state, subscribe } from "./store.js";
 import { encodeProgram, shareUrl, writeUrl } from "./urlstate.js";
+
+// the fields the URL is made of (urlstate.js PROPS)
+const URL_FIELDS = ["program", "examples", "exampleId", "model", "passIndex", "step", "selected", "speed", "projector", "theme", "themeFromUrl"];
 
 let urlTimer = null;
 let encodedFor = null, encoded = null;
 
-export function scheduleUrl() {
-  classStateChanged();  // a class session's followers see every change, not only the URL
+function scheduleUrl() {
   clearTimeout(urlTimer);
   urlTimer = setTimeout(updateUrl, DURATIONS.urlWrite);
 }
 
 async function currentUrlState() {
-  const text = app.editor.text;
-  const ex = app.examples.find((e) => e.id === app.exampleId);
+  const text = state.editor.text;
+  const ex = state.examples.find((e) => e.id === state.exampleId);
   let program = null, example = null;
   if (ex && ex.source === text) example = ex.id;
   else {
@@ -27,12 +29,12 @@ async function currentUrlState() {
   }
   return {
     program, example,
-    pass: app.model ? app.passIndex : 0,
-    step: app.model && app.step !== app.model.steps.length ? app.step : null,
-    node: app.selected,
-    speed: app.speed,
-    projector: app.projector,
-    theme: app.themeFromUrl ? app.theme : null,
+    pass: state.model ? state.passIndex : 0,
+    step: state.model && state.step !== state.model.steps.length ? state.step : null,
+    node: state.selected,
+    speed: state.speed,
+    projector: state.projector,
+    theme: state.themeFromUrl ? state.theme : null,
   };
 }
 
@@ -55,6 +57,7 @@ async function copyText(text, what) {
 }
 
 export function bindShare() {
+  subscribe(URL_FIELDS, scheduleUrl);
   $("copy-link").addEventListener("click", async () => copyText(shareUrl(await currentUrlState()), "Link"));
-  $("copy-program").addEventListener("click", () => copyText(app.editor.text, "Program"));
+  $("copy-program").addEventListener("click", () => copyText(state.editor.text, "Program"));
 }

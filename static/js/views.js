@@ -1,13 +1,14 @@
 // A trace into the page: the output and error panel, the training panel (passes, loss curve), the pass to open.
+import { $ } from "./dom.js";
 import { renderOutput } from "./figures.js";
 import { graphPasses, nearestGraphPass, openPass, setTimeline } from "./player.js";
 import { hintFor } from "./hints.js";
-import { $, app } from "./state.js";
+import { set, state } from "./store.js";
 import { num } from "./values.js";
 
 export function showError(err) {
   const box = $("error");
-  const editor = app.editor;
+  const editor = state.editor;
   if (!err) {
     box.hidden = true;
     box.replaceChildren();
@@ -44,19 +45,19 @@ export function showOutput(trace) {
 }
 
 export function loadTrace(trace, opts = {}, { partial = false } = {}) {
-  app.trace = trace;
+  set({ trace });
   showOutput(trace);
   const passes = graphPasses();
   updateTraining();
   if (!passes.length) {
-    app.model = null;
-    app.graph.viewport.replaceChildren();
-    if (app.graph.overlayVp) app.graph.overlayVp.replaceChildren();  // no pulse dot left from the last run
+    set({ model: null });
+    state.graph.viewport.replaceChildren();
+    if (state.graph.overlayVp) state.graph.overlayVp.replaceChildren();  // no pulse dot left from the last run
     $("empty").hidden = false;
     $("empty").textContent = trace.error ? "The program stopped before building a graph: see Output." : "This program built no graph (no tensor ops with requires_grad).";
     $("caption").replaceChildren();
     setTimeline();
-    requestAnimationFrame(() => (document.body.dataset.ready = String(app.runSeq)));
+    requestAnimationFrame(() => (document.body.dataset.ready = String(state.runSeq)));
     return;
   }
   $("empty").hidden = true;
@@ -79,7 +80,7 @@ export function scheduleTraining() {
 const passLabel = (p) => `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : p.folded ? " (too big to draw)" : " (recorded when opened)"}`;
 
 export function updateTraining() {
-  const t = app.trace;
+  const t = state.trace;
   const passes = t ? t.passes.filter(Boolean) : [];
   const withLoss = passes.filter((p) => p.loss != null).length;
   const updates = passes.some((p) => (p.frames || []).some((f) => f.kind === "optim_step"));
@@ -101,7 +102,7 @@ export function updateTraining() {
     if (o.disabled !== disabled) o.disabled = disabled;
   });
   while (opts.length > passes.length) sel.remove(opts.length - 1);
-  sel.value = app.model ? String(app.passIndex) : cur;
+  sel.value = state.model ? String(state.passIndex) : cur;
   $("training").hidden = !training;
   if (!training) return;
   const xs = [], ys = [];
@@ -115,5 +116,5 @@ export function updateTraining() {
       ys.push(num(s.loss));
     }
   });
-  app.lossChart.setData(xs, ys);
+  state.lossChart.setData(xs, ys);
 }
