@@ -1,8 +1,8 @@
 """One self-contained ``.html`` file: the page's ES modules, styles, KaTeX fonts and a recorded trace inline.
 
 The page is ES modules with relative imports and import cycles, so it is not concatenated. Each
-module's relative specifiers (``"./state.js"``, ``"../vendor/d3.js"``, ``import("../vendor/katex/katex.js")``)
-are rewritten to bare names (``"fg/js/state.js"``, ``"fg/vendor/d3.js"``), the sources go in as JSON, and
+module's relative specifiers (``"./store.js"``, ``"../vendor/d3.js"``, ``import("../vendor/katex/katex.js")``)
+are rewritten to bare names (``"fg/js/store.js"``, ``"fg/vendor/d3.js"``), the sources go in as JSON, and
 a small classic loader (``LOADER``) turns each into a Blob URL, maps the bare names to them with an
 ``<script type="importmap">`` and imports ``fg/js/main.js``. Cycles need no order: an import map only
 names URLs. Works from ``file://`` (origin "null"). Stylesheets the page loads on first use (KaTeX,
