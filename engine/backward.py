@@ -137,14 +137,22 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
     # Count each node's incoming edges so it runs only once all its gradients have arrived.
     deps = {}
     grads_in = {}
-    starts = []
-    multi = False  # a custom Function with several outputs is in the graph: its gradients travel one per output
-    for t, g0 in ((root, grad), *more_roots):
-        start = t._grad_fn if t._grad_fn is not None else accumulator(t)
-        if start not in grads_in:
-            starts.append(start)
-            multi = multi or start._multi
-        _add_root_grad(grads_in, start, t, g0)
+    if more_roots:  # autograd.grad of several outputs: a root another root reaches is walked once, from the start
+        starts = []
+        for t, g0 in ((root, grad), *more_roots):
+            start = t._grad_fn if t._grad_fn is not None else accumulator(t)
+            if start not in grads_in:
+                starts.append(start)
+            _add_root_grad(grads_in, start, t, g0)
+        multi = any(s._multi for s in starts)
+    else:
+        start = root._grad_fn if root._grad_fn is not None else accumulator(root)
+        starts = [start]
+        multi = start._multi  # a custom Function with several outputs: its gradients travel one per output
+        if multi:
+            _add_root_grad(grads_in, start, root, grad)
+        else:
+            grads_in[start] = grad
     stack = list(starts)
     while stack:
         for nxt, _ in stack.pop()._edges:
@@ -155,13 +163,17 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
                     deps[nxt] = 1
                     if nxt._multi:
                         multi = True
-                    if nxt not in grads_in:  # a root is walked once, from the start
+                    if not more_roots or nxt not in grads_in:
                         stack.append(nxt)
     parts_in = {} if rec is not None else None  # the separate gradients of fan-in nodes, to show their sum
     # a root another root reaches waits for that gradient too (autograd.grad([y.sum(), y], ...))
-    ready = [(-s._seq, 0, s) for s in starts if s not in deps]
-    heapq.heapify(ready)
+    if more_roots:
+        ready = [(-s._seq, 0, s) for s in starts if s not in deps]
+        heapq.heapify(ready)
+    else:
+        ready = [(-start._seq, 0, start)]  # one root: nothing reaches it
     pop, push = heapq.heappop, heapq.heappush
+    watched = apply_node is not None or record is not None
     order = 0
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph  # backward builds a graph only for higher-order gradients
@@ -186,9 +198,12 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
                 t = node._retain()
                 if t is not None:
                     retain(t, g, rec)
-            grads = node.apply(g) if apply_node is None else apply_node(node, g)
-            if record is not None:
-                record(rec, node, g, parts_in.pop(node, None), grads)
+            if watched:  # create_graph's recorded VJPs, or the recorder
+                grads = node.apply(g) if apply_node is None else apply_node(node, g)
+                if record is not None:
+                    record(rec, node, g, parts_in.pop(node, None), grads)
+            else:
+                grads = node.apply(g)
             if not retain_graph:
                 node.release()
             for (nxt, slot), gi in zip(node._edges, grads):

@@ -190,3 +190,9 @@ print(json.dumps([before, registry.Tensor is engine.Tensor, registry.new_tensor 
                   registry.Module is engine.nn.Module]))
 """
     assert _run(code) == [True, True, True, True, True, True]
+
+
+def test_no_engine_file_over_800_lines():
+    long = {str(p.relative_to(ROOT)): n for p in MODULES.values()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800}
+    assert long == {}
