@@ -5,9 +5,10 @@ name, the label the page draws, the LaTeX of each local derivative, whether back
 tensors (PyTorch frees those after backward, so only such nodes raise on a second backward) and
 which ones each VJP reads, whether the output is a view, whether the inputs broadcast, how the
 op's scalar parameters are written on the page, and the sizes it allocates (for the run's limits).
-The rows are added by the ops_* modules (one per kind of op, each VJP beside its forward) through
-`defop`; engine/ops.py imports them all and is where the table is looked up. Adding an op is a
-`defop` line there plus its case in tests/engine/test_gradcheck.py.
+The rows are added by the ops_* modules and linalg_ops (one per kind of op, each VJP beside its forward)
+through `defop`; engine/ops.py imports them all and is where the table is looked up. Adding an op is a
+`defop` line in the module of its kind plus its case in tests/engine/test_gradcheck.py (and, when its
+output can outgrow its inputs, a `sizes=` rule: tests/engine/test_op_sizes.py).
 VJPs take `(g, ans, *inputs, *params)` and return the gradient at the broadcast shape; the engine
 undoes broadcasting with `unbroadcast`. This module is the leaf of the engine: it imports nothing of it.
 """

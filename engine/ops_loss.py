@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .graphed import Graphed
-from .op_table import DIM, REDUCTION, _count, defop
+from .op_table import DIM, REDUCTION, Params, _count, defop
 from .ops_math import _is_bool, _no_bool, _sigmoid
 from .ops_shape import _scatter
 
@@ -203,3 +203,38 @@ defop("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0
       (_bce_logits_vjp_x, r"\frac{\sigma(x)-y}{n}"), (_bce_logits_vjp_y, r"-\frac{x}{n}"), needs=("ab", "ab"),
       broadcasts=True,
       params=REDUCTION)
+
+
+# ---------------------------------------------------------------- regression losses
+def smooth_l1(a, b, reduction, beta):
+    d = np.abs(a - b)
+    loss = d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
+
+
+def smooth_l1_vjp(g, ans, a, b, reduction, beta):
+    diff = a - b
+    local = np.sign(diff) if beta == 0 else np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
+    return _reduce_grad(g, diff.shape, reduction) * local
+
+
+def huber(a, b, reduction, delta):
+    d = np.abs(a - b)
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
+
+
+def huber_vjp(g, ans, a, b, reduction, delta):
+    diff = a - b
+    return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
+
+
+defop("smooth_l1_loss", "SmoothL1LossBackward0", "smooth_l1", smooth_l1,
+      (smooth_l1_vjp, r"\operatorname{clip}(\frac{a-b}{\beta})"),
+      (lambda g, *args: -smooth_l1_vjp(g, *args), r"-\operatorname{clip}(\frac{a-b}{\beta})"), needs=("ab", "ab"),
+      broadcasts=True, params=Params("reduction", ("reduction", "beta")))
+
+
+defop("huber_loss", "HuberLossBackward0", "huber", huber, (huber_vjp, r"\operatorname{clip}_{\delta}(a-b)"),
+      (lambda g, *args: -huber_vjp(g, *args), r"-\operatorname{clip}_{\delta}(a-b)"), needs=("ab", "ab"),
+      broadcasts=True, params=Params("reduction", ("reduction", "delta")))

@@ -1,4 +1,4 @@
-"""Op table rows: normalisation, embedding, activations, the regression losses and the recurrent cells' chunks."""
+"""Op table rows: normalisation, embedding and the activations (the modules of engine/nn/activation.py)."""
 from __future__ import annotations
 
 import math
@@ -179,42 +179,6 @@ def hardswish_vjp(g, ans, a):
     return g * np.where(a < -3, 0, np.where(a <= 3, (2 * a + 3) / 6, 1))
 
 
-# ---------------------------------------------------------------- regression losses
-def _reduce(x, reduction):
-    if reduction == "mean":
-        return x.sum() / x.dtype.type(x.size)
-    return x.sum() if reduction == "sum" else x
-
-
-def _reduce_grad(g, shape, reduction):
-    if reduction == "mean":
-        return np.broadcast_to(g / math.prod(shape), shape)
-    return np.broadcast_to(g, shape) if reduction == "sum" else g
-
-
-def smooth_l1(a, b, reduction, beta):
-    d = np.abs(a - b)
-    loss = d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
-
-
-def smooth_l1_vjp(g, ans, a, b, reduction, beta):
-    diff = a - b
-    local = np.sign(diff) if beta == 0 else np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
-    return _reduce_grad(g, diff.shape, reduction) * local
-
-
-def huber(a, b, reduction, delta):
-    d = np.abs(a - b)
-    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(loss.astype(np.result_type(a, b), copy=False), reduction)
-
-
-def huber_vjp(g, ans, a, b, reduction, delta):
-    diff = a - b
-    return _reduce_grad(g, diff.shape, reduction) * np.clip(diff, -delta, delta)
-
-
 def _embedding_sizes(arrays, params):
     return (np.shape(arrays[1]) + np.shape(arrays[0])[1:],)  # a row of the weight per index
 
@@ -286,14 +250,3 @@ defop("hardsigmoid", "HardsigmoidBackward0", "hardsigmoid", lambda a: np.clip(a 
 
 defop("threshold", "ThresholdBackward0", "threshold", lambda a, th, v: np.where(a > th, a, v).astype(a.dtype),
       (lambda g, ans, a, th, v: g * (a > th), r"\mathbb{1}[a>t]"), needs=("a",), params=Params("args", ("threshold", "value")))
-
-
-defop("smooth_l1_loss", "SmoothL1LossBackward0", "smooth_l1", smooth_l1,
-      (smooth_l1_vjp, r"\operatorname{clip}(\frac{a-b}{\beta})"),
-      (lambda g, *args: -smooth_l1_vjp(g, *args), r"-\operatorname{clip}(\frac{a-b}{\beta})"), needs=("ab", "ab"),
-      broadcasts=True, params=Params("reduction", ("reduction", "beta")))
-
-
-defop("huber_loss", "HuberLossBackward0", "huber", huber, (huber_vjp, r"\operatorname{clip}_{\delta}(a-b)"),
-      (lambda g, *args: -huber_vjp(g, *args), r"-\operatorname{clip}_{\delta}(a-b)"), needs=("ab", "ab"),
-      broadcasts=True, params=Params("reduction", ("reduction", "delta")))
