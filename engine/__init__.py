@@ -1,5 +1,12 @@
-"""flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset."""
-from . import allocator, autograd, nn, optim, utils
+"""flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset.
+
+Importing it changes no process state (the worker's process setup tunes malloc: engine/allocator.py) and loads
+the core only: torch.nn, torch.optim and torch.utils load on first use (PEP 562 `__getattr__` below), so a
+process that needs only the trace contract or the op table (the HTTP server) never loads them.
+"""
+import importlib as _importlib
+
+from . import autograd, linalg, random
 from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     Variable,
@@ -27,15 +34,15 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .device import accelerator, backends, cuda, device, get_default_device, set_default_device
+from .device import accelerator, backends, cuda, device, get_default_device, reset_default_device, set_default_device
 from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
 from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
-from .formatting import get_printoptions, set_printoptions
+from .formatting import get_printoptions, reset_printoptions, set_printoptions
 
 # Tensor functions tutorials use (issue 9 section 5)
-from .functional import (  # noqa: E402, F811
+from .functional import (  # noqa: F811
     abs,
     add,
     allclose,
@@ -130,11 +137,13 @@ from .functional import (  # noqa: E402, F811
     var,
     where,
 )
+
+# torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
+from .linalg import amax, amin
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
 
-allocator.tune_malloc()  # freed step temporaries stay reusable heap, not fresh page faults next step
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
 # torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
 for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
@@ -142,22 +151,26 @@ for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum 
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 
-# torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
-from . import linalg  # noqa: E402
-from .linalg import amax, amin  # noqa: E402
+# The heavy surface, loaded on first use: `torch.nn`, `from engine import optim`, `torch.utils.data`.
+_LAZY = ("nn", "optim", "utils")
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _importlib.import_module(f"{__name__}.{name}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def reset_run_state():
     """Fresh process-wide state for a new program run: grad mode on, default seed, no recorder or limits."""
-    from . import random
-
     STATE.grad_enabled = True
     STATE.recorder = None
     STATE.limits = None
     random.manual_seed(random.DEFAULT_SEED)
-    from .device import reset_default_device
-    from .formatting import reset_printoptions
-
     reset_default_device()
     reset_printoptions()
 

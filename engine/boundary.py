@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import registry
+from .dtypes import dtype
+
 NUMERIC_KINDS = "biuf"  # numpy dtype kinds a tensor may hold: bool, int, uint, float
 _NUMBERS = (int, float, np.integer, np.floating, np.bool_)  # bool is an int
 _TEXT_LIMIT = 200
@@ -29,8 +32,7 @@ def type_name(x) -> str:
 
 
 def is_tensor(x) -> bool:
-    # NOTE: dispatch.Tensor is set once the class exists; an import here per call cost ~2 µs on every F.* call.
-    return isinstance(x, dispatch.Tensor)
+    return isinstance(x, registry.Tensor)  # engine/tensor.py registers the class (it is defined above this layer)
 
 
 def expect_tensor(x, fn: str, arg: str, position: int) -> None:
@@ -90,7 +92,6 @@ def plain_text(value, limit: int = _TEXT_LIMIT) -> str:
                 if (i and not put(", ")) or not walk(x, depth + 1):
                     return False
             return put("]" if t is list else ",)" if len(v) == 1 else ")")
-        from .dtypes import dtype
         if isinstance(v, dtype):
             return put(repr(v))
         if is_tensor(v) and v._data.size <= 16:
@@ -162,7 +163,3 @@ def infer_error(data) -> Exception:
         elif not (is_number(v) or is_tensor(v)):
             return RuntimeError(f"Could not infer dtype of {type_name(v)}")
     return RuntimeError(f"Could not infer dtype of {type_name(data)}")
-
-
-# Last: dispatch imports names from this module, and registers the Tensor class that is_tensor checks.
-from . import dispatch  # noqa: E402

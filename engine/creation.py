@@ -8,85 +8,10 @@ import sys
 import numpy as np
 
 from . import device as devices
-from . import dtypes, random
+from . import dtypes, random, registry
 from .autograd import STATE
-from .boundary import infer_error
-from .tensor import Tensor
-
-
-def _check(shape):
-    """Refuse a tensor above the run's limits before numpy allocates it."""
-    limits = STATE.limits
-    if limits is not None:
-        limits.before_alloc(shape)
-
-
-def _np_dtype(dtype, default=dtypes.NP_F32):
-    if dtype is None:
-        return default
-    if isinstance(dtype, dtypes.dtype):
-        return dtype.np
-    if dtype is float:
-        return dtypes.NP_F32
-    if dtype is int:
-        return np.dtype(np.int64)
-    if dtype is bool:
-        return np.dtype(np.bool_)
-    raise TypeError(f"dtype must be a torch.dtype, not {type(dtype).__name__}")
-
-
-def _nested_shape(data):
-    """Shape of nested lists, walked without recursion, with numel checked before numpy copies them.
-    Ranges are lists to numpy, and a tensor at the bottom adds its own dims (numpy copies its elements)."""
-    shape = []
-    level = data
-    while isinstance(level, (list, tuple, range)):
-        shape.append(len(level))
-        if not level:
-            break
-        level = level[0]
-    if isinstance(level, Tensor) and shape and shape[-1]:
-        shape.extend(level._data.shape)
-    return shape
-
-
-def _to_array(data, dtype=None):
-    if isinstance(data, Tensor):
-        arr = np.array(data._data, dtype=_np_dtype(dtype, data._data.dtype))
-        return arr
-    if isinstance(data, (list, tuple, range)):
-        _check(_nested_shape(data))
-        flat = _unwrap(data)
-        try:
-            arr = np.array(flat)
-        except ValueError:
-            raise ValueError(f"expected sequence of length {len(data[0]) if data and isinstance(data[0], (list, tuple)) else 0} "
-                             "at dim 1 (got a ragged list)") from None
-        if arr.dtype == object:
-            raise infer_error(data)  # objects: tensors hold numbers only
-    else:
-        arr = np.asarray(data)
-    if dtype is not None:
-        return arr.astype(_np_dtype(dtype))
-    if arr.dtype.kind == "f":
-        return arr.astype(dtypes.NP_F32) if arr.dtype != dtypes.NP_F32 and not isinstance(data, np.ndarray) else arr
-    if arr.dtype.kind in "iu":
-        return arr.astype(np.int64) if not isinstance(data, np.ndarray) else arr
-    if arr.dtype.kind == "b":
-        return arr
-    raise infer_error(data)
-
-
-def _unwrap(data):
-    """Replace 0-d tensors inside nested lists by their numbers (torch.tensor([t1, t2]) works)."""
-    if isinstance(data, (list, tuple)):
-        if data and not isinstance(data[0], (list, tuple, Tensor)):
-            return data
-        return [_unwrap(x) for x in data]
-    if isinstance(data, Tensor):
-        return data.item() if data._data.size == 1 else data._data
-    return data
-
+from .outparam import write_out
+from .tensor import Tensor, _check, _nested_shape, _np_dtype, _to_array, _unwrap  # noqa: F401 — shared with factories
 
 GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
 
@@ -198,7 +123,6 @@ def _made(arr, requires_grad, out):
     """A factory's result: a new leaf, or written into `out` (resized as torch resizes it)."""
     if out is None:
         return _leaf(arr, requires_grad)
-    from .outparam import write_out
 
     return write_out(out, arr)
 
@@ -360,7 +284,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     devices.resolve(device, "normal")
     if out is not None:
         _check_out(out, "normal")
-        from .outparam import write_out
 
         return write_out(out, normal(mean, std, size, generator=generator, dtype=dtype or out.dtype)._data)
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
@@ -453,3 +376,6 @@ def randint_like(t, low, high=None, *, dtype=None, requires_grad=False, generato
                  pin_memory=False, memory_format=None) -> Tensor:
     return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator,
                    device=device)
+
+
+registry.new_tensor = tensor  # an operand given as a list or an ndarray (`x + [1, 2]`) becomes a tensor

@@ -3,23 +3,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from .autograd import NODE_CLASSES, STATE, accumulator, edge_of
+from . import dtypes, registry
 from .boundary import NUMERIC_KINDS, not_numeric
+from .grad_mode import STATE
+from .nodes import NODE_CLASSES, accumulator, edge_of
 from .ops import OPS
 
 _F32 = dtypes.NP_F32
 _F64 = dtypes.NP_F64
 _REAL = (int, float, bool, np.number, np.bool_)
 
-# engine.tensor sets this to the Tensor class right after defining it (the class inherits its op methods from
-# modules that import this one, so it can't be imported here); apply reads it as a plain module global, the mixins
-# (off the hot path) as dispatch.Tensor.
-Tensor = None
-
-
 def _edge(x):
-    if isinstance(x, Tensor) and x._requires_grad:
+    if isinstance(x, registry.Tensor) and x._requires_grad:
         return edge_of(x)
     return (None, 0)
 
@@ -38,6 +33,7 @@ def refused(op, inputs, error, params=()):
 
 def apply(op, inputs, params=()):
     """Run one op-table primitive: forward in numpy, then (if needed) its graph node and record."""
+    Tensor = registry.Tensor  # defined above this layer (engine/tensor.py), which registers it
     arrays = []
     needs_grad = False
     wants_f64 = False
@@ -118,12 +114,10 @@ def _broadcast_message(arrays):
 
 
 def _as_tensor_operand(x):
-    if isinstance(x, Tensor) or isinstance(x, _REAL):
+    if isinstance(x, registry.Tensor) or isinstance(x, _REAL):
         return x
     if isinstance(x, (list, tuple, np.ndarray)):  # an ndarray operand is a tensor of its dtype, as in torch
-        from .creation import tensor
-
-        return tensor(x)
+        return registry.new_tensor(x)
     return NotImplemented
 
 
@@ -172,3 +166,6 @@ def _infer_shape(shape, numel):
     elif known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
+
+
+registry.apply = apply  # Graphed runs the rules' numpy calls as table ops

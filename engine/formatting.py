@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .autograd import STATE
+from .grad_mode import STATE
 
 
 class PrintOptions:

@@ -11,9 +11,11 @@ import weakref
 
 import numpy as np
 
-from . import autograd
-from .autograd import FREED_MESSAGE, STATE, edge_of, source_lines, user_code
-from .ops import ARGS, Op
+from . import registry
+from .grad_mode import FREED_MESSAGE, STATE, _seq, no_grad
+from .graphed import Graphed
+from .nodes import _retain, edge_of, source_lines, user_code
+from .op_table import ARGS, Op, unbroadcast
 
 
 class FunctionCtx:
@@ -29,7 +31,7 @@ class FunctionCtx:
         self.needs_input_grad = ()
 
     def save_for_backward(self, *tensors):
-        Tensor = autograd._tensor_cls()
+        Tensor = registry.Tensor
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
@@ -71,7 +73,7 @@ class BackwardCFunction:
         self._edges = edges
         self._out_meta = out_meta  # (shape, dtype) per output, to make a missing gradient zeros
         self._outputs = outputs  # weakrefs to the output tensors (None for a non-tensor output)
-        self._seq = next(autograd._seq)
+        self._seq = next(_seq)
         self._freed = False
         self._retain = None  # (the loop's single-output retain_grad; outputs here are retained by `_retains`)
         self._retains = None  # {output number: weakref to the tensor} that called retain_grad()
@@ -115,14 +117,14 @@ class BackwardCFunction:
         return source_lines(self._backward)
 
     def apply(self, grads):
-        Tensor = autograd._tensor_cls()
+        Tensor = registry.Tensor
         ctx = self.ctx
         if self._retains:  # after the outputs' hooks (run_backward ran them), as torch retains
             rec = STATE.recorder
             for i, ref in self._retains.items():
                 t = ref()
                 if t is not None and grads[i] is not None:
-                    autograd._retain(t, grads[i], rec)
+                    _retain(t, grads[i], rec)
         args = []
         limits = STATE.limits
         for g, (shape, dtype) in zip(grads, self._out_meta):
@@ -139,7 +141,7 @@ class BackwardCFunction:
     def apply_graphed(self, grads):
         """Under create_graph: the program's backward runs on the gradient tensors themselves with grad mode on, so
         the ops it makes are recorded and its gradients can be differentiated again (as PyTorch's engine does)."""
-        Tensor = autograd._tensor_cls()
+        Tensor = registry.Tensor
         ctx = self.ctx
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
@@ -187,10 +189,8 @@ class BackwardCFunction:
                 raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got "
                                    f"{list(arr.shape)} but expected shape compatible with {list(shape)}")
             if graphed:  # a recorded sum back to the input's shape and a recorded cast: the gradient stays a graph
-                from .graphed import Graphed
-
                 gg = Graphed(g)
-                gg = autograd.unbroadcast(gg, tuple(shape)) if gg.shape != tuple(shape) else gg
+                gg = unbroadcast(gg, tuple(shape)) if gg.shape != tuple(shape) else gg
                 out.append((gg.astype(dtype) if gg.dtype != dtype else gg).t)
                 continue
             arr = _sum_to(np.asarray(arr), shape)
@@ -211,7 +211,7 @@ class _FunctionOp:
     """What the recorder and the page read of an op, for one Function (it is not in the op table)."""
 
     __slots__ = ("name", "grad_fn", "label", "latex", "saves", "variadic", "needs", "view", "broadcasts", "params",
-                 "vjps", "params_meta")
+                 "vjps", "params_meta", "sizes", "flops")
 
     def __init__(self, fn_name, n_inputs, in_meta):
         self.name = "autograd_function"
@@ -226,6 +226,7 @@ class _FunctionOp:
         self.params = ARGS
         self.vjps = (None,) * n_inputs
         self.params_meta = in_meta
+        self.sizes = self.flops = None  # its forward is the program's code, run on tensors (each op checks itself)
 
 
 assert set(_FunctionOp.__slots__) >= set(Op.__slots__) - {"forward"}  # the recorder reads an Op's fields
@@ -254,20 +255,18 @@ def _expandable(shape, grad_shape):
 def _sum_to(g, shape):
     if g.shape == tuple(shape):
         return g
-    return autograd.unbroadcast(g, tuple(shape))
+    return unbroadcast(g, tuple(shape))
 
 
 def apply_function(fn_name, forward, backward, args, kwargs=None, setup_context=None, node_name=None):
     """`Fn.apply(*args, **kwargs)` for a Function named `fn_name` with these forward/backward callables. With
     `setup_context` (torch 2's style) forward takes no ctx and `setup_context(ctx, inputs, output)` fills it."""
-    Tensor = autograd._tensor_cls()
+    Tensor = registry.Tensor
     kwargs = kwargs or {}
     ctx = FunctionCtx(fn_name)
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     rec = STATE.recorder
     with user_code():
-        from .autograd import no_grad
-
         with no_grad():
             if setup_context is None:
                 result = forward(ctx, *args, **kwargs)
@@ -327,11 +326,9 @@ def once_differentiable(fn):
     gradients hang from an `Error` node, so differentiating them again raises torch's error (not a silent zero)."""
 
     def wrapper(ctx, *args):
-        from .autograd import no_grad
-
         with no_grad():
             outputs = fn(ctx, *args)
-        Tensor = autograd._tensor_cls()
+        Tensor = registry.Tensor
         if not STATE.grad_enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
         single = not isinstance(outputs, tuple)

@@ -7,103 +7,23 @@ import numpy as np
 
 from . import einsum_parse
 from .boundary import check_where, expect_tensor
-from .dispatch import refused
+from .creation import tensor
 from .ops import OPS
-from .product_errors import check_matmul
 from .tensor import _REAL, Tensor, _dim, apply
+from .tensor_index import _index_key, index  # noqa: F401 — torch's functional forms of Tensor methods
+from .tensor_math import matmul  # noqa: F401 — torch.matmul
 
 
 def _t(x):
     if isinstance(x, Tensor):
         return x
-    from .creation import tensor
-
     return tensor(x)
-
-
-def matmul(a, b):
-    a, b = _t(a), _t(b)
-    da, db = a.ndim, b.ndim
-    try:
-        check_matmul(a.shape, b.shape)  # torch's message for each case (engine/product_errors.py)
-    except RuntimeError as e:  # recorded as the product that failed: the page draws it red with both shapes
-        raise refused(OPS["mm"], (a, b), e) from None
-    if da == 1 and db == 1:
-        return apply(OPS["dot"], (a, b))
-    if da == 2 and db == 2:
-        return apply(OPS["mm"], (a, b))
-    if da == 2 and db == 1:
-        return apply(OPS["mv"], (a, b))
-    if da == 1 and db == 2:
-        return apply(OPS["matmul_squeeze"], (apply(OPS["mm"], (a.unsqueeze(0), b)),), ((0,),))
-    if db == 2:
-        # PyTorch folds the batch dims into one matrix: view → mm → view back.
-        lead = a.shape[:-1]
-        folded = a.reshape(-1, a.shape[-1])
-        return apply(OPS["unsafe_view"], (apply(OPS["mm"], (folded, b)),), (lead + (b.shape[-1],),))
-    if da == 1:
-        return apply(OPS["squeeze_dim"], (matmul(a.unsqueeze(0), b),), (-2 % (db),))
-    if db == 1:
-        return apply(OPS["squeeze_dim"], (matmul(a, b.unsqueeze(-1)),), (da - 1,))
-    out = apply(OPS["bmm"], (a, b))
-    return apply(OPS["unsafe_view"], (out,), (out.shape,))
 
 
 mm = Tensor.mm
 dot = Tensor.dot
 mv = Tensor.mv
 bmm = Tensor.bmm
-
-
-def _index_key(key):
-    """A numpy index from a torch one: tensors become arrays."""
-    if isinstance(key, tuple):
-        return tuple(_index_key(k) for k in key)
-    if isinstance(key, Tensor):
-        return np.asarray(key._data)
-    if isinstance(key, list):
-        return np.asarray([k.item() if isinstance(k, Tensor) else k for k in key])
-    return key
-
-
-def _is_advanced(k):
-    return isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor) and (k.ndim > 0 or k._data.dtype.kind == "b"))
-
-
-def index(t, key):
-    """t[key] as PyTorch builds it: one node per int (Select) and slice (Slice), Index for tensors."""
-    keys = key if isinstance(key, tuple) else (key,)
-    if any(_is_advanced(k) for k in keys):
-        return apply(OPS["index"], (t,), (_index_key(key),))
-    keys = tuple(k.item() if isinstance(k, Tensor) else k for k in keys)
-    explicit = builtins.sum(1 for k in keys if k is not None and k is not Ellipsis)
-    if explicit > t.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
-    out, dim = t, 0
-    for k in keys:
-        if k is None:
-            out = apply(OPS["unsqueeze"], (out,), (dim,))
-            dim += 1
-        elif k is Ellipsis:
-            dim += t.ndim - explicit
-        elif isinstance(k, slice):
-            size = out.shape[dim]
-            start, stop, step = k.indices(size)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            full = start == 0 and stop == size and step == 1
-            if not (full and len(keys) > 1):  # PyTorch skips a full `:` inside a multi-index
-                out = apply(OPS["slice"], (out,), ((slice(None),) * dim + (slice(start, stop, step),),))
-            dim += 1
-        elif isinstance(k, (int, np.integer)):
-            size = out.shape[dim]
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-            out = apply(OPS["select"], (out,), ((slice(None),) * dim + (int(k) % size,),))
-        else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             "valid indices (got " + type(k).__name__ + ")")
-    return out
 
 
 def cat(tensors, dim=0):

@@ -1,6 +1,6 @@
 """Graphed: a Tensor dressed as a numpy array, so the op table's VJP rules run on tensors (create_graph=True).
 
-The rules in engine/ops.py and engine/ops_nn.py are written with numpy functions, operators and ndarray
+The rules in the op table (engine/ops_*.py) are written with numpy functions, operators and ndarray
 methods. Handed Graphed values instead of arrays, every numpy call they make lands here (NEP 13
 `__array_ufunc__`, NEP 18 `__array_function__`) and becomes an op-table primitive through `apply`: a real,
 recorded graph node, so the gradient a rule returns can itself be differentiated. The rules stay the only copy
@@ -12,25 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
-_ENGINE = {}
+from . import registry
+from .op_table import ERF_UFUNC, OPS
 
 
-def _engine():
-    """apply, OPS and Tensor, looked up once (engine.ops imports this module's users)."""
-    if not _ENGINE:
-        from . import autograd
-        from .dispatch import apply
-        from .ops import OPS, unbroadcast
-        from .tensor import Tensor
-
-        _ENGINE.update(apply=apply, OPS=OPS, Tensor=Tensor, unbroadcast=unbroadcast, autograd=autograd)
-        # Every table op whose forward is a numpy ufunc is that ufunc's differentiable form (atan2, log1p, ...),
-        # unless mapped above (pow's scalar forms) or derivative-free (masks stay plain arrays).
-        for o in OPS.values():
-            f = o.forward
-            if isinstance(f, np.ufunc) and o.grad_fn and f.nin == len(o.vjps) and (f not in _UFUNCS or f in _COMPOSED):
-                _UFUNCS[f] = lambda *xs, name=o.name: op(name, xs)
-    return _ENGINE
+def map_table_ufuncs(table):
+    """Every table op whose forward is a numpy ufunc is that ufunc's differentiable form (atan2, log1p, ...),
+    unless mapped below (pow's scalar forms) or derivative-free (masks stay plain arrays). engine/ops.py calls
+    this once the table is complete."""
+    for o in table.values():
+        f = o.forward
+        if isinstance(f, np.ufunc) and o.grad_fn and f.nin == len(o.vjps) and (f not in _UFUNCS or f in _COMPOSED):
+            _UFUNCS[f] = lambda *xs, name=o.name: op(name, xs)
 
 
 def raw(x):
@@ -48,8 +41,7 @@ def _unwrap(x):
 
 def op(name, inputs, params=()):
     """One op-table primitive on Graphed / array operands; the result is Graphed."""
-    e = _engine()
-    return Graphed(e["apply"](e["OPS"][name], tuple(_unwrap(x) for x in inputs), params))
+    return Graphed(registry.apply(OPS[name], tuple(_unwrap(x) for x in inputs), params))
 
 
 def _axes(axis, ndim):
@@ -106,7 +98,7 @@ def as_graphed(x):
     """A constant array as a Graphed value (no gradient flows into it)."""
     if type(x) is Graphed:
         return x
-    return Graphed(_engine()["Tensor"]._wrap(np.asarray(x)))
+    return Graphed(registry.Tensor._wrap(np.asarray(x)))
 
 
 def _power(a, b):
@@ -204,11 +196,11 @@ def _split(x, indices, axis=0):
 
 
 def _concatenate(arrays, axis=0):
-    return Graphed(_engine()["apply"](_engine()["OPS"]["cat"], [as_graphed(a).t for a in arrays], (axis,)))
+    return Graphed(registry.apply(OPS["cat"], [as_graphed(a).t for a in arrays], (axis,)))
 
 
 def _stack(arrays, axis=0):
-    return Graphed(_engine()["apply"](_engine()["OPS"]["stack"], [as_graphed(a).t for a in arrays], (axis,)))
+    return Graphed(registry.apply(OPS["stack"], [as_graphed(a).t for a in arrays], (axis,)))
 
 
 def _clip(x, lo, hi):
@@ -337,10 +329,8 @@ class Graphed:
 
     # the numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        fn = _UFUNCS.get(ufunc) if method == "__call__" and not kwargs and _engine() else None
+        fn = _UFUNCS.get(ufunc) if method == "__call__" and not kwargs else None
         if fn is None:
-            from .ops_nn import ERF_UFUNC
-
             if ufunc is ERF_UFUNC and method == "__call__":
                 return op("erf", inputs)
             return NotImplemented  # numpy raises TypeError: an untraceable call never loses the graph silently
@@ -406,61 +396,12 @@ class Graphed:
     __hash__ = None
 
 
-# ---------------------------------------------------------------- the create_graph backward pass
-def _saved_input(arr, edge_fn):
-    """A saved input as the rules see it: Graphed, wired to where its gradient goes (its producer, or a leaf's
-    AccumulateGrad), when a gradient flows into it; else the plain saved array."""
-    if edge_fn is None or type(arr) is not np.ndarray and not isinstance(arr, np.generic):
-        return arr
-    t = _engine()["Tensor"]._wrap(arr, requires_grad=True)
-    t._grad_fn = edge_fn  # the value the op read (not the tensor's current data), with the op's edge
-    return Graphed(t)
-
-
-def apply_node(node, g):
-    """Node.apply with the rules run on Graphed values: each input's gradient is a Tensor with its own graph."""
-    e = _engine()
-    autograd, unbroadcast = e["autograd"], e["unbroadcast"]
-    if not isinstance(node, autograd.Node):  # a custom autograd.Function's node: its backward is the program's code
-        return node.apply_graphed(g)
-    STATE = autograd.STATE
-    op = node.op
-    if node._freed and op.saves:
-        raise RuntimeError(autograd.FREED_MESSAGE)
-    if STATE.last_write > node._seq and op.needs:
-        node._check_versions()
-    ans, *arrays = node._saved
-    Tensor = e["Tensor"]
-    out_t = Tensor._wrap(ans, requires_grad=True)
-    out_t._grad_fn = node  # the op's saved output, wired to the op itself (as PyTorch saves outputs)
-    gg, ans_g = Graphed(g), Graphed(out_t)  # one of each per node: a layer's VJPs memoise on them (the LSTM)
-    rec = STATE.recorder
-    if op.variadic:
-        ins = arrays
-        vjp = op.vjps[0]
-        calls = [(fn, lambda i=i: vjp(gg, ans_g, i, arrays, *node._params)) for i, (fn, _) in enumerate(node._edges)]
-    else:
-        ins = [_saved_input(a, fn) for a, (fn, _) in zip(arrays, node._edges)]
-        if rec is not None:
-            rec.stamp_saved(node, out_t, [x.t if type(x) is Graphed else None for x in ins])
-        calls = [(fn if vjp is not None else None, lambda vjp=vjp: vjp(gg, ans_g, *ins, *node._params))
-                 for (fn, _), vjp in zip(node._edges, op.vjps)]
-    out = []
-    for (fn, call), shape in zip(calls, node._shapes):
-        if fn is None:
-            out.append(None)
-            continue
-        gi = unbroadcast(as_graphed(call()), shape)
-        out.append(gi.t)
-    return out
-
-
 def vjps_by_decomposition(forward, g, inputs):
     """VJPs of an op whose numpy rule cannot run on tensors (a fused, in-place kernel), as recorded ops: `forward`
     (the op composed of table ops) runs on clones of the inputs and the clones' gradients are taken with
     create_graph. The clones' edges are cut for that inner pass, so it stops at them; restored, they carry
     higher-order gradients on to the op's real inputs. One gradient per input, None where none flows."""
-    grad = _engine()["autograd"].grad
+    grad = registry.grad
     clones = [op("clone", (x,)) if type(x) is Graphed and x.t._requires_grad else x for x in inputs]
     wanted = [c for c in clones if type(c) is Graphed and c.t._requires_grad]
     out = forward(*clones)
@@ -478,31 +419,3 @@ def vjps_by_decomposition(forward, g, inputs):
         gi = next(grads) if type(c) is Graphed and c.t._requires_grad else None
         result.append(None if gi is None else Graphed(gi))
     return result
-
-
-def _accumulate(t, g, rec):
-    """AccumulateGrad under create_graph, as PyTorch's: `.grad` is a copy of the gradient (CopyBackwards), a
-    second backward adds out of place, so `.grad` stays differentiable."""
-    before = t._grad._data if t._grad is not None else None
-    if g._data.dtype != t._data.dtype:
-        g = Graphed(g).astype(t._data.dtype).t
-    t._grad = op("grad_copy", (g,)).t if t._grad is None else t._grad + g
-    if rec is not None:
-        rec.on_accumulate(t, g._data, before)
-
-
-def _retain(t, g, rec):
-    t._grad = g
-    if rec is not None:
-        rec.on_retain_grad(t)
-
-
-def _record_step(rec, node, g, parts, grads):
-    g = [None if x is None else x._data for x in g] if type(g) is list else g._data  # a Function's: one per output
-    rec.on_backward_step(node, g, None if parts is None else [p._data for p in parts],
-                         [None if x is None else x._data for x in grads])
-
-
-def graphed_backward_hooks():
-    """What run_backward calls per node, per leaf, per retained tensor and for the recorder under create_graph."""
-    return apply_node, _accumulate, _retain, _record_step

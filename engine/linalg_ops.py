@@ -7,10 +7,13 @@ A matrix's singular values (`svdvals`) and, for higher-order gradients only, its
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .graphed import Graphed
 from .graphed import op as _graphed_op
+from .op_table import defop
 
 
 def svdvals(a):
@@ -95,3 +98,76 @@ def extreme_vjp(g, ans, a, dims, keep):
     tied = (a == ans)  # a mask: a constant of the backward graph
     share = np.asarray(tied / tied.sum(axis=dims, keepdims=True), dtype=a.dtype)
     return np.broadcast_to(g, a.shape) * share
+
+
+# ---------------------------------------------------------------- the rows: products and singular values
+def _product_sizes(arrays, params):
+    """mm, bmm, addmm: the product's shape (addmm's bias broadcasts into it)."""
+    a, b = np.shape(arrays[-2]), np.shape(arrays[-1])
+    lead = np.broadcast_shapes(a[:-2], b[:-2]) if len(a) > 2 or len(b) > 2 else ()
+    return (tuple(lead) + (a[-2], b[-1]),)
+
+
+def _product_flops(arrays, params):
+    """Multiply-adds of a matrix product: memory is bounded by its size, time is not."""
+    return math.prod(map(int, _product_sizes(arrays, params)[0])) * int(np.shape(arrays[-2])[-1])
+
+
+def _mv_sizes(arrays, params):
+    return (np.shape(arrays[0])[:1],)  # (n, 0) @ (0,) has n elements from two empty inputs
+
+
+def _addmm(c, a, b):
+    out = a @ b
+    if getattr(c, "dtype", None) != out.dtype:
+        return out + c
+    out += c  # in place: one allocation fewer than c + a @ b
+    return out
+
+
+def _mm_grad_b(g, a, b):
+    """d(a @ b)/db in b's own memory layout: for b = W.t() (an F-ordered view) the gradient is built
+    transposed, so after TBackward0 the weight's gradient is C-ordered like the weight itself.
+    NOTE: a layout mismatch makes every later elementwise update of the weight ~10x slower."""
+    if b.flags.f_contiguous and not b.flags.c_contiguous:
+        return (g.T @ a).T
+    return a.T @ g
+
+
+def _swap(m):
+    return np.swapaxes(m, -1, -2)
+
+
+# Linear algebra
+defop("mm", "MmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
+      (lambda g, ans, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"), needs=("b", "a"), sizes=_product_sizes, flops=_product_flops)
+
+
+defop("mv", "MvBackward0", "matmul", np.matmul, (lambda g, ans, a, b: np.outer(g, b), r"\,\cdot v^{\top}"),
+      (lambda g, ans, a, b: a.T @ g, r"A^{\top}\cdot"), needs=("b", "a"), sizes=_mv_sizes)
+
+
+defop("dot", "DotBackward0", "dot", np.dot, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"),
+      needs=("b", "a"))
+
+
+defop("bmm", "BmmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ _swap(b), r"\,\cdot B^{\top}"),
+      (lambda g, ans, a, b: _swap(a) @ g, r"A^{\top}\cdot"), needs=("b", "a"), sizes=_product_sizes, flops=_product_flops)
+
+
+# c (the bias) broadcasts against a @ b
+defop("addmm", "AddmmBackward0", "addmm", _addmm, (lambda g, ans, c, a, b: g, "1"),
+      (lambda g, ans, c, a, b: g @ b.T, r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"),
+      needs=("", "c", "b"), broadcasts=True, sizes=_product_sizes, flops=_product_flops)
+
+
+# Linear algebra (numpy in engine/linalg_ops.py): singular values for the nuclear and 2-norms (torch.linalg), their
+# singular vectors only for higher-order gradients; amax/amin share a gradient evenly among ties
+defop("svdvals", "LinalgSvdBackward0", "svdvals", svdvals, (svdvals_vjp, r"u_i v_i^{\top}"), needs=("a",))
+
+
+defop("svd_u", "LinalgSvdBackward0", "svd.U", svd_u, (svd_u_vjp, r"\frac{\partial U}{\partial A}"), needs=("a",))
+
+
+defop("svd_vh", "LinalgSvdBackward0", "svd.Vh", svd_vh, (svd_vh_vjp, r"\frac{\partial V^{\top}}{\partial A}"),
+      needs=("a",))

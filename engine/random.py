@@ -34,7 +34,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import registry
 from .dtypes import scalar_type_name
+from .grad_mode import STATE
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed: unseeded programs are deterministic too
 
@@ -96,14 +98,13 @@ class Generator:
 
     def get_state(self):
         """The generator's state as PyTorch's 5056-byte uint8 tensor (CPUGeneratorImplState)."""
-        from .creation import _leaf
-
-        return _leaf(self._state_bytes(), False)
+        state = registry.Tensor._wrap(self._state_bytes())
+        if STATE.limits is not None:  # as every factory's tensor, it counts against the run's live elements
+            STATE.limits.track(state)
+        return state
 
     def set_state(self, new_state) -> Generator:
-        from .tensor import Tensor
-
-        arr = new_state._data if isinstance(new_state, Tensor) else None
+        arr = new_state._data if isinstance(new_state, registry.Tensor) else None
         if arr is None or arr.dtype != np.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         if arr.size != _STATE_BYTES:

@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from .autograd import STATE, AccumulateGrad
+from . import registry
+from .autograd import STATE, AccumulateGrad, callable_name, source_lines
 from .ops import OPS
 from .tensor import Tensor
 from .trace_events import (
@@ -401,7 +402,6 @@ class Recorder:
             node._rid = (self._epoch, nid)
         outs = [self.tid(o, origin="op", op=nid) for o in outputs]
         self._node_io[nid] = (ins, outs[0])
-        from .autograd import source_lines
 
         self.emit({"kind": OP, "id": nid, "op": "autograd_function", "label": self.text(fn_name),
                    "grad_fn": self.text(type(node).__name__) if own else None, "inputs": ins, "output": outs[0],
@@ -411,8 +411,6 @@ class Recorder:
     def on_hook(self, where, hook, tensor, grad, new):
         """A program's hook ran: `where` says which kind, `grad` the gradient it saw, `new` what it replaced it
         with (None: unchanged)."""
-        from .autograd import callable_name, source_lines
-
         self.emit({"kind": HOOK, "id": self._backward if where in ("tensor", "post_accumulate", "module_backward")
                    else None, "where": where, "hook": self.text(callable_name(hook)),
                    "tensor": self.tid(tensor) if isinstance(tensor, Tensor) else None,
@@ -498,8 +496,7 @@ class Recorder:
 
     def name_modules(self, top_level: dict):
         """Resolve module ids to paths such as `model.layer1` from the program's top-level variables."""
-        from .nn import Module
-
+        Module = registry.Module or ()  # () until engine.nn is loaded: then no program has made a module
         names = {}
         for var, obj in top_level.items():
             if isinstance(obj, Module):

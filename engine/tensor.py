@@ -11,21 +11,13 @@ import weakref
 import numpy as np
 
 from . import device as devices
-from . import dispatch, dtypes
-from .autograd import (
-    FREED_MESSAGE,
-    NODE_CLASSES,
-    STATE,
-    RemovableHandle,
-    backward_into,
-    carry_writes,
-    leaf_hook_tables,
-    root_gradient,
-    run_backward,
-)
-from .boundary import NUMERIC_KINDS, not_numeric
+from . import dtypes, registry
+from .backward import backward_into, root_gradient, run_backward
+from .boundary import NUMERIC_KINDS, infer_error, not_numeric
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
 from .formatting import format_size, format_tensor
+from .grad_mode import FREED_MESSAGE, STATE, carry_writes
+from .nodes import NODE_CLASSES, RemovableHandle, leaf_hook_tables
 from .ops import OPS
 
 # The F401 names are re-exported: `from engine.tensor import apply, _dim, ...` keeps working.
@@ -37,6 +29,81 @@ from .tensor_reduce import ReduceMixin, max_result, min_result  # noqa: F401
 from .tensor_shape import ShapeMixin
 
 _OBJECT = np.dtype(object)
+
+
+# ---------------------------------------------------------------- data to arrays (torch.tensor, Tensor(data))
+def _check(shape):
+    """Refuse a tensor above the run's limits before numpy allocates it."""
+    limits = STATE.limits
+    if limits is not None:
+        limits.before_alloc(shape)
+
+
+def _np_dtype(dtype, default=dtypes.NP_F32):
+    if dtype is None:
+        return default
+    if isinstance(dtype, dtypes.dtype):
+        return dtype.np
+    if dtype is float:
+        return dtypes.NP_F32
+    if dtype is int:
+        return np.dtype(np.int64)
+    if dtype is bool:
+        return np.dtype(np.bool_)
+    raise TypeError(f"dtype must be a torch.dtype, not {type(dtype).__name__}")
+
+
+def _nested_shape(data):
+    """Shape of nested lists, walked without recursion, with numel checked before numpy copies them.
+    Ranges are lists to numpy, and a tensor at the bottom adds its own dims (numpy copies its elements)."""
+    shape = []
+    level = data
+    while isinstance(level, (list, tuple, range)):
+        shape.append(len(level))
+        if not level:
+            break
+        level = level[0]
+    if isinstance(level, Tensor) and shape and shape[-1]:
+        shape.extend(level._data.shape)
+    return shape
+
+
+def _to_array(data, dtype=None):
+    if isinstance(data, Tensor):
+        arr = np.array(data._data, dtype=_np_dtype(dtype, data._data.dtype))
+        return arr
+    if isinstance(data, (list, tuple, range)):
+        _check(_nested_shape(data))
+        flat = _unwrap(data)
+        try:
+            arr = np.array(flat)
+        except ValueError:
+            raise ValueError(f"expected sequence of length {len(data[0]) if data and isinstance(data[0], (list, tuple)) else 0} "
+                             "at dim 1 (got a ragged list)") from None
+        if arr.dtype == object:
+            raise infer_error(data)  # objects: tensors hold numbers only
+    else:
+        arr = np.asarray(data)
+    if dtype is not None:
+        return arr.astype(_np_dtype(dtype))
+    if arr.dtype.kind == "f":
+        return arr.astype(dtypes.NP_F32) if arr.dtype != dtypes.NP_F32 and not isinstance(data, np.ndarray) else arr
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64) if not isinstance(data, np.ndarray) else arr
+    if arr.dtype.kind == "b":
+        return arr
+    raise infer_error(data)
+
+
+def _unwrap(data):
+    """Replace 0-d tensors inside nested lists by their numbers (torch.tensor([t1, t2]) works)."""
+    if isinstance(data, (list, tuple)):
+        if data and not isinstance(data[0], (list, tuple, Tensor)):
+            return data
+        return [_unwrap(x) for x in data]
+    if isinstance(data, Tensor):
+        return data.item() if data._data.size == 1 else data._data
+    return data
 
 
 class Size(tuple):
@@ -61,8 +128,6 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
-        from .creation import _to_array
-
         self._set_fields(_to_array([] if data is None else data, dtype))
         if requires_grad:
             self.requires_grad_(True)
@@ -149,7 +214,7 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
                 rec.on_mark_retain(self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        g = root_gradient(self, gradient, 0, Size)
+        g = root_gradient(self, gradient, 0)
         retain = bool(create_graph if retain_graph is None else retain_graph)  # PyTorch's default
         rec = STATE.recorder
         if rec is not None:
@@ -375,7 +440,7 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         return self
 
 
-dispatch.Tensor = Tensor  # apply and its helpers find the class as a module global: no lookup added per op
+registry.Tensor = Tensor  # apply, the backward loop and Graphed make Tensors: the class is defined above them
 
 
 def _cast_op(t, dtype):

@@ -8,7 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import dispatch, dtypes
+from . import dispatch, dtypes, registry
 from .boundary import is_number, type_name
 from .dispatch import _binary, _dim, _dims, _shape_arg, apply
 from .ops import OPS
@@ -32,7 +32,7 @@ topk_result = return_type("topk")
 
 def _long_index(index, fn):
     """The index tensor's int64 array, with PyTorch's dtype message."""
-    if not isinstance(index, dispatch.Tensor):
+    if not isinstance(index, registry.Tensor):
         raise TypeError(f"{fn}(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
     arr = np.asarray(index._data)
     if arr.dtype not in (np.int64, np.int32):
@@ -127,7 +127,7 @@ class FuncsMixin:
         fn = "scatter"  # PyTorch names scatter in scatter_add's messages too
         idx = _long_index(index, fn)
         d = _dim(dim, self.ndim)
-        if isinstance(src, dispatch.Tensor):
+        if isinstance(src, registry.Tensor):
             if src._data.dtype != self._data.dtype:
                 raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype")
             _check_gather_shapes(self, idx, d, fn, src)
@@ -137,7 +137,7 @@ class FuncsMixin:
             raise TypeError("scatter_add(): argument 'src' (position 3) must be Tensor, not "
                             f"{type(src).__name__}")
         v = value if src is None else src
-        v = v.item() if isinstance(v, dispatch.Tensor) else v
+        v = v.item() if isinstance(v, registry.Tensor) else v
         _check_gather_shapes(self, idx, d, fn)
         _in_bounds(idx, (self._data.shape or (1,))[d], d, fn)
         return apply(OPS["scatter_value"], (self, index), (d, v))
@@ -165,20 +165,20 @@ class FuncsMixin:
         return apply(OPS["index_select"], (self, index.reshape(-1) if idx.ndim == 0 else index), (d,))
 
     def masked_fill(self, mask, value):
-        if not isinstance(mask, dispatch.Tensor) or mask._data.dtype != np.bool_:
-            got = dtypes.scalar_type_name(mask._data.dtype).lower() if isinstance(mask, dispatch.Tensor) else type(mask).__name__
+        if not isinstance(mask, registry.Tensor) or mask._data.dtype != np.bool_:
+            got = dtypes.scalar_type_name(mask._data.dtype).lower() if isinstance(mask, registry.Tensor) else type(mask).__name__
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
         try:
             np.broadcast_shapes(self._data.shape, mask._data.shape)
         except ValueError:  # PyTorch expands the mask against self: the mask is "tensor a" in its message
             raise RuntimeError(dispatch._broadcast_message([mask._data, self._data])) from None
-        if not isinstance(value, dispatch.Tensor) and not is_number(value):
+        if not isinstance(value, registry.Tensor) and not is_number(value):
             bad = f"(Tensor, !{type_name(value)}!)"
             raise TypeError(f"masked_fill() received an invalid combination of arguments - got (Tensor, {type_name(value)}), "
                             f"but expected one of:\n * (Tensor mask, Tensor value)\n      didn't match because some of the "
                             f"arguments have invalid types: {bad}\n * (Tensor mask, Number value)\n      didn't match "
                             f"because some of the arguments have invalid types: {bad}\n")
-        if isinstance(value, dispatch.Tensor):
+        if isinstance(value, registry.Tensor):
             if value.ndim:
                 raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                    f"{value.ndim} dimension(s).")
@@ -285,7 +285,7 @@ class FuncsMixin:
         return apply(OPS["diagonal"], (self,), (operator.index(offset), d1, d2))
 
     def outer(self, vec2):
-        if not isinstance(vec2, dispatch.Tensor):
+        if not isinstance(vec2, registry.Tensor):
             raise TypeError(f"outer(): argument 'vec2' (position 1) must be Tensor, not {type_name(vec2)}")
         if self.ndim != 1 or vec2.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument self, but got {self.ndim}-D" if self.ndim != 1 else
@@ -352,7 +352,7 @@ class FuncsMixin:
 
     # ----- comparisons -----
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        if not isinstance(other, dispatch.Tensor):
+        if not isinstance(other, registry.Tensor):
             raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
         if self._data.dtype != other._data.dtype:
             raise RuntimeError(f"{dtypes.scalar_type_name(self._data.dtype)} did not match "
@@ -363,6 +363,6 @@ class FuncsMixin:
         return bool(np.all(self.isclose(other, rtol, atol, equal_nan)._data))
 
     def equal(self, other):
-        if not isinstance(other, dispatch.Tensor):
+        if not isinstance(other, registry.Tensor):
             raise TypeError(f"equal(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         return self.shape == other.shape and bool(np.array_equal(self._data, other._data))

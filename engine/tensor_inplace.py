@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
-from .autograd import STATE, note_write
+from . import registry
+from .grad_mode import STATE, note_write
+from .random import fill_bernoulli, fill_normal, fill_random, fill_uniform
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -18,14 +19,14 @@ class InplaceMixin:
     def _inplace(self, name, fn, other=None):
         """In-place update: real in-place numpy when no graph is built (aliases see it, like torch)."""
         self._refuse_leaf_inplace()
-        other_grad = isinstance(other, dispatch.Tensor) and other._requires_grad
+        other_grad = isinstance(other, registry.Tensor) and other._requires_grad
         if STATE.grad_enabled and (self._requires_grad or other_grad):
             # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
             result = fn(self, other)
             _note_write(self)  # what backward saved of the old value is stale now
             self._data, self._grad_fn, self._requires_grad = result._data, result._grad_fn, True
         else:
-            value = fn(dispatch.Tensor._wrap(self._data), other)._data
+            value = fn(registry.Tensor._wrap(self._data), other)._data
             if isinstance(self._data, np.ndarray) and self._data.shape == np.shape(value):
                 _note_write(self)
                 np.copyto(self._data, value, casting="unsafe")
@@ -59,30 +60,22 @@ class InplaceMixin:
         return self._set_data_(0, "zero_")
 
     def fill_(self, value):
-        return self._set_data_(value._data if isinstance(value, dispatch.Tensor) else value, "fill_")
+        return self._set_data_(value._data if isinstance(value, registry.Tensor) else value, "fill_")
 
     def copy_(self, src):
-        return self._set_data_(np.broadcast_to(src._data if isinstance(src, dispatch.Tensor) else src, self._data.shape), "copy_")
+        return self._set_data_(np.broadcast_to(src._data if isinstance(src, registry.Tensor) else src, self._data.shape), "copy_")
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from .random import fill_normal
-
         return self._set_data_(fill_normal(self._data, mean, std, generator), "normal_")
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from .random import fill_uniform
-
         return self._set_data_(fill_uniform(self._data, a, b, generator), "uniform_")
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        from .random import fill_bernoulli
-
-        return self._set_data_(fill_bernoulli(self._data, p._data if isinstance(p, dispatch.Tensor) else p, generator),
+        return self._set_data_(fill_bernoulli(self._data, p._data if isinstance(p, registry.Tensor) else p, generator),
                                "bernoulli_")
 
     def random_(self, *args, generator=None, **kwargs):
-        from .random import fill_random
-
         return self._set_data_(fill_random(self._data, args, kwargs, generator), "random_")
 
     def _set_data_(self, values, name):

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import registry
 from .boundary import expect_tensor
-from .dispatch import _REAL, _binary, _dim, apply
+from .dispatch import _REAL, _binary, _dim, apply, refused
 from .ops import OPS
-from .product_errors import check_bmm, check_dot, check_mm, check_mv
+from .product_errors import check_bmm, check_dot, check_matmul, check_mm, check_mv
 
 
 class MathMixin:
@@ -55,13 +56,9 @@ class MathMixin:
         return apply(OPS["rpow"], (self,), (other,))
 
     def __matmul__(self, other):
-        from .functional import matmul
-
         return matmul(self, other)
 
     def __rmatmul__(self, other):
-        from .functional import matmul
-
         return matmul(other, self)
 
     def __neg__(self):
@@ -178,3 +175,36 @@ def _unary(name):
 for _name in _UNARY:
     setattr(MathMixin, _name, _unary(_name))
 del _name
+
+
+def _operand(x):
+    """A product's operand as a tensor (torch.matmul takes lists and arrays too)."""
+    return x if isinstance(x, registry.Tensor) else registry.new_tensor(x)
+
+
+def matmul(a, b):
+    a, b = _operand(a), _operand(b)
+    da, db = a.ndim, b.ndim
+    try:
+        check_matmul(a.shape, b.shape)  # torch's message for each case (engine/product_errors.py)
+    except RuntimeError as e:  # recorded as the product that failed: the page draws it red with both shapes
+        raise refused(OPS["mm"], (a, b), e) from None
+    if da == 1 and db == 1:
+        return apply(OPS["dot"], (a, b))
+    if da == 2 and db == 2:
+        return apply(OPS["mm"], (a, b))
+    if da == 2 and db == 1:
+        return apply(OPS["mv"], (a, b))
+    if da == 1 and db == 2:
+        return apply(OPS["matmul_squeeze"], (apply(OPS["mm"], (a.unsqueeze(0), b)),), ((0,),))
+    if db == 2:
+        # PyTorch folds the batch dims into one matrix: view → mm → view back.
+        lead = a.shape[:-1]
+        folded = a.reshape(-1, a.shape[-1])
+        return apply(OPS["unsafe_view"], (apply(OPS["mm"], (folded, b)),), (lead + (b.shape[-1],),))
+    if da == 1:
+        return apply(OPS["squeeze_dim"], (matmul(a.unsqueeze(0), b),), (-2 % (db),))
+    if db == 1:
+        return apply(OPS["squeeze_dim"], (matmul(a, b.unsqueeze(-1)),), (da - 1,))
+    out = apply(OPS["bmm"], (a, b))
+    return apply(OPS["unsafe_view"], (out,), (out.shape,))

@@ -1,8 +1,9 @@
 """Tensor's reductions: sum, mean, max/min (values and indices), argmax/argmin, norm."""
 from __future__ import annotations
 
-from . import dispatch, dtypes
+from . import dtypes, registry
 from .dispatch import _dim, _dims, apply
+from .linalg import matrix_norm
 from .ops import OPS
 from .tensor_funcs import return_type
 
@@ -34,10 +35,8 @@ class ReduceMixin:
             if self._data.size == 0:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             return apply(OPS[name], (self,))
-        if isinstance(dim, dispatch.Tensor):
-            from .functional import maximum_or_minimum
-
-            return maximum_or_minimum(name, self, dim)
+        if isinstance(dim, registry.Tensor):  # torch.max(a, b): the elementwise maximum
+            return apply(OPS["maximum" if name == "max" else "minimum"], (self, dim))
         d = _dim(dim, self.ndim)
         values = apply(OPS[name + "_dim"], (self,), (d, keepdim))
         indices = apply(OPS["arg" + name], (self,), (d, keepdim))
@@ -59,8 +58,6 @@ class ReduceMixin:
         """PyTorch's Tensor.norm: a vector norm over dim (all elements by default); "fro" is the 2-norm."""
         if isinstance(p, str):
             if p == "nuc":  # torch.linalg.matrix_norm's: the sum of the singular values
-                from .linalg import matrix_norm
-
                 return matrix_norm(self, "nuc", (-2, -1) if dim is None else (dim,) if isinstance(dim, int) else dim, keepdim)
             if p != "fro":
                 raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")

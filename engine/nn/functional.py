@@ -10,10 +10,13 @@ import operator
 import numpy as np
 
 from ..boundary import expect_attribute, expect_tensor
+from ..creation import _check, _leaf
 from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
 from ..tensor import Tensor, apply
+from . import functional_layers as _layers
+from . import functional_loss as _loss
 
 _T, _ADDMM, _MM = OPS["t"], OPS["addmm"], OPS["mm"]
 
@@ -70,7 +73,6 @@ def _linear_checked(x, weight, bias):
 
 def one_hot(tensor, num_classes=-1):
     expect_tensor(tensor, "one_hot", "input", 1)
-    from ..creation import _check, _leaf
 
     idx = np.asarray(tensor._data)
     if idx.dtype.kind not in "iu":
@@ -97,7 +99,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):  # noqa: A002
 
 
 # Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py
-from . import functional_layers as _layers  # noqa: E402
 
 conv1d, conv2d, pad = _layers.conv1d, _layers.conv2d, _layers.pad
 max_pool1d, max_pool2d, avg_pool1d, avg_pool2d = _layers.max_pool1d, _layers.max_pool2d, _layers.avg_pool1d, _layers.avg_pool2d
@@ -108,8 +109,8 @@ gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _lay
 softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid
 hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
 softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
-from . import functional_loss as _loss  # noqa: E402
 
+# Losses: engine/nn/functional_loss.py
 mse_loss, nll_loss, cross_entropy = _loss.mse_loss, _loss.nll_loss, _loss.cross_entropy
 binary_cross_entropy, binary_cross_entropy_with_logits = _loss.binary_cross_entropy, _loss.binary_cross_entropy_with_logits
 l1_loss, smooth_l1_loss, huber_loss, kl_div = _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss, _loss.kl_div

@@ -1,15 +1,18 @@
 """torch.nn.functional for the layers: convolution, pooling, padding (re-exported by nn/functional.py).
 
 Shape checks raise PyTorch's messages before any op runs; the ops themselves are op-table entries
-(engine/ops.py, numpy in engine/ops_nn.py) so the graph shows PyTorch's nodes.
+(engine/ops.py; their numpy in engine/ops_conv.py, ops_nn.py, ops_rnn.py) so the graph shows PyTorch's nodes.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from .. import ops_nn
+from .. import ops_conv
 from ..dispatch import apply
 from ..ops import OPS
+from ..random import dropout_noise
 from ..tensor import Tensor
 
 
@@ -184,8 +187,8 @@ def _check_pool(x, k, s, p, d, ceil_mode):
         if p[i] > ((k[i] - 1) * d[i] + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
                                f"kernel_size={k[i]} and dilation={d[i]}")
-    oh = ops_nn.pool_size(x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
-    ow = ops_nn.pool_size(x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
+    oh = ops_conv.pool_size(x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
+    ow = ops_conv.pool_size(x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
     if oh < 1 or ow < 1:
         c = x.shape[-3]
         raise RuntimeError(f"Given input size: ({c}x{x.shape[-2]}x{x.shape[-1]}). Calculated output size: "
@@ -194,7 +197,7 @@ def _check_pool(x, k, s, p, d, ceil_mode):
 
 def _max_pool_indices(x, k, s, p, d, ceil_mode):
     """PyTorch's indices: each maximum's flat position in its (unpadded) input plane."""
-    _, _, arg = ops_nn.max_pool_indices(x._data, k, s, p, d, ceil_mode)
+    _, _, arg = ops_conv.max_pool_indices(x._data, k, s, p, d, ceil_mode)
     oh, ow = arg.shape[2:]
     i, j = np.divmod(arg, k[1])
     h = np.arange(oh)[:, None] * s[0] - p[0] + i * d[0]
@@ -301,7 +304,6 @@ def _dropout(input, p, training, noise_shape):  # noqa: A002
     _check_p(p)
     if not training or p == 0:
         return input
-    from ..random import dropout_noise
 
     # PyTorch's CPU dropout: input * (bernoulli(1 - p) / (1 - p)), one MulBackward0 node.
     return input * Tensor._wrap(dropout_noise(noise_shape, p, input._data.dtype))
@@ -321,7 +323,6 @@ def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
-    import warnings
 
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "

@@ -11,8 +11,11 @@ import contextlib
 import math
 import warnings
 
+import numpy as np
+
 from ..autograd import STATE
 from ..boundary import expect_attribute, plain_text
+from ..random import fill_normal, fill_uniform
 
 
 @contextlib.contextmanager
@@ -81,7 +84,6 @@ def eye_(tensor):
     expect_attribute(tensor, "ndimension")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    import numpy as np
 
     with no_grad():
         return tensor.copy_(np.eye(*tensor.shape, dtype=tensor._data.dtype))
@@ -154,10 +156,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """PyTorch 2.13's sampler, draw for draw (so its numbers): redraw N(mean, std) outside [a, b] when the
     interval holds > 0.3 of the mass, else uniform proposals on [a, b] accepted against the peak density.
     Its tensor arithmetic is done here on the arrays, in the tensor's dtype, as ATen does it."""
-    import numpy as np
-
-    from ..random import fill_normal, fill_uniform
-
     expect_attribute(tensor, "normal_")
 
     def norm_cdf(x):
@@ -209,8 +207,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 def orthogonal_(tensor, gain=1, generator=None):
     """PyTorch's: QR of a N(0, 1) matrix (transposed when wide), Q's columns signed by R's diagonal."""
-    import numpy as np
-
     expect_attribute(tensor, "ndimension")
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -219,8 +215,6 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with no_grad():
-        from ..random import fill_normal
-
         flattened = fill_normal(np.empty((rows, cols), dtype=tensor._data.dtype), 0.0, 1.0, generator)
         m = flattened.T if rows < cols else flattened
         q, r = np.linalg.qr(m)  # LAPACK geqrf + orgqr, as torch.linalg.qr

@@ -4,10 +4,11 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, namedtuple
 
-from .. import creation, dtypes
-from .. import device as devices
+from .. import creation, dtypes, registry
 from ..autograd import STATE, RemovableHandle
 from ..boundary import plain_text
+from ..device import CUDA_MISSING, parse_to, resolve
+from ..function import apply_function
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -48,8 +49,6 @@ class _BackwardHookState:
         self.rec = STATE.recorder
 
     def _identity(self, tensors, backward):
-        from ..function import apply_function
-
         def forward(ctx, *xs):
             return xs if len(xs) > 1 else xs[0]
 
@@ -396,7 +395,7 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Moves to the CPU (the only device) and casts floating parameters, buffers and grads in place."""
-        dtype, _ = devices.parse_to(args, kwargs, dtypes.dtype, Tensor)
+        dtype, _ = parse_to(args, kwargs, dtypes.dtype, Tensor)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
@@ -428,8 +427,8 @@ class Module:
         return self
 
     def cuda(self, device=None):
-        devices.resolve("cuda" if device is None else device)
-        raise AssertionError(devices.CUDA_MISSING)
+        resolve("cuda" if device is None else device)
+        raise AssertionError(CUDA_MISSING)
 
     def apply(self, fn):
         for m in list(self.children()):
@@ -505,7 +504,7 @@ def _zero_grads(params, set_to_none):
 class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, dtype=None, device=None):
         super().__init__()
-        devices.resolve(device)  # CPU, or the error a CPU-only torch raises
+        resolve(device)  # CPU, or the error a CPU-only torch raises
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))
@@ -621,6 +620,9 @@ class Sequential(Module):
     def append(self, module):
         self.add_module(str(len(self._modules)), module)
         return self
+
+
+registry.Module = Module  # the recorder names a program's modules (it is loaded without nn)
 
 
 class ModuleList(Module):

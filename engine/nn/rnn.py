@@ -2,17 +2,18 @@
 projection for the whole sequence at once (addmm over a view, unbound per step), then per step addmm + add,
 unsafe_chunk into gates, sigmoid/tanh, mul/add; each step runs in its own recorder scope (`rnn.t=3` on the
 page). The sequence output is a stack of the steps' hidden states (StackBackward0, as PyTorch's GRU/RNN on
-CPU). nn.LSTM is one fused node per layer and direction, as PyTorch's (MkldnnRnnLayerBackward0, ops_nn.py);
+CPU). nn.LSTM is one fused node per layer and direction, as PyTorch's (MkldnnRnnLayerBackward0, ops_rnn.py);
 LSTMCell, looped by hand, draws every step."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import creation
 from ..autograd import STATE
 from ..device import resolve as resolve_device
 from ..dispatch import apply
-from ..functional import stack
+from ..functional import cat, stack
 from ..ops import OPS
 from . import functional_layers as FL
 from . import init
@@ -163,8 +164,6 @@ class RNNBase(_RNNModule):
         self.bidirectional, self.proj_size = bidirectional, proj_size
         self.nonlinearity = nonlinearity
         if dropout > 0 and num_layers == 1:
-            import warnings
-
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=2)
@@ -299,7 +298,6 @@ def _sequence_projection(x, w_ih, b_ih):
 
 
 def FL_cat(outs):  # noqa: N802 — concatenation of the two directions
-    from ..functional import cat
 
     return cat(outs, 2)
 

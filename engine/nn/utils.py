@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from ..creation import tensor
+from ..functional import cat
 from ..tensor import Tensor
 
 
@@ -20,8 +22,6 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     params = _grads(parameters)
     norm_type = float(norm_type)
     if not params:
-        from ..creation import tensor
-
         return tensor(0.0)
     dt = params[0]._grad._data.dtype
     if math.isinf(norm_type):
@@ -48,8 +48,6 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
 
 
 def parameters_to_vector(parameters):
-    from ..functional import cat
-
     return cat([p.view(-1) for p in parameters])
 
 

@@ -11,6 +11,7 @@ in-place ones through a checked BLAS saxpy, blas_axpy.py); plain SGD fuses small
 """
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections import defaultdict
 from operator import itemgetter
@@ -683,4 +684,11 @@ class Adagrad(Optimizer):
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
 
-from . import lr_scheduler  # noqa: E402  (torch.optim.lr_scheduler; needs Optimizer above)
+
+
+def __getattr__(name):
+    """torch.optim.lr_scheduler, loaded on first use: it subclasses nothing here but checks for Optimizer, so it
+    imports this package (importing it from here too would be an import cycle)."""
+    if name == "lr_scheduler":
+        return importlib.import_module(f"{__name__}.lr_scheduler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,7 @@ from ..autograd import STATE
 from ..creation import empty, randint, randperm, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
+from ..limits import LimitExceeded
 from ..tensor import Tensor
 
 
@@ -157,8 +158,6 @@ class BatchSampler(Sampler):
         for idx in self.sampler:
             batch.append(idx)
             if cap is not None and len(batch) > cap:
-                from ..limits import LimitExceeded
-
                 raise LimitExceeded(f"a batch of more than {cap:,} samples; the limit is max_tensor_elements = "
                                     f"{cap:,}")
             if len(batch) == self.batch_size:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import ops
+from engine import ops_loss as ops
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

@@ -1,0 +1,270 @@
+"""Op table rows: elementwise math (binary with broadcasting, unary, comparisons and other derivative-free ops).
+
+Each row's forward is numpy and its VJPs sit beside it; engine/op_table.py defines the row, engine/ops.py
+gathers every module's rows into the one table.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .graphed import Graphed
+from .graphed import op as _graphed_op
+from .op_table import ERF_UFUNC, Params, defop
+
+
+def erf(a):
+    # NOTE: math.erf per element (no scipy here): exact, ~50 ns an element.
+    if type(a) is Graphed:
+        return _graphed_op("erf", (a,))
+    return ERF_UFUNC(a).astype(a.dtype) if a.ndim else a.dtype.type(math.erf(a))
+
+
+# PyTorch refuses `-` on bool tensors (numpy too, but in its own words, naming itself).
+_BOOL_NEG = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.")
+
+
+_BOOL_SUB2 = "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
+
+
+_BOOL_SUB1 = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+              "use the `~` or `logical_not()` operator instead.")
+
+
+def _is_bool(x):
+    if type(x) is np.ndarray:
+        return x.dtype.kind == "b"  # the usual operand, without isinstance and getattr
+    return isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
+
+
+def _neg(a):
+    if _is_bool(a):
+        raise RuntimeError(_BOOL_NEG)
+    return np.negative(a)
+
+
+def _sub(a, b):
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(_BOOL_SUB2 if _is_bool(a) and _is_bool(b) else _BOOL_SUB1)
+    return np.subtract(a, b)
+
+
+def _no_bool(a, kernel):
+    if _is_bool(a):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _sigmoid(a):
+    # NOTE: the two branches keep exp() from overflowing for large |a|.
+    if type(a) is Graphed:
+        return _graphed_op("sigmoid", (a,))
+    if _is_bool(a):
+        a = a.astype(np.float32)  # torch: sigmoid of a bool tensor is float
+    with np.errstate(over="ignore"):
+        return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+
+
+def _pow_scalar_vjp(g, ans, a, c):
+    return g * 0 if c == 0 else g * (c * a ** (c - 1))
+
+
+def _pow_exponent_vjp(g, ans, a, b):
+    # NOTE: PyTorch defines d(a^b)/db as 0 where a == 0 and b >= 0 instead of 0 * log(0) = nan.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g * np.where((a == 0) & (b >= 0), 0, ans * np.log(a))
+
+
+# Binary, broadcasting
+defop("add", "AddBackward0", "+", np.add, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: g, "1"), saves=False,
+      broadcasts=True)
+
+
+defop("sub", "SubBackward0", "−", _sub, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False,
+      broadcasts=True)
+
+
+defop("mul", "MulBackward0", "×", np.multiply, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"),
+      needs=("b", "a"), broadcasts=True)
+
+
+defop("div", "DivBackward0", "÷", np.true_divide, (lambda g, ans, a, b: g / b, r"\frac{1}{b}"),
+      (lambda g, ans, a, b: -g * a / (b * b), r"-\frac{a}{b^{2}}"), needs=("b", "ab"), broadcasts=True)
+
+
+defop("pow", "PowBackward1", "pow", np.power, (lambda g, ans, a, b: g * b * a ** (b - 1), r"b\,a^{b-1}"),
+      (_pow_exponent_vjp, r"a^{b}\ln a"), needs=("ab", "ar"), broadcasts=True)
+
+
+defop("maximum", "MaximumBackward0", "max", np.maximum,
+      (lambda g, ans, a, b: g * ((a > b) + 0.5 * (a == b)), r"\mathbb{1}[a>b]"),
+      (lambda g, ans, a, b: g * ((b > a) + 0.5 * (a == b)), r"\mathbb{1}[b>a]"), needs=("ab", "ab"), broadcasts=True)
+
+
+defop("minimum", "MinimumBackward0", "min", np.minimum,
+      (lambda g, ans, a, b: g * ((a < b) + 0.5 * (a == b)), r"\mathbb{1}[a<b]"),
+      (lambda g, ans, a, b: g * ((b < a) + 0.5 * (a == b)), r"\mathbb{1}[b<a]"), needs=("ab", "ab"), broadcasts=True)
+
+
+defop("where", "WhereBackward0", "where", np.where, (None, ""),
+      (lambda g, ans, c, a, b: g * c, r"\mathbb{1}[c]"), (lambda g, ans, c, a, b: g * ~c, r"\mathbb{1}[\lnot c]"),
+      needs=("", "a", "a"), broadcasts=True)
+
+
+# Unary (params after the input)
+defop("pow_scalar", "PowBackward0", "pow", np.power, (_pow_scalar_vjp, r"c\,a^{c-1}"), needs=("a",),
+      params=Params("right", ("exponent",), "**"))
+
+
+defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
+      needs=("r",), params=Params("left", ("base",), "**"))
+
+
+defop("rsub", "RsubBackward1", "−", lambda a, c: _sub(c, a), (lambda g, ans, a, c: -g, "-1"), saves=False,
+      params=Params("left", ("minuend",), "−"))
+
+
+defop("neg", "NegBackward0", "−", _neg, (lambda g, ans, a: -g, "-1"), saves=False)
+
+
+defop("exp", "ExpBackward0", "exp", np.exp, (lambda g, ans, a: g * ans, r"e^{a}"), needs=("r",))
+
+
+defop("log", "LogBackward0", "log", np.log, (lambda g, ans, a: g / a, r"\frac{1}{a}"), needs=("a",))
+
+
+defop("sin", "SinBackward0", "sin", np.sin, (lambda g, ans, a: g * np.cos(a), r"\cos a"), needs=("a",))
+
+
+defop("cos", "CosBackward0", "cos", np.cos, (lambda g, ans, a: -g * np.sin(a), r"-\sin a"), needs=("a",))
+
+
+defop("tanh", "TanhBackward0", "tanh", np.tanh, (lambda g, ans, a: g * (1 - ans * ans), r"1-\tanh^{2} a"), needs=("r",))
+
+
+defop("sigmoid", "SigmoidBackward0", "σ", _sigmoid, (lambda g, ans, a: g * ans * (1 - ans), r"\sigma(a)\,(1-\sigma(a))"),
+      needs=("r",))
+
+
+defop("relu", "ReluBackward0", "relu", lambda a: np.maximum(a, 0), (lambda g, ans, a: g * (ans > 0), r"\mathbb{1}[a>0]"),
+      needs=("r",))
+
+
+defop("abs", "AbsBackward0", "abs", np.abs, (lambda g, ans, a: g * np.sign(a), r"\operatorname{sign}(a)"), needs=("a",))
+
+
+defop("sqrt", "SqrtBackward0", "√", np.sqrt, (lambda g, ans, a: g / (2 * ans), r"\frac{1}{2\sqrt{a}}"), needs=("r",))
+
+
+defop("reciprocal", "ReciprocalBackward0", "1/x", np.reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
+      needs=("r",))
+
+
+defop("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi),
+      (lambda g, ans, a, lo, hi: g * (((a >= lo) if lo is not None else True) & ((a <= hi) if hi is not None else True)),
+       r"\mathbb{1}[lo \le a \le hi]"), needs=("a",), params=Params("clamp", ("min", "max")))
+
+
+# No derivative: the graph still shows them, and their outputs never require grad.
+defop("eq", None, "==", np.equal, saves=False, broadcasts=True)
+
+
+defop("ne", None, "≠", np.not_equal, saves=False, broadcasts=True)
+
+
+defop("lt", None, "<", np.less, saves=False, broadcasts=True)
+
+
+defop("le", None, "≤", np.less_equal, saves=False, broadcasts=True)
+
+
+defop("gt", None, ">", np.greater, saves=False, broadcasts=True)
+
+
+defop("ge", None, "≥", np.greater_equal, saves=False, broadcasts=True)
+
+
+defop("sign", None, "sign", np.sign, saves=False)
+
+
+defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
+
+
+defop("logical_or", None, "or", np.logical_or, saves=False, broadcasts=True)
+
+
+defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)
+
+
+# What PyTorch's C++ losses compose with (Tensor-Scalar overloads), and the regression losses
+defop("mul_scalar", "MulBackward1", "×", lambda a, c: a * c, (lambda g, ans, a, c: g * c, "c"), saves=False,
+      params=Params("right", ("other",), "×"))
+
+
+defop("div_scalar", "DivBackward1", "÷", lambda a, c: a / c, (lambda g, ans, a, c: g / c, r"\frac{1}{c}"), saves=False,
+      params=Params("right", ("other",), "÷"))
+
+
+defop("masked_fill", "MaskedFillBackward0", "masked_fill", lambda a, m, v: np.where(m, a.dtype.type(v), a),
+      (lambda g, ans, a, m, v: np.where(m, 0, g), r"\mathbb{1}[\lnot m]"), (None, ""), needs=("b", ""),
+      broadcasts=True, params=Params("args", ("value",)))
+
+
+def _round(a, decimals):
+    if a.dtype.kind in "iub":
+        return a.copy()
+    if decimals == 0:
+        return np.round(a)
+    with np.errstate(over="ignore", invalid="ignore"):  # NOTE: 10^d overflows to inf for a program's huge d
+        scale = np.power(np.float64(10.0), decimals).astype(a.dtype)
+        return np.round(a * scale) / scale  # PyTorch's: round(x * 10^d) / 10^d in the input's dtype
+
+
+# (format "call": the page's "clamp" format reads a lone parameter as the lower bound)
+defop("clamp_min", "ClampMinBackward0", "clamp_min", lambda a, lo: np.maximum(a, lo),
+      (lambda g, ans, a, lo: g * (a >= lo), r"\mathbb{1}[a\ge lo]"), needs=("a",), params=Params("call", ("min",)))
+
+
+defop("clamp_max", "ClampMaxBackward0", "clamp_max", lambda a, hi: np.minimum(a, hi),
+      (lambda g, ans, a, hi: g * (a <= hi), r"\mathbb{1}[a\le hi]"), needs=("a",), params=Params("call", ("max",)))
+
+
+defop("erf", "ErfBackward0", "erf", erf,
+      (lambda g, ans, a: g * (2 / np.sqrt(np.pi)) * np.exp(-a * a), r"\tfrac{2}{\sqrt{\pi}}e^{-a^{2}}"),
+      needs=("a",))
+
+
+defop("log1p", "Log1PBackward0", "log1p", np.log1p, (lambda g, ans, a: g / (1 + a), r"\frac{1}{1+a}"), needs=("a",))
+
+
+defop("expm1", "Expm1Backward0", "expm1", np.expm1, (lambda g, ans, a: g * (ans + 1), r"e^{a}"), needs=("r",))
+
+
+defop("atan2", "Atan2Backward0", "atan2", np.arctan2, (lambda g, ans, a, b: g * b / (a * a + b * b), r"\frac{b}{a^{2}+b^{2}}"),
+      (lambda g, ans, a, b: -g * a / (a * a + b * b), r"-\frac{a}{a^{2}+b^{2}}"), needs=("ab", "ab"), broadcasts=True)
+
+
+defop("floor", "FloorBackward0", "floor", lambda a: np.floor(a) if a.dtype.kind == "f" else a.copy(),
+      (lambda g, ans, a: g * 0, "0"), saves=False)
+
+
+defop("ceil", "CeilBackward0", "ceil", lambda a: np.ceil(a) if a.dtype.kind == "f" else a.copy(), (lambda g, ans, a: g * 0, "0"),
+      saves=False)
+
+
+defop("round", "RoundBackward0", "round", lambda a: _round(a, 0), (lambda g, ans, a: g * 0, "0"), saves=False)
+
+
+defop("round_decimals", "RoundBackward1", "round", _round, (lambda g, ans, a, decimals: g * 0, "0"), saves=False,
+      params=Params("keywords", ("decimals",)))
+
+
+defop("masked_fill_tensor", "MaskedFillBackward1", "masked_fill", lambda a, m, v: np.where(m, np.asarray(v, a.dtype), a),
+      (lambda g, ans, a, m, v: np.where(m, 0, g), r"\mathbb{1}[\lnot m]"), (None, ""),
+      (lambda g, ans, a, m, v: np.where(m, g, 0), r"\mathbb{1}[m]"), needs=("b", "", "b"), broadcasts=True)
+
+
+defop("isclose", None, "isclose", lambda a, b, rtol, atol, nan: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=nan),
+      saves=False, broadcasts=True,
+      params=Params("keywords", ("rtol", "atol", "equal_nan"), defaults=(("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))))
