@@ -1,7 +1,8 @@
 """The backward pass: one loop for `loss.backward()`, `autograd.grad`, `backward(inputs=...)` and create_graph.
 
 What differs between them (where gradients go, whether VJPs run as recorded ops, what the recorder sees) is a
-policy picked once before the loop (`PLAIN`, `GRAPHED`), so a training step's backward tests no feature per node.
+policy picked once before the loop (`PLAIN`, `GRAPHED`): per node, a training step's backward tests a few local
+flags, never the recorder, the capture table or a node's output count.
 """
 from __future__ import annotations
 
@@ -72,7 +73,6 @@ def apply_node(node, g):
     return out
 
 
-
 def _accumulate_graphed(t, g, rec):
     """AccumulateGrad under create_graph, as PyTorch's: `.grad` is a copy of the gradient (CopyBackwards), a
     second backward adds out of place, so `.grad` stays differentiable."""
@@ -88,12 +88,6 @@ def _retain_graphed(t, g, rec):
     t._grad = g
     if rec is not None:
         rec.on_retain_grad(t)
-
-
-def _record_step(rec, node, g, parts, grads):
-    g = [None if x is None else x._data for x in g] if type(g) is list else g._data  # a Function's: one per output
-    rec.on_backward_step(node, g, None if parts is None else [p._data for p in parts],
-                         [None if x is None else x._data for x in grads])
 
 
 class _Policy:

@@ -8,7 +8,7 @@ it reads it here at call time; the defining module sets it right after defining 
 from __future__ import annotations
 
 Tensor = None  # engine/tensor.py: the Tensor class
-new_tensor = None  # engine/tensor.py: torch.tensor(data) for an operand given as a list or an ndarray
+new_tensor = None  # engine/creation.py: torch.tensor(data) for an operand given as a list or an ndarray
 apply = None  # engine/dispatch.py: one op-table primitive on Tensors (Graphed runs the rules' numpy calls as ops)
 grad = None  # engine/backward.py: torch.autograd.grad (a rule that takes its VJPs from a composed forward)
 Module = None  # engine/nn/modules.py: nn.Module (the recorder names a program's modules; None until nn is loaded)
