@@ -26,6 +26,7 @@ from . import blas_axpy, fused, group_cache
 from .fma import _fma32_numpy as fma_numpy
 from .fma import fma32
 
+PLAIN_ZERO_GRAD = True  # False: zero_grad always walks a checked copy (bench/engine.py --without plain_zero_grad)
 
 class _RequiredParameter:
     def __repr__(self):
@@ -265,7 +266,7 @@ class Optimizer:
         """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
-        params = _params_with_grads(self.param_groups)
+        params = _params_with_grads(self.param_groups) if PLAIN_ZERO_GRAD else None
         if params is None:  # not plain lists of dicts of lists of tensors: the checked walk gives PyTorch's errors
             params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
         _zero_grads(params, set_to_none)
