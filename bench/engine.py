@@ -1,7 +1,7 @@
 """Engine speed, side by side in one run: flowgrad's engine vs PyTorch CPU vs micrograd.
 
     python bench/engine.py [--quick] [--cpu-time] [--without MECHANISM,...]
-    python bench/engine.py --ablate [--rounds N]      # measures every speed mechanism, writes bench/RESULTS.md
+    python bench/engine.py --ablate [--rounds N] [--pairs K]   # every speed mechanism's win -> bench/RESULTS.md
 
 Prints median time per call (with --cpu-time: the least CPU time of the repeats, for a machine other jobs load)
 and the ratios the engine issue sets as targets:
@@ -15,9 +15,10 @@ and issue 10's layer cases, beside PyTorch in the same run:
 and, against micrograd, (a) and a scalar MLP step written the micrograd way.
 
 `--without` turns speed mechanisms off for this run (MECHANISMS below: each one a module-level flag, or for the
-allocator the malloc tuning the worker's process setup does). `--ablate` runs every case in fresh processes, one
-with every mechanism and one without each, interleaved round by round so a loaded machine slows both sides
-alike, and writes the figures (medians and ranges over the rounds) to bench/RESULTS.md.
+allocator the malloc tuning the worker's process setup does). `--ablate` measures them on every case in rounds of
+fresh processes: in one, each flag switched off and on in alternating blocks (load that comes and goes hits both
+sides alike); the allocator from processes with and without it; PyTorch beside them. It writes the figures
+(CPU time, medians and ranges over the rounds) to bench/RESULTS.md, which is generated, never edited.
 
 The PyTorch reference runs in a process of its own (``--torch-only``, started by this one): the engine's malloc
 tuning (engine/allocator.py) would speed PyTorch up too if it ran here; users run PyTorch with the defaults.
@@ -52,9 +53,7 @@ MECHANISMS = {
     "blas_axpy": ("engine.optim.blas_axpy", "ENABLED", "big in-place float32 SGD updates through OpenBLAS saxpy"),
     "fused": ("engine.optim.fused", "ENABLED", "plain SGD: small parameters in one multiply-add"),
     "group_cache": ("engine.optim.group_cache", "ENABLED", "checked param_groups reused while unchanged"),
-    "plain_zero_grad": ("engine.optim", "PLAIN_ZERO_GRAD", "zero_grad walks plain groups without a checked copy"),
     "allocator": ("engine.allocator", None, "glibc malloc keeps freed step temporaries as heap"),
-    "mse_fast_path": ("engine.nn.functional_loss", "MSE_FAST_PATH", "mse_loss skips its checks when all pass"),
     "linear_fast_path": ("engine.nn.functional", "LINEAR_FAST_PATH", "F.linear skips its checks when all pass"),
     "nll_fast_path": ("engine.ops", "NLL_FAST_PATH", "NLL without weights or ignored targets: one gather"),
 }

@@ -711,3 +711,17 @@ def test_plain_backward_runs_a_programs_hooks_in_the_sandbox():
     out = ok("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 3\nh.retain_grad()\n"
              "h.register_hook(lambda g: g * 2)\n(h * h).sum().backward()\nprint(w.grad, h.grad)")
     assert out == "tensor([36., 36.]) tensor([12., 12.])\n", out
+
+
+# the bench's speed switches (bench/engine.py --without): module flags a program can neither read nor set
+@pytest.mark.parametrize("stmt, kind", [
+    ("r = torch.nn.functional.LINEAR_FAST_PATH", "AttributeError"),
+    ("torch.nn.functional.LINEAR_FAST_PATH = False", "TypeError"),
+    ("import torch.nn.functional as F\nF.LINEAR_FAST_PATH = False", "TypeError"),
+    ("r = torch.ops.NLL_FAST_PATH", "AttributeError"),
+    ("r = torch.optim.ENABLED", "AttributeError"),
+    ("torch.optim.ENABLED = False", "TypeError"),
+])
+def test_speed_switches_are_out_of_reach(stmt, kind):
+    e = err(f"import torch\n{stmt}\n")
+    assert e["type"] == kind, e
