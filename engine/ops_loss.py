@@ -64,9 +64,12 @@ def _nll_weights(logp, target, weight, ignore_index):
     return np.where(t == ignore_index, 0, w).astype(logp.dtype)
 
 
+NLL_FAST_PATH = True  # False: the weighted path always (bench/engine.py --without nll_fast_path)
+
+
 def _all_weights_one(target, weight, ignore_index):
     """No class weights and no ignored target: every per-sample weight of _nll_weights is 1."""
-    return weight is None and target.size and not (target == ignore_index).any()
+    return NLL_FAST_PATH and weight is None and target.size and not (target == ignore_index).any()
 
 
 def _nll(logp, target, reduction, weight=None, ignore_index=-100):

@@ -19,6 +19,7 @@ from . import functional_layers as _layers
 from . import functional_loss as _loss
 
 _T, _ADDMM, _MM = OPS["t"], OPS["addmm"], OPS["mm"]
+LINEAR_FAST_PATH = True  # False: every call takes the checks (bench/engine.py --without linear_fast_path)
 
 
 def relu(x, inplace=False):
@@ -38,7 +39,7 @@ def tanh(x):
 
 def linear(x, weight, bias=None):
     """PyTorch's at::linear: addmm on 2-D input; other ranks are viewed to 2-D and back."""
-    if isinstance(x, Tensor) and isinstance(weight, Tensor) and (bias is None or isinstance(bias, Tensor)):
+    if LINEAR_FAST_PATH and isinstance(x, Tensor) and isinstance(weight, Tensor) and (bias is None or isinstance(bias, Tensor)):
         xd, wd = x._data, weight._data
         if xd.ndim == 2 and wd.ndim == 2 and xd.shape[1] == wd.shape[1]:  # the checks below all pass: skip them
             wt = apply(_T, (weight,))

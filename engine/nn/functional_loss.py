@@ -13,7 +13,6 @@ from ..ops import OPS
 from ..tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
-_MSE = OPS["mse_loss"]
 
 
 def _legacy(size_average, reduce, reduction):
@@ -53,9 +52,6 @@ def _reduce(x, reduction):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):  # noqa: A002
-    if (type(input) is Tensor and type(target) is Tensor and size_average is None and reduce is None
-            and reduction in _REDUCTIONS and input._data.shape == target._data.shape):
-        return apply(_MSE, (input, target), (reduction,))  # a training loop's call: every check below passes
     _same_size(input, target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
     _size_warning(input, target)

@@ -49,24 +49,6 @@ def _check_params(params):
     return params
 
 
-def _params_with_grads(groups):
-    """The parameters of `groups` that have a gradient, or None unless every group is a dict whose params
-    are a list of Tensors (zero_grad's walk, without a copy of the groups)."""
-    if type(groups) is not list:
-        return None
-    out = []
-    for g in groups:
-        params = g.get("params") if type(g) is dict else None
-        if type(params) is not list:
-            return None
-        for p in params:
-            if not isinstance(p, Tensor):
-                return None
-            if p._grad is not None:
-                out.append(p)
-    return out
-
-
 def _number(value, error):
     """A hyperparameter as a number: numbers as they are, a one-element tensor as its value; else
     `error(type name)` (PyTorch's message for that hyperparameter)."""
@@ -266,9 +248,7 @@ class Optimizer:
         """State an optimizer creates up front (Adagrad's `sum`); the others create it on the first step."""
 
     def zero_grad(self, set_to_none=True):
-        params = _params_with_grads(self.param_groups)
-        if params is None:  # not plain lists of dicts of lists of tensors: the checked walk gives PyTorch's errors
-            params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
+        params = [p for g in self._checked_groups(numbers=False) for p in g["params"] if p._grad is not None]
         _zero_grads(params, set_to_none)
 
     def _checked_groups(self, numbers=True):

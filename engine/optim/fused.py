@@ -15,6 +15,7 @@ import numpy as np
 
 FUSED_UP_TO = 1 << 14  # elements: bigger parameters are updated on their own (no copies in and out)
 KEEP_UP_TO = 1 << 20  # elements: a plan keeps its buffers between steps up to this size (8 MB for the two)
+ENABLED = True  # False: no plans, every parameter updated on its own (bench/engine.py --without fused)
 
 
 _array = itemgetter(1)  # an item's parameter array
@@ -69,6 +70,8 @@ def plan_for(cached, items):
     """The plan for `items` ((parameter, array, gradient array) per parameter): `cached` if it was made for
     the same arrays, else a new one; None where the update can't be fused (not float32, a view, or one
     array twice: one at a time, in order, is what those need)."""
+    if not ENABLED:
+        return None
     if cached is not None and cached.fits(items):
         return cached
     arrays = tuple(data for _, data, _ in items)
