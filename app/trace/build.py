@@ -45,16 +45,23 @@ from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
     BACKWARD_DONE,
+    BACKWARD_END,
+    BACKWARD_ERROR,
     BACKWARD_KINDS,
     BACKWARD_STEP,
     DETACH,
+    GRAD_INPLACE,
+    GRAD_MODE,
+    HOOK,
     INPLACE,
+    MARK_RETAIN_GRAD,
     META_KINDS,
     MODULE,
     MODULE_NAMES,
     NAME,
     OP,
     OPTIM_STEP,
+    REQUIRES_GRAD,
     RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
@@ -65,6 +72,20 @@ from engine.trace_events import (
 
 _OP_TABLE = op_table()
 HIST_COMPACT = 64  # a tensor's value or .grad history is compacted when this long (then at doubling sizes)
+
+# the field of an event that names the graph node its frame is about (docs/trace.md §2, a frame's `node`)
+NODE_FIELD = {
+    TENSOR: "id", OP: "id", BACKWARD_STEP: "node", BACKWARD_BEGIN: "root", BACKWARD_ERROR: "root",
+    NAME: "tensor", DETACH: "tensor", REQUIRES_GRAD: "tensor", MARK_RETAIN_GRAD: "tensor", ACCUMULATE: "tensor",
+    RETAIN_GRAD: "tensor", INPLACE: "tensor", GRAD_INPLACE: "tensor", HOOK: "tensor",
+}
+NO_NODE = frozenset({GRAD_MODE, BACKWARD_END, ZERO_GRAD, OPTIM_STEP})  # about no one node (or several)
+
+
+def frame_node(event: dict) -> str | None:
+    """The graph node (tensor or op id) a frame of ``event`` is about; None when it is about no one node."""
+    field = NODE_FIELD.get(event["kind"])
+    return event.get(field) if field is not None else None
 
 
 def _eid_in(op: str, k: int) -> str:
@@ -377,6 +398,7 @@ class TraceBuilder:
             frame = dict(e)
             frame["phase"] = phase
             frame["edges"] = edges
+            frame["node"] = frame_node(e)
             frames = p.frames
             frames.append(frame)
             if self.max_frames is not None and len(frames) > self.max_frames:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from app.layout import LayoutEngine, LayoutInput
-from app.trace.hierarchy import Hierarchy, frame_node
+from app.trace.hierarchy import Hierarchy
 
 # what a lazy frame keeps (the timeline walks it; its values come with its group's payload)
 LAZY_KEEP = ("kind", "id", "node", "tensor", "op", "output", "phase", "grad_fn", "line", "edges")
@@ -250,7 +250,7 @@ class FoldedPass:
         frame_group = h.frame_group
         append = out_frames.append
         for f, gid in zip(self.frames, frame_group):
-            if gid is None or (groups[gid].expanded and frame_node(f) in visible):
+            if gid is None or (groups[gid].expanded and f["node"] in visible):
                 append(f)
                 continue
             lazy = {k: f[k] for k in LAZY_KEEP if k in f}

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.trace.values import flat_floats, num, to_float
+from engine.trace_events import BACKWARD_BEGIN, BACKWARD_ERROR
 
 MIN_REPEATS = 3  # a fold is at least this many repetitions
 MAX_PERIOD = 400  # longest loop body (units) looked for
@@ -93,14 +94,14 @@ class Hierarchy:
         return out
 
 
-def frame_node(f: dict) -> str | None:
-    """The graph node a frame is about."""
-    k = f.get("kind")
-    if k in ("tensor", "op"):
-        return f.get("id")
-    if k == "backward_step":
-        return f.get("node")
-    return f.get("tensor")
+# a backward's start and failure belong to the whole pass, not to the group of its root: their frames stay
+# whole at the top level, so the page has the root and the seed gradient without opening a group
+PASS_LEVEL_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_ERROR})
+
+
+def grouped_node(f: dict) -> str | None:
+    """The node whose group a frame goes with (its ``node``; None for a pass-level frame)."""
+    return None if f["kind"] in PASS_LEVEL_KINDS else f.get("node")
 
 
 def loop_lines(source: str) -> list[tuple[int, int, str, tuple | None]]:
@@ -490,7 +491,7 @@ def build_hierarchy(nodes: list[dict], edges: list[tuple], node_cluster: dict[st
     frame_group: list[str | None] = []
     get = node_group.get
     for i, f in enumerate(frames):
-        nid = frame_node(f)
+        nid = grouped_node(f)
         gid = get(nid) if nid is not None else None
         frame_group.append(gid)
         if gid is not None:

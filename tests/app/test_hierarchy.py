@@ -26,7 +26,7 @@ def _chain_graph(iters: int, body=("sin", "mul", "add"), shared: str | None = No
 
 
 def _frames(nodes):
-    return [{"kind": n["kind"], "id": n["id"]} for n in nodes]
+    return [{"kind": n["kind"], "id": n["id"], "node": n["id"]} for n in nodes]
 
 
 def test_a_loop_body_folds_with_the_loop_variable_and_chunks():

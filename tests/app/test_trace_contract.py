@@ -9,6 +9,7 @@ import pytest
 from app.core.config import Settings
 from app.runner.capture import run_capture
 from app.runner.worker import sandbox_limits
+from app.trace.build import NO_NODE, NODE_FIELD, TraceBuilder
 from engine import trace_events
 from engine.trace_events import json_number, opens_pass
 
@@ -79,18 +80,24 @@ def documented() -> dict[str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def emitted() -> list[dict]:
+def runs() -> list[list[dict]]:
+    """The events of each run: every example and the extras, streamed and not."""
     limits = sandbox_limits(Settings())
     sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))] + [EXTRA]
     sources.append(AUTOGRAD_EXTRA)
-    events: list[dict] = []
+    out: list[list[dict]] = []
     for source in sources:
         for stream in (True, False):
             msgs: list = []
             run_capture(source, limits, 256, 100_000, msgs.append, stream=stream)
             assert msgs[-1][0] == "end"
-            events += [e for kind, batch in msgs if kind == "events" for e in batch]
-    return events
+            out.append([e for kind, batch in msgs if kind == "events" for e in batch])
+    return out
+
+
+@pytest.fixture(scope="module")
+def emitted(runs) -> list[dict]:
+    return [e for events in runs for e in events]
 
 
 def test_every_emitted_kind_is_defined_and_documented(emitted):
@@ -113,3 +120,27 @@ def test_the_contract_helpers():
         ["nan", "inf", "-inf", 1.5, 2, None]
     assert opens_pass({"kind": "backward_begin"}) and opens_pass({"kind": "op", "grad_fn": "MulBackward0"})
     assert not opens_pass({"kind": "op", "grad_fn": None}) and not opens_pass({"kind": "inplace"})
+
+
+def test_every_frame_names_its_node(runs):
+    """The server writes `node` on every frame (docs/trace.md §2): the graph node the frame is about, or null."""
+    pass_kinds = trace_events.KINDS - trace_events.META_KINDS
+    assert set(NODE_FIELD) | NO_NODE == pass_kinds and not set(NODE_FIELD) & NO_NODE
+    seen = set()
+    for events in runs:
+        b = TraceBuilder(None, head=1_000, tail=0)
+        b.feed_all(events)
+        b.finish()
+        for p in b.passes:
+            drawn = {n["id"] for n in p["graph"]["nodes"]} if p["graph"] else None
+            for f in p["frames"]:
+                assert "node" in f, f
+                kind, node = f["kind"], f["node"]
+                seen.add(kind)
+                if kind in NO_NODE or kind == trace_events.HOOK and f["tensor"] is None:
+                    assert node is None, f
+                    continue
+                assert isinstance(node, str) and node[0] in "tn", f
+                if drawn is not None and f["phase"] != "update":
+                    assert node in drawn, f  # forward and backward frames are about nodes of the pass's graph
+    assert seen == pass_kinds, f"never in a frame here (extend EXTRA): {pass_kinds - seen}"

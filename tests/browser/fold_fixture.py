@@ -55,9 +55,10 @@ class Pass:
         self.values[tid] = value
         self.frames.append({"kind": "tensor", "id": tid, "shape": shape, "dtype": "float32", "requires_grad": rg, "is_leaf": leaf,
                             "value": _num(value), "origin": "leaf" if leaf else ("const" if role == "constant" else "op"),
-                            "op": op, "module": None, "line": line, "phase": "forward", "edges": [], "_it": it})
+                            "op": op, "module": None, "line": line, "phase": "forward", "edges": [], "node": tid, "_it": it})
         if name:
-            self.frames.append({"kind": "name", "tensor": tid, "name": name, "phase": "forward", "edges": [], "_it": it})
+            self.frames.append({"kind": "name", "tensor": tid, "name": name, "phase": "forward", "edges": [], "node": tid,
+                                "_it": it})
         return tid
 
     def edge(self, src, dst):
@@ -80,7 +81,7 @@ class Pass:
         self.frames[-1 if not out_name else -2]["edges"] = [out_edge]
         self.frames.append({"kind": "op", "id": nid, "op": name, "label": label, "grad_fn": grad_fn, "inputs": list(inputs),
                             "output": out, "module": None, "line": line, "grad_enabled": True, "params": [], "phase": "forward",
-                            "edges": in_edges, "_it": it})
+                            "edges": in_edges, "node": nid, "_it": it})
         return nid, out
 
     def backward_step(self, nid, upstream, contribs, *, it=None, parts=None):
@@ -326,7 +327,7 @@ def chain(n: int = 3300):
     pn, loss = p.op("pow", "** 2", "PowBackward0", [y], yv * yv, line=6, out_name="loss")
     p.nodes[loss]["role"] = "loss"
     p.frames.append({"kind": "backward_begin", "id": "b1", "root": loss, "gradient": 1.0, "retain_graph": False, "line": 7,
-                     "phase": "backward", "edges": [], "_it": None})
+                     "phase": "backward", "edges": [], "node": loss, "_it": None})
     g = 2 * yv
     p.backward_step(pn, 1.0, [(0, y, g)])
     for i in range(n - 1, -1, -1):
@@ -337,8 +338,9 @@ def chain(n: int = 3300):
         p.backward_step(sn, g * 0.001, [(0, yp, gs)], it=i)
         g = g + gs
     p.frames.append({"kind": "accumulate", "id": "b1", "tensor": x, "incoming": g, "before": None, "after": g,
-                     "phase": "backward", "edges": [], "_it": None})
-    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "_it": None})
+                     "phase": "backward", "edges": [], "node": x, "_it": None})
+    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "node": None,
+                     "_it": None})
     p.grads[x] = g
 
     def body(p, ids):
@@ -393,7 +395,7 @@ def rnn(T: int = 200):
     sn, loss = p.op("sum", "sum", "SumBackward0", [h], hv.sum(), line=9, out_name="loss")
     p.nodes[loss]["role"] = "loss"
     p.frames.append({"kind": "backward_begin", "id": "b1", "root": loss, "gradient": 1.0, "retain_graph": False, "line": 10,
-                     "phase": "backward", "edges": [], "_it": None})
+                     "phase": "backward", "edges": [], "node": loss, "_it": None})
     g = np.ones((1, 8))
     p.backward_step(sn, 1.0, [(0, h, g)])
     dU, dW = np.zeros_like(Uv), np.zeros_like(Wv)
@@ -409,9 +411,10 @@ def rnn(T: int = 200):
         g = dc @ Wv.T
     for tid, gv in ((U, dU), (W, dW)):
         p.frames.append({"kind": "accumulate", "id": "b1", "tensor": tid, "incoming": _num(gv), "before": None, "after": _num(gv),
-                         "phase": "backward", "edges": [], "_it": None})
+                         "phase": "backward", "edges": [], "node": tid, "_it": None})
         p.grads[tid] = gv
-    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "_it": None})
+    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "node": None,
+                     "_it": None})
 
     def body(p, ids):
         sn, xt, an, a, bn, b, cn, c, tn, h2 = ids
@@ -465,7 +468,7 @@ def mlp(L: int = 150):
     sn, loss = p.op("mean", "mean", "MeanBackward0", [sq], (hv ** 2).mean(), line=9, out_name="loss")
     p.nodes[loss]["role"] = "loss"
     p.frames.append({"kind": "backward_begin", "id": "b1", "root": loss, "gradient": 1.0, "retain_graph": False, "line": 10,
-                     "phase": "backward", "edges": [], "_it": None})
+                     "phase": "backward", "edges": [], "node": loss, "_it": None})
     g = np.full_like(hv, 1 / hv.size)
     p.backward_step(sn, 1.0, [(0, sq, g)])
     p.backward_step(pn, g, [(0, h, 2 * hv * g)])
@@ -479,10 +482,11 @@ def mlp(L: int = 150):
         p.backward_step(mn, dz, [(0, hp, dz @ Wv), (1, W, dz.T @ hpv)], it=i)
         for tid, gv in ((b, dz.sum(0)), (W, dz.T @ hpv)):
             p.frames.append({"kind": "accumulate", "id": "b1", "tensor": tid, "incoming": _num(gv), "before": None, "after": _num(gv),
-                             "phase": "backward", "edges": [], "_it": i})
+                             "phase": "backward", "edges": [], "node": tid, "_it": i})
             p.grads[tid] = gv
         g = dz @ Wv
-    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "_it": None})
+    p.frames.append({"kind": "backward_end", "id": "b1", "freed": True, "phase": "backward", "edges": [], "node": None,
+                     "_it": None})
 
     def body(p, ids):
         W, b, mn, a, an, z, tn, h2 = ids

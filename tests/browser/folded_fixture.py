@@ -71,9 +71,9 @@ def _frames_of_iteration(t: int, gid: str, lazy: bool):
     out = []
     for op_id, op, tid, grad_fn in seq:
         f_op = {"phase": "forward", "kind": "op", "id": op_id + p, "op": op, "label": op, "grad_fn": grad_fn,
-                "inputs": [], "output": tid + p, "edges": [], "line": 8}
+                "inputs": [], "output": tid + p, "edges": [], "line": 8, "node": op_id + p}
         f_t = {"phase": "forward", "kind": "tensor", "id": tid + p, "op": op_id + p, "edges": [], "line": 8,
-               "value": [0.1 * (t % 7)] * 4}
+               "value": [0.1 * (t % 7)] * 4, "node": tid + p}
         if lazy:
             for f in (f_op, f_t):
                 f["lazy"] = True
@@ -116,7 +116,7 @@ def folded_pass() -> dict:
     edges += [_edge("b_g1_n_sum", "g1", "n_sum", at["g1"], at["n_sum"], count=1),
               _edge("e_sum_loss", "n_sum", "t_loss", at["n_sum"], at["t_loss"])]
     frames = [{"phase": "forward", "kind": "tensor", "id": tid, "value": next(n["value"] for n in nodes if n["id"] == tid),
-               "edges": [], "line": 3} for tid in ("t_xin", "t_U", "t_W", "t_h0")]
+               "edges": [], "line": 3, "node": tid} for tid in ("t_xin", "t_U", "t_W", "t_h0")]
     for t in range(STEPS):
         first = len(frames)
         frames += _frames_of_iteration(t, f"gi{t}", lazy=True)
@@ -126,9 +126,9 @@ def folded_pass() -> dict:
             lo, hi = g["range"]
             g["first_frame"], g["last_frame"] = tree[f"gi{lo}"]["first_frame"], tree[f"gi{hi}"]["last_frame"]
     frames += [{"phase": "forward", "kind": "op", "id": "n_sum", "op": "sum", "label": "sum", "grad_fn": "SumBackward0",
-                "inputs": [f"t_h{STEPS - 1}"], "output": "t_loss", "edges": ["b_g1_n_sum"], "line": 9},
+                "inputs": [f"t_h{STEPS - 1}"], "output": "t_loss", "edges": ["b_g1_n_sum"], "line": 9, "node": "n_sum"},
                {"phase": "forward", "kind": "tensor", "id": "t_loss", "op": "n_sum", "value": 1.6684,
-                "edges": ["e_sum_loss"], "line": 9}]
+                "edges": ["e_sum_loss"], "line": 9, "node": "t_loss"}]
     graph = {"width": 780.0, "height": 420.0, "nodes": nodes, "edges": edges, "clusters": [], "groups": [],
              "folded": True, "run": RUN_ID, "pass_index": 0, "tree": tree}
     the_pass = {"index": 0, "loss": 1.6684, "graph": graph, "frames": frames, "ops": {}}
