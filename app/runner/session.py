@@ -6,7 +6,9 @@ Everything here runs in the worker process; the messages it sends are ``app.runn
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 import time
 from collections.abc import Callable
 
@@ -290,9 +292,6 @@ class RunSession:
 def exit_problem(status: int, settings: Settings) -> dict:
     """Why a run process ended without its ``End`` (``os.waitpid`` status): its CPU time, a C stack overflow,
     else its memory."""
-    import os
-    import signal
-
     s = settings
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     if sig == signal.SIGXCPU:
