@@ -27,7 +27,6 @@ its output, ``d{tensor}`` for a detach link.
 
 from __future__ import annotations
 
-import math
 import time
 from bisect import bisect_right
 from collections import deque
@@ -38,33 +37,27 @@ from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
 from app.layout.sizes import op_size, tensor_size
 from app.trace.folded import FoldedPass
+from app.trace.frames import frame_node
 from app.trace.hierarchy import build_hierarchy
 from app.trace.labels import op_text
 from app.trace.payloads import PassPayloads
 from app.trace.policy import RunPolicy
-from app.trace.values import clean, flat_floats, to_float
+from app.trace.values import clean, to_float
 from engine.recorder import op_table
 from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
     BACKWARD_DONE,
-    BACKWARD_END,
-    BACKWARD_ERROR,
     BACKWARD_KINDS,
     BACKWARD_STEP,
     DETACH,
-    GRAD_INPLACE,
-    GRAD_MODE,
-    HOOK,
     INPLACE,
-    MARK_RETAIN_GRAD,
     META_KINDS,
     MODULE,
     MODULE_NAMES,
     NAME,
     OP,
     OPTIM_STEP,
-    REQUIRES_GRAD,
     RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
@@ -75,21 +68,6 @@ from engine.trace_events import (
 
 _OP_TABLE = op_table()
 HIST_COMPACT = 64  # a tensor's value or .grad history is compacted when this long (then at doubling sizes)
-
-# the field of an event that names the graph node its frame is about (docs/trace.md §2, a frame's `node`)
-NODE_FIELD = {
-    TENSOR: "id", OP: "id", BACKWARD_STEP: "node", BACKWARD_BEGIN: "root", BACKWARD_ERROR: "root",
-    NAME: "tensor", DETACH: "tensor", REQUIRES_GRAD: "tensor", MARK_RETAIN_GRAD: "tensor", ACCUMULATE: "tensor",
-    RETAIN_GRAD: "tensor", INPLACE: "tensor", GRAD_INPLACE: "tensor", HOOK: "tensor",
-}
-NO_NODE = frozenset({GRAD_MODE, BACKWARD_END, ZERO_GRAD, OPTIM_STEP})  # about no one node (or several)
-
-
-def frame_node(event: dict) -> str | None:
-    """The graph node (tensor or op id) a frame of ``event`` is about; None when it is about no one node."""
-    field = NODE_FIELD.get(event["kind"])
-    return event.get(field) if field is not None else None
-
 
 def _eid_in(op: str, k: int) -> str:
     return f"e{op[1:]}_{k}"
@@ -797,14 +775,3 @@ def _zeros_like(v):
     if isinstance(v, dict):
         return {**v, "min": 0.0, "max": 0.0, "mean": 0.0, "sample": [0.0] * len(v.get("sample") or [])}
     return 0.0
-
-
-def norm_of(v) -> float | None:
-    """L2 norm of a value V (None for summaries)."""
-    if isinstance(v, dict) or v is None:
-        return None
-    flat = flat_floats(v)
-    if flat is None:
-        return None
-    total = sum(f * f for f in flat)  # the order of the stack walk, as before
-    return math.sqrt(total)

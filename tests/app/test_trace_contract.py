@@ -10,7 +10,8 @@ from app.core.config import Settings
 from app.runner.capture import run_capture
 from app.runner.protocol import End, Events
 from app.runner.worker import sandbox_limits
-from app.trace.build import NO_NODE, NODE_FIELD, TraceBuilder
+from app.trace.build import TraceBuilder
+from app.trace.frames import NO_NODE, NODE_FIELD
 from app.trace.policy import RunPolicy
 from engine import trace_events
 from engine.trace_events import json_number, opens_pass
