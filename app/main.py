@@ -20,6 +20,7 @@ from app.core.errors import problem_response
 from app.core.responses import OrjsonResponse
 from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
+from app.runner.service import RunService
 from app.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         pool = Pool(settings, dot=graphviz.path, run_store=app.state.run_store)
         app.state.pool = pool
+        app.state.runs = RunService(pool)
         await pool.start()
         await app.state.classroom.broker.start()
         try:

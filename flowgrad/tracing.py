@@ -6,7 +6,8 @@ from functools import cached_property
 
 import orjson
 
-from flowgrad.runner import client
+from app.runner.service import clean_source
+from flowgrad.runner import service
 
 VALUES = ("full", "summary")
 
@@ -87,7 +88,5 @@ def trace(source: str, *, values: str = "full") -> Trace:
         raise ValueError(f"values must be one of {VALUES}, not {values!r}")
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
-    from app.api.routes.run import safe_source
-
-    source = safe_source(source)
-    return Trace(source, client().run(source, values))
+    source = clean_source(source)  # as the worker gets it: the Trace's lines are the ones it ran
+    return Trace(source, service().run(source, values))

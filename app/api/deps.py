@@ -1,7 +1,7 @@
 """``Annotated`` dependency aliases: the routes' only way to the app's settings and resources.
 
 ``create_app`` puts what it built at startup on ``app.state`` (the Graphviz check, templates,
-examples folder; the pool in the lifespan); only this module reads ``app.state``.
+examples folder; the pool and its run service in the lifespan); only this module reads ``app.state``.
 """
 
 from __future__ import annotations
@@ -16,13 +16,19 @@ from app.classroom.service import Classroom
 from app.core.config import Settings, get_settings
 from app.layout.dot import Graphviz
 from app.runner.pool import Pool
+from app.runner.service import RunService
 from app.runs.store import RunStore
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 def get_pool(request: Request) -> Pool:
+    """The worker pool itself: for its state (``/healthz``); runs go through ``get_runs``."""
     return request.app.state.pool
+
+
+def get_runs(request: Request) -> RunService:
+    return request.app.state.runs
 
 
 def get_graphviz(request: Request) -> Graphviz:
@@ -55,6 +61,7 @@ def get_client_id(request: Request, settings: SettingsDep) -> str | None:
 
 
 PoolDep = Annotated[Pool, Depends(get_pool)]
+RunsDep = Annotated[RunService, Depends(get_runs)]
 GraphvizDep = Annotated[Graphviz, Depends(get_graphviz)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 ExamplesDirDep = Annotated[Path, Depends(get_examples_dir)]

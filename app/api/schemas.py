@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.trace.policy import MAX_ASKED_PASSES
+
 
 class RunRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", json_schema_extra={
@@ -16,7 +18,7 @@ class RunRequest(BaseModel):
     client_id: str | None = Field(None, max_length=128,
                                   description="one run per client: a new run cancels this client's last")
     passes: list[Annotated[int, Field(ge=0)]] = Field(
-        default_factory=list, max_length=4,
+        default_factory=list, max_length=MAX_ASKED_PASSES,
         description="passes to record in full besides the first and the last ones: a training run's middle pass, "
                     "recorded on demand by running the program again (runs are deterministic)")
     values: Literal["full", "summary"] = Field(
@@ -65,6 +67,8 @@ class Figure(BaseModel):
 
 
 class Trace(BaseModel):
+    """The answer (app/core/answer.py builds it; tests/app/test_answer_shape.py keeps the two the same)."""
+
     stdout: str
     error: ErrorInfo | None
     variables: dict[str, Variable]
@@ -76,6 +80,7 @@ class Trace(BaseModel):
     truncated: bool = Field(description="something was cut or folded by a limit (truncated_reason says what)")
     truncated_reason: str | None = Field(None, description="why the trace is truncated, naming the limits")
     elapsed_ms: float | None = None
+    timing_ms: dict[str, float] | None = Field(None, description="the run's parts: start, run, trace (ms)")
 
 
 class Problem(BaseModel):

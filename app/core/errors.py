@@ -30,6 +30,11 @@ def problem_response(status: int, type_: str, message: str, *, detail: Any = Non
                           headers=dict(headers) if headers else None)
 
 
+def busy_response(message: str) -> OrjsonResponse:
+    """429 ``Busy``: the run queue is full (or a run waited in it too long); the client may try again in a second."""
+    return problem_response(429, "Busy", message, headers={"Retry-After": "1"})
+
+
 def status_type(status: int) -> str:
     """An error type for an HTTP status: 404 → "NotFound", 405 → "MethodNotAllowed"."""
     try:

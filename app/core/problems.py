@@ -1,10 +1,10 @@
-"""The error shape and the empty trace, written once for the whole server.
+"""The error shape, written once for the whole server.
 
 ``problem()`` is the error object every failure carries (docs/trace.md §2, ``ErrorInfo`` in
 ``app/api/schemas.py``): ``{"type", "message", "line", "column"}``. It is the ``error`` of a trace
 (a run that failed), the ``error`` of an HTTP error answer (``problem_body``: ``{"detail",
 "error"}``, see ``app.core.errors.problem_response``) and what the pool hands a route when a run
-could not finish. ``empty_trace()`` is a trace with nothing in it but that error.
+could not finish (``app.core.answer.failed_answer``: an answer with nothing in it but that error).
 
 Plain dicts, no imports: the workers use it too.
 """
@@ -22,14 +22,3 @@ def problem(type_: str, message: str, *, line: int | None = None, column: int | 
 def problem_body(type_: str, message: str, *, detail: Any = None) -> dict:
     """An HTTP error answer's body: ``{"detail": detail or message, "error": problem(type_, message)}``."""
     return {"detail": message if detail is None else detail, "error": problem(type_, message)}
-
-
-def empty_trace(error: dict | None = None, *, stream: bool = False) -> dict:
-    """A trace (``POST /api/run``'s answer) with no output: just ``error``. With ``stream``, the
-    stream's closing ``done`` event instead (``"type"`` first, no ``passes``)."""
-    head: dict = {"type": "done"} if stream else {}
-    body = {"stdout": "", "error": error, "variables": {}, "ops": {}, "passes": [], "steps": [], "modules": {},
-            "figures": [], "truncated": False, "truncated_reason": None}
-    if stream:
-        del body["passes"]
-    return {**head, **body}

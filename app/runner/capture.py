@@ -1,10 +1,9 @@
 """Child side of a run (inside the forked, rlimited process): run the program under the recorder
 and ship the raw capture to the worker in pieces.
 
-Messages sent on ``out`` (a ``multiprocessing`` connection):
-``("events", [event, ...])`` at every backward's end and every ~2,000 events,
-``("stdout", text)`` batched, ``("figure", {"svg", "at"})`` as each figure is shown (after the text printed
-before it), and last ``("end", {"stdout", "error", "variables"})``.
+Messages sent on ``out`` (a ``multiprocessing`` connection; ``app.runner.protocol``):
+``Events`` at every backward's end and every ~2,000 events, ``Stdout`` batched, ``Figure`` as each figure
+is shown (after the text printed before it), and last ``End`` (the whole stdout, error, variables, figures).
 A ``step_stats`` event (loss, parameter and gradient L2 norms over the leaves this backward
 reached) follows every ``backward_end``; it is computed here from the real arrays.
 """
@@ -17,6 +16,8 @@ import time
 
 import numpy as np
 
+from app.runner.protocol import End, Events, Figure, Stdout
+from app.trace.policy import RunPolicy
 from engine.recorder import Recorder, encode_value, export_event, split_event, summarize
 from engine.trace_events import (
     ACCUMULATE,
@@ -142,8 +143,8 @@ def light_event(e: dict, limit: int) -> dict:
 class StreamingRecorder(Recorder):
     """Ships events as they come (stream) or in few large batches with summary passes kept light.
 
-    Non-streaming runs send every ``batch`` events (or every ``BATCH_SECONDS``) and at the end; events of passes that can no
-    longer be among the first ``head`` or last ``tail`` passes (the ones with full graphs) are sent
+    Non-streaming runs send every ``batch`` events (or every ``BATCH_SECONDS``) and at the end; events of passes the
+    run's ``policy`` (``app.trace.policy.RunPolicy``, the trace builder's too) can no longer keep in full are sent
     light, which skips encoding their values. Passes are counted like the trace builder does
     (``engine.trace_events.opens_pass``). Shipped events are dropped here, so a run holds at most
     one batch.
@@ -156,14 +157,12 @@ class StreamingRecorder(Recorder):
     the ones it may draw.
     """
 
-    def __init__(self, send, *, stream: bool = True, head: int = 3, tail: int = 2, batch: int = 20_000,
-                 value_budget: int | None = None, extra: tuple = (), **kw):
+    def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
+                 value_budget: int | None = None, **kw):
         super().__init__(**kw)
         self._send = send
         self._stream = stream
-        self._head = head
-        self._extra = frozenset(extra)  # middle passes asked for in full (recorded on demand)
-        self._tail = tail
+        self._policy = policy
         self._batch = batch if not stream else FLUSH_EVENTS
         self._marks: list[int] = []  # event number (counted over the run) where pass 1, 2, ... start
         self._mark_idx = 0  # passes opened before the next event to ship
@@ -186,23 +185,22 @@ class StreamingRecorder(Recorder):
     # ---- shipping ----
     def flush(self, final: bool = False) -> None:
         if self._stdout:
-            self._send(("stdout", "".join(self._stdout)))
+            self._send(Stdout("".join(self._stdout)))
             self._stdout.clear()
         if self.captured:
-            self._send(("events", self._export_batch()))
+            self._send(Events(self._export_batch()))
         self._last_flush = time.monotonic()
 
     def _export_batch(self) -> list[dict]:
-        raw, limit, marks = self.captured, self.value_limit, self._marks
-        n_passes = len(marks) + 1
-        full_from = n_passes - self._tail - 1  # passes from here on may still be in the tail
+        raw, limit, marks, policy = self.captured, self.value_limit, self._marks, self._policy
+        full_from = policy.tail_from(len(marks) + 1)  # passes from here on may still be in the tail
         budget = self._value_budget
         out = []
         idx = self._mark_idx
         for i, e in enumerate(raw, self._base):
             while idx < len(marks) and marks[idx] <= i:
                 idx += 1
-            full = self._stream or idx < self._head or idx >= full_from or idx in self._extra
+            full = self._stream or idx >= full_from or policy.kept_from_start(idx)
             for piece in split_event(e):
                 if budget is not None and self._value_bytes > budget:
                     if self.budget_reason is None:
@@ -227,7 +225,7 @@ class StreamingRecorder(Recorder):
                     if cost:
                         self._value_bytes += cost
                         # all but new leaves (kept all run long) are dropped or compacted once it cannot be drawn
-                        if idx >= self._head and idx not in self._extra and (kind != TENSOR or piece["origin"] == "op"):
+                        if not policy.kept_from_start(idx) and (kind != TENSOR or piece["origin"] == "op"):
                             self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
                 out.append(export_event(piece, limit))
         self._mark_idx = idx
@@ -240,7 +238,7 @@ class StreamingRecorder(Recorder):
             self._marks.append(self.n_events)
             self._after_bw = False
             # the pass now out of the last ones cannot be drawn: the builder drops its values
-            self._value_bytes -= self._pass_cost.pop(len(self._marks) - self._tail - 1, 0)
+            self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
         super().emit(event)
         if event["kind"] in BACKWARD_DONE:
             self._after_bw = True
@@ -257,9 +255,9 @@ class StreamingRecorder(Recorder):
         if not self._stream:
             return  # the figures go with "end"
         if self._stdout:
-            self._send(("stdout", "".join(self._stdout)))
+            self._send(Stdout("".join(self._stdout)))
             self._stdout.clear()
-        self._send(("figure", figure))
+        self._send(Figure(figure))
 
     def on_print(self, text: str) -> None:
         if not self._stream:
@@ -367,17 +365,17 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
     return out
 
 
-def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, stream: bool = True,
-                head: int = 3, tail: int = 2, max_string_chars: int | None = None,
-                max_path_chars: int | None = None, value_budget: int | None = None, extra: tuple = (),
-                values: str = "full") -> None:
-    """Run ``source`` and ship everything through ``send``; never raises. The budgets (None: none)
-    come from the settings: max_string_chars, max_path_chars, and ``value_budget`` (max_answer_bytes)
-    for the values shipped and, apart, for the variables; ``values`` is the request's ("full" or "summary")."""
+def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, policy: RunPolicy,
+                stream: bool = True, max_string_chars: int | None = None, max_path_chars: int | None = None,
+                value_budget: int | None = None, values: str = "full") -> None:
+    """Run ``source`` and ship everything through ``send``; never raises. ``policy`` says which passes are kept
+    in full. The budgets (None: none) come from the settings: max_string_chars, max_path_chars, and
+    ``value_budget`` (max_answer_bytes) for the values shipped and, apart, for the variables; ``values`` is the
+    request's ("full" or "summary")."""
     import engine
     from sandbox import backend_for, run_program
 
-    rec = StreamingRecorder(send, stream=stream, head=head, tail=tail, extra=extra, value_limit=value_limit,
+    rec = StreamingRecorder(send, policy=policy, stream=stream, value_limit=value_limit,
                             max_events=max_events, max_string_chars=max_string_chars, max_path_chars=max_path_chars,
                             value_budget=value_budget)
     error = None
@@ -409,5 +407,4 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(("end", {"stdout": stdout, "error": error, "variables": variables, "figures": figures,
-                  "truncated": rec.truncated or bool(variable_reasons), "reasons": rec.reasons + variable_reasons}))
+    send(End(stdout, error, variables, figures, rec.truncated or bool(variable_reasons), rec.reasons + variable_reasons))

@@ -11,7 +11,8 @@
   worker whose run is past ``hard_kill_s`` + ``supervisor_grace_s`` (the worker itself SIGKILLs a
   run's process at ``hard_kill_s``; the supervisor is the net under that).
 * Workers run the ``dot`` found by the app's one startup check (``dot``: its absolute path).
-* A run that cannot finish ends with ``("error", problem(...))`` on its job's queue.
+* A job's queue gets the worker's ``Piece``s and ``Done``; a run that cannot finish ends with ``JobFailed``
+  (``app.runner.protocol``: every message on the pipes and the queue).
 * One reader thread per worker turns its pipe into events on the asyncio loop, so a slow or
   dying worker never blocks the loop.
 """
@@ -31,6 +32,20 @@ from dataclasses import dataclass, field
 
 from app.core.config import Settings
 from app.core.problems import problem
+from app.runner.entry import worker_main
+from app.runner.protocol import (
+    CancelJob,
+    Done,
+    JobFailed,
+    Piece,
+    RunJob,
+    RunOptions,
+    RunPending,
+    RunStored,
+    StopWorker,
+    WorkerFailed,
+    WorkerReady,
+)
 
 BUSY_MESSAGE = "the server is busy; try again in a moment"
 
@@ -39,7 +54,8 @@ class PoolBusy(Exception):
     pass
 
 
-def _ctx():
+def process_context():
+    """Where worker processes come from: a fork server (no worker is forked from a threaded server), else spawn."""
     methods = mp.get_all_start_methods()
     return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
 
@@ -48,22 +64,23 @@ def _ctx():
 class Job:
     id: int
     source: str
-    stream: bool
+    options: RunOptions
     client: str | None
-    passes: tuple = ()  # passes to record in full besides the first and last ones
-    values: str = "full"  # the request's `values`: "full" or "summary" (app/trace/values.py)
-    queue: asyncio.Queue = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue = field(default_factory=asyncio.Queue)  # Piece…, then Done or JobFailed
     worker: WorkerHandle | None = None
     started: float = 0.0
     enqueued: float = field(default_factory=time.monotonic)
     finished: bool = False
     cancelled: bool = False
 
-    def put(self, item) -> None:
+    def put(self, item: Piece | Done | JobFailed) -> None:
         if not self.finished:
-            if item[0] in ("done", "error"):
+            if not isinstance(item, Piece):
                 self.finished = True
             self.queue.put_nowait(item)
+
+    def fail(self, error: dict) -> None:
+        self.put(JobFailed(self.id, error))
 
 
 @dataclass
@@ -88,7 +105,7 @@ class Pool:
         self.settings = settings
         self.run_store = run_store  # app.runs.store.RunStore: folded passes' payloads from the workers
         self.dot = dot  # the Graphviz binary the workers run (app.layout.dot.check_dot's path)
-        self.ctx = _ctx()
+        self.ctx = process_context()
         self.workers: list[WorkerHandle] = []
         self.waiting: deque[Job] = deque()
         self.clients: dict[str, Job] = {}
@@ -114,8 +131,6 @@ class Pool:
                 await asyncio.sleep(0.02)
 
     def _spawn(self, slot: int) -> WorkerHandle:
-        from app.runner.worker import worker_main
-
         parent, child = self.ctx.Pipe(duplex=True)
         proc = self.ctx.Process(target=worker_main, args=(child, self._settings_dict, self.dot), daemon=True,
                                 name=f"flowgrad-worker-{slot}")
@@ -132,11 +147,11 @@ class Pool:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._supervisor
         for job in list(self.waiting):
-            job.put(("error", problem("Unavailable", "the server is stopping")))
+            job.fail(problem("Unavailable", "the server is stopping"))
         self.waiting.clear()
         for w in self.workers:
             with contextlib.suppress(Exception):
-                w.conn.send(("stop",))
+                w.conn.send(StopWorker())
         deadline = time.monotonic() + 2.0
         for w in self.workers:
             while w.proc.is_alive() and time.monotonic() < deadline:
@@ -164,41 +179,41 @@ class Pool:
                 return
 
     def _on_message(self, h: WorkerHandle, msg) -> None:
-        kind = msg[0]
-        if kind == "ready":
-            h.pid = msg[1]
-            h.ready = True
-            h.ever_ready = True
-            self.slot_failures[h.slot] = 0
-            self._dispatch()
-        elif kind == "failed":
-            h.dead = True
-        elif kind == "pending":  # ("pending", run): a folded answer is coming; its payloads follow it
-            h.storing = True
-            if self.run_store is not None:
-                self.run_store.expect(msg[1])
-        elif kind == "store":  # ("store", run, {pass index: PassPayloads} | None)
-            h.storing = False
-            if self.run_store is not None:
-                if msg[2]:
-                    self.run_store.put(msg[1], msg[2])
-                else:
-                    self.run_store.abandon(msg[1])
-            self._dispatch()
-        elif kind in ("piece", "done"):
-            job = h.job
-            if job is None or job.id != msg[1]:
-                return
-            if kind == "done":
-                h.job = None
-                h.idle_since = time.monotonic()
-                h.runs += 1
-                self.completed += 1
-                job.put(("done", msg[2]))
-                self._forget(job)
+        match msg:
+            case WorkerReady(pid):
+                h.pid = pid
+                h.ready = True
+                h.ever_ready = True
+                self.slot_failures[h.slot] = 0
                 self._dispatch()
-            else:
-                job.put(("piece", msg[2]))
+            case WorkerFailed():
+                h.dead = True
+            case RunPending(run_id):  # a folded answer is coming; its payloads follow it
+                h.storing = True
+                if self.run_store is not None:
+                    self.run_store.expect(run_id)
+            case RunStored(run_id, passes):
+                h.storing = False
+                if self.run_store is not None:
+                    if passes:
+                        self.run_store.put(run_id, passes)
+                    else:
+                        self.run_store.abandon(run_id)
+                self._dispatch()
+            case Piece(job_id) | Done(job_id):
+                job = h.job
+                if job is None or job.id != job_id:
+                    return
+                if isinstance(msg, Done):
+                    h.job = None
+                    h.idle_since = time.monotonic()
+                    h.runs += 1
+                    self.completed += 1
+                    job.put(msg)
+                    self._forget(job)
+                    self._dispatch()
+                else:
+                    job.put(msg)
 
     def _on_dead(self, h: WorkerHandle) -> None:
         if h.dead and h not in self.workers:
@@ -206,8 +221,7 @@ class Pool:
         h.dead = True
         job, h.job = h.job, None
         if job is not None:
-            job.put(("error", problem("WorkerError", "the run's worker stopped unexpectedly and was replaced; "
-                                                     "try again")))
+            job.fail(problem("WorkerError", "the run's worker stopped unexpectedly and was replaced; try again"))
             self._forget(job)
         self._replace(h)
 
@@ -254,8 +268,8 @@ class Pool:
                     self._on_dead(h)
                 elif h.job is not None and now - h.job.started > s.hard_kill_s + s.supervisor_grace_s:
                     job, h.job = h.job, None
-                    job.put(("error", problem("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and its "
-                                                              f"worker was replaced (limit hard_kill_s = {s.hard_kill_s:g})")))
+                    job.fail(problem("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and its worker "
+                                                     f"was replaced (limit hard_kill_s = {s.hard_kill_s:g})"))
                     self._forget(job)
                     h.dead = True
                     self._replace(h)
@@ -266,7 +280,7 @@ class Pool:
             while self.waiting and now - self.waiting[0].enqueued > s.queue_timeout_s:
                 job = self.waiting.popleft()
                 self.rejected += 1
-                job.put(("error", problem("Busy", BUSY_MESSAGE)))
+                job.fail(problem("Busy", BUSY_MESSAGE))
                 self._forget(job)
             self._dispatch()
 
@@ -290,8 +304,7 @@ class Pool:
         job.worker = h
         job.started = time.monotonic()
         try:
-            h.conn.send(("run", job.id, job.source, {"stream": job.stream, "queued": len(self.waiting),
-                                                     "passes": list(job.passes), "values": job.values}))
+            h.conn.send(RunJob(job.id, job.source, job.options))
         except Exception:  # noqa: BLE001 - a broken pipe: the reader thread reports the death
             h.job = None
             job.worker = None
@@ -302,8 +315,7 @@ class Pool:
         if job.client is not None and self.clients.get(job.client) is job:
             del self.clients[job.client]
 
-    def submit(self, source: str, *, stream: bool = False, client: str | None = None, passes: tuple = (),
-               values: str = "full") -> Job:
+    def submit(self, source: str, options: RunOptions, *, client: str | None = None) -> Job:
         """Queue a run (cancelling the client's previous one); raises PoolBusy when the queue is full."""
         if self.closing:
             raise PoolBusy("the server is stopping")
@@ -315,7 +327,7 @@ class Pool:
                 h.ready and h.job is None and not h.dead for h in self.workers):
             self.rejected += 1
             raise PoolBusy(BUSY_MESSAGE)
-        job = Job(next(self.ids), source, stream, client, passes, values)
+        job = Job(next(self.ids), source, options, client)
         if client is not None:
             self.clients[client] = job
         self.waiting.append(job)
@@ -330,10 +342,10 @@ class Pool:
         if job.worker is None:
             with contextlib.suppress(ValueError):
                 self.waiting.remove(job)
-            job.put(("error", problem("Cancelled", "the run was cancelled by a newer run")))
+            job.fail(problem("Cancelled", "the run was cancelled by a newer run"))
         else:
             with contextlib.suppress(Exception):
-                job.worker.conn.send(("cancel", job.id))
+                job.worker.conn.send(CancelJob(job.id))
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict:

@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from app.trace.folded import PassPayloads
+from app.trace.payloads import PassPayloads
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 PENDING_FORGET_S = 60.0  # an announced run whose payloads never came (its worker died) is forgotten

@@ -9,10 +9,11 @@ belongs to that backward's pass as its ``update`` phase, so one training step re
 forward → backward → update. The rule for what opens the next pass is
 ``engine.trace_events.opens_pass`` (shared with the runner); leaves created in between go with it.
 
-Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Full graphs and
-frames are kept for the first ``head`` passes (sent as soon as they close) and the last ``tail``
-passes (known only at the end); with ``head + tail`` passes or fewer, every pass is full. Other
-passes appear with ``graph: null`` and no frames.
+Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Which passes keep full
+graphs and frames is the run's ``RunPolicy`` (``app/trace/policy.py``, shared with the recorder): the
+first ``head`` passes and those asked for (sent as soon as they close) and the last ``tail`` passes
+(known only at the end); with ``head + tail`` passes or fewer, every pass is full. Other passes appear
+with ``graph: null`` and no frames.
 
 Graph of a pass: the ops recorded in its forward phase plus the ops its backward steps run
 through (a second ``backward(retain_graph=True)`` re-walks an earlier graph), their input and
@@ -26,7 +27,6 @@ its output, ``d{tensor}`` for a detach link.
 
 from __future__ import annotations
 
-import math
 import time
 from bisect import bisect_right
 from collections import deque
@@ -36,32 +36,28 @@ from dataclasses import dataclass
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
 from app.layout.sizes import op_size, tensor_size
-from app.trace.folded import FoldedPass, PassPayloads
+from app.trace.folded import FoldedPass
+from app.trace.frames import frame_node
 from app.trace.hierarchy import build_hierarchy
 from app.trace.labels import op_text
-from app.trace.values import clean, flat_floats, to_float
+from app.trace.payloads import PassPayloads
+from app.trace.policy import RunPolicy
+from app.trace.values import clean, to_float
 from engine.recorder import op_table
 from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
     BACKWARD_DONE,
-    BACKWARD_END,
-    BACKWARD_ERROR,
     BACKWARD_KINDS,
     BACKWARD_STEP,
     DETACH,
-    GRAD_INPLACE,
-    GRAD_MODE,
-    HOOK,
     INPLACE,
-    MARK_RETAIN_GRAD,
     META_KINDS,
     MODULE,
     MODULE_NAMES,
     NAME,
     OP,
     OPTIM_STEP,
-    REQUIRES_GRAD,
     RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
@@ -72,21 +68,6 @@ from engine.trace_events import (
 
 _OP_TABLE = op_table()
 HIST_COMPACT = 64  # a tensor's value or .grad history is compacted when this long (then at doubling sizes)
-
-# the field of an event that names the graph node its frame is about (docs/trace.md §2, a frame's `node`)
-NODE_FIELD = {
-    TENSOR: "id", OP: "id", BACKWARD_STEP: "node", BACKWARD_BEGIN: "root", BACKWARD_ERROR: "root",
-    NAME: "tensor", DETACH: "tensor", REQUIRES_GRAD: "tensor", MARK_RETAIN_GRAD: "tensor", ACCUMULATE: "tensor",
-    RETAIN_GRAD: "tensor", INPLACE: "tensor", GRAD_INPLACE: "tensor", HOOK: "tensor",
-}
-NO_NODE = frozenset({GRAD_MODE, BACKWARD_END, ZERO_GRAD, OPTIM_STEP})  # about no one node (or several)
-
-
-def frame_node(event: dict) -> str | None:
-    """The graph node (tensor or op id) a frame of ``event`` is about; None when it is about no one node."""
-    field = NODE_FIELD.get(event["kind"])
-    return event.get(field) if field is not None else None
-
 
 def _eid_in(op: str, k: int) -> str:
     return f"e{op[1:]}_{k}"
@@ -133,8 +114,7 @@ class TraceBuilder:
     time per event is constant: feeding is linear in the events.
     """
 
-    def __init__(self, layout: LayoutEngine | None, *, head: int = 3, tail: int = 2, max_passes: int = 10_000,
-                 extra: tuple = (),
+    def __init__(self, layout: LayoutEngine | None, *, policy: RunPolicy,
                  on_pass: Callable[[dict], None] | None = None, on_step: Callable[[dict], None] | None = None,
                  max_nodes: int | None = None, max_frames: int | None = None, deadline: float | None = None,
                  fold: FoldOptions | None = None):
@@ -147,10 +127,8 @@ class TraceBuilder:
             max_nodes = max(max_nodes, fold.max_nodes)
         else:
             self.drawn_limit = max_nodes
-        self.head = head
-        self.extra = frozenset(extra)  # middle passes kept in full like the head ones (asked for on demand)
-        self.tail = tail
-        self.max_passes = max_passes
+        self.policy = policy
+        tail = policy.tail
         self.max_nodes = max_nodes
         self.max_frames = max_frames if max_frames is not None else (4 * max_nodes if max_nodes else None)
         self.deadline = deadline
@@ -201,7 +179,7 @@ class TraceBuilder:
             self._meta(e)
             return
         if self.cur is None:
-            if self.n_closed >= self.max_passes:
+            if self.n_closed >= self.policy.max_passes:
                 self._passes_cut()
                 return
             self.cur = _Pass(self.n_closed, self.clock)
@@ -215,7 +193,7 @@ class TraceBuilder:
             p.pending = []
             p.pending_ids = set()
             self._close(p)
-            if self.n_closed >= self.max_passes:
+            if self.n_closed >= self.policy.max_passes:
                 self._passes_cut()
                 return
             self.cur = _Pass(self.n_closed, self.clock)
@@ -241,8 +219,9 @@ class TraceBuilder:
 
     def _passes_cut(self) -> None:
         self.truncated = True
-        self.reasons.setdefault(f"the run made more than {self.max_passes:,} passes; the later ones were left out "
-                                f"(limit max_passes = {self.max_passes:,})")
+        limit = self.policy.max_passes
+        self.reasons.setdefault(f"the run made more than {limit:,} passes; the later ones were left out "
+                                f"(limit max_passes = {limit:,})")
 
     def _update(self, p: _Pass, e: dict) -> None:
         """An event after a backward that does not open the next pass: part of the update phase."""
@@ -438,18 +417,19 @@ class TraceBuilder:
         self.steps.append(step)
         if self.on_step:
             self.on_step(step)
-        if p.index < self.head or p.index in self.extra:
+        policy = self.policy
+        if policy.kept_from_start(p.index):
             self._head_times += [p.t_fwd, p.t_grads]
             # streamed at once; without a listener it waits for the end, when the names are known
             self.head_buf.append((p, self.names_version if self.on_pass else -1))
             if self.on_pass:
                 # this pass, the other head (and asked-for) passes, the tail
-                self.emits_left = max(1, self.head - p.index) + sum(i > p.index for i in self.extra) + self.tail
+                self.emits_left = policy.left_to_draw(p.index)
                 self._emit_pass(self._draw(p, step["loss"]))
             else:
                 self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
         else:
-            if self.tail:
+            if policy.tail:
                 if len(self.tail_buf) == self.tail_buf.maxlen:
                     self._forget_values(self.tail_buf.popleft())
                 self.tail_buf.append(p)
@@ -488,8 +468,8 @@ class TraceBuilder:
         # head passes: built now, or rebuilt when module/parameter names arrived after they were sent;
         # the last `tail` passes get their full graph now (replacing the summary sent earlier)
         todo = [p for p, version in self.head_buf if version != self.names_version]
-        todo += [p for p in self.tail_buf if p.index >= self.head and p.index not in self.extra
-                 and p.index >= self.n_closed - self.tail]
+        policy = self.policy
+        todo += [p for p in self.tail_buf if not policy.kept_from_start(p.index) and policy.in_tail(p.index, self.n_closed)]
         self.head_buf.clear()
         self.tail_buf.clear()
         for i, p in enumerate(todo):
@@ -795,14 +775,3 @@ def _zeros_like(v):
     if isinstance(v, dict):
         return {**v, "min": 0.0, "max": 0.0, "mean": 0.0, "sample": [0.0] * len(v.get("sample") or [])}
     return 0.0
-
-
-def norm_of(v) -> float | None:
-    """L2 norm of a value V (None for summaries)."""
-    if isinstance(v, dict) or v is None:
-        return None
-    flat = flat_floats(v)
-    if flat is None:
-        return None
-    total = sum(f * f for f in flat)  # the order of the stack walk, as before
-    return math.sqrt(total)

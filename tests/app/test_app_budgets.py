@@ -23,9 +23,11 @@ import app.trace.build as build
 from app.core.config import Settings
 from app.main import BodyLimit, create_app
 from app.runner.capture import run_capture
+from app.runner.protocol import End, Events
 from app.runner.worker import capture_budgets, sandbox_limits
 from app.trace.budget import fit_answer, fold_pass, nbytes, summarize_value
 from app.trace.build import TraceBuilder
+from app.trace.policy import RunPolicy
 from engine.trace_events import CLIP_MARK, clip_text
 
 # ---------------------------------------------------------------- the programs of issue 8 §4-§5
@@ -245,19 +247,21 @@ def test_a_small_program_is_untouched_by_a_small_budget(small_client):
     assert d["passes"][0]["graph"] and d["passes"][0]["frames"] and "folded" not in d["passes"][0]
 
 
+POLICY = RunPolicy(head=3, tail=2, max_passes=10_000)
+
 # ---------------------------------------------------------------- in process: recorder, runner, fitting
 def capture(source: str, stream: bool = False, max_events: int | None = None, **budgets) -> list:
     """What a run process sends, with the default settings' budgets unless given."""
     s = Settings()
     msgs: list = []
     run_capture(source, sandbox_limits(s), s.value_limit, max_events or s.max_events, msgs.append, stream=stream,
-                **{**capture_budgets(s), **budgets})
-    assert msgs[-1][0] == "end"
+                policy=RunPolicy.from_settings(s), **{**capture_budgets(s), **budgets})
+    assert isinstance(msgs[-1], End)
     return msgs
 
 
 def events_of(msgs: list) -> list[dict]:
-    return [e for kind, batch in msgs if kind == "events" for e in batch]
+    return [e for m in msgs if isinstance(m, Events) for e in m.events]
 
 
 def test_clip_text():
@@ -293,8 +297,8 @@ def test_binding_a_model_again_names_nothing_new():
 @pytest.mark.parametrize("stream", [False, True])
 def test_max_events_holds_and_says_so(stream):
     msgs = capture(HOLES["a long training run"].replace("3000", "200"), stream=stream, max_events=500)
-    end = msgs[-1][1]
-    assert end["truncated"] and any("max_events" in r for r in end["reasons"])
+    end = msgs[-1]
+    assert end.truncated and any("max_events" in r for r in end.reasons)
     assert len(events_of(msgs)) <= 2 * 500  # an op exports as its tensor and itself
 
 
@@ -303,16 +307,16 @@ def test_the_values_shipped_stay_within_the_value_budget(stream):
     src = "import torch\nx = torch.randn(256)\nfor i in range(3000):\n    y = x + 1\n"
     budget = 100_000
     msgs = capture(src, stream=stream, value_budget=budget)
-    end = msgs[-1][1]
-    assert any("max_answer_bytes" in r for r in end["reasons"])
+    end = msgs[-1]
+    assert any("max_answer_bytes" in r for r in end.reasons)
     shipped = sum(nbytes(e.get("value")) for e in events_of(msgs) if e["kind"] == "tensor")
     assert shipped <= 2 * budget
-    assert end["variables"]["x"]["value"], "variables have their own share"
+    assert end.variables["x"]["value"], "variables have their own share"
 
 
 def test_fold_pass_folds_as_little_as_needed():
     msgs = capture(TRAIN)
-    b = TraceBuilder(None, head=3, tail=2)
+    b = TraceBuilder(None, policy=POLICY)
     b.feed_all(events_of(msgs))
     b.finish()
     p = b.passes[0]
@@ -331,13 +335,13 @@ def test_fold_pass_folds_as_little_as_needed():
 @pytest.mark.parametrize("budget", [65_536, 20_000, 5_000])
 def test_fit_answer_always_fits(budget):
     msgs = capture(TRAIN)
-    end = msgs[-1][1]
-    b = TraceBuilder(None, head=3, tail=2)
+    end = msgs[-1]
+    b = TraceBuilder(None, policy=POLICY)
     b.feed_all(events_of(msgs))
     b.finish()
     parts = b.result_parts()
-    trace = {"stdout": end["stdout"] * 100, "error": {"type": "X", "message": "m" * 5000, "line": 1, "column": 0},
-             "variables": end["variables"], "ops": {}, "passes": parts["passes"], "steps": parts["steps"],
+    trace = {"stdout": end.stdout * 100, "error": {"type": "X", "message": "m" * 5000, "line": 1, "column": 0},
+             "variables": end.variables, "ops": {}, "passes": parts["passes"], "steps": parts["steps"],
              "modules": parts["modules"], "truncated": False, "truncated_reason": None}
     reasons = fit_answer(trace, budget, max_string_chars=1000)
     assert reasons and nbytes(trace) <= budget
@@ -399,7 +403,7 @@ def synthetic_events(n: int) -> list[dict]:
 def _build_seconds(events: list[dict], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
-        b = TraceBuilder(None, head=3, tail=2, max_nodes=5_000)
+        b = TraceBuilder(None, policy=POLICY, max_nodes=5_000)
         t = time.perf_counter()
         b.feed_all(events)
         b.finish()
@@ -424,7 +428,7 @@ def test_compacted_histories_draw_what_full_ones_draw(monkeypatch):
     events = events_of(msgs)
 
     def build_all():
-        b = TraceBuilder(None, head=3, tail=2)
+        b = TraceBuilder(None, policy=POLICY)
         b.feed_all(copy.deepcopy(events))
         b.finish()
         return b

@@ -1,4 +1,4 @@
-"""Server glue from one source: problem() / empty_trace(), the 500 handler, the one startup `dot`
+"""Server glue from one source: problem(), the 500 handler, the one startup `dot`
 check, and app/core importing no feature package."""
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from fastapi.testclient import TestClient
 from flowgrad_testing import ROOT, strict_json
 
 import app.layout.dot as dot_module
-from app.api.deps import get_pool
-from app.api.schemas import ErrorInfo, Problem, Trace
+from app.api.deps import get_runs
+from app.api.schemas import ErrorInfo, Problem
 from app.core.config import Settings
 from app.core.errors import problem_response
-from app.core.problems import empty_trace, problem, problem_body
+from app.core.problems import problem, problem_body
 from app.layout import LayoutEngine, LayoutInput
 from app.main import create_app
 
 ERROR_KEYS = ["type", "message", "line", "column"]
 
 
-# ---------------------------------------------------------------- problem() and empty_trace()
+# ---------------------------------------------------------------- problem()
 def test_problem_shape():
     p = problem("Busy", "the server is busy")
     assert p == {"type": "Busy", "message": "the server is busy", "line": None, "column": None}
@@ -42,20 +42,6 @@ def test_problem_response():
     r = problem_response(429, "Busy", "wait", headers={"Retry-After": "1"})
     assert r.status_code == 429 and r.headers["retry-after"] == "1"
     assert strict_json(r.body) == {"detail": "wait", "error": problem("Busy", "wait")}
-
-
-def test_empty_trace():
-    err = problem("WorkerError", "the run failed")
-    t = empty_trace(err)
-    assert t == {"stdout": "", "error": err, "variables": {}, "ops": {}, "passes": [], "steps": [], "modules": {},
-                 "figures": [], "truncated": False, "truncated_reason": None}
-    Trace.model_validate(t)
-    assert empty_trace()["error"] is None
-    done = empty_trace(err, stream=True)
-    assert next(iter(done)) == "type" and done["type"] == "done", "the stream reads 'type' from the first bytes"
-    assert "passes" not in done and {k: v for k, v in done.items() if k != "type"} == {
-        k: v for k, v in t.items() if k != "passes"}
-    assert empty_trace(err) is not empty_trace(err) and empty_trace(err)["variables"] is not t["variables"]
 
 
 def test_every_http_error_has_the_problem_shape(client):
@@ -79,7 +65,7 @@ def test_every_http_error_has_the_problem_shape(client):
 
 def test_stream_query_source_is_limited_by_the_setting():
     app = create_app(Settings(workers=1, max_request_bytes=1024))
-    app.dependency_overrides[get_pool] = lambda: None  # never reached: no lifespan, no pool
+    app.dependency_overrides[get_runs] = lambda: None  # never reached: no lifespan, no pool
     r = TestClient(app).get("/api/stream", params={"source": "#" * 1025})
     assert r.status_code == 422
     d = strict_json(r.text)

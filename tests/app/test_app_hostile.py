@@ -167,7 +167,7 @@ def test_optimizer_trace_carries_numbers_only(run):
 
 
 def test_worker_json_fallback_never_strs_program_objects():
-    from app.runner.worker import _json_safe
+    from app.runner.session import json_safe as _json_safe
 
     class Loud:
         def __str__(self):

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from app.trace.build import TraceBuilder
+from app.trace.policy import RunPolicy
+
+
+def policy(head: int = 3, tail: int = 2) -> RunPolicy:
+    return RunPolicy(head, tail, max_passes=10_000)
 
 
 def T(id, shape=(), rg=False, leaf=True, value=1.0, origin="leaf", op=None, module=None, line=1):
@@ -35,8 +40,8 @@ def step_events(k: int, w: str, x: str, loss_value: float):
     ]
 
 
-def build(events, **kw):
-    b = TraceBuilder(None, **kw)
+def build(events, head: int = 3, tail: int = 2, **kw):
+    b = TraceBuilder(None, policy=policy(head, tail), **kw)
     b.feed_all(events)
     b.finish()
     return b.result_parts()
@@ -83,7 +88,7 @@ def test_few_passes_all_full_and_streaming_callbacks():
     ev = [T("t1", rg=True), T("t2")]
     for k in range(3):
         ev += step_events(k, "t1", "t2", 1.0)
-    b = TraceBuilder(None, head=3, tail=2, on_pass=got.append)
+    b = TraceBuilder(None, policy=policy(), on_pass=got.append)
     b.feed_all(ev)
     b.finish()
     assert [p["index"] for p in got] == [0, 1, 2]
@@ -126,7 +131,7 @@ def test_op_nodes_carry_params_and_are_sized_for_their_text():
           {**OP("n3", "sum", ["t3"], "t4", grad_fn="SumBackward0"), "label": "sum", "params": []}]
     engine = LayoutEngine.from_settings(Settings())
     try:
-        b = TraceBuilder(engine)
+        b = TraceBuilder(engine, policy=policy())
         b.feed_all(ev)
         b.finish()
     finally:

@@ -12,10 +12,12 @@ from flowgrad_testing import strict_json
 from app.core.config import Settings
 from app.layout import LayoutEngine
 from app.runner.capture import run_capture
+from app.runner.protocol import Events
 from app.runner.worker import capture_budgets, sandbox_limits
 from app.runs.store import RunStore
 from app.trace.build import FoldOptions, TraceBuilder
-from app.trace.folded import PassPayloads
+from app.trace.payloads import PassPayloads
+from app.trace.policy import RunPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "programs"
@@ -28,7 +30,7 @@ VISIBLE_MAX = 150
 def capture(source: str, settings: Settings) -> list:
     msgs: list = []
     run_capture(source, sandbox_limits(settings), settings.value_limit, settings.max_events, msgs.append,
-                stream=False, **capture_budgets(settings))
+                stream=False, policy=RunPolicy.from_settings(settings), **capture_budgets(settings))
     return msgs
 
 
@@ -38,11 +40,10 @@ def build(source: str, settings: Settings, *, fold: bool, layout: LayoutEngine |
     msgs = capture(source, settings) if msgs is None else msgs
     opts = FoldOptions(settings.fold_threshold, settings.max_folded_nodes, settings.fold_max_children, source,
                        "0" * 32) if fold else None
-    b = TraceBuilder(layout, head=settings.full_passes_head, tail=settings.full_passes_tail,
-                     max_passes=settings.max_passes, max_nodes=settings.max_drawn_nodes, fold=opts)
+    b = TraceBuilder(layout, policy=RunPolicy.from_settings(settings), max_nodes=settings.max_drawn_nodes, fold=opts)
     for m in msgs:
-        if m[0] == "events":
-            b.feed_all(m[1])
+        if isinstance(m, Events):
+            b.feed_all(m.events)
     b.finish()
     return b
 

@@ -8,12 +8,16 @@ import pytest
 
 from app.core.config import Settings
 from app.runner.capture import run_capture
+from app.runner.protocol import End, Events
 from app.runner.worker import sandbox_limits
-from app.trace.build import NO_NODE, NODE_FIELD, TraceBuilder
+from app.trace.build import TraceBuilder
+from app.trace.frames import NO_NODE, NODE_FIELD
+from app.trace.policy import RunPolicy
 from engine import trace_events
 from engine.trace_events import json_number, opens_pass
 
 ROOT = Path(__file__).resolve().parents[2]
+POLICY = RunPolicy.from_settings(Settings())
 
 # what the examples may not reach: every recorder hook at least once
 EXTRA = """import torch
@@ -89,9 +93,9 @@ def runs() -> list[list[dict]]:
     for source in sources:
         for stream in (True, False):
             msgs: list = []
-            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream)
-            assert msgs[-1][0] == "end"
-            out.append([e for kind, batch in msgs if kind == "events" for e in batch])
+            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream, policy=POLICY)
+            assert isinstance(msgs[-1], End)
+            out.append([e for m in msgs if isinstance(m, Events) for e in m.events])
     return out
 
 
@@ -128,7 +132,7 @@ def test_every_frame_names_its_node(runs):
     assert set(NODE_FIELD) | NO_NODE == pass_kinds and not set(NODE_FIELD) & NO_NODE
     seen = set()
     for events in runs:
-        b = TraceBuilder(None, head=1_000, tail=0)
+        b = TraceBuilder(None, policy=RunPolicy(head=1_000, tail=0, max_passes=10_000))
         b.feed_all(events)
         b.finish()
         for p in b.passes:

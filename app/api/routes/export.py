@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-import orjson
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import ClientDep, PoolDep, RunStoreDep, SettingsDep
-from app.api.routes.run import BUSY_HEADERS, pool_problem, safe_source, wait_job
+from app.api.deps import ClientDep, RunsDep, RunStoreDep, SettingsDep
 from app.api.schemas import Problem
-from app.core.errors import problem_response
-from app.core.problems import empty_trace
+from app.core.errors import busy_response, problem_response
 from app.export.html import build_html
-from app.runner.pool import PoolBusy
+from app.runner.service import clean_source
 from app.runs.export import inline_payloads
 
 EXPORT_PAGE_BYTES = 2_000_000  # room kept for the page itself (scripts, styles, fonts: ~1.5 MB)
@@ -54,31 +51,24 @@ def _file_name(view: dict) -> str:
                429: {"model": Problem, "description": "busy: the run queue is full"}},
     summary="Run a program and answer the page as one offline .html file",
 )
-async def export_html(body: ExportRequest, request: Request, pool: PoolDep, client: ClientDep,
+async def export_html(body: ExportRequest, request: Request, runs: RunsDep, client: ClientDep,
                       settings: SettingsDep, store: RunStoreDep) -> Response:
     """Runs the program like `POST /api/run` (same pool, limits and answer budget) and answers one
     file: the page's scripts, styles, KaTeX fonts and this trace inline, opening at the given view.
     Opened from disk it replays forward and backward with no network; Run and the gradient check
     are hidden. A run-time error is part of the file, as on the page."""
-    source = safe_source(body.source)
-    try:
-        # the pass the file opens at is recorded in full even when it is a training run's middle pass
-        # and the variables come as the page takes them (summaries past value_limit): the file draws nothing more
-        job = pool.submit(source, stream=False, client=body.client_id or client,
-                          passes=(body.pass_,) if body.pass_ is not None else (), values="summary")
-    except PoolBusy as e:
-        return problem_response(429, "Busy", str(e), headers=BUSY_HEADERS)
-    got = await wait_job(pool, job, request)
-    if got is None:  # the client left
+    source = clean_source(body.source)
+    # the pass the file opens at is recorded in full even when it is a training run's middle pass
+    # and the variables come as the page takes them (summaries past value_limit): the file draws nothing more
+    result = await runs.record_pass(source, body.pass_, client=body.client_id or client,
+                                    disconnected=request.is_disconnected)
+    if result.busy is not None:
+        return busy_response(result.busy)
+    if result.answer is None:  # the client left
         return Response(status_code=204)
-    kind, payload = got
-    if kind != "done":
-        err = pool_problem(payload)
-        if err["type"] == "Busy":
-            return problem_response(429, err["type"], err["message"], headers=BUSY_HEADERS)
-        payload = orjson.dumps(empty_trace(err))
+    payload = result.answer
     view = {"pass": body.pass_, "step": body.step, "node": body.node, "theme": body.theme, "projector": body.projector}
-    if kind == "done":  # folded passes carry their groups' payloads, when they fit (app/runs/export.py)
+    if result.complete:  # folded passes carry their groups' payloads, when they fit (app/runs/export.py)
         payload = await inline_payloads(payload, store, settings.max_export_bytes - len(payload) - EXPORT_PAGE_BYTES)
     html = await run_in_threadpool(build_html, payload, source, view)
     if len(html) > settings.max_export_bytes:

@@ -25,16 +25,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
-import orjson
 from fastapi import APIRouter, Depends, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import ClientDep, PoolDep, SettingsDep
-from app.api.routes.run import pool_problem, safe_source
+from app.api.deps import ClientDep, RunsDep, SettingsDep
 from app.api.schemas import RunRequest
-from app.core.problems import empty_trace, problem
-from app.runner.pool import Pool, PoolBusy
+from app.runner.service import RunService
 
 router = APIRouter(prefix="/api", tags=["stream"])
 
@@ -46,10 +43,6 @@ def _event(payload: bytes) -> ServerSentEvent:
     if text.startswith('{"type":"'):
         kind = text[9 : text.index('"', 9)]
     return ServerSentEvent(raw_data=text, event=kind)
-
-
-def _failed(error: dict) -> ServerSentEvent:
-    return ServerSentEvent(raw_data=orjson.dumps(empty_trace(error, stream=True)).decode(), event="done")
 
 
 def query_source(settings: SettingsDep, source: Annotated[str, Query(description="the program")]) -> str:
@@ -65,37 +58,24 @@ def query_source(settings: SettingsDep, source: Annotated[str, Query(description
 QuerySource = Annotated[str, Depends(query_source)]
 
 
-async def _events(pool: Pool, source: str, client: str | None, values: str = "full") -> AsyncIterator[ServerSentEvent]:
+async def _events(runs: RunService, source: str, client: str | None, values: str) -> AsyncIterator[ServerSentEvent]:
+    stream = runs.stream(source, client=client, values=values)
     try:
-        job = pool.submit(safe_source(source), stream=True, client=client, values=values)
-    except PoolBusy as e:
-        yield _failed(problem("Busy", str(e)))
-        return
-    try:
-        while True:
-            kind, payload = await job.queue.get()
-            if kind == "piece":
-                yield _event(payload)
-            elif kind == "done":
-                yield _event(payload)
-                return
-            else:
-                yield _failed(pool_problem(payload))
-                return
+        async for data in stream:
+            yield _event(data)
     finally:
-        # the client went away (or we finished): make sure the run does not go on
-        pool.cancel(job)
+        await stream.aclose()  # the client went away (or we finished): the run does not go on
 
 
 @router.post("/stream", response_class=EventSourceResponse, summary="Run a program, streaming its trace (SSE)")
-async def stream_post(body: RunRequest, pool: PoolDep, client: ClientDep) -> AsyncIterator[ServerSentEvent]:
-    async for ev in _events(pool, body.source, body.client_id or client, body.values):
+async def stream_post(body: RunRequest, runs: RunsDep, client: ClientDep) -> AsyncIterator[ServerSentEvent]:
+    async for ev in _events(runs, body.source, body.client_id or client, body.values):
         yield ev
 
 
 @router.get("/stream", response_class=EventSourceResponse, summary="Same as POST, for EventSource")
-async def stream_get(pool: PoolDep, client: ClientDep, source: QuerySource,
+async def stream_get(runs: RunsDep, client: ClientDep, source: QuerySource,
                      client_id: str | None = Query(None, max_length=128),
                      values: Literal["full", "summary"] = Query("full")) -> AsyncIterator[ServerSentEvent]:
-    async for ev in _events(pool, source, client_id or client, values):
+    async for ev in _events(runs, source, client_id or client, values):
         yield ev
