@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import sys
-import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -64,6 +63,8 @@ class RunOutcome:
     error: dict | None
     globals: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)  # [{"svg", "at"}]: plots, `at` = characters printed before each
+    # why the printed output was cut (past max_output_bytes: its first part and last lines kept), None if it was not
+    output_cut: str | None = None
 
 
 def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorder=None, on_print=None,
@@ -99,15 +100,26 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self.max_out = limits.max_output_bytes
         self.steps = 0
         self.next_check = min(TIME_CHECK_EVERY, self.max_steps + 1)
-        self.deadline = None
+        self.deadline = None  # in `clock()` seconds: CPU time plus time slept
+        self.slept = 0.0
         self.depth = 0
         self.out: list[str] = []
         self.out_bytes = 0
+        # printed output past max_output_bytes (budgets.emit): held back near the limit, then cut
+        self.held: list[str] = []
+        self.held_bytes = 0
+        self.cut = False
+        self.cut_bytes = 0
+        self.cut_lines = 0
+        self.tail: list[str] = []
+        self.tail_bytes = 0
+        self.tail_whole = True  # self.tail starts at the start of a line
         self.allocated = 0
         self.links = 0
         self.imported: dict[str, object] = {}
         self.globals: dict[str, object] = {}
         self.tensor_type = backend.Tensor
+        self.parameter_type = backend.Parameter
         # What an assignment names for the recorder: tensors, and modules (which name their parameters).
         self.nameable_types = (backend.Tensor, backend.Module)
         self._attr_rules: dict = {}
@@ -136,7 +148,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         error = None
         try:
             tree = parse_program(source, self.limits)
-            self.deadline = time.monotonic() + self.limits.time_limit_s
+            self.deadline = self.clock() + self.limits.time_limit_s
             with self._engine_context():
                 self.exec_block(tree.body, Scope(self.globals))
         except ProgramError as e:
@@ -148,6 +160,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             error = {"type": "MemoryError", "message": "out of memory", "line": None, "column": None}
         except Exception as e:  # an engine limit raised outside any statement, or an interpreter bug
             error = {"type": type(e).__name__, "message": self.scrub_message(str(e)), "line": None, "column": None}
+        output_cut = self.finish_output()
         figures = []
         plot_gate = self.__dict__.get("plot_gate")
         if plot_gate is not None:  # the figures still open at the end are shown, as a notebook shows them
@@ -157,7 +170,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
                 figures = plot_gate.rendered
                 if error is None:
                     error = self._wrap(e, None).to_dict()
-        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals(), figures=figures)
+        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals(), figures=figures,
+                          output_cut=output_cut)
 
     @contextlib.contextmanager
     def _engine_context(self):
