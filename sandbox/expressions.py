@@ -123,7 +123,8 @@ class Expressions:
                 if op is ast.Mod and ta is str:
                     return self._percent(a, b)
             elif ta in INTS and tb in INTS:
-                self._check_int_op(op, a, b)
+                if op is ast.Pow or op is ast.Mult or op is ast.LShift:  # (the others cannot grow past the check below)
+                    self._check_int_op(op, a, b)
                 r = _BINOPS[op](a, b)
                 if type(r) is int and r.bit_length() > self.max_bits:
                     raise self.int_limit(r.bit_length())

@@ -127,6 +127,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self._random = None
         self._yield_cache = {}  # function node -> its statements with a `yield` (flow.py)
         self._decl_cache = {}  # function node -> its global/nonlocal names (calls.py)
+        self._constant_specs = {}  # f-string format-spec node without fields -> its text (formatting.py)
+        self._checked_specs = set()  # format specs that passed the checks (formatting.py)
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._numpy = None  # (numpy, numpy.random) proxies, made on first import
         self._ev = {}
