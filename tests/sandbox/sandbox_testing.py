@@ -62,9 +62,10 @@ def run(source: str, limits: SandboxLimits | None = None, timeout: float = RUN_T
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        start = time.monotonic()
+        start, cpu_start = time.monotonic(), time.process_time()
         out = run_program(source, limits or DEFAULT_LIMITS, BACKEND, **kw)
         out.elapsed = time.monotonic() - start
+        out.cpu = time.process_time() - cpu_start  # what the run's time limit counts (with any time slept)
         return out
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

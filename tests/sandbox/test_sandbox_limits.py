@@ -169,7 +169,7 @@ def test_time_limit_is_checked_often():
     src = "xs = list(range(300000))\nfor i in range(1000):\n    ys = sorted(xs, reverse=True)"
     out = run(src, limits=make_limits(time_limit_s=0.3, max_steps=10**9, max_live_elements=10**9))
     assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
-    assert out.elapsed < 1.5
+    assert out.cpu < 1.5  # CPU time, as the limit counts it
 
 
 # ---------------------------------------------------------------- issue 8 hole 7: every way a sequence is sized
@@ -265,3 +265,14 @@ def test_as_count_reads_index_once():
         assert got == expected and type(got) in (int, bool), value
     for value in (2.5, np.float64(2.0), "a", None, np.bool_(True), [3]):
         assert Budgets.as_count(None, value) is value  # not a count: the call raises Python's own TypeError
+
+
+def test_time_limit_counts_cpu_time_and_the_seconds_slept():
+    # sleeping costs no CPU: its seconds are added to the run's clock, so the second sleep would pass the limit
+    out = run("import time\ntime.sleep(0.3)\ntime.sleep(0.3)\nprint('slept')", make_limits(time_limit_s=0.5))
+    assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"], out.error
+    assert out.error["line"] == 3 and out.stdout == ""
+    # a run that only computes stops on its CPU time, whatever the wall clock says
+    out = run("while True:\n    pass", make_limits(time_limit_s=0.3, max_steps=10**9, max_loop_iterations=10**9))
+    assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
+    assert out.cpu >= 0.3  # (the limit fired on CPU seconds, not before)
