@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import sys
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -22,7 +23,7 @@ import numpy as np
 from . import plots
 from .attributes import Attributes
 from .backend import Backend
-from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
+from .budgets import TIME_CHECK_EVERY, WALL_SHARE, Budgets, SandboxLimits
 from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
@@ -102,6 +103,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self.next_check = min(TIME_CHECK_EVERY, self.max_steps + 1)
         self.deadline = None  # in `clock()` seconds: CPU time plus time slept
         self.slept = 0.0
+        self.wall_deadline = None  # time.monotonic() when the run ends itself before the worker's hard kill
         self.depth = 0
         self.out: list[str] = []
         self.out_bytes = 0
@@ -150,6 +152,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         error = None
         try:
             tree = parse_program(source, self.limits)
+            self.wall_deadline = time.monotonic() + WALL_SHARE * self.limits.hard_kill_s
             self.deadline = self.clock() + self.limits.time_limit_s
             with self._engine_context():
                 self.exec_block(tree.body, Scope(self.globals))

@@ -19,6 +19,7 @@ import functools
 import io
 import math
 import re
+import time
 
 import numpy as np
 
@@ -213,10 +214,11 @@ class PlotGate:
         self.points: dict[int, int] = {}
         self.rendered: list[dict] = []
         self.rendered_bytes = 0
-        started = interp.clock()
+        started, wall_started = interp.clock(), time.monotonic()
         self.mpl = _matplotlib()
         if interp.deadline is not None:  # importing matplotlib (when the worker did not preload it) is not the program's time
             interp.deadline += interp.clock() - started
+            interp.wall_deadline += time.monotonic() - wall_started
 
     # ------------------------------------------------------------ checks
     def text(self, v, what="label"):

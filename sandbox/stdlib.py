@@ -168,10 +168,13 @@ def time_module(interp) -> ModuleProxy:
             raise ValueError("Invalid value NaN (not a number)")
         if secs < 0:
             raise ValueError("sleep length must be non-negative")
-        if interp.deadline is not None and interp.clock() + secs > interp.deadline:
-            t = interp.limits.time_limit_s
-            raise limit_error(f"time.sleep({secs:g}) would run past the time limit of {t:g} s", "time_limit_s",
-                              float(t))
+        if interp.deadline is not None:
+            if interp.clock() + secs > interp.deadline:
+                t = interp.limits.time_limit_s
+                raise limit_error(f"time.sleep({secs:g}) would run past the time limit of {t:g} s", "time_limit_s",
+                                  float(t))
+            if time.monotonic() + secs > interp.wall_deadline:
+                raise interp._wall_limit(NO_NODE)
         interp.slept += secs
         time.sleep(secs)
 

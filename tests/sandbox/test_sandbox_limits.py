@@ -276,3 +276,12 @@ def test_time_limit_counts_cpu_time_and_the_seconds_slept():
     out = run("while True:\n    pass", make_limits(time_limit_s=0.3, max_steps=10**9, max_loop_iterations=10**9))
     assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
     assert out.cpu >= 0.3  # (the limit fired on CPU seconds, not before)
+
+
+def test_a_run_ends_itself_before_the_workers_hard_kill():
+    # wall time passing faster than the run's clock (a busy machine; here, time slept beside a large CPU budget):
+    # the run stops itself at 0.8 x hard_kill_s, with an error that says why, instead of being killed
+    out = run("import time\nfor i in range(100):\n    time.sleep(0.05)\n    x = [0] * 10",
+              make_limits(time_limit_s=100.0, hard_kill_s=0.5))
+    assert out.error["type"] == "LimitExceeded" and "hard_kill_s = 0.5" in out.error["message"], out.error
+    assert "the machine is busy" in out.error["message"] and out.error["line"] in (3, 4)
