@@ -165,7 +165,10 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             error = {"type": "MemoryError", "message": "out of memory", "line": None, "column": None}
         except Exception as e:  # an engine limit raised outside any statement, or an interpreter bug
             error = {"type": type(e).__name__, "message": self.scrub_message(str(e)), "line": None, "column": None}
-        output_cut = self.finish_output()
+        try:
+            output_cut = self.finish_output()
+        except Exception:  # noqa: BLE001 - the caller's on_print failed: what was kept stays in stdout
+            output_cut = None
         figures = []
         plot_gate = self.__dict__.get("plot_gate")
         if plot_gate is not None:  # the figures still open at the end are shown, as a notebook shows them
