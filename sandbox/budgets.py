@@ -30,7 +30,10 @@ class SandboxLimits:
     max_steps: int
     max_int_bits: int
     max_output_bytes: int
-    time_limit_s: float
+    time_limit_s: float  # CPU seconds (plus seconds slept): `Budgets.clock`
+    # the worker's wall-clock kill: a run on a machine so busy that it gets there first ends itself at
+    # WALL_SHARE of it, gracefully (its passes and variables are kept), instead of being killed
+    hard_kill_s: float
     max_tensor_elements: int
     max_live_elements: int
     max_graph_nodes: int
@@ -48,6 +51,9 @@ MAX_ROUND_DIGITS = 1000  # round(x, ndigits): |ndigits|
 MAX_ENGINE_STRING = 200  # characters of a string handed to the engine (a module or parameter name, ...)
 MAX_MODULE_LINKS = 1000  # modules attached to modules per run
 ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
+TAIL_SHARE = 8  # once the output is cut, the last 1/8 of max_output_bytes keeps its last lines
+TAIL_LINES = 20  # ... at most this many
+WALL_SHARE = 0.8  # of hard_kill_s: the wall time after which a run ends itself (the rest ships its results)
 TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
 NO_NODE = ast.Constant(value=None, lineno=None, col_offset=None)  # the location of a step taken outside user code
 # What `*` repeats and `+` concatenates: these types *and their subclasses* (torch.Size, namedtuples, numpy strings).
@@ -59,22 +65,41 @@ class Budgets:
     `__init__` (steps, next_check, deadline, allocated, links, out, out_bytes)."""
 
     # ---------------------------------------------------------------- steps and time
+    def clock(self) -> float:
+        """The run's time: this process's CPU time plus the seconds the program slept (`time.sleep` costs no
+        CPU, so it is counted here explicitly). CPU time, not wall time: load on the machine never changes
+        where a program stops."""
+        return time.process_time() + self.slept
+
     def _check(self, node):
         """Step budget and clock, every TIME_CHECK_EVERY steps."""
         if self.steps > self.max_steps:
             raise limit_error(f"program ran more than {self.max_steps:,} steps", "max_steps", self.max_steps,
                               node.lineno, node.col_offset)
         self.next_check = min(self.steps + TIME_CHECK_EVERY, self.max_steps + 1)
-        if time.monotonic() > self.deadline:
+        if time.process_time() + self.slept > self.deadline:
             raise self._time_limit(node)
+        if time.monotonic() > self.wall_deadline:
+            raise self._wall_limit(node)
 
     def check_time(self):
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise self._time_limit(NO_NODE)
+        if self.deadline is not None:
+            if self.clock() > self.deadline:
+                raise self._time_limit(NO_NODE)
+            if time.monotonic() > self.wall_deadline:
+                raise self._wall_limit(NO_NODE)
 
     def _time_limit(self, node):
         t = self.limits.time_limit_s
         return limit_error(f"program ran longer than {t:g} s", "time_limit_s", float(t), node.lineno, node.col_offset)
+
+    def _wall_limit(self, node):
+        """The run reached WALL_SHARE of the worker's hard kill before its CPU time ran out: the machine is busy."""
+        hard = float(self.limits.hard_kill_s)
+        used = self.clock() - (self.deadline - self.limits.time_limit_s)
+        return limit_error(f"program was stopped after {WALL_SHARE * hard:g} s of wall time, having used {used:.2f} s "
+                           f"of its {self.limits.time_limit_s:g} s of CPU time: the machine is busy", "hard_kill_s", hard,
+                           node.lineno, node.col_offset)
 
     def tick(self):
         """A step for a call made from engine code or a builtin (Module.apply(fn), sorted(key=...))."""
@@ -232,10 +257,20 @@ class Budgets:
         attributes, and numpy reads `__array_interface__` & co. from an object's attributes; and none is
         longer than MAX_ENGINE_STRING (named_modules() joins the names of every level: long names in a
         deep chain of modules make gigabytes of text)."""
+        T = self.tensor_type
+        n = 0
+        for v in values:  # the common case, numbers and tensors alone: counted without the walk below
+            t = type(v)
+            if t is T or t is self.parameter_type:
+                n += v.numel()
+            elif t not in SCALARS:
+                break
+        else:
+            if n <= self.max_seq:
+                return
         stack = [v for v in values if type(v) not in SCALARS]
         if not stack:
             return
-        T = self.tensor_type
         M = self.B.Module
         budget = self.max_seq
         n = 0
@@ -341,15 +376,83 @@ class Budgets:
                 raise self.text_limit()
 
     def emit(self, text):
-        """Printed output: at most max_output_bytes per run; what fits is still shown before the error."""
-        n = len(text.encode("utf-8", "replace"))
-        if self.out_bytes + n > self.max_out:
-            room = self.max_out - self.out_bytes
-            part = text.encode("utf-8", "replace")[:max(room, 0)].decode("utf-8", "ignore")
-            if part:
-                self._emit(part, len(part.encode("utf-8")))
-            raise limit_error(f"printed output exceeded {self.max_out:,} bytes", "max_output_bytes", self.max_out)
-        self._emit(text, n)
+        """Printed output. Past max_output_bytes it is cut, not fatal: the first part is kept (and streamed as
+        it comes), then the last lines (`TAIL_LINES`, at most 1/`TAIL_SHARE` of the limit), with one line
+        between them saying how much was left out (`finish_output`). Text printed after the first
+        7/8 is held back until the run shows whether it all fits. One print longer than the whole limit is
+        refused (what fits of it is kept first): no answer could show it."""
+        n = len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+        if n > self.max_out:
+            if not self.cut:
+                room = self.max_out - self.out_bytes - self.held_bytes
+                part = text.encode("utf-8", "replace")[:max(room, 0)].decode("utf-8", "ignore")
+                if part:
+                    self.emit(part)
+            raise limit_error(f"one print wrote {n:,} bytes, more than a run's whole printed output",
+                              "max_output_bytes", self.max_out)
+        if self.cut:  # cut already: only the last lines can still be kept
+            self._keep_tail(text, n)
+        elif not self.held and self.out_bytes + n <= self.max_out - self.max_out // TAIL_SHARE:
+            self._emit(text, n)
+        elif self.out_bytes + self.held_bytes + n <= self.max_out:
+            self.held.append(text)
+            self.held_bytes += n
+        else:  # the output does not fit: what was held back and this text are the start of the cut part
+            held, self.held, self.held_bytes = self.held, [], 0
+            self.cut = True
+            self.tail_whole = not self.out or self.out[-1].endswith("\n")  # the cut part starts a line
+            for t in held:
+                self._keep_tail(t, len(t.encode("utf-8", "replace")))
+            self._keep_tail(text, n)
+
+    def _keep_tail(self, text, n):
+        self.cut_bytes += n
+        self.cut_lines += text.count("\n")
+        self.tail.append(text)
+        self.tail_bytes += n
+        room = self.tail_room()
+        if self.tail_bytes > 2 * room:  # only the last `room` bytes can be kept: drop the rest now
+            kept = "".join(self.tail).encode("utf-8", "replace")[-room:].decode("utf-8", "ignore") if room else ""
+            self.tail_whole = False
+            self.tail = [kept]
+            self.tail_bytes = len(kept.encode("utf-8"))
+
+    def tail_room(self):
+        return max(0, min(self.max_out // TAIL_SHARE, self.max_out - self.out_bytes))
+
+    def flush_output(self):
+        """Text held back near the limit goes out now (before a figure is shown, so it is placed after it)."""
+        if self.held and not self.cut:
+            held, self.held, self.held_bytes = self.held, [], 0
+            for t in held:
+                self._emit(t, len(t.encode("utf-8", "replace")))
+
+    def finish_output(self):
+        """At the end of the run: the held-back text, or, when the output was cut, the line that says so and
+        the last lines. Returns why the output was cut (None: it was not)."""
+        if not self.cut:
+            self.flush_output()
+            return None
+        room = self.tail_room()
+        kept = "".join(self.tail)
+        encoded = kept.encode("utf-8", "replace")
+        tail = encoded[len(encoded) - room:].decode("utf-8", "ignore") if room else ""
+        if len(encoded) > room or not self.tail_whole:  # the kept text starts inside a line: from the next one
+            tail = tail[tail.find("\n") + 1:] if "\n" in tail[:-1] else ""
+        lines = tail.splitlines(keepends=True)[-TAIL_LINES:]
+        tail = "".join(lines)
+        tail_bytes = len(tail.encode("utf-8"))
+        # lines left out: their newlines, and a last one without its newline when no kept line follows
+        cut_lines = self.cut_lines - tail.count("\n") + (not tail and not kept.endswith("\n"))
+        cut_bytes = self.cut_bytes - tail_bytes
+        plural = "" if cut_lines == 1 else "s"
+        where = f"max_output_bytes = {self.max_out:,}"
+        newline = "" if not self.out or self.out[-1].endswith("\n") else "\n"
+        self._emit(f"{newline}… {cut_lines:,} line{plural} cut ({cut_bytes:,} bytes; output limit {where}) …\n", 0)
+        if tail:
+            self._emit(tail, tail_bytes)
+        return (f"printed output was cut after its first {self.out_bytes - tail_bytes:,} bytes: {cut_lines:,} "
+                f"line{plural} ({cut_bytes:,} bytes) left out, the last {len(lines):,} kept (limit {where})")
 
     def _emit(self, text, n):
         self.out.append(text)

@@ -57,12 +57,12 @@ def make_builtins(interp) -> dict:
             raise TypeError("sep and end must be None or a string")
         parts = []
         total = len(end)
-        room = interp.max_out - interp.out_bytes
+        room = interp.max_out  # one print may not be longer than the whole printed output (Budgets.emit)
         for a in args:
             s = interp.to_str(a)
             total += len(s) + len(sep)
             parts.append(s)
-            if total > room:  # more characters than bytes left: emit what fits, then fail
+            if total > room:  # more characters than that: emit what fits, then fail
                 break
         interp.emit(sep.join(parts) + end)
 

@@ -21,6 +21,7 @@ from .objects import (
     COMP,
     CONTAINERS,
     INTS,
+    SCALARS,
     SEQUENCES,
     BoundMethod,
     ModuleProxy,
@@ -103,12 +104,27 @@ class Expressions:
     def binop(self, op, a, b, node, inplace=False):
         ta = type(a)
         tb = type(b)
+        T = self.tensor_type
+        P = self.parameter_type
+        if ((ta is T or ta is P) and (tb is T or tb is P or tb in SCALARS)) or ((tb is T or tb is P) and ta in SCALARS):
+            # tensors and numbers (most operators of a training loop): the tensor branch below, taken directly
+            try:
+                self.check_data(a, b)
+                if op in _BIT_OPS:
+                    self._check_broadcast(a, b)
+                r = (_INPLACE if inplace else _BINOPS)[op](a, b)
+            except Exception as e:
+                raise self._at(e, node) from None
+            if type(r) in _COPIES or type(r) is np.ndarray:
+                return self._binop_result(r, inplace, node)
+            return r
         try:
             if ta is float or tb is float:
                 if op is ast.Mod and ta is str:
                     return self._percent(a, b)
             elif ta in INTS and tb in INTS:
-                self._check_int_op(op, a, b)
+                if op is ast.Pow or op is ast.Mult or op is ast.LShift:  # (the others cannot grow past the check below)
+                    self._check_int_op(op, a, b)
                 r = _BINOPS[op](a, b)
                 if type(r) is int and r.bit_length() > self.max_bits:
                     raise self.int_limit(r.bit_length())
@@ -126,6 +142,17 @@ class Expressions:
                 self.check_data(a, b)
                 gate_of(self).before_binop(a, b, op is ast.MatMult)
             r = (_INPLACE if inplace else _BINOPS)[op](a, b)
+            if type(r) in _COPIES:
+                self.alloc(len(r))
+            elif type(r) is np.ndarray and not inplace:
+                gate_of(self).result(r)
+            return r
+        except Exception as e:
+            raise self._at(e, node) from None
+
+    def _binop_result(self, r, inplace, node):
+        """The size checks on an operator's result that is a new set/dict or numpy array."""
+        try:
             if type(r) in _COPIES:
                 self.alloc(len(r))
             elif type(r) is np.ndarray and not inplace:

@@ -227,19 +227,48 @@ class Flow:
 
     # ================================================================= with
     def ex_With(self, node, scope):
-        return _drive(self._g_with(node.items, 0, node.body, scope, None))
+        return self._with(node.items, 0, node.body, scope)
+
+    def _with(self, items, i, body, scope):
+        """`_g_with` for a block that cannot suspend, without a generator (`with torch.no_grad():` in a loop)."""
+        if i == len(items):
+            return self.exec_block(body, scope)
+        item = items[i]
+        cm = self.ev(item.context_expr, scope)
+        if self._is_user_cm(cm):
+            return _drive(self._g_user_with(cm, item, items, i, body, scope, None))
+        t = self._engine_cm_type(cm)
+        value = t.__enter__(cm)
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, value, scope)
+        try:
+            r = self._with(items, i + 1, body, scope)
+        except Exception as e:
+            t.__exit__(cm, type(e), e, None)  # the engine's grad mode: no program code runs
+            raise
+        t.__exit__(cm, None, None, None)
+        return r
+
+    def _is_user_cm(self, cm):
+        t = type(cm)
+        return t is UserInstance or t in USER_EXCEPTION_TYPES or isinstance(cm, self.B.UserModule) or \
+            t is self.B.UserDataset
+
+    def _engine_cm_type(self, cm):
+        """The class of an engine context manager (a grad mode), or the program's TypeError."""
+        t = type(cm)
+        if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
+            raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol")
+        return t
 
     def _g_with(self, items, i, body, scope, yields):
         if i == len(items):
             return (yield from self.g_block(body, scope, yields))
         item = items[i]
         cm = self.ev(item.context_expr, scope)
-        t = type(cm)
-        if t is UserInstance or (type(cm) in USER_EXCEPTION_TYPES) or isinstance(cm, (self.B.UserModule,)) or \
-                t is self.B.UserDataset:
+        if self._is_user_cm(cm):
             return (yield from self._g_user_with(cm, item, items, i, body, scope, yields))
-        if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
-            raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol")
+        t = self._engine_cm_type(cm)
         value = t.__enter__(cm)
         if item.optional_vars is not None:
             self.assign(item.optional_vars, value, scope)

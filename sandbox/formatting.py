@@ -248,6 +248,8 @@ class Formatting:
         _check_widths(*m.groups())
         t = type(value)
         if t in PRIMITIVES:
+            if len(self._checked_specs) < 1000:  # (a program can make any number of different specs)
+                self._checked_specs.add(spec)
             return format(value, spec)
         if isinstance(value, self.tensor_type):  # the engine's Tensor.__format__, its text from public_repr
             if value.ndim == 0:
@@ -303,15 +305,26 @@ class Formatting:
 
     # ---------------------------------------------------------------- f-strings
     def ev_JoinedStr(self, node, scope):
-        return self._joined(v.value if type(v) is ast.Constant else self.ev_FormattedValue(v, scope)
-                            for v in node.values)
+        return self._joined([v.value if type(v) is ast.Constant else self.ev_FormattedValue(v, scope)
+                             for v in node.values])
 
     def ev_FormattedValue(self, node, scope):
         value = self.ev(node.value, scope)
         conv = node.conversion
-        value = self._convert(value, None if conv == -1 else chr(conv))
-        spec = "" if node.format_spec is None else self.ev(node.format_spec, scope)
+        if conv != -1:
+            value = self._convert(value, chr(conv))
+        spec_node = node.format_spec
+        if spec_node is None:
+            spec = ""
+        else:
+            spec = self._constant_specs.get(spec_node)
+            if spec is None:
+                spec = self.ev(spec_node, scope)
+                if all(type(v) is ast.Constant for v in spec_node.values):  # `{x:5d}`: the same text every time
+                    self._constant_specs[spec_node] = spec
         try:
+            if type(value) in PRIMITIVES and spec in self._checked_specs:  # a spec checked before: as below
+                return format(value, spec)
             return self.format_value(value, spec)
         except Exception as e:
             raise self._at(e, node) from None

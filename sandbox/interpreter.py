@@ -23,7 +23,7 @@ import numpy as np
 from . import plots
 from .attributes import Attributes
 from .backend import Backend
-from .budgets import TIME_CHECK_EVERY, Budgets, SandboxLimits
+from .budgets import TIME_CHECK_EVERY, WALL_SHARE, Budgets, SandboxLimits
 from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
@@ -64,6 +64,8 @@ class RunOutcome:
     error: dict | None
     globals: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)  # [{"svg", "at"}]: plots, `at` = characters printed before each
+    # why the printed output was cut (past max_output_bytes: its first part and last lines kept), None if it was not
+    output_cut: str | None = None
 
 
 def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorder=None, on_print=None,
@@ -99,15 +101,27 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self.max_out = limits.max_output_bytes
         self.steps = 0
         self.next_check = min(TIME_CHECK_EVERY, self.max_steps + 1)
-        self.deadline = None
+        self.deadline = None  # in `clock()` seconds: CPU time plus time slept
+        self.slept = 0.0
+        self.wall_deadline = None  # time.monotonic() when the run ends itself before the worker's hard kill
         self.depth = 0
         self.out: list[str] = []
         self.out_bytes = 0
+        # printed output past max_output_bytes (budgets.emit): held back near the limit, then cut
+        self.held: list[str] = []
+        self.held_bytes = 0
+        self.cut = False
+        self.cut_bytes = 0
+        self.cut_lines = 0
+        self.tail: list[str] = []
+        self.tail_bytes = 0
+        self.tail_whole = True  # self.tail starts at the start of a line
         self.allocated = 0
         self.links = 0
         self.imported: dict[str, object] = {}
         self.globals: dict[str, object] = {}
         self.tensor_type = backend.Tensor
+        self.parameter_type = backend.Parameter
         # What an assignment names for the recorder: tensors, and modules (which name their parameters).
         self.nameable_types = (backend.Tensor, backend.Module)
         self._attr_rules: dict = {}
@@ -115,6 +129,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self._random = None
         self._yield_cache = {}  # function node -> its statements with a `yield` (flow.py)
         self._decl_cache = {}  # function node -> its global/nonlocal names (calls.py)
+        self._constant_specs = {}  # f-string format-spec node without fields -> its text (formatting.py)
+        self._checked_specs = set()  # format specs that passed the checks (formatting.py)
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._numpy = None  # (numpy, numpy.random) proxies, made on first import
         self._ev = {}
@@ -136,7 +152,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         error = None
         try:
             tree = parse_program(source, self.limits)
-            self.deadline = time.monotonic() + self.limits.time_limit_s
+            self.wall_deadline = time.monotonic() + WALL_SHARE * self.limits.hard_kill_s
+            self.deadline = self.clock() + self.limits.time_limit_s
             with self._engine_context():
                 self.exec_block(tree.body, Scope(self.globals))
         except ProgramError as e:
@@ -148,6 +165,10 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             error = {"type": "MemoryError", "message": "out of memory", "line": None, "column": None}
         except Exception as e:  # an engine limit raised outside any statement, or an interpreter bug
             error = {"type": type(e).__name__, "message": self.scrub_message(str(e)), "line": None, "column": None}
+        try:
+            output_cut = self.finish_output()
+        except Exception:  # noqa: BLE001 - the caller's on_print failed: what was kept stays in stdout
+            output_cut = None
         figures = []
         plot_gate = self.__dict__.get("plot_gate")
         if plot_gate is not None:  # the figures still open at the end are shown, as a notebook shows them
@@ -157,7 +178,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
                 figures = plot_gate.rendered
                 if error is None:
                     error = self._wrap(e, None).to_dict()
-        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals(), figures=figures)
+        return RunOutcome(stdout="".join(self.out), error=error, globals=self._user_globals(), figures=figures,
+                          output_cut=output_cut)
 
     @contextlib.contextmanager
     def _engine_context(self):

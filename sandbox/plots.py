@@ -214,10 +214,11 @@ class PlotGate:
         self.points: dict[int, int] = {}
         self.rendered: list[dict] = []
         self.rendered_bytes = 0
-        started = time.monotonic()
+        started, wall_started = interp.clock(), time.monotonic()
         self.mpl = _matplotlib()
         if interp.deadline is not None:  # importing matplotlib (when the worker did not preload it) is not the program's time
-            interp.deadline += time.monotonic() - started
+            interp.deadline += interp.clock() - started
+            interp.wall_deadline += time.monotonic() - wall_started
 
     # ------------------------------------------------------------ checks
     def text(self, v, what="label"):
@@ -573,6 +574,7 @@ class PlotGate:
             raise limit_error(f"this run's figures would take {self.rendered_bytes + len(svg):,} bytes of SVG",
                               "max_figure_bytes", self.max_bytes)
         self.rendered_bytes += len(svg)
+        self.interp.flush_output()  # text held back near the output limit comes before the figure
         at = sum(len(s) for s in self.interp.out)
         self.rendered.append({"svg": svg, "at": at})
         if self.interp.on_figure is not None:  # a stream sends it now, after the text printed before it

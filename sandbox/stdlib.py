@@ -158,7 +158,8 @@ def _unhashable(args, kwargs):
 
 # ================================================================= time
 def time_module(interp) -> ModuleProxy:
-    """`time`: clocks, and `sleep`, which waits for real but only within the run's time budget."""
+    """`time`: clocks, and `sleep`, which waits for real but only within the run's time budget (sleeping costs
+    no CPU: its seconds are added to the run's clock, `Budgets.clock`)."""
     def sleep(secs):
         secs = interp.as_count(secs) if type(secs) not in (int, float, bool) else secs
         if type(secs) not in (int, float, bool):
@@ -167,10 +168,14 @@ def time_module(interp) -> ModuleProxy:
             raise ValueError("Invalid value NaN (not a number)")
         if secs < 0:
             raise ValueError("sleep length must be non-negative")
-        if interp.deadline is not None and time.monotonic() + secs > interp.deadline:
-            t = interp.limits.time_limit_s
-            raise limit_error(f"time.sleep({secs:g}) would run past the time limit of {t:g} s", "time_limit_s",
-                              float(t))
+        if interp.deadline is not None:
+            if interp.clock() + secs > interp.deadline:
+                t = interp.limits.time_limit_s
+                raise limit_error(f"time.sleep({secs:g}) would run past the time limit of {t:g} s", "time_limit_s",
+                                  float(t))
+            if time.monotonic() + secs > interp.wall_deadline:
+                raise interp._wall_limit(NO_NODE)
+        interp.slept += secs
         time.sleep(secs)
 
     fns = {"time": time.time, "perf_counter": time.perf_counter, "monotonic": time.monotonic,

@@ -25,12 +25,12 @@ def test_public_names():
     fields = dataclasses.asdict(DEFAULT_LIMITS)
     assert fields == {
         "max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_loop_iterations": 10_000,
-        "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0,
+        "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0, "hard_kill_s": 3.0,
         "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
         "max_op_flops": 200_000_000,
         "max_figures": 20, "max_figure_points": 100_000, "max_plot_label_chars": 200, "max_figure_bytes": 2_000_000,
     }
-    assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals", "figures"}
+    assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals", "figures", "output_cut"}
     e = ProgramError("TypeError", "boom", 3, 4)
     assert e.to_dict() == {"type": "TypeError", "message": "boom", "line": 3, "column": 4}
 
@@ -53,15 +53,16 @@ def test_locals_do_not_leak_into_globals():
     assert set(out.globals) == {"f", "v"}
 
 
-def test_on_print_streams_each_chunk_and_stops_at_the_limit():
+def test_on_print_streams_each_chunk_and_the_cut_at_the_end():
     chunks = []
     out = run("for i in range(5):\n    print(i)", on_print=chunks.append)
     assert chunks == ["0\n", "1\n", "2\n", "3\n", "4\n"] and out.stdout == "".join(chunks)
     chunks = []
-    out = run("for i in range(100):\n    print('abcdefghij')", limits=make_limits(max_output_bytes=25),
+    out = run("for i in range(100):\n    print('abcdefghij', i)", limits=make_limits(max_output_bytes=200),
               on_print=chunks.append)
-    assert out.error["type"] == "LimitExceeded"
-    assert "".join(chunks) == out.stdout and len(out.stdout) == 25
+    assert out.error is None and out.output_cut is not None
+    assert "".join(chunks) == out.stdout and out.stdout.endswith("\nabcdefghij 12\n… 86 lines cut (1,204 bytes; "
+                                                                 "output limit max_output_bytes = 200) …\nabcdefghij 99\n")
 
 
 class FakeRecorder:

@@ -1,6 +1,8 @@
 """Each limit: hitting it is an error of type LimitExceeded (or RecursionError) naming the limit and value."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from sandbox_testing import DEFAULT_LIMITS, err, make_limits, ok, run
 
@@ -82,14 +84,44 @@ def test_sequence_sizes():
     limit_error("x = sum(range(10 ** 12))", "max_live_elements", "1,000,000")
 
 
-def test_output_bytes():
-    out = run("for i in range(10000):\n    print('x' * 100)")
-    assert out.error["type"] == "LimitExceeded"
-    assert "max_output_bytes" in out.error["message"] and "65,536" in out.error["message"]
-    assert out.error["line"] == 2
-    assert len(out.stdout.encode()) == 65536
+def test_output_past_the_limit_is_cut_and_the_run_goes_on():
+    out = run("for i in range(10000):\n    print(i, 'x' * 100)\nprint('done')")
+    assert out.error is None
+    head, marker, tail = re.split(r"(… [\d,]+ lines cut \([\d,]+ bytes; output limit max_output_bytes = 65,536\) …\n)",
+                                  out.stdout)
+    assert head.startswith("0 " + "x" * 100 + "\n") and head.endswith("\n")
+    assert len(head.encode()) <= 65536 - 65536 // 8
+    kept = tail.splitlines()
+    assert kept[-1] == "done" and kept[-2] == "9999 " + "x" * 100 and len(kept) == 20
+    assert len(out.stdout.encode()) <= 65536 + 100
+    assert out.output_cut.startswith("printed output was cut after its first ") and "65,536" in out.output_cut
+    cut = int(marker[2:].split(" lines cut")[0].replace(",", ""))
+    assert cut + len(head.splitlines()) + len(kept) == 10001
+
+
+def test_output_within_the_limit_is_whole():
+    src = "for i in range(600):\n    print('x' * 99)"  # 60,000 bytes: past the head's 7/8, within the limit
+    chunks = []
+    out = run(src, on_print=chunks.append)
+    assert out.error is None and out.output_cut is None and out.stdout == ("x" * 99 + "\n") * 600
+    assert "".join(chunks) == out.stdout
+
+
+def test_output_cut_counts_lines_and_bytes():
+    out = run("for i in range(100):\n    print('abcdefghij')", limits=make_limits(max_output_bytes=50))
+    assert out.error is None
+    # 7/8 of 50 bytes hold 4 lines; the last 6 bytes no whole line
+    assert out.stdout == "abcdefghij\n" * 4 + "… 96 lines cut (1,056 bytes; output limit max_output_bytes = 50) …\n"
+    out = run("for i in range(3):\n    print('x' * 5, end='')", limits=make_limits(max_output_bytes=10))
+    assert out.stdout == "xxxxx\n… 1 line cut (10 bytes; output limit max_output_bytes = 10) …\n"
+
+
+def test_one_print_longer_than_the_whole_output_is_refused():
     limit_error("print('x' * 50)", "max_output_bytes", "10", max_output_bytes=10)
-    limit_error("a = [0] * 100000\nprint(a)", "max_output_bytes", "65,536")
+    e = limit_error("a = [0] * 100000\nprint(a)", "max_output_bytes", "65,536")
+    assert e["line"] == 2
+    out = run("print('ab' * 20)", make_limits(max_output_bytes=10))
+    assert out.stdout == "ababababab" and out.error["type"] == "LimitExceeded"  # what fits is kept first
 
 
 def test_recursion_depth():
@@ -137,7 +169,7 @@ def test_time_limit_is_checked_often():
     src = "xs = list(range(300000))\nfor i in range(1000):\n    ys = sorted(xs, reverse=True)"
     out = run(src, limits=make_limits(time_limit_s=0.3, max_steps=10**9, max_live_elements=10**9))
     assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
-    assert out.elapsed < 1.5
+    assert out.cpu < 1.5  # CPU time, as the limit counts it
 
 
 # ---------------------------------------------------------------- issue 8 hole 7: every way a sequence is sized
@@ -233,3 +265,23 @@ def test_as_count_reads_index_once():
         assert got == expected and type(got) in (int, bool), value
     for value in (2.5, np.float64(2.0), "a", None, np.bool_(True), [3]):
         assert Budgets.as_count(None, value) is value  # not a count: the call raises Python's own TypeError
+
+
+def test_time_limit_counts_cpu_time_and_the_seconds_slept():
+    # sleeping costs no CPU: its seconds are added to the run's clock, so the second sleep would pass the limit
+    out = run("import time\ntime.sleep(0.3)\ntime.sleep(0.3)\nprint('slept')", make_limits(time_limit_s=0.5))
+    assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"], out.error
+    assert out.error["line"] == 3 and out.stdout == ""
+    # a run that only computes stops on its CPU time, whatever the wall clock says
+    out = run("while True:\n    pass", make_limits(time_limit_s=0.3, max_steps=10**9, max_loop_iterations=10**9))
+    assert out.error["type"] == "LimitExceeded" and "time_limit_s" in out.error["message"]
+    assert out.cpu >= 0.3  # (the limit fired on CPU seconds, not before)
+
+
+def test_a_run_ends_itself_before_the_workers_hard_kill():
+    # wall time passing faster than the run's clock (a busy machine; here, time slept beside a large CPU budget):
+    # the run stops itself at 0.8 x hard_kill_s, with an error that says why, instead of being killed
+    out = run("import time\nfor i in range(100):\n    time.sleep(0.05)\n    x = [0] * 10",
+              make_limits(time_limit_s=100.0, hard_kill_s=0.5))
+    assert out.error["type"] == "LimitExceeded" and "hard_kill_s = 0.5" in out.error["message"], out.error
+    assert "the machine is busy" in out.error["message"] and out.error["line"] in (3, 4)

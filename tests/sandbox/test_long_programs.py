@@ -1,0 +1,98 @@
+"""The long programs of bench/long.py (PyTorch's "Learning PyTorch with Examples" at full length, a 3,000-step
+regression, a 1,000-epoch Adam MLP, a loop printing every step, a 20,000-line printer, a makemore bigram model)
+run to their end in the sandbox, print exactly what the same program prints in-process on the engine
+(`import torch` bound to the engine: the interpreter adds nothing and loses nothing), and exactly what it prints
+under the installed PyTorch.
+
+Where the engine itself differs from PyTorch (its numerics, a missing keyword), the PyTorch comparison is an
+expected failure naming the engine's gap: engine/ is another developer's, and a fixed gap shows as XPASS.
+The limits are generous (bench/long.py's `GENEROUS`): the server's defaults are app/core/config.py's business;
+here only the interpreter's answer counts. No timing is asserted (bench/long.py prints the times).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import os
+import sys
+
+import pytest
+from sandbox_testing import DEFAULT_LIMITS, run
+
+import engine
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import long as bench_long  # noqa: E402  (bench/ is not a package)
+
+LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
+
+_LAST_BITS = ("the engine's float32 linspace, sin and x ** 3 differ from PyTorch's in the last bit for some elements "
+              "(604, 256 and 582 of the 2,000; linspace is issue 21 §3): the printed losses differ in the last digits "
+              "(99 3238.30029296875 vs 3238.300537109375)")
+ENGINE_GAPS = {  # program -> why its stdout is not PyTorch's (engine/, not the interpreter)
+    "polynomial_tensor": _LAST_BITS,
+    "polynomial_autograd": _LAST_BITS,
+    "polynomial_custom_function": _LAST_BITS,
+    "polynomial_nn": _LAST_BITS,
+    "polynomial_module": _LAST_BITS,
+    "adam_mlp": "last-bit differences of the engine's float32 results grow over 1,000 Adam epochs (epoch 300: "
+                "loss 0.000157 vs PyTorch's 0.000153)",
+    "print_every_step": "the engine's float32 results differ from PyTorch's in the last bit after the first SGD step "
+                        "(step 1: loss 6.052585 vs 6.052586)",
+    "bigram": "the engine's Tensor.sum has no numpy-style keepdims= alias (issue 21 §3): "
+              "TypeError: ReduceMixin.sum() got an unexpected keyword argument 'keepdims'",
+}
+ENGINE_FAILS = {"bigram"}  # programs the engine itself cannot run to the end yet
+
+
+def engine_outcome(source: str) -> tuple[str, str | None]:
+    """stdout and the error message (None: none) of `source` as plain Python on the engine."""
+    buf = io.StringIO()
+    engine.reset_run_state()
+    error = None
+    with bench_long.engine_as_torch(), contextlib.redirect_stdout(buf):
+        try:
+            exec(compile(source, "program.py", "exec"), {"__name__": "__main__"})  # noqa: S102 - our own programs
+        except Exception as e:  # noqa: BLE001 - compared with the sandbox's error below
+            error = str(e)
+    return buf.getvalue(), error
+
+
+def torch_stdout(source: str) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(source, "program.py", "exec"), {"__name__": "__main__"})  # noqa: S102 - our own programs
+    return buf.getvalue()
+
+
+def _params(gaps):
+    return [pytest.param(n, marks=pytest.mark.xfail(reason=gaps[n], strict=False)) if n in gaps else n
+            for n in bench_long.PROGRAMS]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", bench_long.PROGRAMS)
+def test_long_program_prints_in_the_sandbox_what_it_prints_on_the_engine(name):
+    source = bench_long.program_source(name)
+    out = run(source, LIMITS, timeout=600)
+    stdout, error = engine_outcome(source)
+    assert out.stdout == stdout
+    if name in ENGINE_FAILS:
+        assert out.error is not None and out.error["message"] == error
+    else:
+        assert out.error is None and error is None, (out.error, error)
+        assert out.output_cut is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _params(ENGINE_GAPS))
+def test_long_program_runs_whole_with_pytorchs_stdout(name):
+    pytest.importorskip("torch")
+    source = bench_long.program_source(name)
+    expected = torch_stdout(source)
+    out = run(source, LIMITS, timeout=600)
+    assert out.error is None, out.error
+    assert out.output_cut is None
+    assert out.stdout == expected
