@@ -380,13 +380,15 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
                             value_budget=value_budget)
     error = None
     variables: dict = {}
-    variable_reasons: list[str] = []
+    cut_reasons: list[str] = []
     stdout = ""
     figures: list = []
     try:
         outcome = run_program(source, limits, backend_for(engine), recorder=rec, on_print=rec.on_print,
                               on_figure=rec.on_figure)
         stdout, error, figures = outcome.stdout, outcome.error, outcome.figures
+        if outcome.output_cut:  # too much printed: cut, not fatal, and the answer says so
+            cut_reasons.append(outcome.output_cut)
         try:
             rec.name_modules(outcome.globals)
         except Exception:  # noqa: BLE001
@@ -397,7 +399,7 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         full = values != "summary"
         variables = extract_variables(outcome.globals, limits.max_tensor_elements if full else value_limit,
                                       None if value_budget is None else value_budget // 2, max_path_chars,
-                                      reasons=variable_reasons)
+                                      reasons=cut_reasons)
     except MemoryError:
         error = {"type": "MemoryError", "message": "the program ran out of memory", "line": None, "column": None}
     except Exception:  # noqa: BLE001 - an engine bug must not leak a traceback
@@ -407,4 +409,4 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(End(stdout, error, variables, figures, rec.truncated or bool(variable_reasons), rec.reasons + variable_reasons))
+    send(End(stdout, error, variables, figures, rec.truncated or bool(cut_reasons), rec.reasons + cut_reasons))

@@ -53,9 +53,6 @@ def _surface(modules: set[str]) -> list[str]:
 def test_the_http_process_loads_no_torch_surface():
     """``import app.main`` (what uvicorn does) loads neither ``engine.nn`` nor ``engine.optim``: the workers
     import the engine (app/runner/entry.py), the server needs only the trace contract."""
-    if _surface(_loaded_after("import engine.trace_events")):
-        pytest.xfail("engine/__init__ still loads nn and optim when the trace contract is imported "
-                     "(the engine's layering makes it lazy)")
     loaded = _loaded_after("import app.main")
     assert not _surface(loaded), _surface(loaded)
 
