@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 ROUTES = ROOT / "app" / "api" / "routes"
 PYTHON = sys.executable
