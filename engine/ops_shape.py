@@ -315,34 +315,15 @@ defop("index_select", "IndexSelectBackward0", "index_select", lambda a, index, d
       (_index_select_vjp, r"\mathbb{1}[i=\mathrm{idx}]"), (None, ""), needs=("b", ""), params=DIM, sizes=_index_select_sizes)
 
 
-defop("reflection_pad1d", "ReflectionPad1DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
-      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD,
-      sizes=padded_shape)
+def _defpad(name: str, grad_fn: str, mode: str) -> None:
+    defop(name, grad_fn, "pad", lambda a, pad: _pad_modes(a, pad, mode),
+          (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, mode), r"\textstyle\sum"), saves=False, params=_PAD,
+          sizes=padded_shape)
 
 
-defop("reflection_pad2d", "ReflectionPad2DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
-      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD,
-      sizes=padded_shape)
-
-
-defop("reflection_pad3d", "ReflectionPad3DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "reflect"),
-      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "reflect"), r"\textstyle\sum"), saves=False, params=_PAD,
-      sizes=padded_shape)
-
-
-defop("replication_pad1d", "ReplicationPad1DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
-      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD,
-      sizes=padded_shape)
-
-
-defop("replication_pad2d", "ReplicationPad2DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
-      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD,
-      sizes=padded_shape)
-
-
-defop("replication_pad3d", "ReplicationPad3DBackward0", "pad", lambda a, pad: _pad_modes(a, pad, "replicate"),
-      (lambda g, ans, a, pad: _pad_modes_vjp(g, ans, a, pad, "replicate"), r"\textstyle\sum"), saves=False, params=_PAD,
-      sizes=padded_shape)
+for _mode, _torch_name in (("reflect", "Reflection"), ("replicate", "Replication")):
+    for _dims in (1, 2, 3):
+        _defpad(f"{_torch_name.lower()}_pad{_dims}d", f"{_torch_name}Pad{_dims}DBackward0", _mode)
 
 
 defop("nonzero", None, "nonzero", lambda a: np.argwhere(a).astype(np.int64), saves=False, sizes=_nonzero_sizes)
