@@ -149,13 +149,14 @@ class AxesCalls:
     def colormap_values(self, handle, x, alpha, as_bytes):
         return companions.colormap_values(self, handle, x, alpha, as_bytes)
 
-    def savefig(self, handle, fname=None, *, dpi=None, format=None, bbox_inches=None, pad_inches=None,  # noqa: A002
+    def savefig(self, handle, fname, *, dpi=None, format=None, bbox_inches=None, pad_inches=None,  # noqa: A002
                 transparent=None, facecolor=None):
         """`savefig('loss.png', dpi=150)`: no file is written; the figure joins the run's figures, as show() does
         (and is closed: a later show() does not repeat it). The name and format are checked and unused (the page
         shows SVG); dpi sets the resolution of the parts drawn as images, within DPI_RANGE."""
-        if fname is not None:
-            self.text(fname, "file name")
+        if type(fname) is not str:
+            raise TypeError("savefig() takes a file name (a string); no file is written")
+        self.text(fname, "file name")
         for k, v in (("format", format), ("bbox_inches", bbox_inches)):
             if v is not None:
                 self.style(v, k)

@@ -210,7 +210,7 @@ def colormap_values(gate, handle, x, alpha, as_bytes):
     """`cmap(0.3)` -> an RGBA tuple; `cmap(np.linspace(0, 1, n))` -> an (n, 4) array, sized first."""
     alpha = None if alpha is None else gate.number(alpha, "alpha")
     if isinstance(x, (int, float, np.number)) and not isinstance(x, bool):
-        return tuple(v.item() for v in np.asarray(handle.cmap(x, alpha, bool(as_bytes))))
+        return tuple(np.asarray(handle.cmap(x, alpha, bool(as_bytes))))  # numpy scalars, as matplotlib gives
     ngate = gate_of(gate.interp)
     gate.interp.check_data(x)
     arr = np.asarray(ngate.arg(x))
