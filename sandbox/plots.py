@@ -8,7 +8,7 @@ torch refuses `numpy()`), text is a short string with `$` escaped (no mathtext, 
 short strings or numbers, keywords come from an allowlist, and nothing callable goes in. Limits are
 settings (`SandboxLimits.max_figures`, `max_figure_points`, `max_plot_label_chars`, `max_figure_bytes`).
 
-`plt.show()` renders every open figure to SVG and closes it; figures still open when the run ends are
+`plt.show()` (and `savefig`) renders open figures to SVG and closes them; figures still open when the run ends are
 rendered then (`finish`). Each rendered figure is `{"svg", "at"}`: `at` is the number of characters
 (code points) printed before it, so the page can place it among the printed lines (docs/trace.md).
 """
@@ -582,6 +582,7 @@ def _matplotlib():
     m = _Matplotlib()
     m.Figure, m.FigureCanvasSVG, m.rc_context = Figure, FigureCanvasSVG, matplotlib.rc_context
     m.colormaps = frozenset(matplotlib.colormaps)
+    from matplotlib import style, ticker  # noqa: F401 - (style reads its library from disk once, here)
     from matplotlib.container import Container
     from matplotlib.figure import figaspect
 
