@@ -46,6 +46,7 @@ from .plots_handles import (
     LocatorHandle,
     MappableHandle,
     NormHandle,
+    TextHandle,
 )
 
 __all__ = ["CLASS_NAMES", "HANDLE_TYPES", "ATTRIBUTE_RULES", "PlotGate", "module_for", "preload"]
@@ -764,6 +765,7 @@ ATTRIBUTE_RULES = {
     CollectionHandle: ((), {}),
     ColorbarHandle: _methods(COLORBAR_METHODS, colorbar_method),
     LineHandle: ((), {}),
+    TextHandle: ((), {}),
     ContainerHandle: ((), {}),
     ArtistHandle: ((), {}),
     AxisHandle: _methods(AXIS_METHODS, lambda h, name: lambda value: h.owner.figure.gate.axis_method(h, name, value)),

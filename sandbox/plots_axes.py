@@ -9,7 +9,7 @@ import numpy as np
 from . import plots_modules as companions
 from .errors import limit_error
 from .numpy_module import gate_of
-from .plots_handles import ArtistHandle, ContainerHandle, LocatorHandle, MappableHandle
+from .plots_handles import ArtistHandle, ContainerHandle, LocatorHandle, MappableHandle, TextHandle
 
 MAX_TICKS = companions.MAX_TICKS
 DPI_RANGE = (10, 200)
@@ -112,8 +112,11 @@ class AxesCalls:
             self.draw(h, f"set_{which}ticks", (ticks,) if labels is None else (ticks, labels), {"minor": minor})
         kw = self.keywords(kwargs, h.figure, TEXT_KEYWORDS)
         with self.mpl.rc_context(self.rc):
-            for label in getattr(h.ax, f"get_{which}ticklabels")(minor=minor):
+            labels = getattr(h.ax, f"get_{which}ticklabels")(minor=minor)
+            for label in labels:
                 label.update(kw)
+            locs = np.asarray(getattr(h.ax, f"get_{which}ticks")(minor=minor), dtype=np.float64)
+        return gate_of(self.interp).result(locs), [TextHandle(label, h.figure) for label in labels]
 
     def clear_axes(self, handle):
         """ax.cla(): the axes' points and artists are given back to the figure's budget."""

@@ -155,6 +155,16 @@ class LineHandle(ArtistHandle):
         return f"Line2D({self.artist.get_label()})"  # a checked label or matplotlib's '_child0'
 
 
+class TextHandle(ArtistHandle):
+    __slots__ = ()
+    shown = "matplotlib.text.Text"
+
+    def __repr__(self):  # matplotlib's Text(x, y, 'label'): numbers and checked or matplotlib-made text
+        return repr(self.artist)
+
+    __str__ = __repr__
+
+
 class ContainerHandle(ArtistHandle):
     __slots__ = ()
     shown = "BarContainer"
@@ -224,10 +234,10 @@ class FormatterHandle(CompanionHandle):
 
 
 HANDLE_TYPES = (FigureHandle, AxesHandle, AxesGrid, ImageHandle, CollectionHandle, ColorbarHandle, ArtistHandle,
-                LineHandle, ContainerHandle, AxisHandle, NormHandle, ColormapHandle, LocatorHandle, FormatterHandle)
+                LineHandle, TextHandle, ContainerHandle, AxisHandle, NormHandle, ColormapHandle, LocatorHandle, FormatterHandle)
 for _cls, _shown in ((FigureHandle, "Figure"), (AxesHandle, "Axes"), (AxesGrid, "ndarray"), (ImageHandle, "AxesImage"),
                      (CollectionHandle, "PathCollection"), (ColorbarHandle, "Colorbar"), (ArtistHandle, "Artist"),
-                     (LineHandle, "Line2D"),
+                     (LineHandle, "Line2D"), (TextHandle, "Text"),
                      (ContainerHandle, "BarContainer"), (AxisHandle, "Axis"), (NormHandle, "Normalize"),
                      (ColormapHandle, "Colormap"), (LocatorHandle, "Locator"), (FormatterHandle, "Formatter")):
     _cls.__name__ = _cls.__qualname__ = _shown
@@ -235,7 +245,7 @@ CLASS_NAMES = {FigureHandle: "matplotlib.figure.Figure", AxesHandle: "matplotlib
                AxesGrid: "numpy.ndarray", ImageHandle: "matplotlib.image.AxesImage",
                CollectionHandle: "matplotlib.collections.PathCollection", ColorbarHandle: "matplotlib.colorbar.Colorbar",
                ArtistHandle: "matplotlib.artist.Artist", LineHandle: "matplotlib.lines.Line2D",
-               ContainerHandle: "matplotlib.container.BarContainer",
+               ContainerHandle: "matplotlib.container.BarContainer", TextHandle: "matplotlib.text.Text",
                AxisHandle: "matplotlib.axis.Axis", NormHandle: "matplotlib.colors.Normalize",
                ColormapHandle: "matplotlib.colors.Colormap", LocatorHandle: "matplotlib.ticker.Locator",
                FormatterHandle: "matplotlib.ticker.Formatter"}

@@ -207,3 +207,8 @@ def test_printing_new_handles_shows_stand_in_addresses_only():
     addresses = re.findall(r"0x[0-9a-fA-F]+", out)
     assert len(addresses) == 5 and all(re.fullmatch(r"0x7f0000[0-9a-f]{6}", a) for a in addresses)
     assert not leaks(re.sub(r"0x7f0000[0-9a-f]{6}", "", out))
+
+
+def test_tick_text_handles_hold_nothing():
+    refused("plt.plot([1])\nlocs, labels = plt.xticks()\nr = labels[0].artist")
+    refused("plt.plot([1])\nlocs, labels = plt.xticks()\nr = labels[0].set_text('x')")

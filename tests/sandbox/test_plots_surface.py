@@ -216,3 +216,11 @@ def test_style_use_changes_this_runs_figures_only():
     [plain] = figures_of(PLT + "plt.plot([1, 2])")
     assert "#e5e5e5" not in plain.lower()
     assert err(PLT + "plt.style.use('no-such-style')")["type"] == "OSError"
+
+
+def test_pyplot_xticks_reads_the_ticks_as_matplotlib_gives_them():
+    out = ok(PLT + "plt.plot([1, 2])\nlocs, labels = plt.xticks()\nprint((locs, labels))\nprint(type(labels[0]).__name__)")
+    ax = Figure().add_subplot()
+    ax.plot([1, 2])
+    labels = ax.get_xticklabels()
+    assert out == f"{(np.asarray(ax.get_xticks(), dtype=np.float64), labels)}\nText\n"
