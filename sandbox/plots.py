@@ -58,8 +58,10 @@ FIGSIZE_RANGE = (0.5, 20.0)  # inches: what the page can show
 MAX_GRID = 6  # rows or columns of subplots
 RASTER_POINTS = 5_000  # a figure with more points than this draws its data as an embedded image
 BIN_RULES = ("sturges", "sqrt", "rice")  # histogram bin rules whose count depends on the number of points only
-MAX_ARTISTS = 2_000  # texts, legend entries, lines and datasets (SERIES_WEIGHT each) of one figure
-SERIES_WEIGHT = 10  # so at most 200 lines: plot(np.zeros((1, 100000))) would be 100,000 Line2D objects
+MAX_ARTISTS = 2_000  # texts, legend entries, ticks' worth of work, lines, datasets and bars (weighted) of one figure
+# matplotlib spends ~2-3 ms making one line or one bar (a text ~0.2 ms): plot(np.zeros((1, 100000))) is 100,000
+# Line2D objects, hist(x, bins=10000) 10,000 Rectangles; bars weigh half so a 400-bin histogram fits
+ARTIST_WEIGHTS = {"lines": 10, "histogram datasets": 10, "bars": 5}
 MAX_LEGEND_COLUMNS = 50
 MAX_TICKS = companions.MAX_TICKS
 
@@ -171,13 +173,13 @@ class PlotGate(AxesCalls):
             self.axes_points[key] = self.axes_points.get(key, 0) + n
 
     def count_artists(self, fig, n, what):
-        """Lines, datasets, texts, legend entries: counted before matplotlib makes (and later draws) each. A line
-        or a histogram dataset costs matplotlib ~2 ms (a text ~0.2 ms): it weighs SERIES_WEIGHT artists."""
-        units = n * (SERIES_WEIGHT if what in ("lines", "histogram datasets") else 1)
+        """Lines, datasets, bars, texts, legend entries: counted (weighted by ARTIST_WEIGHTS) before matplotlib
+        makes (and later draws) each."""
+        units = n * ARTIST_WEIGHTS.get(what, 1)
         total = self.artists.get(id(fig), 0) + units
         if total > MAX_ARTISTS:
             raise limit_error(f"a figure would hold {n:,} more {what} ({total:,} artists; a line or a histogram "
-                              f"dataset counts {SERIES_WEIGHT})", None, f"{MAX_ARTISTS:,} artists per figure")
+                              "dataset counts 10, a bar 5)", None, f"{MAX_ARTISTS:,} artists per figure")
         self.artists[id(fig)] = total
         if self.drawing_on is not None:
             key = id(self.drawing_on)
@@ -406,7 +408,9 @@ class PlotGate(AxesCalls):
         if name in ("set_xticks", "set_yticks"):
             return self.ticks(handle, name[4], args, kwargs)
         if name in ("cla", "clear"):
-            return self.clear_axes(handle, *args, **kwargs)
+            if args or kwargs:
+                raise TypeError(f"{name}() takes no arguments")
+            return self.clear_axes(handle)
         if name == "legend":
             return self.legend(handle, args, kwargs)
         kw = self.keywords(kwargs, fig)
@@ -417,6 +421,10 @@ class PlotGate(AxesCalls):
                 raise TypeError(f"{name}() takes at most 3 positional arguments in flowgrad plots")
             data = [self.data(a, fig, count=False) if type(a) is not str else self.fmt(a) for a in args]
             self.count_points(fig, max([int(d.size) for d in data if type(d) is not str] or [0]))
+            if name in ("bar", "barh"):  # one Rectangle per broadcast item
+                sizes = [d.shape for d in data if type(d) is not str] + [np.shape(v) for v in kw.values()
+                                                                         if type(v) is np.ndarray]
+                self.count_artists(fig, int(np.prod(np.broadcast_shapes(*sizes))) if sizes else 0, "bars")
             artist = getattr(ax, name)(*data, **kw)
             if name == "scatter":  # a mappable: c= values can have a colorbar
                 fig.mappable = CollectionHandle(artist, fig)

@@ -38,9 +38,20 @@ class AxesCalls:
         self.count_artists(fig, datasets, "histogram datasets")
         if len(args) == 2:
             kw["bins"] = self.keywords({"bins": args[1]}, fig)["bins"]
+        # every dataset draws one patch per bin; a number of bins or edges was counted once by keywords()
         bins = kw.get("bins")
-        per_dataset = bins if type(bins) is int else 10 if bins is None else 0  # (edges and rules: counted already)
-        self.count_points(fig, per_dataset * datasets)
+        if type(bins) is int:
+            per_dataset = bins
+            self.count_points(fig, bins * (datasets - 1))
+        elif type(bins) is np.ndarray:
+            per_dataset = max(bins.size - 1, 0)
+            self.count_points(fig, per_dataset * (datasets - 1))
+        else:  # 10 by default; a rule's count depends on the number of rows only
+            rows = x[:, 0] if x.ndim == 2 else x
+            per_dataset = 10 if bins is None else np.histogram_bin_edges(rows[np.isfinite(rows)], bins).size - 1
+            self.count_points(fig, per_dataset * datasets)
+        if kw.get("histtype") in (None, "bar", "barstacked"):  # (step histograms are one polygon each)
+            self.count_artists(fig, per_dataset * datasets, "bars")
         n, edges, patches = handle.ax.hist(x, **kw)
         ngate = gate_of(self.interp)
         n = ngate.result(n) if type(n) is np.ndarray else [ngate.result(np.asarray(c)) for c in n]
