@@ -61,7 +61,7 @@ BIN_RULES = ("sturges", "sqrt", "rice")  # histogram bin rules whose count depen
 MAX_ARTISTS = 2_000  # texts, legend entries, ticks' worth of work, lines, datasets and bars (weighted) of one figure
 # matplotlib spends ~2-3 ms making one line or one bar (a text ~0.2 ms): plot(np.zeros((1, 100000))) is 100,000
 # Line2D objects, hist(x, bins=10000) 10,000 Rectangles; bars weigh half so a 400-bin histogram fits
-ARTIST_WEIGHTS = {"lines": 10, "histogram datasets": 10, "bars": 5}
+ARTIST_WEIGHTS = {"lines": 10, "histogram datasets": 10, "bars": 5, "ticks": 5}
 MAX_LEGEND_COLUMNS = 50
 MAX_TICKS = companions.MAX_TICKS
 
@@ -179,7 +179,7 @@ class PlotGate(AxesCalls):
         total = self.artists.get(id(fig), 0) + units
         if total > MAX_ARTISTS:
             raise limit_error(f"a figure would hold {n:,} more {what} ({total:,} artists; a line or a histogram "
-                              "dataset counts 10, a bar 5)", None, f"{MAX_ARTISTS:,} artists per figure")
+                              "dataset counts 10, a bar or a tick 5)", None, f"{MAX_ARTISTS:,} artists per figure")
         self.artists[id(fig)] = total
         if self.drawing_on is not None:
             key = id(self.drawing_on)

@@ -97,6 +97,7 @@ class AxesCalls:
         values = self.data(args[0], handle.figure, "ticks", count=False).ravel()
         if values.size > MAX_TICKS:
             raise limit_error(f"set_{which}ticks() got {values.size:,} ticks", None, MAX_TICKS)
+        self.count_artists(handle.figure, int(values.size), "ticks")
         getattr(handle.ax, f"set_{which}ticks")(values, minor=minor)
         if labels is not None:
             self.tick_labels(handle, which, (labels,), dict(kwargs, minor=minor))

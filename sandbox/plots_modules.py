@@ -20,8 +20,8 @@ from .numpy_module import gate_of
 from .objects import Builtin, ModuleProxy
 from .plots_handles import ColormapHandle, FormatterHandle, LocatorHandle, NormHandle
 
-MAX_TICKS = 200  # ticks (and tick labels) on one axis: each is a text artist drawn as paths
-MAX_MINOR_DIVISIONS = 10
+MAX_TICKS = 100  # ticks on one axis: drawing a labelled tick costs matplotlib ~10 ms (200 ticks: 2.1 s here)
+MAX_MINOR_DIVISIONS = 5  # minor ticks between two major ones (~5 ms each: 200 x 10 of them took 11.8 s)
 MAX_COLORMAP_COLORS = 1024
 # '%.2f', '%d epochs', '%5.1f%%': one conversion, width and precision of at most two digits
 _PERCENT_FORMAT = re.compile(r"(?:[^%]|%%)*%[-+ #0]{0,3}\d{0,2}(?:\.\d{1,2})?[diueEfFgGs](?:[^%]|%%)*\Z")

@@ -86,7 +86,15 @@ def test_locators_cannot_ask_for_unbounded_ticks(call):
 
 def test_minor_locator_divisions_are_bounded():
     refused("from matplotlib.ticker import AutoMinorLocator\nfig, ax = plt.subplots()\n"
-            "ax.xaxis.set_minor_locator(AutoMinorLocator(11))", "LimitExceeded")
+            "ax.xaxis.set_minor_locator(AutoMinorLocator(6))", "LimitExceeded")
+    refused("from matplotlib.ticker import MultipleLocator\nfig, ax = plt.subplots()\nax.plot([0, 150])\n"
+            "ax.yaxis.set_major_locator(MultipleLocator(1))\nplt.show()", "LimitExceeded")
+
+
+def test_ticks_set_by_hand_count_in_the_figure():
+    # 100 ticks on each of 36 axes would be 3,600 labelled ticks (~10 ms each to draw)
+    e = refused("fig, axes = plt.subplots(6, 6)\nfor ax in axes.flat:\n    ax.set_xticks(range(100))", "LimitExceeded")
+    assert "ticks" in e["message"]
 
 
 @pytest.mark.parametrize("fmt", ["'%999999999f'", "'%s%s'", "'%(x)s'", "'%*d'", "'%.999f'", "'%c'", "'%r'",
