@@ -158,7 +158,8 @@ class PlotGate(AxesCalls):
         arr = np.asarray(gate.arg(v))
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"plot {what} must be numbers")
-        arr = arr.astype(np.float64)
+        if what != "image" or arr.dtype.kind == "b":  # NOTE: imshow reads integer RGB as 0-255, floats as 0-1
+            arr = arr.astype(np.float64)
         if count:
             self.count_points(fig, int(arr.size))
         return arr

@@ -224,3 +224,25 @@ def test_pyplot_xticks_reads_the_ticks_as_matplotlib_gives_them():
     ax.plot([1, 2])
     labels = ax.get_xticklabels()
     assert out == f"{(np.asarray(ax.get_xticks(), dtype=np.float64), labels)}\nText\n"
+
+
+def _image_data(svg: str) -> str:
+    return re.search(r'xlink:href="data:image/png;base64,([^"]+)"', svg).group(1)
+
+
+@pytest.mark.parametrize("make", ["torch.randint(0, 256, (4, 5, 3), dtype=torch.uint8)", "torch.rand(4, 5, 3)",
+                                  "torch.randint(0, 9, (4, 5))"])
+def test_imshow_of_a_tensor_draws_the_pixels_matplotlib_draws(make):
+    torch = pytest.importorskip("torch")
+    out = run(f"import torch\nimport matplotlib.pyplot as plt\ntorch.manual_seed(0)\nimg = {make}\nplt.imshow(img)\n"
+              "print(img.dtype)")
+    assert out.error is None, out.error
+    torch.manual_seed(0)
+    img = eval(make, {"torch": torch})  # noqa: S307 - the test's own expression
+    assert out.stdout == f"{img.dtype}\n"
+    fig = Figure()
+    fig.add_subplot().imshow(img)
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "flowgrad"}):
+        FigureCanvasSVG(fig).print_svg(buf)
+    assert _image_data(out.figures[0]["svg"]) == _image_data(buf.getvalue())
