@@ -297,19 +297,8 @@ _NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
 NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SCALAR_TYPES.values())},
                **{type(d): _NUMPY_DTYPE for d in ALLOWED_DTYPES}}
 
-# ---- plot handles (sandbox/plots.py): every method is the plot gate's checked call
-PLOT_RULES = {
-    plots.AxesHandle: _rule(plots.AXES_METHODS, {n: (lambda name: lambda interp, h: plots.axes_method(h, name))(n)
-                                                 for n in plots.AXES_METHODS}),
-    plots.FigureHandle: _rule(plots.FIGURE_METHODS, {n: (lambda name: lambda interp, h: plots.figure_method(h, name))(n)
-                                                     for n in plots.FIGURE_METHODS}),
-    plots.AxesGrid: _rule(plots.GRID_ATTRIBUTES),
-    # colorbars (issue 9 §4): what imshow/scatter return has no attribute; a colorbar has set_label
-    plots.ImageHandle: _rule(()),
-    plots.CollectionHandle: _rule(()),
-    plots.ColorbarHandle: _rule(plots.COLORBAR_METHODS, {n: (lambda name: lambda interp, h: plots.colorbar_method(h, name))(n)
-                                                         for n in plots.COLORBAR_METHODS}),
-}
+# ---- plot handles (sandbox/plots.py lists them): every method is the plot gate's checked call
+PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
 
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES

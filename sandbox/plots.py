@@ -8,7 +8,7 @@ torch refuses `numpy()`), text is a short string with `$` escaped (no mathtext, 
 short strings or numbers, keywords come from an allowlist, and nothing callable goes in. Limits are
 settings (`SandboxLimits.max_figures`, `max_figure_points`, `max_plot_label_chars`, `max_figure_bytes`).
 
-`plt.show()` renders every open figure to SVG and closes it; figures still open when the run ends are
+`plt.show()` (and `savefig`) renders open figures to SVG and closes them; figures still open when the run ends are
 rendered then (`finish`). Each rendered figure is `{"svg", "at"}`: `at` is the number of characters
 (code points) printed before it, so the page can place it among the printed lines (docs/trace.md).
 """
@@ -23,158 +23,62 @@ import time
 
 import numpy as np
 
+from . import plots_modules as companions
 from .errors import limit_error
 from .numpy_module import gate_of
 from .objects import Builtin, ModuleProxy
+from .plots_axes import DPI_RANGE, AxesCalls
+from .plots_handles import (
+    CLASS_NAMES,
+    HANDLE_TYPES,
+    ArtistHandle,
+    AxesGrid,
+    AxesHandle,
+    AxisHandle,
+    CollectionHandle,
+    ColorbarHandle,
+    ColormapHandle,
+    ContainerHandle,
+    FigureHandle,
+    FormatterHandle,
+    ImageHandle,
+    LineHandle,
+    LocatorHandle,
+    MappableHandle,
+    NormHandle,
+    TextHandle,
+)
+
+__all__ = ["CLASS_NAMES", "HANDLE_TYPES", "ATTRIBUTE_RULES", "PlotGate", "module_for", "preload"]
 
 _FORMAT = re.compile(r"[bgrcmykw]?[-.:,ov^<>1234sp*hH+xXDd|_]{0,4}[bgrcmykw]?\Z")
 _COLOR_NAMES = re.compile(r"(?:#[0-9a-fA-F]{3,8}|[a-zA-Z: ]{1,30}|C\d|0?\.\d+|[01](?:\.0*)?)\Z")
 _STYLE_WORDS = re.compile(r"[A-Za-z0-9_ .:+\-|]{0,30}\Z")
 FIGSIZE_RANGE = (0.5, 20.0)  # inches: what the page can show
-DPI_RANGE = (10, 200)
 MAX_GRID = 6  # rows or columns of subplots
 RASTER_POINTS = 5_000  # a figure with more points than this draws its data as an embedded image
 BIN_RULES = ("sturges", "sqrt", "rice")  # histogram bin rules whose count depends on the number of points only
+MAX_ARTISTS = 2_000  # texts, legend entries, ticks' worth of work, lines, datasets and bars (weighted) of one figure
+# matplotlib spends ~2-3 ms making one line or one bar (a text ~0.2 ms): plot(np.zeros((1, 100000))) is 100,000
+# Line2D objects, hist(x, bins=10000) 10,000 Rectangles; bars weigh half so a 400-bin histogram fits
+ARTIST_WEIGHTS = {"lines": 10, "histogram datasets": 10, "bars": 5, "ticks": 5}
+MAX_LEGEND_COLUMNS = 50
+MAX_TICKS = companions.MAX_TICKS
 
 
-class FigureHandle:
-    """What a program holds for a figure: nothing of matplotlib's is reachable from it."""
-
-    __slots__ = ("gate", "fig", "number", "axes", "current", "open", "size_px", "mappable", "__weakref__")
-
-    def __init__(self, gate, fig, number):
-        self.gate = gate
-        self.fig = fig
-        w, h = fig.get_size_inches()
-        self.size_px = (w * fig.dpi, h * fig.dpi)  # (drawing to SVG changes the figure's dpi)
-        self.number = number
-        self.axes = []
-        self.current = None
-        self.open = True
-        self.mappable = None  # the last image or scatter drawn: what plt.colorbar() shows
-
-    def __repr__(self):
-        w, h = self.size_px
-        return f"<Figure size {w:g}x{h:g} with {len(self.axes)} Axes>"
-
-    def __str__(self):
-        w, h = self.size_px
-        return f"Figure({w:g}x{h:g})"
-
-
-class AxesHandle:
-    __slots__ = ("ax", "figure", "__weakref__")
-
-    def __init__(self, ax, figure):
-        self.ax = ax
-        self.figure = figure
-
-    def __repr__(self):
-        return repr(self.ax)  # matplotlib's: `<Axes: title={'center': 't'}, xlabel='x'>` (labels are bounded)
-
-    def __str__(self):
-        x, y, w, h = self.ax.get_position(original=True).bounds
-        return f"Axes({x:g},{y:g};{w:g}x{h:g})"
-
-
-class AxesGrid(tuple):
-    """`plt.subplots(2, 2)`'s axes: indexable like matplotlib's array (`axes[0, 1]`, `axes[1]`, `axes.flat`)."""
-
-    __slots__ = ()
-
-    def __new__(cls, rows):
-        return super().__new__(cls, rows)
-
-    def __getitem__(self, key):
-        if type(key) is tuple:
-            v = self
-            for k in key:
-                v = tuple.__getitem__(v, k) if isinstance(v, tuple) else _not_subscriptable(v)
-            return v
-        return tuple.__getitem__(self, key)
-
-    @property
-    def flat(self):
-        return [a for row in self for a in (row if isinstance(row, tuple) else (row,))]
-
-    def flatten(self):
-        return self.flat
-
-    ravel = flatten
-
-    @property
-    def shape(self):
-        return (len(self), len(self[0])) if self and isinstance(self[0], tuple) else (len(self),)
-
-    def __repr__(self):
-        rows = ",\n       ".join(repr(list(r)) for r in self) if self and isinstance(self[0], tuple) else None
-        return f"array([{rows}], dtype=object)" if rows is not None else f"array({list(self)!r}, dtype=object)"
-
-    def __str__(self):  # numpy's str of an object array
-        if self and isinstance(self[0], tuple):
-            return "[" + "\n ".join("[" + " ".join(map(repr, r)) + "]" for r in self) + "]"
-        return "[" + " ".join(map(repr, self)) + "]"
-
-
-def _not_subscriptable(v):
-    raise IndexError("too many indices for array")
-
-
-class MappableHandle:
-    """What imshow / scatter return (matplotlib's AxesImage / PathCollection): a colorbar can be made for it."""
-
-    __slots__ = ("artist", "figure", "__weakref__")
-    shown = "matplotlib.artist.Artist"
-
-    def __init__(self, artist, figure):
-        self.artist = artist
-        self.figure = figure
-
-    def __repr__(self):
-        return f"<{self.shown} object at {self.figure.gate.interp.addresses.of(self)}>"
-
-
-class ImageHandle(MappableHandle):
-    __slots__ = ()
-    shown = "matplotlib.image.AxesImage"
-
-
-class CollectionHandle(MappableHandle):
-    __slots__ = ()
-    shown = "matplotlib.collections.PathCollection"
-
-
-class ColorbarHandle:
-    """What plt.colorbar / fig.colorbar return: `cbar.set_label(...)`."""
-
-    __slots__ = ("cbar", "figure", "__weakref__")
-
-    def __init__(self, cbar, figure):
-        self.cbar = cbar
-        self.figure = figure
-
-    def __repr__(self):
-        return f"<matplotlib.colorbar.Colorbar object at {self.figure.gate.interp.addresses.of(self)}>"
-
-
-HANDLE_TYPES = (FigureHandle, AxesHandle, AxesGrid, ImageHandle, CollectionHandle, ColorbarHandle)
-for _cls, _shown in ((FigureHandle, "Figure"), (AxesHandle, "Axes"), (AxesGrid, "ndarray"), (ImageHandle, "AxesImage"),
-                     (CollectionHandle, "PathCollection"), (ColorbarHandle, "Colorbar")):
-    _cls.__name__ = _cls.__qualname__ = _shown
-CLASS_NAMES = {FigureHandle: "matplotlib.figure.Figure", AxesHandle: "matplotlib.axes._axes.Axes",
-               AxesGrid: "numpy.ndarray", ImageHandle: "matplotlib.image.AxesImage",
-               CollectionHandle: "matplotlib.collections.PathCollection", ColorbarHandle: "matplotlib.colorbar.Colorbar"}
 COLORBAR_METHODS = ("set_label",)
 _COLORBAR_KEYWORDS = {"label", "orientation", "shrink", "pad", "fraction", "location", "extend"}
 
 # ---------------------------------------------------------------- what a program may call
 AXES_METHODS = """plot scatter bar barh hist imshow axhline axvline legend set_title set_xlabel set_ylabel set_xlim
-set_ylim grid text set_xscale set_yscale fill_between errorbar set_aspect""".split()
-FIGURE_METHODS = "suptitle tight_layout add_subplot savefig show gca subplots_adjust colorbar".split()
+set_ylim grid text set_xscale set_yscale fill_between errorbar set_aspect matshow set_xticks set_yticks set_xticklabels
+set_yticklabels cla clear""".split()
+AXIS_METHODS = "set_major_locator set_minor_locator set_major_formatter set_minor_formatter".split()
+FIGURE_METHODS = "suptitle tight_layout add_subplot savefig show gca subplots_adjust colorbar clf clear".split()
 GRID_ATTRIBUTES = "flat flatten ravel shape index count".split()
 PYPLOT_FUNCTIONS = """figure subplot subplots plot scatter bar barh hist imshow axhline axvline legend title xlabel
 ylabel xlim ylim grid text tight_layout show close suptitle savefig gca gcf xscale yscale fill_between errorbar
-axis colorbar""".split()
+axis colorbar matshow xticks yticks cla clf get_cmap""".split()  # and the modules style, cm
 
 # keyword -> kind of value it takes
 _KEYWORDS = {
@@ -195,11 +99,12 @@ _KEYWORDS = {
     "edgecolors": "color", "linewidths": "number", "step": "style", "where": "data", "interpolate": "bool",
     # colorbar (a colorbar's `pad` and `orientation` are above)
     "shrink": "number", "fraction": "number", "location": "style", "extend": "style",
+    "norm": "norm", "ncols": "number", "labelsize": "number", "fignum": "number",
 }
 _FIGURE_KEYWORDS = {"figsize", "dpi", "sharex", "sharey", "num", "facecolor"}
 
 
-class PlotGate:
+class PlotGate(AxesCalls):
     """One run's plots: the figures, the current figure and axes, and the rendered SVGs."""
 
     def __init__(self, interp):
@@ -212,6 +117,11 @@ class PlotGate:
         self.figures: list[FigureHandle] = []  # made this run (open or not)
         self.current: FigureHandle | None = None
         self.points: dict[int, int] = {}
+        self.axes_points: dict[int, int] = {}  # per axes, so cla() gives its points back
+        self.artists: dict[int, int] = {}
+        self.axes_artists: dict[int, int] = {}
+        self.drawing_on: AxesHandle | None = None
+        self.rc: dict = {}  # plt.style.use(...): applied around this run's drawing only
         self.rendered: list[dict] = []
         self.rendered_bytes = 0
         started, wall_started = interp.clock(), time.monotonic()
@@ -249,7 +159,8 @@ class PlotGate:
         arr = np.asarray(gate.arg(v))
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"plot {what} must be numbers")
-        arr = arr.astype(np.float64)
+        if what != "image" or arr.dtype.kind == "b":  # NOTE: imshow reads integer RGB as 0-255, floats as 0-1
+            arr = arr.astype(np.float64)
         if count:
             self.count_points(fig, int(arr.size))
         return arr
@@ -259,6 +170,22 @@ class PlotGate:
         if total > self.max_points:
             raise limit_error(f"a figure would draw {total:,} points", "max_figure_points", self.max_points)
         self.points[id(fig)] = total
+        if self.drawing_on is not None:
+            key = id(self.drawing_on)
+            self.axes_points[key] = self.axes_points.get(key, 0) + n
+
+    def count_artists(self, fig, n, what):
+        """Lines, datasets, bars, texts, legend entries: counted (weighted by ARTIST_WEIGHTS) before matplotlib
+        makes (and later draws) each."""
+        units = n * ARTIST_WEIGHTS.get(what, 1)
+        total = self.artists.get(id(fig), 0) + units
+        if total > MAX_ARTISTS:
+            raise limit_error(f"a figure would hold {n:,} more {what} ({total:,} artists; a line or a histogram "
+                              "dataset counts 10, a bar or a tick 5)", None, f"{MAX_ARTISTS:,} artists per figure")
+        self.artists[id(fig)] = total
+        if self.drawing_on is not None:
+            key = id(self.drawing_on)
+            self.axes_artists[key] = self.axes_artists.get(key, 0) + units
 
     def color(self, v):
         if type(v) is str:
@@ -282,6 +209,12 @@ class PlotGate:
                 raise TypeError(f"got an unexpected keyword argument '{k}' (not available in flowgrad plots)")
             if v is None:
                 out[k] = None
+            elif k == "cmap" and type(v) is ColormapHandle:
+                out[k] = v.cmap
+            elif kind == "norm":
+                if type(v) is not NormHandle:
+                    raise TypeError("norm must be a matplotlib.colors.Normalize or LogNorm")
+                out[k] = v.make()
             elif kind == "color":
                 out[k] = self.color(v)
             elif kind == "text":
@@ -317,8 +250,13 @@ class PlotGate:
                     out[k] = self.number(v, k)
                 else:
                     out[k] = self.data(v, fig, k)
-        if "cmap" in out and out["cmap"] not in self.mpl.colormaps:
+        if type(out.get("cmap")) is str and out["cmap"] not in self.mpl.colormaps:
             raise ValueError(f"{out['cmap']!r} is not a known colormap")
+        for k in ("ncol", "ncols"):  # NOTE: legend(ncol=30000000) loops over every column
+            if out.get(k) is not None:
+                if out[k] != int(out[k]) or not 1 <= out[k] <= MAX_LEGEND_COLUMNS:
+                    raise limit_error(f"a legend of {out[k]:,g} columns", None, MAX_LEGEND_COLUMNS)
+                out[k] = int(out[k])
         return out
 
     def fmt(self, v):
@@ -327,7 +265,11 @@ class PlotGate:
         return v
 
     # ------------------------------------------------------------ figures and axes
-    def figure(self, num=None, figsize=None, dpi=None, facecolor=None, **kwargs):
+    def figure(self, *args, **kwargs):
+        with self.mpl.rc_context(self.rc):  # a style's figure and axes colours are read when they are made
+            return self._figure(*args, **kwargs)
+
+    def _figure(self, num=None, figsize=None, dpi=None, facecolor=None, **kwargs):
         if kwargs:
             raise TypeError(f"figure() got an unexpected keyword argument '{next(iter(kwargs))}' (not available in "
                             "flowgrad plots)")
@@ -368,7 +310,11 @@ class PlotGate:
             return self.add_subplot(fig, 1, 1, 1)
         return fig.current
 
-    def add_subplot(self, fig, nrows=1, ncols=1, index=1, **kwargs):
+    def add_subplot(self, *args, **kwargs):
+        with self.mpl.rc_context(self.rc):  # a style's figure and axes colours are read when they are made
+            return self._add_subplot(*args, **kwargs)
+
+    def _add_subplot(self, fig, nrows=1, ncols=1, index=1, **kwargs):
         if type(nrows) is int and ncols == 1 and index == 1 and 100 < nrows < 1000:  # subplot(221)
             nrows, ncols, index = nrows // 100, nrows // 10 % 10, nrows % 10
         for v in (nrows, ncols, index):
@@ -387,7 +333,11 @@ class PlotGate:
         fig.current = handle
         return handle
 
-    def subplots(self, nrows=1, ncols=1, figsize=None, dpi=None, sharex=False, sharey=False, squeeze=True, **kwargs):
+    def subplots(self, *args, **kwargs):
+        with self.mpl.rc_context(self.rc):  # a style's figure and axes colours are read when they are made
+            return self._subplots(*args, **kwargs)
+
+    def _subplots(self, nrows=1, ncols=1, figsize=None, dpi=None, sharex=False, sharey=False, squeeze=True, **kwargs):
         if kwargs:
             raise TypeError(f"subplots() got an unexpected keyword argument '{next(iter(kwargs))}' (not available "
                             "in flowgrad plots)")
@@ -427,6 +377,11 @@ class PlotGate:
                 fmt = self.fmt(args[i])
                 i += 1
             data = [self.data(a, fig, what, count=False) for a in chunk]
+            if any(d.ndim > 2 for d in data):
+                raise ValueError("x and y can be no greater than 2D, but have shapes "
+                                 + " and ".join(str(d.shape) for d in data))
+            # NOTE: a 2-D y is one line per column: (1, 100000) is 100,000 lines of one point each
+            self.count_artists(fig, max(d.shape[1] if d.ndim == 2 else 1 for d in data), "lines")
             self.count_points(fig, max(int(d.size) for d in data))
             groups.extend(data)
             if fmt is not None:
@@ -438,45 +393,63 @@ class PlotGate:
     def draw(self, handle, name, args, kwargs):
         self.interp.check_time()
         fig = handle.figure
-        ax = handle.ax
         if not fig.open:
             raise RuntimeError("this figure was closed (plt.close or plt.show)")
+        self.drawing_on = handle
+        try:
+            with self.mpl.rc_context(self.rc):
+                return self._draw(handle, name, args, kwargs)
+        finally:
+            self.drawing_on = None
+
+    def _draw(self, handle, name, args, kwargs):
+        fig = handle.figure
+        ax = handle.ax
+        if name in ("set_xticklabels", "set_yticklabels"):
+            return self.tick_labels(handle, name[4], args, kwargs)
+        if name in ("set_xticks", "set_yticks"):
+            return self.ticks(handle, name[4], args, kwargs)
+        if name in ("cla", "clear"):
+            if args or kwargs:
+                raise TypeError(f"{name}() takes no arguments")
+            return self.clear_axes(handle)
+        if name == "legend":
+            return self.legend(handle, args, kwargs)
         kw = self.keywords(kwargs, fig)
         if name == "plot":
-            ax.plot(*self._xy(args, fig, "data"), **kw)
+            return [LineHandle(line, fig) for line in ax.plot(*self._xy(args, fig, "data"), **kw)]
         elif name in ("scatter", "bar", "barh", "fill_between", "errorbar"):
             if len(args) > 3:
                 raise TypeError(f"{name}() takes at most 3 positional arguments in flowgrad plots")
             data = [self.data(a, fig, count=False) if type(a) is not str else self.fmt(a) for a in args]
             self.count_points(fig, max([int(d.size) for d in data if type(d) is not str] or [0]))
+            if name in ("bar", "barh"):  # one Rectangle per broadcast item
+                sizes = [d.shape for d in data if type(d) is not str] + [np.shape(v) for v in kw.values()
+                                                                         if type(v) is np.ndarray]
+                self.count_artists(fig, int(np.prod(np.broadcast_shapes(*sizes))) if sizes else 0, "bars")
             artist = getattr(ax, name)(*data, **kw)
             if name == "scatter":  # a mappable: c= values can have a colorbar
                 fig.mappable = CollectionHandle(artist, fig)
                 return fig.mappable
+            if name != "fill_between":
+                return ContainerHandle(artist, fig)
         elif name == "hist":
-            if len(args) > 2:
-                raise TypeError("hist() takes at most 2 positional arguments in flowgrad plots")
-            x = self.data(args[0], fig) if args else None
-            if len(args) == 2:
-                kw["bins"] = self.keywords({"bins": args[1]}, fig)["bins"]
-            ax.hist(x, **kw)
-        elif name == "imshow":
-            img = self.data(args[0], fig, "image") if args else None
-            if img is None or img.ndim not in (2, 3):
-                raise TypeError("imshow() takes a 2-D array (or 3-D: rows, columns, RGB(A))")
-            fig.mappable = ImageHandle(ax.imshow(img, **kw), fig)
+            return self.hist(handle, args, kw)
+        elif name in ("imshow", "matshow"):
+            img = self.data(args[0], fig, "image") if len(args) == 1 else None
+            if img is None or img.ndim not in (2, 3) or (name == "matshow" and img.ndim != 2):
+                raise TypeError(f"{name}() takes one 2-D array" + (" (or 3-D: rows, columns, RGB(A))" * (name == "imshow")))
+            fig.mappable = ImageHandle(getattr(ax, name)(img, **kw), fig)
             return fig.mappable
         elif name in ("axhline", "axvline"):
-            pos = [self.number(a, name) for a in args[:3]]
+            pos = [self.number(self.untracked(a), name) for a in args[:3]]
+            self.count_artists(fig, 1, "lines")
             getattr(ax, name)(*pos, **kw)
         elif name == "text":
             if len(args) != 3:
                 raise TypeError("text() takes x, y and a string")
+            self.count_artists(fig, 1, "texts")
             ax.text(self.number(args[0], "x"), self.number(args[1], "y"), self.text(args[2], "text"), **kw)
-        elif name == "legend":
-            if args:
-                raise TypeError("legend() in flowgrad plots takes keyword arguments only (labels come from label=)")
-            ax.legend(**kw)
         elif name in ("set_title", "set_xlabel", "set_ylabel"):
             if len(args) != 1:
                 raise TypeError(f"{name}() takes one string")
@@ -559,6 +532,10 @@ class PlotGate:
     def render(self, handle):
         """The figure as SVG, placed after what has been printed so far; then closed."""
         self.interp.check_time()
+        with self.mpl.rc_context(self.rc):
+            self._render(handle)
+
+    def _render(self, handle):
         handle.open = False
         if self.current is handle:
             self.current = None
@@ -602,7 +579,7 @@ class PlotGate:
 
 
 class _Matplotlib:
-    __slots__ = ("Figure", "FigureCanvasSVG", "rc_context", "colormaps")
+    __slots__ = ("Figure", "FigureCanvasSVG", "rc_context", "colormaps", "Container", "figaspect")
 
 
 @functools.cache
@@ -617,6 +594,11 @@ def _matplotlib():
     m = _Matplotlib()
     m.Figure, m.FigureCanvasSVG, m.rc_context = Figure, FigureCanvasSVG, matplotlib.rc_context
     m.colormaps = frozenset(matplotlib.colormaps)
+    from matplotlib import style, ticker  # noqa: F401 - (style reads its library from disk once, here)
+    from matplotlib.container import Container
+    from matplotlib.figure import figaspect
+
+    m.Container, m.figaspect = Container, figaspect
     return m
 
 
@@ -639,10 +621,6 @@ def gate_of_plots(interp) -> PlotGate:
         gate = interp.plot_gate = PlotGate(interp)
     return gate
 
-
-def _savefig(*args, **kwargs):
-    raise PermissionError("savefig() is not available in flowgrad programs (no files); plt.show() puts the figure "
-                          "in the output")
 
 
 def plots_module(interp) -> ModuleProxy:
@@ -692,16 +670,35 @@ def plots_module(interp) -> ModuleProxy:
     def colorbar(mappable=None, **kwargs):
         return g.colorbar(None if mappable is not None else g.gcf(), mappable, **kwargs)
 
+    def matshow(A, fignum=None, **kwargs):  # noqa: N803 - matplotlib's name
+        """A new figure shaped like the matrix (matplotlib's figaspect), unless fignum=0 (the current axes)."""
+        if fignum is None:
+            arr = g.data(A, None, "image", count=False)
+            if arr.ndim != 2:
+                raise TypeError("matshow() takes one 2-D array")
+            w, h = (min(max(v, FIGSIZE_RANGE[0]), FIGSIZE_RANGE[1]) for v in g.mpl.figaspect(arr))
+            g.figure(figsize=(w, h))
+        elif fignum is not False and fignum != 0:
+            g.figure(num=fignum)
+        return g.draw(g.gca(), "matshow", (A,), kwargs)
+
     functions = {
         "figure": g.figure, "subplot": subplot, "subplots": g.subplots, "gca": lambda: g.gca(), "gcf": g.gcf,
-        "show": g.show, "close": g.close, "savefig": _savefig, "colorbar": colorbar,
+        "show": g.show, "close": g.close, "colorbar": colorbar,
+        "savefig": lambda *args, **kwargs: g.savefig(g.gcf(), *args, **kwargs), "matshow": matshow,
+        "xticks": lambda *a, **k: g.pyplot_ticks("x", *a, **k), "yticks": lambda *a, **k: g.pyplot_ticks("y", *a, **k),
+        "cla": lambda: g.draw(g.gca(), "cla", (), {}), "clf": lambda: g.clear_figure(g.gcf()),
+        "get_cmap": lambda name=None, lut=None: companions.get_cmap(g, name, lut),
         "title": title, "xlabel": xlabel, "ylabel": ylabel, "xlim": xlim, "ylim": ylim, "xscale": xscale,
         "yscale": yscale, "suptitle": suptitle, "tight_layout": tight_layout, "axis": axis,
         **{n: on_axes(n) for n in ("plot", "scatter", "bar", "barh", "hist", "imshow", "axhline", "axvline",
                                    "legend", "grid", "text", "fill_between", "errorbar")},
     }
     assert set(functions) == set(PYPLOT_FUNCTIONS), set(functions) ^ set(PYPLOT_FUNCTIONS)
-    return ModuleProxy("matplotlib.pyplot", {n: Builtin(n, f, interp) for n, f in functions.items()})
+    attrs = {n: Builtin(n, f, interp) for n, f in functions.items()}
+    attrs["style"] = companions.style_module(g)
+    attrs["cm"] = companions.cm_module(g, sorted(g.mpl.colormaps))
+    return ModuleProxy("matplotlib.pyplot", attrs)
 
 
 def colorbar_method(handle, name):
@@ -720,7 +717,9 @@ def figure_method(handle, name):
 
     def call(*args, **kwargs):
         if name == "savefig":
-            _savefig()
+            return g.savefig(handle, *args, **kwargs)
+        if name in ("clf", "clear"):
+            return g.clear_figure(handle)
         if name == "show":
             if handle.open:
                 g.render(handle)
@@ -747,11 +746,42 @@ def figure_method(handle, name):
 
 
 def module_for(interp, name):
-    """`import matplotlib.pyplot` (name 'matplotlib.pyplot') or `import matplotlib` (name 'matplotlib')."""
-    pyplot = interp.__dict__.get("_pyplot")
-    if pyplot is None:
-        pyplot = interp._pyplot = plots_module(interp)
-    if name == "matplotlib.pyplot":
-        return pyplot
-    return ModuleProxy("matplotlib", {"pyplot": pyplot})
+    """`import matplotlib.pyplot`, `import matplotlib`, `import matplotlib.colors` / `.ticker` / `.style`: per run."""
+    modules = interp.__dict__.get("_matplotlib_modules")
+    if modules is None:
+        g = gate_of_plots(interp)
+        pyplot = plots_module(interp)
+        parts = {"colors": companions.colors_module(g), "ticker": companions.ticker_module(g),
+                 "style": pyplot.attrs["style"], "cm": pyplot.attrs["cm"]}
+        modules = {"matplotlib.pyplot": pyplot, **{f"matplotlib.{k}": v for k, v in parts.items()}}
+        modules["matplotlib"] = companions.matplotlib_module(g, pyplot, parts)
+        interp._matplotlib_modules = modules
+    return modules.get(name)
 
+
+MODULE_NAMES = ("matplotlib", "matplotlib.pyplot", "matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
+                "matplotlib.cm")
+
+
+def _methods(names, make):
+    return names, {n: (lambda name: lambda interp, h: make(h, name))(n) for n in names}
+
+
+# what a program may read on each handle (attributes.py turns these into its rules): every method is a checked call
+ATTRIBUTE_RULES = {
+    AxesHandle: (AXES_METHODS + ["xaxis", "yaxis"], _methods(AXES_METHODS, axes_method)[1]),
+    FigureHandle: _methods(FIGURE_METHODS, figure_method),
+    AxesGrid: (GRID_ATTRIBUTES, {}),
+    ImageHandle: ((), {}),
+    CollectionHandle: ((), {}),
+    ColorbarHandle: _methods(COLORBAR_METHODS, colorbar_method),
+    LineHandle: ((), {}),
+    TextHandle: ((), {}),
+    ContainerHandle: ((), {}),
+    ArtistHandle: ((), {}),
+    AxisHandle: _methods(AXIS_METHODS, lambda h, name: lambda value: h.owner.figure.gate.axis_method(h, name, value)),
+    NormHandle: (("vmin", "vmax"), {}),
+    ColormapHandle: (("name", "N"), {}),
+    LocatorHandle: ((), {}),
+    FormatterHandle: ((), {}),
+}

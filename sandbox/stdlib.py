@@ -406,8 +406,18 @@ def math_module(interp, base: ModuleProxy) -> ModuleProxy:
 
 MORE_MATH_NAMES = "modf frexp remainder cbrt exp2 ulp nextafter".split()
 
+def _matplotlib_part(name):
+    def make(interp):
+        from . import plots  # (matplotlib's companions are made with the run's plot gate)
+
+        return plots.module_for(interp, name)
+    return make
+
+
 _MAKERS = {"time": time_module, "collections": collections_module, "functools": functools_module,
-           "itertools": itertools_module}
+           "itertools": itertools_module,
+           **{n: _matplotlib_part(n) for n in ("matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
+                                               "matplotlib.cm")}}
 STDLIB_NAMES = frozenset(_MAKERS)
 
 
