@@ -33,7 +33,7 @@ class SandboxLimits:
     time_limit_s: float  # CPU seconds (plus seconds slept): `Budgets.clock`
     # the worker's wall-clock kill: a run on a machine so busy that it gets there first ends itself at
     # WALL_SHARE of it, gracefully (its passes and variables are kept), instead of being killed
-    hard_kill_s: float
+    max_wall_s: float
     max_tensor_elements: int
     max_live_elements: int
     max_graph_nodes: int
@@ -53,7 +53,7 @@ MAX_MODULE_LINKS = 1000  # modules attached to modules per run
 ALLOC_FACTOR = 10  # a run may create at most this many times max_live_elements list/string items in total
 TAIL_SHARE = 8  # once the output is cut, the last 1/8 of max_output_bytes keeps its last lines
 TAIL_LINES = 20  # ... at most this many
-WALL_SHARE = 0.8  # of hard_kill_s: the wall time after which a run ends itself (the rest ships its results)
+WALL_SHARE = 0.8  # of max_wall_s (the worker's wall-clock kill): a run ends itself here, the rest ships its results
 TIME_CHECK_EVERY = 16  # steps between clock reads (an engine op takes at most a few tens of ms)
 NO_NODE = ast.Constant(value=None, lineno=None, col_offset=None)  # the location of a step taken outside user code
 # What `*` repeats and `+` concatenates: these types *and their subclasses* (torch.Size, namedtuples, numpy strings).
@@ -94,11 +94,11 @@ class Budgets:
         return limit_error(f"program ran longer than {t:g} s", "time_limit_s", float(t), node.lineno, node.col_offset)
 
     def _wall_limit(self, node):
-        """The run reached WALL_SHARE of the worker's hard kill before its CPU time ran out: the machine is busy."""
-        hard = float(self.limits.hard_kill_s)
+        """The run reached WALL_SHARE of the worker's wall-clock kill before its CPU time ran out: the machine is busy."""
+        hard = float(self.limits.max_wall_s)
         used = self.clock() - (self.deadline - self.limits.time_limit_s)
         return limit_error(f"program was stopped after {WALL_SHARE * hard:g} s of wall time, having used {used:.2f} s "
-                           f"of its {self.limits.time_limit_s:g} s of CPU time: the machine is busy", "hard_kill_s", hard,
+                           f"of its {self.limits.time_limit_s:g} s of CPU time: the machine is busy", "max_wall_s", hard,
                            node.lineno, node.col_offset)
 
     def tick(self):

@@ -152,7 +152,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         error = None
         try:
             tree = parse_program(source, self.limits)
-            self.wall_deadline = time.monotonic() + WALL_SHARE * self.limits.hard_kill_s
+            self.wall_deadline = time.monotonic() + WALL_SHARE * self.limits.max_wall_s
             self.deadline = self.clock() + self.limits.time_limit_s
             with self._engine_context():
                 self.exec_block(tree.body, Scope(self.globals))

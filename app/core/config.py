@@ -51,7 +51,10 @@ class Settings(BaseSettings):
     max_steps: int = Field(1_000_000, ge=1, description="interpreter steps per run (total budget)")
     max_output_bytes: int = Field(65_536, ge=1, description="bytes of printed output")
     time_limit_s: float = Field(2.0, gt=0, description="cooperative time limit per run")
-    hard_kill_s: float = Field(3.0, gt=0, description="the run's process is killed after this")
+    hard_kill_s: float = Field(3.0, gt=0, description="CPU seconds after which the run's process is killed (time_limit_s "
+                               "is the cooperative stop; this is the net under it, so load never changes where a run stops)")
+    max_wall_s: float = Field(20.0, gt=0, description="wall seconds after which the run's process is killed whatever its CPU "
+                              "time: the net for a run that cannot progress (frozen, or a machine too loaded to run it)")
     # plots a program draws (matplotlib.pyplot, sandbox/plots.py)
     max_figures: int = Field(20, ge=0, description="figures one run may make")
     max_figure_points: int = Field(100_000, ge=1, description="data points (and histogram bins) of one figure")
@@ -132,6 +135,8 @@ class Settings(BaseSettings):
     def _kill_after_limit(self) -> Settings:
         if self.hard_kill_s < self.time_limit_s:
             raise ValueError("hard_kill_s must be >= time_limit_s")
+        if self.max_wall_s < self.hard_kill_s:
+            raise ValueError("max_wall_s must be >= hard_kill_s")
         return self
 
     def limit_values(self) -> dict[str, Any]:
@@ -141,7 +146,7 @@ class Settings(BaseSettings):
 LIMIT_FIELDS = (
     "max_source_chars", "max_ast_depth", "max_ast_nodes", "max_graph_nodes", "max_tensor_elements",
     "max_live_elements", "max_int_bits", "max_loop_iterations", "max_steps", "max_output_bytes",
-    "time_limit_s", "hard_kill_s", "max_op_flops",
+    "time_limit_s", "max_wall_s", "max_op_flops",
 ) + ("max_figures", "max_figure_points", "max_plot_label_chars", "max_figure_bytes")
 
 

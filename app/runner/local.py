@@ -70,8 +70,8 @@ class LocalRunService:
             job = next(self.ids)
             self.conn.send(RunJob(job, source, run_options(values=values)))
             s = self.settings
-            # the worker kills the run at hard_kill_s and answers; past this grace it is itself stuck
-            deadline = time.monotonic() + s.hard_kill_s + s.supervisor_grace_s + s.answer_time_s
+            # the worker kills the run at max_wall_s at the latest and answers; past this grace it is itself stuck
+            deadline = time.monotonic() + s.max_wall_s + s.supervisor_grace_s + s.answer_time_s
             try:
                 return self._wait(job, deadline)
             except KeyboardInterrupt:  # the kernel's interrupt: stop the run, keep the worker

@@ -8,8 +8,8 @@
 * One run per client: a client's new run cancels its previous one (queued: dropped; running:
   the worker kills the run's process).
 * The supervisor (every ``supervisor_interval_s``) replaces workers that died and kills a
-  worker whose run is past ``hard_kill_s`` + ``supervisor_grace_s`` (the worker itself SIGKILLs a
-  run's process at ``hard_kill_s``; the supervisor is the net under that).
+  worker whose run is past ``max_wall_s`` + ``supervisor_grace_s`` (the worker itself SIGKILLs a
+  run's process past ``hard_kill_s`` of CPU time or ``max_wall_s`` of wall time; the supervisor is the net under that).
 * Workers run the ``dot`` found by the app's one startup check (``dot``: its absolute path).
 * A job's queue gets the worker's ``Piece``s and ``Done``; a run that cannot finish ends with ``JobFailed``
   (``app.runner.protocol``: every message on the pipes and the queue).
@@ -266,10 +266,10 @@ class Pool:
             for h in list(self.workers):
                 if h.dead or not h.proc.is_alive():
                     self._on_dead(h)
-                elif h.job is not None and now - h.job.started > s.hard_kill_s + s.supervisor_grace_s:
+                elif h.job is not None and now - h.job.started > s.max_wall_s + s.supervisor_grace_s:
                     job, h.job = h.job, None
-                    job.fail(problem("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and its worker "
-                                                     f"was replaced (limit hard_kill_s = {s.hard_kill_s:g})"))
+                    job.fail(problem("TimeoutError", f"the program ran longer than {s.max_wall_s:g} s and its worker "
+                                                     f"was replaced (limit max_wall_s = {s.max_wall_s:g})"))
                     self._forget(job)
                     h.dead = True
                     self._replace(h)

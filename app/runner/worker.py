@@ -7,8 +7,8 @@ ends: it drops the descriptors it does not need (server connection, dot's pipes)
 (address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no core dumps),
 runs a tiny warm-up program so the pages a run touches are already copied, then blocks until it
 is handed a source. It runs the program (``capture``) and ships the raw capture; the worker
-builds the trace (``app.runner.session``) and answers the server. A run past ``hard_kill_s``, or a
-cancel from the server, SIGKILLs the child. Because every run is a
+builds the trace (``app.runner.session``) and answers the server. A run past ``hard_kill_s`` of its own
+CPU time (or ``max_wall_s`` of wall time), or a cancel from the server, SIGKILLs the child. Because every run is a
 fresh fork of the same clean image, nothing a program does (``nn.ReLU.forward = …``, a leaked
 global, a corrupted cache) can be seen by another run, and the layout cache lives in the worker,
 out of the programs' reach.
@@ -77,6 +77,21 @@ def sandbox_limits(settings: Settings):
     from sandbox import SandboxLimits
 
     return build_sandbox_limits(SandboxLimits, settings.limit_values())
+
+
+
+CPU_POLL_S = 0.05  # how often a running child's CPU time is read
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (/proc/PID/stat), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime: fields 14 and 15 of proc(5)
 
 
 class Worker:
@@ -225,23 +240,28 @@ class Worker:
 
     def _run(self, job: RunJob) -> None:
         """Hand the program to the spare run process, feed what it sends to the run's session until its ``End``
-        (or a cancel, or ``hard_kill_s``), reap it, answer."""
+        (or a cancel, or ``hard_kill_s`` of its CPU time, or ``max_wall_s``), reap it, answer."""
         s = self.settings
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
         pid, reader = self._take_spare(Program(job.source, job.options))
+        cpu_before = cpu_seconds(pid)  # the spare's warm-up is not the program's
         session = RunSession(job.job_id, job.source, job.options, s, self.layout, self.op_table, self.conn.send,
                              started=started, sent=time.monotonic())
         end: End | None = None
         error: dict | None = None
-        deadline = started + s.hard_kill_s
+        deadline = started + s.max_wall_s
         while end is None:
             left = deadline - time.monotonic()
             if left <= 0:
-                error = problem("TimeoutError", f"the program ran longer than {s.hard_kill_s:g} s and was stopped "
-                                                f"(limit hard_kill_s = {s.hard_kill_s:g})")
+                error = problem("TimeoutError", f"the program ran longer than {s.max_wall_s:g} s of wall time and was "
+                                                f"stopped (limit max_wall_s = {s.max_wall_s:g})")
                 break
-            ready = mpc.wait([reader, self.conn], timeout=left)
+            if cpu_seconds(pid) - cpu_before > s.hard_kill_s:  # the run's own CPU time: load on the machine never moves this
+                error = problem("TimeoutError", f"the program used more than {s.hard_kill_s:g} s of CPU time and was "
+                                                f"stopped (limit hard_kill_s = {s.hard_kill_s:g})")
+                break
+            ready = mpc.wait([reader, self.conn], timeout=min(left, CPU_POLL_S))
             if self.conn in ready:
                 error = self._stopped(self.conn.recv(), job.job_id)
                 if error is not None:

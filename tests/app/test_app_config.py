@@ -14,7 +14,8 @@ from app.runner.worker import sandbox_limits
 
 CONTRACT = {"max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_graph_nodes": 10_000,
             "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_int_bits": 4096,
-            "max_loop_iterations": 10_000, "max_output_bytes": 65_536, "time_limit_s": 2.0, "hard_kill_s": 3.0}
+            "max_loop_iterations": 10_000, "max_output_bytes": 65_536, "time_limit_s": 2.0, "hard_kill_s": 3.0,
+            "max_wall_s": 20.0}
 
 
 def test_defaults_match_the_contract():
@@ -31,6 +32,8 @@ def test_env_override(monkeypatch):
     assert s.time_limit_s == 1.5 and s.workers == 3
     with pytest.raises(ValueError):
         Settings(time_limit_s=5, hard_kill_s=1)
+    with pytest.raises(ValueError):
+        Settings(hard_kill_s=5, max_wall_s=1)
 
 
 def test_sandbox_limits_get_every_interpreter_limit():

@@ -61,7 +61,7 @@ def test_hostile_inputs_with_concurrent_benign(client, settings):
             if item["category"] not in NO_ERROR_OK:
                 err = d["error"]
                 assert err is not None and err["type"] and err["message"], what
-            assert d["elapsed_ms"] <= settings.hard_kill_s * 1000 + 1000, what
+            assert d["elapsed_ms"] <= settings.max_wall_s * 1000 + 1000, what
             for s in secrets:
                 assert s not in r.text, f"{what} leaks {s!r}"
             assert rb.status_code == 200

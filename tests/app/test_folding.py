@@ -64,7 +64,7 @@ def answers(client):
 
 @pytest.fixture(scope="module")
 def unfolded():
-    s = Settings(max_drawn_nodes=50_000, time_limit_s=60, hard_kill_s=60)  # in process: the whole program, even when loaded
+    s = Settings(max_drawn_nodes=50_000, time_limit_s=60, hard_kill_s=60, max_wall_s=60)  # in process: the whole program, even when loaded
     return {name: roundtrip(build(src, s, fold=False).passes[0]) for name, src in
             (("loop", LOOP), ("rnn", RNN), ("mlp", MLP))}
 

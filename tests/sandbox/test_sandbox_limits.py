@@ -280,8 +280,8 @@ def test_time_limit_counts_cpu_time_and_the_seconds_slept():
 
 def test_a_run_ends_itself_before_the_workers_hard_kill():
     # wall time passing faster than the run's clock (a busy machine; here, time slept beside a large CPU budget):
-    # the run stops itself at 0.8 x hard_kill_s, with an error that says why, instead of being killed
+    # the run stops itself at 0.8 x max_wall_s (the worker's wall-clock kill), with an error that says why, instead of being killed
     out = run("import time\nfor i in range(100):\n    time.sleep(0.05)\n    x = [0] * 10",
-              make_limits(time_limit_s=100.0, hard_kill_s=0.5))
-    assert out.error["type"] == "LimitExceeded" and "hard_kill_s = 0.5" in out.error["message"], out.error
+              make_limits(time_limit_s=100.0, max_wall_s=0.5))
+    assert out.error["type"] == "LimitExceeded" and "max_wall_s = 0.5" in out.error["message"], out.error
     assert "the machine is busy" in out.error["message"] and out.error["line"] in (3, 4)
