@@ -14,7 +14,7 @@ from . import device as devices
 from . import dtypes, registry
 from .backward import backward_into, root_gradient, run_backward
 from .boundary import NUMERIC_KINDS, infer_error, not_numeric
-from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
+from .dispatch import _REAL, accepts_numpy_names, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
 from .formatting import format_size, format_tensor
 from .grad_mode import FREED_MESSAGE, STATE, carry_writes
 from .nodes import NODE_CLASSES, RemovableHandle, leaf_hook_tables
@@ -439,6 +439,13 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     def contiguous(self):
         return self
 
+
+# numpy's names for dim/keepdim on every method PyTorch's argument parser accepts them on (x.sum(axis=0, keepdims=True))
+for _name in ("sum mean max min argmax argmin std var prod logsumexp cumsum cumprod all any norm softmax log_softmax "
+              "squeeze unsqueeze sort argsort topk flip roll gather index_select chunk split amax amin").split():
+    if hasattr(Tensor, _name):
+        setattr(Tensor, _name, accepts_numpy_names(getattr(Tensor, _name)))
+del _name
 
 registry.Tensor = Tensor  # apply, the backward loop and Graphed make Tensors: the class is defined above them
 
