@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -363,3 +364,39 @@ def _sumproduct_pair(left, right, sum_dims):
     left = left.permute(*(lro + lo + sum_dims + ro)).reshape(lro_size, lo_size, sum_size)
     right = right.permute(*(lro + sum_dims + ro + lo)).reshape(lro_size, sum_size, ro_size)
     return apply(OPS["bmm"], (left, right)).view(*out_size).permute(*operm)
+
+
+_MESHGRID_INDEXING = "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+def meshgrid(*tensors, indexing=None):
+    """PyTorch's meshgrid: each input viewed along its own dim and expanded to all the lengths ("ij"); "xy" swaps the
+    first two inputs and the first two outputs. Without `indexing`, PyTorch warns and uses "ij"."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(_MESHGRID_INDEXING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("torch.meshgrid: Expected at least one tensor")
+    for i, x in enumerate(tensors):
+        expect_tensor(x, "meshgrid", "tensors", i + 1)
+        if x.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {x!r}")
+        if x.dtype != tensors[0].dtype:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype")
+    refs = list(tensors)
+    swap = indexing == "xy" and len(refs) >= 2
+    if swap:
+        refs[0], refs[1] = refs[1], refs[0]
+    shape = tuple(x.numel() for x in refs)
+    grids = []
+    for i, x in enumerate(refs):
+        view_shape = [1] * len(refs)
+        view_shape[i] = -1
+        grids.append(x.view(*view_shape).expand(*shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

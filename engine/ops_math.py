@@ -11,6 +11,7 @@ import numpy as np
 
 from .graphed import Graphed
 from .graphed import op as _graphed_op
+from .graphed import raw as _graphed_raw
 from .op_table import ERF_UFUNC, Params, defop
 
 
@@ -298,8 +299,12 @@ def _floor_divide(a, b):
 
 
 def _quotient(a, b, rounding):
+    """floor(a / b) or trunc(a / b) on the values: piecewise constant, so a double backward sees a constant."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return rounding(np.true_divide(a, b))
+        return rounding(np.true_divide(_graphed_raw(a), _graphed_raw(b)))
+
+
+_NO_LATEX = r"\text{not implemented}"  # what the page shows for a derivative PyTorch does not define
 
 
 def _derivative_missing(name):
@@ -318,7 +323,7 @@ defop("remainder_scalar", "RemainderBackward0", "%", _remainder, (lambda g, ans,
       params=Params("right", ("other",), "%"))
 
 
-defop("rremainder", "NotImplemented", "%", lambda a, c: _remainder(c, a), (_derivative_missing("remainder"), ""),
+defop("rremainder", "NotImplemented", "%", lambda a, c: _remainder(c, a), (_derivative_missing("remainder"), _NO_LATEX),
       saves=False, params=Params("left", ("self",), "%"))
 
 
@@ -331,11 +336,11 @@ defop("fmod_scalar", "FmodBackward0", "fmod", _fmod, (lambda g, ans, a, c: g, "1
       params=Params("call", ("other",)))
 
 
-defop("floor_divide", "NotImplemented", "//", _floor_divide, (_derivative_missing("floor_divide"), ""),
-      (_derivative_missing("floor_divide"), ""), saves=False, broadcasts=True)
+defop("floor_divide", "NotImplemented", "//", _floor_divide, (_derivative_missing("floor_divide"), _NO_LATEX),
+      (_derivative_missing("floor_divide"), _NO_LATEX), saves=False, broadcasts=True)
 
 
-defop("rfloor_divide", "NotImplemented", "//", lambda a, c: _floor_divide(c, a), (_derivative_missing("floor_divide"), ""),
+defop("rfloor_divide", "NotImplemented", "//", lambda a, c: _floor_divide(c, a), (_derivative_missing("floor_divide"), _NO_LATEX),
       saves=False, params=Params("left", ("self",), "//"))
 
 
@@ -401,11 +406,11 @@ defop("atan", "AtanBackward0", "atan", _float_only(np.arctan), (lambda g, ans, a
                                                                  r"\frac{1}{1+a^{2}}"), needs=("a",))
 
 
-defop("sinh", "SinhBackward0", "sinh", _float_only(np.sinh), (lambda g, ans, a: g * np.cosh(a), r"\cosh a"),
+defop("sinh", "SinhBackward0", "sinh", _float_only(np.sinh), (lambda g, ans, a: g * (np.exp(a) + np.exp(-a)) / 2, r"\cosh a"),
       needs=("a",))
 
 
-defop("cosh", "CoshBackward0", "cosh", _float_only(np.cosh), (lambda g, ans, a: g * np.sinh(a), r"\sinh a"),
+defop("cosh", "CoshBackward0", "cosh", _float_only(np.cosh), (lambda g, ans, a: g * (np.exp(a) - np.exp(-a)) / 2, r"\sinh a"),
       needs=("a",))
 
 

@@ -14,7 +14,7 @@ from . import device as devices
 from . import dtypes, registry
 from .backward import backward_into, root_gradient, run_backward
 from .boundary import NUMERIC_KINDS, infer_error, not_numeric
-from .dispatch import _REAL, accepts_numpy_names, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
+from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, accepts_numpy_names, apply  # noqa: F401
 from .formatting import format_size, format_tensor
 from .grad_mode import FREED_MESSAGE, STATE, carry_writes
 from .nodes import NODE_CLASSES, RemovableHandle, leaf_hook_tables
