@@ -7,6 +7,7 @@ casts.
 from __future__ import annotations
 
 from . import dtypes
+from .grad_mode import STATE
 from .tensor import Tensor, legacy_array
 
 
@@ -15,6 +16,9 @@ class LegacyTensorType(type):
 
     def __call__(cls, *args, requires_grad=False):
         t = Tensor._wrap(legacy_array(args, cls.dtype.np))
+        limits = STATE.limits
+        if limits is not None:
+            limits.track(t)  # counted among the run's live elements, as every factory's result is
         return t.requires_grad_(True) if requires_grad else t
 
     def __instancecheck__(cls, obj):

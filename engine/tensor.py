@@ -158,6 +158,9 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     def __init__(self, *args, requires_grad=False, dtype=None):
         """torch.Tensor(data) / torch.Tensor(2, 3) / torch.Tensor(x.shape): PyTorch's legacy constructor (float32)."""
         self._set_fields(legacy_array(args, _np_dtype(dtype)))
+        limits = STATE.limits
+        if limits is not None:
+            limits.track(self)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -460,6 +463,9 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         if dtype is None:
             return "torch." + dtypes.legacy_tensor_type(self._data.dtype)
         if isinstance(dtype, str):
+            if dtype.startswith("torch.cuda."):  # a CPU-only PyTorch's answer: there is no CUDA library to load
+                raise RuntimeError("Cannot initialize CUDA without ATen_cuda library. (flowgrad runs on the CPU only, as "
+                                   "a CPU-only PyTorch build does: use the CPU type, e.g. 'torch.FloatTensor'.)")
             target = dtypes.LEGACY_BY_NAME.get(dtype.removeprefix("torch."))
             if target is None:
                 raise ValueError(f"invalid type: '{dtype}'")
