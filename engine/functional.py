@@ -152,10 +152,8 @@ def mul(input, other):  # noqa: A002
 def div(input, other, *, rounding_mode=None):  # noqa: A002
     if rounding_mode is None:
         return _t(input) / other
-    if rounding_mode == "floor":
-        return _t(input).floor_divide(other)
-    if rounding_mode == "trunc":
-        return (_t(input) / other).trunc()
+    if rounding_mode in ("floor", "trunc"):
+        return _t(input).div(other, rounding_mode=rounding_mode)
     raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                        f"'{rounding_mode}'")
 

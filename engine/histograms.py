@@ -22,7 +22,7 @@ histogram_result = return_type("histogram", ("hist", "bin_edges"))
 def _float_input(input, fn, kernel):  # noqa: A002
     expect_tensor(input, fn, "input", 1)
     if input._data.dtype.kind != "f":
-        raise RuntimeError(f'"{kernel}" not implemented for \'{input.type()[6:-6]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.type()[6:-6]}\'')
     return np.ravel(input._data)
 
 
@@ -79,7 +79,11 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
                                f"{list(input.shape)} and weight with shape {list(weight.shape)}")
         w = np.ravel(weight._data)
     if isinstance(bins, Tensor):
-        edges = np.ravel(bins._data).astype(x.dtype)
+        if bins._data.dtype != x.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                               f"input with dtype {_c_name(x.dtype)} and bins for dimension 0 with dtype "
+                               f"{_c_name(bins._data.dtype)}")
+        edges = np.ravel(bins._data)
         _check(edges.shape)
         with np.errstate(invalid="ignore"):
             keep = (x >= edges[0]) & (x <= edges[-1])
@@ -114,6 +118,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     if out is not None:
         return histogram_result(_result(hist, out[0]), _result(edges, out[1]))
     return histogram_result(Tensor._wrap(hist), Tensor._wrap(np.array(edges)))
+
+
+def _c_name(np_dtype):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(np_dtype.name, np_dtype.name)
 
 
 def _number(v):

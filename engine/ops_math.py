@@ -439,3 +439,20 @@ defop("deg2rad", "Deg2RadBackward0", "deg2rad", _float_only(_deg2rad), (lambda g
 
 defop("rad2deg", "Rad2DegBackward0", "rad2deg", _float_only(_rad2deg), (lambda g, ans, a: g * (180.0 / math.pi),
                                                                          r"\frac{180}{\pi}"), saves=False)
+
+
+# torch.div(a, b, rounding_mode=...): a quotient rounded down or toward zero; PyTorch's derivative is zero for both
+def _div_trunc(a, b):
+    _integer_divisor_check(a, b)
+    if np.asarray(a).dtype.kind in "iub" and np.asarray(b).dtype.kind in "iub":
+        return np.trunc(np.true_divide(a, b)).astype(np.result_type(a, b))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.trunc(np.true_divide(a, b))
+
+
+defop("div_floor", "DivBackward2", "÷", _floor_divide, (lambda g, ans, a, b: g * 0, "0"),
+      (lambda g, ans, a, b: g * 0, "0"), saves=False, broadcasts=True, params=Params("hidden"))
+
+
+defop("div_trunc", "DivBackward2", "÷", _div_trunc, (lambda g, ans, a, b: g * 0, "0"),
+      (lambda g, ans, a, b: g * 0, "0"), saves=False, broadcasts=True, params=Params("hidden"))

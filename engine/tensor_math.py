@@ -135,8 +135,13 @@ class MathMixin:
     def mul(self, other):
         return self * other
 
-    def div(self, other):
-        return self / other
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("floor", "trunc"):
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                               f"'{rounding_mode}'")
+        return _binary("div_" + rounding_mode, self, other)
 
     def pow(self, exponent):
         return self ** exponent

@@ -271,6 +271,8 @@ CASES.update({
     "frac": [((off_integers(1.0, 3, 4),), ()), ((off_integers(1.0),), ())],
     "deg2rad": [((r(3, 4),), ())],
     "rad2deg": [((r(3, 4),), ())],
+    "div_floor": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(_B4, 2, 4), _B4), ())],
+    "div_trunc": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(-_B4, 2, 4), -_B4), ())],
 })
 # PyTorch records these with grad_fn=<NotImplemented>: backward raises (tests/engine/test_surface_ops_vs_torch.py)
 NO_DERIVATIVE = sorted(n for n, op in OPS.items() if op.grad_fn == "NotImplemented")

@@ -113,7 +113,9 @@ def _placed(g, shape, key, accumulate):
 
 # The % / fmod operators and the rest of the elementwise family (issue 21)
 TORCH.update({
-    "remainder": torch.remainder, "remainder_scalar": torch.remainder, "fmod": torch.fmod, "fmod_scalar": torch.fmod,
+    "remainder": torch.remainder, "remainder_scalar": torch.remainder,
+    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"), "fmod": torch.fmod, "fmod_scalar": torch.fmod,
     **{n: getattr(torch, n) for n in ("exp2 log2 log10 rsqrt tan asin acos atan sinh cosh asinh acosh atanh trunc "
                                       "frac deg2rad rad2deg").split()},
 })
