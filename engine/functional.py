@@ -9,6 +9,7 @@ import numpy as np
 from . import einsum_parse
 from .boundary import check_where, expect_tensor
 from .creation import tensor
+from .dispatch import accepts_numpy_names
 from .ops import OPS
 from .tensor import _REAL, Tensor, _dim, apply
 from .tensor_index import _index_key, index  # noqa: F401 — torch's functional forms of Tensor methods
@@ -123,12 +124,14 @@ def abs(x):  # noqa: A001
     return _t(x).abs()
 
 
-def max(x, dim=None, keepdim=False):  # noqa: A001
-    return _t(x).max(dim, keepdim)
+@accepts_numpy_names
+def max(input, dim=None, keepdim=False):  # noqa: A001, A002 — torch.max(x, axis=1) too
+    return _t(input).max(dim, keepdim)
 
 
-def min(x, dim=None, keepdim=False):  # noqa: A001
-    return _t(x).min(dim, keepdim)
+@accepts_numpy_names
+def min(input, dim=None, keepdim=False):  # noqa: A001, A002
+    return _t(input).min(dim, keepdim)
 
 
 def pow(input, exponent):  # noqa: A001, A002 — torch's keyword names: torch.pow(input=x, exponent=2)
