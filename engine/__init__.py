@@ -44,14 +44,28 @@ from .formatting import get_printoptions, reset_printoptions, set_printoptions
 # Tensor functions tutorials use (issue 9 section 5)
 from .functional import (  # noqa: F811
     abs,
+    acos,
+    acosh,
     add,
+    all,
     allclose,
+    any,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
     arctan2,
+    arctanh,
     argmax,
     argmin,
     argsort,
     argwhere,
+    asin,
+    asinh,
+    atan,
     atan2,
+    atanh,
     bmm,
     cat,
     ceil,
@@ -63,8 +77,10 @@ from .functional import (  # noqa: F811
     clone,
     concat,
     cos,
+    cosh,
     cumprod,
     cumsum,
+    deg2rad,
     detach,
     diag,
     diagonal,
@@ -74,12 +90,17 @@ from .functional import (  # noqa: F811
     equal,
     erf,
     exp,
+    exp2,
     expm1,
+    fix,
     flatten,
     flip,
     fliplr,
     flipud,
     floor,
+    floor_divide,
+    fmod,
+    frac,
     gather,
     ger,
     index_select,
@@ -87,6 +108,8 @@ from .functional import (  # noqa: F811
     isclose,
     log,
     log1p,
+    log2,
+    log10,
     log_softmax,
     logsumexp,
     masked_fill,
@@ -94,6 +117,7 @@ from .functional import (  # noqa: F811
     max,
     maximum,
     mean,
+    meshgrid,
     min,
     minimum,
     mm,
@@ -107,16 +131,20 @@ from .functional import (  # noqa: F811
     permute,
     pow,
     prod,
+    rad2deg,
     reciprocal,
     relu,
+    remainder,
     reshape,
     roll,
     round,
+    rsqrt,
     scatter,
     scatter_add,
     sigmoid,
     sign,
     sin,
+    sinh,
     softmax,
     sort,
     split,
@@ -128,26 +156,32 @@ from .functional import (  # noqa: F811
     sub,
     sum,
     t,
+    tan,
     tanh,
     topk,
     transpose,
     tril,
     triu,
+    trunc,
     unsqueeze,
     var,
     where,
 )
+from .histograms import histc, histogram
+from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 
 # torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
 from .linalg import amax, amin
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
+from .version import __version__  # torch.__version__: the release the engine follows
 
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
 # torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
 for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
-              "sigmoid sign sin sqrt square stack sub tanh").split():
+              "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
+              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any").split():
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 
@@ -178,5 +212,3 @@ def reset_run_state():
 def get_default_dtype():
     return float32
 
-
-__version__ = "2.13.0+flowgrad"

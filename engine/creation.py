@@ -230,7 +230,48 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check((steps,))
-    return _made(np.linspace(start, end, steps).astype(_factory_dtype(dtype, out, "linspace")), requires_grad, out)
+    dt = _factory_dtype(dtype, out, "linspace")
+    return _made(torch_linspace(start, end, steps, dt), requires_grad, out)
+
+
+def torch_linspace(start, end, steps, dt):
+    """PyTorch's CPU linspace, bit for bit: step = (end - start) / (steps - 1) in the output's dtype (double for
+    integers); the first half counts up from start (start + step * i), the second half down from end
+    (end - step * (steps - 1 - i)), each one fused multiply-add as the compiled kernel does it."""
+    if steps <= 1:
+        return np.full(steps, start).astype(dt)
+    work = dt if dt.kind == "f" else dtypes.NP_F64
+    first, last = np.array(start).astype(dt).astype(work), np.array(end).astype(dt).astype(work)
+    step = (last - first) / work.type(steps - 1)
+    half = steps // 2
+    i = np.arange(steps, dtype=np.float64)
+    wide = np.float64
+    up = _fma(wide(step), i[:half], wide(first))
+    down = _fma(-wide(step), (steps - 1) - i[half:], wide(last))
+    values = np.concatenate((up, down))
+    # NOTE: float32 values are fused in float64 and rounded once more to float32; the product of two float32 is exact
+    # in float64, so only a sum rounding exactly half-way could differ (none seen in the torch cross-check)
+    return values.astype(dt) if dt.kind == "f" else np.trunc(values).astype(dt)
+
+
+def _veltkamp(x):
+    t = 134217729.0 * x  # 2**27 + 1 splits a double into two 26-bit halves
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once (float64), from Dekker's exact product and Knuth's exact sum."""
+    p = a * b
+    a_hi, a_lo = _veltkamp(a)
+    b_hi, b_lo = _veltkamp(b)
+    p_err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    s = p + c
+    back = s - p
+    s_err = (p - (s - back)) + (c - back)
+    # NOTE: the two errors are summed in double before the final rounding: off by an ulp only when that sum itself
+    # rounds across a half-way point, which the cross-check against torch never met
+    return s + (p_err + s_err)
 
 
 def _random_leaf(values, shape, requires_grad, out=None):

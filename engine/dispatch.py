@@ -169,3 +169,18 @@ def _infer_shape(shape, numel):
 
 
 registry.apply = apply  # Graphed runs the rules' numpy calls as table ops
+
+
+def accepts_numpy_names(method):
+    """`method` also taking numpy's `axis=` for `dim=` and `keepdims=` for `keepdim=`, as PyTorch's argument parser does."""
+    def call(*args, **kwargs):
+        if "axis" in kwargs:
+            if "dim" in kwargs:
+                raise TypeError(f"{method.__name__}() got multiple values for argument 'dim'")
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return method(*args, **kwargs)
+    call.__name__, call.__qualname__, call.__doc__ = method.__name__, method.__qualname__, method.__doc__
+    call.__wrapped__ = method
+    return call

@@ -47,6 +47,10 @@ def legacy_tensor_type(np_dtype) -> str:
     return name + "Tensor" if name else "Tensor"
 
 
+# 'FloatTensor' -> float32 ...: the names Tensor.type() accepts (the legacy classes of engine/legacy_tensors.py)
+LEGACY_BY_NAME = {SCALAR_TYPE_NAMES[d.np.name] + "Tensor": d for d in (float32, float64, float16, int64, int32, uint8, bool_)}
+
+
 _BY_NP = {d.np: d for d in (float32, float64, float16, int64, int32, uint8, bool_)}
 NP_F32 = np.dtype(np.float32)
 NP_F64 = np.dtype(np.float64)

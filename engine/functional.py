@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
 from . import einsum_parse
 from .boundary import check_where, expect_tensor
 from .creation import tensor
+from .dispatch import accepts_numpy_names
 from .ops import OPS
 from .tensor import _REAL, Tensor, _dim, apply
 from .tensor_index import _index_key, index  # noqa: F401 — torch's functional forms of Tensor methods
-from .tensor_math import matmul  # noqa: F401 — torch.matmul
+from .tensor_math import matmul as _matmul
 
 
 def _t(x):
@@ -20,7 +22,6 @@ def _t(x):
     return tensor(x)
 
 
-mm = Tensor.mm
 dot = Tensor.dot
 mv = Tensor.mv
 bmm = Tensor.bmm
@@ -33,7 +34,7 @@ def cat(tensors, dim=0):
     d = _dim(dim, tensors[0].ndim)
     ref = tensors[0].shape
     for i, x in enumerate(tensors):
-        if x.ndim != len(ref) or any(x.shape[j] != ref[j] for j in range(len(ref)) if j != d):
+        if x.ndim != len(ref) or builtins.any(x.shape[j] != ref[j] for j in range(len(ref)) if j != d):
             raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                f"{ref[1 - d] if len(ref) > 1 else ref[0]} but got size "
                                f"{x.shape[1 - d] if x.ndim > 1 else x.shape[0]} for tensor number {i} in the list.")
@@ -85,8 +86,8 @@ def log_softmax(x, dim=None, dtype=None):
 
 
 def _unary(name):
-    def fn(x, *args, **kwargs):
-        return getattr(_t(x), name)(*args, **kwargs)
+    def fn(input, *args, **kwargs):  # noqa: A002 — torch's keyword name: torch.exp(input=x)
+        return getattr(_t(input), name)(*args, **kwargs)
 
     fn.__name__ = name
     return fn
@@ -94,6 +95,12 @@ def _unary(name):
 
 exp, log, sin, cos, tanh, sigmoid, relu, sqrt, reciprocal, sign = (
     _unary(n) for n in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "reciprocal", "sign"))
+(exp2, log2, log10, rsqrt, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, trunc, frac, deg2rad, rad2deg,
+ arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix) = (
+    _unary(n) for n in ("exp2 log2 log10 rsqrt tan asin acos atan sinh cosh asinh acosh atanh trunc frac deg2rad "
+                        "rad2deg arcsin arccos arctan arcsinh arccosh arctanh fix").split())
+all = _unary("all")  # noqa: A001 — torch.all
+any = _unary("any")  # noqa: A001 — torch.any
 clamp = clip = _unary("clamp")
 sum = _unary("sum")  # noqa: A001 — torch.sum
 mean = _unary("mean")
@@ -117,34 +124,66 @@ def abs(x):  # noqa: A001
     return _t(x).abs()
 
 
-def max(x, dim=None, keepdim=False):  # noqa: A001
-    return _t(x).max(dim, keepdim)
+@accepts_numpy_names
+def max(input, dim=None, keepdim=False):  # noqa: A001, A002 — torch.max(x, axis=1) too
+    return _t(input).max(dim, keepdim)
 
 
-def min(x, dim=None, keepdim=False):  # noqa: A001
-    return _t(x).min(dim, keepdim)
+@accepts_numpy_names
+def min(input, dim=None, keepdim=False):  # noqa: A001, A002
+    return _t(input).min(dim, keepdim)
 
 
-def pow(x, exponent):  # noqa: A001
-    if isinstance(x, _REAL):
-        return exponent.__rpow__(x)
-    return _t(x) ** exponent
+def pow(input, exponent):  # noqa: A001, A002 — torch's keyword names: torch.pow(input=x, exponent=2)
+    if isinstance(input, _REAL):
+        return exponent.__rpow__(input)
+    return _t(input) ** exponent
 
 
-def add(a, b, alpha=1):
-    return _t(a).add(b, alpha=alpha)
+def add(input, other, *, alpha=1):  # noqa: A002
+    return _t(input).add(other, alpha=alpha)
 
 
-def sub(a, b, alpha=1):
-    return _t(a).sub(b, alpha=alpha)
+def sub(input, other, *, alpha=1):  # noqa: A002
+    return _t(input).sub(other, alpha=alpha)
 
 
-def mul(a, b):
-    return _t(a) * b
+def mul(input, other):  # noqa: A002
+    return _t(input) * other
 
 
-def div(a, b):
-    return _t(a) / b
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    if rounding_mode is None:
+        return _t(input) / other
+    if rounding_mode in ("floor", "trunc"):
+        return _t(input).div(other, rounding_mode=rounding_mode)
+    raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                       f"'{rounding_mode}'")
+
+
+def remainder(input, other):  # noqa: A002
+    if isinstance(input, _REAL):  # torch.remainder(5, x): PyTorch's Scalar_Tensor overload
+        return other.__rmod__(input)
+    return _t(input).remainder(other)
+
+
+def fmod(input, other):  # noqa: A002
+    return _t(input).fmod(other)
+
+
+def floor_divide(input, other):  # noqa: A002
+    if isinstance(input, _REAL):
+        return other.__rfloordiv__(input)
+    return _t(input).floor_divide(other)
+
+
+def matmul(input, other):  # noqa: A002 — torch.matmul(input=a, other=b)
+    return _matmul(input, other)
+
+
+def mm(input, mat2):  # noqa: A002
+    expect_tensor(input, "mm", "input", 1)
+    return input.mm(mat2)
 
 
 def is_tensor(x) -> bool:
@@ -326,3 +365,39 @@ def _sumproduct_pair(left, right, sum_dims):
     left = left.permute(*(lro + lo + sum_dims + ro)).reshape(lro_size, lo_size, sum_size)
     right = right.permute(*(lro + sum_dims + ro + lo)).reshape(lro_size, sum_size, ro_size)
     return apply(OPS["bmm"], (left, right)).view(*out_size).permute(*operm)
+
+
+_MESHGRID_INDEXING = "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+def meshgrid(*tensors, indexing=None):
+    """PyTorch's meshgrid: each input viewed along its own dim and expanded to all the lengths ("ij"); "xy" swaps the
+    first two inputs and the first two outputs. Without `indexing`, PyTorch warns and uses "ij"."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(_MESHGRID_INDEXING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("torch.meshgrid: Expected at least one tensor")
+    for i, x in enumerate(tensors):
+        expect_tensor(x, "meshgrid", "tensors", i + 1)
+        if x.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {x!r}")
+        if x.dtype != tensors[0].dtype:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype")
+    refs = list(tensors)
+    swap = indexing == "xy" and len(refs) >= 2
+    if swap:
+        refs[0], refs[1] = refs[1], refs[0]
+    shape = tuple(x.numel() for x in refs)
+    grids = []
+    for i, x in enumerate(refs):
+        view_shape = [1] * len(refs)
+        view_shape[i] = -1
+        grids.append(x.view(*view_shape).expand(*shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .graphed import Graphed
 from .graphed import op as _graphed_op
+from .graphed import raw as _graphed_raw
 from .op_table import ERF_UFUNC, Params, defop
 
 
@@ -268,3 +269,190 @@ defop("masked_fill_tensor", "MaskedFillBackward1", "masked_fill", lambda a, m, v
 defop("isclose", None, "isclose", lambda a, b, rtol, atol, nan: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=nan),
       saves=False, broadcasts=True,
       params=Params("keywords", ("rtol", "atol", "equal_nan"), defaults=(("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))))
+
+
+# ---------------------------------------------------------------- remainder, fmod, floor_divide (the % and // operators)
+def _integer_divisor_check(a, b):
+    # torch's integer kernels raise on a zero divisor (numpy warns and returns 0)
+    if np.asarray(a).dtype.kind in "iub" and np.asarray(b).dtype.kind in "iub" and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _fmod(a, b):
+    _integer_divisor_check(a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.fmod(a, b)
+
+
+def _remainder(a, b):
+    """PyTorch's remainder: fmod, moved by b where its sign differs from b's (a zero keeps fmod's sign: -0.0)."""
+    mod = _fmod(a, b)
+    with np.errstate(invalid="ignore"):
+        moved = (mod != 0) & ((np.asarray(b) < 0) != (mod < 0))
+    return np.where(moved, mod + b, mod).astype(mod.dtype, copy=False)
+
+
+def _floor_divide(a, b):
+    _integer_divisor_check(a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.floor_divide(a, b)  # NOTE: numpy's float floor division is PyTorch's div_floor (fmod, then rounding)
+
+
+def _quotient(a, b, rounding):
+    """floor(a / b) or trunc(a / b) on the values: piecewise constant, so a double backward sees a constant."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return rounding(np.true_divide(_graphed_raw(a), _graphed_raw(b)))
+
+
+_NO_LATEX = r"\text{not implemented}"  # what the page shows for a derivative PyTorch does not define
+
+
+def _derivative_missing(name):
+    """The backward of an op PyTorch records with grad_fn=<NotImplemented>: it raises when reached."""
+    def vjp(g, ans, *inputs):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return vjp
+
+
+defop("remainder", "RemainderBackward1", "%", _remainder, (lambda g, ans, a, b: g, "1"),
+      (lambda g, ans, a, b: -g * _quotient(a, b, np.floor), r"-\lfloor a/b \rfloor"), needs=("", "ab"),
+      broadcasts=True)
+
+
+defop("remainder_scalar", "RemainderBackward0", "%", _remainder, (lambda g, ans, a, c: g, "1"), saves=False,
+      params=Params("right", ("other",), "%"))
+
+
+defop("rremainder", "NotImplemented", "%", lambda a, c: _remainder(c, a), (_derivative_missing("remainder"), _NO_LATEX),
+      saves=False, params=Params("left", ("self",), "%"))
+
+
+defop("fmod", "FmodBackward1", "fmod", _fmod, (lambda g, ans, a, b: g, "1"),
+      (lambda g, ans, a, b: -g * _quotient(a, b, np.trunc), r"-\operatorname{trunc}(a/b)"), needs=("", "ab"),
+      broadcasts=True)
+
+
+defop("fmod_scalar", "FmodBackward0", "fmod", _fmod, (lambda g, ans, a, c: g, "1"), saves=False,
+      params=Params("call", ("other",)))
+
+
+defop("floor_divide", "NotImplemented", "//", _floor_divide, (_derivative_missing("floor_divide"), _NO_LATEX),
+      (_derivative_missing("floor_divide"), _NO_LATEX), saves=False, broadcasts=True)
+
+
+defop("rfloor_divide", "NotImplemented", "//", lambda a, c: _floor_divide(c, a), (_derivative_missing("floor_divide"), _NO_LATEX),
+      saves=False, params=Params("left", ("self",), "//"))
+
+
+# ---------------------------------------------------------------- the rest of the elementwise family tutorials use
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _float_only(fn):
+    """A forward that keeps integer and bool inputs out of numpy's float64 (PyTorch computes them in float32)."""
+    def forward(a):
+        if np.asarray(a).dtype.kind in "iub":
+            a = np.asarray(a, np.float32)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return fn(a)
+    return forward
+
+
+def _rsqrt(a):
+    return np.reciprocal(np.sqrt(a))
+
+
+def _frac(a):
+    return a - np.trunc(a)
+
+
+def _deg2rad(a):
+    return a * a.dtype.type(math.pi / 180.0)
+
+
+def _rad2deg(a):
+    return a * a.dtype.type(180.0 / math.pi)
+
+
+defop("exp2", "Exp2Backward0", "exp2", _float_only(np.exp2), (lambda g, ans, a: g * ans * _LN2, r"2^{a}\ln 2"),
+      needs=("r",))
+
+
+defop("log2", "Log2Backward0", "log2", _float_only(np.log2), (lambda g, ans, a: g / (a * _LN2), r"\frac{1}{a\ln 2}"),
+      needs=("a",))
+
+
+defop("log10", "Log10Backward0", "log10", _float_only(np.log10),
+      (lambda g, ans, a: g / (a * _LN10), r"\frac{1}{a\ln 10}"), needs=("a",))
+
+
+defop("rsqrt", "RsqrtBackward0", "rsqrt", _float_only(_rsqrt), (lambda g, ans, a: -0.5 * g * ans ** 3,
+                                                                  r"-\tfrac{1}{2}a^{-3/2}"), needs=("r",))
+
+
+defop("tan", "TanBackward0", "tan", _float_only(np.tan), (lambda g, ans, a: g * (1 + ans * ans), r"1+\tan^{2} a"),
+      needs=("r",))
+
+
+defop("asin", "AsinBackward0", "asin", _float_only(np.arcsin), (lambda g, ans, a: g / np.sqrt(1 - a * a),
+                                                                 r"\frac{1}{\sqrt{1-a^{2}}}"), needs=("a",))
+
+
+defop("acos", "AcosBackward0", "acos", _float_only(np.arccos), (lambda g, ans, a: -g / np.sqrt(1 - a * a),
+                                                                 r"-\frac{1}{\sqrt{1-a^{2}}}"), needs=("a",))
+
+
+defop("atan", "AtanBackward0", "atan", _float_only(np.arctan), (lambda g, ans, a: g / (1 + a * a),
+                                                                 r"\frac{1}{1+a^{2}}"), needs=("a",))
+
+
+defop("sinh", "SinhBackward0", "sinh", _float_only(np.sinh), (lambda g, ans, a: g * (np.exp(a) + np.exp(-a)) / 2, r"\cosh a"),
+      needs=("a",))
+
+
+defop("cosh", "CoshBackward0", "cosh", _float_only(np.cosh), (lambda g, ans, a: g * (np.exp(a) - np.exp(-a)) / 2, r"\sinh a"),
+      needs=("a",))
+
+
+defop("asinh", "AsinhBackward0", "asinh", _float_only(np.arcsinh),
+      (lambda g, ans, a: g / np.sqrt(a * a + 1), r"\frac{1}{\sqrt{a^{2}+1}}"), needs=("a",))
+
+
+defop("acosh", "AcoshBackward0", "acosh", _float_only(np.arccosh),
+      (lambda g, ans, a: g / np.sqrt(a * a - 1), r"\frac{1}{\sqrt{a^{2}-1}}"), needs=("a",))
+
+
+defop("atanh", "AtanhBackward0", "atanh", _float_only(np.arctanh), (lambda g, ans, a: g / (1 - a * a),
+                                                                     r"\frac{1}{1-a^{2}}"), needs=("a",))
+
+
+defop("trunc", "TruncBackward0", "trunc", lambda a: np.trunc(a) if a.dtype.kind == "f" else a.copy(),
+      (lambda g, ans, a: g * 0, "0"), saves=False)
+
+
+defop("frac", "FracBackward0", "frac", _frac, (lambda g, ans, a: g, "1"), saves=False)
+
+
+defop("deg2rad", "Deg2RadBackward0", "deg2rad", _float_only(_deg2rad), (lambda g, ans, a: g * (math.pi / 180.0),
+                                                                         r"\frac{\pi}{180}"), saves=False)
+
+
+defop("rad2deg", "Rad2DegBackward0", "rad2deg", _float_only(_rad2deg), (lambda g, ans, a: g * (180.0 / math.pi),
+                                                                         r"\frac{180}{\pi}"), saves=False)
+
+
+# torch.div(a, b, rounding_mode=...): a quotient rounded down or toward zero; PyTorch's derivative is zero for both
+def _div_trunc(a, b):
+    _integer_divisor_check(a, b)
+    if np.asarray(a).dtype.kind in "iub" and np.asarray(b).dtype.kind in "iub":
+        return np.trunc(np.true_divide(a, b)).astype(np.result_type(a, b))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.trunc(np.true_divide(a, b))
+
+
+defop("div_floor", "DivBackward2", "÷", _floor_divide, (lambda g, ans, a, b: g * 0, "0"),
+      (lambda g, ans, a, b: g * 0, "0"), saves=False, broadcasts=True, params=Params("hidden"))
+
+
+defop("div_trunc", "DivBackward2", "÷", _div_trunc, (lambda g, ans, a, b: g * 0, "0"),
+      (lambda g, ans, a, b: g * 0, "0"), saves=False, broadcasts=True, params=Params("hidden"))

@@ -300,3 +300,17 @@ defop("amax", "AmaxBackward0", "amax", _la.amax, (_la.extreme_vjp, r"\frac{\math
 
 defop("amin", "AminBackward0", "amin", _la.amin, (_la.extreme_vjp, r"\frac{\mathbb{1}[a=\min a]}{\#\min}"),
       needs=("ar",), params=REDUCE)
+
+
+def _truth_reduction(numpy_fn):
+    """all/any over dims (None: every element): bool, except uint8 in, uint8 out (PyTorch's legacy rule)."""
+    def forward(a, dims, keepdim):
+        out = numpy_fn(a, axis=dims, keepdims=keepdim)
+        return np.asarray(out, np.uint8 if a.dtype == np.uint8 else np.bool_)
+    return forward
+
+
+defop("all", None, "all", _truth_reduction(np.all), saves=False, params=REDUCE, sizes=reduce_sizes(0, 1))
+
+
+defop("any", None, "any", _truth_reduction(np.any), saves=False, params=REDUCE, sizes=reduce_sizes(0, 1))

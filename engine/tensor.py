@@ -14,7 +14,7 @@ from . import device as devices
 from . import dtypes, registry
 from .backward import backward_into, root_gradient, run_backward
 from .boundary import NUMERIC_KINDS, infer_error, not_numeric
-from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, apply  # noqa: F401
+from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, accepts_numpy_names, apply  # noqa: F401
 from .formatting import format_size, format_tensor
 from .grad_mode import FREED_MESSAGE, STATE, carry_writes
 from .nodes import NODE_CLASSES, RemovableHandle, leaf_hook_tables
@@ -95,6 +95,31 @@ def _to_array(data, dtype=None):
     raise infer_error(data)
 
 
+def legacy_array(args, np_dtype):
+    """What torch.Tensor(...) and torch.FloatTensor(...) hold: no argument is an empty tensor; ints or a torch.Size are
+    a shape; a sequence, an array or a tensor are data cast to the class's dtype."""
+    if not args:
+        return np.empty((0,), np_dtype)
+    if len(args) == 1 and isinstance(args[0], Size) or all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                                                            for a in args):
+        shape = tuple(int(n) for n in (args[0] if isinstance(args[0], Size) else args))
+        for n in shape:
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+        _check(shape)
+        # PyTorch's memory is uninitialised, so any content conforms; zeros keep runs deterministic
+        return np.zeros(shape, np_dtype)
+    if len(args) > 1:
+        raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of type "
+                        f"{type(next(a for a in args if not isinstance(a, int))).__name__}")
+    data = args[0]
+    if isinstance(data, Tensor):
+        return data._data if data._data.dtype == np_dtype else data._data.astype(np_dtype)
+    if not isinstance(data, (list, tuple, range, np.ndarray)):
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    return _to_array(data).astype(np_dtype, copy=False)
+
+
 def _unwrap(data):
     """Replace 0-d tensors inside nested lists by their numbers (torch.tensor([t1, t2]) works)."""
     if isinstance(data, (list, tuple)):
@@ -104,6 +129,9 @@ def _unwrap(data):
     if isinstance(data, Tensor):
         return data.item() if data._data.size == 1 else data._data
     return data
+
+
+builtins_type = type  # Tensor.type shadows the builtin inside the class body
 
 
 class Size(tuple):
@@ -127,8 +155,12 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
-    def __init__(self, data=None, *, requires_grad=False, dtype=None):
-        self._set_fields(_to_array([] if data is None else data, dtype))
+    def __init__(self, *args, requires_grad=False, dtype=None):
+        """torch.Tensor(data) / torch.Tensor(2, 3) / torch.Tensor(x.shape): PyTorch's legacy constructor (float32)."""
+        self._set_fields(legacy_array(args, _np_dtype(dtype)))
+        limits = STATE.limits
+        if limits is not None:
+            limits.track(self)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -425,6 +457,26 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     def bool(self):
         return self._cast(dtypes.bool_)
 
+    def type(self, dtype=None, non_blocking=False, **kwargs):  # noqa: A003 — torch's name
+        """x.type() is 'torch.FloatTensor'; x.type(torch.LongTensor), x.type('torch.LongTensor') or x.type(torch.int64)
+        cast."""
+        if dtype is None:
+            return "torch." + dtypes.legacy_tensor_type(self._data.dtype)
+        if isinstance(dtype, str):
+            if dtype.startswith("torch.cuda."):  # a CPU-only PyTorch's answer: there is no CUDA library to load
+                raise RuntimeError("Cannot initialize CUDA without ATen_cuda library. (flowgrad runs on the CPU only, as "
+                                   "a CPU-only PyTorch build does: use the CPU type, e.g. 'torch.FloatTensor'.)")
+            target = dtypes.LEGACY_BY_NAME.get(dtype.removeprefix("torch."))
+            if target is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+        elif isinstance(dtype, dtypes.dtype):
+            target = dtype
+        elif isinstance(getattr(dtype, "dtype", None), dtypes.dtype) and isinstance(dtype, builtins_type):
+            target = dtype.dtype  # a legacy class: torch.FloatTensor
+        else:
+            raise TypeError(f"type(): argument 'dtype' must be torch.dtype or str, not {builtins_type(dtype).__name__}")
+        return self._cast(target)
+
     def type_as(self, other):
         return self._cast(other.dtype)
 
@@ -439,6 +491,13 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     def contiguous(self):
         return self
 
+
+# numpy's names for dim/keepdim on every method PyTorch's argument parser accepts them on (x.sum(axis=0, keepdims=True))
+for _name in ("sum mean max min argmax argmin std var prod logsumexp cumsum cumprod all any norm softmax log_softmax "
+              "squeeze unsqueeze sort argsort topk flip roll gather index_select chunk split amax amin").split():
+    if hasattr(Tensor, _name):
+        setattr(Tensor, _name, accepts_numpy_names(getattr(Tensor, _name)))
+del _name
 
 registry.Tensor = Tensor  # apply, the backward loop and Graphed make Tensors: the class is defined above them
 

@@ -53,6 +53,15 @@ class InplaceMixin:
     def div_(self, other):
         return self._inplace("div_", lambda a, b: a / b, other)
 
+    def remainder_(self, other):
+        return self._inplace("remainder_", lambda a, b: a.remainder(b), other)
+
+    def fmod_(self, other):
+        return self._inplace("fmod_", lambda a, b: a.fmod(b), other)
+
+    def floor_divide_(self, other):
+        return self._inplace("floor_divide_", lambda a, b: a.floor_divide(b), other)
+
     def clamp_(self, min=None, max=None):  # noqa: A002
         return self._inplace("clamp_", lambda a, b: a.clamp(min, max))
 
@@ -93,6 +102,8 @@ class InplaceMixin:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+    __imod__ = remainder_
+    __ifloordiv__ = floor_divide_
 
 
 def _note_write(t):

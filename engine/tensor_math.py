@@ -55,6 +55,35 @@ class MathMixin:
             return NotImplemented
         return apply(OPS["rpow"], (self,), (other,))
 
+    def __mod__(self, other):
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        if not isinstance(other, _REAL):
+            return NotImplemented
+        return apply(OPS["rremainder"], (self,), (other,))  # PyTorch: grad_fn=<NotImplemented>
+
+    def __floordiv__(self, other):
+        return self.floor_divide(other)
+
+    def __rfloordiv__(self, other):
+        if not isinstance(other, _REAL):
+            return NotImplemented
+        return apply(OPS["rfloor_divide"], (self,), (other,))
+
+    def remainder(self, other):
+        if _scalar_keeps_dtype(self, other):
+            return apply(OPS["remainder_scalar"], (self,), (other,))
+        return _binary("remainder", self, other)
+
+    def fmod(self, other):
+        if _scalar_keeps_dtype(self, other):
+            return apply(OPS["fmod_scalar"], (self,), (other,))
+        return _binary("fmod", self, other)
+
+    def floor_divide(self, other):
+        return _binary("floor_divide", self, other)
+
     def __matmul__(self, other):
         return matmul(self, other)
 
@@ -106,8 +135,13 @@ class MathMixin:
     def mul(self, other):
         return self * other
 
-    def div(self, other):
-        return self / other
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("floor", "trunc"):
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                               f"'{rounding_mode}'")
+        return _binary("div_" + rounding_mode, self, other)
 
     def pow(self, exponent):
         return self ** exponent
@@ -160,7 +194,17 @@ class MathMixin:
         return apply(OPS["log_softmax"], (self,), (_dim(dim, self.ndim),))
 
 
-_UNARY = ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt", "reciprocal", "sign")
+_UNARY = ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt", "reciprocal", "sign", "exp2", "log2",
+          "log10", "rsqrt", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc", "frac",
+          "deg2rad", "rad2deg")
+# numpy's and PyTorch's other names for the same functions (Tensor.arcsin is Tensor.asin, fix is trunc)
+UNARY_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+                 "arctanh": "atanh", "fix": "trunc"}
+
+
+def _scalar_keeps_dtype(t, other):
+    """A Python number the tensor's dtype absorbs: PyTorch's Tensor-Scalar overload (its own grad_fn)."""
+    return isinstance(other, _REAL) and (t._data.dtype.kind == "f" or not isinstance(other, (float, np.floating)))
 
 
 def _unary(name):
@@ -174,7 +218,9 @@ def _unary(name):
 
 for _name in _UNARY:
     setattr(MathMixin, _name, _unary(_name))
-del _name
+for _alias, _name in UNARY_ALIASES.items():
+    setattr(MathMixin, _alias, getattr(MathMixin, _name))
+del _name, _alias
 
 
 def _operand(x):

@@ -54,6 +54,12 @@ class ReduceMixin:
     def argmin(self, dim=None, keepdim=False):
         return apply(OPS["argmin"], (self,), (_dim(dim, self.ndim), keepdim))
 
+    def all(self, dim=None, keepdim=False):
+        return apply(OPS["all"], (self,), (None if dim is None else _dims(dim, self.ndim), keepdim))
+
+    def any(self, dim=None, keepdim=False):
+        return apply(OPS["any"], (self,), (None if dim is None else _dims(dim, self.ndim), keepdim))
+
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """PyTorch's Tensor.norm: a vector norm over dim (all elements by default); "fro" is the 2-norm."""
         if isinstance(p, str):

@@ -192,6 +192,9 @@ _INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
 
 # Tensor functions tutorials use (issue 9 section 5): the methods the tensor list below lacks.
 _TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere fliplr flipud ger tril_ triu_"
+# issue 21: % and // as methods, Tensor.type(), the rest of the elementwise family
+_TENSOR_FUNCS += (" remainder remainder_ fmod fmod_ floor_divide floor_divide_ type exp2 asin acos atan sinh cosh asinh"
+                  " acosh atanh arcsin arccos arctan arcsinh arccosh arctanh deg2rad rad2deg fix")
 
 ATTRIBUTE_POLICY = MappingProxyType({
     # ---- plain values, by exact type

@@ -41,6 +41,8 @@ class Backend:
         self.DataLoader = getattr(data, "DataLoader", None)
         self.UserDataset = user_dataset_class(self.Dataset) if self.Dataset is not None else None
         self.dtype = mod.dtype
+        # torch.FloatTensor, LongTensor...: isinstance asks their metaclass (engine/legacy_tensors.py)
+        self.LegacyTensorType = _submodule(mod, "legacy_tensors").LegacyTensorType
         self.Size = mod.Size
         autograd = _submodule(mod, "autograd")
         self.node_types = (autograd.Node, autograd.AccumulateGrad)
@@ -106,12 +108,15 @@ class Backend:
                 continue
             torch_attrs[name] = v
         torch_attrs.update((n, getattr(mod, n)) for n in names.TORCH_NUMPY_NAMES if hasattr(mod, n))
+        if "__version__" in torch_attrs:  # a plain str: the program's str methods and printing take exact strs only
+            torch_attrs["__version__"] = str(torch_attrs["__version__"])
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
         # torch.autograd.function: Function and the once_differentiable decorator (its wrapper is a Builtin)
         function_proxy = ModuleProxy("torch.autograd.function", {
             "Function": function.Function,
+            "FunctionCtx": function.FunctionCtx,  # (a program names it in annotations and isinstance checks)
             "once_differentiable": Builtin("once_differentiable", lambda f: Builtin(
                 getattr(f, "name", "backward"), function.once_differentiable(f)))})
         autograd_proxy.attrs["function"] = function_proxy

@@ -150,6 +150,8 @@ def make_builtins(interp) -> dict:
             return type(obj) is NamedTupleValue and obj.__dict__["_fg_cls"] is classinfo
         if type(classinfo) is TypeView:
             return isinstance(obj, classinfo.cls)
+        if type(classinfo) is B.LegacyTensorType:  # torch.FloatTensor...: the engine's check of the tensor's dtype
+            return isinstance(obj, classinfo)
         raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
 
     def _reversed(seq):

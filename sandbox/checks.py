@@ -43,7 +43,7 @@ for _name, _what in (("TryStar", "'try ... except*' statements are"), ("TypeAlia
 # Dunder names a program may use: reading `__name__` (it is "__main__").
 ALLOWED_DUNDER_NAMES = {"__name__"}
 # Dunder attributes a program may read (never assign): what they give is `Attributes.dunder_attribute`.
-DUNDER_READS = frozenset({"__name__", "__class__", "__doc__", "__qualname__"})
+DUNDER_READS = frozenset({"__name__", "__class__", "__doc__", "__qualname__", "__version__"})
 # methods a class body may define: __init__; __len__ and __getitem__ are what the engine's DataLoader
 # calls on a torch.utils.data.Dataset subclass (other classes keep them as ordinary methods)
 CLASS_DUNDER_NAMES = frozenset({"__init__", "__len__", "__getitem__", "__enter__", "__exit__"})

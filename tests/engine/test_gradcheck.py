@@ -236,6 +236,49 @@ CASES.update({
 })
 
 
+def off_integers(divisor, *shape):
+    """Dividends whose quotients by `divisor` sit between integers: remainder, fmod, frac, trunc are smooth there."""
+    k = rng.integers(-3, 4, shape)
+    return divisor * (k + rng.uniform(0.2, 0.8, shape))
+
+
+def unit(*shape):
+    return rng.uniform(-0.8, 0.8, shape)
+
+
+_B34, _B4 = pos(3, 4), pos(4)
+# the % / fmod / elementwise family (engine/ops_math.py)
+CASES.update({
+    "remainder": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(_B4, 3, 4), _B4), ()),
+                  ((off_integers(-_B34, 3, 4), -_B34), ())],
+    "remainder_scalar": [((r(3, 4) + 0.013,), (0.7,)), ((r(5) + 0.011,), (-1.3,))],
+    "fmod": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(-_B4, 2, 4), -_B4), ())],
+    "fmod_scalar": [((r(3, 4) + 0.013,), (0.7,)), ((r(5) + 0.011,), (-1.3,))],
+    "exp2": [((r(3, 4),), ()), ((r(),), ())],
+    "log2": [((pos(3, 4),), ()), ((pos(),), ())],
+    "log10": [((pos(3, 4),), ()), ((pos(),), ())],
+    "rsqrt": [((pos(3, 4),), ()), ((pos(),), ())],
+    "tan": [((unit(3, 4),), ()), ((unit(),), ())],
+    "asin": [((unit(3, 4),), ())],
+    "acos": [((unit(3, 4),), ())],
+    "atan": [((r(3, 4),), ())],
+    "sinh": [((r(3, 4),), ())],
+    "cosh": [((r(3, 4),), ())],
+    "asinh": [((r(3, 4),), ())],
+    "acosh": [((1.2 + pos(3, 4),), ())],
+    "atanh": [((unit(3, 4),), ())],
+    "trunc": [((off_integers(1.0, 3, 4),), ())],
+    "frac": [((off_integers(1.0, 3, 4),), ()), ((off_integers(1.0),), ())],
+    "deg2rad": [((r(3, 4),), ())],
+    "rad2deg": [((r(3, 4),), ())],
+    "div_floor": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(_B4, 2, 4), _B4), ())],
+    "div_trunc": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(-_B4, 2, 4), -_B4), ())],
+})
+# PyTorch records these with grad_fn=<NotImplemented>: backward raises (tests/engine/test_surface_ops_vs_torch.py)
+NO_DERIVATIVE = sorted(n for n, op in OPS.items() if op.grad_fn == "NotImplemented")
+DIFFERENTIABLE = [n for n in DIFFERENTIABLE if n not in NO_DERIVATIVE]
+
+
 def test_every_differentiable_op_has_cases():
     missing = [n for n in DIFFERENTIABLE if n not in CASES]
     assert not missing, f"add gradcheck cases for: {missing}"
@@ -298,7 +341,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
         assert op.label, name
         if op.grad_fn is not None:
             assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy", "CopySlices",
-                                        "CopyBackwards")), name
+                                        "CopyBackwards", "NotImplemented")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
 

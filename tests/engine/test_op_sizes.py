@@ -38,6 +38,9 @@ EXTRA = {
     "add": [((rng.uniform(size=(30, 1)), rng.uniform(size=(1, 30))), ())],
     "cat": [(([_X, _X],), (0,))], "stack": [(([_X, _X],), (0,))],
     "expand": [((_X[:1],), ((50, 4),))],
+    "floor_divide": [((_X, rng.uniform(1, 2, (5, 1, 4))), ())], "rfloor_divide": [((_X,), (3.0,))],
+    "rremainder": [((_X,), (3.0,))],
+    "all": [((_X,), (None, False)), ((_EMPTY,), ((0,), False))], "any": [((_X,), ((1,), True)), ((_EMPTY,), ((0,), True))],
     "repeat": [((_X,), ((3, 2),))],
     "convolution": [((rng.uniform(size=(1, 1, 8, 8)), rng.uniform(size=(16, 1, 1, 1)), None), ((1, 1), (0, 0), (1, 1), 1))],
     # a long sequence of one feature through a wider layer: the states outgrow every input

@@ -2,14 +2,14 @@
 
 The parts live in the layer below Tensor, each importing only downward: grad_mode.py (switches and version
 counters), nodes.py (grad_fn nodes, AccumulateGrad, hooks), backward.py (the one backward loop, grad) and
-function.py (custom Functions). `Variable` (a factory) is bound by engine/__init__.py.
+function.py (custom Functions, importable as torch.autograd.function). `Variable` (a factory) is bound by
+engine/__init__.py.
 """
 from __future__ import annotations
 
-from . import function
-from .backward import backward, backward_into, grad, root_gradient, run_backward
-from .function import Function, FunctionCtx
-from .grad_mode import (
+from ..backward import backward, backward_into, grad, root_gradient, run_backward
+from ..function import Function, FunctionCtx
+from ..grad_mode import (
     _WRITES,
     FREED_MESSAGE,
     STATE,
@@ -24,7 +24,7 @@ from .grad_mode import (
     note_writes,
     set_grad_enabled,
 )
-from .nodes import (
+from ..nodes import (
     LEAF_HOOKS,
     NODE_CLASSES,
     AccumulateGrad,
@@ -39,6 +39,7 @@ from .nodes import (
     source_lines,
     user_code,
 )
+from . import function
 
 __all__ = [
     "_WRITES", "FREED_MESSAGE", "LEAF_HOOKS", "NODE_CLASSES", "STATE", "WRITE_LOG_KEEP", "AccumulateGrad", "Function",
