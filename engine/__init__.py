@@ -1,214 +1,46 @@
 """flowgrad's engine: a small numpy PyTorch. `import engine as torch` for the supported subset.
 
 Importing it changes no process state (the worker's process setup tunes malloc: engine/allocator.py) and loads
-the core only: torch.nn, torch.optim and torch.utils load on first use (PEP 562 `__getattr__` below), so a
-process that needs only the trace contract or the op table (the HTTP server) never loads them.
+nothing: the torch surface (engine/surface.py) loads on the first use of any of its names, torch.nn, torch.optim
+and torch.utils on their own first use (PEP 562 `__getattr__`), so a process that needs only the trace contract
+(the HTTP server: `engine.trace_events`) or the op table loads none of the rest.
 """
 import importlib as _importlib
+import os as _os
 
-from . import autograd, linalg, random
-from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import (
-    Variable,
-    arange,
-    as_tensor,
-    bernoulli,
-    empty,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    multinomial,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randint_like,
-    randn,
-    randn_like,
-    randperm,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from .device import accelerator, backends, cuda, device, get_default_device, reset_default_device, set_default_device
-from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
-from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
-from .dtypes import float as float  # noqa: A001, PLC0414
-from .dtypes import int as int  # noqa: A001, PLC0414
-from .formatting import get_printoptions, reset_printoptions, set_printoptions
+_LAZY = ("nn", "optim", "utils")  # heavier still: each loads on its own first use
+_DUNDERS = ("__version__",)  # the surface's dunder names torch has
 
-# Tensor functions tutorials use (issue 9 section 5)
-from .functional import (  # noqa: F811
-    abs,
-    acos,
-    acosh,
-    add,
-    all,
-    allclose,
-    any,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-    argmax,
-    argmin,
-    argsort,
-    argwhere,
-    asin,
-    asinh,
-    atan,
-    atan2,
-    atanh,
-    bmm,
-    cat,
-    ceil,
-    chunk,
-    clamp,
-    clamp_max,
-    clamp_min,
-    clip,
-    clone,
-    concat,
-    cos,
-    cosh,
-    cumprod,
-    cumsum,
-    deg2rad,
-    detach,
-    diag,
-    diagonal,
-    div,
-    dot,
-    einsum,
-    equal,
-    erf,
-    exp,
-    exp2,
-    expm1,
-    fix,
-    flatten,
-    flip,
-    fliplr,
-    flipud,
-    floor,
-    floor_divide,
-    fmod,
-    frac,
-    gather,
-    ger,
-    index_select,
-    is_tensor,
-    isclose,
-    log,
-    log1p,
-    log2,
-    log10,
-    log_softmax,
-    logsumexp,
-    masked_fill,
-    matmul,
-    max,
-    maximum,
-    mean,
-    meshgrid,
-    min,
-    minimum,
-    mm,
-    mul,
-    mv,
-    neg,
-    nonzero,
-    norm,
-    numel,
-    outer,
-    permute,
-    pow,
-    prod,
-    rad2deg,
-    reciprocal,
-    relu,
-    remainder,
-    reshape,
-    roll,
-    round,
-    rsqrt,
-    scatter,
-    scatter_add,
-    sigmoid,
-    sign,
-    sin,
-    sinh,
-    softmax,
-    sort,
-    split,
-    sqrt,
-    square,
-    squeeze,
-    stack,
-    std,
-    sub,
-    sum,
-    t,
-    tan,
-    tanh,
-    topk,
-    transpose,
-    tril,
-    triu,
-    trunc,
-    unsqueeze,
-    var,
-    where,
-)
-from .histograms import histc, histogram
-from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 
-# torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
-from .linalg import amax, amin
-from .outparam import with_out as _with_out
-from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from .tensor import Size, Tensor
-from .version import __version__  # torch.__version__: the release the engine follows
+def _surface() -> dict:
+    """Every public name of the torch surface, copied here once so later reads are plain module attributes."""
+    surface = vars(_importlib.import_module(f"{__name__}.surface"))
+    names = {k: v for k, v in surface.items() if not k.startswith("__") or k in _DUNDERS}
+    globals().update(names)
+    return names
 
-autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
-# torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
-for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
-              "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
-              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any").split():
-    globals()[_name] = _with_out(globals()[_name], _name)
-del _name
 
-# The heavy surface, loaded on first use: `torch.nn`, `from engine import optim`, `torch.utils.data`.
-_LAZY = ("nn", "optim", "utils")
+def _is_submodule(name: str) -> bool:
+    # NOTE: no builtins here that torch's names shadow once the surface is loaded (any, all, max, sum, ...)
+    for d in __path__:
+        if _os.path.exists(_os.path.join(d, name + ".py")) or _os.path.isdir(_os.path.join(d, name)):
+            return True
+    return False
 
 
 def __getattr__(name):
-    if name not in _LAZY:
+    # NOTE: `from . import x` inside the package asks this first: a submodule is imported, never the whole surface
+    if name in _LAZY or _is_submodule(name):
+        return _importlib.import_module(f"{__name__}.{name}")
+    if (name.startswith("__") and name not in _DUNDERS) or "reset_run_state" in globals():  # loaded already: a name it does not have
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return _importlib.import_module(f"{__name__}.{name}")
+    names = _surface()
+    if name not in names:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return names[name]
 
 
 def __dir__():
+    if "reset_run_state" not in globals():
+        _surface()
     return sorted(set(globals()) | set(_LAZY))
-
-
-def reset_run_state():
-    """Fresh process-wide state for a new program run: grad mode on, default seed, no recorder or limits."""
-    STATE.grad_enabled = True
-    STATE.recorder = None
-    STATE.limits = None
-    random.manual_seed(random.DEFAULT_SEED)
-    reset_default_device()
-    reset_printoptions()
-
-
-def get_default_dtype():
-    return float32
-

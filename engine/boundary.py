@@ -32,7 +32,7 @@ def type_name(x) -> str:
 
 
 def is_tensor(x) -> bool:
-    return isinstance(x, registry.Tensor)  # engine/tensor.py registers the class (it is defined above this layer)
+    return isinstance(x, registry.Tensor)  # engine/tensor_core.py registers the class (it is defined above this layer)
 
 
 def expect_tensor(x, fn: str, arg: str, position: int) -> None:

@@ -7,11 +7,10 @@ import sys
 
 import numpy as np
 
-from . import device as devices
-from . import dtypes, random, registry
+from . import devices, dtypes, random, registry
 from .autograd import STATE
 from .outparam import write_out
-from .tensor import Tensor, _check, _nested_shape, _np_dtype, _to_array, _unwrap  # noqa: F401 — shared with factories
+from .tensor_core import Tensor, _check, _nested_shape, _np_dtype, _to_array, _unwrap  # noqa: F401 — shared with factories
 
 GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
 

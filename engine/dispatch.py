@@ -33,7 +33,7 @@ def refused(op, inputs, error, params=()):
 
 def apply(op, inputs, params=()):
     """Run one op-table primitive: forward in numpy, then (if needed) its graph node and record."""
-    Tensor = registry.Tensor  # defined above this layer (engine/tensor.py), which registers it
+    Tensor = registry.Tensor  # defined above this layer (engine/tensor_core.py), which registers it
     arrays = []
     needs_grad = False
     wants_f64 = False

@@ -11,7 +11,7 @@ from .boundary import check_where, expect_tensor
 from .creation import tensor
 from .dispatch import accepts_numpy_names
 from .ops import OPS
-from .tensor import _REAL, Tensor, _dim, apply
+from .tensor_core import _REAL, Tensor, _dim, apply
 from .tensor_index import _index_key, index  # noqa: F401 — torch's functional forms of Tensor methods
 from .tensor_math import matmul as _matmul
 

@@ -13,7 +13,7 @@ import numpy as np
 from .boundary import expect_tensor
 from .creation import torch_linspace
 from .outparam import write_out
-from .tensor import Tensor, _check
+from .tensor_core import Tensor, _check
 from .tensor_funcs import return_type
 
 histogram_result = return_type("histogram", ("hist", "bin_edges"))

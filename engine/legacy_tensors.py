@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import dtypes
 from .grad_mode import STATE
-from .tensor import Tensor, legacy_array
+from .tensor_core import Tensor, legacy_array
 
 
 class LegacyTensorType(type):

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import STATE
-from .tensor import Tensor
+from .tensor_core import Tensor
 
 
 def write_out(out: Tensor, values) -> Tensor:

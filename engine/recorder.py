@@ -26,7 +26,7 @@ import numpy as np
 from . import registry
 from .autograd import STATE, AccumulateGrad, callable_name, source_lines
 from .ops import OPS
-from .tensor import Tensor
+from .tensor_core import Tensor
 from .trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,

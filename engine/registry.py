@@ -7,7 +7,7 @@ it reads it here at call time; the defining module sets it right after defining 
 """
 from __future__ import annotations
 
-Tensor = None  # engine/tensor.py: the Tensor class
+Tensor = None  # engine/tensor_core.py: the Tensor class
 new_tensor = None  # engine/creation.py: torch.tensor(data) for an operand given as a list or an ndarray
 apply = None  # engine/dispatch.py: one op-table primitive on Tensors (Graphed runs the rules' numpy calls as ops)
 grad = None  # engine/backward.py: torch.autograd.grad (a rule that takes its VJPs from a composed forward)

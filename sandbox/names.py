@@ -44,7 +44,7 @@ save load set_default_dtype set_default_tensor_type compile jit
 use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
 """.split())
-# devices as a CPU-only torch has them, and print options (engine/device.py, engine/formatting.py; the engine
+# devices as a CPU-only torch has them, and print options (engine/devices.py, engine/formatting.py; the engine
 # resets both at the start of every run)
 TORCH_NAMES |= frozenset("set_default_device get_default_device set_printoptions get_printoptions".split())
 # torch.cuda, torch.backends.mps / cudnn, torch.accelerator: submodules with a CPU-only build's answers

@@ -329,7 +329,7 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
     Past ``budget`` estimated bytes of values, the rest are sent as summaries; a parameter's path
     is cut to ``max_path_chars`` (in the middle; ``#2``… after one that would read the same)."""
     from engine.nn import Module
-    from engine.tensor import Tensor
+    from engine.tensor_core import Tensor
 
     out: dict[str, dict] = {}
     cost = 0

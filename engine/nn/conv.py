@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import creation
-from ..device import resolve as resolve_device
+from ..devices import resolve as resolve_device
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter

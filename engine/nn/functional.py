@@ -14,7 +14,7 @@ from ..creation import _check, _leaf
 from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..ops import OPS
-from ..tensor import Tensor, apply
+from ..tensor_core import Tensor, apply
 from . import functional_layers as _layers
 from . import functional_loss as _loss
 

@@ -13,7 +13,7 @@ from .. import ops_conv
 from ..dispatch import apply
 from ..ops import OPS
 from ..random import dropout_noise
-from ..tensor import Tensor
+from ..tensor_core import Tensor
 
 
 def _tuple(v, n, name="value"):

@@ -10,7 +10,7 @@ from ..boundary import expect_attribute, expect_tensor, plain_text
 from ..dispatch import apply
 from ..dtypes import scalar_type_name
 from ..ops import OPS
-from ..tensor import Tensor
+from ..tensor_core import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 

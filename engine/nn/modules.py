@@ -7,9 +7,9 @@ from collections import OrderedDict, namedtuple
 from .. import creation, dtypes, registry
 from ..autograd import STATE, RemovableHandle
 from ..boundary import plain_text
-from ..device import CUDA_MISSING, parse_to, resolve
+from ..devices import CUDA_MISSING, parse_to, resolve
 from ..function import apply_function
-from ..tensor import Tensor
+from ..tensor_core import Tensor
 from . import functional as F
 from . import init
 

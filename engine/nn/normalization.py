@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import creation
-from ..device import resolve as resolve_device
+from ..devices import resolve as resolve_device
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter, _optional_parameters

@@ -11,7 +11,7 @@ import warnings
 
 from .. import creation
 from ..autograd import STATE
-from ..device import resolve as resolve_device
+from ..devices import resolve as resolve_device
 from ..dispatch import apply
 from ..functional import cat, stack
 from ..ops import OPS

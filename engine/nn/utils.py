@@ -7,7 +7,7 @@ import numpy as np
 
 from ..creation import tensor
 from ..functional import cat
-from ..tensor import Tensor
+from ..tensor_core import Tensor
 
 
 def _grads(parameters):

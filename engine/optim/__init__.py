@@ -22,7 +22,7 @@ from ..autograd import STATE, enable_grad, note_writes
 from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
-from ..tensor import Tensor
+from ..tensor_core import Tensor
 from . import blas_axpy, fused, group_cache
 from .fma import _fma32_numpy as fma_numpy
 from .fma import fma32

@@ -14,7 +14,7 @@ from ..creation import empty, randint, randperm, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
 from ..limits import LimitExceeded
-from ..tensor import Tensor
+from ..tensor_core import Tensor
 
 
 def _seed_draw(generator=None) -> int:

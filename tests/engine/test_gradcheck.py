@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.ops import OPS
-from engine.tensor import Tensor, apply
+from engine.tensor_core import Tensor, apply
 
 rng = np.random.default_rng(0)
 

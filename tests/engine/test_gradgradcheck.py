@@ -13,7 +13,7 @@ from test_gradcheck import CASES, NO_DERIVATIVE, _flat_inputs, _run, _tensors
 
 from engine import autograd
 from engine.ops import OPS
-from engine.tensor import Tensor
+from engine.tensor_core import Tensor
 
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None and n not in NO_DERIVATIVE)
 CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(CASES.get(name, [])))]

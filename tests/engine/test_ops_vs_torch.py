@@ -7,7 +7,7 @@ import pytest
 from test_gradcheck import CASES  # noqa: I001 — the gradcheck cases, shared
 
 from engine.ops import OPS
-from engine.tensor import Tensor, apply
+from engine.tensor_core import Tensor, apply
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

@@ -10,8 +10,7 @@ import weakref
 
 import numpy as np
 
-from . import device as devices
-from . import dtypes, registry
+from . import devices, dtypes, registry
 from .backward import backward_into, root_gradient, run_backward
 from .boundary import NUMERIC_KINDS, infer_error, not_numeric
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, _dims, _edge, _infer_shape, _shape_arg, accepts_numpy_names, apply  # noqa: F401
@@ -20,7 +19,7 @@ from .grad_mode import FREED_MESSAGE, STATE, carry_writes
 from .nodes import NODE_CLASSES, RemovableHandle, leaf_hook_tables
 from .ops import OPS
 
-# The F401 names are re-exported: `from engine.tensor import apply, _dim, ...` keeps working.
+# The F401 names are re-exported: `from engine.tensor_core import apply, _dim, ...` keeps working.
 from .tensor_funcs import FuncsMixin
 from .tensor_index import IndexMixin
 from .tensor_inplace import LEAF_INPLACE, InplaceMixin  # noqa: F401

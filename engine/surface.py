@@ -1,0 +1,194 @@
+"""The torch surface (`import engine as torch`): every public name of `engine`, loaded by engine/__init__.py on
+the first use of any of them, so a process that needs only the trace contract or the op table loads none of it."""
+from . import autograd, linalg, random
+from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .creation import (
+    Variable,
+    arange,
+    as_tensor,
+    bernoulli,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    multinomial,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .devices import accelerator, backends, cuda, device, get_default_device, reset_default_device, set_default_device
+from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
+from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
+from .dtypes import float as float  # noqa: A001, PLC0414
+from .dtypes import int as int  # noqa: A001, PLC0414
+from .formatting import get_printoptions, reset_printoptions, set_printoptions
+
+# Tensor functions tutorials use (issue 9 section 5)
+from .functional import (  # noqa: F811
+    abs,
+    acos,
+    acosh,
+    add,
+    all,
+    allclose,
+    any,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    argmax,
+    argmin,
+    argsort,
+    argwhere,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    bmm,
+    cat,
+    ceil,
+    chunk,
+    clamp,
+    clamp_max,
+    clamp_min,
+    clip,
+    clone,
+    concat,
+    cos,
+    cosh,
+    cumprod,
+    cumsum,
+    deg2rad,
+    detach,
+    diag,
+    diagonal,
+    div,
+    dot,
+    einsum,
+    equal,
+    erf,
+    exp,
+    exp2,
+    expm1,
+    fix,
+    flatten,
+    flip,
+    fliplr,
+    flipud,
+    floor,
+    floor_divide,
+    fmod,
+    frac,
+    gather,
+    ger,
+    index_select,
+    is_tensor,
+    isclose,
+    log,
+    log1p,
+    log2,
+    log10,
+    log_softmax,
+    logsumexp,
+    masked_fill,
+    matmul,
+    max,
+    maximum,
+    mean,
+    meshgrid,
+    min,
+    minimum,
+    mm,
+    mul,
+    mv,
+    neg,
+    nonzero,
+    norm,
+    numel,
+    outer,
+    permute,
+    pow,
+    prod,
+    rad2deg,
+    reciprocal,
+    relu,
+    remainder,
+    reshape,
+    roll,
+    round,
+    rsqrt,
+    scatter,
+    scatter_add,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    softmax,
+    sort,
+    split,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    t,
+    tan,
+    tanh,
+    topk,
+    transpose,
+    tril,
+    triu,
+    trunc,
+    unsqueeze,
+    var,
+    where,
+)
+from .histograms import histc, histogram
+from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
+
+# torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
+from .linalg import amax, amin
+from .outparam import with_out as _with_out
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .tensor_core import Size, Tensor
+from .version import __version__  # torch.__version__: the release the engine follows
+
+autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
+# torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
+for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
+              "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
+              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any").split():
+    globals()[_name] = _with_out(globals()[_name], _name)
+del _name
+
+def reset_run_state():
+    """Fresh process-wide state for a new program run: grad mode on, default seed, no recorder or limits."""
+    STATE.grad_enabled = True
+    STATE.recorder = None
+    STATE.limits = None
+    random.manual_seed(random.DEFAULT_SEED)
+    reset_default_device()
+    reset_printoptions()
+
+
+def get_default_dtype():
+    return float32
+
