@@ -241,6 +241,8 @@ class Formatting:
         if not spec:
             if isinstance(value, np.generic) and value.dtype.kind in "biuf":
                 return format(value, "")  # f"{np.float32(1) / 3}" is the float's text, not numpy's str
+            if isinstance(value, self.tensor_type) and value.ndim == 0:
+                return format(value.item(), "")  # torch's Tensor.__format__: f"{loss}" is the number, 3.0399208068847656
             return self.to_str(value)
         m = _SPEC_RE.match(spec)
         if m is None:
