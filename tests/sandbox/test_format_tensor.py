@@ -18,5 +18,5 @@ def test_a_0d_tensor_formats_as_its_number():
 def test_expected_is_what_torch_prints(capsys):
     torch = pytest.importorskip("torch")
     x, v = torch.tensor(3.0399208068847656), torch.ones(2)
-    print(f'{x}', f'{x:.2f}', '{}'.format(x), format(x), f'{x=}', f'{v}', f'{x!r}')
+    print(f'{x}', f'{x:.2f}', f'{x}', format(x), f'{x=}', f'{v}', f'{x!r}')
     assert capsys.readouterr().out == EXPECTED
