@@ -27,11 +27,12 @@ COMMAND_GLYPHS = {
     "\\varphi": "φ", "\\Phi": "Φ", "\\partial": "∂", "\\cdot": "⋅", "\\ge": "≥", "\\le": "≤", "\\ne": "≠",
     "\\notin": "∈∉/", "\\lnot": "¬", "\\lVert": "∥", "\\rVert": "∥", "\\ldots": "…", "\\star": "⋆", "\\sum": "∑",
     "\\prod": "∏", "\\top": "⊤", "\\times": "×", "\\to": "→", "\\sqrt": "√", "\\hat": "^\u02c6", "\\bar": "\u00af\u02c9",
+    "\\lfloor": "⌊", "\\rfloor": "⌋",
 }
 # commands drawn from letters of the kept fonts, rules or SVG (no glyph of their own)
 STRUCTURAL = frozenset("""
 \\frac \\tfrac \\textstyle \\displaystyle \\text \\mathrm \\mathbf \\mathbb \\operatorname \\underbrace \\quad
-\\begin \\end \\arg \\max \\min \\ln \\log \\exp \\sin \\cos \\tanh
+\\begin \\end \\arg \\max \\min \\ln \\log \\exp \\sin \\cos \\tanh \\tan \\sinh \\cosh
 """.split())
 # fonts only these commands select: left out when no LaTeX of ours uses one of them
 FONT_COMMANDS = {
