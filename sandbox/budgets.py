@@ -77,17 +77,18 @@ class Budgets:
             raise limit_error(f"program ran more than {self.max_steps:,} steps", "max_steps", self.max_steps,
                               node.lineno, node.col_offset)
         self.next_check = min(self.steps + TIME_CHECK_EVERY, self.max_steps + 1)
-        if time.process_time() + self.slept > self.deadline:
-            raise self._time_limit(node)
-        if time.monotonic() > self.wall_deadline:
-            raise self._wall_limit(node)
+        self._check_clocks(node)
 
     def check_time(self):
         if self.deadline is not None:
-            if self.clock() > self.deadline:
-                raise self._time_limit(NO_NODE)
-            if time.monotonic() > self.wall_deadline:
-                raise self._wall_limit(NO_NODE)
+            self._check_clocks(NO_NODE)
+
+    def _check_clocks(self, node):
+        """The run's own time (`clock`), then the wall-clock share of the worker's kill."""
+        if self.clock() > self.deadline:
+            raise self._time_limit(node)
+        if time.monotonic() > self.wall_deadline:
+            raise self._wall_limit(node)
 
     def _time_limit(self, node):
         t = self.limits.time_limit_s
