@@ -91,10 +91,11 @@ def worker_recorder():
     from app.core.config import Settings
     from app.runner.capture import StreamingRecorder
     from app.runner.worker import capture_budgets
+    from app.trace.policy import RunPolicy
 
     s = Settings()
     b = capture_budgets(s)
-    return StreamingRecorder(lambda message: None, stream=False, head=b["head"], tail=b["tail"],
+    return StreamingRecorder(lambda message: None, policy=RunPolicy.from_settings(s), stream=False,
                              value_limit=s.value_limit, max_events=s.max_events,
                              max_string_chars=b["max_string_chars"], max_path_chars=b["max_path_chars"],
                              value_budget=b["value_budget"])
