@@ -90,9 +90,9 @@ def _numerical_jacobians(func, inputs, outputs, eps):
             continue
         _check_result_size(inp.numel() * sum(o.numel() for o in outputs))
         data = inp._data
+        if not (isinstance(data, np.ndarray) and data.flags.c_contiguous and data.flags.writeable):
+            data = inp._data = np.array(data)  # (a 0-d number or a read-only view): its own array, same values
         flat = data.reshape(-1)  # a view: the input's array is changed in place, as PyTorch's copy_ does
-        if not np.shares_memory(flat, data):
-            raise RuntimeError("gradcheck: the input is not contiguous")
         cols = [np.zeros((inp.numel(), o.numel()), dtype=o._data.dtype) for o in outputs]
         for k in range(flat.size):
             orig = flat[k].copy()
