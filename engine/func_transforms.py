@@ -14,7 +14,7 @@ from .backward import grad as autograd_grad
 from .creation import zeros_like
 from .functional import stack
 from .grad_mode import STATE, enable_grad
-from .nodes import callable_name
+from .nodes import AccumulateGrad, callable_name
 from .tensor_core import Tensor
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp"]
@@ -22,6 +22,8 @@ __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp"]
 # grad(grad(grad(...))) nests host frames per level and doubles the graph per level: far below Python's recursion
 MAX_TRANSFORM_DEPTH = 16
 _DEPTH = [0, 0]  # transforms running now, and how many of them differentiate (what inner ones return)
+# the leaves every transform running now (and the inner ones it ran) made: kept alive so their ids stay theirs
+_OWN_LEAVES: dict[int, Tensor] = {}
 
 
 @contextlib.contextmanager
@@ -40,6 +42,8 @@ def _transform_level(differentiates=True):
     finally:
         _DEPTH[0] -= 1
         _DEPTH[1] -= differentiates
+        if not _DEPTH[0]:
+            _OWN_LEAVES.clear()
 
 
 def _named_like(wrapper, func):
@@ -131,7 +135,34 @@ def _fresh_leaves(leaves, connected):
             out.append(leaf.view_as(leaf))
         else:
             out.append(leaf.detach().requires_grad_(True))
+            _OWN_LEAVES[id(out[-1])] = out[-1]
     return out
+
+
+def _reaches_outside(outputs):
+    """Whether the outputs' graph reaches a tensor requiring grad that no transform made (a parameter the function
+    closes over): then, as functorch's, the result stays differentiable with respect to it."""
+    own = _OWN_LEAVES
+    stack_ = []
+    for o in outputs:
+        if isinstance(o, Tensor) and o.requires_grad:
+            if o.grad_fn is None:
+                if id(o) not in own:
+                    return True
+            else:
+                stack_.append(o.grad_fn)
+    seen = set()
+    while stack_:
+        node = stack_.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            if id(node.variable) not in own:
+                return True
+            continue
+        stack_.extend(n for n, _ in node.next_functions if n is not None)
+    return False
 
 
 def _grads(outputs, cotangents, leaves, create_graph):
@@ -185,6 +216,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             if output.dim() != 0:
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                    f"with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+            connected = connected or _reaches_outside([output])
             grads = _grads([output], [None], fresh, create_graph=connected)
             result = _unflatten([_outer(g, connected) for g in grads], spec)
             value = _outer(output, connected)
@@ -217,6 +249,7 @@ def vjp(func, *primals, has_aux=False):
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported "
                                    f"type {type(leaf)}")
+        connected = connected or _reaches_outside(out_leaves)
 
     def vjp_fn(cotangents):
         cot_leaves, cot_spec = _flatten(cotangents)
@@ -248,6 +281,8 @@ def _jacobian_rows(output, leaves, connected):
     flat = output.reshape(-1)
     rows = [[] for _ in leaves]
     for j in range(output.numel()):
+        if STATE.tick is not None:  # a step of the program's budget per backward pass
+            STATE.tick()
         for k, g in enumerate(_grads([flat[j]], [None], leaves, create_graph=connected)):
             rows[k].append(g)
     return [(stack(r, 0) if r else zeros_like(x).reshape(-1)[:0]).reshape(tuple(output.shape) + tuple(x.shape))
@@ -269,6 +304,7 @@ def _jacobian_transform(func, argnums, has_aux, name):
                 if not isinstance(leaf, Tensor):
                     raise RuntimeError(f"{name}(f, ...)(*args): expected f(*args) to return only tensors, got "
                                        f"unsupported type {type(leaf)}")
+            connected = connected or _reaches_outside(out_leaves)
             per_output = []
             for out in out_leaves:
                 jac = [_outer(j, connected) for j in _jacobian_rows(out, fresh, connected)]

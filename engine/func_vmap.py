@@ -10,6 +10,7 @@ from __future__ import annotations
 from .creation import zeros
 from .func_transforms import _flatten, _named_like, _transform_level, _unflatten
 from .functional import stack
+from .grad_mode import STATE
 from .nodes import callable_name
 from .tensor_core import Tensor
 
@@ -85,6 +86,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=1):
         with _transform_level(differentiates=False):
             samples = []
             for b in range(max(batch, 1)):  # an empty batch runs once on zeros for the output's shapes
+                if STATE.tick is not None:  # a step of the program's budget per sample
+                    STATE.tick()
                 sliced = [x if d is None else (_select(x, d % x.dim(), b) if batch else
                                                zeros(tuple(s for i, s in enumerate(x.shape) if i != d % x.dim()),
                                                      dtype=x.dtype))

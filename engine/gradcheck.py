@@ -95,6 +95,8 @@ def _numerical_jacobians(func, inputs, outputs, eps):
         flat = data.reshape(-1)  # a view: the input's array is changed in place, as PyTorch's copy_ does
         cols = [np.zeros((inp.numel(), o.numel()), dtype=o._data.dtype) for o in outputs]
         for k in range(flat.size):
+            if STATE.tick is not None:  # a step of the program's budget per perturbation
+                STATE.tick()
             orig = flat[k].copy()
             flat[k] = orig - eps
             out_a = [o.detach()._data.copy() for o in _as_tuple(func(*inputs))]
@@ -122,6 +124,8 @@ def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes):
         base = np.zeros(output.shape, dtype=output._data.dtype)
         flat = base.reshape(-1)
         for j in range(flat.size):
+            if STATE.tick is not None:  # a step of the program's budget per backward pass
+                STATE.tick()
             flat[:] = 0
             flat[j] = 1
             grads = autograd_grad(output, diff_inputs, registry.Tensor._wrap(base.copy()), retain_graph=True,

@@ -220,6 +220,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             rows = tuple([] for _ in inputs)
             flat = out.reshape(-1)
             for j in range(out.nelement()):
+                if STATE.tick is not None:  # a step of the program's budget per backward pass
+                    STATE.tick()
                 vj = _autograd_grad((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
                 for k, (rows_k, vj_k, inp) in enumerate(zip(rows, vj, inputs)):
                     if vj_k is not None:

@@ -227,3 +227,17 @@ def test_vmap_of_an_empty_batch_and_names():
         return x
     for name in ("grad", "grad_and_value", "jacrev", "jacfwd", "hessian", "vmap"):
         assert getattr(EFN, name)(f).__name__ == getattr(TFN, name)(f).__name__ == "f"
+
+
+def test_closures_over_tensors_that_require_grad_stay_differentiable():
+    """grad / jacrev / vjp of a function closing over a parameter: the result keeps the graph to it, as functorch's."""
+    def run(lib, F):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        g = F.grad(lambda t: (t * w).sum())(lib.ones(2))
+        j = F.jacrev(lambda t: t * w * w)(lib.ones(2))
+        o, pull = F.vjp(lambda t: t * w, lib.ones(2))
+        v = F.vmap(lambda r: r * w)(lib.ones(3, 2))
+        loss = (g * w).sum() + j.sum() + pull(lib.ones(2))[0].sum() + o.sum() + v.sum()
+        loss.backward()
+        return g, j, w.grad
+    same(run(engine, EFN), run(torch, TFN))
