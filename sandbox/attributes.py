@@ -243,7 +243,7 @@ zero_grad train eval forward training requires_grad_ apply state_dict load_state
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update
 register_forward_hook register_forward_pre_hook register_full_backward_hook
-cuda"""),
+register_backward_hook cuda"""),
     "device": _rule("type index"),  # torch.device
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""

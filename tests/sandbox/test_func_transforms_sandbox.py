@@ -193,3 +193,19 @@ def test_wrong_arguments_say_what_pytorch_says():
     assert e["type"] == "TypeError" and "must be either a Tensor or a tuple of Tensors" in e["message"]
     e = err("import torch\nfrom torch.func import vmap\nvmap(lambda t: t)(torch.ones(2, 3), torch.ones(3))\n")
     assert e["type"] == "ValueError" and "same size in the mapped dimension" in e["message"]
+
+
+def test_register_backward_hook_in_programs():
+    base = ("import torch\nimport torch.nn as nn\nlin = nn.Linear(3, 2)\nx = torch.ones(4, 3, requires_grad=True)\n")
+    assert ok(base + "def hook(m, gi, go):\n    print(len(gi), [None if g is None else tuple(g.shape) for g in gi])\n"
+              "h = lin.register_backward_hook(hook)\nlin(x).sum().backward()\nh.remove()\nlin(x).sum().backward()\n"
+              ) == "3 [(2,), (4, 3), (3, 2)]\n"
+    e = err(base + "lin.register_backward_hook(3)\n")
+    assert e["type"] == "TypeError" and e["line"] == 5
+    e = err(base + "def hook(m, gi, go):\n    while True:\n        pass\nlin.register_backward_hook(hook)\n"
+            "lin(x).sum().backward()\n", limits=make_limits(max_steps=5_000))
+    assert e["type"] == "LimitExceeded"
+    e = err(base + "lin.register_backward_hook(lambda m, gi, go: ('a', 'b', 'c'))\nlin(x).sum().backward()\n")
+    assert e["type"] in ("TypeError", "RuntimeError", "AttributeError") and e["line"] == 6
+    e = err(base + "lin.register_backward_hook(lambda m, gi, go: (1,))\nlin(x).sum().backward()\n")
+    assert e["type"] == "RuntimeError" and "incorrect number of values" in e["message"]
