@@ -7,10 +7,10 @@ from collections import OrderedDict, namedtuple
 
 from .. import creation, dtypes, registry
 from ..autograd import STATE, RemovableHandle
-from ..nodes import add_post_hook, callable_name
 from ..boundary import plain_text
 from ..devices import CUDA_MISSING, parse_to, resolve
 from ..function import apply_function
+from ..nodes import add_post_hook, callable_name
 from ..tensor_core import Tensor
 from . import functional as F
 from . import init

@@ -86,4 +86,4 @@ def test_errors_as_torchs():
         m.register_backward_hook(bad)
         m(lib.ones(2, 3, requires_grad=True)).sum().backward()
     for case in (mixed, mixed_other_way, wrong_count):
-        assert message(lambda: case(engine)) == message(lambda: case(torch))
+        assert message(lambda case=case: case(engine)) == message(lambda case=case: case(torch))
