@@ -137,9 +137,13 @@ class AccumulateGrad:
 
 
 NODE_CLASSES: dict[str, type] = {}
+# PyTorch's names for the in-place forms of an op whose node is otherwise the op's own (x.t_() is TBackward1)
+INPLACE_NODE_NAMES = {"t": "TBackward1", "transpose": "TransposeBackward1"}
 for _op in OPS.values():
     if _op.grad_fn and _op.grad_fn not in NODE_CLASSES:
         NODE_CLASSES[_op.grad_fn] = type(_op.grad_fn, (Node,), {"__slots__": ()})
+for _base, _name in INPLACE_NODE_NAMES.items():
+    NODE_CLASSES[_name] = type(_name, (NODE_CLASSES[OPS[_base].grad_fn],), {"__slots__": ()})
 
 
 def accumulator(tensor) -> AccumulateGrad:

@@ -231,7 +231,7 @@ unbind floor ceil round trunc frac sign sign_ maximum minimum register_hook is_f
 new_zeros new_ones new_full new_tensor new_empty tril triu diag diagonal trace logsumexp normal_
 uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu device is_cuda
 lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
-logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
+logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ swapaxes swapdims resize_ narrow select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
 float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
 register_post_accumulate_grad_hook""" + _TENSOR_FUNCS,
