@@ -48,7 +48,7 @@ def test_inplace_transposes_without_grad_and_their_errors():
     msgs = []
     for lib in (torch, engine):
         got = []
-        for fn in (lambda: lib.ones(2, 3, requires_grad=True).t_(), lambda: lib.ones(2, 3, 4).t_()):
+        for fn in (lambda L=lib: L.ones(2, 3, requires_grad=True).t_(), lambda L=lib: L.ones(2, 3, 4).t_()):
             try:
                 fn()
             except RuntimeError as e:
