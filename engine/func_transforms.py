@@ -128,7 +128,10 @@ def _with_diff_args(args, argnums, new):
 def _fresh_leaves(leaves, connected):
     """The leaves a transform differentiates: views that keep an outer graph, else new leaves requiring grad."""
     out = []
+    tick = STATE.tick
     for leaf in leaves:
+        if tick is not None:  # a step of the program's budget per differentiated tensor (a pytree can be long)
+            tick()
         if not isinstance(leaf, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
         if connected and leaf.requires_grad:

@@ -209,3 +209,12 @@ def test_register_backward_hook_in_programs():
     assert e["type"] in ("TypeError", "RuntimeError", "AttributeError") and e["line"] == 6
     e = err(base + "lin.register_backward_hook(lambda m, gi, go: (1,))\nlin(x).sum().backward()\n")
     assert e["type"] == "RuntimeError" and "incorrect number of values" in e["message"]
+
+
+def test_long_and_deep_pytrees_are_bounded():
+    e = err("import torch\nfrom torch.func import grad\nts = [torch.ones(1)] * 200000\n"
+            "grad(lambda xs: xs[0].sum())(ts)\n", limits=make_limits(max_steps=20_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 4
+    e = err("import torch\nfrom torch.func import vmap\nd = 0\nfor i in range(20000):\n    d = (d,)\n"
+            "vmap(lambda a, b: a, in_dims=(0, d))(torch.ones(2), 1)\n")
+    assert e["type"] in ("RecursionError", "ValueError", "LimitExceeded")
