@@ -22,6 +22,7 @@ from .nodes import (
     _retain,
     accumulator,
     leaf_pre_hooks,
+    run_node_post_hooks,
     run_tensor_hooks,
 )
 from .op_table import unbroadcast
@@ -198,6 +199,8 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
                     record(rec, node, g, parts_in.pop(node, None), grads)
             else:
                 grads = node.apply(g)
+            if node._post_hooks is not None:  # Module.register_backward_hook: sees (and may replace) them
+                grads = run_node_post_hooks(node, grads, g)
             if not retain_graph:
                 node.release()
             for (nxt, slot), gi in zip(node._edges, grads):

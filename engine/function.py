@@ -63,7 +63,7 @@ class BackwardCFunction:
     an entry per output (`_multi`), so each output's gradient reaches backward in its place."""
 
     __slots__ = ("op", "ctx", "_backward", "_edges", "_out_meta", "_outputs", "_seq", "_freed", "_retain", "_rid",
-                 "_hooks", "_retains", "_fn_name", "__weakref__")
+                 "_hooks", "_retains", "_fn_name", "_post_hooks", "__weakref__")
     _multi = True
 
     def __init__(self, op, ctx, backward, edges, out_meta, outputs, fn_name):
@@ -79,6 +79,7 @@ class BackwardCFunction:
         self._retains = None  # {output number: weakref to the tensor} that called retain_grad()
         self._rid = None
         self._hooks = None
+        self._post_hooks = None
         self._fn_name = fn_name
 
     @property

@@ -12,15 +12,17 @@ import numpy as np
 
 
 class _State:
-    """Process-wide switches, read on every op: grad mode, the active recorder, the active limits."""
+    """Process-wide switches, read on every op: grad mode, the active recorder, the active limits, and the run's
+    step counter that loops inside the engine over a program's work call (jacobian rows, gradcheck perturbations)."""
 
-    __slots__ = ("grad_enabled", "recorder", "limits", "last_write")
+    __slots__ = ("grad_enabled", "recorder", "limits", "last_write", "tick")
 
     def __init__(self):
         self.grad_enabled = True
         self.recorder = None
         self.limits = None
         self.last_write = -1  # sequence number of the latest in-place write to an array (see note_write)
+        self.tick = None  # the sandbox's step-and-clock check while a program runs; None in-process
 
 
 STATE = _State()

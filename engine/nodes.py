@@ -23,7 +23,7 @@ class Node:
     """A `grad_fn`: one op application. Subclassed once per PyTorch name so type names match torch."""
 
     __slots__ = ("op", "_edges", "_saved", "_params", "_shapes", "_seq", "_freed", "_retain", "_rid", "_hooks",
-                 "__weakref__")
+                 "_post_hooks", "__weakref__")
     _multi = False  # one output: its gradient travels as one array (a custom Function's node may have several)
 
     def __init__(self, op: Op, edges, saved, params, shapes):
@@ -37,6 +37,7 @@ class Node:
         self._retain = None  # weakref to the output tensor when it called retain_grad()
         self._rid = None
         self._hooks = None  # {handle id: (output number, hook, weakref to the tensor)}: its register_hook hooks
+        self._post_hooks = None  # fn(grad_inputs, grad_outputs) after it ran (Module.register_backward_hook)
 
     def name(self) -> str:
         n = type(self).__name__
@@ -119,6 +120,7 @@ class AccumulateGrad:
     """The sink node of a leaf that requires grad: adds incoming gradients into `.grad`."""
 
     __slots__ = ("variable", "_seq", "__weakref__")
+    _post_hooks = None
     next_functions = _edges = ()
     _multi = False
     _hooks = None  # a leaf's hooks live in LEAF_HOOKS (the tensor holds its AccumulateGrad only weakly)
@@ -135,9 +137,13 @@ class AccumulateGrad:
 
 
 NODE_CLASSES: dict[str, type] = {}
+# PyTorch's names for the in-place forms of an op whose node is otherwise the op's own (x.t_() is TBackward1)
+INPLACE_NODE_NAMES = {"t": "TBackward1", "transpose": "TransposeBackward1"}
 for _op in OPS.values():
     if _op.grad_fn and _op.grad_fn not in NODE_CLASSES:
         NODE_CLASSES[_op.grad_fn] = type(_op.grad_fn, (Node,), {"__slots__": ()})
+for _base, _name in INPLACE_NODE_NAMES.items():
+    NODE_CLASSES[_name] = type(_name, (NODE_CLASSES[OPS[_base].grad_fn],), {"__slots__": ()})
 
 
 def accumulator(tensor) -> AccumulateGrad:
@@ -337,3 +343,44 @@ def _retain(t, g, rec):
     t._grad = registry.Tensor._wrap(np.array(g, dtype=t._data.dtype, copy=True))
     if rec is not None:
         rec.on_retain_grad(t)
+
+
+def add_post_hook(node, fn):
+    """fn(grad_inputs, grad_outputs) runs after `node` computes its inputs' gradients; a tuple it returns replaces
+    them (PyTorch's Node.register_hook, which the deprecated Module.register_backward_hook uses)."""
+    if node._post_hooks is None:
+        node._post_hooks = []
+    node._post_hooks.append(fn)
+
+
+def run_node_post_hooks(node, grads, grad_output):
+    """The node's post hooks on (grad_inputs, grad_outputs) as Tensors, one grad_input per next_function."""
+    Tensor = registry.Tensor
+    op = node.op
+    kept = list(range(len(node._edges)))
+    if not node._multi and not op.variadic:  # PyTorch lists no slot for an input that never gets a gradient
+        kept = [i for i in kept if op.vjps[i] is not None]
+    arrays = not any(isinstance(grads[i], Tensor) for i in kept if grads[i] is not None)
+
+    def as_tensor(a):
+        return None if a is None or isinstance(a, Tensor) else Tensor._wrap(np.asarray(a))
+    outs = grad_output if isinstance(grad_output, list) else [grad_output]
+    grad_outputs = tuple(as_tensor(g) if g is not None else None for g in outs)
+    grads = list(grads)
+    for fn in node._post_hooks:
+        grad_inputs = tuple(as_tensor(grads[i]) if not isinstance(grads[i], Tensor) else grads[i] for i in kept)
+        r = fn(grad_inputs, grad_outputs)
+        if r is None:
+            continue
+        r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+        if len(r) != len(kept):
+            raise RuntimeError(f"hook '{callable_name(fn)}' has returned an incorrect number of values (got {len(r)}, "
+                               f"but expected {len(kept)})")
+        for i, v in zip(kept, r):
+            if v is not None and not isinstance(v, Tensor):
+                raise TypeError(f"hook '{callable_name(fn)}' returned a {type(v).__name__} where a Tensor or None "
+                                "was expected")
+            if v is not None and grads[i] is not None and tuple(v.shape) != tuple(np.shape(grads[i])):
+                raise RuntimeError(f"hook '{callable_name(fn)}' has changed the size of value")
+            grads[i] = v._data if arrays and isinstance(v, Tensor) else v
+    return grads

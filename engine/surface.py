@@ -184,6 +184,7 @@ def reset_run_state():
     STATE.grad_enabled = True
     STATE.recorder = None
     STATE.limits = None
+    STATE.tick = None
     random.manual_seed(random.DEFAULT_SEED)
     reset_default_device()
     reset_printoptions()

@@ -4,7 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from .dispatch import _dim, _dims, _infer_shape, _shape_arg, apply
+from .grad_mode import STATE
+from .nodes import INPLACE_NODE_NAMES, NODE_CLASSES
 from .ops import OPS
+
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
 class ShapeMixin:
@@ -50,11 +54,38 @@ class ShapeMixin:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
         return apply(OPS["t"], (self,))
 
+    def swapaxes(self, axis0, axis1):
+        return self.transpose(axis0, axis1)
+
+    swapdims = swapaxes
+
+    def t_(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self._shape_inplace("t", ())
+
+    def transpose_(self, dim0, dim1):
+        return self._shape_inplace("transpose", (_dim(dim0, self.ndim), _dim(dim1, self.ndim)))
+
+    def _shape_inplace(self, op_name, params):
+        """t_ / transpose_: the tensor itself takes the new layout (a view of the same memory, as torch's strides);
+        under autograd its history is rebased onto the op's node, named as PyTorch names the in-place form."""
+        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
+            raise RuntimeError(LEAF_INPLACE)
+        if STATE.grad_enabled and self._requires_grad:
+            result = apply(OPS[op_name], (self,), params)
+            result._grad_fn.__class__ = NODE_CLASSES[INPLACE_NODE_NAMES[op_name]]
+            self._data, self._grad_fn = result._data, result._grad_fn
+        else:
+            self._data = OPS[op_name].forward(self._data, *params)
+        rec = STATE.recorder
+        if rec is not None:
+            rec.on_inplace(self, op_name + "_")
+        return self
+
     @property
     def T(self):  # noqa: N802
-        if self.ndim < 2:
-            return self
-        return self.permute(*reversed(range(self.ndim)))
+        return self.permute(*reversed(range(self.ndim)))  # (PermuteBackward0 also for 0-d and 1-d, as torch's)
 
     @property
     def mT(self):  # noqa: N802

@@ -231,7 +231,7 @@ unbind floor ceil round trunc frac sign sign_ maximum minimum register_hook is_f
 new_zeros new_ones new_full new_tensor new_empty tril triu diag diagonal trace logsumexp normal_
 uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu device is_cuda
 lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
-logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
+logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ swapaxes swapdims resize_ narrow select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
 float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
 register_post_accumulate_grad_hook""" + _TENSOR_FUNCS,
@@ -243,7 +243,7 @@ zero_grad train eval forward training requires_grad_ apply state_dict load_state
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update
 register_forward_hook register_forward_pre_hook register_full_backward_hook
-cuda"""),
+register_backward_hook cuda"""),
     "device": _rule("type index"),  # torch.device
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "scheduler": _rule("""

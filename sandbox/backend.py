@@ -120,6 +120,14 @@ class Backend:
             "once_differentiable": Builtin("once_differentiable", lambda f: Builtin(
                 getattr(f, "name", "backward"), function.once_differentiable(f)))})
         autograd_proxy.attrs["function"] = function_proxy
+        # issue 21: torch.autograd.functional and torch.func (the engine loads them on first use)
+        functional_module = _submodule(autograd, "functional")
+        autograd_functional_proxy = ModuleProxy("torch.autograd.functional", {
+            n: getattr(functional_module, n) for n in names.AUTOGRAD_FUNCTIONAL_NAMES})
+        autograd_proxy.attrs["functional"] = autograd_functional_proxy
+        func_module = _submodule(mod, "func")
+        func_proxy = ModuleProxy("torch.func", {n: getattr(func_module, n) for n in names.FUNC_NAMES})
+        torch_attrs["func"] = func_proxy
         linalg = _submodule(mod, "linalg")
         linalg_proxy = ModuleProxy("torch.linalg", {n: getattr(linalg, n) for n in names.LINALG_NAMES})
         torch_attrs["linalg"] = linalg_proxy
@@ -137,6 +145,8 @@ class Backend:
         self.modules |= {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
         self.modules["torch.autograd.function"] = function_proxy
+        self.modules["torch.autograd.functional"] = autograd_functional_proxy
+        self.modules["torch.func"] = func_proxy
         self.modules["torch.linalg"] = linalg_proxy
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy

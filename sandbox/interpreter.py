@@ -195,6 +195,9 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             # torch.set_grad_enabled(False) as a plain call outlives the program: not its caller's code
             stack.callback(setattr, state, "grad_enabled", state.grad_enabled)
             B.reset_run_state()
+            # the engine's own loops over a program's work (jacobian rows, vmap, gradcheck) count steps and time
+            state.tick = self.tick
+            stack.callback(setattr, state, "tick", None)
             if self.rec is not None:
                 stack.callback(setattr, state, "recorder", prev_recorder)
                 if state.recorder is not self.rec and hasattr(self.rec, "__enter__"):

@@ -58,6 +58,11 @@ DEVICE_MODULES = {
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
 # torch.autograd.Function (a program subclasses it; sandbox/calls.py, attributes.py)
 AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"Function"}
+# issue 21: gradcheck / gradgradcheck; torch.autograd.functional and torch.func (engine/autograd/functional.py,
+# engine/func.py): the programs' functions they take are called back through the interpreter
+AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"gradcheck", "gradgradcheck"}
+AUTOGRAD_FUNCTIONAL_NAMES = frozenset("jacobian hessian vjp jvp hvp vhp".split())
+FUNC_NAMES = frozenset("grad grad_and_value vjp jacrev jacfwd hessian vmap functional_call".split())
 # torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
 DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
 # issue 10: the samplers DataLoader takes (RandomSampler with replacement draws PyTorch's indices)

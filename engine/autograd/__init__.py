@@ -7,6 +7,8 @@ engine/__init__.py.
 """
 from __future__ import annotations
 
+import importlib as _importlib
+
 from ..backward import backward, backward_into, grad, root_gradient, run_backward
 from ..function import Function, FunctionCtx
 from ..grad_mode import (
@@ -40,6 +42,21 @@ from ..nodes import (
     user_code,
 )
 from . import function
+
+# Above the Tensor layer, loaded on first use (PEP 562): `torch.autograd.functional` (engine/autograd/functional.py)
+# and gradcheck / gradgradcheck (engine/gradcheck.py); their modules import the Tensor layer, which imports this one.
+_LAZY_FUNCTIONS = {"gradcheck": "gradcheck", "gradgradcheck": "gradcheck"}
+
+
+def __getattr__(name):
+    if name == "functional":
+        return _importlib.import_module(f"{__name__}.functional")
+    if name in _LAZY_FUNCTIONS:
+        value = getattr(_importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.{_LAZY_FUNCTIONS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "_WRITES", "FREED_MESSAGE", "LEAF_HOOKS", "NODE_CLASSES", "STATE", "WRITE_LOG_KEEP", "AccumulateGrad", "Function",
