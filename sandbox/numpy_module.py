@@ -286,7 +286,10 @@ class NumpyGate:
         if isinstance(key, self.B.Tensor):
             key = key.numpy()
         key = self.arg(key) if type(key) in (list, tuple) else key
-        arr[key] = self.arg(value)
+        value = self.arg(value)
+        if type(value) in (list, tuple):  # numpy converts it first, whatever the target's size
+            self.before(shape_of(value))
+        arr[key] = value
 
     def before_binop(self, a, b, matmul):
         """An operator with an array operand: the broadcast shape (or a product's shape and multiply-adds) first."""
