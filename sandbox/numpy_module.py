@@ -168,12 +168,13 @@ class NumpyGate:
         if t in (list, tuple):
             if depth > 32:
                 raise ValueError("nested lists deeper than 32 levels are not supported in flowgrad programs")
-            if set(map(type, v)) <= _PLAIN:  # numbers only: nothing to convert (a C-speed look at the items)
-                return v
             seen = {} if seen is None else seen  # a list repeated in a list ([row] * 1000) is checked once
             done = seen.get(id(v))
             if done is None:
-                done = seen[id(v)] = t(self.arg(x, depth + 1, seen) for x in v)
+                if set(map(type, v)) <= _PLAIN:  # numbers only: nothing to convert (a C-speed look at the items)
+                    done = seen[id(v)] = v
+                else:
+                    done = seen[id(v)] = t(self.arg(x, depth + 1, seen) for x in v)
             return done
         if t is range:
             return list(v)
