@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .grad_mode import STATE
+from .limits import LimitExceeded
 
 
 class PrintOptions:
@@ -71,7 +72,9 @@ MAX_PRECISION = 100
 
 
 class _Formatter:
-    """Picks one number style and column width for a whole tensor (torch's _Formatter)."""
+    """Picks one number style and column width for a whole tensor (torch's _Formatter). The width is the
+    longest text of any value; only the extreme values can be longest, so only they are formatted (a number's
+    text grows with its magnitude, its sign and, in scientific mode, its exponent's digits)."""
 
     def __init__(self, data: np.ndarray):
         self.floating = data.dtype.kind == "f"
@@ -81,7 +84,8 @@ class _Formatter:
         self.precision = OPTS.precision
         values = data.reshape(-1)
         if not self.floating:
-            self.max_width = max([1] + [len(str(v)) for v in values.tolist()])
+            if values.size:
+                self.max_width = max(len(str(v)) for v in (values.min().item(), values.max().item()))
             return
         # torch does its range checks in float64 so float16/float32 cannot overflow
         finite = values[np.isfinite(values) & (values != 0)].astype(np.float64)
@@ -94,14 +98,30 @@ class _Formatter:
             self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
         else:
             self.sci_mode = OPTS.sci_mode
-        if self.sci_mode:
-            widths = [len(f"{v:.{self.precision}e}") for v in finite.tolist()]
+        extremes = [finite.min(), finite.max()]
+        if self.sci_mode:  # the values nearest zero have the longest negative exponents
+            positive, negative = finite[finite > 0], finite[finite < 0]
+            extremes += [positive.min()] if positive.size else []
+            extremes += [negative.max()] if negative.size else []
+            widths = [len(f"{v:.{self.precision}e}") for v in map(float, extremes)]
         elif self.int_mode:
             # +1 for the trailing "." that marks a float tensor
-            widths = [len(f"{v:.0f}") + 1 for v in finite.tolist()]
+            widths = [len(f"{v:.0f}") + 1 for v in map(float, extremes)]
         else:
-            widths = [len(f"{v:.{self.precision}f}") for v in finite.tolist()]
+            widths = [len(f"{v:.{self.precision}f}") for v in map(float, extremes)]
         self.max_width = max(self.max_width, *widths)
+
+    def text_bound(self, shape, shown: int, indent: int) -> int:
+        """At most how many characters `_nested_str` makes for `shown` values of a tensor of `shape`: each
+        value padded to the column width (`inf`/`nan` may be longer), its separator, and per line the
+        indentation, brackets, blank lines between blocks and '...' marks."""
+        width = max(self.max_width, 4) + 2
+        ndim = max(len(shape), 1)
+        row = min(int(shape[-1]), 2 * OPTS.edgeitems + 1) if shape else 1
+        rows = shown // max(row, 1) + 1
+        per_line = max(1, math.floor((OPTS.linewidth - indent) / (self.max_width + 2)))
+        lines = rows * (math.ceil((row + 1) / per_line) + ndim)
+        return shown * width + lines * (indent + 2 * ndim + 6)
 
     def format(self, value) -> str:
         if not self.floating:
@@ -167,10 +187,15 @@ def format_array(data, *, indent: int = 0) -> str:
         return "[]"
     summarize = data.size > OPTS.threshold
     shown = _summarized(data, OPTS.edgeitems) if summarize else data
-    limits = STATE.limits
-    if limits is not None:
-        limits.before_text(shown.size)
     fmt = _Formatter(shown)
+    limits = STATE.limits
+    if limits is not None and limits.max_text_chars is not None:
+        bound = fmt.text_bound(data.shape, shown.size, indent)
+        if bound > limits.max_text_chars:  # before any value is formatted: precision=100 on 1e300 is 400 each
+            raise LimitExceeded(
+                f"printing this tensor makes up to {bound:,} characters ({shown.size:,} values of up to "
+                f"{fmt.max_width:,} characters); the limit is max_output_bytes x 4 = {limits.max_text_chars:,} "
+                "(print fewer values or digits: set_printoptions(threshold=..., precision=...))")
     return _nested_str(data, indent, summarize, fmt)
 
 

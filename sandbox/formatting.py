@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import math
 import re
 import string
 import types
@@ -74,13 +75,49 @@ class FakeAddresses:
         return self._IN_TEXT.sub(lambda m: self._for(int(m.group(0), 16)), text)
 
 
-def _numpy_text(v, how):
+def _numpy_text(v, how, max_chars=None):
     """str() or repr() of a numpy value under numpy's default print options (what a fresh NumPy prints,
-    whatever the process's options): numbers only, so the text is numpy's own and bounded."""
+    whatever the process's options): numbers only, so the text is numpy's own. Its length is bounded first
+    (`max_chars`): numpy shows every value of an array whose dimensions are all short, (2,) * 20 is 10^6."""
     if (v if isinstance(v, np.dtype) else v.dtype).kind not in "biuf":
         raise TypeError("a numpy value that holds objects cannot be printed")
+    if max_chars is not None and isinstance(v, np.ndarray):
+        shown, bound = _numpy_text_bound(v)
+        if bound > max_chars:
+            raise limit_error(f"printing this array shows {shown:,} values, up to {bound:,} characters, more than "
+                              "4 x max_output_bytes", "max_output_bytes", max_chars // 4)
     with np.printoptions(**_NUMPY_DEFAULT_PRINT):
         return how(v)
+
+
+def _numpy_text_bound(v):
+    """(values shown, most characters) of numpy's printout of `v` under its default options: summarised past
+    `threshold` values to `edgeitems` each side of every long dimension; each value at most `width`
+    characters (ints: their longest; floats: the integer digits plus 8 decimals, or scientific), a
+    separator, and per line its indentation (`array(` and one per dimension) and brackets."""
+    opts = _NUMPY_DEFAULT_PRINT
+    edge = opts["edgeitems"]
+    shape = v.shape
+    summarised = v.size > opts["threshold"]
+    shown = math.prod(min(d, 2 * edge) if summarised else d for d in shape)
+    if v.size == 0 or shown == 0:
+        return 0, 64
+    if v.dtype.kind == "b":
+        width = 5
+    elif v.dtype.kind in "iu":
+        width = max(len(str(v.min().item())), len(str(v.max().item())))
+    else:
+        finite = v[np.isfinite(v)] if shown else v
+        top = float(np.abs(finite).max()) if finite.size else 0.0
+        digits = len(f"{top:.0f}") if top < 1e16 else 0
+        width = max(16, digits + 10) if digits else 16  # sign, digits, '.', 8 decimals; or -d.dddddddde+ddd
+    ndim = max(v.ndim, 1)
+    indent = len("array(") + ndim
+    row = min(shape[-1], 2 * edge) if shape and summarised else (shape[-1] if shape else 1)
+    rows = shown // max(row, 1) + 1
+    per_line = max(1, (opts["linewidth"] - indent) // (width + 2))
+    lines = shown // per_line + rows
+    return shown, shown * (width + 2) + lines * (indent + ndim + 4) + 2 * rows + 64
 
 
 _NUMPY_DEFAULT_PRINT = dict(np.get_printoptions())
@@ -109,7 +146,7 @@ class Formatting:
         if isinstance(v, PLOT_HANDLES):  # print(fig) is matplotlib's str: Figure(640x480)
             return str(v)
         if t is np.ndarray or isinstance(v, (np.generic, np.dtype)):  # print(a) is numpy's str, not its repr
-            s = _numpy_text(v, str)
+            s = _numpy_text(v, str, 4 * self.max_out)
             self.alloc(len(s), "string")
             return s
         return self.repr_value(v)
@@ -200,7 +237,7 @@ class Formatting:
         if isinstance(v, type):
             return f"<class '{B.display_name(v)}'>"
         if isinstance(v, (np.ndarray, np.generic, np.dtype)):  # numpy's own repr (numbers only; bounded by its
-            return _numpy_text(v, repr)                            # summarising threshold)
+            return _numpy_text(v, repr, 4 * self.max_out)          # summarising threshold, and checked)
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
             return repr(v)
         if isinstance(v, B.Tensor):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .numpy_costs import Cost, broadcast, conversions, shape_of
 from .objects import Builtin, ModuleProxy
 
 # keyword arguments per function (numpy's names); anything else is refused before numpy sees it
@@ -36,7 +37,7 @@ def _square(name, shape):
 
 def _costs(name, args, kwargs):
     """(shapes numpy will allocate, multiply-adds LAPACK will take) for `np.linalg.<name>(*args, **kwargs)`."""
-    a = np.shape(args[0]) if args else ()
+    a = (shape_of(args[0]) or ()) if args else ()
     batch = math.prod(int(s) for s in a[:-2]) if len(a) > 2 else 1
     if name == "norm":
         return [], 0 if kwargs.get("ord", args[1] if len(args) > 1 else None) not in ("nuc", 2, -2) or len(a) < 2 \
@@ -45,9 +46,14 @@ def _costs(name, args, kwargs):
         _square(name, a)
         return [a], batch * a[-1] ** 3
     if name == "solve":
+        # numpy broadcasts the stacks of a and b against each other (a copy of a per pair, then the answers)
         _square(name, a)
-        b = np.shape(args[1]) if len(args) > 1 else ()
-        return [b], batch * a[-1] ** 3 + math.prod(int(s) for s in b) * a[-1]
+        b = shape_of(args[1]) if len(args) > 1 else ()
+        b = b or ()
+        tail = tuple(b[-1:]) if len(b) == 1 else tuple(b[-2:])
+        lead = broadcast(tuple(a[:-2]), tuple(b[:-2]) if len(b) > 1 else ()) or ()
+        pairs = math.prod(int(s) for s in lead)
+        return [lead + tuple(a[-2:]), lead + tail], pairs * a[-1] ** 3 + pairs * math.prod(int(s) for s in tail) * a[-1]
     if len(a) < 2:
         raise np.linalg.LinAlgError(f"{len(a)}-dimensional array given. Array must be at least two-dimensional")
     m, n = int(a[-2]), int(a[-1])
@@ -58,7 +64,7 @@ def _costs(name, args, kwargs):
         lead = tuple(a[:-2])
         return ([lead + (m, m), lead + (n, n)] if full else [lead + (m, k), lead + (k, n)]), flops
     # lstsq
-    b = np.shape(args[1]) if len(args) > 1 else ()
+    b = (shape_of(args[1]) or ()) if len(args) > 1 else ()
     cols = int(b[-1]) if len(b) == 2 else 1
     return [(n, cols)], flops + m * n * cols
 
@@ -75,9 +81,9 @@ def linalg_module(gate, interp) -> ModuleProxy:
                     raise TypeError(f"{name}() got an unexpected keyword argument '{k}' (not available in flowgrad)")
             args = [gate.arg(a) for a in args]
             kwargs = {k: gate.arg(v) for k, v in kwargs.items()}
+            gate.check_cost(name, Cost(), conversions(dict(enumerate(args))) + conversions(kwargs))
             shapes, flops = _costs(name, args, kwargs)
-            for shape in shapes:
-                gate.before(shape)
+            gate.check_cost(name, Cost(outputs=shapes))
             limits = gate.limits
             if limits is not None and limits.max_op_flops is not None and flops > limits.max_op_flops:
                 raise gate.B.LimitExceeded(f"np.linalg.{name} takes about {flops:,} multiply-adds; the limit is "

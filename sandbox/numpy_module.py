@@ -18,6 +18,7 @@ import weakref
 
 import numpy as np
 
+from .numpy_costs import Cost, as_shape, bind, conversions, cost_of, product_cost, random_cost, shape_of
 from .objects import Builtin, BuiltinType, ModuleProxy
 
 # ---------------------------------------------------------------- dtypes
@@ -51,7 +52,7 @@ count_nonzero nansum nanmean nanmax nanmin allclose array_equal sort argsort uni
 squeeze expand_dims ravel swapaxes moveaxis flip fliplr flipud copy asarray array diagonal trace
 nonzero argwhere atleast_1d atleast_2d triu tril shape ndim size percentile quantile diff roll
 """.split()
-# Functions whose output size is computed here from the arguments (see `_predicted_shapes`).
+# Functions whose output can be bigger than their inputs (sandbox/numpy_costs.py has a rule for each).
 SIZED = """
 zeros ones full zeros_like ones_like full_like arange linspace logspace eye identity concatenate
 stack vstack hstack column_stack dot matmul outer inner diag meshgrid tile repeat
@@ -66,6 +67,11 @@ ARRAY_METHODS = """
 reshape transpose flatten ravel squeeze astype copy tolist item sum mean std var max min argmax argmin prod
 cumsum cumprod all any clip round dot fill sort argsort swapaxes nonzero trace diagonal repeat
 """.split()
+# the methods that are also numpy functions with the same parameters after the array (their cost rules apply)
+METHOD_FUNCTIONS = frozenset("""
+sum mean std var max min argmax argmin prod cumsum cumprod all any clip round dot sort argsort swapaxes nonzero
+trace diagonal repeat squeeze ravel
+""".split())
 ARRAY_ATTRIBUTES = "shape ndim size dtype T itemsize nbytes real imag".split()
 SCALAR_METHODS = "item tolist astype round".split()
 SCALAR_ATTRIBUTES = "shape ndim size dtype itemsize real imag".split()
@@ -79,22 +85,11 @@ axes order newshape copy indexing base q weights reps repeats kind stable n_ pre
 """.split())
 
 
-def _shape_of(v):
-    """The shape numpy will see for an argument (already checked to be numbers, arrays and lists)."""
-    return np.shape(v) if not isinstance(v, np.ndarray) else v.shape
-
-
-def _as_shape(size):
-    """A `size`/`shape` argument as a tuple of ints (numpy's TypeError for anything else)."""
-    if size is None:
-        return ()
-    if isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)):
-        return (int(size),)
-    if isinstance(size, (tuple, list)):
-        return tuple(int(s) for s in size)
-    if isinstance(size, np.ndarray) and size.ndim <= 1 and size.dtype.kind in "iu":
-        return tuple(int(s) for s in size.reshape(-1))
-    raise TypeError(f"'{type(size).__name__}' object cannot be interpreted as an integer")
+# the shape helpers of the cost rules (no list is converted to learn its shape)
+_shape_of = shape_of
+_as_shape = as_shape
+# plain numbers: a list of only these needs no walk item by item
+_PLAIN = frozenset({int, float, bool})
 
 
 class NumpyGate:
@@ -124,16 +119,36 @@ class NumpyGate:
         if limits is None:
             return
         n = int(arr.size)
-        if n > limits.max_tensor_elements:
-            self.before(arr.shape)  # the limit's own message
+        if n > limits.max_tensor_elements or n == 0:
+            self.before(arr.shape)  # the limit's own message (an empty array: what it spans, as a tensor's)
         limits.live_elements += n
         weakref.finalize(arr, _release, limits, n)
         if limits.live_elements > limits.max_live_elements:
             raise self.B.LimitExceeded(f"this run holds {limits.live_elements:,} tensor elements at once; the limit is "
                                        f"max_live_elements = {limits.max_live_elements:,}")
 
+    def check_cost(self, name, cost: Cost, inputs=()):
+        """Refuse a call before numpy runs it: the lists it will convert (`inputs`), its results (together
+        against max_live_elements) and temporaries against the tensors' limits, its work against max_op_flops."""
+        limits = self.limits
+        if limits is None:
+            return
+        for shape in (*inputs, *cost.temporaries, *cost.outputs):
+            self.before(shape)
+        total = sum(math.prod(int(d) for d in s) for s in cost.outputs)
+        if len(cost.outputs) > 1 and limits.live_elements + total > limits.max_live_elements:
+            raise self.B.LimitExceeded(f"this run would hold {limits.live_elements + total:,} tensor elements at once; "
+                                       f"the limit is max_live_elements = {limits.max_live_elements:,}")
+        flops = limits.max_op_flops
+        if flops is not None and cost.work > flops:
+            if cost.product:
+                raise self.B.LimitExceeded(f"this matrix product takes {cost.work:,} multiply-adds; the limit is "
+                                           f"max_op_flops = {flops:,}")
+            raise self.B.LimitExceeded(f"numpy.{name} would take about {cost.work:,} operations here; the limit is "
+                                       f"max_op_flops = {flops:,}")
+
     # ------------------------------------------------------------ arguments
-    def arg(self, v, depth=0):
+    def arg(self, v, depth=0, seen=None):
         """A value numpy may see: numbers, numeric arrays and scalars, tensors (as their arrays, torch's
         rule for `requires_grad`), lists and tuples of these. Everything else is refused before numpy
         looks at it (numpy would read `__array__`, `__len__`, ... from any object)."""
@@ -153,7 +168,14 @@ class NumpyGate:
         if t in (list, tuple):
             if depth > 32:
                 raise ValueError("nested lists deeper than 32 levels are not supported in flowgrad programs")
-            return t(self.arg(x, depth + 1) for x in v)
+            seen = {} if seen is None else seen  # a list repeated in a list ([row] * 1000) is checked once
+            done = seen.get(id(v))
+            if done is None:
+                if set(map(type, v)) <= _PLAIN:  # numbers only: nothing to convert (a C-speed look at the items)
+                    done = seen[id(v)] = v
+                else:
+                    done = seen[id(v)] = t(self.arg(x, depth + 1, seen) for x in v)
+            return done
         if t is range:
             return list(v)
         if t is slice:
@@ -222,79 +244,20 @@ class NumpyGate:
     # ------------------------------------------------------------ calls
     def call(self, name, fn, args, kwargs):
         args, kwargs = self.prepare(name, args, kwargs)
-        for shape in self.predicted_shapes(name, args, kwargs):
-            self.before(shape)
+        bound = bind(name, fn, args, kwargs)
+        self.check_cost(name, cost_of(name, bound), conversions(bound))
         return self.result(fn(*args, **kwargs))
 
-    def predicted_shapes(self, name, args, kwargs):
-        """Shapes (upper bounds) of what numpy will allocate for `name(*args, **kwargs)`."""
-        if name in ELEMENTWISE:
-            shapes = [_shape_of(a) for a in args if not isinstance(a, slice)]
-            try:
-                return [np.broadcast_shapes(*shapes)] if shapes else []
-            except ValueError:
-                return []  # numpy reports the mismatch
-        if name == "diff":  # NOTE: numpy loops n times, also past an empty result: diff(a, 10**9) never ends
-            n = _Args(args, kwargs)(1, "n")
-            if n is not None and int(n) > max(_shape_of(args[0]) or (1,)):
-                raise ValueError(f"diff(): n = {int(n)} is more than the array's length")
-            return []
-        if name in NOT_GROWING:
-            return []
-        get = _Args(args, kwargs)
-        if name in ("zeros", "ones", "full"):
-            return [_as_shape(get(0, "shape"))]
-        if name in ("zeros_like", "ones_like", "full_like"):
-            shape = get(-1, "shape")
-            return [_as_shape(shape) if shape is not None else _shape_of(get(0, "a"))]
-        if name == "eye":
-            n, m = get(0, "N"), get(1, "M")
-            return [(int(n), int(n if m is None else m))]
-        if name == "identity":
-            return [(int(get(0, "n")), int(get(0, "n")))]
-        if name == "arange":
-            return [(_arange_length(args, kwargs),)]
-        if name in ("linspace", "logspace"):
-            num = get(2, "num")
-            return [(int(50 if num is None else num),)]
-        if name in ("concatenate", "stack", "vstack", "hstack", "column_stack"):
-            seq = get(0, "arrays")
-            if not isinstance(seq, (list, tuple)):
-                return [_shape_of(seq)]
-            return [(sum(math.prod(_shape_of(a)) for a in seq),)]
-        if name in ("dot", "matmul", "inner"):
-            a, b = _shape_of(get(0, "a")), _shape_of(get(1, "b"))
-            return [tuple(a[:-1]) + tuple(b[:-2]) + tuple(b[-1:]) if len(b) >= 2 else tuple(a[:-1])]
-        if name == "outer":
-            return [(math.prod(_shape_of(get(0, "a"))), math.prod(_shape_of(get(1, "b"))))]
-        if name == "diag":
-            s = _shape_of(get(0, "v"))
-            k = abs(int(get(1, "k") or 0))
-            return [(s[0] + k, s[0] + k)] if len(s) == 1 else []
-        if name == "meshgrid":
-            sizes = [math.prod(_shape_of(a)) for a in args]
-            return [tuple(sizes)] * len(sizes)
-        if name == "tile":
-            reps = _as_shape(get(1, "reps"))
-            return [(math.prod(_shape_of(get(0, "A"))) * math.prod(reps),)]
-        if name == "repeat":
-            reps = get(1, "repeats")
-            total = int(np.sum(reps)) if isinstance(reps, (list, tuple, np.ndarray)) else int(reps)
-            return [(math.prod(_shape_of(get(0, "a"))) * max(total, 0),)]
-        raise AssertionError(f"no size rule for numpy.{name}")  # every SIZED name has one above
-
     def method(self, arr, name):
-        """A bound, checked method of an array or numpy scalar (`a.reshape(2, 3)`, `a.astype(np.float32)`)."""
+        """A bound, checked method of an array or numpy scalar (`a.reshape(2, 3)`, `a.astype(np.float32)`).
+        A method that is also a numpy function (`a.clip(lo, hi)` is `np.clip(a, lo, hi)`) gets its cost rule."""
         def call(*args, **kwargs):
             args, kwargs = self.prepare(name, args, kwargs)
             if name == "astype":
                 args = [self.dtype(a) for a in args[:1]] + args[1:]
-            elif name == "repeat":
-                for shape in self.predicted_shapes("repeat", [arr, *args], kwargs):
-                    self.before(shape)
-            elif name == "dot":
-                for shape in self.predicted_shapes("dot", [arr, *args], kwargs):
-                    self.before(shape)
+            elif name in METHOD_FUNCTIONS:
+                bound = bind(name, getattr(np, name), [arr, *args], kwargs)
+                self.check_cost(name, cost_of(name, bound), conversions(bound))
             elif name == "tolist":
                 self.interp.alloc(self.interp.list_items(np.shape(arr)), "list")
             elif name == "fill" and args and not isinstance(args[0], (int, float, bool, np.generic)):
@@ -324,18 +287,20 @@ class NumpyGate:
         if isinstance(key, self.B.Tensor):
             key = key.numpy()
         key = self.arg(key) if type(key) in (list, tuple) else key
-        arr[key] = self.arg(value)
+        value = self.arg(value)
+        if type(value) in (list, tuple):  # numpy converts it first, whatever the target's size
+            self.before(shape_of(value))
+        arr[key] = value
 
     def before_binop(self, a, b, matmul):
-        """An operator with an array operand: the broadcast (or product) shape checked first."""
+        """An operator with an array operand: the broadcast shape (or a product's shape and multiply-adds) first."""
         sa, sb = _shape_of(self.arg(a)), _shape_of(self.arg(b))
+        if sa is None or sb is None:
+            return  # numpy reports the operand it cannot take
         if matmul:
-            lead = ()
-            try:
-                lead = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
-            except ValueError:
-                return
-            self.before(lead + tuple(sa[-2:-1]) + tuple(sb[-1:] if len(sb) >= 2 else ()))
+            if not sa or not sb:
+                return  # numpy refuses a scalar operand of @
+            self.check_cost("matmul", product_cost(sa, sb, "matmul"))
             return
         try:
             self.before(np.broadcast_shapes(sa, sb))
@@ -361,52 +326,20 @@ def _release(limits, n):
     limits.live_elements -= n
 
 
-class _Args:
-    """Reads an argument by position or keyword (position -1: keyword only)."""
-
-    def __init__(self, args, kwargs):
-        self.args, self.kwargs = args, kwargs
-
-    def __call__(self, i, name):
-        if 0 <= i < len(self.args):
-            return self.args[i]
-        return self.kwargs.get(name)
-
-
-def _arange_length(args, kwargs):
-    nums = list(args[:3])
-    if len(nums) == 1:
-        start, stop, step = 0, nums[0], 1
-    else:
-        start, stop, step = (nums + [None, None, None])[:3]
-    start = kwargs.get("start", start) or 0
-    stop = kwargs.get("stop", stop)
-    step = kwargs.get("step", step) or 1
-    if stop is None:
-        return 0
-    n = (float(stop) - float(start)) / float(step)
-    return max(math.ceil(n), 0) if math.isfinite(n) else 2**62  # NOTE: arange(inf) is numpy's error, after this
-
-
 def _random_functions(gate) -> dict:
     """np.random: the run's own RandomState, with sizes checked before it draws."""
     rng = gate.rng
     interp = gate.interp
 
-    def sized(name, size_of):
+    def sized(name):
         fn = getattr(rng, name)
 
         def draw(*args, **kwargs):
             args, kwargs = gate.prepare(name, args, kwargs)
-            gate.before(size_of(args, kwargs))
+            bound = bind(name, fn, args, kwargs)
+            gate.check_cost(name, random_cost(name, bound), conversions(bound))
             return gate.result(fn(*args, **kwargs))
         return draw
-
-    def dims(args, kwargs):
-        return _as_shape(list(args))
-
-    def keyword_size(position):
-        return lambda args, kwargs: _as_shape(args[position] if len(args) > position else kwargs.get("size"))
 
     def seed(value=None):
         if value is not None and not isinstance(value, (int, np.integer)) or isinstance(value, bool):
@@ -416,6 +349,7 @@ def _random_functions(gate) -> dict:
     def choice(a, size=None, replace=True, p=None):
         args, kwargs = gate.prepare("choice", [a], {"size": size, "replace": replace, "p": p})
         a = args[0]
+        gate.check_cost("choice", Cost(), [s for s in (shape_of(a), shape_of(kwargs["p"])) if s])
         population = int(a) if isinstance(a, (int, np.integer)) else math.prod(_shape_of(a))
         if not kwargs["replace"] or kwargs["p"] is not None:
             gate.before((population,))  # numpy permutes (or sums) the whole population first
@@ -438,11 +372,8 @@ def _random_functions(gate) -> dict:
 
     return {
         "seed": seed, "choice": choice, "permutation": permutation, "shuffle": shuffle,
-        "rand": sized("rand", dims), "randn": sized("randn", dims),
-        "randint": sized("randint", keyword_size(2)), "random": sized("random", keyword_size(0)),
-        "random_sample": sized("random_sample", keyword_size(0)),
-        "standard_normal": sized("standard_normal", keyword_size(0)),
-        "normal": sized("normal", keyword_size(2)), "uniform": sized("uniform", keyword_size(2)),
+        **{name: sized(name) for name in ("rand", "randn", "randint", "random", "random_sample", "standard_normal",
+                                          "normal", "uniform")},
     }
 
 
