@@ -17,6 +17,7 @@ from app.classroom.service import make_classroom
 from app.core import errors
 from app.core.config import Settings, get_settings
 from app.core.errors import problem_response
+from app.core.identity import IdentityCookie
 from app.core.responses import OrjsonResponse
 from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
@@ -136,6 +137,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # big answers (a folded 10,000-op pass: 6 MB of JSON) go gzipped, compressed off the event loop
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=1)
     app.add_middleware(StreamGzip)  # ... and the run stream, event by event (app/api/stream_gzip.py)
+    app.add_middleware(IdentityCookie, settings=settings)  # who is asking: every fairness limit counts by it
     static = ROOT / "static"
     app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")
     return app
