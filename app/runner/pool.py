@@ -201,7 +201,7 @@ class Pool:
             case RunPending(run_id):  # a folded answer is coming; its payloads follow it
                 h.storing = True
                 if self.run_store is not None:
-                    self.run_store.expect(run_id)
+                    self.run_store.expect(run_id, h.job.identity if h.job is not None else None)  # its owner
             case RunStored(run_id, passes):
                 h.storing = False
                 if self.run_store is not None:
