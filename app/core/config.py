@@ -77,9 +77,10 @@ class Settings(BaseSettings):
                                         "follower tokens; unset: a random key per process (cookies and tokens then "
                                         "die with it). With several processes (broker_url) set the SAME value on all")
     identity_cookie: str = Field("flowgrad_id", description="name of the signed identity cookie")
-    identity_mints_per_address: int = Field(60, ge=1, description="new identities one client address may be given per "
-                                            "identity_mint_window_s; past it the address itself is the identity")
-    identity_mint_window_s: float = Field(600.0, gt=0, description="the window of identity_mints_per_address")
+    identities_per_address: int = Field(200, ge=1, description="distinct identity cookies honoured from one client "
+                                        "address (a class behind one NAT); a further one counts as the address itself")
+    identity_window_s: float = Field(600.0, gt=0, description="an identity holds its place at an address this long "
+                                     "after it was last seen there")
     identity_queue_limit: int = Field(2, ge=0, description="runs one identity may have waiting (one more runs); "
                                       "past it 429 with Retry-After")
     busy_retry_after_s: int = Field(2, ge=1, description="Retry-After of a 429 'busy' answer")

@@ -5,9 +5,10 @@
   (``broker_url``) every process must be given the same ``identity_secret``, or a cookie (and a follower token)
   from one process is unknown to the others.
 * A request without a valid cookie (a first visit, or a client that refuses cookies) is its client address:
-  whoever drops the cookie is counted with everyone else at that address, never as someone new. An address is
-  given at most ``identity_mints_per_address`` new cookies per ``identity_mint_window_s`` (a client collecting
-  cookies to look like many): past it, no new cookie.
+  whoever drops the cookie is counted with everyone else at that address, never as someone new. Minting is
+  free (nothing is stored), but one address is honoured at most ``identities_per_address`` distinct cookies
+  seen within ``identity_window_s`` (a classroom behind one NAT fits; a client collecting cookies to look like
+  many does not): a further cookie from that address counts as the address.
 * The request's own ``client_id`` (a tab) refines an identity (``Identity.tab``: a tab's new run cancels its
   previous one) but never escapes it: every limit counts ``Identity.key``.
 
@@ -21,12 +22,12 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
 
 ID_HEX = 16  # characters of a minted id (64 random bits)
 SIG_HEX = 32  # characters of its signature (128 bits of HMAC-SHA256)
-ADDRESSES_KEPT = 10_000  # addresses whose recent mints are remembered (the oldest are forgotten first)
+ADDRESSES_KEPT = 4_096  # addresses whose recent identities are remembered (the least recently seen go first)
 COOKIE_MAX_AGE_S = 30 * 24 * 3600
 
 _PROCESS_SECRET = secrets.token_bytes(32)  # used when identity_secret is unset: one process, one key
@@ -90,24 +91,26 @@ class Identity:
         return None if self.tab is None else self.key + "/" + self.tab
 
 
-class MintLimiter:
-    """At most ``limit`` new identities per address per ``window_s``; remembers at most ADDRESSES_KEPT addresses."""
+class AddressShare:
+    """At most ``limit`` distinct identities honoured per address, each for ``window_s`` after it was last seen
+    there; remembers at most ADDRESSES_KEPT addresses."""
 
     def __init__(self, limit: int, window_s: float, clock=time.monotonic):
         self.limit = limit
         self.window_s = window_s
         self.clock = clock
-        self.recent: OrderedDict[str, deque[float]] = OrderedDict()
+        self.recent: OrderedDict[str, OrderedDict[str, float]] = OrderedDict()  # address → identity → last seen
 
-    def allow(self, address: str) -> bool:
+    def allow(self, address: str, ident: str) -> bool:
         now = self.clock()
-        times = self.recent.pop(address, None) or deque()
-        while times and now - times[0] > self.window_s:
-            times.popleft()
-        allowed = len(times) < self.limit
+        seen = self.recent.pop(address, None) or OrderedDict()
+        while seen and now - next(iter(seen.values())) > self.window_s:
+            seen.popitem(last=False)
+        allowed = ident in seen or len(seen) < self.limit
         if allowed:
-            times.append(now)
-        self.recent[address] = times  # most recently seen last
+            seen.pop(ident, None)
+            seen[ident] = now  # most recently seen last
+        self.recent[address] = seen
         while len(self.recent) > ADDRESSES_KEPT:
             self.recent.popitem(last=False)
         return allowed
@@ -131,20 +134,20 @@ class IdentityCookie:
         self.app = app
         self.secret = secret_of(settings)
         self.name = settings.identity_cookie.encode("latin-1")
-        self.limiter = MintLimiter(settings.identity_mints_per_address, settings.identity_mint_window_s)
+        self.share = AddressShare(settings.identities_per_address, settings.identity_window_s)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         ident = cookie_ident(self.secret, _cookie(scope.get("headers") or [], self.name))
+        address = str((scope.get("client") or ("unknown",))[0])
         set_cookie: bytes | None = None
-        if ident is not None:
+        if ident is not None and self.share.allow(address, ident):
             identity = Identity("c:" + ident)
         else:
-            address = (scope.get("client") or ("unknown",))[0]
-            identity = Identity("a:" + str(address))
-            if self.limiter.allow(str(address)):
+            identity = Identity("a:" + address)
+            if ident is None:
                 fresh = cookie_value(self.secret, new_id())
                 set_cookie = (self.name + b"=" + fresh.encode() + b"; Path=/; HttpOnly; SameSite=Lax; Max-Age="
                               + str(COOKIE_MAX_AGE_S).encode())

@@ -4,6 +4,7 @@ time and queues at most ``identity_queue_limit`` more (429 + Retry-After past it
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -12,7 +13,16 @@ from fastapi.testclient import TestClient
 from flowgrad_testing import identity_headers, strict_json
 
 from app.core.config import Settings
-from app.core.identity import Identity, MintLimiter, cookie_ident, cookie_value, new_id, secret_of, token_ident
+from app.core.identity import (
+    AddressShare,
+    Identity,
+    IdentityCookie,
+    cookie_ident,
+    cookie_value,
+    new_id,
+    secret_of,
+    token_ident,
+)
 from app.main import create_app
 from app.runner.pool import Pool, PoolBusy
 from app.runner.service import run_options
@@ -41,19 +51,55 @@ def test_a_client_id_refines_an_identity_and_never_escapes_it():
     assert len({t.run_slot for t in tabs}) == 50 and me.run_slot is None
 
 
-def test_an_address_gets_a_bounded_number_of_new_identities():
+def test_an_address_is_honoured_a_bounded_number_of_identities():
     now = [0.0]
-    limiter = MintLimiter(3, 60.0, clock=lambda: now[0])
-    assert [limiter.allow("10.0.0.1") for _ in range(5)] == [True, True, True, False, False]
-    assert limiter.allow("10.0.0.2")  # another address is not charged
+    share = AddressShare(3, 60.0, clock=lambda: now[0])
+    assert [share.allow("10.0.0.1", f"id{i}") for i in range(5)] == [True, True, True, False, False]
+    assert share.allow("10.0.0.1", "id0")  # one already honoured stays so
+    assert share.allow("10.0.0.2", "id4")  # another address is not charged
     now[0] = 61.0
-    assert limiter.allow("10.0.0.1")
+    assert share.allow("10.0.0.1", "id4")  # the others were not seen for a window: their places are free
+
+
+def _who(middleware, cookie: str | None, address: str = "10.1.2.3") -> tuple[Identity, bytes | None]:
+    """One request through the middleware: the identity the app saw and the Set-Cookie it answered with."""
+    seen, sent = {}, {}
+
+    async def app(scope, receive, send):
+        seen["identity"] = scope["state"]["identity"]
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            sent["cookie"] = dict(message["headers"]).get(b"set-cookie")
+
+    headers = [(b"cookie", cookie.encode())] if cookie else []
+    scope = {"type": "http", "headers": headers, "client": (address, 1234)}
+    middleware.app = app
+    asyncio.run(middleware(scope, None, send))
+    return seen["identity"], sent["cookie"]
+
+
+def test_requests_without_a_cookie_are_their_address_however_many_cookies_they_are_given():
+    s = Settings(identity_secret="k" * 32, identities_per_address=3)
+    middleware = IdentityCookie(None, s)
+    given = set()
+    for _ in range(20):  # a client that refuses cookies: one identity, the address
+        identity, cookie = _who(middleware, None)
+        assert identity.key == "a:10.1.2.3" and cookie
+        given.add(cookie.split(b";")[0].decode())
+    assert len(given) == 20  # minting stores nothing: a flood of them costs the class nothing
+    honoured = [_who(middleware, c)[0].key for c in sorted(given)]
+    assert len(set(honoured[:3])) == 3 and all(k.startswith("c:") for k in honoured[:3])
+    assert set(honoured[3:]) == {"a:10.1.2.3"}  # a client collecting cookies is still one identity past the share
+    assert _who(middleware, sorted(given)[5], address="10.9.9.9")[0].key.startswith("c:")  # elsewhere: its own
 
 
 @pytest.fixture(scope="module")
 def fair():
     s = Settings(workers=1, queue_limit=16, identity_queue_limit=1, time_limit_s=1.0, hard_kill_s=1.0,
-                 identity_mints_per_address=2)
+                 identities_per_address=1000)
     with TestClient(create_app(s)) as c:
         yield c, s
 
@@ -66,10 +112,8 @@ def test_the_server_mints_the_cookie_and_refuses_forged_ones(fair):
     assert minted and cookie_ident(secret_of(s), minted) is not None
     assert "HttpOnly" in r.headers["set-cookie"]
     assert s.identity_cookie not in fresh.get("/healthz").cookies  # kept: not minted again
-    # an address that asked for more than identity_mints_per_address cookies is given none: it is its address
-    for _ in range(3):
-        r = client.get("/healthz", headers={"cookie": f"{s.identity_cookie}=forged"})
-    assert "set-cookie" not in r.headers
+    r = client.get("/healthz", headers={"cookie": f"{s.identity_cookie}=forged"})
+    assert r.cookies.get(s.identity_cookie) != "forged"  # a forged cookie is the address, and is given a real one
 
 
 def _until(condition, timeout: float = 30.0) -> None:
