@@ -358,3 +358,34 @@ def test_redis_going_away_and_coming_back(two_servers, redis_url):
     events = follower.wait_for(2)
     assert events[-1]["state"] == {"step": 3} and not math.isnan(events[-1]["seq"])
     follower.close()
+
+
+def test_redis_broker_shares_and_unjoined_expiry(redis_url):
+    """Issue 22 in Redis: an identity's sessions are capped, a session nobody joined lives session_unjoined_s
+    (its keys' TTL), one that was joined lives session_idle_s; follower tokens are capped per identity."""
+    from app.classroom.broker import TooManyOwnFollowers, TooManyOwnSessions
+    from app.classroom.redis_broker import RedisBroker
+
+    async def scenario():
+        broker = RedisBroker(redis_url[0], limits(max_sessions=100, idle_s=3600, max_sessions_per_identity=2,
+                                                  unjoined_s=600, max_followers_per_identity=2), Hub())
+        try:
+            first = await broker.create("d", "teacher-x")
+            second = await broker.create("d", "teacher-x")
+            with pytest.raises(TooManyOwnSessions) as refused:
+                await broker.create("d", "teacher-x")
+            assert 1 <= refused.value.retry_after <= 600
+            await broker.create("d", "teacher-y")  # another identity is served
+            assert 0 < await broker.redis.ttl("fg:s:" + first) <= 600
+            await broker.post_state(first, b"{}")  # a presenter's state does not stretch an unjoined session
+            assert 0 < await broker.redis.ttl("fg:s:" + first) <= 600
+            await broker.join(second, "f1")
+            assert await broker.redis.ttl("fg:s:" + second) > 600  # joined: session_idle_s
+            for _ in range(2):
+                await broker.mint_follower(second, "greedy")
+            with pytest.raises(TooManyOwnFollowers):
+                await broker.mint_follower(second, "greedy")
+            await broker.mint_follower(second, "student")
+        finally:
+            await broker.stop()
+    run(scenario())
