@@ -150,7 +150,7 @@ class IdentityCookie:
             if ident is None:
                 fresh = cookie_value(self.secret, new_id())
                 set_cookie = (self.name + b"=" + fresh.encode() + b"; Path=/; HttpOnly; SameSite=Lax; Max-Age="
-                              + str(COOKIE_MAX_AGE_S).encode())
+                              + str(COOKIE_MAX_AGE_S).encode() + (b"; Secure" if scope.get("scheme") == "https" else b""))
         scope.setdefault("state", {})["identity"] = identity
         if set_cookie is None:
             await self.app(scope, receive, send)

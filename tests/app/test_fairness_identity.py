@@ -90,6 +90,7 @@ def test_requests_without_a_cookie_are_their_address_however_many_cookies_they_a
         assert identity.key == "a:10.1.2.3" and cookie
         given.add(cookie.split(b";")[0].decode())
     assert len(given) == 20  # minting stores nothing: a flood of them costs the class nothing
+    assert b"HttpOnly" in cookie and b"Secure" not in cookie  # plain http here; https answers add Secure
     honoured = [_who(middleware, c)[0].key for c in sorted(given)]
     assert len(set(honoured[:3])) == 3 and all(k.startswith("c:") for k in honoured[:3])
     assert set(honoured[3:]) == {"a:10.1.2.3"}  # a client collecting cookies is still one identity past the share
