@@ -12,11 +12,13 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from app.api.routes import examples, export, health, pages, run, runs, sessions, stream
+from app.api.send_guard import SendGuard
 from app.api.stream_gzip import StreamGzip
 from app.classroom.service import make_classroom
 from app.core import errors
 from app.core.config import Settings, get_settings
 from app.core.errors import problem_response
+from app.core.identity import IdentityCookie
 from app.core.responses import OrjsonResponse
 from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
@@ -136,6 +138,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # big answers (a folded 10,000-op pass: 6 MB of JSON) go gzipped, compressed off the event loop
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=1)
     app.add_middleware(StreamGzip)  # ... and the run stream, event by event (app/api/stream_gzip.py)
+    app.add_middleware(IdentityCookie, settings=settings)  # who is asking: every fairness limit counts by it
+    # outermost: answers go out in pieces, each waiting send_timeout_s at most (a client that never reads)
+    app.add_middleware(SendGuard, timeout_s=settings.send_timeout_s, chunk_bytes=settings.send_chunk_bytes)
     static = ROOT / "static"
     app.mount("/static", StaticFiles(directory=str(static), check_dir=False), name="static")
     return app

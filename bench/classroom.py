@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import shutil
 import socket
 import subprocess
@@ -66,8 +67,14 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+async def join(client, url, code) -> str:
+    """A follower token (POST …/join): the stream and answers take only tokens the server gave."""
+    return (await client.post(f"{url}/api/sessions/{code}/join")).json()["follower"]
+
+
 async def follower(client, url, code, name, received: list, ready: asyncio.Event, counter: list):
-    async with client.stream("GET", f"{url}/api/sessions/{code}/events?follower={name}") as r:
+    token = await join(client, url, code)
+    async with client.stream("GET", f"{url}/api/sessions/{code}/events?follower={token}") as r:
         async for line in r.aiter_lines():
             if line.startswith("data:"):
                 now = time.time()
@@ -144,9 +151,10 @@ async def question_round(urls, answering: int) -> dict:
             await asyncio.sleep(i / answering)  # spread over one second
             sent = time.monotonic()
             await client.post(f"{urls[i % len(urls)]}/api/sessions/{code}/questions/{q['id']}/answers",
-                              json={"follower": f"s{i}", "value": 9 + i % 3})
+                              json={"follower": tokens[i], "value": 9 + i % 3})
             return sent
 
+        tokens = [await join(client, urls[i % len(urls)], code) for i in range(answering)]
         done = await asyncio.gather(*(answer(i) for i in range(answering)))
         deadline = time.monotonic() + 5
         while not (seen and seen[-1][1] == answering) and time.monotonic() < deadline:
@@ -167,7 +175,11 @@ def main() -> int:
     ap.add_argument("--answers", type=int, default=30)
     args = ap.parse_args()
     procs, redis = [], None
-    env = {"FLOWGRAD_MAX_FOLLOWERS": str(max(500, args.followers))}
+    # every simulated student is this one client (one identity): its per-identity shares are lifted; the
+    # processes share one identity_secret so a token from one is good on the other
+    many = str(10 * max(500, args.followers))
+    env = {"FLOWGRAD_MAX_FOLLOWERS": str(max(500, args.followers)), "FLOWGRAD_MAX_FOLLOWERS_PER_IDENTITY": many,
+           "FLOWGRAD_MAX_STREAMS_PER_IDENTITY": many, "FLOWGRAD_IDENTITY_SECRET": secrets.token_hex(32)}
     try:
         if args.redis:
             if shutil.which("redis-server") is None:

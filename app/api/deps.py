@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from app.classroom.service import Classroom
 from app.core.config import Settings, get_settings
+from app.core.identity import Identity
 from app.layout.dot import Graphviz
 from app.runner.pool import Pool
 from app.runner.service import RunService
@@ -52,12 +53,13 @@ def get_examples_dir(request: Request) -> Path:
     return request.app.state.examples_dir
 
 
-def get_client_id(request: Request, settings: SettingsDep) -> str | None:
-    """Who is asking, for 'one run per client': the X-Client-Id header, else the page's cookie."""
-    cid = request.headers.get("x-client-id") or request.cookies.get(settings.client_cookie)
-    if cid:
-        return cid[:128]
-    return None
+def get_identity(request: Request, settings: SettingsDep) -> Identity:
+    """Who is asking (app/core/identity.py): the server's signed cookie, else the client address; the tab's
+    own X-Client-Id header (or the page's client cookie) refines it, for 'one run per tab', and never escapes it."""
+    identity = getattr(request.state, "identity", None)
+    if identity is None:  # an app built without the middleware (never create_app's): the address
+        identity = Identity("a:" + (request.client.host if request.client else "unknown"))
+    return identity.refined(request.headers.get("x-client-id") or request.cookies.get(settings.client_cookie))
 
 
 PoolDep = Annotated[Pool, Depends(get_pool)]
@@ -65,6 +67,6 @@ RunsDep = Annotated[RunService, Depends(get_runs)]
 GraphvizDep = Annotated[Graphviz, Depends(get_graphviz)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 ExamplesDirDep = Annotated[Path, Depends(get_examples_dir)]
-ClientDep = Annotated[str | None, Depends(get_client_id)]
+IdentityDep = Annotated[Identity, Depends(get_identity)]
 ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
 RunStoreDep = Annotated[RunStore, Depends(get_run_store)]

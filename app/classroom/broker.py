@@ -21,14 +21,23 @@ from app.classroom.hub import Hub, sse_frame
 
 
 class ClassroomError(Exception):
-    """A refusal the routes turn into an HTTP status with the message."""
+    """A refusal the routes turn into an HTTP status with the message (and ``retry_after``, when trying again
+    later can work)."""
     status = 400
     kind = "SessionError"
+
+    def __init__(self, message: str = "", retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 # each refusal and its HTTP status (the routes answer problem_response(status, kind, message))
 class NoSuchSession(ClassroomError): status, kind = 404, "NotFound"  # noqa: E701
 class TooManySessions(ClassroomError): status, kind = 503, "Busy"  # noqa: E701
+class TooManyOwnSessions(ClassroomError): status, kind = 429, "TooManySessions"  # noqa: E701
+class TooManyOwnFollowers(ClassroomError): status, kind = 429, "TooManyFollowers"  # noqa: E701
+class UnknownFollower(ClassroomError): status, kind = 403, "UnknownFollower"  # noqa: E701
+class TooManyStreams(ClassroomError): status, kind = 429, "TooManyStreams"  # noqa: E701
 class SessionFull(ClassroomError): status, kind = 429, "SessionFull"  # noqa: E701
 class NoSuchQuestion(ClassroomError): status, kind = 404, "NotFound"  # noqa: E701
 class QuestionClosed(ClassroomError): status, kind = 409, "QuestionClosed"  # noqa: E701
@@ -52,6 +61,20 @@ class Limits:
     max_questions: int
     max_answer_changes: int
     follower_timeout_s: float  # a follower not seen for this long no longer counts
+    max_sessions_per_identity: int = 3
+    unjoined_s: float = 600.0  # a session no follower joined is forgotten this long after it was made
+    max_followers_per_identity: int = 3  # follower tokens one identity may take in one session
+
+
+def own_sessions_message(limits: Limits) -> str:
+    return (f"you already hold {limits.max_sessions_per_identity} class sessions (max_sessions_per_identity); "
+            f"a session nobody joins ends after {limits.unjoined_s:g} s, any other after "
+            f"{limits.idle_s:g} s untouched")
+
+
+def own_followers_message(limits: Limits) -> str:
+    return (f"this browser already joined this session {limits.max_followers_per_identity} times "
+            f"(max_followers_per_identity): reload the page you joined with instead of joining again")
 
 
 def state_channel(code: str) -> str:
@@ -96,6 +119,9 @@ class _Session:
     digest: str
     created: float
     touched: float
+    owner: str = ""
+    joined: bool = False  # a follower came (until then the session lives unjoined_s, not idle_s)
+    minted: dict = field(default_factory=dict)  # identity → follower tokens it took
     seq: int = 0
     state: bytes = b"null"
     question: dict | None = None
@@ -118,9 +144,12 @@ class MemoryBroker:
     async def stop(self) -> None:
         pass
 
+    def _expires(self, s: _Session) -> float:
+        return s.touched + self.limits.idle_s if s.joined else min(s.touched + self.limits.idle_s,
+                                                                   s.created + self.limits.unjoined_s)
+
     def _expire(self, now: float) -> None:
-        idle = now - self.limits.idle_s
-        for code in [c for c, s in self.sessions.items() if s.touched < idle]:
+        for code in [c for c, s in self.sessions.items() if self._expires(s) <= now]:
             del self.sessions[code]
 
     def _must(self, code: str) -> _Session:
@@ -131,23 +160,37 @@ class MemoryBroker:
 
     def _get(self, code: str) -> _Session | None:
         s = self.sessions.get(code)
-        if s is not None and s.touched < time.time() - self.limits.idle_s:
+        if s is not None and self._expires(s) <= time.time():
             del self.sessions[code]
             return None
         return s
 
-    async def create(self, digest: str) -> str:
+    async def create(self, digest: str, owner: str = "") -> str:
         now = time.time()
         self._expire(now)
+        mine = [self._expires(s) for s in self.sessions.values() if s.owner == owner]
+        if owner and len(mine) >= self.limits.max_sessions_per_identity:
+            raise TooManyOwnSessions(own_sessions_message(self.limits), retry_after=max(1, math.ceil(min(mine) - now)))
         if len(self.sessions) >= self.limits.max_sessions:
+            soonest = min(self._expires(s) for s in self.sessions.values())
             raise TooManySessions(f"the server holds its limit of {self.limits.max_sessions} class sessions "
-                                  f"(max_sessions); try again when one ends")
+                                  f"(max_sessions); try again when one ends", retry_after=max(1, math.ceil(soonest - now)))
         while True:
             code = new_code(self.limits.code_length)
             if code not in self.sessions:
                 break
-        self.sessions[code] = _Session(code, digest, now, now)
+        self.sessions[code] = _Session(code, digest, now, now, owner)
         return code
+
+    async def mint_follower(self, code: str, identity: str) -> None:
+        """``identity`` takes one more follower token of this session: at most max_followers_per_identity."""
+        s = self._must(code)
+        taken = s.minted.get(identity, 0)
+        if taken >= self.limits.max_followers_per_identity:
+            raise TooManyOwnFollowers(own_followers_message(self.limits))
+        if identity not in s.minted and len(s.minted) >= 4 * self.limits.max_followers:
+            raise SessionFull("this session has been joined from too many browsers (4 x max_followers)")
+        s.minted[identity] = taken + 1
 
     async def info(self, code: str) -> dict | None:
         s = self._get(code)
@@ -187,6 +230,7 @@ class MemoryBroker:
             raise SessionFull(f"this session already has {self.limits.max_followers} followers (max_followers)")
         s.followers[conn] = now
         s.touched = now
+        s.joined = True
 
     async def heartbeat(self, code: str, conn: str) -> None:
         s = self._get(code)

@@ -4,6 +4,11 @@ One encoded frame per event, written once and handed to every follower (200 foll
 ``json`` encoding, not 200). A follower keeps a cursor (the last ``seq`` it sent); a follower that falls
 more than ``keep`` events behind is sent the session's latest state instead of the events it missed,
 so memory stays flat whatever the slowest laptop does.
+
+Memory is bounded across the process too (issue 22): every channel's frames count against ``max_bytes``
+(``hub_max_bytes``); past it the channel holding the most drops its oldest frames (a follower behind then
+gets the latest state, as above), down to its newest frame, and a channel goes, frames and all, when its
+last stream closes.
 """
 
 from __future__ import annotations
@@ -21,12 +26,11 @@ def sse_frame(seq: int, payload: bytes, event: str | None = None) -> bytes:
 @dataclass
 class Channel:
     keep: int
-    log: deque = field(init=False)
+    hub: Hub | None = None  # whose byte budget the frames count against
+    log: deque = field(default_factory=deque)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     listeners: int = 0
-
-    def __post_init__(self):
-        self.log = deque(maxlen=self.keep)
+    nbytes: int = 0
 
     @property
     def last_seq(self) -> int:
@@ -36,8 +40,22 @@ class Channel:
         if seq <= self.last_seq:  # the same event twice (a late joiner's fetch racing the broker's echo)
             return
         self.log.append((seq, frame))
+        self._count(len(frame))
+        while len(self.log) > self.keep:
+            self.drop_oldest()
+        if self.hub is not None:
+            self.hub.fit()
         woken, self.changed = self.changed, asyncio.Event()
         woken.set()
+
+    def drop_oldest(self) -> None:
+        _, frame = self.log.popleft()
+        self._count(-len(frame))
+
+    def _count(self, n: int) -> None:
+        self.nbytes += n
+        if self.hub is not None:
+            self.hub.nbytes += n
 
     def after(self, seq: int) -> tuple[list[bytes], int, bool]:
         """Frames newer than ``seq``, the newest seq, and whether some were already dropped (a gap)."""
@@ -51,14 +69,16 @@ class Channel:
 class Hub:
     """Channels by name (``state:CODE``, ``tally:CODE``), alive while someone listens here."""
 
-    def __init__(self, keep: int = 64):
+    def __init__(self, keep: int = 64, max_bytes: int = 32_000_000):
         self.keep = keep
+        self.max_bytes = max_bytes
+        self.nbytes = 0
         self.channels: dict[str, Channel] = {}
 
     def listen(self, name: str) -> Channel:
         channel = self.channels.get(name)
         if channel is None:
-            channel = self.channels[name] = Channel(self.keep)
+            channel = self.channels[name] = Channel(self.keep, self)
         channel.listeners += 1
         return channel
 
@@ -68,8 +88,19 @@ class Hub:
             channel.listeners -= 1
             if channel.listeners <= 0:
                 del self.channels[name]
+                self.nbytes -= channel.nbytes  # its frames go with it
 
     def put(self, name: str, seq: int, frame: bytes) -> None:
         channel = self.channels.get(name)
         if channel is not None:  # nobody here listens: nothing to keep
             channel.put(seq, frame)
+
+    def fit(self) -> None:
+        """Within ``max_bytes``: the channel holding the most drops its oldest frames, each keeping its newest
+        while others have more to give."""
+        while self.nbytes > self.max_bytes:
+            spare = [c for c in self.channels.values() if len(c.log) > 1]
+            givers = spare or [c for c in self.channels.values() if c.log]  # all down to one: the newest go too
+            if not givers:
+                return
+            max(givers, key=lambda c: c.nbytes).drop_oldest()

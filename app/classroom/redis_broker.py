@@ -3,8 +3,10 @@
 Keys per session (all expire after ``idle_s`` without a touch): ``fg:s:CODE`` a hash (token digest,
 created, seq, latest state, the current question's public view, tally seq), ``fg:f:CODE`` a sorted set
 of followers by last-seen time, ``fg:q:CODE`` the questions (JSON by id), ``fg:a:CODE:ID`` /
-``fg:c:CODE:ID`` each question's answers and answer counts; ``fg:sessions`` all codes by last touch
-(for ``max_sessions``). Every published change is one Lua script (bump ``seq``, store, ``PUBLISH``), so
+``fg:c:CODE:ID`` each question's answers and answer counts, ``fg:m:CODE`` follower tokens taken per identity;
+``fg:sessions`` all codes and ``fg:o:OWNER`` each identity's codes, scored by when they expire (for
+``max_sessions`` and ``max_sessions_per_identity``). A session no follower joined expires ``unjoined_s``
+after it was made. Every published change is one Lua script (bump ``seq``, store, ``PUBLISH``), so
 ``seq`` order is publish order and Redis pub/sub delivers it in that order to every process; each
 process has one pattern subscription feeding its ``Hub``. Redis away: the presenter's calls fail with
 503 "broker unavailable", followers keep their last state, and the subscription reconnects by itself.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import time
 
 import orjson
@@ -30,8 +33,12 @@ from app.classroom.broker import (
     QuestionClosed,
     SessionFull,
     TooManyAnswers,
+    TooManyOwnFollowers,
+    TooManyOwnSessions,
     TooManySessions,
     new_question,
+    own_followers_message,
+    own_sessions_message,
     public_question,
     state_payload,
     tally_payload,
@@ -155,21 +162,55 @@ class RedisBroker:
     def _key(self, code: str) -> str:
         return "fg:s:" + code
 
+    async def _soonest(self, key: str, now: float) -> int:
+        first = await self.redis.zrange(key, 0, 0, withscores=True)
+        return max(1, math.ceil(first[0][1] - now)) if first else 1
+
     @_down
-    async def create(self, digest: str) -> str:
+    async def create(self, digest: str, owner: str = "") -> str:
         now = time.time()
-        await self.redis.zremrangebyscore("fg:sessions", "-inf", now - self.limits.idle_s)
+        mine = "fg:o:" + owner
+        await self.redis.zremrangebyscore("fg:sessions", "-inf", now)
+        await self.redis.zremrangebyscore(mine, "-inf", now)
+        if owner and await self.redis.zcard(mine) >= self.limits.max_sessions_per_identity:
+            raise TooManyOwnSessions(own_sessions_message(self.limits), retry_after=await self._soonest(mine, now))
         if await self.redis.zcard("fg:sessions") >= self.limits.max_sessions:
             raise TooManySessions(f"the server holds its limit of {self.limits.max_sessions} class sessions "
-                                  f"(max_sessions); try again when one ends")
+                                  f"(max_sessions); try again when one ends",
+                                  retry_after=await self._soonest("fg:sessions", now))
         while True:
             code = new_code(self.limits.code_length)
             if await self.redis.hsetnx(self._key(code), "digest", digest):
                 break
-        await self.redis.hset(self._key(code), mapping={"created": now, "touched": now, "seq": 0, "tally": 0})
-        await self.redis.expire(self._key(code), self.ttl)
-        await self.redis.zadd("fg:sessions", {code: now})
+        life = max(1, int(min(self.limits.unjoined_s, self.limits.idle_s)))
+        await self.redis.hset(self._key(code), mapping={"created": now, "touched": now, "seq": 0, "tally": 0,
+                                                        "owner": owner, "joined": 0})
+        await self.redis.expire(self._key(code), life)
+        await self.redis.zadd("fg:sessions", {code: now + life})
+        if owner:
+            await self.redis.zadd(mine, {code: now + life})
+            await self.redis.expire(mine, self.ttl)
         return code
+
+    async def _life(self, code: str, now: float) -> tuple[int, str]:
+        """Seconds the session lives from ``now`` (idle_s once joined; else what is left of unjoined_s), its owner."""
+        created, joined, owner = await self.redis.hmget(self._key(code), "created", "joined", "owner")
+        if joined and int(joined):
+            return self.ttl, (owner or b"").decode()
+        left = float(created or now) + self.limits.unjoined_s - now
+        return max(1, int(min(self.limits.idle_s, left))), (owner or b"").decode()
+
+    @_down
+    async def mint_follower(self, code: str, identity: str) -> None:
+        """``identity`` takes one more follower token of this session: at most max_followers_per_identity."""
+        await self._must(code)
+        key = "fg:m:" + code
+        if not await self.redis.hexists(key, identity) and await self.redis.hlen(key) >= 4 * self.limits.max_followers:
+            raise SessionFull("this session has been joined from too many browsers (4 x max_followers)")
+        if await self.redis.hincrby(key, identity, 1) > self.limits.max_followers_per_identity:
+            await self.redis.hincrby(key, identity, -1)
+            raise TooManyOwnFollowers(own_followers_message(self.limits))
+        await self.redis.expire(key, self.ttl)
 
     @_down
     async def info(self, code: str) -> dict | None:
@@ -192,19 +233,25 @@ class RedisBroker:
         return int(seq), state_payload(int(seq), state or b"null", q or b"null")
 
     async def _touch(self, code: str, conn: str | None = None) -> None:
-        """One round trip: the session's keys live another ``idle_s`` (and ``conn`` is seen now)."""
+        """Two round trips: the session's keys live another ``idle_s`` (what is left of ``unjoined_s`` while nobody
+        joined), and ``conn`` is seen now."""
         now = time.time()
+        life, owner = await self._life(code, now)
         pipe = self.redis.pipeline(transaction=False)
         if conn is not None:
             pipe.zadd("fg:f:" + code, {conn: now})
-        pipe.zadd("fg:sessions", {code: now})
-        for key in (self._key(code), "fg:f:" + code, "fg:q:" + code):
-            pipe.expire(key, self.ttl)
+        pipe.zadd("fg:sessions", {code: now + life})
+        if owner:
+            pipe.zadd("fg:o:" + owner, {code: now + life})
+            pipe.expire("fg:o:" + owner, self.ttl)
+        for key in (self._key(code), "fg:f:" + code, "fg:q:" + code, "fg:m:" + code):
+            pipe.expire(key, life)
         await pipe.execute()
 
     async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"") -> int:
+        life, _ = await self._life(code, time.time())
         seq = await self._publish(keys=[self._key(code)],
-                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), self.ttl])
+                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), life])
         if seq < 0:
             raise NoSuchSession(NOT_FOUND)
         await self._touch(code)
@@ -224,6 +271,7 @@ class RedisBroker:
         await self._must(code)
         if await self.redis.zscore("fg:f:" + code, conn) is None and await self._count(code) >= self.limits.max_followers:
             raise SessionFull(f"this session already has {self.limits.max_followers} followers (max_followers)")
+        await self.redis.hset(self._key(code), "joined", 1)
         await self._touch(code, conn)
 
     async def heartbeat(self, code: str, conn: str) -> None:

@@ -72,6 +72,19 @@ class Settings(BaseSettings):
     supervisor_interval_s: float = Field(0.2, gt=0)
     supervisor_grace_s: float = Field(2.0, gt=0, description="a run past hard_kill_s + this: its worker is replaced")
 
+    # ---- fairness: who is asking (app/core/identity.py) and their share (issue 22) ----
+    identity_secret: str | None = Field(None, min_length=16, description="key of the signed identity cookie and "
+                                        "follower tokens; unset: a random key per process (cookies and tokens then "
+                                        "die with it). With several processes (broker_url) set the SAME value on all")
+    identity_cookie: str = Field("flowgrad_id", description="name of the signed identity cookie")
+    identities_per_address: int = Field(200, ge=1, description="distinct identity cookies honoured from one client "
+                                        "address (a class behind one NAT); a further one counts as the address itself")
+    identity_window_s: float = Field(600.0, gt=0, description="an identity holds its place at an address this long "
+                                     "after it was last seen there")
+    identity_queue_limit: int = Field(2, ge=0, description="runs one identity may have waiting (one more runs); "
+                                      "past it 429 with Retry-After")
+    busy_retry_after_s: int = Field(2, ge=1, description="Retry-After of a 429 'busy' answer")
+
     # ---- §4 trace and layout ----
     full_passes_head: int = Field(3, ge=0, description="first passes that keep a full graph")
     full_passes_tail: int = Field(2, ge=0, description="last passes that keep a full graph")
@@ -105,6 +118,8 @@ class Settings(BaseSettings):
     run_store_ttl_s: float = Field(1800.0, gt=0, description="a run's payloads are forgotten this long after its "
                                    "last use")
     run_store_max_runs: int = Field(64, ge=1, description="runs whose payloads the server keeps")
+    run_store_entry_bytes: int = Field(4_096, ge=0, description="bytes counted per stored run and per pass on top of "
+                                       "their measured payloads (dicts, events, bookkeeping the measure does not see)")
 
     # ---- classroom sessions (app/classroom, docs/classroom.md) ----
     broker_url: str | None = Field(None, description="redis://host:port/db: sessions shared by several server "
@@ -119,6 +134,16 @@ class Settings(BaseSettings):
     max_questions: int = Field(50, ge=1, description="questions remembered per session")
     max_answer_changes: int = Field(20, ge=1, description="answers one follower may give to one question")
     follower_heartbeat_s: float = Field(15.0, gt=0, description="a follower stream's keep-alive and presence interval")
+    max_sessions_per_identity: int = Field(3, ge=1, description="live class sessions one identity may hold; past it "
+                                           "429 with Retry-After")
+    session_unjoined_s: float = Field(600.0, gt=0, description="a session no follower has joined is forgotten this "
+                                      "long after it was made (session_idle_s once someone joined)")
+    max_followers_per_identity: int = Field(3, ge=1, description="follower tokens one identity may take in one session")
+    max_streams_per_identity: int = Field(8, ge=1, description="class event streams one identity may hold open in "
+                                          "this process (presenter's tally included)")
+    hub_max_bytes: int = Field(32_000_000, ge=65_536, description="bytes of recent session frames this process keeps "
+                               "for its followers (all sessions); past it the biggest channels drop their oldest "
+                               "frames and a follower behind gets the latest state instead")
 
     # ---- export: the page as one offline file (app/export, POST /api/export/html) ----
     max_export_bytes: int = Field(12_000_000, ge=65_536, description="bytes of one exported .html file (the "
@@ -130,6 +155,10 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=0, le=65535)
     max_request_bytes: int = Field(65_536, ge=1024, description="largest request body accepted")
     client_cookie: str = "flowgrad_client"
+    send_timeout_s: float = Field(30.0, gt=0, description="longest wait for a client to take the next piece of an "
+                                  "answer; past it the connection is dropped (a client that never reads)")
+    send_chunk_bytes: int = Field(65_536, ge=1024, description="an answer is written in pieces of at most this many "
+                                  "bytes, each waiting for the client: bytes waiting to be written per connection")
 
     @model_validator(mode="after")
     def _kill_after_limit(self) -> Settings:

@@ -30,9 +30,10 @@ def problem_response(status: int, type_: str, message: str, *, detail: Any = Non
                           headers=dict(headers) if headers else None)
 
 
-def busy_response(message: str) -> OrjsonResponse:
-    """429 ``Busy``: the run queue is full (or a run waited in it too long); the client may try again in a second."""
-    return problem_response(429, "Busy", message, headers={"Retry-After": "1"})
+def busy_response(message: str, retry_after: int = 1) -> OrjsonResponse:
+    """429 ``Busy``: the run queue (or this client's share of it) is full, or a run waited in it too long; the
+    client may try again in ``retry_after`` seconds."""
+    return problem_response(429, "Busy", message, headers={"Retry-After": str(max(1, int(retry_after)))})
 
 
 def status_type(status: int) -> str:

@@ -3,10 +3,14 @@
 * ``workers`` processes (one per core by default), started with the ``forkserver`` context so
   no worker is forked from the threaded server; each is warm (engine + numpy imported, ``dot``
   running) before it takes work. No user code runs in the server process: it only moves bytes.
-* A run takes an idle worker or waits in a FIFO queue of at most ``queue_limit`` runs; beyond
-  that, or after ``queue_timeout_s``, the answer is "busy" (HTTP 429) instead of a pile-up.
-* One run per client: a client's new run cancels its previous one (queued: dropped; running:
-  the worker kills the run's process).
+* Fair between identities (app/core/identity.py: a key the server minted, which a client cannot
+  switch off): each identity has its own queue of at most ``identity_queue_limit`` waiting runs and at
+  most one running run; an idle worker takes the next identity's run in turn (round robin), so one
+  client's 24 runs wait behind each other, not in front of everyone else. At most ``queue_limit`` runs
+  wait in all; beyond either limit, or after ``queue_timeout_s``, the answer is "busy" (HTTP 429 with
+  ``Retry-After``) instead of a pile-up.
+* One run per tab: a tab's new run (same identity and ``client_id``) cancels its previous one
+  (queued: dropped; running: the worker kills the run's process).
 * The supervisor (every ``supervisor_interval_s``) replaces workers that died and kills a
   worker whose run is past ``max_wall_s`` + ``supervisor_grace_s`` (the worker itself SIGKILLs a
   run's process past ``hard_kill_s`` of CPU time or ``max_wall_s`` of wall time; the supervisor is the net under that).
@@ -27,7 +31,7 @@ import os
 import signal
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 from app.core.config import Settings
@@ -51,7 +55,11 @@ BUSY_MESSAGE = "the server is busy; try again in a moment"
 
 
 class PoolBusy(Exception):
-    pass
+    """Nothing ran: the queue (everyone's, or this identity's) is full; try again in ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: int = 1):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 def process_context():
@@ -65,7 +73,8 @@ class Job:
     id: int
     source: str
     options: RunOptions
-    client: str | None
+    client: str | None  # the tab's run slot (identity + client_id): its next run cancels this one
+    identity: str | None = None  # whom fairness counts (None: a job of its own, e.g. a direct caller)
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)  # Piece…, then Done or JobFailed
     worker: WorkerHandle | None = None
     started: float = 0.0
@@ -107,7 +116,8 @@ class Pool:
         self.dot = dot  # the Graphviz binary the workers run (app.layout.dot.check_dot's path)
         self.ctx = process_context()
         self.workers: list[WorkerHandle] = []
-        self.waiting: deque[Job] = deque()
+        self.queues: OrderedDict[str, deque[Job]] = OrderedDict()  # identity → its waiting runs; order = whose turn
+        self.running: dict[str, Job] = {}  # identity → its running run
         self.clients: dict[str, Job] = {}
         self.ids = itertools.count(1)
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -117,7 +127,7 @@ class Pool:
         self.completed = 0
         self.rejected = 0
         self.closing = False
-        self._settings_dict = settings.model_dump()
+        self._settings_dict = settings.model_dump(exclude={"identity_secret"})  # run processes never see the key
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, wait_ready: bool = True) -> None:
@@ -146,9 +156,9 @@ class Pool:
             self._supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._supervisor
-        for job in list(self.waiting):
+        for job in self.waiting_jobs():
             job.fail(problem("Unavailable", "the server is stopping"))
-        self.waiting.clear()
+        self.queues.clear()
         for w in self.workers:
             with contextlib.suppress(Exception):
                 w.conn.send(StopWorker())
@@ -191,7 +201,7 @@ class Pool:
             case RunPending(run_id):  # a folded answer is coming; its payloads follow it
                 h.storing = True
                 if self.run_store is not None:
-                    self.run_store.expect(run_id)
+                    self.run_store.expect(run_id, h.job.identity if h.job is not None else None)  # its owner
             case RunStored(run_id, passes):
                 h.storing = False
                 if self.run_store is not None:
@@ -277,29 +287,59 @@ class Pool:
                     h.dead = True
                     self._replace(h)
             # queue timeouts
-            while self.waiting and now - self.waiting[0].enqueued > s.queue_timeout_s:
-                job = self.waiting.popleft()
-                self.rejected += 1
-                job.fail(problem("Busy", BUSY_MESSAGE))
-                self._forget(job)
+            for key, jobs in list(self.queues.items()):
+                while jobs and now - jobs[0].enqueued > s.queue_timeout_s:
+                    job = jobs.popleft()
+                    self.rejected += 1
+                    job.fail(problem("Busy", BUSY_MESSAGE))
+                    self._forget(job)
+                if not jobs:
+                    del self.queues[key]
             self._dispatch()
 
     # ------------------------------------------------------------------ scheduling
+    @property
+    def queued(self) -> int:
+        return sum(len(jobs) for jobs in self.queues.values())
+
+    def waiting_jobs(self) -> list[Job]:
+        return [job for jobs in self.queues.values() for job in jobs]
+
+    def _next_job(self) -> Job | None:
+        """The next run in turn: the first identity (in round-robin order) with a waiting run and none running;
+        that identity goes to the back of the order."""
+        for key, jobs in list(self.queues.items()):
+            while jobs and jobs[0].cancelled:
+                jobs.popleft()
+            if not jobs:
+                del self.queues[key]
+                continue
+            if key in self.running:
+                continue
+            job = jobs.popleft()
+            if jobs:
+                self.queues.move_to_end(key)
+            else:
+                del self.queues[key]
+            return job
+        return None
+
     def _dispatch(self) -> None:
         """Give waiting runs to idle workers, longest idle first (its next run process is surely warm)."""
         if self.closing:
             return
-        while self.waiting:
+        while self.queues:
             idle = [h for h in self.workers if h.ready and not h.dead and h.job is None and not h.storing]
             if not idle:
                 return
-            h = min(idle, key=lambda w: w.idle_since)
-            job = self.waiting.popleft()
-            if job.cancelled:
-                continue
-            self._assign(h, job)
+            job = self._next_job()
+            if job is None:
+                return
+            self._assign(min(idle, key=lambda w: w.idle_since), job)
 
     def _assign(self, h: WorkerHandle, job: Job) -> None:
+        if job.identity is not None:
+            self.running[job.identity] = job
         h.job = job
         job.worker = h
         job.started = time.monotonic()
@@ -308,29 +348,51 @@ class Pool:
         except Exception:  # noqa: BLE001 - a broken pipe: the reader thread reports the death
             h.job = None
             job.worker = None
-            self.waiting.appendleft(job)
+            self._release(job)
+            self._queue_of(job).appendleft(job)
             h.dead = True
 
+    def _queue_of(self, job: Job) -> deque[Job]:
+        key = job.identity if job.identity is not None else f"job:{job.id}"
+        jobs = self.queues.get(key)
+        if jobs is None:
+            jobs = self.queues[key] = deque()
+        return jobs
+
+    def _release(self, job: Job) -> None:
+        if job.identity is not None and self.running.get(job.identity) is job:
+            del self.running[job.identity]
+
     def _forget(self, job: Job) -> None:
+        self._release(job)
         if job.client is not None and self.clients.get(job.client) is job:
             del self.clients[job.client]
 
-    def submit(self, source: str, options: RunOptions, *, client: str | None = None) -> Job:
-        """Queue a run (cancelling the client's previous one); raises PoolBusy when the queue is full."""
+    def submit(self, source: str, options: RunOptions, *, client: str | None = None,
+               identity: str | None = None) -> Job:
+        """Queue a run for ``identity`` (cancelling the tab ``client``'s previous one); raises PoolBusy when the
+        queue, or this identity's share of it, is full."""
+        s = self.settings
         if self.closing:
             raise PoolBusy("the server is stopping")
         if client is not None:
             old = self.clients.get(client)
             if old is not None:
                 self.cancel(old)
-        if len(self.waiting) >= self.settings.queue_limit and not any(
-                h.ready and h.job is None and not h.dead for h in self.workers):
+        mine = self.queues.get(identity) if identity is not None else None
+        waiting_mine = sum(1 for j in mine if not j.cancelled) if mine else 0
+        if identity is not None and identity in self.running and waiting_mine >= s.identity_queue_limit:
             self.rejected += 1
-            raise PoolBusy(BUSY_MESSAGE)
-        job = Job(next(self.ids), source, options, client)
+            raise PoolBusy(f"you already have a run going and {waiting_mine} waiting (identity_queue_limit = "
+                           f"{s.identity_queue_limit}); wait for them to finish", s.busy_retry_after_s)
+        free = any(h.ready and h.job is None and not h.dead for h in self.workers)
+        if self.queued >= s.queue_limit and not (free and identity not in self.running):
+            self.rejected += 1
+            raise PoolBusy(BUSY_MESSAGE, s.busy_retry_after_s)
+        job = Job(next(self.ids), source, options, client, identity)
         if client is not None:
             self.clients[client] = job
-        self.waiting.append(job)
+        self._queue_of(job).append(job)
         self._dispatch()
         return job
 
@@ -340,8 +402,9 @@ class Pool:
         job.cancelled = True
         self._forget(job)
         if job.worker is None:
-            with contextlib.suppress(ValueError):
-                self.waiting.remove(job)
+            for jobs in self.queues.values():
+                with contextlib.suppress(ValueError):
+                    jobs.remove(job)
             job.fail(problem("Cancelled", "the run was cancelled by a newer run"))
         else:
             with contextlib.suppress(Exception):
@@ -354,7 +417,8 @@ class Pool:
             "size": len(self.workers),
             "ready": sum(1 for h in self.workers if h.ready and not h.dead),
             "busy": sum(1 for h in self.workers if h.job is not None),
-            "queued": len(self.waiting),
+            "queued": self.queued,
+            "identities": len(self.queues.keys() | self.running.keys()),
             "queue_limit": self.settings.queue_limit,
             "restarts": self.restarts,
             "completed": self.completed,

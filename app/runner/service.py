@@ -4,8 +4,12 @@ synchronous); both take a program through ``run_options`` and ``clean_source``.
 
 * ``run``: the whole answer (``POST /api/run``); ``record_pass``: the same with one pass kept in full (a
   training run's middle pass, run again: runs are deterministic);
-* ``stream``: the answer's events as they come (``/api/stream``);
-* ``cancel``: a client's current run.
+* ``open_stream``: the answer's events as they come (``/api/stream``), admitted before the first event is sent
+  (a full queue is a 429, not an event);
+* ``cancel``: a tab's current run.
+
+Every call names its ``Identity`` (app/core/identity.py): the pool admits runs by it (one running, a short queue,
+round robin between identities).
 
 A run that could not finish answers its error (``app.core.answer.failed_answer``); a full queue is ``busy``
 (nothing ran); a client that went away cancels its run.
@@ -19,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from app.core.answer import failed_answer
+from app.core.identity import Identity
 from app.core.problems import problem
 from app.runner.pool import Job, Pool, PoolBusy
 from app.runner.protocol import Done, JobFailed, Piece, RunOptions
@@ -54,20 +59,31 @@ class RunResult:
     answer: bytes | None = None
     complete: bool = False
     busy: str | None = None
+    retry_after: int = 1  # with ``busy``: seconds until trying again makes sense
+
+
+@dataclass(frozen=True)
+class OpenedStream:
+    """``open_stream``'s answer: ``events`` to iterate, or ``busy`` (nothing ran) with its ``retry_after``."""
+
+    events: AsyncIterator[bytes] | None = None
+    busy: str | None = None
+    retry_after: int = 1
 
 
 class RunService:
     def __init__(self, pool: Pool):
         self.pool = pool
 
-    async def run(self, source: str, *, client: str | None, passes: Iterable[int] = (), values: str = "full",
+    async def run(self, source: str, *, client: Identity, passes: Iterable[int] = (), values: str = "full",
                   disconnected: Callable[[], Awaitable[bool]] | None = None) -> RunResult:
         """Run ``source`` and wait for its answer; ``disconnected`` (the request's) is asked every POLL_S, and when
         the client has gone the run is cancelled and the result is empty."""
         try:
-            job = self.pool.submit(clean_source(source), run_options(passes=passes, values=values), client=client)
+            job = self.pool.submit(clean_source(source), run_options(passes=passes, values=values),
+                                   client=client.run_slot, identity=client.key)
         except PoolBusy as e:
-            return RunResult(busy=str(e))
+            return RunResult(busy=str(e), retry_after=e.retry_after)
         outcome = await self._wait(job, disconnected)
         if outcome is None:
             return RunResult()
@@ -78,21 +94,34 @@ class RunService:
             return RunResult(busy=error["message"])
         return RunResult(failed_answer(error))
 
-    async def record_pass(self, source: str, index: int | None, *, client: str | None, values: str = "summary",
+    async def record_pass(self, source: str, index: int | None, *, client: Identity, values: str = "summary",
                           disconnected: Callable[[], Awaitable[bool]] | None = None) -> RunResult:
         """``run`` with pass ``index`` kept in full even when it is a training run's middle pass (None: only the
         first and last ones); values as the page takes them (summaries past value_limit) unless asked."""
         return await self.run(source, client=client, passes=() if index is None else (index,), values=values,
                               disconnected=disconnected)
 
-    async def stream(self, source: str, *, client: str | None, values: str = "full") -> AsyncIterator[bytes]:
-        """The run's stream events (JSON, ``"type"`` first), ``done`` last; a run that could not finish ends with
-        a ``done`` carrying its error. Leaving the iteration early cancels the run."""
+    def open_stream(self, source: str, *, client: Identity, values: str = "full") -> OpenedStream:
+        """Admit the run now; its stream events (JSON, ``"type"`` first) come from ``events``, ``done`` last (a
+        run that could not finish ends with a ``done`` carrying its error). Leaving the iteration early cancels
+        the run; so does never starting it (close ``events``)."""
         try:
-            job = self.pool.submit(clean_source(source), run_options(stream=True, values=values), client=client)
+            job = self.pool.submit(clean_source(source), run_options(stream=True, values=values),
+                                   client=client.run_slot, identity=client.key)
         except PoolBusy as e:
-            yield failed_answer(problem("Busy", str(e)), stream=True)
+            return OpenedStream(busy=str(e), retry_after=e.retry_after)
+        return OpenedStream(self._events(job))
+
+    async def stream(self, source: str, *, client: Identity, values: str = "full") -> AsyncIterator[bytes]:
+        """``open_stream`` as one iteration: a full queue is a ``done`` carrying the ``Busy`` error."""
+        opened = self.open_stream(source, client=client, values=values)
+        if opened.events is None:
+            yield failed_answer(problem("Busy", opened.busy or ""), stream=True)
             return
+        async for data in opened.events:
+            yield data
+
+    async def _events(self, job: Job) -> AsyncIterator[bytes]:
         try:
             while True:
                 item = await job.queue.get()
@@ -106,9 +135,10 @@ class RunService:
             # the client went away (or we finished): make sure the run does not go on
             self.pool.cancel(job)
 
-    def cancel(self, client: str | None) -> bool:
-        """Cancel the client's current run; whether it had one."""
-        job = self.pool.clients.get(client) if client else None
+    def cancel(self, client: Identity) -> bool:
+        """Cancel the tab's current run; whether it had one."""
+        slot = client.run_slot
+        job = self.pool.clients.get(slot) if slot else None
         if job is not None:
             with contextlib.suppress(Exception):
                 self.pool.cancel(job)

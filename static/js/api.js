@@ -266,6 +266,11 @@ export class TraceSource {
     return this.#json(`/api/sessions/${code}/questions/${questionId}/reveal`, { method: "POST", headers: bearer(token) });
   }
 
+  // A follower token for this tab (the server signs it; the stream and answers take only such tokens).
+  joinSession(code) {
+    return this.#json(`/api/sessions/${encodeURIComponent(code)}/join`, { method: "POST" });
+  }
+
   sendAnswer(code, questionId, follower, value) {
     return this.#json(`/api/sessions/${code}/questions/${questionId}/answers`, {
       ...JSON_POST, body: JSON.stringify({ follower, value }),
@@ -282,7 +287,7 @@ export class TraceSource {
   // A follower's states and questions: an EventSource (it reconnects by itself).
   followSession(code, follower) {
     if (this.offline) throw new Error(NO_SERVER);
-    return new EventSource(`/api/sessions/${code}/events?follower=${follower}`);
+    return new EventSource(`/api/sessions/${code}/events?follower=${encodeURIComponent(follower)}`);
   }
 }
 

@@ -34,13 +34,18 @@ export const classSession = {
 };
 const session = classSession;  // window.__fg.classroom for the tests
 
-function followerId() {
-  let id = sessionStorage.getItem("fg-follower");
-  if (!id) {
-    id = Array.from(crypto.getRandomValues(new Uint8Array(9)), (b) => b.toString(16).padStart(2, "0")).join("");
-    sessionStorage.setItem("fg-follower", id);
+// The follower token the server gave this tab for this session (POST …/join): the only id it accepts on the
+// stream and on answers. Kept per tab and session, so a reload is the same follower, not a new one.
+async function followerToken(code, fresh = false) {
+  const key = "fg-follower-" + code;
+  let token = fresh ? null : sessionStorage.getItem(key);
+  if (!token) {
+    const r = await traceSource.joinSession(code);
+    if (!r.ok) throw new Error((r.body && r.body.error && r.body.error.message) || "could not join the class");
+    token = r.body.follower;
+    sessionStorage.setItem(key, token);
   }
-  return id;
+  return token;
 }
 
 // ---------------------------------------------------------------- presenter
@@ -290,7 +295,10 @@ async function sendAnswer(e) {
   const q = session.question;
   const value = parseFloat($("question-input").value);
   if (!q || !Number.isFinite(value)) return;
-  const r = await traceSource.sendAnswer(session.code, q.id, followerId(), value);
+  let r = await traceSource.sendAnswer(session.code, q.id, await followerToken(session.code), value);
+  if (r.status === 403) {  // a token the server no longer knows (it restarted with a new key): join again
+    r = await traceSource.sendAnswer(session.code, q.id, await followerToken(session.code, true), value);
+  }
   const body = r.body;
   if (r.ok) {
     session.answered = value;
@@ -301,11 +309,18 @@ async function sendAnswer(e) {
   }
 }
 
-function follow(code) {
+async function follow(code, fresh = false) {
   Object.assign(session, { role: "follower", code });
   $("follow-banner").hidden = false;
   setFollowing(true);
-  const es = traceSource.followSession(code, followerId());
+  let token;
+  try {
+    token = await followerToken(code, fresh);
+  } catch (err) {
+    $("follow-text").textContent = `Cannot join class ${code}: ${err.message}`;
+    return;
+  }
+  const es = traceSource.followSession(code, token);
   session.source = es;
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
@@ -316,6 +331,11 @@ function follow(code) {
   };
   es.onerror = () => {
     $("follow-text").textContent = `Reconnecting to class ${code}…`;
+    // refused for good (EventSource gives up on a 4xx, e.g. a token from before a server restart): join again
+    if (es.readyState === EventSource.CLOSED && !fresh) {
+      session.source = null;
+      setTimeout(() => follow(code, true), 1000);
+    }
   };
   es.onopen = () => setFollowing(session.following);
 }

@@ -54,3 +54,10 @@ def real_server(**env_overrides):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def identity_headers(settings) -> dict[str, str]:
+    """A fresh identity, as a browser that kept the server's cookie would send it (app/core/identity.py)."""
+    from app.core.identity import cookie_value, new_id, secret_of
+
+    return {"cookie": f"{settings.identity_cookie}={cookie_value(secret_of(settings), new_id())}"}

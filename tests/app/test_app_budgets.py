@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from flowgrad_testing import real_server, strict_json
+from flowgrad_testing import identity_headers, real_server, strict_json
 
 import app.trace.build as build
 from app.core.config import Settings
@@ -195,14 +195,14 @@ def test_what_each_hole_keeps(run, settings):
 
 
 @pytest.mark.slow
-def test_eight_copies_at_once_leave_a_benign_run_served(client):
+def test_eight_copies_at_once_leave_a_benign_run_served(client, settings):
     benign = "import torch\nx = torch.tensor(2.0, requires_grad=True)\n(x * x).backward()\nprint(x.grad)\n"
-    with ThreadPoolExecutor(9) as ex:
+    with ThreadPoolExecutor(9) as ex:  # eight clients (one identity each: one alone would be held to its share)
         t = time.monotonic()
-        hostile = [ex.submit(client.post, "/api/run", json={"source": HOLES["10k leaves after a backward"]})
-                   for _ in range(8)]
+        hostile = [ex.submit(client.post, "/api/run", json={"source": HOLES["10k leaves after a backward"]},
+                             headers=identity_headers(settings)) for _ in range(8)]
         time.sleep(0.05)
-        ok = ex.submit(client.post, "/api/run", json={"source": benign}).result()
+        ok = ex.submit(client.post, "/api/run", json={"source": benign}, headers=identity_headers(settings)).result()
         benign_s = time.monotonic() - t
         for f in hostile:
             r = f.result()

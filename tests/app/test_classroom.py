@@ -19,7 +19,10 @@ from app.classroom.broker import Limits, MemoryBroker, SessionFull, TooManySessi
 from app.classroom.codes import CODE_ALPHABET
 from app.classroom.hub import Hub
 
-FAST = {"FLOWGRAD_FOLLOWER_HEARTBEAT_S": "0.5"}
+# the contract tests come from one address with no cookie (one identity): its shares are lifted here; the shares
+# themselves are tested in test_class_session_abuse.py
+FAST = {"FLOWGRAD_FOLLOWER_HEARTBEAT_S": "0.5", "FLOWGRAD_MAX_SESSIONS_PER_IDENTITY": "10000",
+        "FLOWGRAD_MAX_FOLLOWERS_PER_IDENTITY": "10000", "FLOWGRAD_MAX_STREAMS_PER_IDENTITY": "10000"}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +34,7 @@ def server():
 class Follower:
     """An SSE follower in a thread: collects every ``data:`` JSON (and the ``id:`` lines)."""
 
-    def __init__(self, url, code, follower="f1", headers=None, path="events", want=10**9):
+    def __init__(self, url, code, follower=None, headers=None, path="events", want=10**9):
         self.events: list[dict] = []
         self.ids: list[int] = []
         self.status = None
@@ -78,6 +81,13 @@ def create(url):
     return d["code"], {"Authorization": "Bearer " + d["presenter_token"]}, d
 
 
+def join(url, code):
+    """A follower token, as the page gets one when it joins."""
+    r = httpx.post(f"{url}/api/sessions/{code}/join")
+    assert r.status_code == 200, r.text
+    return r.json()["follower"]
+
+
 def post_state(url, code, headers, state):
     return httpx.post(f"{url}/api/sessions/{code}/state", json=state, headers=headers)
 
@@ -101,10 +111,10 @@ def test_create_gives_a_readable_code_a_secret_token_and_a_join_url(server):
 def test_followers_get_the_latest_first_then_every_state_in_order(server):
     code, headers, _ = create(server)
     assert post_state(server, code, headers, {"step": 0}).json() == {"seq": 1}
-    early = Follower(server, code, "early")
+    early = Follower(server, code, join(server, code))
     for step in range(1, 30):
         assert post_state(server, code, headers, {"step": step}).status_code == 200
-    late = Follower(server, code, "late")  # joins late: catches up at once with the latest state
+    late = Follower(server, code, join(server, code))  # joins late: catches up at once with the latest state
     for step in range(30, 40):
         post_state(server, code, headers, {"step": step})
     early_events = early.wait_for(40)
@@ -122,15 +132,16 @@ def test_followers_get_the_latest_first_then_every_state_in_order(server):
 def test_a_follower_that_reconnects_gets_the_latest_state(server):
     code, headers, _ = create(server)
     post_state(server, code, headers, {"step": 1})
-    first = Follower(server, code, "f", want=1)
+    f = join(server, code)
+    first = Follower(server, code, f, want=1)
     first.wait_for(1)
     first.thread.join(5)
     post_state(server, code, headers, {"step": 2})
     post_state(server, code, headers, {"step": 3})
-    again = Follower(server, code, "f", headers={"Last-Event-ID": "1"}, want=1)
+    again = Follower(server, code, f, headers={"Last-Event-ID": "1"}, want=1)
     assert again.wait_for(1)[0] == {"seq": 3, "state": {"step": 3}, "question": None}
     # already up to date (Last-Event-ID = latest): nothing is sent twice
-    same = Follower(server, code, "g", headers={"Last-Event-ID": "3"})
+    same = Follower(server, code, join(server, code), headers={"Last-Event-ID": "3"})
     post_state(server, code, headers, {"step": 4})
     assert [e["seq"] for e in same.wait_for(1)] == [4]
     same.close()
@@ -164,7 +175,8 @@ def test_a_question_round(server):
     code, headers, _ = create(server)
     base = f"{server}/api/sessions/{code}"
     post_state(server, code, headers, {"step": 5})
-    a, b = Follower(server, code, "ana"), Follower(server, code, "ben")
+    ana, ben, cy = join(server, code), join(server, code), join(server, code)
+    a, b = Follower(server, code, ana), Follower(server, code, ben)
     tally = Follower(server, code, None, headers=headers, path="tally")
     r = httpx.post(base + "/questions", json={"node": "n7", "kind": "gradient", "label": "∂L/∂w", "answer": 10.0,
                                               "tolerance": 0.01}, headers=headers)
@@ -172,13 +184,13 @@ def test_a_question_round(server):
     qid = r.json()["id"]
     seen = a.wait_for(2)[-1]["question"]
     assert seen == {"id": qid, "node": "n7", "kind": "gradient", "label": "∂L/∂w", "tolerance": 0.01, "status": "open"}
-    assert "answer" not in httpx.get(f"{base}/questions/{qid}?follower=ana").json()  # hidden until revealed
-    assert httpx.post(f"{base}/questions/{qid}/answers", json={"follower": "ana", "value": 3}).status_code == 200
-    assert httpx.post(f"{base}/questions/{qid}/answers", json={"follower": "ana", "value": 10.05}).status_code == 200
-    assert httpx.post(f"{base}/questions/{qid}/answers", json={"follower": "ben", "value": 2}).status_code == 200
-    for bad in ({"follower": "ben", "value": "NaN"}, {"follower": "b n", "value": 1}, {"value": 1}):
+    assert "answer" not in httpx.get(f"{base}/questions/{qid}?follower={ana}").json()  # hidden until revealed
+    assert httpx.post(f"{base}/questions/{qid}/answers", json={"follower": ana, "value": 3}).status_code == 200
+    assert httpx.post(f"{base}/questions/{qid}/answers", json={"follower": ana, "value": 10.05}).status_code == 200
+    assert httpx.post(f"{base}/questions/{qid}/answers", json={"follower": ben, "value": 2}).status_code == 200
+    for bad in ({"follower": ben, "value": "NaN"}, {"follower": "b n", "value": 1}, {"value": 1}):
         assert httpx.post(f"{base}/questions/{qid}/answers", json=bad).status_code == 422
-    assert httpx.post(f"{base}/questions/nope/answers", json={"follower": "x", "value": 1}).status_code == 404
+    assert httpx.post(f"{base}/questions/nope/answers", json={"follower": ana, "value": 1}).status_code == 404
     tallies = tally.wait_for(4)
     assert tallies[-1]["question"] == qid and tallies[-1]["count"] == 2 and sorted(tallies[-1]["values"]) == [2, 10.05]
     assert [t["count"] for t in tallies] == [0, 1, 1, 2]  # latest wins: ana's second answer replaces her first
@@ -188,10 +200,10 @@ def test_a_question_round(server):
     assert r.status_code == 200 and r.json()["status"] == "revealed"
     revealed = b.wait_for(3)[-1]["question"]
     assert revealed["status"] == "revealed" and revealed["answer"] == 10.0
-    assert httpx.get(f"{base}/questions/{qid}?follower=ana").json()["correct"] is True
-    assert httpx.get(f"{base}/questions/{qid}?follower=ben").json()["correct"] is False
-    assert httpx.get(f"{base}/questions/{qid}?follower=cy").json()["correct"] is None
-    r = httpx.post(f"{base}/questions/{qid}/answers", json={"follower": "cy", "value": 10})
+    assert httpx.get(f"{base}/questions/{qid}?follower={ana}").json()["correct"] is True
+    assert httpx.get(f"{base}/questions/{qid}?follower={ben}").json()["correct"] is False
+    assert httpx.get(f"{base}/questions/{qid}?follower={cy}").json()["correct"] is None
+    r = httpx.post(f"{base}/questions/{qid}/answers", json={"follower": cy, "value": 10})
     assert r.status_code == 409 and "revealed" in r.json()["error"]["message"]
     for f in (a, b, tally):
         f.close()
@@ -201,7 +213,8 @@ def test_answers_are_bounded_per_follower(server):
     code, headers, _ = create(server)
     base = f"{server}/api/sessions/{code}"
     qid = httpx.post(base + "/questions", json={"node": "n1", "answer": 1}, headers=headers).json()["id"]
-    codes = [httpx.post(f"{base}/questions/{qid}/answers", json={"follower": "x", "value": i}).status_code
+    x = join(server, code)
+    codes = [httpx.post(f"{base}/questions/{qid}/answers", json={"follower": x, "value": i}).status_code
              for i in range(22)]
     assert codes[:20] == [200] * 20 and codes[20:] == [429, 429]
 
@@ -291,7 +304,8 @@ def redis_url(tmp_path_factory):
 @pytest.fixture(scope="module")
 def two_servers(redis_url):
     url = redis_url[0]
-    with real_server(FLOWGRAD_BROKER_URL=url, **FAST) as (_, a), real_server(FLOWGRAD_BROKER_URL=url, **FAST) as (_, b):
+    shared = {"FLOWGRAD_BROKER_URL": url, "FLOWGRAD_IDENTITY_SECRET": "the-same-key-on-every-process", **FAST}
+    with real_server(**shared) as (_, a), real_server(**shared) as (_, b):
         yield a, b
 
 
@@ -300,7 +314,8 @@ def test_two_processes_share_sessions_through_redis(two_servers):
     code, headers, _ = create(a)
     assert httpx.get(f"{b}/api/sessions/{code}").json()["code"] == code
     post_state(a, code, headers, {"step": 0})
-    on_b, on_a = Follower(b, code, "on-b"), Follower(a, code, "on-a")
+    token_b, token_a = join(b, code), join(a, code)  # a token from either process is good on both (one secret)
+    on_b, on_a = Follower(b, code, token_b), Follower(a, code, token_a)
     for step in range(1, 40):
         assert post_state(a if step % 2 else b, code, headers, {"step": step}).status_code == 200  # presenter on either
     for f in (on_a, on_b):
@@ -309,12 +324,12 @@ def test_two_processes_share_sessions_through_redis(two_servers):
     qid = httpx.post(f"{b}/api/sessions/{code}/questions", json={"node": "n2", "answer": -1.5},
                      headers=headers).json()["id"]
     tally = Follower(a, code, None, headers=headers, path="tally")
-    httpx.post(f"{b}/api/sessions/{code}/questions/{qid}/answers", json={"follower": "on-b", "value": -1.5})
-    httpx.post(f"{a}/api/sessions/{code}/questions/{qid}/answers", json={"follower": "on-a", "value": 4})
+    httpx.post(f"{b}/api/sessions/{code}/questions/{qid}/answers", json={"follower": token_b, "value": -1.5})
+    httpx.post(f"{a}/api/sessions/{code}/questions/{qid}/answers", json={"follower": token_a, "value": 4})
     assert sorted(tally.wait_for(3)[-1]["values"]) == [-1.5, 4]
     httpx.post(f"{a}/api/sessions/{code}/questions/{qid}/reveal", headers=headers)
     assert on_b.wait_for(42)[-1]["question"]["answer"] == -1.5
-    assert httpx.get(f"{b}/api/sessions/{code}/questions/{qid}?follower=on-b").json()["correct"] is True
+    assert httpx.get(f"{b}/api/sessions/{code}/questions/{qid}?follower={token_b}").json()["correct"] is True
     for f in (on_a, on_b, tally):
         f.close()
 
@@ -324,7 +339,7 @@ def test_redis_going_away_and_coming_back(two_servers, redis_url):
     _, port, args = redis_url
     code, headers, _ = create(a)
     post_state(a, code, headers, {"step": 1})
-    follower = Follower(b, code, "stays")
+    follower = Follower(b, code, join(a, code))
     assert follower.wait_for(1)[0]["state"] == {"step": 1}
     subprocess.run(["redis-cli", "-p", str(port), "shutdown", "save"], capture_output=True)  # keeps its data on disk
     time.sleep(0.3)
@@ -343,3 +358,34 @@ def test_redis_going_away_and_coming_back(two_servers, redis_url):
     events = follower.wait_for(2)
     assert events[-1]["state"] == {"step": 3} and not math.isnan(events[-1]["seq"])
     follower.close()
+
+
+def test_redis_broker_shares_and_unjoined_expiry(redis_url):
+    """Issue 22 in Redis: an identity's sessions are capped, a session nobody joined lives session_unjoined_s
+    (its keys' TTL), one that was joined lives session_idle_s; follower tokens are capped per identity."""
+    from app.classroom.broker import TooManyOwnFollowers, TooManyOwnSessions
+    from app.classroom.redis_broker import RedisBroker
+
+    async def scenario():
+        broker = RedisBroker(redis_url[0], limits(max_sessions=100, idle_s=3600, max_sessions_per_identity=2,
+                                                  unjoined_s=600, max_followers_per_identity=2), Hub())
+        try:
+            first = await broker.create("d", "teacher-x")
+            second = await broker.create("d", "teacher-x")
+            with pytest.raises(TooManyOwnSessions) as refused:
+                await broker.create("d", "teacher-x")
+            assert 1 <= refused.value.retry_after <= 600
+            await broker.create("d", "teacher-y")  # another identity is served
+            assert 0 < await broker.redis.ttl("fg:s:" + first) <= 600
+            await broker.post_state(first, b"{}")  # a presenter's state does not stretch an unjoined session
+            assert 0 < await broker.redis.ttl("fg:s:" + first) <= 600
+            await broker.join(second, "f1")
+            assert await broker.redis.ttl("fg:s:" + second) > 600  # joined: session_idle_s
+            for _ in range(2):
+                await broker.mint_follower(second, "greedy")
+            with pytest.raises(TooManyOwnFollowers):
+                await broker.mint_follower(second, "greedy")
+            await broker.mint_follower(second, "student")
+        finally:
+            await broker.stop()
+    run(scenario())

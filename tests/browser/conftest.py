@@ -58,6 +58,8 @@ def _start_app():
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        # every browser of the suite comes from 127.0.0.1: each keeps its own identity however many there are
+        env={**os.environ, "FLOWGRAD_IDENTITIES_PER_ADDRESS": "1000000"},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 30

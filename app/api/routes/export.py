@@ -9,7 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import ClientDep, RunsDep, RunStoreDep, SettingsDep
+from app.api.deps import IdentityDep, RunsDep, RunStoreDep, SettingsDep
 from app.api.schemas import Problem
 from app.core.errors import busy_response, problem_response
 from app.export.html import build_html
@@ -51,7 +51,7 @@ def _file_name(view: dict) -> str:
                429: {"model": Problem, "description": "busy: the run queue is full"}},
     summary="Run a program and answer the page as one offline .html file",
 )
-async def export_html(body: ExportRequest, request: Request, runs: RunsDep, client: ClientDep,
+async def export_html(body: ExportRequest, request: Request, runs: RunsDep, client: IdentityDep,
                       settings: SettingsDep, store: RunStoreDep) -> Response:
     """Runs the program like `POST /api/run` (same pool, limits and answer budget) and answers one
     file: the page's scripts, styles, KaTeX fonts and this trace inline, opening at the given view.
@@ -60,10 +60,10 @@ async def export_html(body: ExportRequest, request: Request, runs: RunsDep, clie
     source = clean_source(body.source)
     # the pass the file opens at is recorded in full even when it is a training run's middle pass
     # and the variables come as the page takes them (summaries past value_limit): the file draws nothing more
-    result = await runs.record_pass(source, body.pass_, client=body.client_id or client,
+    result = await runs.record_pass(source, body.pass_, client=client.refined(body.client_id),
                                     disconnected=request.is_disconnected)
     if result.busy is not None:
-        return busy_response(result.busy)
+        return busy_response(result.busy, result.retry_after)
     if result.answer is None:  # the client left
         return Response(status_code=204)
     payload = result.answer

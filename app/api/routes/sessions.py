@@ -1,11 +1,17 @@
 """Class sessions (docs/classroom.md): the presenter drives, followers' pages follow, the class answers.
 
 ``POST /api/sessions`` → 201 ``{code, presenter_token, join_url}``; ``GET /api/sessions/{code}``;
-``GET …/events`` (text/event-stream of ``{"seq", "state", "question"}``, the latest first);
+``POST …/join`` → ``{follower}`` (a follower token the server signs: the only way to follow and answer);
+``GET …/events?follower=TOKEN`` (text/event-stream of ``{"seq", "state", "question"}``, the latest first);
 ``POST …/state`` (presenter); questions: ``POST …/questions`` (presenter), ``POST …/questions/{id}/answers``
 (followers, latest wins), ``POST …/questions/{id}/reveal`` (presenter), ``GET …/questions/{id}``,
 ``GET …/tally`` (presenter's live stream of answers). The presenter proves itself with
 ``Authorization: Bearer <presenter_token>``: missing → 401, wrong → 403 (compared in constant time).
+
+Shares (issue 22), each a setting, counted by the server-minted identity (app/core/identity.py):
+``max_sessions_per_identity`` live sessions (429 with Retry-After), ``max_followers_per_identity`` follower
+tokens per session (429), ``max_streams_per_identity`` open event streams in this process (429). An answer or
+stream with a follower token the server did not sign for this session is 403 ``UnknownFollower``.
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
@@ -23,7 +28,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import AfterValidator, BaseModel, Field
 
-from app.api.deps import ClassroomDep, SettingsDep
+from app.api.deps import ClassroomDep, IdentityDep, SettingsDep
 from app.classroom.broker import (
     NOT_FOUND,
     BadState,
@@ -32,7 +37,9 @@ from app.classroom.broker import (
     Forbidden,
     NoSuchSession,
     TooLarge,
+    TooManyStreams,
     Unauthorized,
+    UnknownFollower,
     is_correct,
     state_channel,
     tally_channel,
@@ -40,6 +47,7 @@ from app.classroom.broker import (
 from app.classroom.codes import new_token, normalise_code, token_digest, token_matches
 from app.classroom.hub import sse_frame
 from app.core.errors import problem_response
+from app.core.identity import new_id, secret_of, signed_token, token_ident
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -49,8 +57,10 @@ FOLLOWER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 def install_errors(app) -> None:
     @app.exception_handler(ClassroomError)
     async def _classroom(request: Request, exc: ClassroomError):
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return problem_response(exc.status, exc.kind, str(exc), headers=headers)
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+        if exc.retry_after is not None:
+            headers["Retry-After"] = str(exc.retry_after)
+        return problem_response(exc.status, exc.kind, str(exc), headers=headers or None)
 
 
 def _finite(v: float) -> float:
@@ -101,12 +111,69 @@ async def presenter(code: CodeDep, classroom: ClassroomDep,
 
 PresenterDep = Annotated[str, Depends(presenter)]
 
+JOIN_FIRST = "this follower token is not one this server gave for this session: join first (POST /api/sessions/{}/join)"
 
-@router.post("", status_code=201)
-async def create_session(request: Request, classroom: ClassroomDep) -> dict:
+
+def _purpose(code: str) -> str:
+    return "follower:" + code  # a token of one session is no token of another
+
+
+def follower_id(code: str, token: str | None, settings) -> str | None:
+    """The follower id inside ``token`` when the server signed it for session ``code``; else None."""
+    return token_ident(secret_of(settings), _purpose(code), token)
+
+
+def must_follower(code: str, token: str | None, settings) -> str:
+    follower = follower_id(code, token, settings)
+    if follower is None:
+        raise UnknownFollower(JOIN_FIRST.format(code))
+    return follower
+
+
+class StreamSlot:
+    """One of an identity's ``max_streams_per_identity`` open class streams in this process; given back once."""
+
+    def __init__(self, counts: dict[str, int], key: str, limit: int):
+        if counts.get(key, 0) >= limit:
+            raise TooManyStreams(f"this browser already has {limit} class streams open (max_streams_per_identity); "
+                                 "close a tab", retry_after=5)
+        counts[key] = counts.get(key, 0) + 1
+        self.counts, self.key, self.open = counts, key, True
+
+    def release(self) -> None:
+        if getattr(self, "open", False):  # (also from __del__ of a slot whose __init__ refused)
+            self.open = False
+            left = self.counts.get(self.key, 1) - 1
+            if left > 0:
+                self.counts[self.key] = left
+            else:
+                self.counts.pop(self.key, None)
+
+    __del__ = release  # a stream whose body never started (its client left at once) still gives its slot back
+
+
+async def _held(slot: StreamSlot, stream: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in stream:
+            yield chunk
+    finally:
+        slot.release()
+
+
+@router.post("", status_code=201, responses={429: {"description": "this identity holds max_sessions_per_identity "
+                                                               "sessions (Retry-After: when the first ends)"}})
+async def create_session(request: Request, classroom: ClassroomDep, identity: IdentityDep) -> dict:
     token = new_token()
-    code = await classroom.broker.create(token_digest(token))
+    code = await classroom.broker.create(token_digest(token), identity.key)
     return {"code": code, "presenter_token": token, "join_url": str(request.base_url) + "s/" + code}
+
+
+@router.post("/{code}/join", responses={429: {"description": "this identity took max_followers_per_identity "
+                                                             "tokens of this session"}})
+async def join(code: CodeDep, classroom: ClassroomDep, identity: IdentityDep, settings: SettingsDep) -> dict:
+    """A follower token for this session, signed by the server: ``/events?follower=TOKEN`` and answers take it."""
+    await classroom.broker.mint_follower(code, identity.key)
+    return {"code": code, "follower": signed_token(secret_of(settings), _purpose(code), new_id())}
 
 
 @router.get("/{code}")
@@ -205,18 +272,26 @@ def _last_event_id(request: Request) -> int:
 
 @router.get("/{code}/events", response_class=StreamingResponse)
 async def events(code: CodeDep, request: Request, classroom: ClassroomDep, settings: SettingsDep,
-                 follower: Annotated[str | None, Query(pattern=FOLLOWER_ID.pattern)] = None):
-    conn = follower or secrets.token_hex(8)
-    await classroom.broker.join(code, conn)
+                 identity: IdentityDep, follower: Annotated[str | None, Query(pattern=FOLLOWER_ID.pattern)] = None):
+    """The session's states for the follower whose token this is (``POST …/join``); 403 for any other token."""
+    conn = must_follower(code, follower, settings)
+    slot = StreamSlot(classroom.streams, identity.key, settings.max_streams_per_identity)
+    try:
+        await classroom.broker.join(code, conn)
+    except BaseException:
+        slot.release()
+        raise
     stream = _follow(classroom, state_channel(code), code, conn, _last_event_id(request),
                      lambda: classroom.broker.latest(code), settings.follower_heartbeat_s)
-    return StreamingResponse(stream, media_type="text/event-stream",
+    return StreamingResponse(_held(slot, stream), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 @router.get("/{code}/tally", response_class=StreamingResponse)
-async def tally(code: PresenterDep, request: Request, classroom: ClassroomDep, settings: SettingsDep):
+async def tally(code: PresenterDep, request: Request, classroom: ClassroomDep, settings: SettingsDep,
+                identity: IdentityDep):
     """The presenter's live answers: ``event: tally`` ``{"seq", "question", "count", "values"}``."""
+    slot = StreamSlot(classroom.streams, identity.key, settings.max_streams_per_identity)
     async def latest():
         info = await classroom.broker.info(code)
         if info is None or info["question"] is None:
@@ -225,7 +300,7 @@ async def tally(code: PresenterDep, request: Request, classroom: ClassroomDep, s
 
     stream = _follow(classroom, tally_channel(code), code, None, _last_event_id(request), latest,
                      settings.follower_heartbeat_s, event="tally")
-    return StreamingResponse(stream, media_type="text/event-stream",
+    return StreamingResponse(_held(slot, stream), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
@@ -236,8 +311,9 @@ async def open_question(code: PresenterDep, spec: QuestionSpec, classroom: Class
 
 
 @router.post("/{code}/questions/{qid}/answers")
-async def answer(code: CodeDep, qid: str, body: AnswerBody, classroom: ClassroomDep) -> dict:
-    await classroom.broker.answer(code, qid[:32], body.follower, body.value)
+async def answer(code: CodeDep, qid: str, body: AnswerBody, classroom: ClassroomDep, settings: SettingsDep) -> dict:
+    """A follower's answer (``follower``: its token from ``POST …/join``; 403 for a token the server did not give)."""
+    await classroom.broker.answer(code, qid[:32], must_follower(code, body.follower, settings), body.value)
     return {"accepted": True, "question": qid, "value": body.value}
 
 
@@ -252,7 +328,7 @@ def _presenter_view(q: dict) -> dict:
 
 
 @router.get("/{code}/questions/{qid}")
-async def question(code: CodeDep, qid: str, classroom: ClassroomDep,
+async def question(code: CodeDep, qid: str, classroom: ClassroomDep, settings: SettingsDep,
                    follower: Annotated[str | None, Query(pattern=FOLLOWER_ID.pattern)] = None,
                    authorization: Annotated[str | None, Header()] = None) -> dict:
     """Followers see the question (and, once revealed, the answer and whether theirs was right); the
@@ -264,7 +340,8 @@ async def question(code: CodeDep, qid: str, classroom: ClassroomDep,
         return _presenter_view(q)
     shown = {k: q[k] for k in ("id", "node", "kind", "label", "tolerance", "status")}
     shown["count"] = len(q["values"])
-    mine = q["_answers"].get(follower) if follower else None
+    who = follower_id(code, follower, settings)
+    mine = q["_answers"].get(who) if who else None
     shown["your_answer"] = mine
     if q["status"] == "revealed":
         shown["answer"] = q["answer"]

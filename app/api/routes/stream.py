@@ -15,8 +15,10 @@ pass closes, ``pass`` {pass: Pass} as each pass closes (summary-only passes have
 the last passes' full graphs arrive at the end with the same ``index`` and replace the summary),
 ``progress`` {events, ops, passes} every ~2,000 recorder events (a sign of life during a long
 forward pass), and last ``done`` {error, variables, stdout, ops, steps, modules, truncated,
-truncated_reason}. Infrastructure failures end the stream with ``done`` carrying the error (``Busy``,
-``Cancelled``, ``WorkerError``). All the events of one stream together stay within
+truncated_reason}. A run the queue cannot take (everyone's queue, or this client's share of it, is full) is
+answered 429 ``Busy`` with ``Retry-After`` before any event; failures after that end the stream with
+``done`` carrying the error (``Busy`` after waiting past queue_timeout_s, ``Cancelled``, ``WorkerError``).
+All the events of one stream together stay within
 ``max_answer_bytes`` (the worker counts them: docs/trace.md §4).
 """
 
@@ -27,22 +29,25 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.exceptions import RequestValidationError
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.responses import Response
+from fastapi.sse import EventSourceResponse, format_sse_event
 
-from app.api.deps import ClientDep, RunsDep, SettingsDep
-from app.api.schemas import RunRequest
+from app.api.deps import IdentityDep, RunsDep, SettingsDep
+from app.api.schemas import Problem, RunRequest
+from app.core.errors import busy_response
+from app.core.identity import Identity
 from app.runner.service import RunService
 
 router = APIRouter(prefix="/api", tags=["stream"])
 
 
-def _event(payload: bytes) -> ServerSentEvent:
+def _event(payload: bytes) -> bytes:
     text = payload.decode()
     kind = "message"
     # the worker always puts "type" first: read it without parsing the (possibly large) rest
     if text.startswith('{"type":"'):
         kind = text[9 : text.index('"', 9)]
-    return ServerSentEvent(raw_data=text, event=kind)
+    return format_sse_event(data_str=text, event=kind)
 
 
 def query_source(settings: SettingsDep, source: Annotated[str, Query(description="the program")]) -> str:
@@ -58,24 +63,36 @@ def query_source(settings: SettingsDep, source: Annotated[str, Query(description
 QuerySource = Annotated[str, Depends(query_source)]
 
 
-async def _events(runs: RunService, source: str, client: str | None, values: str) -> AsyncIterator[ServerSentEvent]:
-    stream = runs.stream(source, client=client, values=values)
+BUSY = {200: {"content": {"text/event-stream": {}}, "description": "the run's events"},
+        429: {"model": Problem, "description": "busy: the run queue (or this client's share) is full; "
+                                            "Retry-After says when to try again"}}
+
+
+async def _encoded(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     try:
-        async for data in stream:
+        async for data in events:
             yield _event(data)
     finally:
-        await stream.aclose()  # the client went away (or we finished): the run does not go on
+        await events.aclose()  # the client went away (or we finished): the run does not go on
 
 
-@router.post("/stream", response_class=EventSourceResponse, summary="Run a program, streaming its trace (SSE)")
-async def stream_post(body: RunRequest, runs: RunsDep, client: ClientDep) -> AsyncIterator[ServerSentEvent]:
-    async for ev in _events(runs, body.source, body.client_id or client, body.values):
-        yield ev
+def _stream(runs: RunService, source: str, client: Identity, values: str) -> Response:
+    """Admit the run first (429 when it cannot be), then answer its events as they come."""
+    opened = runs.open_stream(source, client=client, values=values)
+    if opened.events is None:
+        return busy_response(opened.busy or "", opened.retry_after)
+    return EventSourceResponse(_encoded(opened.events), headers={"Cache-Control": "no-cache",
+                                                                  "X-Accel-Buffering": "no"})
 
 
-@router.get("/stream", response_class=EventSourceResponse, summary="Same as POST, for EventSource")
-async def stream_get(runs: RunsDep, client: ClientDep, source: QuerySource,
+@router.post("/stream", response_class=Response, responses=BUSY,
+             summary="Run a program, streaming its trace (SSE)")
+async def stream_post(body: RunRequest, runs: RunsDep, client: IdentityDep) -> Response:
+    return _stream(runs, body.source, client.refined(body.client_id), body.values)
+
+
+@router.get("/stream", response_class=Response, responses=BUSY, summary="Same as POST, for EventSource")
+async def stream_get(runs: RunsDep, client: IdentityDep, source: QuerySource,
                      client_id: str | None = Query(None, max_length=128),
-                     values: Literal["full", "summary"] = Query("full")) -> AsyncIterator[ServerSentEvent]:
-    async for ev in _events(runs, source, client_id or client, values):
-        yield ev
+                     values: Literal["full", "summary"] = Query("full")) -> Response:
+    return _stream(runs, source, client.refined(client_id), values)
