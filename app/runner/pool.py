@@ -45,6 +45,7 @@ from app.runner.protocol import (
     StopWorker,
     WorkerFailed,
     WorkerReady,
+    WorkerRecycled,
 )
 
 BUSY_MESSAGE = "the server is busy; try again in a moment"
@@ -97,7 +98,8 @@ class WorkerHandle:
     idle_since: float = field(default_factory=time.monotonic)
     ever_ready: bool = False
     replacing: bool = False
-    storing: bool = False  # building a folded run's payloads after its answer: takes no new run meanwhile
+    recycled: bool = False  # it said it exits because it grew (WorkerRecycled)
+    storing: bool = False  # a child of the worker builds a folded run's payloads (the worker takes runs meanwhile)
 
 
 class Pool:
@@ -113,6 +115,7 @@ class Pool:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._supervisor: asyncio.Task | None = None
         self.restarts = 0
+        self.recycled = 0  # workers that grew past worker_max_rss_mb and were replaced between runs
         self.slot_failures: dict[int, int] = {}
         self.completed = 0
         self.rejected = 0
@@ -188,6 +191,8 @@ class Pool:
                 self._dispatch()
             case WorkerFailed():
                 h.dead = True
+            case WorkerRecycled():  # it grew past worker_max_rss_mb and exits: a fresh one, not a failure
+                h.recycled = True
             case RunPending(run_id):  # a folded answer is coming; its payloads follow it
                 h.storing = True
                 if self.run_store is not None:
@@ -234,7 +239,10 @@ class Pool:
         self._kill(h)
         with contextlib.suppress(Exception):
             h.conn.close()
-        self.restarts += 1
+        if h.recycled:
+            self.recycled += 1
+        else:
+            self.restarts += 1
         failures = 0 if h.ever_ready else self.slot_failures.get(h.slot, 0) + 1
         self.slot_failures[h.slot] = failures
         delay = 0.0 if failures <= 1 else min(30.0, 0.5 * 2 ** (failures - 2))
@@ -290,7 +298,7 @@ class Pool:
         if self.closing:
             return
         while self.waiting:
-            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None and not h.storing]
+            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None]
             if not idle:
                 return
             h = min(idle, key=lambda w: w.idle_since)
@@ -357,6 +365,7 @@ class Pool:
             "queued": len(self.waiting),
             "queue_limit": self.settings.queue_limit,
             "restarts": self.restarts,
+            "recycled": self.recycled,
             "completed": self.completed,
             "rejected": self.rejected,
         }
