@@ -230,7 +230,9 @@ class FoldedPass:
                 frame_parts.setdefault(gid, []).append(b'"%d":' % i + dumps(f))
         used = 0
         for gid, parts in frame_parts.items():
-            store.frames[gid] = packed = pack(b",".join(parts))
+            joined = b",".join(parts)
+            store.frames[gid] = packed = pack(joined)
+            store.raw[gid] = len(joined)
             used += len(packed)
             if max_bytes is not None and used > max_bytes:
                 raise PayloadsTooBig(max_bytes)
@@ -244,8 +246,9 @@ class FoldedPass:
             pnodes = [dict(by_id[u]) if u[0] != "g" else _group_node(h, u) for u in g.units]
             pedges = self.level_edges(own.get(gid, ()))
             w, hh, _ = _place(self.layout, pnodes, pedges, [], self.op_text, self.aspect)
-            store.cores[gid] = packed = pack(dumps({"id": gid, "width": w, "height": hh, "nodes": pnodes,
-                                                    "edges": pedges, "clusters": []}))
+            core = dumps({"id": gid, "width": w, "height": hh, "nodes": pnodes, "edges": pedges, "clusters": []})
+            store.cores[gid] = packed = pack(core)
+            store.raw[gid] = store.raw.get(gid, 0) + len(core)
             used += len(packed)
         for n in self.nodes:
             nid = n["id"]
