@@ -2,11 +2,12 @@
 
     .venv/bin/python bench/abuse.py                 # starts its own server (2 workers) on a free port
     .venv/bin/python bench/abuse.py --url http://127.0.0.1:8000 --seconds 40
+    .venv/bin/python bench/abuse.py --root /tmp/old-checkout     # the same load against another checkout
 
-The abuser, in a loop, from two concurrent connections: the big fold (``sum([x] * 24000)``: 48,000 trace
-events folded into one pass with thousands of groups) and the export of a folded run (``POST /api/export/html``:
-every group's payload inlined). The student, meanwhile, posts ``print(1)`` once a second and polls
-``/healthz`` every 100 ms.
+The abuser, in a loop (``--abusers`` concurrent connections, 1 by default: one client): the big fold
+(``sum([x] * 24000)``: 48,000 trace events folded into one pass with thousands of groups) and the export
+of a folded run (``POST /api/export/html``: every group's payload inlined). The student, meanwhile,
+posts ``print(1)`` once a second and polls ``/healthz`` every 100 ms.
 
 Targets (issue 22): the student's small run <= 1 s p99, ``/healthz`` <= 200 ms p99, no worker replaced; the
 server's RSS (its process tree: server, workers, run processes) is printed at the start and the end.
@@ -63,12 +64,12 @@ def tree_rss_mb(pid: int) -> float:
     return total / 1e6
 
 
-def start_server(workers: int) -> tuple[subprocess.Popen, str]:
+def start_server(workers: int, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "FLOWGRAD_WORKERS": str(workers), "FLOWGRAD_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -126,7 +127,7 @@ async def health(client: httpx.AsyncClient, url: str, stop: float, lat: list[flo
         await asyncio.sleep(0.1)
 
 
-async def main_async(url: str, seconds: float, server_pid: int | None) -> None:
+async def main_async(url: str, seconds: float, server_pid: int | None, abusers: int) -> None:
     async with httpx.AsyncClient() as c:
         before = (await c.get(url + "/healthz")).json()["pool"]
     rss0 = tree_rss_mb(server_pid) if server_pid else float("nan")
@@ -143,7 +144,7 @@ async def main_async(url: str, seconds: float, server_pid: int | None) -> None:
 
     stop = time.monotonic() + seconds
     async with httpx.AsyncClient() as bad, httpx.AsyncClient() as good, httpx.AsyncClient() as hc:
-        await asyncio.gather(abuser(bad, url, stop, "abuser-1", counts), abuser(bad, url, stop, "abuser-2", counts),
+        await asyncio.gather(*(abuser(bad, url, stop, f"abuser-{k}", counts) for k in range(abusers)),
                              student(good, url, stop, runs, errors), health(hc, url, stop, hz), sample_rss(stop))
         after = (await hc.get(url + "/healthz")).json()["pool"]
     await asyncio.sleep(1.0)
@@ -164,13 +165,15 @@ def main() -> int:
     ap.add_argument("--url")
     ap.add_argument("--seconds", type=float, default=40.0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--abusers", type=int, default=1, help="concurrent abusing connections (client ids)")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose server is started")
     args = ap.parse_args()
     proc = None
     url = args.url
     if url is None:
-        proc, url = start_server(args.workers)
+        proc, url = start_server(args.workers, args.root)
     try:
-        asyncio.run(main_async(url, args.seconds, proc.pid if proc else None))
+        asyncio.run(main_async(url, args.seconds, proc.pid if proc else None, args.abusers))
     finally:
         if proc is not None:
             proc.terminate()

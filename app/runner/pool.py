@@ -192,7 +192,12 @@ class Pool:
             case WorkerFailed():
                 h.dead = True
             case WorkerRecycled():  # it grew past worker_max_rss_mb and exits: a fresh one, not a failure
-                h.recycled = True
+                h.recycled, h.ready = True, False
+                job, h.job = h.job, None
+                if job is not None:  # given to it after its last answer: it exits without reading it
+                    job.worker = None
+                    self.waiting.appendleft(job)
+                    self._dispatch()
             case RunPending(run_id):  # a folded answer is coming; its payloads follow it
                 h.storing = True
                 if self.run_store is not None:
