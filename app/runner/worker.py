@@ -19,6 +19,8 @@ The process starts in ``app.runner.entry`` (its setup, then this module).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import multiprocessing.connection as mpc
 import os
@@ -125,6 +127,15 @@ def payload_budget(settings: Settings) -> int:
     return settings.run_store_max_bytes // PAYLOAD_STORE_SHARE
 
 
+def _libc_malloc_trim():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
+RELEASE_ABOVE_MB = 32  # a run that left the worker this much larger: its freed heap goes back to the kernel
 PAYLOAD_NICE = 10  # the payload process's niceness
 PAYLOAD_STORE_SHARE = 8  # one run's payloads: at most this fraction of run_store_max_bytes
 CPU_POLL_S = 0.05  # how often a running child's CPU time is read
@@ -161,6 +172,7 @@ class Worker:
         self.storer: tuple | None = None  # the payload process: (pid, its pipe, run id, wall deadline)
         gc.collect()
         gc.freeze()  # keep the forked children from touching (copying) the worker's objects
+        self.base_rss_mb = resident_mb()
         self._prefork()
 
     def _capture(self, source: str, send, options: RunOptions | None = None) -> None:
@@ -297,10 +309,19 @@ class Worker:
             self._run(job)
         finally:
             gc.enable()
+            self._release_memory()
             if self.spare is None:
                 # always warm: skipping it when runs are queued was measured slower (the COW page
                 # copies then land inside the next run instead of overlapping the worker's work)
                 self._prefork()
+
+    def _release_memory(self) -> None:
+        """After a run that grew this worker (a big trace): give the freed heap back to the kernel, so later runs
+        (forked from it) and the recycling check see what the worker really holds."""
+        if resident_mb() > self.base_rss_mb + RELEASE_ABOVE_MB:
+            gc.collect()
+            if _malloc_trim is not None:
+                _malloc_trim(0)
 
     def _run(self, job: RunJob) -> None:
         """Hand the program to the spare run process, feed what it sends to the run's session until its ``End``
