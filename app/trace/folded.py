@@ -72,6 +72,9 @@ def _edge(eid: str, s: str, d: str, cut) -> dict:
     return {"id": eid, "source": s, "target": d, "points": [], "cut": cut}
 
 
+BUDGET_RETRY_S = 0.01  # CPU seconds between two reminders of a spent budget
+
+
 class FoldTooSlow(Exception):
     """Folding a pass used up its CPU budget (``cpu_budget``)."""
 
@@ -89,7 +92,9 @@ def cpu_budget(seconds: float | None):
         yield
         return
     previous = signal.signal(signal.SIGPROF, _over_budget)
-    signal.setitimer(signal.ITIMER_PROF, max(seconds, 0.001))
+    # NOTE: an exception raised while a finalizer or weakref callback runs is swallowed ("Exception ignored"):
+    # the timer repeats every BUDGET_RETRY_S of CPU time until the block is left
+    signal.setitimer(signal.ITIMER_PROF, max(seconds, 0.001), BUDGET_RETRY_S)
     try:
         yield
     finally:
