@@ -26,7 +26,7 @@ from app.trace.values import clean
 from engine.trace_events import clip_text, json_number
 
 REASON_CHARS = 1_500  # truncated_reason is cut here (fit_answer keeps room for it)
-PAYLOAD_TIME_FACTOR = 3  # a folded run's group payloads may take this many hard_kill_s after its answer (then: none)
+PAYLOAD_TIME_FACTOR = 3  # a folded run's group payloads may take this many hard_kill_s of CPU time (then: none)
 SSE_FRAMING = 32  # bytes the stream adds around each piece ("event: pass\ndata: ...\n\n")
 PROGRESS_S = 0.2  # a stream's sign of life in a long pass at most this often
 MAX_SAFE_ITEMS = 1_000_000  # items json_safe walks before it stops copying (shared lists repeat)
@@ -234,12 +234,11 @@ class RunSession:
         self.send(Done(self.job_id, data))
         return bool(self.builder.folded_passes)
 
-    def store_payloads(self, send: Callable[[object], None], max_bytes: int) -> None:
+    def store_payloads(self, send: Callable[[object], None], max_bytes: int, deadline: float | None = None) -> None:
         """Build the folded passes' group payloads and ``send`` them (``RunStored``) — in the worker's payload
         process, whose rlimits bound the time and memory; over ``max_bytes`` (their measured size, checked as
-        each pass is built) or past the wall deadline: none (the groups answer RunExpired, the run stands)."""
+        each pass is built) or past ``deadline`` (``time.monotonic()``): none (the groups answer RunExpired, the run stands)."""
         try:
-            deadline = time.monotonic() + PAYLOAD_TIME_FACTOR * self.settings.hard_kill_s
             payloads, used = {}, 0
             for index, folded in self.builder.folded_passes.items():
                 payloads[index] = got = folded.payloads(deadline, max_bytes - used)

@@ -46,7 +46,7 @@ from app.runner.protocol import (
     WorkerReady,
     WorkerRecycled,
 )
-from app.runner.session import RunSession, exit_problem
+from app.runner.session import PAYLOAD_TIME_FACTOR, RunSession, exit_problem
 from app.trace.budget import fit_answer
 from app.trace.build import TraceBuilder
 from app.trace.policy import RunPolicy
@@ -136,7 +136,7 @@ def _libc_malloc_trim():
 
 _malloc_trim = _libc_malloc_trim()
 RELEASE_ABOVE_MB = 32  # a run that left the worker this much larger: its freed heap goes back to the kernel
-PAYLOAD_NICE = 10  # the payload process's niceness
+PAYLOAD_NICE = 5  # the payload process's niceness: students' runs on the same cores go first
 PAYLOAD_STORE_SHARE = 8  # one run's payloads: at most this fraction of run_store_max_bytes
 CPU_POLL_S = 0.05  # how often a running child's CPU time is read
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -382,7 +382,9 @@ class Worker:
             try:
                 reader.close()
                 self._storer_setup()
-                session.store_payloads(writer.send, payload_budget(self.settings))
+                # its CPU time is its budget (rlimit); the wall deadline only ends one a loaded machine starves
+                session.store_payloads(writer.send, payload_budget(self.settings),
+                                       deadline=time.monotonic() + self.settings.max_wall_s)
                 writer.close()
             except BaseException:  # noqa: BLE001
                 code = 1
@@ -390,11 +392,13 @@ class Worker:
                 os._exit(code)
         writer.close()
         session.builder.folded_passes.clear()  # the child has them (copy-on-write); the worker keeps none
-        self.storer = (pid, reader, session.run_id, time.monotonic() + self.settings.max_wall_s)
+        s = self.settings
+        self.storer = (pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s)
 
     def _storer_setup(self) -> None:
         """In the payload process: what a run process drops (the worker's connection, its dot: layouts start
-        a dot of its own), a CPU budget of the run's ``hard_kill_s``, the run's address space, lower priority."""
+        a dot of its own), a CPU budget of ``PAYLOAD_TIME_FACTOR`` × the run's ``hard_kill_s``, the run's address
+        space, a lower priority."""
         s = self.settings
         try:
             self.conn.close()
@@ -407,8 +411,7 @@ class Worker:
             os.nice(PAYLOAD_NICE)  # a student's run on the same cores goes first
         except OSError:
             pass
-        cpu = max(1, int(s.hard_kill_s))
-        _set_limits(cpu, s.memory_limit_mb)
+        _set_limits(max(1, int(PAYLOAD_TIME_FACTOR * s.hard_kill_s)), s.memory_limit_mb)
 
     def _forward_stored(self) -> None:
         """The payload process answered (or ended): pass its ``RunStored`` to the server as it is (pickled
