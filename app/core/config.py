@@ -71,6 +71,8 @@ class Settings(BaseSettings):
     worker_start_timeout_s: float = Field(30.0, gt=0)
     supervisor_interval_s: float = Field(0.2, gt=0)
     supervisor_grace_s: float = Field(2.0, gt=0, description="a run past hard_kill_s + this: its worker is replaced")
+    worker_max_rss_mb: int = Field(400, ge=64, description="a worker whose resident memory grew past this after a run "
+                                                           "is recycled (a fresh one takes its place) before it serves again")
 
     # ---- fairness: who is asking (app/core/identity.py) and their share (issue 22) ----
     identity_secret: str | None = Field(None, min_length=16, description="key of the signed identity cookie and "

@@ -20,7 +20,7 @@ from app.core.problems import problem
 from app.layout.dot import check_dot
 from app.runner.entry import worker_main
 from app.runner.pool import process_context
-from app.runner.protocol import CancelJob, Done, RunJob, StopWorker, WorkerFailed, WorkerReady
+from app.runner.protocol import CancelJob, Done, RunJob, StopWorker, WorkerFailed, WorkerReady, WorkerRecycled
 from app.runner.service import clean_source, run_options
 
 
@@ -57,6 +57,16 @@ class LocalRunService:
             raise WorkerUnavailable(f"the flowgrad worker could not start: {reason}")
         self.proc, self.conn = proc, parent
 
+    def _recycled(self) -> bool:
+        """The worker said, after its last run, that it grew and exits (``WorkerRecycled``)."""
+        try:
+            while self.conn.poll(0):
+                if isinstance(self.conn.recv(), WorkerRecycled):
+                    return True
+        except (EOFError, OSError):
+            return True
+        return False
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
 
@@ -64,7 +74,7 @@ class LocalRunService:
         """The answer's JSON bytes, exactly as ``POST /api/run`` with ``{"source", "values"}`` answers them."""
         source = clean_source(source)
         with self.lock:
-            if not self.alive():
+            if not self.alive() or self._recycled():
                 self.close()
                 self._start()
             job = next(self.ids)

@@ -49,6 +49,7 @@ from app.runner.protocol import (
     StopWorker,
     WorkerFailed,
     WorkerReady,
+    WorkerRecycled,
 )
 
 BUSY_MESSAGE = "the server is busy; try again in a moment"
@@ -106,7 +107,8 @@ class WorkerHandle:
     idle_since: float = field(default_factory=time.monotonic)
     ever_ready: bool = False
     replacing: bool = False
-    storing: bool = False  # building a folded run's payloads after its answer: takes no new run meanwhile
+    recycled: bool = False  # it said it exits because it grew (WorkerRecycled)
+    storing: bool = False  # a child of the worker builds a folded run's payloads (the worker takes runs meanwhile)
 
 
 class Pool:
@@ -123,6 +125,7 @@ class Pool:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._supervisor: asyncio.Task | None = None
         self.restarts = 0
+        self.recycled = 0  # workers that grew past worker_max_rss_mb and were replaced between runs
         self.slot_failures: dict[int, int] = {}
         self.completed = 0
         self.rejected = 0
@@ -198,6 +201,15 @@ class Pool:
                 self._dispatch()
             case WorkerFailed():
                 h.dead = True
+            case WorkerRecycled():  # it grew past worker_max_rss_mb and exits: a fresh one, not a failure
+                h.recycled, h.ready = True, False
+                job, h.job = h.job, None
+                if job is not None:  # given to it after its last answer: it exits without reading it
+                    job.worker = None
+                    self._release(job)
+                    self._queue_of(job).appendleft(job)
+                    self.queues.move_to_end(job.identity if job.identity is not None else f"job:{job.id}", last=False)
+                    self._dispatch()
             case RunPending(run_id):  # a folded answer is coming; its payloads follow it
                 h.storing = True
                 if self.run_store is not None:
@@ -244,7 +256,10 @@ class Pool:
         self._kill(h)
         with contextlib.suppress(Exception):
             h.conn.close()
-        self.restarts += 1
+        if h.recycled:
+            self.recycled += 1
+        else:
+            self.restarts += 1
         failures = 0 if h.ever_ready else self.slot_failures.get(h.slot, 0) + 1
         self.slot_failures[h.slot] = failures
         delay = 0.0 if failures <= 1 else min(30.0, 0.5 * 2 ** (failures - 2))
@@ -329,7 +344,7 @@ class Pool:
         if self.closing:
             return
         while self.queues:
-            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None and not h.storing]
+            idle = [h for h in self.workers if h.ready and not h.dead and h.job is None]
             if not idle:
                 return
             job = self._next_job()
@@ -421,6 +436,7 @@ class Pool:
             "identities": len(self.queues.keys() | self.running.keys()),
             "queue_limit": self.settings.queue_limit,
             "restarts": self.restarts,
+            "recycled": self.recycled,
             "completed": self.completed,
             "rejected": self.rejected,
         }

@@ -4,7 +4,8 @@ Three pipes (and the job queue the pool fills for a route):
 
 * server (``app.runner.pool``, the notebook's ``app.runner.local``) → worker (``app.runner.worker``):
   ``RunJob``, ``CancelJob``, ``StopWorker``;
-* worker → server: ``WorkerReady``, ``WorkerFailed``, ``RunPending``, ``RunStored``, ``Piece``, ``Done``;
+* worker → server: ``WorkerReady``, ``WorkerFailed``, ``WorkerRecycled``, ``RunPending``, ``RunStored``, ``Piece``,
+  ``Done``;
 * worker → its run process: ``Program``; run process (``app.runner.capture``) → worker: ``Events``,
   ``Stdout``, ``Figure``, ``End``;
 * pool → the route waiting for a job (an asyncio queue): ``Piece``, ``Done``, ``JobFailed``.
@@ -49,6 +50,13 @@ class WorkerFailed(NamedTuple):
 
     pid: int
     reason: str
+
+
+class WorkerRecycled(NamedTuple):
+    """The worker grew past ``worker_max_rss_mb`` after a run and exits; a fresh one takes its slot (not a
+    failure: the pool does not count it as a restart)."""
+
+    rss_mb: int
 
 
 class RunPending(NamedTuple):

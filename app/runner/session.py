@@ -26,7 +26,7 @@ from app.trace.values import clean
 from engine.trace_events import clip_text, json_number
 
 REASON_CHARS = 1_500  # truncated_reason is cut here (fit_answer keeps room for it)
-PAYLOAD_TIME_FACTOR = 3  # a folded run's group payloads may take this many hard_kill_s after its answer (then: none)
+PAYLOAD_TIME_FACTOR = 3  # a folded run's group payloads may take this many hard_kill_s of CPU time (then: none)
 SSE_FRAMING = 32  # bytes the stream adds around each piece ("event: pass\ndata: ...\n\n")
 PROGRESS_S = 0.2  # a stream's sign of life in a long pass at most this often
 MAX_SAFE_ITEMS = 1_000_000  # items json_safe walks before it stops copying (shared lists repeat)
@@ -126,6 +126,7 @@ class RunSession:
                  sent: float):
         s = self.settings = settings
         self.job_id = job_id
+        self.layout = layout
         self.stream = options.stream
         self.op_table = op_table
         self.send = send
@@ -138,7 +139,8 @@ class RunSession:
             on_pass=self._on_pass if self.stream else None,
             on_step=(lambda st: self.piece({"type": "step", **st})) if self.stream else None,
             max_nodes=s.max_drawn_nodes,
-            fold=FoldOptions(s.fold_threshold, s.max_folded_nodes, s.fold_max_children, source, self.run_id),
+            fold=FoldOptions(s.fold_threshold, s.max_folded_nodes, s.fold_max_children, source, self.run_id,
+                             cpu_budget_s=s.hard_kill_s),
             # no graph is drawn after this: the rest of the time goes to fitting and sending the answer
             deadline=started + s.answer_time_s - min(0.5, 0.15 * s.answer_time_s),
         )
@@ -222,22 +224,28 @@ class RunSession:
         return None
 
     # ------------------------------------------------------------------ the answer
-    def finish(self, end: End | None, error: dict | None) -> None:
-        """Send the answer (``Done``), then a folded run's group payloads (``RunStored``). ``end`` is None when
-        the run process did not finish; ``error`` then says why."""
+    def finish(self, end: End | None, error: dict | None) -> bool:
+        """Send the answer (``Done``); True when a folded run's group payloads are still to be built
+        (``store_payloads``, which the worker runs in a limited child of its own). ``end`` is None when the run
+        process did not finish; ``error`` then says why."""
         data = self._answer(end, error)
-        builder = self.builder
-        if builder.folded_passes:
+        if self.builder.folded_passes:
             self.announce()
         self.send(Done(self.job_id, data))
-        if builder.folded_passes:
-            # the groups' payloads: built once the answer is out, then kept by the server's run store
-            try:
-                deadline = time.monotonic() + PAYLOAD_TIME_FACTOR * self.settings.hard_kill_s
-                payloads = builder.build_payloads(deadline=deadline)
-            except Exception:  # noqa: BLE001 - too slow, or a bug of ours: the groups answer RunExpired, the run stands
-                payloads = None
-            self.send(RunStored(self.run_id, payloads))
+        return bool(self.builder.folded_passes)
+
+    def store_payloads(self, send: Callable[[object], None], max_bytes: int, deadline: float | None = None) -> None:
+        """Build the folded passes' group payloads and ``send`` them (``RunStored``) — in the worker's payload
+        process, whose rlimits bound the time and memory; over ``max_bytes`` (their measured size, checked as
+        each pass is built) or past ``deadline`` (``time.monotonic()``): none (the groups answer RunExpired, the run stands)."""
+        try:
+            payloads, used = {}, 0
+            for index, folded in self.builder.folded_passes.items():
+                payloads[index] = got = folded.payloads(deadline, max_bytes - used)
+                used += got.nbytes()
+        except Exception:  # noqa: BLE001 - too slow, too big, or a bug of ours
+            payloads = None
+        send(RunStored(self.run_id, payloads))
 
     def _answer(self, end: End | None, error: dict | None) -> bytes:
         s, builder, stream = self.settings, self.builder, self.stream
@@ -276,7 +284,10 @@ class RunSession:
             if reasons:
                 trace["truncated"] = True
                 trace["truncated_reason"] = clip_text("; ".join(dict.fromkeys(reasons)), REASON_CHARS)
-            now = time.monotonic()
+            # layouts served from other runs' cache entries count what they took to lay out: a timing never
+            # tells one client what another ran
+            spared = self.layout.spared_s if self.layout is not None else 0.0
+            now = time.monotonic() + spared
             stamp_timing(trace, round((now - self.started) * 1000, 2),
                          {"start": round((self.t_sent - self.started) * 1000, 2),
                           "run": round((self.t_end - self.t_sent) * 1000, 2),

@@ -19,6 +19,8 @@ The process starts in ``app.runner.entry`` (its setup, then this module).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import multiprocessing.connection as mpc
 import os
@@ -31,8 +33,20 @@ from app.core.config import Settings, build_sandbox_limits
 from app.core.problems import problem
 from app.layout import LayoutEngine
 from app.runner.capture import run_capture
-from app.runner.protocol import CancelJob, Done, End, Events, Program, RunJob, RunOptions, StopWorker, WorkerReady
-from app.runner.session import RunSession, exit_problem
+from app.runner.protocol import (
+    CancelJob,
+    Done,
+    End,
+    Events,
+    Program,
+    RunJob,
+    RunOptions,
+    RunStored,
+    StopWorker,
+    WorkerReady,
+    WorkerRecycled,
+)
+from app.runner.session import PAYLOAD_TIME_FACTOR, RunSession, exit_problem
 from app.trace.budget import fit_answer
 from app.trace.build import TraceBuilder
 from app.trace.policy import RunPolicy
@@ -80,6 +94,50 @@ def sandbox_limits(settings: Settings):
 
 
 
+def _set_limits(cpu_s: int, memory_mb: int) -> None:
+    """This process's rlimits: ``cpu_s`` CPU seconds (SIGXCPU), no file writes, no core dumps, and its address
+    space now plus ``memory_mb``."""
+    limits = [
+        (resource.RLIMIT_CPU, (cpu_s, cpu_s + 1)),
+        (resource.RLIMIT_FSIZE, (0, 0)),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ]
+    vm = _vm_bytes()
+    if vm:
+        cap = vm + memory_mb * 1024 * 1024
+        limits.append((resource.RLIMIT_AS, (cap, cap)))
+    for which, value in limits:
+        try:
+            resource.setrlimit(which, value)
+        except (ValueError, OSError):
+            pass
+
+
+def resident_mb() -> int:
+    """This process's resident memory in MB (/proc/self/statm), 0 when unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def payload_budget(settings: Settings) -> int:
+    """Bytes one run's group payloads may take: a share of the run store, so one run cannot fill it."""
+    return settings.run_store_max_bytes // PAYLOAD_STORE_SHARE
+
+
+def _libc_malloc_trim():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
+RELEASE_ABOVE_MB = 32  # a run that left the worker this much larger: its freed heap goes back to the kernel
+PAYLOAD_NICE = 5  # the payload process's niceness: students' runs on the same cores go first
+PAYLOAD_STORE_SHARE = 8  # one run's payloads: at most this fraction of run_store_max_bytes
 CPU_POLL_S = 0.05  # how often a running child's CPU time is read
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -111,8 +169,10 @@ class Worker:
                 pass
         self._warm()
         self.spare = None
+        self.storer: tuple | None = None  # the payload process: (pid, its pipe, run id, wall deadline)
         gc.collect()
         gc.freeze()  # keep the forked children from touching (copying) the worker's objects
+        self.base_rss_mb = resident_mb()
         self._prefork()
 
     def _capture(self, source: str, send, options: RunOptions | None = None) -> None:
@@ -142,6 +202,13 @@ class Worker:
         self.conn.send(WorkerReady(os.getpid()))
         while True:
             try:
+                if self.storer is not None:
+                    ready = mpc.wait([self.conn, self.storer[1]], timeout=CPU_POLL_S)
+                    if self.storer[1] in ready:
+                        self._forward_stored()
+                    self._storer_due()
+                    if self.conn not in ready:
+                        continue
                 msg = self.conn.recv()
             except (EOFError, OSError):
                 break
@@ -159,6 +226,15 @@ class Worker:
                     self.conn.send(Done(msg.job_id, failed_answer(error, stream=msg.options.stream)))
                 except (BrokenPipeError, EOFError, OSError):
                     break
+            rss_mb = resident_mb()
+            if rss_mb > self.settings.worker_max_rss_mb:  # what a run left behind is not inherited by later runs
+                try:
+                    self._finish_storer()
+                    self.conn.send(WorkerRecycled(rss_mb))
+                except (BrokenPipeError, EOFError, OSError):
+                    pass
+                break
+        self._finish_storer()
         if self.spare is not None:
             self._reap(self.spare[0], self.spare[2])
         self.layout.close()
@@ -233,10 +309,19 @@ class Worker:
             self._run(job)
         finally:
             gc.enable()
+            self._release_memory()
             if self.spare is None:
                 # always warm: skipping it when runs are queued was measured slower (the COW page
                 # copies then land inside the next run instead of overlapping the worker's work)
                 self._prefork()
+
+    def _release_memory(self) -> None:
+        """After a run that grew this worker (a big trace): give the freed heap back to the kernel, so later runs
+        (forked from it) and the recycling check see what the worker really holds."""
+        if resident_mb() > self.base_rss_mb + RELEASE_ABOVE_MB:
+            gc.collect()
+            if _malloc_trim is not None:
+                _malloc_trim(0)
 
     def _run(self, job: RunJob) -> None:
         """Hand the program to the spare run process, feed what it sends to the run's session until its ``End``
@@ -261,7 +346,11 @@ class Worker:
                 error = problem("TimeoutError", f"the program used more than {s.hard_kill_s:g} s of CPU time and was "
                                                 f"stopped (limit hard_kill_s = {s.hard_kill_s:g})")
                 break
-            ready = mpc.wait([reader, self.conn], timeout=min(left, CPU_POLL_S))
+            storer = self.storer[1] if self.storer is not None else None
+            ready = mpc.wait([reader, self.conn] + ([storer] if storer else []), timeout=min(left, CPU_POLL_S))
+            if storer is not None and storer in ready:
+                self._forward_stored()
+            self._storer_due()
             if self.conn in ready:
                 error = self._stopped(self.conn.recv(), job.job_id)
                 if error is not None:
@@ -275,7 +364,102 @@ class Worker:
         status = self._reap(pid, reader)
         if end is None and error is None:
             error = exit_problem(status, s)
-        session.finish(end, error)
+        if session.finish(end, error):
+            self._store_payloads(session)
+
+    # ------------------------------------------------------------------ a folded run's payloads
+    def _store_payloads(self, session: RunSession) -> None:
+        """Build a folded run's group payloads in a child of this worker, limited like a run process (CPU
+        seconds, address space, lower priority), while this worker takes the next run; its ``RunStored`` is
+        forwarded as it comes (``_forward_stored``). One at a time: an older one still building is stopped (its
+        run's groups answer RunExpired)."""
+        if self.storer is not None:
+            self._end_storer(stored=False)
+        reader, writer = mpc.Pipe(duplex=False)
+        pid = os.fork()
+        if pid == 0:  # ---------------- child
+            code = 0
+            try:
+                reader.close()
+                self._storer_setup()
+                # its CPU time is its budget (rlimit); the wall deadline only ends one a loaded machine starves
+                session.store_payloads(writer.send, payload_budget(self.settings),
+                                       deadline=time.monotonic() + self.settings.max_wall_s)
+                writer.close()
+            except BaseException:  # noqa: BLE001
+                code = 1
+            finally:
+                os._exit(code)
+        writer.close()
+        session.builder.folded_passes.clear()  # the child has them (copy-on-write); the worker keeps none
+        s = self.settings
+        self.storer = (pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s)
+
+    def _storer_setup(self) -> None:
+        """In the payload process: what a run process drops (the worker's connection, its dot: layouts start
+        a dot of its own), a CPU budget of ``PAYLOAD_TIME_FACTOR`` × the run's ``hard_kill_s``, the run's address
+        space, a lower priority."""
+        s = self.settings
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        self._drop_dot()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            os.nice(PAYLOAD_NICE)  # a student's run on the same cores goes first
+        except OSError:
+            pass
+        _set_limits(max(1, int(PAYLOAD_TIME_FACTOR * s.hard_kill_s)), s.memory_limit_mb)
+
+    def _forward_stored(self) -> None:
+        """The payload process answered (or ended): pass its ``RunStored`` to the server as it is (pickled
+        bytes: the worker never unpickles the payloads), else say there are none."""
+        pid, reader, _run_id, _deadline = self.storer
+        try:
+            data = reader.recv_bytes()
+        except (EOFError, OSError):
+            self._end_storer(stored=False)
+            return
+        self.storer = None
+        self._reap(pid, reader)
+        self.conn.send_bytes(data)
+
+    def _end_storer(self, stored: bool) -> None:
+        """Stop the payload process; unless it ``stored``, the server learns its run has no payloads."""
+        pid, reader, run_id, _deadline = self.storer
+        self.storer = None
+        self._reap(pid, reader)
+        if not stored:
+            self.conn.send(RunStored(run_id, None))
+
+    def _finish_storer(self) -> None:
+        """Before this worker exits: let the payload process finish (within its deadline) and forward its answer."""
+        while self.storer is not None:
+            try:
+                if mpc.wait([self.storer[1]], timeout=CPU_POLL_S):
+                    self._forward_stored()
+                else:
+                    self._storer_due()
+            except (BrokenPipeError, EOFError, OSError):
+                if self.storer is not None:
+                    self._reap(self.storer[0], self.storer[1])
+                    self.storer = None
+
+    def _storer_due(self) -> None:
+        """A payload process past its wall deadline is stopped (its CPU time is bounded by its rlimit)."""
+        if self.storer is not None and time.monotonic() > self.storer[3]:
+            self._end_storer(stored=False)
+
+    def _drop_dot(self) -> None:
+        proc, self.layout.dot.proc = self.layout.dot.proc, None  # dot belongs to the worker
+        if proc is not None:
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()  # our copies of its pipes only
+                except (OSError, AttributeError):
+                    pass
 
     @staticmethod
     def _stopped(msg, job_id: int) -> dict | None:
@@ -293,30 +477,15 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
-        proc, self.layout.dot.proc = self.layout.dot.proc, None  # dot belongs to the worker
-        if proc is not None:
-            for f in (proc.stdin, proc.stdout):
-                try:
-                    f.close()  # our copies of its pipes only
-                except (OSError, AttributeError):
-                    pass
+        if self.storer is not None:
+            try:
+                self.storer[1].close()  # the payload process's pipe is the worker's
+            except OSError:
+                pass
+        self._drop_dot()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        cpu = int(s.hard_kill_s) + 2
-        limits = [
-            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-            (resource.RLIMIT_FSIZE, (0, 0)),
-            (resource.RLIMIT_CORE, (0, 0)),
-        ]
-        vm = _vm_bytes()
-        if vm:
-            cap = vm + s.memory_limit_mb * 1024 * 1024
-            limits.append((resource.RLIMIT_AS, (cap, cap)))
-        for which, value in limits:
-            try:
-                resource.setrlimit(which, value)
-            except (ValueError, OSError):
-                pass
+        _set_limits(int(s.hard_kill_s) + 2, s.memory_limit_mb)
         if warm:
             try:
                 self._capture(SPARE_WARM_SOURCE, lambda m: None)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
 from app.layout.sizes import op_size, tensor_size
-from app.trace.folded import FoldedPass
+from app.trace.folded import FoldedPass, FoldTooSlow, cpu_budget
 from app.trace.frames import frame_node
 from app.trace.hierarchy import build_hierarchy
 from app.trace.labels import op_text
@@ -698,7 +698,7 @@ class TraceBuilder:
         return {"index": p.index, "loss": clean(loss), "graph": graph, "frames": p.frames, "ops": ops}
 
     def _folded(self, p: _Pass, nodes: list[dict], edges: list, members: dict[str, list[str]], cl_ids: list[str],
-                aspect: float) -> dict:
+                aspect: float) -> dict | None:
         """A big pass as a group tree (docs/trace.md §5): the visible level, lazy frames; the groups'
         payloads go to ``self.payloads`` (the worker ships them to the server's run store)."""
         fold = self.fold
@@ -711,11 +711,17 @@ class TraceBuilder:
             cls = info.get("cls")
             clusters.append((m, parent if parent in cl_set else None,
                              f"{self.module_names.get(m) or m}" + (f" ({cls})" if cls else "")))
-        hier = build_hierarchy(nodes, edges, node_cluster, clusters, p.frames, fold.source,
-                               threshold=fold.threshold, max_children=fold.max_children)
-        folded = FoldedPass(hier, nodes, edges, p.frames, layout=self.layout, op_text=_op_text,
-                            cluster_title=lambda label: _cluster_title(label, None), aspect=aspect,
-                            run=fold.run, pass_index=p.index)
+        try:
+            with cpu_budget(fold.cpu_budget_s):  # the worker's time for a run is bounded by the run's budget
+                hier = build_hierarchy(nodes, edges, node_cluster, clusters, p.frames, fold.source,
+                                       threshold=fold.threshold, max_children=fold.max_children)
+                folded = FoldedPass(hier, nodes, edges, p.frames, layout=self.layout, op_text=_op_text,
+                                    cluster_title=lambda label: _cluster_title(label, None), aspect=aspect,
+                                    run=fold.run, pass_index=p.index)
+        except FoldTooSlow:
+            self._fold(p, f"not drawn: folding its {len(nodes):,} nodes took more than {fold.cpu_budget_s:g} s of "
+                          f"CPU time (limit hard_kill_s = {fold.cpu_budget_s:g})")
+            return None
         graph, frames = folded.first()
         self.folded_passes[p.index] = folded
         loss = p.loss if p.loss is not None else (p.stats or {}).get("loss")
@@ -746,6 +752,7 @@ class FoldOptions:
     max_children: int
     source: str = ""
     run: str = ""
+    cpu_budget_s: float | None = None  # CPU seconds folding one pass may take (the run's hard_kill_s)
 
 
 def _cluster_title(name: str, cls: str | None) -> str:

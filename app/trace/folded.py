@@ -10,6 +10,9 @@ with ``count`` 200, and no edge is lost: every one is drawn when its group is ex
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 
 import orjson
@@ -67,6 +70,40 @@ def _place(layout: LayoutEngine | None, nodes: list[dict], edges: list[dict], cl
 
 def _edge(eid: str, s: str, d: str, cut) -> dict:
     return {"id": eid, "source": s, "target": d, "points": [], "cut": cut}
+
+
+BUDGET_RETRY_S = 0.01  # CPU seconds between two reminders of a spent budget
+
+
+class FoldTooSlow(Exception):
+    """Folding a pass used up its CPU budget (``cpu_budget``)."""
+
+
+def _over_budget(signum, frame):
+    raise FoldTooSlow
+
+
+@contextlib.contextmanager
+def cpu_budget(seconds: float | None):
+    """Raise ``FoldTooSlow`` inside the block once this process has used ``seconds`` more CPU time (a profiling
+    timer: load on the machine never moves it). Only for pure computation: nothing outside the process (dot's
+    pipe) may be left half-done. None, or off the main thread (where signals cannot land): no budget."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGPROF, _over_budget)
+    # NOTE: an exception raised while a finalizer or weakref callback runs is swallowed ("Exception ignored"):
+    # the timer repeats every BUDGET_RETRY_S of CPU time until the block is left
+    signal.setitimer(signal.ITIMER_PROF, max(seconds, 0.001), BUDGET_RETRY_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+class PayloadsTooBig(Exception):
+    """A folded pass's group payloads passed their byte budget while being built."""
 
 
 class FoldedPass:
@@ -181,8 +218,9 @@ class FoldedPass:
         return graph, out_frames
 
     # ------------------------------------------------------------- the run store's part
-    def payloads(self, deadline: float | None = None) -> PassPayloads:
-        """Past ``deadline`` (``time.monotonic()``): ``TimeoutError`` (the worker then stores nothing)."""
+    def payloads(self, deadline: float | None = None, max_bytes: int | None = None) -> PassPayloads:
+        """Past ``deadline`` (``time.monotonic()``): ``TimeoutError``; past ``max_bytes`` of encoded pieces
+        (counted as they are built): ``PayloadsTooBig`` (the worker then stores nothing)."""
         h, groups, by_id = self.h, self.h.groups, self.by_id
         store = PassPayloads()
         dumps = orjson.dumps
@@ -195,17 +233,28 @@ class FoldedPass:
             gid = h.frame_group[i]
             if gid is not None:
                 frame_parts.setdefault(gid, []).append(b'"%d":' % i + dumps(f))
+        used = 0
         for gid, parts in frame_parts.items():
-            store.frames[gid] = pack(b",".join(parts))
+            joined = b",".join(parts)
+            store.frames[gid] = packed = pack(joined)
+            store.raw[gid] = len(joined)
+            used += len(packed)
+            if max_bytes is not None and used > max_bytes:
+                raise PayloadsTooBig(max_bytes)
+        del frame_parts
         own = self.own
         for k, (gid, g) in enumerate(groups.items()):
             if deadline is not None and k % 64 == 0 and time.monotonic() > deadline:
                 raise TimeoutError("group payloads took too long")
+            if max_bytes is not None and used > max_bytes:
+                raise PayloadsTooBig(max_bytes)
             pnodes = [dict(by_id[u]) if u[0] != "g" else _group_node(h, u) for u in g.units]
             pedges = self.level_edges(own.get(gid, ()))
             w, hh, _ = _place(self.layout, pnodes, pedges, [], self.op_text, self.aspect)
-            store.cores[gid] = pack(dumps({"id": gid, "width": w, "height": hh, "nodes": pnodes, "edges": pedges,
-                                           "clusters": []}))
+            core = dumps({"id": gid, "width": w, "height": hh, "nodes": pnodes, "edges": pedges, "clusters": []})
+            store.cores[gid] = packed = pack(core)
+            store.raw[gid] = store.raw.get(gid, 0) + len(core)
+            used += len(packed)
         for n in self.nodes:
             nid = n["id"]
             path = [g for g in self.node_chain.get(nid, ()) if not groups[g].expanded]

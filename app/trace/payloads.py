@@ -29,6 +29,7 @@ class PassPayloads:
     frames: dict[str, bytes] = field(default_factory=dict)  # gid → '"12":{…},"13":{…}' (frames of its own nodes)
     children: dict[str, list[str]] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
+    raw: dict[str, int] = field(default_factory=dict)  # gid → bytes of its core and frames once unpacked
     search: list[tuple[str, bytes]] = field(default_factory=list)  # (lower-case text, its result as JSON)
     measured: int = 0  # bytes these objects hold in memory (measure(): once, where they are built)
 
@@ -37,7 +38,7 @@ class PassPayloads:
         bytes alone counted half of what a 3,300-group pass held), and keep it for nbytes()."""
         size = sys.getsizeof
         total = 0
-        for table in (self.cores, self.entries, self.frames, self.sizes):
+        for table in (self.cores, self.entries, self.frames, self.sizes, self.raw):
             total += size(table) + sum(size(k) + size(v) for k, v in table.items())
         total += size(self.children) + sum(size(k) + size(v) for k, v in self.children.items())  # v: gids counted as keys
         total += size(self.search) + sum(size(e) + size(e[0]) + size(e[1]) for e in self.search)
@@ -78,6 +79,27 @@ class PassPayloads:
     def offline(self, gid: str) -> bytes:
         """A group's payload for the offline file: frames, no descendants (each group is there)."""
         return self.payload(gid, -1)
+
+    def offline_bytes(self) -> int:
+        """The size of ``offline_all`` from the stored sizes, nothing unpacked (an upper bound within a few
+        bytes a group)."""
+        entries = self.entries
+        total = 2
+        for gid in self.cores:
+            listed = [gid, *self.children.get(gid, ())]
+            total += len(gid) + 48 + self.raw.get(gid, 0) + sum(len(entries.get(g, b"")) + len(g) + 4 for g in listed)
+        return total
+
+    def offline_all(self, max_bytes: int) -> bytes | None:
+        """``{gid: offline payload}`` of every group, or None as soon as it passes ``max_bytes``."""
+        parts, used = [], 2
+        for gid in self.cores:
+            part = b'"' + gid.encode() + b'":' + self.offline(gid)
+            used += len(part) + 1
+            if used > max_bytes:
+                return None
+            parts.append(part)
+        return b"{" + b",".join(parts) + b"}"
 
     def find(self, q: str, limit: int) -> dict:
         q = q.lower()

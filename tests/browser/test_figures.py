@@ -3,9 +3,11 @@ printed lines, as an <img> (an image document: no script in the SVG can run). Sc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "examples" / "19_linear_regression_plot.py").read_text()
@@ -17,10 +19,14 @@ def wait_ready(page, previous: str = ""):
 
 
 def run_source(page, source: str):
+    """Run ``source`` and wait until the run is over: a streamed run is drawn ("ready") at its first graph, and
+    its ``done`` draws the output pane again (an image found before is then detached)."""
     prev = page.evaluate("document.body.dataset.ready || ''")
     page.evaluate("src => { window.__fg.editor.text = src; }", source)
-    page.get_by_role("button", name="Run", exact=True).click()
+    run = page.get_by_role("button", name="Run", exact=True)
+    run.click()
     wait_ready(page, prev)
+    expect(run).to_be_enabled(timeout=60000)
 
 
 def test_the_plot_shows_in_the_output_pane(page, shot):
@@ -30,12 +36,11 @@ def test_the_plot_shows_in_the_output_pane(page, shot):
     wait_ready(page)
     run_source(page, EXAMPLE)
     img = page.locator("#stdout img.figure")
-    img.wait_for(state="visible", timeout=30000)
+    expect(img).to_have_count(1)
     page.wait_for_function("() => { const i = document.querySelector('#stdout img.figure');"
                            " return i && i.complete && i.naturalWidth > 0; }", timeout=30000)
-    assert img.count() == 1
-    assert img.get_attribute("src").startswith("blob:")
-    assert img.get_attribute("alt") == "Figure 1"
+    expect(img).to_have_attribute("src", re.compile(r"^blob:"))
+    expect(img).to_have_attribute("alt", "Figure 1")
     # after the printed lines, in order
     pre_text = page.evaluate("() => { const pre = document.getElementById('stdout'); const parts = [];"
                              " for (const n of pre.childNodes) parts.push(n.nodeType === 3 ? n.textContent : '[IMG]');"

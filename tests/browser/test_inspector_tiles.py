@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_page import api_trace, open_app, pause, run_source, wait_ready
+from playwright.sync_api import expect
+from test_page import api_trace, open_app, pause, wait_ready
+from test_page import run_source as start_run
 
 ROOT = Path(__file__).resolve().parents[2]
 LENET = (ROOT / "examples" / "20_lenet_digits.py").read_text()
@@ -27,6 +29,20 @@ loss.backward()
 
 def node_id(page, name: str) -> str:
     return page.evaluate("name => window.__fg.graph.model.graph.nodes.find((n) => n.name === name || (n.name || '').endsWith('.' + name)).id", name)
+
+
+def run_source(page, source: str):
+    """Run ``source`` and wait until the run is over: a streamed run is drawn ("ready") at its first graph, and
+    its ``done`` redraws the graph and the inspector (an element held from before is then detached)."""
+    start_run(page, source)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=60000)
+
+
+def to_the_end(page):
+    """Paused at the last step (the End key), waited on the player's own state."""
+    pause(page)
+    page.keyboard.press("End")
+    page.wait_for_function("() => document.body.dataset.step === document.body.dataset.steps")
 
 
 def select_node(page, name: str):
@@ -94,40 +110,40 @@ def test_conv_weight_tiles_and_momentum_buffer(page, shot):
 def test_feature_map_tiles_cap_and_adam_state(page, shot):
     open_app(page)
     run_source(page, FEATURE_MAPS)
-    pause(page)
-    page.keyboard.press("End")
+    to_the_end(page)
     select_node(page, "fmap")
     insp = page.locator("#inspector")
-    assert insp.locator(".tiles").first.locator("canvas").count() == 4  # (1, 4, 6, 6): a tile per channel
+    expect(insp.locator(".tiles").first.locator("canvas")).to_have_count(4)  # (1, 4, 6, 6): a tile per channel
     insp.screenshot(path=str(ROOT / "test-artifacts" / "page10_inspector_feature_map.png"))
+    html = page.locator("html")
+    theme = html.get_attribute("data-theme") or ""
     page.get_by_role("button", name="Toggle dark theme").click()
-    assert insp.locator(".tiles").first.locator("canvas").count() == 4  # redrawn in the dark theme's colours
+    expect(html).not_to_have_attribute("data-theme", theme)
+    expect(insp.locator(".tiles").first.locator("canvas")).to_have_count(4)  # redrawn in the dark theme's colours
     insp.screenshot(path=str(ROOT / "test-artifacts" / "page10_inspector_feature_map_dark.png"))
     page.get_by_role("button", name="Toggle dark theme").click()
+    expect(html).to_have_attribute("data-theme", theme)
     # a small image-like value keeps the numbers written on its heatmap
     run_source(page, "import torch\nsmall = torch.arange(12.0).view(1, 3, 2, 2)\n")
-    pause(page)
-    page.keyboard.press("End")
+    to_the_end(page)
     select_node(page, "small")
-    assert insp.locator(".tiles").count() == 0 and insp.locator(".heatmap-cell").count() == 12
+    expect(insp.locator(".heatmap-cell")).to_have_count(12)
+    expect(insp.locator(".tiles")).to_have_count(0)
     run_source(page, FEATURE_MAPS)
-    pause(page)
-    page.keyboard.press("End")
+    to_the_end(page)
     select_node(page, "many")
     tiles = insp.locator(".tiles").first
-    assert tiles.locator("canvas").count() == 24  # TILES.maxTiles
-    assert "+6 more (30 tiles of 2×2)" in tiles.inner_text()
+    expect(tiles.locator("canvas")).to_have_count(24)  # TILES.maxTiles
+    expect(tiles).to_contain_text("+6 more (30 tiles of 2×2)")
     page.errors.check()
 
     # Adam: exp_avg, exp_avg_sq and step of a parameter after the step
     seeded = (ROOT / "examples" / "23_seeded_training_loop.py").read_text()
     run_source(page, seeded)
-    pause(page)
-    page.keyboard.press("End")
+    to_the_end(page)
     select_node(page, "0.weight")
-    text = insp.inner_text()
     for name in ("Adam.step()", "exp_avg", "exp_avg_sq", "step = 1"):
-        assert name in text, (name, text)
+        expect(insp).to_contain_text(name)
     insp.locator(".optim-state").scroll_into_view_if_needed()
     insp.screenshot(path=str(ROOT / "test-artifacts" / "page10_inspector_adam_state.png"))
     page.errors.check()
