@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import plots
+from . import files, plots
 from .flow import UserGenerator
 from .numpy_module import (
     ALLOWED_DTYPES,
@@ -302,10 +302,12 @@ NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SC
 
 # ---- plot handles (sandbox/plots.py lists them): every method is the plot gate's checked call
 PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
-ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
+# ---- the run's files (sandbox/files.py): every method is the file object's own, bounded by the run's file budget
+FILE_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in files.ATTRIBUTE_RULES.items()}
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES, **FILE_RULES})
 
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
-                        and k not in PLOT_RULES)
+                        and k not in PLOT_RULES and k not in FILE_RULES)
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
 _CTX = ATTRIBUTE_POLICY["function_ctx"]

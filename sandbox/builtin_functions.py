@@ -13,6 +13,7 @@ import random
 
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
 from .errors import limit_error
+from .files import open_function
 from .objects import (
     EXCEPTION_CLASSES,
     INTS,
@@ -36,7 +37,7 @@ from .objects import (
 )
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
-FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr globals locals vars
+FORBIDDEN_BUILTINS = frozenset("""eval exec compile getattr setattr delattr hasattr globals locals vars
 dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ issubclass
 bytearray""".split())
 
@@ -214,6 +215,7 @@ def make_builtins(interp) -> dict:
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
     b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
+    b["open"] = Builtin("open", open_function(interp), interp)  # the run's own files only (files.py)
     b["__name__"] = "__main__"
     b.update(B.bare)
     return b
