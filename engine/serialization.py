@@ -20,7 +20,7 @@ from .dtypes import dtype
 from .nn.modules import Module, Parameter
 from .tensor_core import Size, Tensor
 
-MAX_DEPTH = 100  # containers inside containers (Python's pickle stops at its recursion limit)
+MAX_DEPTH = 1000  # containers inside containers (Python's pickle stops near its recursion limit, 1,000)
 ITEM_BYTES = 8  # what one container item, number or string header counts, besides its data
 _ATOMS = (bool, int, float, complex, type(None))
 _SHARED = (dtype, device)  # immutable: a load gives back the same object
