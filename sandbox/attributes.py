@@ -230,7 +230,7 @@ all any where masked_fill masked_fill_ gather scatter index_select topk sort arg
 unbind floor ceil round trunc frac sign sign_ maximum minimum register_hook is_floating_point
 new_zeros new_ones new_full new_tensor new_empty tril triu diag diagonal trace logsumexp normal_
 uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu device is_cuda
-lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
+lerp erf isnan isinf isfinite isposinf isneginf isreal nan_to_num histc histogram count_nonzero nonzero unique cross det inverse
 logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ resize_ narrow select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
 float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
