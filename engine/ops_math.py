@@ -291,7 +291,7 @@ def _nan_to_num(a, nan, posinf, neginf):
 
 
 defop("nan_to_num", "NanToNumBackward0", "nan_to_num", _nan_to_num,
-      (lambda g, ans, a, nan, posinf, neginf: g * np.isfinite(a), r"\mathbb{1}[|a| < \infty]"), needs=("a",),
+      (lambda g, ans, a, nan, posinf, neginf: g * np.isfinite(a), r"\mathbb{1}[a\ \mathrm{finite}]"), needs=("a",),
       params=Params("keywords", ("nan", "posinf", "neginf"),
                     defaults=(("nan", 0.0), ("posinf", None), ("neginf", None))))
 
