@@ -13,7 +13,7 @@ import random
 
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
 from .errors import limit_error
-from .files import open_function
+from .files import RunFile, open_function
 from .objects import (
     EXCEPTION_CLASSES,
     INTS,
@@ -48,7 +48,7 @@ def make_builtins(interp) -> dict:
     B = interp.B
 
     def _print(*args, sep=" ", end="\n", file=None, flush=False):
-        if file is not None:
+        if file is not None and type(file) is not RunFile:  # the run's own open files only (files.py)
             raise TypeError("print(file=...) is not supported in flowgrad programs")
         if sep is None:
             sep = " "
@@ -63,8 +63,11 @@ def make_builtins(interp) -> dict:
             s = interp.to_str(a)
             total += len(s) + len(sep)
             parts.append(s)
-            if total > room:  # more characters than that: emit what fits, then fail
+            if total > room and file is None:  # more characters than that: emit what fits, then fail
                 break
+        if file is not None:
+            file.write(sep.join(parts) + end)
+            return
         interp.emit(sep.join(parts) + end)
 
     def _len(x):

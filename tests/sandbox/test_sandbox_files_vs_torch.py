@@ -268,3 +268,17 @@ def test_file_attributes_are_an_allowlist():
         assert e["type"] in ("AttributeError", "SyntaxError", "NotImplementedError"), (attr, e)
     out = run("f = open('a.txt', 'w')\nf.fileno()")
     assert out.error is not None
+
+
+def test_print_to_an_open_file():
+    src = ("with open('log.txt', 'w') as f:\n    print('loss', 0.5, sep='=', file=f)\n    print([1, 2], file=f)\n"
+           "print(open('log.txt').read(), end='')")
+    assert ok(src) == "loss=0.5\n[1, 2]\n"
+    assert err("f = open('r.txt', 'w')\nf.close()\nprint(1, file=f)")["message"] == "I/O operation on closed file."
+    assert err("print(1, file=open('w.txt', 'w').write)")["type"] == "TypeError"
+    e = err("f = open('big.txt', 'w')\nfor i in range(1000):\n    print('x' * 1000, file=f)",
+            limits=make_limits(max_file_bytes=10_000))
+    assert e["type"] == "LimitExceeded" and "max_file_bytes" in e["message"]
+    big = ok("f = open('b.txt', 'w')\nprint('x' * 100_000, file=f)\nf.close()\nprint(len(open('b.txt').read()))",
+             limits=make_limits(max_output_bytes=1_000))
+    assert big == "100001\n"  # the printed-output limit is for stdout; the file budget bounds files
