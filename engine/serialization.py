@@ -68,15 +68,23 @@ def _refusal(obj) -> TypeError:
                      "strings and lists, tuples, dicts and sets of these (PyTorch would pickle program code)")
 
 
+PROGRESS_EVERY = 4096  # items copied between calls of the caller's `progress` (its clock check)
+
+
 class _Copier:
-    def __init__(self, max_bytes):
+    def __init__(self, max_bytes, progress):
         self.max_bytes = max_bytes
+        self.progress = progress
+        self.items = 0
         self.nbytes = 0
         self.memo = {}  # id of a program object -> its copy (the same tensor twice loads as one tensor)
         self.keep = []  # the originals memo's ids refer to, alive until the copy is done
 
     def charge(self, n):
         self.nbytes += n
+        self.items += 1
+        if not self.items % PROGRESS_EVERY and self.progress is not None:
+            self.progress()
         if self.max_bytes is not None and self.nbytes > self.max_bytes:
             raise SnapshotTooLarge(f"the saved object needs more than {self.max_bytes:,} bytes")
 
@@ -144,9 +152,10 @@ class _Copier:
         return out
 
 
-def snapshot(obj, max_bytes=None) -> Snapshot:
-    """A copy of `obj` for torch.save (SnapshotTooLarge past `max_bytes`; TypeError for what cannot be saved)."""
-    copier = _Copier(max_bytes)
+def snapshot(obj, max_bytes=None, progress=None) -> Snapshot:
+    """A copy of `obj` for torch.save (SnapshotTooLarge past `max_bytes`; TypeError for what cannot be saved);
+    `progress()` is called every PROGRESS_EVERY items (a caller's time limit can stop a long copy there)."""
+    copier = _Copier(max_bytes, progress)
     value = copier.copy(obj, 0)
     return Snapshot(value, copier.nbytes)
 
@@ -167,7 +176,18 @@ def _new_tensor(saved: _SavedTensor):
     return t
 
 
-def _rebuild(value, memo):
+def _paced(items, progress):
+    """The items, calling `progress()` every PROGRESS_EVERY of them."""
+    if progress is None:
+        yield from items
+        return
+    for i, x in enumerate(items, 1):
+        if not i % PROGRESS_EVERY:
+            progress()
+        yield x
+
+
+def _rebuild(value, memo, progress):
     t = type(value)
     if t in _ATOMS or t is str or t is bytes or isinstance(value, _SHARED):
         return value
@@ -180,13 +200,13 @@ def _rebuild(value, memo):
         out = value.array.copy()
     elif t is list:
         out = memo[id(value)] = []
-        out.extend(_rebuild(x, memo) for x in value)
+        out.extend(_rebuild(x, memo, progress) for x in _paced(value, progress))
     elif t is dict or t is OrderedDict:
         out = memo[id(value)] = t()
-        for k, v in value.items():
-            out[_rebuild(k, memo)] = _rebuild(v, memo)
+        for k, v in _paced(value.items(), progress):
+            out[_rebuild(k, memo, progress)] = _rebuild(v, memo, progress)
     elif t is tuple or t is set or t is frozenset:
-        out = t(_rebuild(x, memo) for x in value)
+        out = t(_rebuild(x, memo, progress) for x in _paced(value, progress))
     elif t is Size:
         out = Size(tuple(value))
     else:  # numpy scalars
@@ -195,6 +215,6 @@ def _rebuild(value, memo):
     return out
 
 
-def restore(saved: Snapshot):
-    """New objects (new tensors with their own memory) equal to what was saved."""
-    return _rebuild(saved.value, {})
+def restore(saved: Snapshot, progress=None):
+    """New objects (new tensors with their own memory) equal to what was saved; `progress` as in snapshot."""
+    return _rebuild(saved.value, {}, progress)

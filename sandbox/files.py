@@ -44,6 +44,7 @@ class RunFiles:
 
     def __init__(self, interp):
         limits = interp.limits
+        self.check_time = interp.check_time
         self.max_bytes = limits.max_file_bytes
         self.max_files = limits.max_files
         self.serialization = interp.B.serialization
@@ -76,7 +77,7 @@ class RunFiles:
     def save(self, content, obj):
         room = self.max_bytes - (self.nbytes - content.size())
         try:
-            saved = self.serialization.snapshot(obj, max_bytes=room)
+            saved = self.serialization.snapshot(obj, max_bytes=room, progress=self.check_time)
         except self.serialization.SnapshotTooLarge:
             raise limit_error(f"the program's files would hold more than {self.max_bytes:,} bytes with this "
                               "torch.save", "max_file_bytes", self.max_bytes) from None
@@ -473,7 +474,7 @@ def torch_functions(interp) -> dict:
             why = " (this file was written with open(), not torch.save: torch.load reads what torch.save wrote)"
             raise UnpicklingError((f"invalid load key, {first.decode('latin-1')!r}." if first
                                           else "Ran out of input") + why)
-        return interp.B.serialization.restore(content.saved)
+        return interp.B.serialization.restore(content.saved, progress=interp.check_time)
 
     return {"save": save, "load": load}
 

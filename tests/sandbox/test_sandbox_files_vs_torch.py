@@ -282,3 +282,12 @@ def test_print_to_an_open_file():
     big = ok("f = open('b.txt', 'w')\nprint('x' * 100_000, file=f)\nf.close()\nprint(len(open('b.txt').read()))",
              limits=make_limits(max_output_bytes=1_000))
     assert big == "100001\n"  # the printed-output limit is for stdout; the file budget bounds files
+
+
+def test_saving_and_loading_long_lists_stays_within_the_time_limit():
+    e = err("import torch\nx = [0.5] * 8_000_000\nfor i in range(100):\n    torch.save(x, 'x.pt')",
+            limits=make_limits(time_limit_s=0.5))
+    assert e["type"] == "LimitExceeded" and "time_limit_s" in e["message"]
+    e = err("import torch\ntorch.save([0.5] * 4_000_000, 'x.pt')\nfor i in range(100):\n    y = torch.load('x.pt')",
+            limits=make_limits(time_limit_s=1.0))
+    assert e["type"] == "LimitExceeded" and "time_limit_s" in e["message"]
