@@ -13,6 +13,7 @@ import codecs
 import io
 import pickle
 import posixpath
+import weakref
 
 from .errors import limit_error
 from .objects import Builtin, BuiltinType, ModuleProxy
@@ -57,6 +58,10 @@ class RunFiles:
         if total > self.max_bytes:
             raise limit_error(f"the program's files would hold {total:,} bytes", "max_file_bytes", self.max_bytes)
         self.nbytes = total
+
+    def release(self, content):
+        """An in-memory buffer the program dropped: its bytes leave the budget."""
+        self.nbytes -= content.size()
 
     def lookup(self, name):
         content = self.entries.get(_key(name))
@@ -242,12 +247,16 @@ class RunFile:
         end = start + len(raw)
         if end > len(data):
             self.files.charge(content, end)
+            if start > len(data):  # past the end after a seek: the gap reads as zero bytes, as in a real file
+                data.extend(bytes(start - len(data)))
         data[start:end] = raw
         self.pos = end
         return len(value)
 
     def writelines(self, lines):
-        for line in lines:
+        for i, line in enumerate(lines):
+            if not i & 1023:  # an endless iterable of empty strings costs no bytes: the clock stops it
+                self.files.check_time()
             self.write(line)
 
     # ---- position and state
@@ -395,8 +404,10 @@ def io_module(interp) -> ModuleProxy:
                 raw = bytes(initial) if binary else initial.encode("utf-8")
                 files.charge(content, len(raw))
                 content.data = bytearray(raw)
-            return RunFile(files, content, None, "rb+" if binary else "r+", binary, True, True, False, "utf-8",
-                           None, None if binary else newline)
+            f = RunFile(files, content, None, "rb+" if binary else "r+", binary, True, True, False, "utf-8",
+                        None, None if binary else newline)
+            weakref.finalize(f, files.release, content)
+            return f
         return make
 
     return ModuleProxy("io", {
@@ -427,20 +438,23 @@ def _target(files, f, writing):
                          "load from it instead.")
 
 
-def _check_location(map_location):
-    if map_location is None or callable(map_location) and not isinstance(map_location, (str, dict)):
-        if map_location is not None:
-            raise TypeError("torch.load(map_location=<function>) is not supported in flowgrad programs: "
-                            "every tensor is on the CPU already")
+def _check_location(map_location, device_type):
+    """map_location as torch.load reads it, for tensors saved on the CPU: None, 'cpu', a CPU device, or a dict
+    whose 'cpu' entry is one of these; CUDA is PyTorch's error on a CPU-only machine."""
+    if map_location is None:
         return
-    if isinstance(map_location, dict):
-        for k, v in map_location.items():
-            if type(k) is str and k == "cpu":
-                _check_location(v)
+    if type(map_location) is dict:
+        target = map_location.get("cpu")
+        if type(target) is str or type(target) is device_type:
+            _check_location(target, device_type)
         return
-    where = str(map_location) if type(map_location) is not str else map_location
-    if len(where) > 64:
-        where = where[:64]
+    if type(map_location) is device_type:
+        where = str(map_location)
+    elif type(map_location) is str:
+        where = map_location[:64]
+    else:
+        raise TypeError("torch.load(map_location=...) takes a string, a torch.device or a dict in flowgrad programs "
+                        "(a function would be called on every storage; every tensor is on the CPU already)")
     if where == "cpu" or where.startswith("cpu:"):
         return
     if where.startswith("cuda"):
@@ -467,7 +481,7 @@ def torch_functions(interp) -> dict:
             raise TypeError("torch.load(weights_only=...) takes True, False or None")
         if pickle_module is not None:
             raise TypeError("Can not safely load weights when explicit pickle_module is specified")
-        _check_location(map_location)
+        _check_location(map_location, interp.B.device)
         content = _target(files_of(interp), f, writing=False)
         if content.saved is None:
             first = bytes(content.data[:1])

@@ -291,3 +291,22 @@ def test_saving_and_loading_long_lists_stays_within_the_time_limit():
     e = err("import torch\ntorch.save([0.5] * 4_000_000, 'x.pt')\nfor i in range(100):\n    y = torch.load('x.pt')",
             limits=make_limits(time_limit_s=1.0))
     assert e["type"] == "LimitExceeded" and "time_limit_s" in e["message"]
+
+
+def test_dropped_buffers_leave_the_file_budget_and_endless_writelines_stop():
+    ok("import io\nimport torch\nfor i in range(200):\n    buf = io.BytesIO()\n    torch.save(torch.zeros(1000), buf)",
+       limits=make_limits(max_file_bytes=50_000))
+    e = err("import itertools\nf = open('a.txt', 'w')\nf.writelines(itertools.repeat(''))",
+            limits=make_limits(time_limit_s=0.5))
+    assert e["type"] == "LimitExceeded" and "time_limit_s" in e["message"]
+
+
+def test_a_seek_past_the_end_leaves_zero_bytes():
+    assert ok("f = open('a.bin', 'wb')\nf.seek(3)\nf.write(b'x')\nf.close()\nprint(list(open('a.bin', 'rb').read()))") \
+        == "[0, 0, 0, 120]\n"
+
+
+def test_map_location_forms_torch_accepts():
+    src = ("import torch\ntorch.save(torch.ones(2), 'a.pt')\nfor where in ('cpu', torch.device('cpu'), {'cpu': 'cpu'}, "
+           "{'cuda:0': 'cpu'}, None):\n    print(torch.load('a.pt', map_location=where, weights_only=False))")
+    assert ok(src) == "tensor([1., 1.])\n" * 5
