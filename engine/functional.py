@@ -95,6 +95,9 @@ def _unary(name):
 
 exp, log, sin, cos, tanh, sigmoid, relu, sqrt, reciprocal, sign = (
     _unary(n) for n in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "reciprocal", "sign"))
+nan_to_num = _unary("nan_to_num")
+isnan, isinf, isfinite, isposinf, isneginf, isreal = (
+    _unary(n) for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"))
 (exp2, log2, log10, rsqrt, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, trunc, frac, deg2rad, rad2deg,
  arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix) = (
     _unary(n) for n in ("exp2 log2 log10 rsqrt tan asin acos atan sinh cosh asinh acosh atanh trunc frac deg2rad "

@@ -135,3 +135,8 @@ def _result(values, out):
 
 
 __all__ = ["histc", "histogram", "histogram_result"]
+
+
+# Tensor.histc / Tensor.histogram are these functions (this module builds on tensor_funcs, which cannot import it)
+Tensor.histc = histc
+Tensor.histogram = histogram

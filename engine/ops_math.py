@@ -186,7 +186,33 @@ defop("gt", None, ">", np.greater, saves=False, broadcasts=True)
 defop("ge", None, "≥", np.greater_equal, saves=False, broadcasts=True)
 
 
-defop("sign", None, "sign", np.sign, saves=False)
+# PyTorch's SignBackward0: a zero gradient (the step's derivative wherever it has one)
+defop("sign", "SignBackward0", "sign", np.sign, (lambda g, ans, a: g * 0, "0"), saves=False)
+
+
+def _value_test(fn, integral):
+    """torch.isnan and its kin: numpy's test on floats; integers and bools are all `integral` (never NaN or inf)."""
+    return lambda a: fn(a) if a.dtype.kind in "fc" else np.full(a.shape, integral)
+
+
+# No derivative, bool outputs (never require grad), as PyTorch's.
+defop("isnan", None, "isnan", _value_test(np.isnan, False), saves=False)
+
+
+defop("isinf", None, "isinf", _value_test(np.isinf, False), saves=False)
+
+
+defop("isfinite", None, "isfinite", _value_test(np.isfinite, True), saves=False)
+
+
+defop("isposinf", None, "isposinf", _value_test(np.isposinf, False), saves=False)
+
+
+defop("isneginf", None, "isneginf", _value_test(np.isneginf, False), saves=False)
+
+
+defop("isreal", None, "isreal", lambda a: np.isreal(a) if a.dtype.kind == "c" else np.ones(a.shape, dtype=bool),
+      saves=False)
 
 
 defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
@@ -255,6 +281,19 @@ defop("ceil", "CeilBackward0", "ceil", lambda a: np.ceil(a) if a.dtype.kind == "
 
 
 defop("round", "RoundBackward0", "round", lambda a: _round(a, 0), (lambda g, ans, a: g * 0, "0"), saves=False)
+
+
+def _nan_to_num(a, nan, posinf, neginf):
+    """NaN, +inf, -inf replaced; None for an infinity is the dtype's largest (smallest) finite value, as in torch."""
+    if a.dtype.kind not in "fc":
+        return a.copy()
+    return np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
+
+
+defop("nan_to_num", "NanToNumBackward0", "nan_to_num", _nan_to_num,
+      (lambda g, ans, a, nan, posinf, neginf: g * np.isfinite(a), r"\mathbb{1}[a\ \mathrm{finite}]"), needs=("a",),
+      params=Params("keywords", ("nan", "posinf", "neginf"),
+                    defaults=(("nan", 0.0), ("posinf", None), ("neginf", None))))
 
 
 defop("round_decimals", "RoundBackward1", "round", _round, (lambda g, ans, a, decimals: g * 0, "0"), saves=False,

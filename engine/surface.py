@@ -100,6 +100,12 @@ from .functional import (  # noqa: F811
     index_select,
     is_tensor,
     isclose,
+    isfinite,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    isreal,
     log,
     log1p,
     log2,
@@ -117,6 +123,7 @@ from .functional import (  # noqa: F811
     mm,
     mul,
     mv,
+    nan_to_num,
     neg,
     nonzero,
     norm,
@@ -175,7 +182,7 @@ autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a
 # torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
 for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
               "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
-              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any").split():
+              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any isposinf isneginf").split():
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 

@@ -341,6 +341,13 @@ class FuncsMixin:
     def ceil(self):
         return apply(OPS["ceil"], (self,))
 
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+            if not (value is None and name != "nan") and not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise TypeError(f"nan_to_num(): argument '{name}' must be float, not {type(value).__name__}")
+        return apply(OPS["nan_to_num"], (self,), (float(nan), posinf if posinf is None else float(posinf),
+                                                  neginf if neginf is None else float(neginf)))
+
     def round(self, *, decimals=0):
         if decimals:
             return apply(OPS["round_decimals"], (self,), (operator.index(decimals),))

@@ -196,7 +196,7 @@ class MathMixin:
 
 _UNARY = ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt", "reciprocal", "sign", "exp2", "log2",
           "log10", "rsqrt", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc", "frac",
-          "deg2rad", "rad2deg")
+          "deg2rad", "rad2deg", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal")
 # numpy's and PyTorch's other names for the same functions (Tensor.arcsin is Tensor.asin, fix is trunc)
 UNARY_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
                  "arctanh": "atanh", "fix": "trunc"}

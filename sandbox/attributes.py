@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import plots
+from . import files, plots
 from .flow import UserGenerator
 from .numpy_module import (
     ALLOWED_DTYPES,
@@ -230,8 +230,9 @@ all any where masked_fill masked_fill_ gather scatter index_select topk sort arg
 unbind floor ceil round trunc frac sign sign_ maximum minimum register_hook is_floating_point
 new_zeros new_ones new_full new_tensor new_empty tril triu diag diagonal trace logsumexp normal_
 uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu device is_cuda
-lerp erf isnan isinf isfinite nan_to_num count_nonzero nonzero unique cross det inverse
-logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ swapaxes swapdims resize_ narrow select
+lerp erf isnan isinf isfinite isposinf isneginf isreal nan_to_num histc histogram count_nonzero nonzero unique
+cross det inverse logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ swapaxes swapdims resize_ narrow
+select
 index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
 float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
 register_post_accumulate_grad_hook""" + _TENSOR_FUNCS,
@@ -302,10 +303,12 @@ NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SC
 
 # ---- plot handles (sandbox/plots.py lists them): every method is the plot gate's checked call
 PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
-ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES})
+# ---- the run's files (sandbox/files.py): every method is the file object's own, bounded by the run's file budget
+FILE_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in files.ATTRIBUTE_RULES.items()}
+ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES, **FILE_RULES})
 
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
-                        and k not in PLOT_RULES)
+                        and k not in PLOT_RULES and k not in FILE_RULES)
 _MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
 _TENSOR = ATTRIBUTE_POLICY["tensor"]
 _CTX = ATTRIBUTE_POLICY["function_ctx"]

@@ -61,6 +61,7 @@ class Backend:
         self.index_result_shape = limits._index_result_shape
         self.LimitExceeded = limits.LimitExceeded
         self.reset_run_state = mod.reset_run_state
+        self.serialization = _submodule(mod, "serialization")  # what torch.save keeps (sandbox/files.py stores it)
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
         self.set_grad_enabled = autograd.set_grad_enabled
         self.grad_mode_types = frozenset(getattr(autograd, n) for n in

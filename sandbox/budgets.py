@@ -43,6 +43,9 @@ class SandboxLimits:
     max_plot_label_chars: int
     max_figure_bytes: int
     max_op_flops: int
+    # the run's in-memory files (sandbox/files.py): bytes of all of them (with what torch.save copied), and how many
+    max_file_bytes: int
+    max_files: int
 
 
 MAX_CALL_DEPTH = 100  # nested user function calls

@@ -13,6 +13,7 @@ import random
 
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
 from .errors import limit_error
+from .files import RunFile, open_function
 from .objects import (
     EXCEPTION_CLASSES,
     INTS,
@@ -36,7 +37,7 @@ from .objects import (
 )
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
-FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr globals locals vars
+FORBIDDEN_BUILTINS = frozenset("""eval exec compile getattr setattr delattr hasattr globals locals vars
 dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ issubclass
 bytearray""".split())
 
@@ -47,7 +48,7 @@ def make_builtins(interp) -> dict:
     B = interp.B
 
     def _print(*args, sep=" ", end="\n", file=None, flush=False):
-        if file is not None:
+        if file is not None and type(file) is not RunFile:  # the run's own open files only (files.py)
             raise TypeError("print(file=...) is not supported in flowgrad programs")
         if sep is None:
             sep = " "
@@ -62,8 +63,11 @@ def make_builtins(interp) -> dict:
             s = interp.to_str(a)
             total += len(s) + len(sep)
             parts.append(s)
-            if total > room:  # more characters than that: emit what fits, then fail
+            if total > room and file is None:  # more characters than that: emit what fits, then fail
                 break
+        if file is not None:
+            file.write(sep.join(parts) + end)
+            return
         interp.emit(sep.join(parts) + end)
 
     def _len(x):
@@ -214,6 +218,7 @@ def make_builtins(interp) -> dict:
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
     b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
+    b["open"] = Builtin("open", open_function(interp), interp)  # the run's own files only (files.py)
     b["__name__"] = "__main__"
     b.update(B.bare)
     return b

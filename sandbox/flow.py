@@ -19,6 +19,7 @@ import ast
 
 from .budgets import MAX_CALL_DEPTH
 from .errors import LimitError, ProgramError, limit_error
+from .files import CONTEXT_TYPES
 from .objects import (
     BREAK,
     CONTINUE,
@@ -257,6 +258,8 @@ class Flow:
     def _engine_cm_type(self, cm):
         """The class of an engine context manager (a grad mode), or the program's TypeError."""
         t = type(cm)
+        if t in CONTEXT_TYPES:  # the run's open files (files.py): closing one runs no program code
+            return t
         if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
             raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol")
         return t

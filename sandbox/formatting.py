@@ -23,6 +23,7 @@ import numpy as np
 
 from .budgets import MAX_FORMAT_WIDTH
 from .errors import limit_error, scrub
+from .files import RunFile
 from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor
 from .plots import HANDLE_TYPES as PLOT_HANDLES
 
@@ -239,6 +240,8 @@ class Formatting:
         if isinstance(v, (np.ndarray, np.generic, np.dtype)):  # numpy's own repr (numbers only; bounded by its
             return _numpy_text(v, repr, 4 * self.max_out)          # summarising threshold, and checked)
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
+            return repr(v)
+        if t is RunFile:  # Python's text for an open file: its name (at most MAX_NAME_CHARS) and mode
             return repr(v)
         if isinstance(v, B.Tensor):
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import plots
+from . import files, plots
 from .attributes import Attributes
 from .backend import Backend
 from .budgets import TIME_CHECK_EVERY, WALL_SHARE, Budgets, SandboxLimits
@@ -78,7 +78,7 @@ def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorde
 
 
 # modules a run builds for itself (per-run state), besides the Backend's proxies
-EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.pyplot")
+EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.pyplot", "io")
 
 
 def _while(test, ev, scope):
@@ -143,6 +143,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self._stdlib = {}  # standard-library modules imported by this run (stdlib.py)
         self.own_collections = {}  # id -> the OrderedDicts, deques... the program made (`Stdlib.own`)
         self.builtins = make_builtins(self)
+        # torch with this run's save/load (files.py: the run's in-memory files)
+        self.torch = self.builtins["torch"] = files.torch_module_for(self, backend.modules["torch"])
         math_proxy = backend.modules.get("math")
         if math_proxy is not None:  # `math`, bound without import too: with the bounded integer functions
             self._stdlib["math"] = self.builtins["math"] = math_module(self, math_proxy)
@@ -419,6 +421,10 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             return self._numpy[name == "numpy.random"]
         if name in ("matplotlib", "matplotlib.pyplot"):
             return plots.module_for(self, name)
+        if name == "torch":
+            return self.torch
+        if name == "io":
+            return files.io_module(self)
         mod = self.stdlib_module(name) or self.B.modules.get(name)
         if mod is None:
             avail = ", ".join(sorted({*self.B.modules, *STDLIB_NAMES, "random", *EXTRA_MODULES}))

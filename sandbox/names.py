@@ -31,6 +31,8 @@ TORCH_NAMES |= frozenset("scatter_add arctan2 argwhere fliplr flipud ger".split(
 # issue 21: the rest of the elementwise family, histograms, PyTorch's legacy typed classes and its version string
 TORCH_NAMES |= frozenset("""asinh acosh atanh arcsin arccos arctan arcsinh arccosh arctanh fix histc histogram
 FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ByteTensor BoolTensor __version__""".split())
+# issue 21: the rest of the value tests (isnan isinf isfinite are above)
+TORCH_NAMES |= frozenset("isposinf isneginf isreal".split())
 # issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
 # are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
 RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())

@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     max_figure_points: int = Field(100_000, ge=1, description="data points (and histogram bins) of one figure")
     max_plot_label_chars: int = Field(200, ge=1, description="characters of a plot label, title or text")
     max_figure_bytes: int = Field(2_000_000, ge=10_000, description="bytes of SVG all of a run's figures may take")
+    # files a program writes (open(), torch.save): in memory, per run, gone after it (sandbox/files.py)
+    max_file_bytes: int = Field(64_000_000, ge=0, description="bytes of all the files one run writes (a checkpoint "
+                                "of 2 million float32 parameters with Adam's state is 24 MB)")
+    max_files: int = Field(100, ge=0, description="files one run may create")
     preload_matplotlib: bool = Field(True, description="import matplotlib in each worker at start (else in the first "
                                                        "run that plots, ~0.3 s each time)")
 
@@ -178,7 +182,7 @@ LIMIT_FIELDS = (
     "max_source_chars", "max_ast_depth", "max_ast_nodes", "max_graph_nodes", "max_tensor_elements",
     "max_live_elements", "max_int_bits", "max_loop_iterations", "max_steps", "max_output_bytes",
     "time_limit_s", "max_wall_s", "max_op_flops",
-) + ("max_figures", "max_figure_points", "max_plot_label_chars", "max_figure_bytes")
+) + ("max_figures", "max_figure_points", "max_plot_label_chars", "max_figure_bytes") + ("max_file_bytes", "max_files")
 
 
 def build_sandbox_limits(cls: Any, values: dict[str, Any]) -> Any:

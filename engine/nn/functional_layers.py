@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .. import ops_conv
+from .. import batch_norm_cpu, ops_conv
 from ..dispatch import apply
 from ..ops import OPS
 from ..random import dropout_noise
@@ -274,13 +274,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     x = input._data
     if training and running_mean is not None:
         # The running statistics move outside the graph, as PyTorch's kernel updates them in place.
-        axes = (0,) + tuple(range(2, x.ndim))
-        n = x.size // c
-        mean = x.mean(axis=axes)
-        var = x.var(axis=axes) * (n / max(n - 1, 1))
-        m = momentum
-        running_mean._data = ((1 - m) * running_mean._data + m * mean).astype(running_mean._data.dtype)
-        running_var._data = ((1 - m) * running_var._data + m * var).astype(running_var._data.dtype)
+        if x.dtype == np.float32 and running_mean._data.dtype == running_var._data.dtype == np.float32:
+            running_mean._data, running_var._data = batch_norm_cpu.running_update(
+                x, running_mean._data, running_var._data, momentum)
+        else:
+            axes = (0,) + tuple(range(2, x.ndim))
+            n = x.size // c
+            mean = x.mean(axis=axes)
+            var = x.var(axis=axes) * (n / max(n - 1, 1))
+            m = momentum
+            running_mean._data = ((1 - m) * running_mean._data + m * mean).astype(running_mean._data.dtype)
+            running_var._data = ((1 - m) * running_var._data + m * var).astype(running_var._data.dtype)
     stats = (None, None) if training else (running_mean, running_var)
     return apply(OPS["batch_norm"], (input, weight, bias) + stats, (bool(training), float(eps)))
 

@@ -21,7 +21,8 @@ CONTRACT = {"max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000
             "identity_window_s": 600.0, "identity_queue_limit": 2, "busy_retry_after_s": 2,
             "run_store_entry_bytes": 4_096, "max_sessions_per_identity": 3, "session_unjoined_s": 600.0,
             "max_followers_per_identity": 3, "max_streams_per_identity": 8, "hub_max_bytes": 32_000_000,
-            "send_timeout_s": 30.0, "send_chunk_bytes": 65_536}
+            "send_timeout_s": 30.0, "send_chunk_bytes": 65_536,
+            "max_file_bytes": 64_000_000, "max_files": 100}
 
 
 def test_defaults_match_the_contract():

@@ -21,6 +21,8 @@ EXTRA = {
     "ne": [((_X, _X.T[:, :1].T), ())], "lt": [((_X, 0.5), ())], "le": [((_X, _X), ())], "gt": [((_X, 0.0), ())],
     "ge": [((rng.uniform(size=(5, 1)), rng.uniform(size=(6,))), ())],
     "sign": [((_X,), ())], "invert": [((_X > 0,), ())],
+    **{name: [((_X,), ()), ((np.array([np.nan, np.inf, -np.inf, 1.0]),), ()), ((np.arange(3),), ())]
+       for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal")},
     "logical_and": [((rng.uniform(size=(5, 1)) > 0.5, rng.uniform(size=(6,)) > 0.5), ())],
     "logical_or": [((_X > 0, _X < 1), ())],
     "isclose": [((rng.uniform(size=(5, 1)), rng.uniform(size=(1, 6)), 1e-5, 1e-8, False), ())],

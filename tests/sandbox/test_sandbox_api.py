@@ -29,6 +29,7 @@ def test_public_names():
         "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
         "max_op_flops": 200_000_000,
         "max_figures": 20, "max_figure_points": 100_000, "max_plot_label_chars": 200, "max_figure_bytes": 2_000_000,
+        "max_file_bytes": 64_000_000, "max_files": 100,
     }
     assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals", "figures", "output_cut"}
     e = ProgramError("TypeError", "boom", 3, 4)

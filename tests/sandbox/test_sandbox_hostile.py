@@ -90,8 +90,8 @@ MORE_HOSTILE = [
     "from os import system",
     "from torch import *",
     "import torch.limits",
-    "from torch import save",
-    "import torch\ntorch.save",
+    "from torch import load\nload('../../etc/passwd')",  # torch.save/load: the run's own files only
+    "import torch\ntorch.load('/etc/passwd')",
     "import torch\ntorch.STATE",
     "import torch\ntorch.from_numpy([1])",
     "type(1).__name__.__class__.__base__",
