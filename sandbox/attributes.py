@@ -507,7 +507,8 @@ class Attributes:
                 return None
             shown = self.B.class_names[obj]
             return shown.rsplit(".", 1)[-1] if name == "__name__" else shown.rsplit(".", 1)[-1]
-        elif t not in PLAIN_TYPES and callable(obj) and not isinstance(obj, (self.B.Module, self.B.Tensor)):
+        elif t not in PLAIN_TYPES and t is not UserInstance and callable(obj) and not isinstance(
+                obj, (self.B.Module, self.B.Tensor)):
             # an engine function or allowlisted method: its own name, never its module or docstring
             if name == "__doc__":
                 return None

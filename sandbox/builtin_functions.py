@@ -67,7 +67,7 @@ def make_builtins(interp) -> dict:
         interp.emit(sep.join(parts) + end)
 
     def _len(x):
-        if isinstance(x, (UserInstance, UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin)):
+        if isinstance(x, (UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin)):
             raise TypeError(f"object of type '{interp.type_name(x)}' has no len()")
         return len(x)
 
@@ -160,9 +160,17 @@ def make_builtins(interp) -> dict:
         return reversed(seq)
 
     def _next(it, *default):
-        if not hasattr(type(it), "__next__") or type(it) in (UserInstance,):
+        if type(it) is UserInstance:
+            if it.cls.lookup("__next__")[0] is None:
+                raise TypeError(f"'{it.cls.name}' object is not an iterator")
+        elif not hasattr(type(it), "__next__"):
             raise TypeError(f"'{interp.type_name(it)}' object is not an iterator")
         return next(it, *default)
+
+    def _callable(x):
+        if type(x) is UserInstance:
+            return x.cls.lookup("__call__")[0] is not None
+        return callable(x)
 
     def _type(*args):
         if len(args) != 1:
@@ -203,7 +211,7 @@ def make_builtins(interp) -> dict:
         "repr": lambda x: interp.repr_value(x), "format": lambda value, spec="": interp.format_value(value, spec),
         "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
-        "callable": lambda x: callable(x) and type(x) not in (UserInstance,), "type": _type,
+        "callable": _callable, "type": _type,
         "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
@@ -214,6 +222,7 @@ def make_builtins(interp) -> dict:
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
     b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
+    b["NotImplemented"] = NotImplemented
     b["__name__"] = "__main__"
     b.update(B.bare)
     return b

@@ -143,7 +143,7 @@ MORE_HOSTILE = [
     "f = lambda: f()\nf()",
     "class A:\n    def __init__(self):\n        A()\nA()",
     "class A:\n    def __getattr__(self, n):\n        return 1",
-    "class A:\n    def __repr__(self):\n        return 1",
+    "class A:\n    def __repr__(self):\n        return 1\nprint(A())",
     "class A(object):\n    pass",
     "class A(int):\n    pass",
     "import torch\nclass A(torch.Tensor):\n    pass",
