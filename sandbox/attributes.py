@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import plots
+from .errors import ProgramError
 from .flow import UserGenerator
 from .numpy_module import (
     ALLOWED_DTYPES,
@@ -297,6 +298,18 @@ def _numpy_method(name):
 _NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
 _NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
 _NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
+MAX_ATTRIBUTE_NAME = 200
+# `getattr(x, "__len__")` & co.: the interpreter's own operation on x, handed out as a builtin
+PROTOCOL_PROBES = MappingProxyType({
+    "__len__": lambda interp, obj: lambda: interp.builtins["len"].fn(obj),
+    "__iter__": lambda interp, obj: lambda: interp.iterate(obj),
+    "__next__": lambda interp, obj: lambda: interp.builtins["next"].fn(obj),
+    "__getitem__": lambda interp, obj: lambda key: interp.get_item(obj, key),
+    "__setitem__": lambda interp, obj: lambda key, value: interp.set_item(obj, key, value),
+    "__contains__": lambda interp, obj: lambda item: interp._contains(obj, item),
+    "__call__": lambda interp, obj: lambda *args, **kwargs: interp.call(obj, list(args), kwargs),
+})
+
 NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SCALAR_TYPES.values())},
                **{type(d): _NUMPY_DTYPE for d in ALLOWED_DTYPES}}
 
@@ -386,6 +399,51 @@ class Attributes:
             self._attr_rules[t] = rule
             return self.get_attribute(obj, name)
         raise self._no_attr(obj, name)
+
+    def read_attribute(self, obj, name):
+        """`getattr(obj, name)` with a name computed at run time: the policy of `obj.name`; of the names
+        starting with '_', the protocol probes (`PROTOCOL_PROBES`) only (`x.__class__` is written out: a name
+        computed at run time reaches no dunder attribute, `getattr(t, '__cla' + 'ss__')`)."""
+        if type(name) is not str:
+            raise TypeError(f"attribute name must be string, not '{self.type_name(name)}'")
+        if len(name) > MAX_ATTRIBUTE_NAME:  # (no attribute is this long; a suggestion would compare every name)
+            raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name[:50]}…'")
+        if name[:1] != "_":
+            return self.get_attribute(obj, name)
+        if name in PROTOCOL_PROBES and self.supports(obj, name):
+            return Builtin(name, PROTOCOL_PROBES[name](self, obj), self)
+        if name in PROTOCOL_PROBES:
+            raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
+        raise AttributeError(f"attributes starting with '_' such as '{name[:50]}' are not allowed in flowgrad programs")
+
+    def has_attribute(self, obj, name):
+        """`hasattr`: whether `read_attribute` gives a value (an AttributeError in a property getter too)."""
+        try:
+            self.read_attribute(obj, name)
+        except AttributeError:
+            return False
+        except ProgramError as pe:
+            if self.catchable(pe) and isinstance(self.exception_value(pe), AttributeError):
+                return False
+            raise
+        return True
+
+    def supports(self, obj, name):
+        """Whether `obj` has the protocol method `name` as Python sees it (`hasattr(x, "__len__")`)."""
+        t = type(obj)
+        if t is UserInstance:
+            return obj.cls.lookup(name)[0] is not None
+        B = self.B
+        if t is B.UserDataset or isinstance(obj, B.UserModule):
+            if obj.__dict__["_fg_cls"].lookup(name)[0] is not None:
+                return True
+            base = B.Dataset if t is B.UserDataset else B.Module
+            return hasattr(base, name)
+        if t in INTERP_TYPES or t is UserGenerator:
+            if name == "__call__":
+                return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject, TypeView)
+            return t is UserGenerator and name in ("__iter__", "__next__")
+        return hasattr(t, name)
 
     def _rule_for(self, obj):
         """The table's rule for a value that is not a user object, module proxy or module."""

@@ -12,7 +12,7 @@ import ast
 import random
 
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
-from .errors import limit_error
+from .errors import ProgramError, limit_error
 from .objects import (
     EXCEPTION_CLASSES,
     INTS,
@@ -36,7 +36,7 @@ from .objects import (
 )
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
-FORBIDDEN_BUILTINS = frozenset("""eval exec compile open getattr setattr delattr hasattr globals locals vars
+FORBIDDEN_BUILTINS = frozenset("""eval exec compile open setattr delattr globals locals vars
 dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ issubclass
 bytearray""".split())
 
@@ -172,6 +172,20 @@ def make_builtins(interp) -> dict:
             return x.cls.lookup("__call__")[0] is not None
         return callable(x)
 
+    def _getattr(obj, name, *default):
+        if len(default) > 1:
+            raise TypeError(f"getattr expected at most 3 arguments, got {2 + len(default)}")
+        if not default:
+            return interp.read_attribute(obj, name)
+        try:
+            return interp.read_attribute(obj, name)
+        except AttributeError:
+            return default[0]
+        except ProgramError as pe:  # a property getter's AttributeError
+            if interp.catchable(pe) and isinstance(interp.exception_value(pe), AttributeError):
+                return default[0]
+            raise
+
     def _type(*args):
         if len(args) != 1:
             raise TypeError("type() takes 1 argument in flowgrad programs")
@@ -211,7 +225,7 @@ def make_builtins(interp) -> dict:
         "repr": lambda x: interp.repr_value(x), "format": lambda value, spec="": interp.format_value(value, spec),
         "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
-        "callable": _callable, "type": _type,
+        "callable": _callable, "type": _type, "getattr": _getattr, "hasattr": interp.has_attribute,
         "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
