@@ -86,7 +86,7 @@ MORE_HOSTILE = [
     "import torch\nnn = torch.nn\nnn.Linear = None",
     "import math\nmath.sqrt = None",
     "import numpy\nnumpy.lib",
-    "import os.path",
+    "import os.path\nos.path.abspath('.')",
     "from os import system",
     "from torch import *",
     "import torch.limits",
