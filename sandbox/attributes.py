@@ -298,6 +298,12 @@ def _numpy_method(name):
 _NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
 _NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
 _NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
+# torch.backends.cudnn's switches with a CPU build's values, and the setter names its errors quote
+CUDNN_SWITCHES = MappingProxyType({"enabled": True, "deterministic": False, "benchmark": False, "allow_tf32": True})
+CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "deterministic": "set_deterministic_cudnn",
+                                           "benchmark": "set_benchmark_cudnn", "allow_tf32": "set_allow_tf32_cublas"})
+DETERMINISM_FUNCTIONS = frozenset({"use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                                   "is_deterministic_algorithms_warn_only_enabled"})
 MAX_ATTRIBUTE_NAME = 200
 # `getattr(x, "__len__")` & co.: the interpreter's own operation on x, handed out as a builtin
 PROTOCOL_PROBES = MappingProxyType({
@@ -351,7 +357,9 @@ class Attributes:
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
-                raise AttributeError(missing_from_module(obj.name, name, obj.attrs))
+                v = self._run_switch(obj, name)
+                if v is MISSING:
+                    raise AttributeError(missing_from_module(obj.name, name, obj.attrs))
             return v
         if t is UserClass:
             c, v = obj.lookup(name)
@@ -444,6 +452,43 @@ class Attributes:
                 return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject, TypeView)
             return t is UserGenerator and name in ("__iter__", "__next__")
         return hasattr(t, name)
+
+    # ----- torch's global switches, as a run sets them at its top: the run's own, no effect on the CPU engine
+    def _run_switches(self):
+        d = self.__dict__
+        sw = d.get("run_switches")
+        if sw is None:
+            sw = d["run_switches"] = dict(CUDNN_SWITCHES, deterministic_algorithms=False, warn_only=False)
+        return sw
+
+    def _run_switch(self, proxy, name):
+        """`torch.backends.cudnn.deterministic` & co. (read) and `torch.use_deterministic_algorithms` &co."""
+        if proxy.name == "torch.backends.cudnn" and name in CUDNN_SWITCHES:
+            return self._run_switches()[name]
+        if proxy.name != "torch" or name not in DETERMINISM_FUNCTIONS:
+            return MISSING
+        sw = self._run_switches()
+
+        def use_deterministic_algorithms(mode, *, warn_only=False):
+            for arg, v in (("mode", mode), ("warn_only", warn_only)):
+                if type(v) is not bool:
+                    raise TypeError(f"_set_deterministic_algorithms(): argument '{arg}' "
+                                    f"{'(position 1) ' if arg == 'mode' else ''}must be bool, not {self.type_name(v)}")
+            sw["deterministic_algorithms"], sw["warn_only"] = mode, warn_only and mode
+
+        fns = {"use_deterministic_algorithms": use_deterministic_algorithms,
+               "are_deterministic_algorithms_enabled": lambda: sw["deterministic_algorithms"],
+               "is_deterministic_algorithms_warn_only_enabled": lambda: sw["warn_only"]}
+        return Builtin(name, fns[name], self)
+
+    def _set_run_switch(self, proxy, name, value):
+        """`torch.backends.cudnn.benchmark = True`: True when it was one of the switches."""
+        if proxy.name != "torch.backends.cudnn" or name not in CUDNN_SWITCHES:
+            return False
+        if type(value) is not bool:
+            raise RuntimeError(f"{CUDNN_SWITCHES_SETTERS[name]} expects a bool, but got {self.type_name(value)}")
+        self._run_switches()[name] = value
+        return True
 
     def _rule_for(self, obj):
         """The table's rule for a value that is not a user object, module proxy or module."""
@@ -732,6 +777,8 @@ class Attributes:
         if isinstance(obj, type) or t in (BuiltinType, Builtin):
             cname = obj.__name__ if isinstance(obj, type) else obj.name
             raise TypeError(f"cannot set attribute '{name}' on class '{cname}' in flowgrad programs")
+        if t is ModuleProxy and self._set_run_switch(obj, name, value):
+            return
         if t is ModuleProxy:
             raise TypeError(f"cannot set attribute '{name}' on module '{obj.name}' in flowgrad programs")
         raise AttributeError(f"cannot set attribute '{name}' on a '{self.type_name(obj)}' object in flowgrad "
