@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import files, plots
+from .errors import ProgramError
 from .flow import UserGenerator
 from .numpy_module import (
     ALLOWED_DTYPES,
@@ -298,6 +299,24 @@ def _numpy_method(name):
 _NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
 _NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
 _NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
+# torch.backends.cudnn's switches with a CPU build's values, and the setter names its errors quote
+CUDNN_SWITCHES = MappingProxyType({"enabled": True, "deterministic": False, "benchmark": False, "allow_tf32": True})
+CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "deterministic": "set_deterministic_cudnn",
+                                           "benchmark": "set_benchmark_cudnn", "allow_tf32": "set_allow_tf32_cublas"})
+DETERMINISM_FUNCTIONS = frozenset({"use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                                   "is_deterministic_algorithms_warn_only_enabled"})
+MAX_ATTRIBUTE_NAME = 200
+# `getattr(x, "__len__")` & co.: the interpreter's own operation on x, handed out as a builtin
+PROTOCOL_PROBES = MappingProxyType({
+    "__len__": lambda interp, obj: lambda: interp.builtins["len"].fn(obj),
+    "__iter__": lambda interp, obj: lambda: interp.iterate(obj),
+    "__next__": lambda interp, obj: lambda: interp.builtins["next"].fn(obj),
+    "__getitem__": lambda interp, obj: lambda key: interp.get_item(obj, key),
+    "__setitem__": lambda interp, obj: lambda key, value: interp.set_item(obj, key, value),
+    "__contains__": lambda interp, obj: lambda item: interp._contains(obj, item),
+    "__call__": lambda interp, obj: lambda *args, **kwargs: interp.call(obj, list(args), kwargs),
+})
+
 NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SCALAR_TYPES.values())},
                **{type(d): _NUMPY_DTYPE for d in ALLOWED_DTYPES}}
 
@@ -341,7 +360,9 @@ class Attributes:
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
-                raise AttributeError(missing_from_module(obj.name, name, obj.attrs))
+                v = self._run_switch(obj, name)
+                if v is MISSING:
+                    raise AttributeError(missing_from_module(obj.name, name, obj.attrs))
             return v
         if t is UserClass:
             c, v = obj.lookup(name)
@@ -389,6 +410,88 @@ class Attributes:
             self._attr_rules[t] = rule
             return self.get_attribute(obj, name)
         raise self._no_attr(obj, name)
+
+    def read_attribute(self, obj, name):
+        """`getattr(obj, name)` with a name computed at run time: the policy of `obj.name`; of the names
+        starting with '_', the protocol probes (`PROTOCOL_PROBES`) only (`x.__class__` is written out: a name
+        computed at run time reaches no dunder attribute, `getattr(t, '__cla' + 'ss__')`)."""
+        if type(name) is not str:
+            raise TypeError(f"attribute name must be string, not '{self.type_name(name)}'")
+        if len(name) > MAX_ATTRIBUTE_NAME:  # (no attribute is this long; a suggestion would compare every name)
+            raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name[:50]}…'")
+        if name[:1] != "_":
+            return self.get_attribute(obj, name)
+        if name in PROTOCOL_PROBES and self.supports(obj, name):
+            return Builtin(name, PROTOCOL_PROBES[name](self, obj), self)
+        if name in PROTOCOL_PROBES:
+            raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
+        raise AttributeError(f"attributes starting with '_' such as '{name[:50]}' are not allowed in flowgrad programs")
+
+    def has_attribute(self, obj, name):
+        """`hasattr`: whether `read_attribute` gives a value (an AttributeError in a property getter too)."""
+        try:
+            self.read_attribute(obj, name)
+        except AttributeError:
+            return False
+        except ProgramError as pe:
+            if self.catchable(pe) and isinstance(self.exception_value(pe), AttributeError):
+                return False
+            raise
+        return True
+
+    def supports(self, obj, name):
+        """Whether `obj` has the protocol method `name` as Python sees it (`hasattr(x, "__len__")`)."""
+        t = type(obj)
+        if t is UserInstance:
+            return obj.cls.lookup(name)[0] is not None
+        B = self.B
+        if t is B.UserDataset or isinstance(obj, B.UserModule):
+            if obj.__dict__["_fg_cls"].lookup(name)[0] is not None:
+                return True
+            base = B.Dataset if t is B.UserDataset else B.Module
+            return hasattr(base, name)
+        if t in INTERP_TYPES or t is UserGenerator:
+            if name == "__call__":
+                return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject, TypeView)
+            return t is UserGenerator and name in ("__iter__", "__next__")
+        return hasattr(t, name)
+
+    # ----- torch's global switches, as a run sets them at its top: the run's own, no effect on the CPU engine
+    def _run_switches(self):
+        d = self.__dict__
+        sw = d.get("run_switches")
+        if sw is None:
+            sw = d["run_switches"] = dict(CUDNN_SWITCHES, deterministic_algorithms=False, warn_only=False)
+        return sw
+
+    def _run_switch(self, proxy, name):
+        """`torch.backends.cudnn.deterministic` & co. (read) and `torch.use_deterministic_algorithms` &co."""
+        if proxy.name == "torch.backends.cudnn" and name in CUDNN_SWITCHES:
+            return self._run_switches()[name]
+        if proxy.name != "torch" or name not in DETERMINISM_FUNCTIONS:
+            return MISSING
+        sw = self._run_switches()
+
+        def use_deterministic_algorithms(mode, *, warn_only=False):
+            for arg, v in (("mode", mode), ("warn_only", warn_only)):
+                if type(v) is not bool:
+                    raise TypeError(f"_set_deterministic_algorithms(): argument '{arg}' "
+                                    f"{'(position 1) ' if arg == 'mode' else ''}must be bool, not {self.type_name(v)}")
+            sw["deterministic_algorithms"], sw["warn_only"] = mode, warn_only and mode
+
+        fns = {"use_deterministic_algorithms": use_deterministic_algorithms,
+               "are_deterministic_algorithms_enabled": lambda: sw["deterministic_algorithms"],
+               "is_deterministic_algorithms_warn_only_enabled": lambda: sw["warn_only"]}
+        return Builtin(name, fns[name], self)
+
+    def _set_run_switch(self, proxy, name, value):
+        """`torch.backends.cudnn.benchmark = True`: True when it was one of the switches."""
+        if proxy.name != "torch.backends.cudnn" or name not in CUDNN_SWITCHES:
+            return False
+        if type(value) is not bool:
+            raise RuntimeError(f"{CUDNN_SWITCHES_SETTERS[name]} expects a bool, but got {self.type_name(value)}")
+        self._run_switches()[name] = value
+        return True
 
     def _rule_for(self, obj):
         """The table's rule for a value that is not a user object, module proxy or module."""
@@ -510,7 +613,8 @@ class Attributes:
                 return None
             shown = self.B.class_names[obj]
             return shown.rsplit(".", 1)[-1] if name == "__name__" else shown.rsplit(".", 1)[-1]
-        elif t not in PLAIN_TYPES and callable(obj) and not isinstance(obj, (self.B.Module, self.B.Tensor)):
+        elif t not in PLAIN_TYPES and t is not UserInstance and callable(obj) and not isinstance(
+                obj, (self.B.Module, self.B.Tensor)):
             # an engine function or allowlisted method: its own name, never its module or docstring
             if name == "__doc__":
                 return None
@@ -676,6 +780,8 @@ class Attributes:
         if isinstance(obj, type) or t in (BuiltinType, Builtin):
             cname = obj.__name__ if isinstance(obj, type) else obj.name
             raise TypeError(f"cannot set attribute '{name}' on class '{cname}' in flowgrad programs")
+        if t is ModuleProxy and self._set_run_switch(obj, name, value):
+            return
         if t is ModuleProxy:
             raise TypeError(f"cannot set attribute '{name}' on module '{obj.name}' in flowgrad programs")
         raise AttributeError(f"cannot set attribute '{name}' on a '{self.type_name(obj)}' object in flowgrad "

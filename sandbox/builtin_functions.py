@@ -12,7 +12,7 @@ import ast
 import random
 
 from .budgets import MAX_ROUND_DIGITS, NO_NODE
-from .errors import limit_error
+from .errors import ProgramError, limit_error
 from .files import RunFile, open_function
 from .objects import (
     EXCEPTION_CLASSES,
@@ -37,7 +37,7 @@ from .objects import (
 )
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
-FORBIDDEN_BUILTINS = frozenset("""eval exec compile getattr setattr delattr hasattr globals locals vars
+FORBIDDEN_BUILTINS = frozenset("""eval exec compile setattr delattr globals locals vars
 dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ issubclass
 bytearray""".split())
 
@@ -71,7 +71,7 @@ def make_builtins(interp) -> dict:
         interp.emit(sep.join(parts) + end)
 
     def _len(x):
-        if isinstance(x, (UserInstance, UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin)):
+        if isinstance(x, (UserClass, UserFunction, BoundMethod, ModuleProxy, Builtin)):
             raise TypeError(f"object of type '{interp.type_name(x)}' has no len()")
         return len(x)
 
@@ -164,9 +164,31 @@ def make_builtins(interp) -> dict:
         return reversed(seq)
 
     def _next(it, *default):
-        if not hasattr(type(it), "__next__") or type(it) in (UserInstance,):
+        if type(it) is UserInstance:
+            if it.cls.lookup("__next__")[0] is None:
+                raise TypeError(f"'{it.cls.name}' object is not an iterator")
+        elif not hasattr(type(it), "__next__"):
             raise TypeError(f"'{interp.type_name(it)}' object is not an iterator")
         return next(it, *default)
+
+    def _callable(x):
+        if type(x) is UserInstance:
+            return x.cls.lookup("__call__")[0] is not None
+        return callable(x)
+
+    def _getattr(obj, name, *default):
+        if len(default) > 1:
+            raise TypeError(f"getattr expected at most 3 arguments, got {2 + len(default)}")
+        if not default:
+            return interp.read_attribute(obj, name)
+        try:
+            return interp.read_attribute(obj, name)
+        except AttributeError:
+            return default[0]
+        except ProgramError as pe:  # a property getter's AttributeError
+            if interp.catchable(pe) and isinstance(interp.exception_value(pe), AttributeError):
+                return default[0]
+            raise
 
     def _type(*args):
         if len(args) != 1:
@@ -207,7 +229,7 @@ def make_builtins(interp) -> dict:
         "repr": lambda x: interp.repr_value(x), "format": lambda value, spec="": interp.format_value(value, spec),
         "map": lambda fn, *iterables: map(fn, *[it(i) for i in iterables]),
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
-        "callable": lambda x: callable(x) and type(x) not in (UserInstance,), "type": _type,
+        "callable": _callable, "type": _type, "getattr": _getattr, "hasattr": interp.has_attribute,
         "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
@@ -219,6 +241,7 @@ def make_builtins(interp) -> dict:
     b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
     b["open"] = Builtin("open", open_function(interp), interp)  # the run's own files only (files.py)
+    b["NotImplemented"] = NotImplemented
     b["__name__"] = "__main__"
     b.update(B.bare)
     return b

@@ -14,6 +14,7 @@ from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
 from .errors import ProgramError, limit_error
 from .flow import UserGenerator
+from .instance_protocol import ABSENT, DATASET_DUNDERS, EXCEPTION_DUNDERS, MODULE_DUNDERS
 from .numpy_module import NUMPY_CLASSES, gate_of
 from .objects import (
     CLASS,
@@ -99,6 +100,13 @@ class Calls:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
+        if t is UserInstance:  # a class with __call__ (a hand-written layer: `layer(x)`)
+            _, method = f.cls.lookup("__call__")
+            if method is None:
+                raise TypeError(f"'{f.cls.name}' object is not callable")
+            if type(method) is UserFunction:
+                return self.call_user(method, [f, *args], kwargs)
+            return self.call(self.class_attribute(method, f, f.cls, "__call__"), args, kwargs)
         if t in WRAPPERS:
             return self._call_wrapped(f, args, kwargs)
         if isinstance(f, type) and f in _CHECKED_CLASSES:  # np.float32(1.5): a checked scalar; np.ndarray(...),
@@ -115,7 +123,8 @@ class Calls:
         # an engine function, class, module or allowlisted method: bound lazy iterables first
         for i, a in enumerate(args):
             ta = type(a)
-            if ta not in PRIMITIVES and ta not in CONTAINERS and (ta is range or hasattr(ta, "__next__")):
+            if ta not in PRIMITIVES and ta not in CONTAINERS and ta is not UserInstance and (
+                    ta is range or hasattr(ta, "__next__")):
                 if ta is range and len(a) > self.max_seq:
                     raise self._seq_limit(len(a))
                 if ta is not range:
@@ -126,6 +135,17 @@ class Calls:
         if isinstance(r, SIZED):  # copies made by allowlisted methods (str.split, dict.copy, ...) count
             self.alloc(len(r))
         return r
+
+    def dunder(self, obj, name, args):
+        """`obj`'s class's method `name` called with `args` (a user call: counted, depth-limited); ABSENT
+        when the class does not define it (`instance_protocol` then does what Python does)."""
+        cls = obj.cls if type(obj) is UserInstance else obj.__dict__["_fg_cls"]
+        c, f = cls.lookup(name)
+        if c is None:
+            return ABSENT
+        if type(f) is UserFunction:
+            return self.call_user(f, (obj, *args), {})
+        return self.call(self.class_attribute(f, obj, cls, name), list(args), {})
 
     def _engine_call_args(self, f, args, kwargs):
         """Check (and where needed replace, in place) the arguments of a call into engine code."""
@@ -421,6 +441,7 @@ class Calls:
         self.exec_block(node.body, body_scope)
         for f in body_scope.defs:  # also the ones a decorator wrapped: super() works in them
             f.owner = cls
+        self._check_class_dunders(cls, node)
         value = cls
         for dec, dnode in zip(reversed(decorators), reversed(node.decorator_list)):
             try:
@@ -428,6 +449,24 @@ class Calls:
             except Exception as e:
                 raise self._at(e, dnode) from None
         scope.vars[node.name] = value
+
+    def _check_class_dunders(self, cls, node):
+        """Modules, datasets and exceptions are instances of the engine's or Python's classes, whose own
+        protocols stay theirs: a dunder those take from the program is refused where it is defined."""
+        if cls.is_module:
+            allowed, kind = MODULE_DUNDERS, "an nn.Module subclass"
+        elif cls.is_dataset:
+            allowed, kind = DATASET_DUNDERS, "a Dataset subclass"
+        elif cls.exc_base is not None:
+            allowed, kind = EXCEPTION_DUNDERS, "an exception class"
+        else:
+            return
+        for c in cls.mro:
+            for name in c.ns:
+                if name[:2] == "__" and name not in allowed:
+                    raise ProgramError("NotImplementedError", f"{kind} cannot define '{name}' in flowgrad programs "
+                                       f"(it may define {', '.join(sorted(allowed))}; a plain class may define the "
+                                       "other protocols)", node.lineno, node.col_offset)
 
     def ex_Return(self, node, scope):
         return Return(None if node.value is None else self.ev(node.value, scope))

@@ -11,6 +11,7 @@ import ast
 import warnings
 
 from .errors import ProgramError, limit_error
+from .instance_protocol import PROTOCOL_METHODS
 
 ALLOWED_STMTS = (
     ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If,
@@ -44,9 +45,9 @@ for _name, _what in (("TryStar", "'try ... except*' statements are"), ("TypeAlia
 ALLOWED_DUNDER_NAMES = {"__name__"}
 # Dunder attributes a program may read (never assign): what they give is `Attributes.dunder_attribute`.
 DUNDER_READS = frozenset({"__name__", "__class__", "__doc__", "__qualname__", "__version__"})
-# methods a class body may define: __init__; __len__ and __getitem__ are what the engine's DataLoader
-# calls on a torch.utils.data.Dataset subclass (other classes keep them as ordinary methods)
-CLASS_DUNDER_NAMES = frozenset({"__init__", "__len__", "__getitem__", "__enter__", "__exit__"})
+# methods a class body may define: __init__, __enter__/__exit__ and Python's protocols (instance_protocol.py;
+# module, dataset and exception classes take fewer: calls.Calls._check_class_dunders)
+CLASS_DUNDER_NAMES = frozenset({"__init__", "__enter__", "__exit__"}) | PROTOCOL_METHODS
 
 
 def _unsupported(what: str, node, line) -> ProgramError:
@@ -159,8 +160,8 @@ def _check_node(node, t, line, parent, max_bits):
                 raise ProgramError("NameError", f"'{node.name}' can only be defined inside a class", line, col)
         elif node.name.startswith("__"):
             raise ProgramError("NotImplementedError", f"defining '{node.name}' is not supported in flowgrad "
-                               "programs (a class may define __init__, forward, __enter__/__exit__ and ordinary methods; "
-                               "a Dataset subclass __len__ and __getitem__)", line, col)
+                               "programs (a class may define __init__, __enter__/__exit__, __call__, __len__, __getitem__, "
+                               "__iter__/__next__, __repr__/__str__, comparisons and operators)", line, col)
     elif t is ast.ClassDef:
         if node.keywords:
             raise _unsupported("class keywords (metaclass=...) are", node, line)

@@ -15,6 +15,7 @@ import numpy as np
 from .budgets import SEQUENCE_TYPES
 from .checks import DUNDER_READS
 from .errors import ProgramError
+from .instance_protocol import operand_error
 from .numpy_module import gate_of
 from .objects import (
     CLASS,
@@ -148,7 +149,7 @@ class Expressions:
                 gate_of(self).result(r)
             return r
         except Exception as e:
-            raise self._at(e, node) from None
+            raise self._at(operand_error(self, e, a, b), node) from None
 
     def _binop_result(self, r, inplace, node):
         """The size checks on an operator's result that is a new set/dict or numpy array."""
@@ -169,7 +170,7 @@ class Expressions:
         try:
             return _UNARY[op](v)
         except Exception as e:
-            raise self._wrap(e, node) from None
+            raise self._wrap(operand_error(self, e, v), node) from None
 
     def ev_BoolOp(self, node, scope):
         stop_on = type(node.op) is ast.Or  # `and` stops at the first false value, `or` at the first true one
@@ -197,7 +198,10 @@ class Expressions:
                     elif type(left) is np.ndarray or type(right) is np.ndarray:
                         self.check_data(left, right)
                         gate_of(self).before_binop(left, right, False)
-                    r = _CMP[t](left, right)
+                    try:
+                        r = _CMP[t](left, right)
+                    except TypeError as e:
+                        raise operand_error(self, e, left, right) from None
                 if len(node.ops) == 1:
                     return r
                 if not r:
@@ -213,7 +217,9 @@ class Expressions:
             return item in container
         if t is range and type(item) in INTS:
             return item in container
-        if isinstance(container, (UserInstance, UserClass, ModuleProxy, UserFunction, BoundMethod)):
+        if t is UserInstance:  # its class's __contains__, __iter__ or __getitem__ (instance_protocol)
+            return item in container
+        if isinstance(container, (UserClass, ModuleProxy, UserFunction, BoundMethod)):
             raise TypeError(f"argument of type '{self.type_name(container)}' is not iterable")
         T = self.tensor_type
         if isinstance(container, (T, dict, list, tuple)):

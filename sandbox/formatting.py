@@ -24,7 +24,7 @@ import numpy as np
 from .budgets import MAX_FORMAT_WIDTH
 from .errors import limit_error, scrub
 from .files import RunFile
-from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor
+from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor, UserInstance
 from .plots import HANDLE_TYPES as PLOT_HANDLES
 
 _SPEC_RE = re.compile(r"(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnosxX%]?\Z", re.S)
@@ -144,6 +144,11 @@ class Formatting:
             return str(v)
         if isinstance(v, BaseException):
             return self.exception_str(v)
+        if t is UserInstance or t is self.B.UserDataset or isinstance(v, self.B.UserModule):
+            text = self.program_text(v, ("__str__", "__repr__"))
+            if text is not None:
+                self.alloc(len(text), "string")
+                return text
         if isinstance(v, PLOT_HANDLES):  # print(fig) is matplotlib's str: Figure(640x480)
             return str(v)
         if t is np.ndarray or isinstance(v, (np.generic, np.dtype)):  # print(a) is numpy's str, not its repr
@@ -197,6 +202,10 @@ class Formatting:
             s = self.exception_repr(v)
         elif t in _COLLECTION_REPRS:
             s = self._collection_repr(t, v, depth, seen, budget)
+        elif t is UserInstance or t is self.B.UserDataset or isinstance(v, self.B.UserModule):
+            s = self.program_text(v, ("__repr__",))
+            if s is None:
+                s = self.public_repr(v)
         else:
             s = self.public_repr(v)
         budget[0] -= len(s)
@@ -225,6 +234,18 @@ class Formatting:
             return f"deque({inner})" if v.maxlen is None else f"deque({inner}, maxlen={v.maxlen})"
         finally:
             seen.discard(id(v))
+
+    def program_text(self, v, methods):
+        """The text of an instance of a program's class from the first of `methods` its class defines
+        (`str()` falls back on `__repr__`, as `object.__str__` does); None when it defines neither."""
+        cls = v.cls if type(v) is UserInstance else v.__dict__["_fg_cls"]
+        for name in methods:
+            if cls.lookup(name)[0] is not None:
+                r = self.dunder(v, name, ())
+                if type(r) is not str:
+                    raise TypeError(f"{name} returned non-string (type {self.type_name(r)})")
+                return r
+        return None
 
     def public_repr(self, v) -> str:
         """THE repr of every value that is not a plain value or a container (the walker above renders

@@ -378,7 +378,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
 
     def iterate(self, v):
         """`iter(v)`; for an interpreter object, the error names the type the program sees."""
-        if type(v) in INTERP_TYPES and type(v) is not UserGenerator:
+        if type(v) in INTERP_TYPES and type(v) is not UserGenerator and type(v) is not UserInstance:
             raise TypeError(f"'{self.type_name(v)}' object is not iterable")
         return iter(v)
 
@@ -445,7 +445,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         elif t is ast.Subscript:
             obj = self.ev(target.value, scope)
             key = self.ev(target.slice, scope)
-            if type(obj) not in (list, dict) and id(obj) not in self.own_collections:
+            if type(obj) not in (list, dict, UserInstance) and id(obj) not in self.own_collections:
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -504,7 +504,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             self.alloc(len(obj) + len(value), "list")
             obj[key] = value
             return
-        if t is list or t is dict or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
+        if t is list or t is dict or t is UserInstance or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
             obj[key] = value
             return
         if t is np.ndarray:
@@ -523,6 +523,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
                 r = obj[key]
                 self.alloc(len(r))  # slices copy
                 return r
+            return obj[key]
+        if t is UserInstance:  # its class's __getitem__ (instance_protocol)
             return obj[key]
         B = self.B
         if t is np.ndarray:

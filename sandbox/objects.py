@@ -11,6 +11,8 @@ import ast
 import collections
 import types
 
+from .instance_protocol import InstanceProtocol, sequence_items
+
 
 def _named(fn, name):
     """Python's argument errors quote a function's qualified name: make it the builtin's name."""
@@ -346,7 +348,9 @@ class UserClass:
     __str__ = __repr__
 
 
-class UserInstance:
+class UserInstance(InstanceProtocol):
+    """An instance of a program's plain class: its attributes; Python's protocols come from its class's dunders."""
+
     __slots__ = ("cls", "attrs", "__weakref__")
 
     def __init__(self, cls):
@@ -557,6 +561,12 @@ def user_module_class(module_base):
 
         def __repr__(self):
             d = self.__dict__
+            ucls = d["_fg_cls"]
+            if ucls.lookup("__repr__")[0] is not None:  # the program's own (also for a submodule in its parent's)
+                r = ucls.interp.dunder(self, "__repr__", ())
+                if type(r) is not str:
+                    raise TypeError(f"__repr__ returned non-string (type {ucls.interp.type_name(r)})")
+                return r
             if "_modules" not in d:
                 return f"{d['_fg_cls'].name}()"
             return module_base.__repr__(self)
@@ -600,6 +610,9 @@ def user_dataset_class(dataset_base):
             r = f.interp.call_user(f, (self, index), {})
             f.interp.check_data(r)  # returned to engine code (the DataLoader's collate)
             return r
+
+        def __iter__(self):  # Python's sequence iteration, ended by the program's own IndexError too
+            return sequence_items(self.__dict__["_fg_cls"].interp, self.__getitem__)
 
         def __array__(self, *args, **kwargs):
             # numpy would otherwise read it as a sequence: allocate len() items, then index each one

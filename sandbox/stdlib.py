@@ -30,6 +30,7 @@ from .objects import (
     NamedTupleValue,
     Partial,
 )
+from .stdlib_text import os_modules, statistics_module, string_module, unicodedata_module
 
 # The collections types a program can make (and index, assign items of, print like Python).
 COLLECTION_TYPES = (collections.OrderedDict, collections.defaultdict, collections.Counter, collections.deque)
@@ -415,7 +416,9 @@ def _matplotlib_part(name):
 
 
 _MAKERS = {"time": time_module, "collections": collections_module, "functools": functools_module,
-           "itertools": itertools_module,
+           "itertools": itertools_module, "os": lambda interp: os_modules(interp)[0],
+           "os.path": lambda interp: interp.stdlib_module("os").attrs["path"], "string": string_module,
+           "unicodedata": unicodedata_module, "statistics": statistics_module,
            **{n: _matplotlib_part(n) for n in ("matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
                                                "matplotlib.cm")}}
 STDLIB_NAMES = frozenset(_MAKERS)

@@ -176,7 +176,9 @@ def test_dataset_internal_names_are_unreachable():
     assert e["type"] == "TypeError"
     e = err("def __len__():\n    return 1")
     assert e["type"] == "NameError"
-    e = err("class A:\n    def __iter__(self):\n        return 1")
+    e = err("class A:\n    def __iter__(self):\n        return 1\niter(A())")
+    assert e["type"] == "TypeError" and e["message"] == "iter() returned non-iterator of type 'int'"
+    e = err(DATA + "class D(Dataset):\n    def __iter__(self):\n        return 1")  # the engine's class owns it
     assert e["type"] == "NotImplementedError"
 
 

@@ -1,0 +1,143 @@
+"""`os` (the read-only parts programs use), `string`, `unicodedata` and `statistics`, built per run.
+
+`os` knows nothing of the server: paths are string operations (`os.path.join/basename/...`), nothing
+exists on disk (`exists` is False, `makedirs` does nothing), the working directory is a fixed stand-in
+and `os.environ` is the run's own empty dict (`os.environ.get("X", d)` is `d`; a program's writes stay
+in its run). `unicodedata.normalize` is bounded before it runs (NFKD makes at most 18 characters of one);
+`statistics` takes at most STATISTICS_MAX_ITEMS numbers (its sums are Python code the clock cannot
+interrupt).
+"""
+
+from __future__ import annotations
+
+import numbers
+import posixpath
+import statistics
+import string
+import unicodedata
+
+from .errors import limit_error
+from .objects import Builtin, ModuleProxy
+
+FAKE_CWD = "/program"  # os.getcwd(): never the server's
+MAX_PATH_CHARS = 4096  # PATH_MAX: longer paths are refused as the OS would
+NORMALIZE_GROWTH = 18  # the most characters NFKD/NFKC make of one (U+FDFA)
+STATISTICS_MAX_ITEMS = 100_000
+
+
+def _path_text(value, what="path"):
+    if not isinstance(value, str):
+        raise TypeError(f"expected str, bytes or os.PathLike object, not {type(value).__name__}")
+    if len(value) > MAX_PATH_CHARS:
+        raise OSError(f"File name too long: a {what} of {len(value):,} characters (limit {MAX_PATH_CHARS})")
+    return value
+
+
+def os_modules(interp):
+    """(`os`, `os.path`) of one run."""
+    def join(a, *parts):
+        for p in (a, *parts):
+            _path_text(p)
+        r = posixpath.join(a, *parts)
+        interp.alloc(len(r), "string")
+        return _path_text(r)
+
+    def text_fn(fn):
+        def f(p):
+            return fn(_path_text(p))
+        return f
+
+    def exists(p):
+        _path_text(p)
+        return False
+
+    def makedirs(name, mode=0o777, exist_ok=False):
+        _path_text(name)  # nothing is made: the run has no disk
+
+    def getenv(key, default=None):
+        if not isinstance(key, str):
+            raise TypeError(f"str expected, not {type(key).__name__}")
+        return environ.get(key, default)
+
+    environ: dict = {}
+    interp.own(environ)
+    path_fns = {"join": join, "exists": exists, "isfile": exists, "isdir": exists, "basename": text_fn(posixpath.basename),
+                "dirname": text_fn(posixpath.dirname), "splitext": text_fn(posixpath.splitext),
+                "split": text_fn(posixpath.split), "normpath": text_fn(posixpath.normpath),
+                "isabs": text_fn(posixpath.isabs)}
+    path = ModuleProxy("os.path", {n: Builtin(n, f, interp) for n, f in path_fns.items()})
+    path.attrs["sep"] = "/"
+    fns = {"getcwd": lambda: FAKE_CWD, "makedirs": makedirs, "mkdir": makedirs, "getenv": getenv}
+    attrs = {n: Builtin(n, f, interp) for n, f in fns.items()}
+    attrs.update(path=path, environ=environ, sep="/", linesep="\n", curdir=".", pardir="..", name="posix")
+    return ModuleProxy("os", attrs), path
+
+
+def string_module(interp):
+    attrs = {n: getattr(string, n) for n in ("ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits",
+                                             "hexdigits", "octdigits", "punctuation", "whitespace", "printable")}
+
+    def capwords(s, sep=None):
+        if not isinstance(s, str):
+            raise TypeError(f"descriptor 'split' for 'str' objects doesn't apply to a '{type(s).__name__}' object")
+        interp.alloc(len(s), "string")
+        return string.capwords(s, sep)
+
+    attrs["capwords"] = Builtin("capwords", capwords, interp)
+    return ModuleProxy("string", attrs)
+
+
+def unicodedata_module(interp):
+    def normalize(form, s):
+        if isinstance(s, str) and len(s) * NORMALIZE_GROWTH > interp.max_seq:
+            raise limit_error(f"unicodedata.normalize of {len(s):,} characters (it may make {NORMALIZE_GROWTH} of each)",
+                              "max_live_elements", interp.max_seq)
+        r = unicodedata.normalize(form, s)
+        interp.alloc(len(r), "string")
+        return r
+
+    def name(ch, *default):
+        return unicodedata.name(ch, *default)
+
+    fns = {"normalize": normalize, "category": unicodedata.category, "name": name, "lookup": unicodedata.lookup,
+           "combining": unicodedata.combining, "decimal": unicodedata.decimal, "digit": unicodedata.digit,
+           "numeric": unicodedata.numeric, "east_asian_width": unicodedata.east_asian_width,
+           "bidirectional": unicodedata.bidirectional, "mirrored": unicodedata.mirrored,
+           "is_normalized": unicodedata.is_normalized}
+    attrs = {n: Builtin(n, f, interp) for n, f in fns.items()}
+    attrs["unidata_version"] = unicodedata.unidata_version
+    return ModuleProxy("unicodedata", attrs)
+
+
+_STATISTICS = ("mean fmean median median_low median_high median_grouped mode multimode stdev pstdev variance pvariance "
+               "quantiles geometric_mean harmonic_mean").split()
+
+
+def statistics_module(interp):
+    def data_of(data, counting):
+        items = interp.take(data)
+        if len(items) > STATISTICS_MAX_ITEMS:
+            raise limit_error(f"statistics over {len(items):,} values", None, f"{STATISTICS_MAX_ITEMS:,} values")
+        for x in items:
+            if counting and type(x) is str:  # mode("aab"): counted, never computed with
+                continue
+            if not isinstance(x, numbers.Real) or type(x).__module__ not in ("builtins", "numpy"):
+                raise TypeError(f"can't convert type '{interp.type_name(x)}' to numerator/denominator")
+        return items
+
+    def wrap(fname):
+        fn = getattr(statistics, fname)
+
+        def call(data, *args, **kwargs):
+            items = data_of(data, fname in ("mode", "multimode"))
+            if fname == "quantiles":
+                n = interp.as_count(kwargs.get("n", args[0] if args else 4))
+                if type(n) is int and n > interp.max_seq:
+                    raise limit_error(f"quantiles(n={n:,})", "max_live_elements", interp.max_seq)
+            r = fn(items, *args, **kwargs)
+            interp.check_time()
+            return r
+        return call
+
+    attrs = {n: Builtin(n, wrap(n), interp) for n in _STATISTICS}
+    return ModuleProxy("statistics", attrs)
