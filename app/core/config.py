@@ -37,9 +37,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FLOWGRAD_", env_file=".env", extra="ignore")
 
     # ---- §2 limits (the interpreter enforces most of them; every one is a setting here) ----
-    max_source_chars: int = Field(4_096, ge=1, description="characters of program text")
+    max_source_chars: int = Field(65_536, ge=1, description="characters of program text (real programs are 4-20 KB: "
+                                  "makemore's backprop exercise 15 KB, d2l's RNN from scratch 18 KB); the parse, step "
+                                  "and memory budgets do the protecting")
     max_ast_depth: int = Field(50, ge=1, description="depth of the syntax tree")
-    max_ast_nodes: int = Field(2_000, ge=1, description="nodes of the syntax tree")
+    max_ast_nodes: int = Field(40_000, ge=1, description="nodes of the syntax tree (a dense 64 KB program in the "
+                               "makemore/d2l style has ~14,000-18,000, 220-275 a KB; a 64 KB list of small ints 32,800)")
     max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per run")
     max_tensor_elements: int = Field(2_000_000, ge=1, description="elements of one tensor (LeNet-5's first im2col "
                                      "buffer on 64 MNIST images: 64x25x784 = 1,254,400)")
@@ -128,7 +131,8 @@ class Settings(BaseSettings):
     # ---- serving ----
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
-    max_request_bytes: int = Field(65_536, ge=1024, description="largest request body accepted")
+    max_request_bytes: int = Field(1_048_576, ge=1024, description="largest request body accepted (a program of "
+                                   "max_source_chars as JSON: up to 12 bytes a character, \\ud83d\\ude00)")
     client_cookie: str = "flowgrad_client"
 
     @model_validator(mode="after")

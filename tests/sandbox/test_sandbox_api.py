@@ -24,7 +24,7 @@ def test_public_names():
     assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(SandboxLimits))
     fields = dataclasses.asdict(DEFAULT_LIMITS)
     assert fields == {
-        "max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_loop_iterations": 10_000,
+        "max_source_chars": 65_536, "max_ast_depth": 50, "max_ast_nodes": 40_000, "max_loop_iterations": 10_000,
         "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0, "max_wall_s": 20.0,
         "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
         "max_op_flops": 200_000_000,

@@ -20,7 +20,7 @@ def limit_error(source, name, value, **limits):
 
 
 def test_source_chars():
-    e = limit_error("x = 1\n" * 1000, "max_source_chars", "4,096")
+    e = limit_error("x = 1\n" * 11_000, "max_source_chars", "65,536")
     assert e["line"] == 1
     limit_error("x = 1\n" * 10, "max_source_chars", "20", max_source_chars=20)
 
@@ -33,7 +33,7 @@ def test_ast_depth():
 
 
 def test_ast_nodes():
-    limit_error("x = [" + "1," * 2000 + "]", "max_ast_nodes", "2,000")
+    limit_error("1;" * 21_000, "max_ast_nodes", "40,000")  # 42 KB of 42,000 nodes
     limit_error("x = 1\ny = 2\nz = 3", "max_ast_nodes", "5", max_ast_nodes=5)
 
 
@@ -42,6 +42,52 @@ def test_parser_errors_are_caught():
     assert e["type"] == "SyntaxError"
     e = err("x = '\ud800'")
     assert e["type"] == "SyntaxError"
+
+
+# Hostile sources of the full 64 KB the default accepts: each is refused by the parser, the tree checks or a
+# budget, with an error that names what went wrong (the parse and check of 64 KB take well under a second).
+FULL = DEFAULT_LIMITS.max_source_chars
+
+
+@pytest.mark.parametrize(("src", "kind", "words"), [
+    ("x = " + "(" * 30_000 + "1" + ")" * 30_000, "SyntaxError", "too many nested parentheses"),
+    ("x = " + "-" * (FULL - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("x = " + "not " * (FULL // 4 - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("x = a" + ".b" * (FULL // 2 - 10), "SyntaxError", "too deeply nested for the parser"),
+    ("x = f" + "()" * (FULL // 2 - 10), "SyntaxError", "too deeply nested for the parser"),
+    ("x = " + "1+" * (FULL // 2 - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("f = " + "lambda: " * (FULL // 8 - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("".join(" " * i + "if 1:\n" for i in range(300)) + " " * 300 + "pass\n", "IndentationError", "indentation"),
+    ("x = 1" + " + 1" * 60, "LimitExceeded", "max_ast_depth"),
+    ("x = " + "9" * (FULL - 10), "SyntaxError", "digits"),
+    ("1\n" * (FULL // 2 - 1), "LimitExceeded", "max_ast_nodes = 40,000"),  # 32,767 tiny statements
+    ("a;" * (FULL // 2 - 1), "LimitExceeded", "max_ast_nodes = 40,000"),
+    ("x = f'" + "{1}" * (FULL // 3 - 10) + "'", "LimitExceeded", "max_ast_nodes = 40,000"),
+    ("x = 'a' * 10**9", "LimitExceeded", "max_live_elements"),
+    ("s = 'a' * 60000\nt = s * 60000", "LimitExceeded", "max_live_elements"),
+    ("x = '" + "a" * (FULL - 40) + "'\nwhile True:\n    x = x + x", "LimitExceeded", "max_live_elements"),
+    ("xs = [" + ",".join(["1"] * (FULL // 2 - 40)) + "]\nwhile True:\n    xs = xs + xs", "LimitExceeded",
+     "max_live_elements"),
+    ("x = 1\n" * (FULL // 6 - 20) + "while True:\n    x += 1\n", "LimitExceeded", "max_loop_iterations"),
+])
+def test_hostile_full_size_sources_answer_with_a_clear_error(src, kind, words):
+    assert len(src) <= FULL
+    e = err(src)
+    assert e["type"] == kind and words in e["message"], e
+    assert isinstance(e["line"], int)
+
+
+def test_a_dense_full_size_program_is_accepted():
+    # makemore part 4's manual backprop style, repeated to 64 KB: ~220 syntax tree nodes a KB, well inside
+    body = ("import torch\nn = 4\nh = torch.randn(n, 3)\nW2 = torch.randn(3, 5)\nb2 = torch.zeros(5)\n"
+            "logits = h @ W2 + b2\nlogit_maxes = logits.max(1, keepdim=True).values\n"
+            "norm_logits = logits - logit_maxes\ncounts = norm_logits.exp()\n"
+            "counts_sum = counts.sum(1, keepdims=True)\ncounts_sum_inv = counts_sum**-1\n"
+            "probs = counts * counts_sum_inv\ndprobs = (1.0 / probs) * torch.ones_like(probs) / n\n"
+            "dcounts_sum_inv = (counts * dprobs).sum(1, keepdim=True)\ndh = dprobs @ W2.T\n")
+    src = body * (FULL // len(body))
+    assert FULL - len(body) < len(src) <= FULL
+    assert ok(src + "print(dh.shape)") == "torch.Size([4, 3])\n"
 
 
 def test_loop_iterations():
