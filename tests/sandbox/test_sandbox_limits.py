@@ -190,7 +190,16 @@ def test_live_elements():
 def test_graph_nodes():
     src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(5000):\n    y = y * 1.0001"
     e = limit_error(src, "max_graph_nodes", "1,000", max_graph_nodes=1000)
-    assert e["line"] == 5
+    assert e["line"] == 5 and "this pass built" in e["message"]
+
+
+def test_graph_nodes_count_per_pass():
+    # 3,000 steps of 6 graph nodes each: within max_graph_nodes = 50, which counts from one backward() to the next
+    src = ("import torch\nx = torch.linspace(-1, 1, 64)\ny = 3 * x + 2\nw = torch.zeros(1, requires_grad=True)\n"
+           "b = torch.zeros(1, requires_grad=True)\nfor step in range(3000):\n    loss = ((x * w + b - y) ** 2).mean()\n"
+           "    loss.backward()\n    with torch.no_grad():\n        w -= 0.1 * w.grad\n        b -= 0.1 * b.grad\n"
+           "    w.grad = None\n    b.grad = None\nprint(step, round(w.item(), 3), round(b.item(), 3))")
+    assert ok(src, limits=make_limits(max_graph_nodes=50, time_limit_s=60.0)) == "2999 3.0 2.0\n"
 
 
 def test_limits_do_not_leak_between_runs():
