@@ -109,7 +109,15 @@ def test_steps():
 def test_time_limit():
     src = "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\nfor i in range(10000):\n    f(9000)"
     e = limit_error(src, "time_limit_s", "0.05", time_limit_s=0.05, max_steps=10**9)
-    assert e["line"] in (3, 4, 7)
+    # the outermost running loop, with how far it got (issue 21 §2)
+    assert e["line"] == 6 and re.match(r"stopped after [\d,]+ of 10,000 iterations of the loop on line 6: the run "
+                                       r"used its 0.05 s \(limit time_limit_s = 0.05\)$", e["message"]), e
+    e = limit_error("i = 0\nwhile True:\n    i += 1", "time_limit_s", "0.05", time_limit_s=0.05, max_steps=10**9,
+                    max_loop_iterations=10**9)
+    assert e["line"] == 2 and re.match(r"stopped after [\d,]+ iterations of the loop on line 2", e["message"]), e
+    e = limit_error("xs = list(range(300000))\nys = sorted(xs)\nfor i in range(1000):\n    ys = sorted(xs)", "time_limit_s",
+                    "0.05", time_limit_s=0.05, max_steps=10**9, max_live_elements=10**9)
+    assert e["line"] in (1, 2, 3)
 
 
 def test_int_bits():
