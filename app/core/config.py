@@ -149,9 +149,6 @@ class Settings(BaseSettings):
             raise ValueError("max_wall_s must be >= hard_kill_s")
         if self.max_steps < self.max_loop_iterations:
             raise ValueError("max_steps must be >= max_loop_iterations (each iteration is at least one step)")
-        if 8 * self.max_output_bytes > self.max_answer_bytes:
-            raise ValueError("max_output_bytes must be <= max_answer_bytes / 8 (stdout's share of the answer): "
-                             "printed output is cut once, by the interpreter, never again by the answer fitting")
         return self
 
     def limit_values(self) -> dict[str, Any]:
