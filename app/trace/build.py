@@ -35,10 +35,10 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
-from app.trace.drawing import FoldOptions  # noqa: F401 - the runner imports it from here
 from app.trace.drawing import cluster_title as _cluster_title
 from app.trace.drawing import node_op_text as _op_text
 from app.trace.drawing import node_size as _size
@@ -88,7 +88,7 @@ def _eid_out(op: str) -> str:
 class _Pass:
     __slots__ = ("index", "t_start", "frames", "ops", "tensors", "bw_ops", "roots", "loss", "t_fwd",
                  "t_grads", "stats", "phase", "pending", "pending_ids", "detaches", "has_backward", "folded",
-                 "frames_cut", "made")
+                 "frames_cut", "valued")
 
     def __init__(self, index: int, clock: int):
         self.index = index
@@ -109,7 +109,7 @@ class _Pass:
         self.has_backward = False
         self.folded: str | None = None  # why this pass gets no graph (too many nodes), kept from the start
         self.frames_cut: str | None = None  # why its frames were left out (too many)
-        self.made: list[str] = []  # ops and op outputs it recorded: forgotten with it (`_forget_values`)
+        self.valued: list[str] = []  # tensors it computed that carry a value (not a number)
 
 
 class TraceBuilder:
@@ -344,8 +344,9 @@ class TraceBuilder:
             tid = e["id"]
             self.tensors[tid] = e
             self.seq.setdefault(tid, self._next())
-            self.cur_value[tid] = e.get("value")
-            p.made.append(tid)
+            value = self.cur_value[tid] = e.get("value")
+            if (type(value) is list or type(value) is dict) and e.get("origin") == "op":
+                p.valued.append(tid)
             if phase != "update" and p.folded is None:
                 p.tensors.append(tid)
                 if max_nodes is not None and len(p.tensors) + len(p.ops) > max_nodes:
@@ -355,7 +356,6 @@ class TraceBuilder:
         elif kind == OP:
             oid = e["id"]
             self.ops[oid] = e
-            p.made.append(oid)
             self.ops_used.add(e.get("op"))
             self.seq.setdefault(oid, self._next())
             for i, x in enumerate(e.get("inputs") or []):
@@ -470,13 +470,18 @@ class TraceBuilder:
             self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
 
     def _forget_values(self, p: _Pass) -> None:
-        """``p`` will not be drawn: the ops and tensors it recorded go (a later graph that reads one shows it without
-        that node: tensors made before the loop are the head passes', which stay), so that memory follows what may
-        still be drawn, not the run's length. The runner counts values against the answer budget the same way."""
-        for k in p.made:
-            for table in (self.tensors, self.ops, self.seq, self.cur_value, self.consumers, self.names):
-                table.pop(k, None)
-        p.made = []
+        """``p`` will not be drawn: the values of the tensors it computed go (a later graph that reads
+        one shows it without a value), so that memory follows what may still be drawn, not the run.
+        The runner counts values against the answer budget the same way."""
+        tensors, cur = self.tensors, self.cur_value
+        for tid in p.valued:
+            t = tensors.get(tid)
+            if t is not None and t.get("origin") == "op":
+                v = t.get("value")
+                tensors[tid] = {**t, "value": None}
+                if cur.get(tid) is v:
+                    cur[tid] = None
+        p.valued = []
 
     def _emit_pass(self, pd: dict) -> None:
         i = pd["index"]
@@ -765,6 +770,18 @@ class TraceBuilder:
     def result_parts(self) -> dict:
         return {"passes": self.passes, "steps": self.steps, "truncated": self.truncated,
                 "modules": {m: {"name": self.module_names.get(m), **info} for m, info in self.modules.items()}}
+
+
+@dataclass(frozen=True)
+class FoldOptions:
+    """How big passes fold (settings fold_threshold, max_folded_nodes, fold_max_children); ``source``
+    names loop variables in labels (parsed, never run); ``run`` is the run's id in the run store."""
+
+    threshold: int
+    max_nodes: int
+    max_children: int
+    source: str = ""
+    run: str = ""
 
 
 def _outputs_of(op: dict) -> list[str]:
