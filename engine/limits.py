@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from .grad_mode import STATE
+from .op_table import broadcast_sizes
 from .op_table import index_result_shape as _index_result_shape  # noqa: F401 — the sandbox's numpy gate
 
 
@@ -15,6 +16,7 @@ class LimitExceeded(RuntimeError):
     """A program went past one of the run's limits; the message names the limit and its value."""
 
 
+_NUMBERS = (int, float, bool)
 MAX_DIMS = 64  # PyTorch's own limit on a tensor's dimensions
 
 
@@ -29,7 +31,13 @@ class Limits:
         self.max_text_chars = max_text_chars  # of one tensor's printout (set_printoptions(profile="full") on 10**6)
         self.max_op_flops = max_op_flops  # multiply-adds of one matrix product: memory is bounded, time is not
         self.live_elements = 0
-        self.graph_nodes = 0
+        self.graph_nodes = 0  # built since the last backward() ended: the limit counts per pass
+        # id(weak reference to a tensor) -> (the reference, its element count): a dead tensor's elements are
+        # given back (`_gone`). NOTE: keyed by the reference's id, not the reference: two references to one live
+        # tensor (tracked again when `.data` is set) compare as the tensors do, elementwise.
+        # A weakref.ref with one shared callback costs ~2x less than a weakref.finalize per tensor.
+        self._sizes: dict[int, tuple[weakref.ref, int]] = {}
+        self._gone_callback = self._gone
 
     def before_alloc(self, shape):
         if len(shape) > MAX_DIMS:
@@ -68,10 +76,24 @@ class Limits:
         sizes = op.sizes
         if sizes is None:
             return
+        if sizes is broadcast_sizes and self._broadcast_fits(arrays):
+            return
         for shape in sizes(arrays, params):
             self.before_alloc(shape)
         if op.flops is not None:
             self._check_flops(op.flops(arrays, params))
+
+    def _broadcast_fits(self, arrays) -> bool:
+        """Whether a broadcast of `arrays` surely passes `before_alloc`, known without its shape: the output has
+        at most the product of the inputs' sizes (each dimension is one input's), and no empty dimension
+        when no input has one (np.broadcast_shapes is most of what the check costs on small tensors)."""
+        bound = 1
+        for a in arrays:
+            n = a.size if type(a) is np.ndarray else 1 if type(a) in _NUMBERS else None
+            if not n:
+                return False  # an empty input (its extent is checked), or an operand that is not an array
+            bound *= n
+        return bound <= self.max_tensor_elements and self.live_elements + bound <= self.max_live_elements
 
     def track(self, tensor):
         n = int(np.size(tensor._data))
@@ -80,14 +102,17 @@ class Limits:
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
         if n == 0:  # a view of an empty tensor can reshape it to any dims (zeros(0).view(10**5, 10**5, 0))
             self._check_extent(np.shape(tensor._data))
+        if not n:
+            return  # nothing to give back (its extent was checked above)
         self.live_elements += n
-        weakref.finalize(tensor, self._release, n)
+        ref = weakref.ref(tensor, self._gone_callback)
+        self._sizes[id(ref)] = (ref, n)
         if self.live_elements > self.max_live_elements:
             raise LimitExceeded(f"this run holds {self.live_elements:,} tensor elements at once; the limit is "
                                 f"max_live_elements = {self.max_live_elements:,}")
 
-    def _release(self, n):
-        self.live_elements -= n
+    def _gone(self, ref):
+        self.live_elements -= self._sizes.pop(id(ref))[1]
 
     def _check_flops(self, flops):
         if self.max_op_flops is None:
@@ -106,8 +131,13 @@ class Limits:
     def count_node(self):
         self.graph_nodes += 1
         if self.graph_nodes > self.max_graph_nodes:
-            raise LimitExceeded(f"this run built more than {self.max_graph_nodes:,} graph nodes; the limit is "
-                                f"max_graph_nodes = {self.max_graph_nodes:,}")
+            raise LimitExceeded(f"this pass built more than {self.max_graph_nodes:,} graph nodes (since the last "
+                                f"backward()); the limit is max_graph_nodes = {self.max_graph_nodes:,}")
+
+    def end_pass(self):
+        """A backward() ended: the graph-node count starts again (a pass runs from the end of one backward
+        through the next, as the trace counts passes: engine.trace_events.opens_pass)."""
+        self.graph_nodes = 0
 
 
 @contextlib.contextmanager

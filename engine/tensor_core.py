@@ -261,6 +261,9 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
             if rec is not None:
                 rec.on_backward_error(self, e)
             raise
+        finally:
+            if STATE.limits is not None:
+                STATE.limits.end_pass()  # max_graph_nodes counts per pass: one ends with its backward()
         if rec is not None:
             rec.on_backward_end(retain)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import limit_error
+from .errors import LimitError, limit_error
 from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS
 
 
@@ -95,7 +95,40 @@ class Budgets:
 
     def _time_limit(self, node):
         t = self.limits.time_limit_s
-        return limit_error(f"program ran longer than {t:g} s", "time_limit_s", float(t), node.lineno, node.col_offset)
+        e = limit_error(f"program ran longer than {t:g} s", "time_limit_s", float(t), node.lineno, node.col_offset)
+        e.run_time_spent = True  # the outermost running loop restates it with how far it got (`loop_stopped`)
+        return e
+
+    # ---------------------------------------------------------------- the outermost running loop
+    # (node, its length or None, items drawn): where a run stopped by its time budget says it got to
+    outer_loop = None
+
+    def run_loop(self, node, items, total, run):
+        """`run(items)`, a loop; the outermost one counts its items, so that the time limit firing anywhere
+        inside it (a call, a nested loop) says how far it got on that loop's line, not a line inside it."""
+        if self.outer_loop is not None:
+            return run(items)
+        state = self.outer_loop = [node, total, 0]
+
+        def counted(it):
+            for x in it:
+                state[2] += 1
+                yield x
+        try:
+            return run(counted(items))
+        except LimitError as e:
+            if getattr(e, "run_time_spent", False):
+                raise self.loop_stopped(node, state[2] - 1, total) from None
+            raise
+        finally:
+            self.outer_loop = None
+
+    def loop_stopped(self, node, done, total):
+        t = self.limits.time_limit_s
+        of = f" of {total:,}" if total is not None else ""
+        plural = "" if done == 1 and total is None else "s"
+        return limit_error(f"stopped after {done:,}{of} iteration{plural} of the loop on line {node.lineno}: the run "
+                           f"used its {t:g} s", "time_limit_s", float(t), node.lineno, node.col_offset)
 
     def _wall_limit(self, node):
         """The run reached WALL_SHARE of the worker's wall-clock kill before its CPU time ran out: the machine is busy."""

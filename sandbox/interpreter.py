@@ -77,6 +77,7 @@ def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorde
     return interp.run(source)
 
 
+SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 # modules a run builds for itself (per-run state), besides the Backend's proxies
 EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.pyplot", "io")
 
@@ -343,10 +344,13 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         return None
 
     def ex_While(self, node, scope):
-        return self._loop(node, _while(node.test, self._ev[type(node.test)], scope), None, scope)
+        items = _while(node.test, self._ev[type(node.test)], scope)
+        return self.run_loop(node, items, None, lambda it: self._loop(node, it, None, scope))
 
     def ex_For(self, node, scope):
-        return self._loop(node, self.iterate(self.ev(node.iter, scope)), node.target, scope)
+        v = self.ev(node.iter, scope)
+        total = len(v) if type(v) in SIZED_LOOPS else None  # told when the time limit stops the loop
+        return self.run_loop(node, self.iterate(v), total, lambda it: self._loop(node, it, node.target, scope))
 
     def _loop(self, node, items, target, scope):
         """A `for` (target: its loop variable) or `while` loop: the body once per item, at most

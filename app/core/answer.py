@@ -14,6 +14,17 @@ import orjson
 ANSWER_KEYS = ("stdout", "error", "variables", "ops", "passes", "steps", "modules", "figures", "truncated",
                "truncated_reason")
 TIMING_KEYS = ("elapsed_ms", "timing_ms")  # added last, when the run is finished (stamp_timing)
+# the limits on how long a run goes: one that stops it leaves its answer cut there (what ran until then is kept)
+LENGTH_LIMITS = ("time_limit_s", "max_wall_s", "hard_kill_s", "max_steps")
+
+
+def stopped_reason(error: dict | None) -> str | None:
+    """Why the answer of a run a length limit stopped is cut short: its error's message ("stopped after 600 of
+    2,000 iterations of the loop on line 22: the run used its 20 s (limit time_limit_s = 20)"); else None."""
+    if not error or error.get("type") not in ("LimitExceeded", "TimeoutError"):
+        return None
+    message = str(error.get("message") or "")
+    return message if any(f"limit {name} =" in message for name in LENGTH_LIMITS) else None
 
 
 def run_answer(*, stdout: str = "", error: dict | None = None, variables: dict | None = None,
@@ -22,7 +33,8 @@ def run_answer(*, stdout: str = "", error: dict | None = None, variables: dict |
                stream: bool = False) -> dict:
     """The answer (docs/trace.md §2) without its timing; with ``stream``, the stream's closing ``done`` event
     instead (``"type"`` first, no ``passes``: they went as ``pass`` events). ``truncated_reason`` starts
-    null: whoever cuts something sets both it and ``truncated``."""
+    null, or says why a length limit stopped the run (``stopped_reason``): whoever cuts something sets both it
+    and ``truncated``."""
     answer: dict = {"type": "done"} if stream else {}
     answer.update(stdout=stdout, error=error, variables={} if variables is None else variables,
                   ops={} if ops is None else ops)
@@ -30,6 +42,9 @@ def run_answer(*, stdout: str = "", error: dict | None = None, variables: dict |
         answer["passes"] = [] if passes is None else passes
     answer.update(steps=[] if steps is None else steps, modules={} if modules is None else modules,
                   figures=[] if figures is None else figures, truncated=truncated, truncated_reason=None)
+    stopped = stopped_reason(error)
+    if stopped is not None:
+        answer.update(truncated=True, truncated_reason=stopped)
     return answer
 
 

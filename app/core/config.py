@@ -37,23 +37,31 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FLOWGRAD_", env_file=".env", extra="ignore")
 
     # ---- §2 limits (the interpreter enforces most of them; every one is a setting here) ----
-    max_source_chars: int = Field(4_096, ge=1, description="characters of program text")
+    max_source_chars: int = Field(65_536, ge=1, description="characters of program text (real programs are 4-20 KB: "
+                                  "makemore's backprop exercise 15 KB, d2l's RNN from scratch 18 KB); the parse, step "
+                                  "and memory budgets do the protecting")
     max_ast_depth: int = Field(50, ge=1, description="depth of the syntax tree")
-    max_ast_nodes: int = Field(2_000, ge=1, description="nodes of the syntax tree")
-    max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per run")
+    max_ast_nodes: int = Field(40_000, ge=1, description="nodes of the syntax tree (a dense 64 KB program in the "
+                               "makemore/d2l style has ~14,000-18,000, 220-275 a KB; a 64 KB list of small ints 32,800)")
+    max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per pass: from the end of one backward() "
+                                 "through the next (engine.trace_events.opens_pass)")
     max_tensor_elements: int = Field(2_000_000, ge=1, description="elements of one tensor (LeNet-5's first im2col "
                                      "buffer on 64 MNIST images: 64x25x784 = 1,254,400)")
     max_live_elements: int = Field(16_000_000, ge=1, description="tensor elements alive at once (also: items of one list or string)")
     max_op_flops: int = Field(200_000_000, ge=1, description="multiply-adds of one matrix product (LeNet's "
                               "largest on a 64-image batch: 10 million; a 1000x1000 @ 1000x1000 is 1,000 million)")
     max_int_bits: int = Field(4_096, ge=8, description="bits of an integer result")
-    max_loop_iterations: int = Field(10_000, ge=1, description="iterations of one loop")
-    max_steps: int = Field(1_000_000, ge=1, description="interpreter steps per run (total budget)")
+    max_loop_iterations: int = Field(1_000_000, ge=1, description="iterations of one loop (bench/programs: at most "
+                                     "20,000; an endless `while True: pass` stops here in about a second)")
+    max_steps: int = Field(50_000_000, ge=1, description="interpreter steps per run (total budget; bench/programs: "
+                           "at most 180,000; time_limit_s binds first on any real program)")
     max_output_bytes: int = Field(65_536, ge=1, description="bytes of printed output")
-    time_limit_s: float = Field(2.0, gt=0, description="cooperative time limit per run")
-    hard_kill_s: float = Field(3.0, gt=0, description="CPU seconds after which the run's process is killed (time_limit_s "
+    time_limit_s: float = Field(20.0, gt=0, description="the run's CPU seconds (cooperative: the run stops itself and "
+                                "says how far it got). bench/long.py's longest program, bigram, takes 9.3-10.1 s of "
+                                "sandbox CPU with recording: every bench program finishes with 2x headroom")
+    hard_kill_s: float = Field(25.0, gt=0, description="CPU seconds after which the run's process is killed (time_limit_s "
                                "is the cooperative stop; this is the net under it, so load never changes where a run stops)")
-    max_wall_s: float = Field(20.0, gt=0, description="wall seconds after which the run's process is killed whatever its CPU "
+    max_wall_s: float = Field(60.0, gt=0, description="wall seconds after which the run's process is killed whatever its CPU "
                               "time: the net for a run that cannot progress (frozen, or a machine too loaded to run it)")
     # plots a program draws (matplotlib.pyplot, sandbox/plots.py)
     max_figures: int = Field(20, ge=0, description="figures one run may make")
@@ -103,8 +111,9 @@ class Settings(BaseSettings):
                                   "repr, message); longer ones are cut with a visible '…[+N chars]'")
     max_path_chars: int = Field(300, ge=16, description="characters of one module or parameter path (model.0.weight)")
     max_drawn_nodes: int = Field(5_000, ge=10, description="nodes of one pass's graph; a bigger pass is summarised")
-    answer_time_s: float = Field(3.5, gt=0, description="the answer is due this long after a run starts: graphs not "
-                                 "drawn by then (less a margin to send the answer) stay summaries")
+    answer_time_s: float = Field(3.5, gt=0, description="time to draw graphs: from the run's start for the passes drawn "
+                                 "as they close, and again from its end for those drawn then (the last ones); graphs "
+                                 "not drawn by then (less a margin to send the answer) stay summaries")
     value_limit: int = Field(256, ge=1, description="elements sent per value before summarising")
     group_threshold: int = Field(150, ge=10, description="graphs above this many nodes are grouped")
     group_chunk: int = Field(120, ge=10, description="target nodes per group when grouping")
@@ -159,7 +168,8 @@ class Settings(BaseSettings):
     # ---- serving ----
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
-    max_request_bytes: int = Field(65_536, ge=1024, description="largest request body accepted")
+    max_request_bytes: int = Field(1_048_576, ge=1024, description="largest request body accepted (a program of "
+                                   "max_source_chars as JSON: up to 12 bytes a character, \\ud83d\\ude00)")
     client_cookie: str = "flowgrad_client"
     send_timeout_s: float = Field(30.0, gt=0, description="longest wait for a client to take the next piece of an "
                                   "answer; past it the connection is dropped (a client that never reads)")
@@ -172,6 +182,8 @@ class Settings(BaseSettings):
             raise ValueError("hard_kill_s must be >= time_limit_s")
         if self.max_wall_s < self.hard_kill_s:
             raise ValueError("max_wall_s must be >= hard_kill_s")
+        if self.max_steps < self.max_loop_iterations:
+            raise ValueError("max_steps must be >= max_loop_iterations (each iteration is at least one step)")
         return self
 
     def limit_values(self) -> dict[str, Any]:

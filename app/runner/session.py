@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import orjson
 
-from app.core.answer import run_answer, stamp_timing
+from app.core.answer import run_answer, stamp_timing, stopped_reason
 from app.core.config import Settings
 from app.core.problems import problem
 from app.layout import LayoutEngine
@@ -271,6 +271,9 @@ class RunSession:
             reasons.append("the trace could not be built past a point (a flowgrad bug)")
         parts = builder.result_parts()
         reasons += builder.reasons
+        stopped = stopped_reason(error)  # a run stopped by a length limit: its answer is cut there, and says so
+        if stopped is not None:
+            reasons.insert(0, stopped)
         used = {k: self.op_table[k] for k in sorted(o for o in builder.ops_used if o in self.op_table)}
         trace = run_answer(stdout=stdout, error=clean(error), variables=clean(variables), ops=used,
                            passes=parts["passes"], steps=parts["steps"], modules=parts["modules"], figures=figures,

@@ -8,6 +8,10 @@ in-place ``w -= lr * w.grad``, reading ``p.grad.norm()``: any op whose ``grad_fn
 belongs to that backward's pass as its ``update`` phase, so one training step reads
 forward → backward → update. The rule for what opens the next pass is
 ``engine.trace_events.opens_pass`` (shared with the runner); leaves created in between go with it.
+An op that records a graph opens the next pass once the section it starts builds a graph (an op with a
+``grad_fn``, not a view, takes another's output), reaches a ``backward()`` or passes ``HELD_EVENTS``; a
+section that ends the run before (``weight[:, 0].item()`` for a final print) is the last pass's update
+phase: code after the last backward adds a pass only when it runs a forward of its own (docs/trace.md §2).
 
 Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Which passes keep full
 graphs and frames is the run's ``RunPolicy`` (``app/trace/policy.py``, shared with the recorder): the
@@ -35,14 +39,16 @@ from dataclasses import dataclass
 
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
-from app.layout.sizes import op_size, tensor_size
+from app.trace.drawing import cluster_title as _cluster_title
+from app.trace.drawing import node_op_text as _op_text
+from app.trace.drawing import node_size as _size
 from app.trace.folded import FoldedPass, FoldTooSlow, cpu_budget
 from app.trace.frames import frame_node
 from app.trace.hierarchy import build_hierarchy
-from app.trace.labels import op_text
 from app.trace.payloads import PassPayloads
 from app.trace.policy import RunPolicy
-from app.trace.values import clean, to_float
+from app.trace.values import clean, outputs_of, to_float, zeros_like
+from engine.ops import OPS
 from engine.recorder import op_table
 from engine.trace_events import (
     ACCUMULATE,
@@ -68,6 +74,8 @@ from engine.trace_events import (
 
 _OP_TABLE = op_table()
 HIST_COMPACT = 64  # a tensor's value or .grad history is compacted when this long (then at doubling sizes)
+HELD_EVENTS = 4096  # events an update phase holds while it is not known whether they open the next pass
+_VIEWS = frozenset(name for name, op in OPS.items() if op.view)  # `w[0, 1]` reads: select of a select builds no graph
 
 def _eid_in(op: str, k: int) -> str:
     return f"e{op[1:]}_{k}"
@@ -110,8 +118,8 @@ class TraceBuilder:
     Budgets (each past limit folds, and ``reasons`` says why): a pass with more than ``max_nodes``
     graph nodes is summarised (``graph: null``, ``folded`` says why) and keeps no frames while it
     runs; a pass with more than ``max_frames`` frames (default ``4 * max_nodes``) is drawn without
-    them (``frames: []``); past ``deadline`` (``time.monotonic()``) no more graphs are drawn. The
-    time per event is constant: feeding is linear in the events.
+    them (``frames: []``); past ``deadline`` (``time.monotonic()``; restarted at ``finish`` with the same time
+    for the passes drawn then) no more graphs are drawn. Feeding is linear in the events.
     """
 
     def __init__(self, layout: LayoutEngine | None, *, policy: RunPolicy,
@@ -167,6 +175,9 @@ class TraceBuilder:
         self.n_closed = 0
         self.truncated = False
         self._n = 0
+        self._held: list[dict] | None = None  # events after an update phase's first graph op (see the docstring)
+        self._held_outputs: set[str] = set()  # ... and the tensors its graph ops made
+        self._draw_time = None if deadline is None else deadline - time.monotonic()  # again from the end: `finish`
 
     # ------------------------------------------------------------------ feeding
     def feed_all(self, events) -> None:
@@ -185,21 +196,29 @@ class TraceBuilder:
             self.cur = _Pass(self.n_closed, self.clock)
         p = self.cur
         if p.phase == "update":
+            held = self._held
+            if held is not None:
+                held.append(e)
+                if kind == OP and e.get("grad_fn"):
+                    inputs = e.get("inputs") or ()
+                    computes = e.get("op") not in _VIEWS and any(x in self._held_outputs for x in inputs)
+                    if computes or len(held) > HELD_EVENTS:
+                        self._open_next(p)  # a graph: the section is a forward of its own
+                    else:
+                        self._held_outputs.update(outputs_of(e))
+                elif kind == BACKWARD_BEGIN:
+                    self._open_next(p)
+                return
             if not opens_pass(e):
                 self._update(p, e)
                 return
-            # the held tensors belong to the pass this event opens
-            pending = p.pending
+            # the held tensors belong to the pass this event may open
+            self._held = p.pending + [e]
             p.pending = []
             p.pending_ids = set()
-            self._close(p)
-            if self.n_closed >= self.policy.max_passes:
-                self._passes_cut()
-                return
-            self.cur = _Pass(self.n_closed, self.clock)
-            for x in pending:
-                self._apply(self.cur, x, "forward")
-            self.feed(e)
+            self._held_outputs = set(outputs_of(e)) if kind == OP else set()
+            if kind == BACKWARD_BEGIN:
+                self._open_next(p)
             return
         phase = "backward" if kind in BACKWARD_KINDS else p.phase
         if kind == BACKWARD_BEGIN:
@@ -216,6 +235,17 @@ class TraceBuilder:
         if kind in BACKWARD_DONE:
             p.t_grads = self.clock
             p.phase = "update"
+
+    def _open_next(self, p: _Pass) -> None:
+        """The held events open the next pass: ``p`` closes and they are fed to the new one."""
+        held, self._held, self._held_outputs = self._held, None, set()
+        self._close(p)
+        if self.n_closed >= self.policy.max_passes:
+            self._passes_cut()
+            return
+        self.cur = _Pass(self.n_closed, self.clock)
+        for x in held:
+            self.feed(x)
 
     def _passes_cut(self) -> None:
         self.truncated = True
@@ -356,7 +386,7 @@ class TraceBuilder:
                 if e.get("set_to_none"):
                     self._set_grad(tid, None, remove=True)
                 elif tid in self.cur_grad:
-                    self._set_grad(tid, _zeros_like(self.cur_grad[tid]))
+                    self._set_grad(tid, zeros_like(self.cur_grad[tid]))
         elif kind == BACKWARD_BEGIN:
             p.roots.append(e.get("root"))
             if p.loss is None:
@@ -463,6 +493,12 @@ class TraceBuilder:
             self.on_pass(pd)
 
     def finish(self) -> None:
+        if self._held is not None and self.cur is not None:  # no forward after the last backward: its update phase
+            for x in self._held:
+                self._update(self.cur, x)
+            self._held = None
+        if self._draw_time is not None:
+            self.deadline = max(self.deadline, time.monotonic() + self._draw_time)
         if self.cur is not None:
             self._close(self.cur)
         # head passes: built now, or rebuilt when module/parameter names arrived after they were sent;
@@ -755,30 +791,6 @@ class FoldOptions:
     cpu_budget_s: float | None = None  # CPU seconds folding one pass may take (the run's hard_kill_s)
 
 
-def _cluster_title(name: str, cls: str | None) -> str:
-    """Room for the page's cluster title: collapse toggle, then "model.0 · Linear"."""
-    return "    " + name + (f" · {cls}" if cls else "")
-
-
-def _op_text(n: dict) -> str:
-    return op_text(n.get("op"), n.get("label"), n.get("params"))
-
-
-def _size(n: dict) -> tuple[float, float]:
-    """Sizes that fit what the page writes in the node (app/layout/sizes.py)."""
-    if n["kind"] == "op":
-        return op_size(_op_text(n))
-    named = bool(n.get("name")) or n.get("role") == "constant"
-    return tensor_size(n["label"] or "", n.get("shape"), named=named)
-
-
 def _clock_of(entry: tuple[int, object]) -> int:
     return entry[0]
 
-
-def _zeros_like(v):
-    if isinstance(v, list):
-        return [_zeros_like(x) for x in v]
-    if isinstance(v, dict):
-        return {**v, "min": 0.0, "max": 0.0, "mean": 0.0, "sample": [0.0] * len(v.get("sample") or [])}
-    return 0.0

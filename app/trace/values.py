@@ -1,4 +1,4 @@
-"""JSON-safety: non-finite floats become the strings "nan", "inf", "-inf" (strict JSON always).
+"""JSON-safety and encoded-value helpers: non-finite floats become the strings "nan", "inf", "-inf" (strict JSON always).
 
 ``num`` and ``clean`` live in ``app.core.jsonsafe`` (the server's responses use them too; core
 imports no feature package) and are re-exported here for the trace code.
@@ -10,7 +10,7 @@ import math
 
 from app.core.jsonsafe import clean, num
 
-__all__ = ["clean", "flat_floats", "num", "to_float"]
+__all__ = ["clean", "flat_floats", "num", "outputs_of", "to_float", "zeros_like"]
 
 
 def to_float(v) -> float | None:
@@ -40,3 +40,17 @@ def flat_floats(v) -> list[float] | None:
                 return None
             out.append(f)
     return out
+
+
+def zeros_like(v):
+    """An encoded value (number, nested list or summary) with every number zero: a gradient zeroed in place."""
+    if isinstance(v, list):
+        return [zeros_like(x) for x in v]
+    if isinstance(v, dict):
+        return {**v, "min": 0.0, "max": 0.0, "mean": 0.0, "sample": [0.0] * len(v.get("sample") or [])}
+    return 0.0
+
+
+def outputs_of(op: dict) -> list[str]:
+    """The tensor ids an op event wrote (one output, or several)."""
+    return [x for x in (op.get("output"), *(op.get("outputs") or ())) if x]

@@ -12,7 +12,9 @@ from app.main import create_app
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:
-    return Settings(workers=2, queue_limit=256)
+    # the run budgets of the earlier defaults: hostile cases stop in a second or two (the server's own
+    # budgets, for real programs whole, are pinned in test_app_config.py)
+    return Settings(workers=2, queue_limit=256, time_limit_s=2.0, max_loop_iterations=10_000, max_steps=1_000_000)
 
 
 @pytest.fixture(scope="session")

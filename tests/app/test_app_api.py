@@ -114,7 +114,7 @@ def test_syntax_error(run):
 def test_limit_error_names_limit(run):
     d = run("x = 0\nfor i in range(20000):\n    x = x + 1\n")
     assert "max_loop_iterations" in d["error"]["message"] and "10,000" in d["error"]["message"]
-    d = run("x = " + "1 + " * 10 + "1\n" + "# pad\n" * 1000)
+    d = run("x = " + "1 + " * 10 + "1\n" + "# pad\n" * 11_000)
     assert d["error"] is not None and "max_source_chars" in d["error"]["message"]
 
 
@@ -188,7 +188,7 @@ def test_malformed_requests_get_4xx_json(client):
         assert 400 <= r.status_code < 500, (body, r.status_code)
         assert isinstance(strict_json(r.text), dict)
         assert "Traceback" not in r.text
-    r = client.post("/api/run", content=b'{"source": "' + b"x" * 200_000 + b'"}',
+    r = client.post("/api/run", content=b'{"source": "' + b"x" * 1_100_000 + b'"}',
                     headers={"content-type": "application/json"})
     assert r.status_code == 413 and "max_request_bytes" in r.text
     r = client.get("/api/run")

@@ -486,7 +486,7 @@ def test_a_body_within_the_limit_reaches_the_app_whole():
 def test_a_chunked_body_over_the_limit_is_413(client):
     def gen():
         yield b'{"source": "'
-        for _ in range(100):
+        for _ in range(120):  # 1.2 MB: past max_request_bytes (1 MiB)
             yield b"x" * 10_000
         yield b'"}'
 

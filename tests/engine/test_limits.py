@@ -210,3 +210,60 @@ def test_tensor_functions_within_the_limit_run():
         assert torch.ones(300).diag().shape == (300, 300)
         assert torch.einsum("i,j->ij", torch.ones(300), torch.ones(300)).shape == (300, 300)
         assert F.pad(torch.ones(1, 2, 3), (0, 1000), mode="replicate").shape == (1, 2, 1003)
+
+
+# ---------------------------------------------------------------- per pass (issue 21 §2), live elements given back
+def test_graph_nodes_count_per_pass_not_per_run():
+    """A pass runs from the end of one backward() through the next: a 300-step loop of 6 nodes a step stays
+    within max_graph_nodes = 10, while one pass of 11 nodes is refused with the limit's name."""
+    with limited(max_tensor_elements=1000, max_live_elements=100_000, max_graph_nodes=10) as lim:
+        w = torch.zeros(3, requires_grad=True)
+        x = torch.ones(3)
+        for _ in range(300):
+            loss = ((x * w - 1.0) ** 2).sum()  # mul, sub, pow, sum: 4 nodes
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+            w.grad.zero_()
+        assert lim.graph_nodes == 0 and abs(float(w[0]) - 1.0) < 1e-4
+        y = w * 1.0
+        with pytest.raises(LimitExceeded, match=r"this pass built more than 10 graph nodes .*max_graph_nodes = 10"):
+            for _ in range(20):
+                y = y * 1.0
+
+
+def test_a_failed_backward_ends_its_pass_too():
+    with limited(max_tensor_elements=1000, max_live_elements=100_000, max_graph_nodes=10) as lim:
+        w = torch.ones(2, requires_grad=True)
+        loss = (w * 2).sum()
+        loss.backward()
+        (w * 3).sum()
+        assert lim.graph_nodes == 2
+        with pytest.raises(RuntimeError):
+            loss.backward()  # the graph was freed
+        assert lim.graph_nodes == 0
+
+
+def test_live_elements_are_given_back_when_tensors_die():
+    with limited(**LIMITS) as lim:
+        base = lim.live_elements
+        x = torch.zeros(100, 100)
+        y = x + 1
+        assert lim.live_elements == base + 20_000
+        del x, y
+        assert lim.live_elements == base
+        for _ in range(1000):  # 10,000,000 elements made in all, 10,000 at once: within max_live_elements
+            torch.zeros(100, 100).sum()
+        assert lim.live_elements == base
+        w = torch.zeros(3, 4, requires_grad=True)
+        for _ in range(3):  # `.data = ...` tracks the live tensor again (conservatively: both sizes until it dies)
+            w.data = w.data + 1.0
+        assert float(w.sum()) == 36.0
+        del w
+        assert lim.live_elements == base
+        empty = torch.zeros(0, 10)
+        assert lim.live_elements == base and empty.shape == (0, 10)
+        keep = torch.zeros(1000)
+        with pytest.raises(LimitExceeded, match="max_live_elements = 1,000,000"):
+            held = [torch.zeros(100_000) for _ in range(20)]  # noqa: F841
+        del keep

@@ -12,8 +12,12 @@ from app.runner.worker import sandbox_limits
 from sandbox import RunOutcome, SandboxLimits, backend_for, run_program
 
 BACKEND = backend_for(engine)
-# The limits a run gets by default: the server's Settings are the one place their values are written.
-DEFAULT_LIMITS = sandbox_limits(Settings())
+# The limits a run gets by default: the server's Settings are the one place their values are written,
+# with the run's budgets of the suite (`TEST_BUDGETS`) so that a hostile case stops in a second or two.
+# NOTE: the server's own budgets (20 s of CPU, 10**6 loop iterations) are for real programs, whole
+# (issue 21): tests/sandbox/test_bench_defaults.py runs bench/programs under them.
+TEST_BUDGETS = {"time_limit_s": 2.0, "max_wall_s": 20.0, "max_loop_iterations": 10_000, "max_steps": 1_000_000}
+DEFAULT_LIMITS = dataclasses.replace(sandbox_limits(Settings()), **TEST_BUDGETS)
 
 
 # The element limits of the earlier default (100,000 a tensor, 1,000,000 alive), which the hostile cases

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sandbox_testing import BACKEND, DEFAULT_LIMITS, err, make_limits, ok, run
+from sandbox_testing import BACKEND, DEFAULT_LIMITS, TEST_BUDGETS, err, make_limits, ok, run
 
 import sandbox
+from app.core.config import Settings
+from app.runner.worker import sandbox_limits
 from sandbox import ProgramError, RunOutcome, SandboxLimits, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,15 +24,17 @@ def test_public_names():
                                     "ProgramError"}
     # the sandbox writes no default limit: the caller passes every value (the server from its Settings)
     assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(SandboxLimits))
-    fields = dataclasses.asdict(DEFAULT_LIMITS)
+    fields = dataclasses.asdict(sandbox_limits(Settings()))
     assert fields == {
-        "max_source_chars": 4096, "max_ast_depth": 50, "max_ast_nodes": 2000, "max_loop_iterations": 10_000,
-        "max_steps": 1_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 2.0, "max_wall_s": 20.0,
+        "max_source_chars": 65_536, "max_ast_depth": 50, "max_ast_nodes": 40_000, "max_loop_iterations": 1_000_000,
+        "max_steps": 50_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 20.0, "max_wall_s": 60.0,
         "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
         "max_op_flops": 200_000_000,
         "max_figures": 20, "max_figure_points": 100_000, "max_plot_label_chars": 200, "max_figure_bytes": 2_000_000,
         "max_file_bytes": 64_000_000, "max_files": 100,
     }
+    # the suite's runs keep short budgets (sandbox_testing.TEST_BUDGETS), everything else is the server's
+    assert dataclasses.asdict(DEFAULT_LIMITS) == {**fields, **TEST_BUDGETS}
     assert {f.name for f in dataclasses.fields(RunOutcome)} == {"stdout", "error", "globals", "figures", "output_cut"}
     e = ProgramError("TypeError", "boom", 3, 4)
     assert e.to_dict() == {"type": "TypeError", "message": "boom", "line": 3, "column": 4}

@@ -20,7 +20,7 @@ def limit_error(source, name, value, **limits):
 
 
 def test_source_chars():
-    e = limit_error("x = 1\n" * 1000, "max_source_chars", "4,096")
+    e = limit_error("x = 1\n" * 11_000, "max_source_chars", "65,536")
     assert e["line"] == 1
     limit_error("x = 1\n" * 10, "max_source_chars", "20", max_source_chars=20)
 
@@ -33,7 +33,7 @@ def test_ast_depth():
 
 
 def test_ast_nodes():
-    limit_error("x = [" + "1," * 2000 + "]", "max_ast_nodes", "2,000")
+    limit_error("1;" * 21_000, "max_ast_nodes", "40,000")  # 42 KB of 42,000 nodes
     limit_error("x = 1\ny = 2\nz = 3", "max_ast_nodes", "5", max_ast_nodes=5)
 
 
@@ -42,6 +42,52 @@ def test_parser_errors_are_caught():
     assert e["type"] == "SyntaxError"
     e = err("x = '\ud800'")
     assert e["type"] == "SyntaxError"
+
+
+# Hostile sources of the full 64 KB the default accepts: each is refused by the parser, the tree checks or a
+# budget, with an error that names what went wrong (the parse and check of 64 KB take well under a second).
+FULL = DEFAULT_LIMITS.max_source_chars
+
+
+@pytest.mark.parametrize(("src", "kind", "words"), [
+    ("x = " + "(" * 30_000 + "1" + ")" * 30_000, "SyntaxError", "too many nested parentheses"),
+    ("x = " + "-" * (FULL - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("x = " + "not " * (FULL // 4 - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("x = a" + ".b" * (FULL // 2 - 10), "SyntaxError", "too deeply nested for the parser"),
+    ("x = f" + "()" * (FULL // 2 - 10), "SyntaxError", "too deeply nested for the parser"),
+    ("x = " + "1+" * (FULL // 2 - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("f = " + "lambda: " * (FULL // 8 - 10) + "1", "SyntaxError", "too deeply nested for the parser"),
+    ("".join(" " * i + "if 1:\n" for i in range(300)) + " " * 300 + "pass\n", "IndentationError", "indentation"),
+    ("x = 1" + " + 1" * 60, "LimitExceeded", "max_ast_depth"),
+    ("x = " + "9" * (FULL - 10), "SyntaxError", "digits"),
+    ("1\n" * (FULL // 2 - 1), "LimitExceeded", "max_ast_nodes = 40,000"),  # 32,767 tiny statements
+    ("a;" * (FULL // 2 - 1), "LimitExceeded", "max_ast_nodes = 40,000"),
+    ("x = f'" + "{1}" * (FULL // 3 - 10) + "'", "LimitExceeded", "max_ast_nodes = 40,000"),
+    ("x = 'a' * 10**9", "LimitExceeded", "max_live_elements"),
+    ("s = 'a' * 60000\nt = s * 60000", "LimitExceeded", "max_live_elements"),
+    ("x = '" + "a" * (FULL - 40) + "'\nwhile True:\n    x = x + x", "LimitExceeded", "max_live_elements"),
+    ("xs = [" + ",".join(["1"] * (FULL // 2 - 40)) + "]\nwhile True:\n    xs = xs + xs", "LimitExceeded",
+     "max_live_elements"),
+    ("x = 1\n" * (FULL // 6 - 20) + "while True:\n    x += 1\n", "LimitExceeded", "max_loop_iterations"),
+])
+def test_hostile_full_size_sources_answer_with_a_clear_error(src, kind, words):
+    assert len(src) <= FULL
+    e = err(src)
+    assert e["type"] == kind and words in e["message"], e
+    assert isinstance(e["line"], int)
+
+
+def test_a_dense_full_size_program_is_accepted():
+    # makemore part 4's manual backprop style, repeated to 64 KB: ~220 syntax tree nodes a KB, well inside
+    body = ("import torch\nn = 4\nh = torch.randn(n, 3)\nW2 = torch.randn(3, 5)\nb2 = torch.zeros(5)\n"
+            "logits = h @ W2 + b2\nlogit_maxes = logits.max(1, keepdim=True).values\n"
+            "norm_logits = logits - logit_maxes\ncounts = norm_logits.exp()\n"
+            "counts_sum = counts.sum(1, keepdims=True)\ncounts_sum_inv = counts_sum**-1\n"
+            "probs = counts * counts_sum_inv\ndprobs = (1.0 / probs) * torch.ones_like(probs) / n\n"
+            "dcounts_sum_inv = (counts * dprobs).sum(1, keepdim=True)\ndh = dprobs @ W2.T\n")
+    src = body * (FULL // len(body))
+    assert FULL - len(body) < len(src) <= FULL
+    assert ok(src + "print(dh.shape)") == "torch.Size([4, 3])\n"
 
 
 def test_loop_iterations():
@@ -63,7 +109,15 @@ def test_steps():
 def test_time_limit():
     src = "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\nfor i in range(10000):\n    f(9000)"
     e = limit_error(src, "time_limit_s", "0.05", time_limit_s=0.05, max_steps=10**9)
-    assert e["line"] in (3, 4, 7)
+    # the outermost running loop, with how far it got (issue 21 §2)
+    assert e["line"] == 6 and re.match(r"stopped after [\d,]+ of 10,000 iterations of the loop on line 6: the run "
+                                       r"used its 0.05 s \(limit time_limit_s = 0.05\)$", e["message"]), e
+    e = limit_error("i = 0\nwhile True:\n    i += 1", "time_limit_s", "0.05", time_limit_s=0.05, max_steps=10**9,
+                    max_loop_iterations=10**9)
+    assert e["line"] == 2 and re.match(r"stopped after [\d,]+ iterations of the loop on line 2", e["message"]), e
+    e = limit_error("xs = list(range(300000))\nys = sorted(xs)\nfor i in range(1000):\n    ys = sorted(xs)", "time_limit_s",
+                    "0.05", time_limit_s=0.05, max_steps=10**9, max_live_elements=10**9)
+    assert e["line"] in (1, 2, 3)
 
 
 def test_int_bits():
@@ -144,7 +198,16 @@ def test_live_elements():
 def test_graph_nodes():
     src = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(5000):\n    y = y * 1.0001"
     e = limit_error(src, "max_graph_nodes", "1,000", max_graph_nodes=1000)
-    assert e["line"] == 5
+    assert e["line"] == 5 and "this pass built" in e["message"]
+
+
+def test_graph_nodes_count_per_pass():
+    # 3,000 steps of 6 graph nodes each: within max_graph_nodes = 50, which counts from one backward() to the next
+    src = ("import torch\nx = torch.linspace(-1, 1, 64)\ny = 3 * x + 2\nw = torch.zeros(1, requires_grad=True)\n"
+           "b = torch.zeros(1, requires_grad=True)\nfor step in range(3000):\n    loss = ((x * w + b - y) ** 2).mean()\n"
+           "    loss.backward()\n    with torch.no_grad():\n        w -= 0.1 * w.grad\n        b -= 0.1 * b.grad\n"
+           "    w.grad = None\n    b.grad = None\nprint(step, round(w.item(), 3), round(b.item(), 3))")
+    assert ok(src, limits=make_limits(max_graph_nodes=50, time_limit_s=60.0)) == "2999 3.0 2.0\n"
 
 
 def test_limits_do_not_leak_between_runs():
