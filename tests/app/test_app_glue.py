@@ -48,7 +48,7 @@ def test_every_http_error_has_the_problem_shape(client):
     answers = {
         404: client.get("/api/no-such-route"),
         405: client.get("/api/run"),
-        413: client.post("/api/run", content=b"x" * 70_000, headers={"content-type": "application/json"}),
+        413: client.post("/api/run", content=b"x" * 1_100_000, headers={"content-type": "application/json"}),
         422: client.post("/api/run", json={"nope": 1}),
     }
     for status, r in answers.items():
