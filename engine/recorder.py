@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 
 import numpy as np
 
@@ -51,56 +52,7 @@ from .trace_events import (
     clip_text,
     json_number,
 )
-
-
-def _clean(values):
-    if isinstance(values, list):
-        return [_clean(v) for v in values]
-    return json_number(values)
-
-
-_DTYPE_NAMES: dict = {}
-
-
-def dtype_name(dt) -> str:
-    name = _DTYPE_NAMES.get(dt)
-    if name is None:
-        name = _DTYPE_NAMES[dt] = str(dt)
-    return name
-
-
-def encode_value(arr, limit: int):
-    """A JSON-ready value: number, nested list, or a summary for arrays above `limit` elements."""
-    if type(arr) is not np.ndarray:
-        if isinstance(arr, (np.generic, int, float, bool)):
-            v = arr.item() if isinstance(arr, np.generic) else arr
-            return json_number(int(v) if isinstance(v, bool) else v)
-        arr = np.asarray(arr)
-    kind = arr.dtype.kind
-    if kind == "b":
-        arr = arr.astype(np.int64)
-    if arr.size <= limit:
-        out = arr.tolist()
-        # NOTE: a sum is non-finite whenever an element is (or, rarely, on overflow): then clean element-wise.
-        if kind == "f" and arr.size and not math.isfinite(arr.sum()):
-            out = _clean(out)
-        return out
-    return summarize(arr)
-
-
-def summarize(arr) -> dict:
-    """Shape, min, max, mean and the first 16 values: what a large tensor is kept as."""
-    kind = arr.dtype.kind
-    flat = arr.reshape(-1)
-    lo, hi, mean = float(flat.min()), float(flat.max()), float(flat.sum()) / flat.size
-    if kind == "f" and not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(mean)):
-        finite = flat[np.isfinite(flat)]
-        lo, hi, mean = (float(finite.min()), float(finite.max()), float(finite.mean())) if finite.size else (math.nan,) * 3
-    sample = flat[:16].tolist()
-    if kind == "f" and not math.isfinite(flat[:16].sum()):
-        sample = _clean(sample)
-    return {"summary": True, "shape": list(arr.shape), "min": json_number(lo), "max": json_number(hi), "mean": json_number(mean),
-            "sample": sample}
+from .trace_export import dtype_name, encode_value, export_event, export_values, split_event, summarize
 
 
 def _param(p):
@@ -119,31 +71,6 @@ def _param(p):
     if isinstance(p, np.dtype):
         return str(p)
     return type(p).__name__
-
-
-def split_event(e: dict) -> list[dict]:
-    """A captured event as the events it stands for: an op captures its output tensor inline
-    (one dict instead of two on the hot path), exported as the `tensor` event then the `op` event."""
-    out = e.get("out_tensor")
-    if out is None:
-        return [e]
-    rid, shape, dtype, requires_grad, value, module, line = out
-    op = {k: v for k, v in e.items() if k != "out_tensor"}
-    return [{"kind": TENSOR, "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
-             "is_leaf": e["grad_fn"] is None, "value": value, "origin": "op",
-             "op": e["id"], "module": module, "line": line}, op]
-
-
-def export_event(x, limit: int):
-    """A captured event (or any part of one) JSON-ready: its numpy snapshots encoded with `limit`
-    (done once, when the trace is read). `split_event` first for an op event."""
-    if type(x) is np.ndarray:
-        return encode_value(x, limit)
-    if type(x) is dict:
-        return {k: export_event(v, limit) for k, v in x.items()}
-    if type(x) is list:
-        return [export_event(v, limit) for v in x]
-    return x
 
 
 def _joined(node) -> str:
@@ -188,14 +115,16 @@ class Recorder:
         self.line = None  # the user's current line, set by the interpreter
         self._counters = {p: itertools.count(1) for p in "tnmb"}
         self._tensor_ids = self._counters["t"]
+        self._node_ids = self._counters["n"]
         self._module = None  # innermost module running now (id), or None
-        self._node_io = {}  # node rid -> (input tensor rids, output tensor rid)
         self._modules = {}  # id(module) -> (module, rid)
         self._module_stack: list[str] = []
         self._step_scopes: dict = {}  # (parent module id, label) -> the id of a recurrent layer's time-step scope
         self._backward = None
         self._grad_snaps = {}
-        self._grad_owner = {}  # id(grad tensor) -> (grad tensor, owner id): in-place edits of .grad go to the owner
+        # id(grad tensor) -> (weak reference to it, owner id): in-place edits of .grad go to the owner. Weak: a
+        # replaced .grad (`w.grad = None`, zero_grad(set_to_none=True)) is freed, and its entry goes with it
+        self._grad_owner: dict[int, tuple] = {}
         self._prev = None
         self._epoch = object()  # ids stamped on tensors by another recorder are not ours
 
@@ -236,7 +165,7 @@ class Recorder:
         """All events so far, JSON-ready. Encoding is deferred to here so capture stays cheap."""
         raw, limit = self.captured, self.value_limit
         if self._exported < len(raw):
-            self._encoded.extend(export_event(piece, limit) for e in raw[self._exported:] for piece in split_event(e))
+            self._encoded.extend(export_values(piece, limit) for e in raw[self._exported:] for piece in split_event(e))
             self._exported = len(raw)
         return self._encoded
 
@@ -354,6 +283,8 @@ class Recorder:
                    "error": {"type": type(error).__name__, "message": clip_text(str(error), self.max_string_chars)}})
 
     def on_op(self, op, inputs, params, result):
+        """The hot path: one op ran (engine/dispatch.py `apply`). Its node is stamped with (epoch, op id, input ids,
+        output id), what its backward step is drawn with, so that nothing here outlives the graph."""
         epoch = self._epoch
         ins = []
         for x in inputs:
@@ -364,23 +295,27 @@ class Recorder:
                 ins.append(stamp[1])
             else:
                 ins.append(self.tid(x))
-        nid = self._new_id("n")
-        node = result._grad_fn
-        own = node is not None and node.op is op
-        if own:
-            node._rid = (self._epoch, nid)
+        nid = "n" + str(next(self._node_ids))
+        module, line = self._module, self.line
         stamp = result._rid
-        if stamp is not None and stamp[0] is self._epoch:  # an output seen before (the op returned an input)
+        if stamp is not None and stamp[0] is epoch:  # an output seen before (the op returned an input)
             out, out_tensor = stamp[1], None
         else:
             out = "t" + str(next(self._tensor_ids))
-            result._rid = (self._epoch, out)
-            data = result._data
-            out_tensor = (out, data.shape, data.dtype, result._requires_grad, self.value(data), self._module, self.line)
-        self._node_io[nid] = (ins, out)
-        event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": type(node).__name__ if own else None,
-                 "inputs": ins, "output": out, "module": self._module, "line": self.line,
-                 "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else []}
+            result._rid = (epoch, out)
+            data = result._data  # an array, or a numpy scalar some reductions return
+            out_tensor = (out, data.shape, data.dtype, result._requires_grad,
+                          (data.copy() if data.size <= self.copy_limit else summarize(data)) if type(data) is np.ndarray
+                          else encode_value(data, self.value_limit), module, line)
+        node = result._grad_fn
+        if node is not None and node.op is op:
+            node._rid = (epoch, nid, ins, out)
+            grad_fn = type(node).__name__
+        else:
+            grad_fn = None
+        event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": grad_fn, "inputs": ins,
+                 "output": out, "module": module, "line": line, "grad_enabled": STATE.grad_enabled,
+                 "params": [_param(p) for p in params] if params else []}
         if out_tensor is not None:
             event["out_tensor"] = out_tensor
         self.emit(event)
@@ -398,10 +333,9 @@ class Recorder:
         nid = self._new_id("n")
         node = outputs[0]._grad_fn
         own = op is not None and node is not None and node.op is op
-        if own:
-            node._rid = (self._epoch, nid)
         outs = [self.tid(o, origin="op", op=nid) for o in outputs]
-        self._node_io[nid] = (ins, outs[0])
+        if own:
+            node._rid = (self._epoch, nid, ins, outs[0])
 
         self.emit({"kind": OP, "id": nid, "op": "autograd_function", "label": self.text(fn_name),
                    "grad_fn": self.text(type(node).__name__) if own else None, "inputs": ins, "output": outs[0],
@@ -430,7 +364,7 @@ class Recorder:
 
     def on_inplace(self, t, name):
         owner = self._grad_owner.get(id(t))
-        if owner is not None and owner[0] is t:
+        if owner is not None and owner[0]() is t:
             # `w.grad.zero_()` / `w.grad += ...`: a change to w's .grad, shown on w
             if name == "zero_":
                 self.emit({"kind": ZERO_GRAD, "tensors": [owner[1]], "set_to_none": False, "line": self.line})
@@ -524,10 +458,9 @@ class Recorder:
         """create_graph: the tensors a node saved, rebuilt for its VJP to run on, are drawn as the tensors the
         op read and wrote (not as new constants)."""
         stamp = node._rid
-        io = self._node_io.get(stamp[1]) if stamp is not None and stamp[0] is self._epoch else None
-        if io is None:
+        if stamp is None or stamp[0] is not self._epoch:
             return
-        ins, out_id = io
+        _, _, ins, out_id = stamp
         if out._rid is None:
             out._rid = (self._epoch, out_id)
         for t, tid in zip(inputs, ins):
@@ -539,9 +472,10 @@ class Recorder:
             self._function_step(node, g, grads)
             return
         stamp = node._rid
-        nid = stamp[1] if stamp is not None and stamp[0] is self._epoch else None
-        io = self._node_io.get(nid)
-        ins, out = io if io is not None else ((None,) * len(grads), None)
+        if stamp is not None and stamp[0] is self._epoch:
+            _, nid, ins, out = stamp
+        else:
+            nid, ins, out = None, (None,) * len(grads), None
         op = node.op
         latex = op.latex
         variadic = op.variadic
@@ -564,9 +498,10 @@ class Recorder:
     def _function_step(self, node, gs, grads):
         """A custom Function's backward ran: its upstream per output, the gradients it returned, its source lines."""
         stamp = node._rid
-        nid = stamp[1] if stamp is not None and stamp[0] is self._epoch else None
-        io = self._node_io.get(nid)
-        ins, out = io if io is not None else ((None,) * len(grads), None)
+        if stamp is not None and stamp[0] is self._epoch:
+            _, nid, ins, out = stamp
+        else:
+            nid, ins, out = None, (None,) * len(grads), None
         first = next((x for x in gs if x is not None), None)
         contributions = [{"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.grad_value(gi),
                           "local": node.op.latex[i], "unbroadcast_from": None}
@@ -576,15 +511,23 @@ class Recorder:
                    "upstream_outputs": [None if x is None else self.grad_value(x) for x in gs],
                    "contributions": contributions, "lines": node.source_lines()})
 
+    def _own_grad(self, t) -> str:
+        """`t.grad` is t's (an in-place edit of it is shown on t); t's id."""
+        rid = self.tid(t)
+        grad, owners = t._grad, self._grad_owner
+        key = id(grad)
+        owners[key] = (weakref.ref(grad, lambda _, key=key: owners.pop(key, None)), rid)
+        return rid
+
     def on_accumulate(self, t, g, before):
-        self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))
+        self._own_grad(t)
         incoming = self.grad_value(g)
         after = incoming if before is None else self.value(t._grad._data)  # a first gradient is just what came in
         self.emit({"kind": ACCUMULATE, "id": self._backward, "tensor": self.tid(t), "incoming": incoming,
                     "before": None if before is None else self.value(before), "after": after})
 
     def on_retain_grad(self, t):
-        self._grad_owner[id(t._grad)] = (t._grad, self.tid(t))
+        self._own_grad(t)
         self.emit({"kind": RETAIN_GRAD, "id": self._backward, "tensor": self.tid(t), "grad": self.value(t._grad._data)})
 
     def on_mark_retain(self, t):
@@ -644,4 +587,5 @@ def op_table() -> dict:
             for name, op in OPS.items()}
 
 
-__all__ = ["Recorder", "encode_value", "export_event", "op_table", "split_event", "AccumulateGrad"]
+__all__ = ["Recorder", "dtype_name", "encode_value", "export_event", "op_table", "split_event", "summarize",
+           "AccumulateGrad"]

@@ -41,6 +41,15 @@ KINDS = frozenset({
 })
 KINDS = KINDS | {HOOK}
 
+# ----- the fields of each kind that carry values: numpy snapshots until exported, what the value budget counts -----
+VALUE_FIELDS = {
+    TENSOR: ("value",), BACKWARD_BEGIN: ("gradient",),
+    BACKWARD_STEP: ("upstream", "upstream_parts", "contributions", "upstream_outputs"),
+    ACCUMULATE: ("incoming", "before", "after"), RETAIN_GRAD: ("grad",), INPLACE: ("value",),
+    GRAD_INPLACE: ("grad",), OPTIM_STEP: ("values", "state"),
+    HOOK: ("grad", "replaced"),  # the gradient a program's hook saw and what it returned
+}
+
 # ----- kinds by the phase of a pass they belong to -----
 BACKWARD_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_STEP, ACCUMULATE, RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR})
 BACKWARD_DONE = frozenset({BACKWARD_END, BACKWARD_ERROR})  # a backward ended: what follows is its update phase

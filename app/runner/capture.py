@@ -18,11 +18,10 @@ import numpy as np
 
 from app.runner.protocol import End, Events, Figure, Stdout
 from app.trace.policy import RunPolicy
-from engine.recorder import Recorder, encode_value, export_event, split_event, summarize
+from engine.recorder import Recorder
 from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
-    BACKWARD_DONE,
     BACKWARD_STEP,
     GRAD_INPLACE,
     HOOK,
@@ -32,28 +31,20 @@ from engine.trace_events import (
     RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
+    VALUE_FIELDS,
     clip_text,
     json_number,
     opens_pass,
 )
+from engine.trace_export import encode_value, export_value, export_values, op_tensor, summarize
 
 FLUSH_EVENTS = 2_000
 FLUSH_SECONDS = 0.05
-BATCH_SECONDS = 0.25  # a non-streaming run ships what it has at least this often
+BATCH_SECONDS = 0.25  # a stream ships what it has at least this often
+SETTLED_EVERY = 511  # a non-streaming run ships the events of settled passes every 512 events
 # JSON bytes of one exported element (a float32 as a Python float is up to ~20 characters) and of a summary
 VALUE_COST = 20
 SUMMARY_COST = 400
-# the fields of each kind that carry values (V): what the value budget counts and drops
-VALUE_FIELDS = {
-    TENSOR: ("value",), BACKWARD_BEGIN: ("gradient",), BACKWARD_STEP: ("upstream", "upstream_parts", "contributions"),
-    ACCUMULATE: ("incoming", "before", "after"), RETAIN_GRAD: ("grad",), INPLACE: ("value",),
-    GRAD_INPLACE: ("grad",), OPTIM_STEP: ("values", "state"),
-}
-# a program's hooks and custom Functions (engine/function.py): the gradient a hook saw and what it returned, a
-# custom backward's upstream per output
-VALUE_FIELDS[HOOK] = ("grad", "replaced")
-VALUE_FIELDS[BACKWARD_STEP] += ("upstream_outputs",)
-
 # what a value changes to (the builder keeps only the last ones it may draw): kept uncounted when light
 STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPLACE})
 
@@ -130,14 +121,40 @@ def bare(e: dict) -> dict:
     return {**e, **{f: _bare_value(e[f]) for f in fields if f in e}}
 
 
+def _light_tensor(e, limit):
+    v = e["value"]
+    if type(v) is np.ndarray:
+        return {**e, "value": None if v.size > 1 and e["origin"] == "op" else encode_value(v, limit)}
+    return export_values(e, limit)
+
+
+def _light_step(e, limit):
+    out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e["contributions"]]}
+    if "upstream_parts" in out:
+        del out["upstream_parts"]
+    if "upstream_outputs" in out:
+        del out["upstream_outputs"]
+    return out
+
+
+def _light_accumulate(e, limit):
+    return {**e, "incoming": None, "before": None, "after": export_value(e["after"], limit)}
+
+
+def _light_lightened(e, limit):
+    return export_values(lighten(e), limit)
+
+
+# ``export_event(lighten(e), limit)`` by kind, in one copy of the event (most light events hold no array then)
+_LIGHT = {TENSOR: _light_tensor, BACKWARD_STEP: _light_step, ACCUMULATE: _light_accumulate,
+          INPLACE: export_values, RETAIN_GRAD: export_values, GRAD_INPLACE: export_values,
+          BACKWARD_BEGIN: _light_lightened, HOOK: _light_lightened, OPTIM_STEP: _light_lightened}
+
+
 def light_event(e: dict, limit: int) -> dict:
-    """``lighten(e)`` exported (encoding only what is left: most light events hold no array)."""
-    k = e["kind"]
-    if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
-        return {**e, "value": None}
-    if k == BACKWARD_STEP or k == BACKWARD_BEGIN:
-        return lighten(e)
-    return export_event(lighten(e), limit)
+    """``export_event(lighten(e), limit)``, encoding only what is left (most light events hold no array)."""
+    light = _LIGHT.get(e["kind"])
+    return e if light is None else light(e, limit)
 
 
 class StreamingRecorder(Recorder):
@@ -184,54 +201,116 @@ class StreamingRecorder(Recorder):
 
     # ---- shipping ----
     def flush(self, final: bool = False) -> None:
+        """Ship the stdout printed and every event captured (the passes that may still be in the tail in full)."""
         if self._stdout:
             self._send(Stdout("".join(self._stdout)))
             self._stdout.clear()
         if self.captured:
-            self._send(Events(self._export_batch()))
+            self._send(Events(self._export_batch(len(self.captured))))
         self._last_flush = time.monotonic()
 
-    def _export_batch(self) -> list[dict]:
-        raw, limit, marks, policy = self.captured, self.value_limit, self._marks, self._policy
+    def _ship_settled(self) -> None:
+        """Ship the captured events whose pass is settled: kept in full from the start, or no longer able to
+        end in the tail (then light). The others wait (at most ``batch`` events): shipped now, a pass that
+        turns out to be a middle one would go in full, and its events would live on here until the next
+        batch, every one of them a dict the garbage collector walks again and again."""
+        k = self._settled()
+        if k:
+            self._send(Events(self._export_batch(k)))
+            self._last_flush = time.monotonic()
+
+    def _settled(self) -> int:
+        """How many of the captured events, from the first, are in settled passes (``_ship_settled``)."""
+        marks, policy = self._marks, self._policy
+        current = len(marks)  # the pass the next event goes to
+        first = max(policy.tail_from(current + 1), 0)  # the first pass that may still end in the tail
+        while first <= current and policy.kept_from_start(first):
+            first += 1
+        if first > current:
+            return len(self.captured)
+        return max(0, (marks[first - 1] if first else 0) - self._base)
+
+    def _export_batch(self, count: int) -> list[dict]:
+        """The first ``count`` captured events JSON-ready, each full or light by its pass (and the value budget),
+        then dropped. Equal to splitting every event and shipping each piece through ``_piece``; the pieces
+        that carry no value (most of a run: ops and their light output tensors) take a short way."""
+        captured, marks, policy, limit = self.captured, self._marks, self._policy, self.value_limit
+        raw = captured if count == len(captured) else captured[:count]
         full_from = policy.tail_from(len(marks) + 1)  # passes from here on may still be in the tail
         budget = self._value_budget
-        out = []
+        stream = self._stream
+        out: list[dict] = []
+        append = out.append
         idx = self._mark_idx
-        for i, e in enumerate(raw, self._base):
-            while idx < len(marks) and marks[idx] <= i:
-                idx += 1
-            full = self._stream or idx >= full_from or policy.kept_from_start(idx)
-            for piece in split_event(e):
-                if budget is not None and self._value_bytes > budget:
-                    if self.budget_reason is None:
-                        self.budget_reason = (f"values past the first {budget:,} bytes were left out "
-                                              f"(limit max_answer_bytes = {budget:,})")
-                    piece = lighten(piece)
-                    if piece["kind"] == TENSOR:
-                        piece = bare(piece)
-                elif not full:
-                    if budget is not None and piece["kind"] == TENSOR and piece.get("origin") != "op":
-                        self._value_bytes += event_cost(piece, limit)  # leaf values stay all run long
-                    out.append(light_event(piece, limit))
-                    continue
-                elif budget is not None:
-                    kind = piece["kind"]
-                    if kind == TENSOR:
-                        v = piece["value"]
-                        cost = ((v.size * VALUE_COST if v.size <= limit else SUMMARY_COST) if type(v) is np.ndarray
-                                else SUMMARY_COST if type(v) is dict else 0)
-                    else:
-                        cost = 0 if kind == OP else event_cost(piece, limit)
-                    if cost:
-                        self._value_bytes += cost
-                        # all but new leaves (kept all run long) are dropped or compacted once it cannot be drawn
-                        if not policy.kept_from_start(idx) and (kind != TENSOR or piece["origin"] == "op"):
-                            self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
-                out.append(export_event(piece, limit))
+        n_marks = len(marks)
+        next_mark = marks[idx] if idx < n_marks else None
+        full = stream or idx >= full_from or policy.kept_from_start(idx)
+        i = self._base
+        for e in raw:
+            if next_mark is not None and next_mark <= i:
+                while idx < n_marks and marks[idx] <= i:
+                    idx += 1
+                next_mark = marks[idx] if idx < n_marks else None
+                full = stream or idx >= full_from or policy.kept_from_start(idx)
+            i += 1
+            kind = e["kind"]
+            if kind == OP:
+                t = e.pop("out_tensor", None)  # the event is shipped (dropped here) next: no copy without it
+                if t is not None:
+                    v = t[4]
+                    if full or type(v) is not np.ndarray or v.size <= 1 or budget is not None and \
+                            self._value_bytes > budget:
+                        append(self._piece(op_tensor(e, t, v), full, idx))
+                    else:  # light, within the budget: an output tensor of a summary pass keeps no value
+                        append(op_tensor(e, t, None))
+            elif kind in VALUE_FIELDS:
+                if full or budget is not None and (self._value_bytes > budget or kind == TENSOR):
+                    append(self._piece(e, full, idx))
+                else:  # light, within the budget (and nothing to count)
+                    append(_LIGHT[kind](e, limit))
+                continue
+            if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                self._over_budget()
+            append(e)  # no value: the same event full, light or past the budget
         self._mark_idx = idx
-        self._base += len(raw)
-        raw.clear()  # shipped: the worker holds them now
+        self._base = i
+        del captured[:count]  # shipped: the worker holds them now
         return out
+
+    def _over_budget(self) -> None:
+        budget = self._value_budget
+        self.budget_reason = f"values past the first {budget:,} bytes were left out (limit max_answer_bytes = {budget:,})"
+
+    def _piece(self, piece: dict, full: bool, idx: int) -> dict:
+        """One captured event (an op's output tensor split off) JSON-ready, in pass ``idx``: past the value
+        budget bare, in a pass not kept in full light, else whole; its values counted against the budget."""
+        limit, budget = self.value_limit, self._value_budget
+        kind = piece["kind"]
+        if budget is not None and self._value_bytes > budget:
+            if self.budget_reason is None:
+                self._over_budget()
+            piece = lighten(piece)
+            if kind == TENSOR:
+                piece = bare(piece)
+            return export_values(piece, limit)
+        if not full:
+            if budget is not None and kind == TENSOR and piece.get("origin") != "op":
+                self._value_bytes += event_cost(piece, limit)  # leaf values stay all run long
+            return light_event(piece, limit)
+        if budget is not None:
+            if kind == TENSOR:
+                v = piece["value"]
+                cost = ((v.size * VALUE_COST if v.size <= limit else SUMMARY_COST) if type(v) is np.ndarray
+                        else SUMMARY_COST if type(v) is dict else 0)
+            else:
+                cost = event_cost(piece, limit)
+            if cost:
+                self._value_bytes += cost
+                # all but new leaves (kept all run long) are dropped or compacted once it cannot be drawn
+                policy = self._policy
+                if not policy.kept_from_start(idx) and (kind != TENSOR or piece["origin"] == "op"):
+                    self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
+        return export_values(piece, limit)
 
     def emit(self, event):
         if self._after_bw and opens_pass(event):
@@ -239,12 +318,22 @@ class StreamingRecorder(Recorder):
             self._after_bw = False
             # the pass now out of the last ones cannot be drawn: the builder drops its values
             self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
-        super().emit(event)
-        if event["kind"] in BACKWARD_DONE:
-            self._after_bw = True
-        n = len(self.captured)
-        if n >= self._batch or not n & 1023 and time.monotonic() - self._last_flush > BATCH_SECONDS:
-            self.flush()  # also every BATCH_SECONDS: a run stopped at its time limit has little left to send
+        if self.n_events < self.max_events:  # Recorder.emit, inlined: this runs once per event
+            self.n_events += 1
+            captured = self.captured
+            captured.append(event)
+        else:
+            super().emit(event)
+            captured = self.captured
+        n = len(captured)
+        if n >= self._batch:
+            self.flush()
+        elif n & SETTLED_EVERY:
+            return
+        elif not self._stream:
+            self._ship_settled()  # so a run stopped at its time limit has little left to send, too
+        elif not n & 1023 and time.monotonic() - self._last_flush > BATCH_SECONDS:
+            self.flush()  # a stream: also every BATCH_SECONDS
 
     @property
     def events(self) -> list[dict]:
@@ -283,9 +372,9 @@ class StreamingRecorder(Recorder):
         pn = gn = 0.0
         for t in self._leaves.values():
             try:
-                pn += float(np.sum(np.square(t._data, dtype=np.float64)))
+                pn += _square_sum(t._data)
                 if t._grad is not None:
-                    gn += float(np.sum(np.square(t._grad._data, dtype=np.float64)))
+                    gn += _square_sum(t._grad._data)
             except Exception:  # noqa: BLE001
                 pass
         has = bool(self._leaves)
@@ -296,15 +385,25 @@ class StreamingRecorder(Recorder):
 
     def on_backward_end(self, retain):
         super().on_backward_end(retain)
+        self._after_bw = True  # what follows is the update phase, until an event opens the next pass
         self._stats()
         if self._stream:
             self.flush()
 
     def on_backward_error(self, root, error):
         super().on_backward_error(root, error)
+        self._after_bw = True
         self._stats()
         if self._stream:
             self.flush()
+
+
+def _square_sum(a) -> float:
+    """The sum of the squares of ``a``'s elements, in float64."""
+    if type(a) is np.ndarray and a.size == 1 and a.dtype.kind in "fiu":
+        v = float(a.item())  # exact for every float and any int numpy's float64 cast rounds the same way
+        return v * v
+    return float(np.sum(np.square(a, dtype=np.float64)))
 
 
 def tensor_info(t, limit: int, summary: bool = False) -> dict:

@@ -1,0 +1,126 @@
+"""Captured events → JSON-ready events: the value encoders and exporters that the recorder (`Recorder.events`)
+and the runner (app/runner/capture.py, which ships events as it goes) share.
+
+A captured event is JSON-ready except in its value fields (`VALUE_FIELDS`, engine/trace_events.py), which may hold
+numpy snapshots of small arrays, encoded only when exported (`export_values`). An op event also holds its output
+tensor inline (`out_tensor`, one dict instead of two on the recorder's hot path): `split_event`, or `op_tensor`
+with the value the caller decided on, makes it the `tensor` event that goes before the op.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .trace_events import TENSOR, VALUE_FIELDS, json_number
+
+# the types an export walks into (everything else in a captured event is JSON-ready as it is)
+_NESTED = frozenset({np.ndarray, dict, list})
+
+
+def _clean(values):
+    if isinstance(values, list):
+        return [_clean(v) for v in values]
+    return json_number(values)
+
+
+_DTYPE_NAMES: dict = {}
+
+
+def dtype_name(dt) -> str:
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    return name
+
+
+def encode_value(arr, limit: int):
+    """A JSON-ready value: number, nested list, or a summary for arrays above `limit` elements."""
+    if type(arr) is not np.ndarray:
+        if isinstance(arr, (np.generic, int, float, bool)):
+            v = arr.item() if isinstance(arr, np.generic) else arr
+            return json_number(int(v) if isinstance(v, bool) else v)
+        arr = np.asarray(arr)
+    kind = arr.dtype.kind
+    if not arr.ndim and limit >= 1:  # a scalar (losses, counters): no array method but item()
+        v = arr.item()
+        return int(v) if kind == "b" else json_number(v)
+    if kind == "b":
+        arr = arr.astype(np.int64)
+    if arr.size <= limit:
+        out = arr.tolist()
+        # NOTE: a sum is non-finite whenever an element is (or, rarely, on overflow): then clean element-wise.
+        if kind == "f" and arr.size and not math.isfinite(arr.sum()):
+            out = _clean(out)
+        return out
+    return summarize(arr)
+
+
+def summarize(arr) -> dict:
+    """Shape, min, max, mean and the first 16 values: what a large tensor is kept as."""
+    kind = arr.dtype.kind
+    flat = arr.reshape(-1)
+    lo, hi, mean = float(flat.min()), float(flat.max()), float(flat.sum()) / flat.size
+    if kind == "f" and not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(mean)):
+        finite = flat[np.isfinite(flat)]
+        lo, hi, mean = (float(finite.min()), float(finite.max()), float(finite.mean())) if finite.size else (math.nan,) * 3
+    sample = flat[:16].tolist()
+    if kind == "f" and not math.isfinite(flat[:16].sum()):
+        sample = _clean(sample)
+    return {"summary": True, "shape": list(arr.shape), "min": json_number(lo), "max": json_number(hi), "mean": json_number(mean),
+            "sample": sample}
+
+
+def export_event(x, limit: int):
+    """A captured event (or any part of one) JSON-ready: its numpy snapshots encoded with `limit`. Walks
+    only into lists and dicts (a summary is JSON-ready already); `split_event` first for an op event."""
+    t = type(x)
+    if t is np.ndarray:
+        return encode_value(x, limit)
+    if t is dict:
+        if x.get("summary") is True:
+            return x
+        return {k: export_event(v, limit) if type(v) in _NESTED else v for k, v in x.items()}
+    if t is list:
+        return [export_event(v, limit) if type(v) in _NESTED else v for v in x]
+    return x
+
+
+def export_value(v, limit: int):
+    """One captured value (a snapshot, a number, or a list / dict of them) JSON-ready."""
+    return export_event(v, limit) if type(v) in _NESTED else v
+
+
+def export_values(e: dict, limit: int) -> dict:
+    """`export_event(e, limit)` for a whole captured event (not an op holding its output: `split_event`
+    first), walking only its value fields: an event without a snapshot to encode is returned as it is."""
+    fields = VALUE_FIELDS.get(e["kind"])
+    if fields is None:
+        return e
+    out = None
+    for f in fields:
+        v = e.get(f)
+        if type(v) in _NESTED:
+            if out is None:
+                out = dict(e)
+            out[f] = export_event(v, limit)
+    return e if out is None else out
+
+
+def op_tensor(e: dict, out: tuple, value) -> dict:
+    """The `tensor` event of the output `out` an op event `e` captured inline (`out_tensor`), holding `value`."""
+    rid, shape, dtype, requires_grad, _, module, line = out
+    return {"kind": TENSOR, "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
+            "is_leaf": e["grad_fn"] is None, "value": value, "origin": "op", "op": e["id"], "module": module, "line": line}
+
+
+def split_event(e: dict) -> list[dict]:
+    """A captured event as the events it stands for: an op captures its output tensor inline
+    (one dict instead of two on the hot path), exported as the `tensor` event then the `op` event."""
+    out = e.get("out_tensor")
+    if out is None:
+        return [e]
+    return [op_tensor(e, out, out[4]), {k: v for k, v in e.items() if k != "out_tensor"}]
+
+
+__all__ = ["dtype_name", "encode_value", "export_event", "export_value", "export_values", "op_tensor", "split_event", "summarize"]
