@@ -32,7 +32,7 @@ def client(app):
 def run(client):
     def _run(source: str, **extra):
         r = client.post("/api/run", json={"source": source, **extra})
-        assert r.status_code == 200, r.text[:300]
+        assert r.status_code == 200, (r.text[:300], client.get("/healthz").text)
         return strict_json(r.text)
 
     return _run

@@ -123,3 +123,19 @@ def same_as_cpython(source: str) -> str:
         line = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == "<program>"][-1]
         assert (out.error["type"], out.error["message"], out.error["line"]) == (type(error).__name__, str(error), line)
     return out.stdout
+
+
+def load_bench_long():
+    """bench/long.py as a module, loaded from its file: bench/ never goes on sys.path (its engine.py would shadow
+    the engine package in every process started later, the server's workers too)."""
+    import importlib.util
+    import sys
+
+    name = "flowgrad_bench_long"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "long.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

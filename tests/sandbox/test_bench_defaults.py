@@ -7,9 +7,9 @@ as the server starts. No timing is asserted; a program that stops on a limit fai
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
+from sandbox_testing import load_bench_long
 
 import engine
 from app.core.config import Settings
@@ -17,8 +17,7 @@ from app.runner.worker import sandbox_limits
 from sandbox import backend_for, run_program
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import long as bench_long  # noqa: E402  (bench/ is not a package)
+bench_long = load_bench_long()
 
 pytestmark = pytest.mark.slow
 

@@ -15,16 +15,14 @@ import contextlib
 import dataclasses
 import io
 import os
-import sys
 
 import pytest
-from sandbox_testing import DEFAULT_LIMITS, run
+from sandbox_testing import DEFAULT_LIMITS, load_bench_long, run
 
 import engine
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import long as bench_long  # noqa: E402  (bench/ is not a package)
+bench_long = load_bench_long()
 
 LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
 
