@@ -371,10 +371,10 @@ class Worker:
     def _store_payloads(self, session: RunSession) -> None:
         """Build a folded run's group payloads in a child of this worker, limited like a run process (CPU
         seconds, address space, lower priority), while this worker takes the next run; its ``RunStored`` is
-        forwarded as it comes (``_forward_stored``). One at a time: an older one still building is stopped (its
-        run's groups answer RunExpired)."""
+        forwarded as it comes (``_forward_stored``). One at a time: an older one still building is waited for
+        (within its deadline) first: its student may be opening its groups now."""
         if self.storer is not None:
-            self._end_storer(stored=False)
+            self._finish_storer()
         reader, writer = mpc.Pipe(duplex=False)
         pid = os.fork()
         if pid == 0:  # ---------------- child

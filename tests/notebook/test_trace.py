@@ -59,8 +59,11 @@ def test_values_summary_and_arguments():
 
 
 def test_the_program_runs_in_the_sandbox_not_the_kernel():
-    t = flowgrad.trace("import os\nprint(os.getcwd())\n")
-    assert t.error is not None and t.stdout == ""
+    import os
+
+    t = flowgrad.trace("import os\nprint(os.getcwd())\nos.system('true')\n")
+    # the program's os is a stand-in: its working directory is not the kernel's, and it runs no command
+    assert t.stdout == "/program\n" and os.getcwd() not in t.stdout and t.error is not None
     t = flowgrad.trace("print(open('/etc/passwd').read())\n")
     assert t.error is not None and "root:" not in t.stdout
 
