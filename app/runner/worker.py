@@ -137,6 +137,7 @@ def _libc_malloc_trim():
 _malloc_trim = _libc_malloc_trim()
 RELEASE_ABOVE_MB = 32  # a run that left the worker this much larger: its freed heap goes back to the kernel
 PAYLOAD_NICE = 5  # the payload process's niceness: students' runs on the same cores go first
+MAX_STORERS = 2  # payload processes one worker keeps building at once (a third waits for the oldest)
 PAYLOAD_STORE_SHARE = 8  # one run's payloads: at most this fraction of run_store_max_bytes
 CPU_POLL_S = 0.05  # how often a running child's CPU time is read
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -169,7 +170,8 @@ class Worker:
                 pass
         self._warm()
         self.spare = None
-        self.storer: tuple | None = None  # the payload process: (pid, its pipe, run id, wall deadline)
+        # the payload processes building folded runs' groups: (pid, its pipe, run id, wall deadline), oldest first
+        self.storers: list[tuple] = []
         gc.collect()
         gc.freeze()  # keep the forked children from touching (copying) the worker's objects
         self.base_rss_mb = resident_mb()
@@ -202,11 +204,9 @@ class Worker:
         self.conn.send(WorkerReady(os.getpid()))
         while True:
             try:
-                if self.storer is not None:
-                    ready = mpc.wait([self.conn, self.storer[1]], timeout=CPU_POLL_S)
-                    if self.storer[1] in ready:
-                        self._forward_stored()
-                    self._storer_due()
+                if self.storers:
+                    ready = mpc.wait([self.conn] + [st[1] for st in self.storers], timeout=CPU_POLL_S)
+                    self._storers_ready(ready)
                     if self.conn not in ready:
                         continue
                 msg = self.conn.recv()
@@ -229,12 +229,12 @@ class Worker:
             rss_mb = resident_mb()
             if rss_mb > self.settings.worker_max_rss_mb:  # what a run left behind is not inherited by later runs
                 try:
-                    self._finish_storer()
+                    self._finish_storers()
                     self.conn.send(WorkerRecycled(rss_mb))
                 except (BrokenPipeError, EOFError, OSError):
                     pass
                 break
-        self._finish_storer()
+        self._finish_storers()
         if self.spare is not None:
             self._reap(self.spare[0], self.spare[2])
         self.layout.close()
@@ -346,11 +346,8 @@ class Worker:
                 error = problem("TimeoutError", f"the program used more than {s.hard_kill_s:g} s of CPU time and was "
                                                 f"stopped (limit hard_kill_s = {s.hard_kill_s:g})")
                 break
-            storer = self.storer[1] if self.storer is not None else None
-            ready = mpc.wait([reader, self.conn] + ([storer] if storer else []), timeout=min(left, CPU_POLL_S))
-            if storer is not None and storer in ready:
-                self._forward_stored()
-            self._storer_due()
+            ready = mpc.wait([reader, self.conn] + [st[1] for st in self.storers], timeout=min(left, CPU_POLL_S))
+            self._storers_ready(ready)
             if self.conn in ready:
                 error = self._stopped(self.conn.recv(), job.job_id)
                 if error is not None:
@@ -371,10 +368,10 @@ class Worker:
     def _store_payloads(self, session: RunSession) -> None:
         """Build a folded run's group payloads in a child of this worker, limited like a run process (CPU
         seconds, address space, lower priority), while this worker takes the next run; its ``RunStored`` is
-        forwarded as it comes (``_forward_stored``). One at a time: an older one still building is waited for
-        (within its deadline) first: its student may be opening its groups now."""
-        if self.storer is not None:
-            self._finish_storer()
+        forwarded as it comes (``_forward_stored``). At most ``MAX_STORERS`` at once: past that the oldest is
+        waited for (within its deadline), never stopped: its student may be opening its groups now."""
+        while len(self.storers) >= MAX_STORERS:
+            self._finish_storer(self.storers[0])
         reader, writer = mpc.Pipe(duplex=False)
         pid = os.fork()
         if pid == 0:  # ---------------- child
@@ -393,7 +390,7 @@ class Worker:
         writer.close()
         session.builder.folded_passes.clear()  # the child has them (copy-on-write); the worker keeps none
         s = self.settings
-        self.storer = (pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s)
+        self.storers.append((pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s))
 
     def _storer_setup(self) -> None:
         """In the payload process: what a run process drops (the worker's connection, its dot: layouts start
@@ -413,44 +410,53 @@ class Worker:
             pass
         _set_limits(max(1, int(PAYLOAD_TIME_FACTOR * s.hard_kill_s)), s.memory_limit_mb)
 
-    def _forward_stored(self) -> None:
+    def _storers_ready(self, ready) -> None:
+        """Forward what the payload processes in ``ready`` answered; stop those past their wall deadline."""
+        for st in [st for st in self.storers if st[1] in ready]:
+            self._forward_stored(st)
+        now = time.monotonic()
+        for st in [st for st in self.storers if now > st[3]]:  # its CPU time is bounded by its rlimit
+            self._end_storer(st, stored=False)
+
+    def _forward_stored(self, st: tuple) -> None:
         """The payload process answered (or ended): pass its ``RunStored`` to the server as it is (pickled
         bytes: the worker never unpickles the payloads), else say there are none."""
-        pid, reader, _run_id, _deadline = self.storer
+        pid, reader, _run_id, _deadline = st
         try:
             data = reader.recv_bytes()
         except (EOFError, OSError):
-            self._end_storer(stored=False)
+            self._end_storer(st, stored=False)
             return
-        self.storer = None
+        self.storers.remove(st)
         self._reap(pid, reader)
         self.conn.send_bytes(data)
 
-    def _end_storer(self, stored: bool) -> None:
-        """Stop the payload process; unless it ``stored``, the server learns its run has no payloads."""
-        pid, reader, run_id, _deadline = self.storer
-        self.storer = None
+    def _end_storer(self, st: tuple, stored: bool) -> None:
+        """Stop a payload process; unless it ``stored``, the server learns its run has no payloads."""
+        pid, reader, run_id, _deadline = st
+        if st in self.storers:
+            self.storers.remove(st)
         self._reap(pid, reader)
         if not stored:
             self.conn.send(RunStored(run_id, None))
 
-    def _finish_storer(self) -> None:
-        """Before this worker exits: let the payload process finish (within its deadline) and forward its answer."""
-        while self.storer is not None:
+    def _finish_storer(self, st: tuple) -> None:
+        """Wait for one payload process to finish (within its deadline) and forward its answer."""
+        while st in self.storers:
             try:
-                if mpc.wait([self.storer[1]], timeout=CPU_POLL_S):
-                    self._forward_stored()
-                else:
-                    self._storer_due()
+                if mpc.wait([st[1]], timeout=CPU_POLL_S):
+                    self._forward_stored(st)
+                elif time.monotonic() > st[3]:
+                    self._end_storer(st, stored=False)
             except (BrokenPipeError, EOFError, OSError):
-                if self.storer is not None:
-                    self._reap(self.storer[0], self.storer[1])
-                    self.storer = None
+                if st in self.storers:
+                    self.storers.remove(st)
+                    self._reap(st[0], st[1])
 
-    def _storer_due(self) -> None:
-        """A payload process past its wall deadline is stopped (its CPU time is bounded by its rlimit)."""
-        if self.storer is not None and time.monotonic() > self.storer[3]:
-            self._end_storer(stored=False)
+    def _finish_storers(self) -> None:
+        """Before this worker exits: let every payload process finish (within its deadline)."""
+        while self.storers:
+            self._finish_storer(self.storers[0])
 
     def _drop_dot(self) -> None:
         proc, self.layout.dot.proc = self.layout.dot.proc, None  # dot belongs to the worker
@@ -477,9 +483,9 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
-        if self.storer is not None:
+        for st in self.storers:
             try:
-                self.storer[1].close()  # the payload process's pipe is the worker's
+                st[1].close()  # the payload processes' pipes are the worker's
             except OSError:
                 pass
         self._drop_dot()

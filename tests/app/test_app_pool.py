@@ -76,6 +76,13 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _nice(pid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, pid)
+    except OSError:
+        return None
+
+
 def _comm(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
@@ -112,8 +119,9 @@ def test_hard_kill_of_a_stuck_run(small):
     t = threading.Thread(target=lambda: got.setdefault("r", small.post("/api/run", json={"source": LONG})))
     t.start()
     worker = wait_for(lambda: [w for w in workers(small) if w["busy"]])[0]["pid"]
-    # the running child is the worker's only python child (the warm spare is forked after the run)
-    child = wait_for(lambda: [c for c in _children(worker) if _comm(c) != "dot"])[0]
+    # the running child is the worker's python child at normal priority (the warm spare is forked after the run;
+    # payload processes of earlier folded runs run niced)
+    child = wait_for(lambda: [c for c in _children(worker) if _comm(c) != "dot" and _nice(c) == 0])[0]
     os.kill(child, signal.SIGSTOP)
     t.join(10)
     d = got["r"].json()
