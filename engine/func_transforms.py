@@ -125,8 +125,10 @@ def _with_diff_args(args, argnums, new):
     return tuple(args)
 
 
-def _fresh_leaves(leaves, connected):
-    """The leaves a transform differentiates: views that keep an outer graph, else new leaves requiring grad."""
+def _fresh_leaves(leaves, nested):
+    """(the leaves a transform differentiates, whether they stay connected to an outer graph): views that keep that
+    graph when the transform is nested or a leaf already requires grad, else new leaves requiring grad."""
+    connected = nested or any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
     out = []
     tick = STATE.tick
     for leaf in leaves:
@@ -139,7 +141,7 @@ def _fresh_leaves(leaves, connected):
         else:
             out.append(leaf.detach().requires_grad_(True))
             _OWN_LEAVES[id(out[-1])] = out[-1]
-    return out
+    return out, connected
 
 
 def _reaches_outside(outputs):
@@ -210,8 +212,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         with _transform_level() as nested:
             tree = _diff_args(args, argnums)
             leaves, spec = _flatten(tree)
-            connected = nested or any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
-            fresh = _fresh_leaves(leaves, connected)
+            fresh, connected = _fresh_leaves(leaves, nested)
             output = func(*_with_diff_args(args, argnums, _unflatten(fresh, spec)), **kwargs)
             output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
@@ -243,8 +244,7 @@ def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives one gradient per primal, as a tuple."""
     with _transform_level() as nested:
         leaves, spec = _flatten(primals)
-        connected = nested or any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
-        fresh = _fresh_leaves(leaves, connected)
+        fresh, connected = _fresh_leaves(leaves, nested)
         output = func(*_unflatten(fresh, spec))
         output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
         out_leaves, out_spec = _flatten(output)
@@ -298,8 +298,7 @@ def _jacobian_transform(func, argnums, has_aux, name):
         with _transform_level() as nested:
             tree = _diff_args(args, argnums)
             leaves, spec = _flatten(tree)
-            connected = nested or any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
-            fresh = _fresh_leaves(leaves, connected)
+            fresh, connected = _fresh_leaves(leaves, nested)
             output = func(*_with_diff_args(args, argnums, _unflatten(fresh, spec)), **kwargs)
             output, aux = _split_aux(output, has_aux, f"{name}(f, ...)(*args)")
             out_leaves, out_spec = _flatten(output)
