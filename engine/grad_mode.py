@@ -88,6 +88,24 @@ def carry_writes(old, new):
         _WRITES[id(new)] = (weakref.ref(new, _forget(id(new))), list(entry[1]))
 
 
+# Arrays an in-place op on a tensor that requires grad replaced: id -> (weakref to the old array, weakref to the
+# tensor). PyTorch's version error names the tensor's grad_fn as it is now, not as it was when the array was saved.
+_REPLACED: dict = {}
+
+
+def note_replaced(old, tensor):
+    """A tensor's in-place op under autograd swapped its array `old` for the op's result."""
+    if type(old) is np.ndarray:
+        key = id(old)
+        _REPLACED[key] = (weakref.ref(old, lambda _: _REPLACED.pop(key, None)), weakref.ref(tensor))
+
+
+def replaced_by(arr):
+    """The tensor whose in-place op replaced `arr`, if it is alive."""
+    entry = _REPLACED.get(id(arr))
+    return entry[1]() if entry is not None and entry[0]() is arr else None
+
+
 def _versions(arr, since):
     """(version now, version when a node made at `since` saved it): in-place writes to the array, or to
     the array it is a view of (a weight written by the optimizer makes its saved `W.t()` stale)."""

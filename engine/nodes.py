@@ -14,7 +14,7 @@ import numpy as np
 
 from . import registry
 from .dtypes import legacy_tensor_type
-from .grad_mode import FREED_MESSAGE, STATE, _seq, _versions
+from .grad_mode import FREED_MESSAGE, STATE, _seq, _versions, replaced_by
 from .op_table import Op, unbroadcast
 from .ops import OPS
 
@@ -41,7 +41,8 @@ class Node:
 
     def name(self) -> str:
         n = type(self).__name__
-        return n if "Backward" in n else "torch::autograd::" + n  # PyTorch's C++ nodes: CopySlices
+        # PyTorch's hand-written C++ nodes (CopySlices, CopyBackwards) carry their namespace
+        return n if "Backward" in n and not n.endswith("Backwards") else "torch::autograd::" + n
 
     @property
     def next_functions(self):
@@ -92,10 +93,14 @@ class Node:
                 arr, fn = arrays[i], self._edges[i][0]
                 if type(arr) is not np.ndarray:
                     continue
+                owner = replaced_by(arr)  # PyTorch names the tensor's grad_fn now, after its in-place op
+                if owner is not None:
+                    fn = owner._grad_fn
                 # NOTE: PyTorch regenerates a modified view's grad_fn as AsStrided and names that in its error.
                 producer = None if fn is None or type(fn) is AccumulateGrad else (
-                    "AsStridedBackward0" if fn.op.view else type(fn).__name__)
-            now, then = _versions(arr, self._seq)
+                    "AsStridedBackward0" if getattr(getattr(fn, "op", None), "view", False) and owner is None else fn.name())
+            owner = replaced_by(arr)  # the tensor's later arrays continue its one version counter
+            now, then = _versions(arr if owner is None else owner._data, self._seq)
             if now != then:
                 raise RuntimeError(_modified_message(now, then, arr.shape, arr.dtype, producer))
 

@@ -130,6 +130,30 @@ defop("stack", "StackBackward0", "stack", lambda arrays, dim: np.stack(arrays, a
       (lambda g, ans, i, arrays, dim: np.take(g, i, axis=dim), "1"), saves=False, variadic=True, params=DIM, sizes=_joined_sizes)
 
 
+# t[key] = v on a tensor that requires grad (or with a v that does): PyTorch records IndexPutBackward0 for an
+# advanced key (tensors, lists, masks), CopySlices for a view's key (ints, slices) and CopyBackwards for `...` and
+# copy_, each saving the key only.
+def _put(a, v, key):
+    out = a.copy()
+    out[key] = v
+    return out
+
+
+def _put_grad_self(g, ans, a, v, key):
+    return np.where(_scatter(g.shape, bool, key, True), 0, g)  # the overwritten entries had no say in the result
+
+
+def _put_grad_value(g, ans, a, v, key):
+    picked = g[key]
+    return picked if picked.dtype == v.dtype else picked.astype(v.dtype)  # copy_ casts back to the value's dtype
+
+
+for _name, _grad_fn, _label in (("index_put", "IndexPutBackward0", "[idx]="), ("copy_slices", "CopySlices", "[i]="),
+                                ("copy_into", "CopyBackwards", "copy_")):
+    defop(_name, _grad_fn, _label, _put, (_put_grad_self, r"\mathbb{1}[i\notin\mathrm{idx}]"),
+          (_put_grad_value, r"\mathbb{1}[i=\mathrm{idx}]"), needs=("", ""), params=Params("hidden", ("index",)))
+
+
 # Higher-order gradients (create_graph=True): the backward of indexing as ops, so their own gradient (indexing
 # again) is recorded too; `_scatter` emits them when a VJP runs on tensors.
 for _kind, _grad_fn in (("select", "SelectBackwardBackward0"), ("slice", "SliceBackwardBackward0"),

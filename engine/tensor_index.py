@@ -9,7 +9,7 @@ from . import registry
 from .dispatch import apply
 from .grad_mode import STATE
 from .ops import OPS
-from .tensor_inplace import LEAF_INPLACE, _note_write
+from .tensor_inplace import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, _note_write, put_recorded
 
 
 class IndexMixin:
@@ -22,17 +22,28 @@ class IndexMixin:
         return index(self, key)
 
     def __setitem__(self, key, value):
-        if self._requires_grad and STATE.grad_enabled:
-            if self._grad_fn is None:
-                raise RuntimeError(LEAF_INPLACE)
-            raise RuntimeError("flowgrad does not record index assignment into a tensor that requires grad; "
-                               "build the tensor with torch.cat/torch.stack/torch.where instead")
+        value_grad = isinstance(value, registry.Tensor) and value._requires_grad
+        if STATE.grad_enabled and (self._requires_grad or value_grad):
+            _put_recorded(self, key, value)
+            return
         self._data = np.asarray(self._data)
         _note_write(self)
         self._data[_index_key(key)] = value._data if isinstance(value, registry.Tensor) else value
         rec = STATE.recorder
         if rec is not None:
             rec.on_inplace(self, "__setitem__")
+
+
+def _put_recorded(t, key, value):
+    """t[key] = value under autograd: IndexPutBackward0 for an advanced key, CopyBackwards for `...` (PyTorch
+    copies into t itself), CopySlices for a view's key (ints, slices)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in keys):
+        put_recorded(t, _index_key(key), value, "index_put", LEAF_INPLACE)
+    elif key is Ellipsis:
+        put_recorded(t, Ellipsis, value, "copy_into", LEAF_INPLACE)
+    else:  # PyTorch writes through t[key], a view of t
+        put_recorded(t, _index_key(key), value, "copy_slices", VIEW_OF_LEAF_INPLACE)
 
 
 def _index_key(key):
@@ -43,11 +54,13 @@ def _index_key(key):
         return np.asarray(key._data)
     if isinstance(key, list):
         return np.asarray([k.item() if isinstance(k, registry.Tensor) else k for k in key])
+    if isinstance(key, range):
+        return np.asarray(key)
     return key
 
 
 def _is_advanced(k):
-    return isinstance(k, (list, np.ndarray)) or (isinstance(k, registry.Tensor) and (k.ndim > 0 or k._data.dtype.kind == "b"))
+    return isinstance(k, (list, range, np.ndarray)) or (isinstance(k, registry.Tensor) and (k.ndim > 0 or k._data.dtype.kind == "b"))
 
 
 def index(t, key):

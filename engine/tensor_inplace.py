@@ -4,10 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import registry
-from .grad_mode import STATE, note_write
+from .dispatch import apply
+from .grad_mode import STATE, _versions, carry_writes, note_replaced, note_write
+from .ops import OPS
 from .random import fill_bernoulli, fill_normal, fill_random, fill_uniform
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
 class InplaceMixin:
@@ -22,9 +25,9 @@ class InplaceMixin:
         other_grad = isinstance(other, registry.Tensor) and other._requires_grad
         if STATE.grad_enabled and (self._requires_grad or other_grad):
             # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
+            _note_write(self)  # what backward saved of the old value is stale now (noted before the new node)
             result = fn(self, other)
-            _note_write(self)  # what backward saved of the old value is stale now
-            self._data, self._grad_fn, self._requires_grad = result._data, result._grad_fn, True
+            rebase(self, result)
         else:
             value = fn(registry.Tensor._wrap(self._data), other)._data
             if isinstance(self._data, np.ndarray) and self._data.shape == np.shape(value):
@@ -36,6 +39,11 @@ class InplaceMixin:
         if rec is not None:
             rec.on_inplace(self, name)
         return self
+
+    @property
+    def _version(self):
+        """PyTorch's version counter: in-place writes to this tensor (or to the tensor it is a view of)."""
+        return _versions(self._data, 0)[0] if isinstance(self._data, np.ndarray) else 0
 
     def _refuse_leaf_inplace(self):
         if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
@@ -71,7 +79,10 @@ class InplaceMixin:
     def fill_(self, value):
         return self._set_data_(value._data if isinstance(value, registry.Tensor) else value, "fill_")
 
-    def copy_(self, src):
+    def copy_(self, src, non_blocking=False):
+        if STATE.grad_enabled and (self._requires_grad or (isinstance(src, registry.Tensor) and src._requires_grad)):
+            put_recorded(self, Ellipsis, src, "copy_into", LEAF_INPLACE)
+            return self
         return self._set_data_(np.broadcast_to(src._data if isinstance(src, registry.Tensor) else src, self._data.shape), "copy_")
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -104,6 +115,30 @@ class InplaceMixin:
     __itruediv__ = div_
     __imod__ = remainder_
     __ifloordiv__ = floor_divide_
+
+
+def put_recorded(t, key, value, op_name, leaf_message):
+    """t[key] = value as autograd sees it: t becomes the output of the op `op_name` (IndexPut, CopySlices,
+    Copy), whose backward routes the written entries' gradient to value and the rest to t's old history."""
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError(leaf_message)
+    if not isinstance(value, registry.Tensor):
+        value = registry.Tensor._wrap(np.asarray(value, dtype=t._data.dtype))
+    result = apply(OPS[op_name], (t, value), (key,))  # first: a failed write leaves t's version alone
+    # NOTE: noted after the node is made, which is safe only because these nodes never read their own result
+    _note_write(t)
+    rebase(t, result)
+    rec = STATE.recorder
+    if rec is not None:
+        rec.on_inplace(t, "__setitem__" if op_name != "copy_into" else "copy_")
+
+
+def rebase(t, result):
+    """t takes over the result of the out-of-place form of its in-place op: its values, its history, and its
+    version counter (the new array continues the old one's count)."""
+    carry_writes(t._data, result._data)
+    note_replaced(t._data, t)
+    t._data, t._grad_fn, t._requires_grad = result._data, result._grad_fn, True
 
 
 def _note_write(t):

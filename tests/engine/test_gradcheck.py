@@ -170,6 +170,13 @@ CASES.update({
     "grad_copy": [((r(2, 3),), ()), ((r(),), ())],
 })
 
+# t[key] = v under autograd (issue 21 section 3): an advanced key and a view's key.
+CASES.update({
+    "index_put": [((r(4, 3), r(2)), ((np.array([0, 3]), np.array([1, 2])),)), ((r(4, 3), r(3)), (np.array([True, False, True, False]),))],
+    "copy_slices": [((r(4, 3), r(3)), ((1,),)), ((r(4, 3), r(4, 1)), ((slice(None), slice(1, 3)),))],
+    "copy_into": [((r(4, 3), r(3)), (Ellipsis,)), ((r(2, 3), r(2, 3)), (Ellipsis,))],
+})
+
 # Tensor functions tutorials use (issue 9 section 5); index tensors are int64 inputs without gradients.
 GIDX = np.array([[0, 2, 1, 0], [2, 2, 0, 1]])
 CASES.update({

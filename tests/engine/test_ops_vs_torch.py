@@ -126,6 +126,18 @@ TORCH.update({
     "grad_copy": lambda a: torch.empty_like(a).copy_(a),  # what AccumulateGrad does under create_graph
 })
 
+
+
+def _put(a, v, key):
+    """t[key] = v on a tensor with history (IndexPutBackward0, CopySlices, CopyBackwards by the key)."""
+    y = a.clone()
+    y[tuple(torch.as_tensor(k) if isinstance(k, np.ndarray) else k for k in key) if isinstance(key, tuple)
+      else torch.as_tensor(key) if isinstance(key, np.ndarray) else key] = v
+    return y
+
+
+TORCH.update({"index_put": _put, "copy_slices": _put, "copy_into": _put})
+
 # Tensor functions tutorials use (issue 9 section 5)
 _PADDED = {1: "1d", 2: "2d", 3: "3d"}
 TORCH.update({
