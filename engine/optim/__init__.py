@@ -1,5 +1,6 @@
 """torch.optim: SGD, Adam, AdamW, RMSprop and Adagrad here, Adadelta, Adamax, NAdam and RAdam in adaptive.py,
-the base class in optimizer.py; each follows PyTorch's single-tensor update rules operation for operation (in the parameter's dtype), so N steps give PyTorch's parameters to rounding.
+the base class in optimizer.py; each follows PyTorch's single-tensor update rules operation for operation
+(in the parameter's dtype), so N steps give PyTorch's parameters to rounding.
 
 `param_groups` are plain lists and dicts a program can change. `step()` reads them through
 `_checked_groups`: every group a dict, every parameter a tensor, every hyperparameter a number (one-
