@@ -1,7 +1,8 @@
 """`os` (the read-only parts programs use), `string`, `unicodedata` and `statistics`, built per run.
 
-`os` knows nothing of the server: paths are string operations (`os.path.join/basename/...`), nothing
-exists on disk (`exists` is False, `makedirs` does nothing), the working directory is a fixed stand-in
+`os` knows nothing of the server: paths are string operations (`os.path.join/basename/...`); what exists is
+what the run itself wrote (`torch.save`, `open(..., 'w')`: sandbox/files.py) and the folders above it:
+`exists`/`isfile`/`isdir`/`getsize` read the run's files (`makedirs` does nothing), the working directory is a fixed stand-in
 and `os.environ` is the run's own empty dict (`os.environ.get("X", d)` is `d`; a program's writes stay
 in its run). `unicodedata.normalize` is bounded before it runs (NFKD makes at most 18 characters of one);
 `statistics` takes at most STATISTICS_MAX_ITEMS numbers (its sums are Python code the clock cannot
@@ -17,6 +18,7 @@ import string
 import unicodedata
 
 from .errors import limit_error
+from .files import files_of
 from .objects import Builtin, ModuleProxy
 
 FAKE_CWD = "/program"  # os.getcwd(): never the server's
@@ -47,9 +49,33 @@ def os_modules(interp):
             return fn(_path_text(p))
         return f
 
+    def stored(p):
+        """The run's file at path p, or None (Python's exists/isfile never raise for a bad or too long name)."""
+        if not isinstance(p, str):
+            raise TypeError(f"stat: path should be string, bytes, os.PathLike or integer, not {type(p).__name__}")
+        if len(p) > MAX_PATH_CHARS or "\0" in p or p == "" or p.endswith("/"):  # 'f.pt/' is no file
+            return None
+        return files_of(interp).entries.get(posixpath.normpath(p))
+
     def exists(p):
-        _path_text(p)
-        return False
+        return stored(p) is not None or isdir(p)
+
+    def isfile(p):
+        return stored(p) is not None
+
+    def isdir(p):
+        if stored(p) is not None or len(p) > MAX_PATH_CHARS or "\0" in p or p == "":
+            return False
+        folder = posixpath.normpath(p)
+        if folder in (".", "/", FAKE_CWD):
+            return True  # the working directory (and the root above it) always exists
+        prefix = folder + "/"
+        return any(key.startswith(prefix) for key in files_of(interp).entries)  # at most max_files names
+
+    def getsize(p):
+        if stored(p) is None and isdir(p):
+            return 4096  # a folder's size on the usual filesystems
+        return files_of(interp).lookup(p).size()  # torch.save'd: the bytes the snapshot holds
 
     def makedirs(name, mode=0o777, exist_ok=False):
         _path_text(name)  # nothing is made: the run has no disk
@@ -61,7 +87,8 @@ def os_modules(interp):
 
     environ: dict = {}
     interp.own(environ)
-    path_fns = {"join": join, "exists": exists, "isfile": exists, "isdir": exists, "basename": text_fn(posixpath.basename),
+    path_fns = {"join": join, "exists": exists, "isfile": isfile, "isdir": isdir, "getsize": getsize,
+                "basename": text_fn(posixpath.basename),
                 "dirname": text_fn(posixpath.dirname), "splitext": text_fn(posixpath.splitext),
                 "split": text_fn(posixpath.split), "normpath": text_fn(posixpath.normpath),
                 "isabs": text_fn(posixpath.isabs)}
