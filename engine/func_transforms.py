@@ -4,17 +4,21 @@ results, argument checks and messages (engine/func.py gathers them with vmap and
 The transforms are built on autograd.grad, not on functorch's levels: a transform's inputs become fresh leaves
 (or views that keep the graph when an outer transform or a program's own graph needs it), and create_graph is
 on exactly when something outside will differentiate the result, so grad(grad(f)) and jacfwd(jacrev(f)) work.
-jacfwd computes its Jacobian row by row in reverse mode (the engine has no dual numbers); the values agree.
+jacfwd computes its Jacobian row by row in reverse mode (the engine has no dual numbers; the values agree with
+PyTorch's forward mode); where it holds zeros, their signs come from forward products J·e_j by the double-backward
+trick, as forward mode signs them (not through a custom Function, whose backward may not be differentiable).
 """
 from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from .backward import grad as autograd_grad
 from .creation import zeros_like
-from .functional import stack
+from .functional import stack, where
 from .grad_mode import STATE, enable_grad
-from .nodes import AccumulateGrad, callable_name
+from .nodes import AccumulateGrad, Node, callable_name
 from .tensor_core import Tensor
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp"]
@@ -292,6 +296,53 @@ def _jacobian_rows(output, leaves, connected):
             for r, x in zip(rows, leaves)]
 
 
+def _op_table_graph(outputs):
+    """Whether every node behind the outputs is an op-table node (each twice differentiable): a custom Function's
+    backward may not be, and then the double-backward trick would give wrong columns, not an error."""
+    stack_ = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    seen = set()
+    while stack_:
+        node = stack_.pop()
+        if id(node) in seen or isinstance(node, AccumulateGrad):
+            continue
+        if not isinstance(node, Node):
+            return False
+        seen.add(id(node))
+        stack_.extend(n for n, _ in node.next_functions if n is not None)
+    return True
+
+
+def _jacobian_columns(output, leaves, connected):
+    """[leaf]: the Jacobian of one output with respect to each leaf, column by column: J·e_j = d(Jᵀu·e_j)/du for
+    a dummy cotangent u (one backward with create_graph, then a backward per input element)."""
+    limits = STATE.limits
+    if limits is not None:
+        for x in leaves:
+            limits.before_alloc(tuple(output.shape) + tuple(x.shape))
+    dummy = zeros_like(output).requires_grad_(True)
+    transposed = _grads([output], [dummy], leaves, create_graph=True)
+    out = []
+    for x, vjp in zip(leaves, transposed):
+        columns = []
+        basis = np.zeros(x.numel(), dtype=x._data.dtype)
+        for j in range(x.numel()):
+            if STATE.tick is not None:  # a step of the program's budget per backward pass
+                STATE.tick()
+            basis[j] = 1
+            tangent = Tensor._wrap(basis.reshape(tuple(x.shape)).copy())
+            basis[j] = 0
+            columns.append(_grads([vjp], [tangent], [dummy], create_graph=connected)[0].reshape(-1))
+        jac = stack(columns, 1) if columns else zeros_like(output).reshape(-1, 1)[:, :0]
+        out.append(jac.reshape(tuple(output.shape) + tuple(x.shape)))
+    return out
+
+
+def _zero_signs(rows, columns):
+    """The row-by-row Jacobian with forward mode's signed zeros: where both ways give zero, the forward product's."""
+    both_zero = (rows._data == 0) & (columns._data == 0)
+    return where(Tensor._wrap(both_zero), columns, rows) if both_zero.any() else rows
+
+
 def _jacobian_transform(func, argnums, has_aux, name):
     def wrapper(*args, **kwargs):
         _check_argnums(argnums, len(args))
@@ -308,8 +359,12 @@ def _jacobian_transform(func, argnums, has_aux, name):
                                        f"unsupported type {type(leaf)}")
             connected = connected or _reaches_outside(out_leaves)
             per_output = []
+            signed = name == "jacfwd" and _op_table_graph(out_leaves)
             for out in out_leaves:
-                jac = [_outer(j, connected) for j in _jacobian_rows(out, fresh, connected)]
+                jac = _jacobian_rows(out, fresh, connected)
+                if signed and out.requires_grad and any(bool((j._data == 0).any()) for j in jac):
+                    jac = [_zero_signs(j, c) for j, c in zip(jac, _jacobian_columns(out, fresh, connected))]
+                jac = [_outer(j, connected) for j in jac]
                 per_output.append(_unflatten(jac, spec))
             result = _unflatten(per_output, out_spec)
             return (result, _outer_tree(aux, connected)) if has_aux else result
@@ -324,7 +379,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """torch.func.jacfwd: the same Jacobian as jacrev (computed in reverse mode here)."""
+    """torch.func.jacfwd: jacrev's values with forward mode's signed zeros (see the module's docstring)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
     return _jacobian_transform(func, argnums, has_aux, "jacfwd")

@@ -3,7 +3,8 @@
 vmap runs the function once per batch index on the slices (a Python loop, as the issue allows) and stacks the
 results along out_dims: the same numbers as PyTorch's batching rules, and the slices and the stack are graph ops,
 so vmap inside grad (per-sample gradients) differentiates. Unlike PyTorch, random ops and `.item()` simply run
-per sample (PyTorch refuses them under randomness="error").
+per sample (PyTorch refuses them under randomness="error"). The stacked output's grad_fn is named as PyTorch's
+batched result names it: the per-sample op's name, or the node PyTorch's batching rule ends with (BATCHED_NAMES).
 """
 from __future__ import annotations
 
@@ -11,10 +12,33 @@ from .creation import zeros
 from .func_transforms import _flatten, _named_like, _transform_level, _unflatten
 from .functional import stack
 from .grad_mode import STATE
-from .nodes import callable_name
+from .nodes import NODE_CLASSES, Node, callable_name
 from .tensor_core import Tensor
 
 __all__ = ["functional_call", "vmap"]
+
+# The node PyTorch 2.13's batching rules end with where it is not the per-sample op's own: a full reduction becomes
+# one over the sample's dims, matrix-vector products become batched matrix products, mse_loss a mean.
+BATCHED_NAMES = {
+    "SumBackward0": "SumBackward1", "MeanBackward0": "MeanBackward1", "ProdBackward0": "ProdBackward1",
+    "MaxBackward1": "MaxBackward0", "MinBackward1": "MinBackward0", "MvBackward0": "PermuteBackward0",
+    "SqueezeBackward4": "SqueezeBackward5", "DotBackward0": "SqueezeBackward1", "TBackward0": "TransposeBackward0",
+    "MseLossBackward0": "MeanBackward1", "MmBackward0": "UnsafeViewBackward0",
+}
+_RENAMED: dict[str, type] = {}
+
+
+def _name_as_batched(result, sample):
+    """Give the stack node of a vmap output the name PyTorch's batched result has (its backward stays the stack's)."""
+    node, inner = result._grad_fn, sample._grad_fn
+    if type(inner) not in NODE_CLASSES.values() and type(inner) not in _RENAMED.values() or node is None:
+        return
+    name = type(inner).__name__
+    name = BATCHED_NAMES.get(name, name)
+    cls = _RENAMED.get(name)
+    if cls is None:
+        cls = _RENAMED[name] = type(name, (Node,), {"__slots__": ()})
+    node.__class__ = cls
 
 
 def _tree_spec_text(spec):
@@ -118,6 +142,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=1):
             result = stack(column, od)
             if not batch:
                 result = _select_empty(result, od % result.dim())
+            elif isinstance(column[0], Tensor):
+                _name_as_batched(result, column[0])
             stacked.append(result)
         return _unflatten(stacked, out_spec)
 

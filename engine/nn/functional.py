@@ -66,6 +66,8 @@ def _linear_checked(x, weight, bias):
                                    f"({int(np.prod(x.shape[:-1]))}x{x.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})"))
     if x.ndim == 2:
         return apply(OPS["addmm"], (bias, x, wt)) if bias is not None else apply(OPS["mm"], (x, wt))
+    if bias is None:  # at::linear without a bias is matmul (Squeeze or UnsafeView on top, not View)
+        return matmul(x, wt)
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])
     out = apply(OPS["addmm"], (bias, flat, wt)) if bias is not None else apply(OPS["mm"], (flat, wt))
