@@ -55,6 +55,8 @@ def _index_key(key):
     if isinstance(key, list):
         return np.asarray([k.item() if isinstance(k, registry.Tensor) else k for k in key])
     if isinstance(key, range):
+        if STATE.limits is not None:  # a range is lazy: its array is not, so its length is checked before numpy
+            STATE.limits.before_alloc((len(key),))
         return np.asarray(key)
     return key
 
