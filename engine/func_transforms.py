@@ -16,7 +16,7 @@ import numpy as np
 
 from .backward import grad as autograd_grad
 from .creation import zeros_like
-from .functional import stack, where
+from .functional import stack
 from .grad_mode import STATE, enable_grad
 from .nodes import AccumulateGrad, Node, callable_name
 from .tensor_core import Tensor
@@ -340,7 +340,10 @@ def _jacobian_columns(output, leaves, connected):
 def _zero_signs(rows, columns):
     """The row-by-row Jacobian with forward mode's signed zeros: where both ways give zero, the forward product's."""
     both_zero = (rows._data == 0) & (columns._data == 0)
-    return where(Tensor._wrap(both_zero), columns, rows) if both_zero.any() else rows
+    if both_zero.any():
+        # a new array, same history: -0.0 == 0.0, so no gradient through rows changes (and its grad_fn stays)
+        rows._data = np.where(both_zero, columns._data, rows._data)
+    return rows
 
 
 def _jacobian_transform(func, argnums, has_aux, name):
