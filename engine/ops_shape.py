@@ -154,6 +154,19 @@ for _name, _grad_fn, _label in (("index_put", "IndexPutBackward0", "[idx]="), ("
           (_put_grad_value, r"\mathbb{1}[i=\mathrm{idx}]"), needs=("", ""), params=Params("hidden", ("index",)))
 
 
+# zero_ / fill_ / normal_ / uniform_ on a tensor with history: the old values have no say in the new ones (each
+# op's parameter is the values written); fill_ with a 0-d tensor passes the whole gradient's sum to that tensor.
+for _name, _grad_fn, _label in (("overwrite_zero", "ZeroBackward0", "zero_"), ("overwrite_fill", "FillBackward2", "fill_"),
+                                ("overwrite_normal", "NormalBackward0", "normal_"),
+                                ("overwrite_uniform", "UniformBackward0", "uniform_")):
+    defop(_name, _grad_fn, _label, lambda a, values: np.array(values, dtype=a.dtype),
+          (lambda g, ans, a, values: np.zeros_like(g), "0"), saves=False, params=Params("hidden", ("values",)))
+
+
+defop("overwrite_fill_tensor", "FillBackward3", "fill_", lambda a, v: np.full(a.shape, v, dtype=a.dtype),
+      (lambda g, ans, a, v: np.zeros_like(g), "0"), (lambda g, ans, a, v: g.sum(), r"\textstyle\sum"), saves=False)
+
+
 # Higher-order gradients (create_graph=True): the backward of indexing as ops, so their own gradient (indexing
 # again) is recorded too; `_scatter` emits them when a VJP runs on tensors.
 for _kind, _grad_fn in (("select", "SelectBackwardBackward0"), ("slice", "SliceBackwardBackward0"),

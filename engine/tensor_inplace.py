@@ -10,6 +10,9 @@ from .ops import OPS
 from .random import fill_bernoulli, fill_normal, fill_random, fill_uniform
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+# In-place overwrites of a tensor with history, and the op each records (PyTorch's ZeroBackward0, FillBackward2, ...)
+OVERWRITE_OPS = {"zero_": "overwrite_zero", "fill_": "overwrite_fill", "normal_": "overwrite_normal",
+                 "uniform_": "overwrite_uniform"}
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
@@ -77,6 +80,16 @@ class InplaceMixin:
         return self._set_data_(0, "zero_")
 
     def fill_(self, value):
+        if (isinstance(value, registry.Tensor) and STATE.grad_enabled and (self._requires_grad or value._requires_grad)
+                and value.ndim == 0):
+            self._refuse_leaf_inplace()
+            result = apply(OPS["overwrite_fill_tensor"], (self, value), ())
+            _note_write(self)  # safe after the node: FillBackward3 reads nothing saved
+            rebase(self, result)
+            rec = STATE.recorder
+            if rec is not None:
+                rec.on_inplace(self, "fill_")
+            return self
         return self._set_data_(value._data if isinstance(value, registry.Tensor) else value, "fill_")
 
     def copy_(self, src, non_blocking=False):
@@ -101,6 +114,15 @@ class InplaceMixin:
     def _set_data_(self, values, name):
         """Overwrite every element in place (zero_, fill_, copy_, init)."""
         self._refuse_leaf_inplace()
+        if STATE.grad_enabled and self._requires_grad and name in OVERWRITE_OPS:  # a tensor with history
+            written = np.broadcast_to(np.asarray(values, dtype=self._data.dtype), np.shape(self._data))
+            result = apply(OPS[OVERWRITE_OPS[name]], (self,), (written,))
+            _note_write(self)  # safe after the node: these nodes read nothing saved
+            rebase(self, result)
+            rec = STATE.recorder
+            if rec is not None:
+                rec.on_inplace(self, name)
+            return self
         self._data = np.asarray(self._data)
         _note_write(self)
         self._data[...] = values

@@ -174,6 +174,11 @@ CASES.update({
 CASES.update({
     "index_put": [((r(4, 3), r(2)), ((np.array([0, 3]), np.array([1, 2])),)), ((r(4, 3), r(3)), (np.array([True, False, True, False]),))],
     "copy_slices": [((r(4, 3), r(3)), ((1,),)), ((r(4, 3), r(4, 1)), ((slice(None), slice(1, 3)),))],
+    "overwrite_zero": [((r(2, 3),), (np.zeros((2, 3)),))],
+    "overwrite_fill": [((r(2, 3),), (np.full((2, 3), 1.5),))],
+    "overwrite_normal": [((r(2, 3),), (np.arange(6.0).reshape(2, 3),))],
+    "overwrite_uniform": [((r(4),), (np.linspace(0, 1, 4),))],
+    "overwrite_fill_tensor": [((r(2, 3), r()), ())],
     "copy_into": [((r(4, 3), r(3)), (Ellipsis,)), ((r(2, 3), r(2, 3)), (Ellipsis,))],
 })
 
@@ -349,7 +354,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward4", "Backward0_copy", "CopySlices",
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backward0_copy", "CopySlices",
                                         "CopyBackwards", "NotImplemented")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name

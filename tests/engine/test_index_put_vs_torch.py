@@ -207,3 +207,21 @@ def test_shape_mismatch_and_out_of_range_raise():
     with pytest.raises(IndexError):
         y[[7]] = 1.0
     assert y.grad_fn.name() == "MulBackward0"  # a failed assignment leaves the history alone
+
+
+@pytest.mark.parametrize("method", ["zero_", "fill_", "fill_tensor", "normal_", "uniform_"])
+def test_overwrites_of_a_tensor_with_history_cut_its_gradient(method):
+    # zero_/fill_/normal_/uniform_ on a non-leaf: the old values no longer matter (PyTorch's ZeroBackward0, ...)
+    out = {}
+    for lib in (engine, torch):
+        lib.manual_seed(0)
+        x = lib.ones(3, requires_grad=True)
+        v = lib.tensor(2.0, requires_grad=True)
+        y = x * 2
+        if method == "fill_tensor":
+            y.fill_(v)
+        else:
+            getattr(y, method)(*([3.0] if method == "fill_" else []))
+        (y * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        out[lib] = (type(y.grad_fn).__name__, y._version, x.grad.tolist(), None if v.grad is None else v.grad.item())
+    assert out[engine] == out[torch]

@@ -138,6 +138,22 @@ def _put(a, v, key):
 
 TORCH.update({"index_put": _put, "copy_slices": _put, "copy_into": _put})
 
+
+def _overwrite(method):
+    """a.clone().zero_() and the like: the node PyTorch records, holding the values the engine's case wrote."""
+    def run(a, values):
+        y = a.clone()
+        getattr(y, method)(*([float(values.flat[0])] if method == "fill_" else []))
+        with torch.no_grad():
+            y.copy_(torch.as_tensor(values))
+        return y
+    return run
+
+
+TORCH.update({"overwrite_zero": _overwrite("zero_"), "overwrite_fill": _overwrite("fill_"),
+              "overwrite_normal": _overwrite("normal_"), "overwrite_uniform": _overwrite("uniform_"),
+              "overwrite_fill_tensor": lambda a, v: a.clone().fill_(v)})
+
 # Tensor functions tutorials use (issue 9 section 5)
 _PADDED = {1: "1d", 2: "2d", 3: "3d"}
 TORCH.update({
