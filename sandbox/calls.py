@@ -468,9 +468,6 @@ class Calls:
                                        f"(it may define {', '.join(sorted(allowed))}; a plain class may define the "
                                        "other protocols)", node.lineno, node.col_offset)
 
-    def ex_Return(self, node, scope):
-        return Return(None if node.value is None else self.ev(node.value, scope))
-
     def ex_FunctionDef(self, node, scope):
         if not node.decorator_list:
             f = self._function(node.name, node, False, scope)

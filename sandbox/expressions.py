@@ -57,7 +57,10 @@ class Expressions:
     """Mixed into the Interpreter."""
 
     def ev(self, node, scope):
-        return self._ev[type(node)](node, scope)
+        c = self._code.get(node)
+        if c is None:
+            c = self.code_of(node)  # compiled once (compiler.py)
+        return c(scope)
 
     def ev_Constant(self, node, scope):
         return node.value
