@@ -61,7 +61,7 @@ class Calls:
     """Mixed into the Interpreter."""
 
     def ev_Call(self, node, scope):
-        f = self._ev[type(node.func)](node.func, scope)
+        f = self.ev(node.func, scope)
         args = self._elements(node.args, scope)
         kwargs = {}
         for kw in node.keywords:
@@ -80,7 +80,7 @@ class Calls:
                                            kw.lineno, kw.col_offset)
                 kwargs.update(m)
             else:
-                kwargs[kw.arg] = self._ev[type(kw.value)](kw.value, scope)
+                kwargs[kw.arg] = self.ev(kw.value, scope)
         if f is SUPER:
             return self._super(args, scope, node)
         try:

@@ -20,7 +20,7 @@ from .checks import DUNDER_READS
 from .expressions import _BINOPS, _CMP
 from .instance_protocol import operand_error
 from .numpy_module import gate_of
-from .objects import BREAK, CONTINUE, PRIMITIVES, SUPER, Builtin, Return
+from .objects import BREAK, COMP, CONTINUE, PRIMITIVES, SUPER, Builtin, Return, Scope
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 # int operators whose result cannot be large unless its operands are (so only the result's bits are checked)
@@ -251,8 +251,10 @@ class Compiler:
         return disjunction
 
     def _c_Compare(self, node):
-        if len(node.ops) != 1 or type(node.ops[0]) in (ast.In, ast.NotIn):
-            return None
+        if len(node.ops) != 1:
+            return None  # a chain: ev_Compare
+        if type(node.ops[0]) in (ast.In, ast.NotIn):
+            return self._membership(node)
         left_code = self.code_of(node.left)
         right_code = self.code_of(node.comparators[0])
         fn = _CMP[type(node.ops[0])]
@@ -282,6 +284,89 @@ class Compiler:
             except Exception as e:
                 raise at(e, node) from None
         return compare
+
+    def _c_Slice(self, node):
+        lower = None if node.lower is None else self.code_of(node.lower)
+        upper = None if node.upper is None else self.code_of(node.upper)
+        step = None if node.step is None else self.code_of(node.step)
+
+        def slice_node(scope):
+            return slice(None if lower is None else lower(scope), None if upper is None else upper(scope),
+                         None if step is None else step(scope))
+        return slice_node
+
+    def _c_Dict(self, node):
+        if any(k is None for k in node.keys):
+            return None  # `**mapping`: ev_Dict's check
+        pairs = tuple((self.code_of(k), self.code_of(v)) for k, v in zip(node.keys, node.values))
+        alloc = self.alloc
+
+        def dict_display(scope):
+            d = {}
+            for k, v in pairs:
+                d[k(scope)] = v(scope)  # (as ev_Dict: the value first, as in an assignment)
+            alloc(len(d), "dict")
+            return d
+        return dict_display
+
+    def _membership(self, node):
+        left_code = self.code_of(node.left)
+        right_code = self.code_of(node.comparators[0])
+        negated = type(node.ops[0]) is ast.NotIn
+        contains = self._contains
+        at = self._at
+
+        def membership(scope):
+            left = left_code(scope)
+            try:
+                r = contains(right_code(scope), left)
+                return not r if negated else r
+            except Exception as e:
+                raise at(e, node) from None
+        return membership
+
+    def _c_ListComp(self, node):
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            return None  # nested generators: ev_ListComp
+        gen = node.generators[0]
+        iter_node = gen.iter
+        iter_code = self.code_of(iter_node)
+        target = gen.target
+        name = target.id if type(target) is ast.Name else None
+        ifs = tuple(self.code_of(c) for c in gen.ifs)
+        elt = self.code_of(node.elt)
+        interp = self
+        iterate = self.iterate
+        assign = self.assign
+        check = self._check
+
+        def list_comprehension(scope):
+            """`_comprehension` with one `for`: its iterable in the enclosing scope, the rest in its own."""
+            out = []
+            inner = Scope({}, scope, COMP)
+            inner_vars = inner.vars
+            n = 0
+            limit = interp.max_loop
+            for item in iterate(iter_code(scope)):
+                n += 1
+                if n > limit:
+                    raise interp._loop_limit(iter_node)
+                interp.steps += 1
+                if interp.steps >= interp.next_check:
+                    check(iter_node)
+                if name is not None:
+                    inner_vars[name] = item
+                else:
+                    assign(target, item, inner, name_tensors=False)
+                kept = True
+                for c in ifs:
+                    if not c(inner):
+                        kept = False
+                        break
+                if kept:
+                    out.append(elt(inner))
+            return out
+        return list_comprehension
 
     def _c_IfExp(self, node):
         test = self.code_of(node.test)
@@ -462,8 +547,12 @@ class Compiler:
 
     def _c_AugAssign(self, node):
         target = node.target
+        if type(target) is ast.Attribute:
+            return self._augmented_attribute(node)
+        if type(target) is ast.Subscript:
+            return self._augmented_item(node)
         if type(target) is not ast.Name:
-            return None  # attribute and item targets: ex_AugAssign
+            return None  # (the checks refuse other targets): ex_AugAssign's error
         name = target.id
         value_code = self.code_of(node.value)
         op = type(node.op)
@@ -502,6 +591,37 @@ class Compiler:
             if rec is not None and isinstance(value, nameable):
                 rec.name_tensor(value, name)
         return augmented
+
+    def _augmented_attribute(self, node):
+        obj_code = self.code_of(node.target.value)
+        attr = node.target.attr
+        value_code = self.code_of(node.value)
+        op = type(node.op)
+        get_attribute = self.get_attribute
+        set_attribute = self.set_attribute
+        binop = self.binop
+
+        def augmented_attribute(scope):
+            obj = obj_code(scope)
+            cur = get_attribute(obj, attr)
+            set_attribute(obj, attr, binop(op, cur, value_code(scope), node, inplace=True))
+        return augmented_attribute
+
+    def _augmented_item(self, node):
+        obj_code = self.code_of(node.target.value)
+        key_code = self.code_of(node.target.slice)
+        value_code = self.code_of(node.value)
+        op = type(node.op)
+        get_item = self.get_item
+        set_item = self.set_item
+        binop = self.binop
+
+        def augmented_item(scope):
+            obj = obj_code(scope)
+            key = key_code(scope)
+            cur = get_item(obj, key)
+            set_item(obj, key, binop(op, cur, value_code(scope), node, inplace=True))
+        return augmented_item
 
     def _c_If(self, node):
         test = self.code_of(node.test)

@@ -73,7 +73,7 @@ class Expressions:
         return self.lookup(name, scope, node)
 
     def ev_Attribute(self, node, scope):
-        obj = self._ev[type(node.value)](node.value, scope)
+        obj = self.ev(node.value, scope)
         try:
             return self.get_attribute(obj, node.attr)
         except AttributeError as e:
@@ -87,8 +87,8 @@ class Expressions:
             raise self._at(e, node) from None
 
     def ev_Subscript(self, node, scope):
-        obj = self._ev[type(node.value)](node.value, scope)
-        key = self._ev[type(node.slice)](node.slice, scope)
+        obj = self.ev(node.value, scope)
+        key = self.ev(node.slice, scope)
         try:
             return self.get_item(obj, key)
         except Exception as e:
@@ -101,8 +101,8 @@ class Expressions:
 
     # ---------------------------------------------------------------- operators
     def ev_BinOp(self, node, scope):
-        a = self._ev[type(node.left)](node.left, scope)
-        b = self._ev[type(node.right)](node.right, scope)
+        a = self.ev(node.left, scope)
+        b = self.ev(node.right, scope)
         return self.binop(type(node.op), a, b, node)
 
     def binop(self, op, a, b, node, inplace=False):
@@ -252,7 +252,7 @@ class Expressions:
                 if len(out) > self.max_seq:
                     raise self._seq_limit(len(out))
             else:
-                out.append(self._ev[type(e)](e, scope))
+                out.append(self.ev(e, scope))
         return out
 
     def ev_List(self, node, scope):
@@ -345,8 +345,8 @@ class Expressions:
     def ev_ListComp(self, node, scope):
         out = []
         elt = node.elt
-        ev = self._ev[type(elt)]
-        self._comprehension(node, scope, lambda s: out.append(ev(elt, s)))
+        ev = self.code_of(elt)
+        self._comprehension(node, scope, lambda s: out.append(ev(s)))
         return out
 
     def ev_GeneratorExp(self, node, scope):
@@ -392,8 +392,8 @@ class Expressions:
     def ev_SetComp(self, node, scope):
         out = set()
         elt = node.elt
-        ev = self._ev[type(elt)]
-        self._comprehension(node, scope, lambda s: out.add(ev(elt, s)))
+        ev = self.code_of(elt)
+        self._comprehension(node, scope, lambda s: out.add(ev(s)))
         return out
 
     def ev_DictComp(self, node, scope):

@@ -259,3 +259,56 @@ def test_tensor_loops_keep_their_results():
            '    loss.backward()\n    with torch.no_grad():\n        w -= 0.01 * w.grad\n    w.grad.zero_()\n'
            '    if loss.item() > 0 and i >= 0:\n        print(i, f"{loss.item():.4f}", w)\n')
     assert ok(src) == same_as_cpython(src)
+
+
+def test_displays_slices_membership_and_augmented_targets():
+    same_as_cpython('''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+class Obj:
+    pass
+o = Obj()
+o.n = 1
+xs = [1, 2, 3, 4, 5, 6]
+for i in range(3):
+    t("o", o).n += t("v", i)
+    t("xs", xs)[t("k", i)] += t("w", 10)
+    xs[t("lo", 1):t("hi", 5):t("st", 2)]
+print(o.n, xs, xs[::-1], xs[1:], xs[:2], seen)
+d = {"a": 1, "b": [2], 3: "c"}
+d["a"] += 5
+d["b"] += [4]
+print(d, 2 in xs, 7 not in xs, "a" in d, "z" in "xyz", 3 in range(5), [1] in [[1]])
+''')
+    e = err("xs = [1]\nfor i in range(3):\n    xs[i] += 1\n")
+    assert (e["type"], e["line"], e["message"]) == ("IndexError", 3, "list index out of range")
+    e = err("class A:\n    pass\na = A()\nfor i in range(3):\n    a.count += 1\n")
+    assert (e["type"], e["line"]) == ("AttributeError", 5) and "'A' object has no attribute 'count'" in e["message"]
+    e = err("for i in range(3):\n    r = 1 in 5\n")
+    assert (e["type"], e["line"], e["message"]) == ("TypeError", 2, "'int' object is not iterable")
+
+
+def test_list_comprehensions():
+    same_as_cpython('''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+x = "outer"
+ys = [x * 2 for x in t("iter", range(6)) if t("if1", x % 2) if t("if2", x > 1)]
+pairs = [(a, b) for a, b in zip("abc", range(3)) if b != 1]
+fs = [lambda: k for k in range(3)]
+n = 3
+grid = [[i * n + j for j in range(n)] for i in range(n)]
+print(x, ys, pairs, [f() for f in fs], grid, [y for y in []], seen)
+''')
+    e = err("xs = [i for i in range(10 ** 6)]\n", limits=make_limits(max_loop_iterations=100))
+    assert e["type"] == "LimitExceeded" and "max_loop_iterations" in e["message"] and e["line"] == 1
+    e = err("for k in range(10):\n    xs = [i for i in range(50)]\n", limits=make_limits(max_steps=200))
+    assert e["type"] == "LimitExceeded" and "max_steps" in e["message"] and e["line"] == 2
+    e = err("xs = [1, 0]\nys = [1 // v for v in xs]\n")
+    assert (e["type"], e["line"]) == ("ZeroDivisionError", 2)
+    e = err("ys = [v for v in 5]\n")
+    assert (e["type"], e["line"]) == ("TypeError", 1)
