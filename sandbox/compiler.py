@@ -42,11 +42,16 @@ class Compiler:
     def block_of(self, body):
         """The closure `f(scope)` of a block (a list of statements), made once per run: it returns None, or
         what ended the block (BREAK, CONTINUE, a Return)."""
+        if type(body) is not list:  # a one-statement tuple from `g_block` (made per call): cached by its statement
+            stmt = body[0] if len(body) == 1 else None
+            run = self._blocks.get(stmt)
+            if run is None:
+                run = self._make_block(body)
+                if stmt is not None:
+                    self._blocks[stmt] = run
+            return run
         entry = self._blocks.get(id(body))
-        if entry is None:
-            if type(body) is not list:  # (a one-statement tuple from `g_block`: made per call, not cached)
-                return self._make_block(body)
-            # the entry keeps the list alive, so its id is never another object's
+        if entry is None:  # the entry keeps the list alive, so its id is never another object's
             entry = self._blocks[id(body)] = (body, self._make_block(body))
         return entry[1]
 

@@ -128,7 +128,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._numpy = None  # (numpy, numpy.random) proxies, made on first import
         self._code = {}  # node -> its closure (compiler.py)
-        self._blocks = {}  # id(list of statements) -> (the list, its closure) (compiler.py)
+        self._blocks = {}  # id(list of statements) -> (the list, its closure); statement -> its block (compiler.py)
         self._ev = {}
         self._ex = {}
         for name in dir(self):
@@ -266,6 +266,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         return self._wrap(e, node)
 
     # ================================================================= statements (the rest: compiler.py)
+    def ex_AnnAssign(self, node, scope):
+        if node.value is not None:
+            self.assign(node.target, self.ev(node.value, scope), scope)
+
     def ex_AugAssign(self, node, scope):
         target = node.target
         op = type(node.op)
