@@ -324,7 +324,7 @@ class Calls:
                     return self.ev(f.body, scope)
                 except Exception as e:
                     raise self._wrap(e, f.body) from None
-            r = self.exec_block(f.body, scope)
+            r = self.block_of(f.body)(scope)
             if rec is not None:
                 rec.line = line  # the rest of the calling statement is on the caller's line
             if type(r) is Return:

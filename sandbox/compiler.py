@@ -20,7 +20,7 @@ from .checks import DUNDER_READS
 from .expressions import _BINOPS, _CMP
 from .instance_protocol import operand_error
 from .numpy_module import gate_of
-from .objects import BREAK, COMP, CONTINUE, PRIMITIVES, SUPER, Builtin, Return, Scope
+from .objects import BREAK, COMP, CONTINUE, PRIMITIVES, SUPER, Builtin, Return, Scope, UserFunction
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 # int operators whose result cannot be large unless its operands are (so only the result's bits are checked)
@@ -407,6 +407,7 @@ class Compiler:
         args = tuple(self.code_of(a) for a in node.args)
         keywords = tuple((kw.arg, self.code_of(kw.value)) for kw in node.keywords)
         call = self.call
+        call_user = self.call_user
         at = self._at
         interp = self
 
@@ -419,7 +420,10 @@ class Compiler:
             if f is SUPER:
                 return interp._super(values, scope, node)
             try:
-                if type(f) is Builtin:  # (as `call` does first for these)
+                t = type(f)
+                if t is UserFunction:  # (what `call` does first for these two)
+                    return call_user(f, values, kwargs)
+                if t is Builtin:
                     return f.fn(*values, **kwargs)
                 return call(f, values, kwargs)
             except Exception as e:
