@@ -61,7 +61,7 @@ class Calls:
     """Mixed into the Interpreter."""
 
     def ev_Call(self, node, scope):
-        f = self._ev[type(node.func)](node.func, scope)
+        f = self.ev(node.func, scope)
         args = self._elements(node.args, scope)
         kwargs = {}
         for kw in node.keywords:
@@ -80,7 +80,7 @@ class Calls:
                                            kw.lineno, kw.col_offset)
                 kwargs.update(m)
             else:
-                kwargs[kw.arg] = self._ev[type(kw.value)](kw.value, scope)
+                kwargs[kw.arg] = self.ev(kw.value, scope)
         if f is SUPER:
             return self._super(args, scope, node)
         try:
@@ -324,7 +324,7 @@ class Calls:
                     return self.ev(f.body, scope)
                 except Exception as e:
                     raise self._wrap(e, f.body) from None
-            r = self.exec_block(f.body, scope)
+            r = self.block_of(f.body)(scope)
             if rec is not None:
                 rec.line = line  # the rest of the calling statement is on the caller's line
             if type(r) is Return:
@@ -467,9 +467,6 @@ class Calls:
                     raise ProgramError("NotImplementedError", f"{kind} cannot define '{name}' in flowgrad programs "
                                        f"(it may define {', '.join(sorted(allowed))}; a plain class may define the "
                                        "other protocols)", node.lineno, node.col_offset)
-
-    def ex_Return(self, node, scope):
-        return Return(None if node.value is None else self.ev(node.value, scope))
 
     def ex_FunctionDef(self, node, scope):
         if not node.decorator_list:

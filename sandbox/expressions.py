@@ -57,7 +57,10 @@ class Expressions:
     """Mixed into the Interpreter."""
 
     def ev(self, node, scope):
-        return self._ev[type(node)](node, scope)
+        c = self._code.get(node)
+        if c is None:
+            c = self.code_of(node)  # compiled once (compiler.py)
+        return c(scope)
 
     def ev_Constant(self, node, scope):
         return node.value
@@ -70,7 +73,7 @@ class Expressions:
         return self.lookup(name, scope, node)
 
     def ev_Attribute(self, node, scope):
-        obj = self._ev[type(node.value)](node.value, scope)
+        obj = self.ev(node.value, scope)
         try:
             return self.get_attribute(obj, node.attr)
         except AttributeError as e:
@@ -84,8 +87,8 @@ class Expressions:
             raise self._at(e, node) from None
 
     def ev_Subscript(self, node, scope):
-        obj = self._ev[type(node.value)](node.value, scope)
-        key = self._ev[type(node.slice)](node.slice, scope)
+        obj = self.ev(node.value, scope)
+        key = self.ev(node.slice, scope)
         try:
             return self.get_item(obj, key)
         except Exception as e:
@@ -98,8 +101,8 @@ class Expressions:
 
     # ---------------------------------------------------------------- operators
     def ev_BinOp(self, node, scope):
-        a = self._ev[type(node.left)](node.left, scope)
-        b = self._ev[type(node.right)](node.right, scope)
+        a = self.ev(node.left, scope)
+        b = self.ev(node.right, scope)
         return self.binop(type(node.op), a, b, node)
 
     def binop(self, op, a, b, node, inplace=False):
@@ -249,7 +252,7 @@ class Expressions:
                 if len(out) > self.max_seq:
                     raise self._seq_limit(len(out))
             else:
-                out.append(self._ev[type(e)](e, scope))
+                out.append(self.ev(e, scope))
         return out
 
     def ev_List(self, node, scope):
@@ -342,8 +345,8 @@ class Expressions:
     def ev_ListComp(self, node, scope):
         out = []
         elt = node.elt
-        ev = self._ev[type(elt)]
-        self._comprehension(node, scope, lambda s: out.append(ev(elt, s)))
+        ev = self.code_of(elt)
+        self._comprehension(node, scope, lambda s: out.append(ev(s)))
         return out
 
     def ev_GeneratorExp(self, node, scope):
@@ -389,8 +392,8 @@ class Expressions:
     def ev_SetComp(self, node, scope):
         out = set()
         elt = node.elt
-        ev = self._ev[type(elt)]
-        self._comprehension(node, scope, lambda s: out.add(ev(elt, s)))
+        ev = self.code_of(elt)
+        self._comprehension(node, scope, lambda s: out.add(ev(s)))
         return out
 
     def ev_DictComp(self, node, scope):

@@ -1,7 +1,8 @@
 """The evaluator core: `run_program`, the Interpreter, statements, assignment, names and types.
 
-User text never reaches `eval`, `exec` or `compile`. Statements and expressions are evaluated by
-methods dispatched on the node type (`ex_<Stmt>` here, `ev_<Expr>` in `expressions`); every value a
+User text never reaches `eval`, `exec` or `compile`. The checked tree is compiled once into Python
+closures (`compiler`); node types it has no closure for are evaluated by methods dispatched on the node
+type (`ex_<Stmt>` here, `ev_<Expr>` in `expressions`); every value a
 program can touch is a plain Python value, an engine object reached through the allowlists
 (`names`, `attributes`), or an interpreter object from `objects`. The Interpreter is assembled from
 one mixin per job: budgets and limits (`budgets`), text formatting (`formatting`), the attribute
@@ -27,15 +28,14 @@ from .budgets import TIME_CHECK_EVERY, WALL_SHARE, Budgets, SandboxLimits
 from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
+from .compiler import Compiler
 from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
 from .flow import CATCHABLE_BASES, Flow, UserGenerator
 from .formatting import FakeAddresses, Formatting
 from .numpy_module import gate_of, numpy_module
 from .objects import (
-    BREAK,
     CLASS,
-    CONTINUE,
     EXCEPTIONS_BY_NAME,
     INTERP_TYPES,
     MISSING,
@@ -77,18 +77,11 @@ def run_program(source: str, limits: SandboxLimits, backend: Backend, *, recorde
     return interp.run(source)
 
 
-SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 # modules a run builds for itself (per-run state), besides the Backend's proxies
 EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.pyplot", "io")
 
 
-def _while(test, ev, scope):
-    """The iterations of a `while` loop, so that `for` and `while` share one loop body."""
-    while ev(test, scope):
-        yield None
-
-
-class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Stdlib):
+class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls, Flow, Stdlib):
     def __init__(self, limits: SandboxLimits, backend: Backend, recorder=None, on_print=None):
         self.limits = limits
         self.B = backend
@@ -134,6 +127,8 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
         self._checked_specs = set()  # format specs that passed the checks (formatting.py)
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._numpy = None  # (numpy, numpy.random) proxies, made on first import
+        self._code = {}  # node -> its closure (compiler.py)
+        self._blocks = {}  # id(list of statements) -> (the list, its closure); statement -> its block (compiler.py)
         self._ev = {}
         self._ex = {}
         for name in dir(self):
@@ -270,46 +265,7 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             return e
         return self._wrap(e, node)
 
-    # ================================================================= statements
-    def exec_block(self, body, scope):
-        ex = self._ex
-        rec = self.rec
-        for stmt in body:
-            self.steps += 1
-            if self.steps >= self.next_check:
-                self._check(stmt)
-            if rec is not None:
-                rec.line = stmt.lineno
-            try:
-                r = ex[type(stmt)](stmt, scope)
-            except Exception as e:
-                raise self._at(e, stmt) from None
-            if r is not None:
-                return r
-        return None
-
-    def ex_Expr(self, node, scope):
-        self._ev[type(node.value)](node.value, scope)
-
-    def ex_Pass(self, node, scope):
-        return None
-
-    def ex_Break(self, node, scope):
-        return BREAK
-
-    def ex_Continue(self, node, scope):
-        return CONTINUE
-
-    def ex_Assign(self, node, scope):
-        value = self._ev[type(node.value)](node.value, scope)
-        for target in node.targets:
-            if type(target) is ast.Name:
-                scope.vars[target.id] = value
-                if self.rec is not None and isinstance(value, self.nameable_types):
-                    self.rec.name_tensor(value, target.id)
-            else:
-                self.assign(target, value, scope)
-
+    # ================================================================= statements (the rest: compiler.py)
     def ex_AnnAssign(self, node, scope):
         if node.value is not None:
             self.assign(node.target, self.ev(node.value, scope), scope)
@@ -335,50 +291,6 @@ class Interpreter(Attributes, Budgets, Formatting, Expressions, Calls, Flow, Std
             self.set_item(obj, key, value)
         else:  # pragma: no cover - the parser rejects other targets
             raise ProgramError("SyntaxError", "illegal expression for augmented assignment", node.lineno)
-
-    def ex_If(self, node, scope):
-        if self.ev(node.test, scope):
-            return self.exec_block(node.body, scope)
-        if node.orelse:
-            return self.exec_block(node.orelse, scope)
-        return None
-
-    def ex_While(self, node, scope):
-        items = _while(node.test, self._ev[type(node.test)], scope)
-        return self.run_loop(node, items, None, lambda it: self._loop(node, it, None, scope))
-
-    def ex_For(self, node, scope):
-        v = self.ev(node.iter, scope)
-        total = len(v) if type(v) in SIZED_LOOPS else None  # told when the time limit stops the loop
-        return self.run_loop(node, self.iterate(v), total, lambda it: self._loop(node, it, node.target, scope))
-
-    def _loop(self, node, items, target, scope):
-        """A `for` (target: its loop variable) or `while` loop: the body once per item, at most
-        max_loop_iterations times; then the `else` block unless a `break` ended it."""
-        n = 0
-        limit = self.max_loop
-        name = target.id if type(target) is ast.Name else None
-        body = node.body
-        exec_block = self.exec_block
-        vars = scope.vars  # noqa: A001
-        for item in items:
-            n += 1
-            if n > limit:
-                raise self._loop_limit(node)
-            if name is not None:
-                vars[name] = item
-            elif target is not None:
-                self.assign(target, item, scope, name_tensors=False)
-            r = exec_block(body, scope)
-            if r is not None:
-                if r is BREAK:
-                    return None
-                if r is CONTINUE:
-                    continue
-                return r
-        if node.orelse:
-            return self.exec_block(node.orelse, scope)
-        return None
 
     def iterate(self, v):
         """`iter(v)`; for an interpreter object, the error names the type the program sees."""

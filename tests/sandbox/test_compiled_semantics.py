@@ -1,0 +1,314 @@
+"""The compiled interpreter (sandbox/compiler.py) keeps every meaning the node-by-node one had: evaluation order,
+short-circuits, closures, error lines, budgets counted inside compiled loops, hostile programs refused."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from sandbox_testing import err, make_limits, ok, run, same_as_cpython
+
+ORDER = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+class Box:
+    def __init__(self):
+        self.v = 5
+box = Box()
+d = {"k": [10, 20, 30]}
+x = t("left", 2) + t("right", 3) * t("far", 4)
+y = t("obj", d)[t("key", "k")][t("index", 1)]
+z = t("f", max)(t("a", 1), t("b", 2), key=t("kw", None))
+w = t("lt", 1) < t("rt", 2)
+s = f"{t('p1', 1)}-{t('p2', 2):>3}-{t('p3', 'x')!r}"
+n = 10
+def bump():
+    global n
+    n = 100
+    return 1
+n += bump()
+a = t("attr", box).v
+lst = [t("e1", 1), t("e2", 2)]
+tup = (t("u1", 1), t("u2", 2))
+c = t("then", 1) if t("test", True) else t("else", 2)
+print(seen)
+print(x, y, z, w, s, n, a, lst, tup, c)
+'''
+
+
+def test_evaluation_order_is_pythons():
+    same_as_cpython(ORDER)
+
+
+SHORT = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+print(t(1, 0) and t(2, 1), t(3, 5) and t(4, 0) and t(5, 9), t(6, 0) or t(7, "") or t(8, []))
+print(t(9, "x") or t(10, 1), not t(11, 0), t(12, None) or t(13, 0) and t(14, 1))
+print(1 < 2 < 3, 3 > 2 > 2, 1 in [1, 2], 3 not in (1, 2), None is None, [] is not [])
+print(seen)
+'''
+
+
+def test_short_circuits_and_their_values():
+    same_as_cpython(SHORT)
+
+
+CLOSURES = '''
+fs = [lambda: i for i in range(3)]
+gs = []
+for j in range(3):
+    def g():
+        return j
+    gs.append(g)
+hs = []
+for k in range(3):
+    hs.append(lambda k=k: k * 10)
+def counter():
+    n = 0
+    def inc():
+        nonlocal n
+        n += 1
+        return n
+    return inc
+c = counter()
+c(); c()
+print([f() for f in fs], [g() for g in gs], [h() for h in hs], c())
+total = 0
+for i in range(5):
+    if i == 1:
+        continue
+    if i == 4:
+        break
+    total += i
+else:
+    total = -1
+for i in range(2):
+    pass
+else:
+    total += 100
+def find(xs, v):
+    for i, x in enumerate(xs):
+        if x == v:
+            return i
+    return None
+k = 0
+while k < 10:
+    k += 3
+print(total, find([4, 5, 6], 6), find([], 1), k, i)
+'''
+
+
+def test_closures_over_loop_variables_and_loop_control():
+    same_as_cpython(CLOSURES)
+
+
+NUMBERS = '''
+a = 7
+b = 2
+x = 1.5
+print(a + b, a - b, a * b, a / b, a // b, a % b, a ** b, a << b, a >> b, a & b, a | b, a ^ b)
+print(-a // b, -a % b, x + a, a * x, x / b, b - x, 7 // 2.0, -7 % 3.0, True + True, True * 3.5)
+s = 0
+t = 0.0
+for i in range(1, 50):
+    s += i * i
+    s -= i
+    t += 1 / i
+    t *= 1.0
+print(s, t, 10 ** 20 * 10 ** 20, (2 ** 62) + (2 ** 62), 2 ** 0.5, (-8) ** (1 / 3))
+'''
+
+
+def test_number_operators_as_python():
+    same_as_cpython(NUMBERS)
+
+
+@pytest.mark.parametrize("src", [
+    "def f(x):\n    return 1 / x\nfor i in range(3):\n    f(2 - i)\n",
+    "def f(x):\n    y = x + 1\n    return y.missing\nf(1)\n",
+    "xs = [1, 2]\nfor i in range(5):\n    y = xs[i]\n",
+    "d = {}\nt = 0\nfor i in range(3):\n    t += d['k' + str(i)]\n",
+    "total = 0\nfor i in range(3):\n    total += undefined_name\n",
+    "a = 1\nb = 'x'\nc = a + b\n",
+    "a = 1\nb = 'x'\nc = a < b\n",
+    "a = 1\na += 'x'\n",
+    "f = 1.0\nprint(f'{f:d}')\n",
+    "x = -'a'\n",
+    "n = 0\nfor i in range(3):\n    n += 1 // (1 - i)\n",
+    "def g():\n    return h()\ndef h():\n    return [][0]\nfor k in range(2):\n    print(k)\n    g()\n",
+    "x = 1.0\ny = 0.0\nprint(x / y)\n",
+    "x = 5\nx //= 0\n",
+])
+def test_errors_inside_compiled_code_carry_pythons_type_message_and_line(src):
+    same_as_cpython(src)
+
+
+def test_errors_in_functions_point_at_the_innermost_line():
+    e = err("def f(x):\n    a = 1\n    return x.nope\nfor i in range(5):\n    f(i)\n")
+    assert (e["type"], e["line"]) == ("AttributeError", 3)
+    assert "'int' object has no attribute 'nope'" in e["message"]
+    e = err("import torch\ndef f(t):\n    return t @ t\nx = torch.ones(2, 3)\nfor i in range(2):\n    y = f(x)\n")
+    assert (e["type"], e["line"]) == ("RuntimeError", 3)
+
+
+def test_budgets_are_counted_in_compiled_loops():
+    e = err("i = 0\nwhile True:\n    i += 1\n", limits=make_limits(max_loop_iterations=50))
+    assert e["type"] == "LimitExceeded" and "max_loop_iterations" in e["message"] and e["line"] == 2
+    e = err("for i in range(100):\n    x = i\n", limits=make_limits(max_steps=50))
+    assert e["type"] == "LimitExceeded" and "max_steps" in e["message"] and "50" in e["message"]
+    e = err("def f():\n    return 1\nfor i in range(100):\n    f()\n", limits=make_limits(max_steps=60))
+    assert e["type"] == "LimitExceeded" and "max_steps" in e["message"]  # a call of a compiled function is a step
+    e = err("i = 0\nwhile True:\n    i += 1\n", limits=make_limits(time_limit_s=0.05, max_steps=10 ** 9,
+                                                                   max_loop_iterations=10 ** 9))
+    assert e["type"] == "LimitExceeded" and e["line"] == 2
+    assert re.match(r"stopped after [\d,]+ iterations of the loop on line 2", e["message"]), e
+    out = run("for i in range(4000):\n    print('x' * 60)\nprint('end')\n", limits=make_limits(max_output_bytes=4096))
+    assert out.error is None and out.output_cut and out.stdout.endswith("end\n")
+
+
+@pytest.mark.parametrize("src", [
+    "x = 2\nfor i in range(20):\n    x = x * x\n",  # the int fast path of `*` checks the operands' bits
+    "x = 2\nfor i in range(20):\n    x *= x\n",
+    "x = 1\nfor i in range(5000):\n    x = x + x\n",  # ... and of `+`, the result's
+    "x = 1\nfor i in range(5000):\n    x += x\n",
+    "x = 3\nwhile True:\n    x = x << 64\n",
+    "x = 3\nfor i in range(10):\n    x = x ** 10\n",
+])
+def test_integer_bits_are_limited_in_compiled_arithmetic(src):
+    e = err(src, limits=make_limits(max_loop_iterations=10 ** 5))
+    assert e["type"] == "LimitExceeded" and "max_int_bits" in e["message"], e
+    assert e["line"] in (2, 3)
+
+
+def test_strings_built_in_loops_are_limited():
+    e = err("s = 'ab'\nfor i in range(40):\n    s = f'{s}{s}'\n")
+    assert e["type"] == "LimitExceeded" and "max_live_elements" in e["message"] and e["line"] == 3
+    e = err("s = 'ab'\nfor i in range(40):\n    s += s\n")
+    assert e["type"] == "LimitExceeded" and "max_live_elements" in e["message"] and e["line"] == 3
+
+
+@pytest.mark.parametrize("src", [
+    "for i in range(3):\n    x = (1).__class__.__init__\n",
+    "def f():\n    pass\nfor i in range(2):\n    g = f.__globals__\n",
+    "for i in range(2):\n    x = ().__class__.__bases__[0].__subclasses__()\n",
+    "for i in range(2):\n    e = eval('1')\n",
+    "for i in range(2):\n    e = exec\n",
+    "import torch\nfor i in range(2):\n    x = torch.ones(1).__dict__\n",
+    "for i in range(2):\n    open('/etc/passwd').read()\n",
+    "for i in range(2):\n    f = print.__self__\n",
+    "import os\nfor i in range(2):\n    os.system('ls')\n",
+    "def f():\n    return f.__code__\nfor i in range(2):\n    f()\n",
+])
+def test_hostile_programs_are_still_refused_inside_compiled_loops(src):
+    out = run(src)
+    assert out.error is not None, out.stdout
+    assert out.error["type"] != "LimitExceeded"
+    assert "/etc" not in out.stdout and "root:" not in out.stdout
+
+
+def test_generators_and_try_blocks_run_compiled_statements():
+    same_as_cpython('''
+def gen(n):
+    for i in range(n):
+        if i % 2:
+            yield i * i
+        x = i
+    yield x
+def safe(v):
+    try:
+        return 10 // v
+    except ZeroDivisionError as e:
+        return str(e)
+    finally:
+        pass
+print(list(gen(6)), [safe(v) for v in (2, 0, 5)])
+class Acc:
+    def __init__(self):
+        self.items = []
+    def add(self, v):
+        self.items.append(v)
+        return self
+a = Acc()
+for i in range(4):
+    a.add(i).add(-i)
+a.items[0] += 5
+a.count = 0
+for i in range(3):
+    a.count += i
+print(a.items, a.count, f"{a.count!r:>4}|{'x'!s}|{3.14159:.2f}|{12:{'>'}{5}}")
+''')
+
+
+def test_limits_are_never_caught_by_the_program():
+    e = err("i = 0\nwhile True:\n    try:\n        i += 1\n    except BaseException:\n        pass\n",
+            limits=make_limits(max_loop_iterations=30))
+    assert e["type"] == "LimitExceeded" and "max_loop_iterations" in e["message"]
+    e = err("def f(n):\n    try:\n        return f(n + 1)\n    except Exception:\n        return 0\nf(0)\n")
+    assert e["type"] == "RecursionError"
+
+
+def test_tensor_loops_keep_their_results():
+    torch = pytest.importorskip("torch")
+    del torch
+    src = ('import torch\ntorch.manual_seed(0)\nw = torch.tensor([1.0, -2.0], requires_grad=True)\n'
+           'x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])\nfor i in range(3):\n    loss = ((x @ w) ** 2).sum()\n'
+           '    loss.backward()\n    with torch.no_grad():\n        w -= 0.01 * w.grad\n    w.grad.zero_()\n'
+           '    if loss.item() > 0 and i >= 0:\n        print(i, f"{loss.item():.4f}", w)\n')
+    assert ok(src) == same_as_cpython(src)
+
+
+def test_displays_slices_membership_and_augmented_targets():
+    same_as_cpython('''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+class Obj:
+    pass
+o = Obj()
+o.n = 1
+xs = [1, 2, 3, 4, 5, 6]
+for i in range(3):
+    t("o", o).n += t("v", i)
+    t("xs", xs)[t("k", i)] += t("w", 10)
+    xs[t("lo", 1):t("hi", 5):t("st", 2)]
+print(o.n, xs, xs[::-1], xs[1:], xs[:2], seen)
+d = {"a": 1, "b": [2], 3: "c"}
+d["a"] += 5
+d["b"] += [4]
+print(d, 2 in xs, 7 not in xs, "a" in d, "z" in "xyz", 3 in range(5), [1] in [[1]])
+''')
+    e = err("xs = [1]\nfor i in range(3):\n    xs[i] += 1\n")
+    assert (e["type"], e["line"], e["message"]) == ("IndexError", 3, "list index out of range")
+    e = err("class A:\n    pass\na = A()\nfor i in range(3):\n    a.count += 1\n")
+    assert (e["type"], e["line"]) == ("AttributeError", 5) and "'A' object has no attribute 'count'" in e["message"]
+    e = err("for i in range(3):\n    r = 1 in 5\n")
+    assert (e["type"], e["line"], e["message"]) == ("TypeError", 2, "'int' object is not iterable")
+
+
+def test_list_comprehensions():
+    same_as_cpython('''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+x = "outer"
+ys = [x * 2 for x in t("iter", range(6)) if t("if1", x % 2) if t("if2", x > 1)]
+pairs = [(a, b) for a, b in zip("abc", range(3)) if b != 1]
+fs = [lambda: k for k in range(3)]
+n = 3
+grid = [[i * n + j for j in range(n)] for i in range(n)]
+print(x, ys, pairs, [f() for f in fs], grid, [y for y in []], seen)
+''')
+    e = err("xs = [i for i in range(10 ** 6)]\n", limits=make_limits(max_loop_iterations=100))
+    assert e["type"] == "LimitExceeded" and "max_loop_iterations" in e["message"] and e["line"] == 1
+    e = err("for k in range(10):\n    xs = [i for i in range(50)]\n", limits=make_limits(max_steps=200))
+    assert e["type"] == "LimitExceeded" and "max_steps" in e["message"] and e["line"] == 2
+    e = err("xs = [1, 0]\nys = [1 // v for v in xs]\n")
+    assert (e["type"], e["line"]) == ("ZeroDivisionError", 2)
+    e = err("ys = [v for v in 5]\n")
+    assert (e["type"], e["line"]) == ("TypeError", 1)
