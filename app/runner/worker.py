@@ -234,6 +234,12 @@ class Worker:
                 except (BrokenPipeError, EOFError, OSError):
                     pass
                 break
+            try:
+                # the run's housekeeping is done (its trace freed, its payload process forked, the next run
+                # process warm): only now does the pool give this worker another run
+                self.conn.send(WorkerReady(os.getpid()))
+            except (BrokenPipeError, EOFError, OSError):
+                break
         self._finish_storers()
         if self.spare is not None:
             self._reap(self.spare[0], self.spare[2])
