@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import threading
 import time
@@ -57,6 +59,7 @@ from app.runner.protocol import (
 )
 
 BUSY_MESSAGE = "the server is busy; try again in a moment"
+BIG_MESSAGE = 1 << 20  # bytes: a message this big (a folded run's payloads) is unpickled with the GC paused
 SETTLE_LIMIT = 3  # a worker not ready again this many (max_wall_s + grace) after its answer is stuck: replaced
 
 
@@ -66,6 +69,24 @@ class PoolBusy(Exception):
     def __init__(self, message: str, retry_after: int = 1):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+_gc_paused = threading.Lock()
+
+
+def unpickle(data: bytes):
+    """A worker's message. NOTE: unpickling a folded run's payloads (~270,000 objects) holds the GIL, so the
+    event loop waits for it; with the GC paused it takes ~40% less (no collections over the growing heap)."""
+    if len(data) < BIG_MESSAGE:
+        return pickle.loads(data)
+    with _gc_paused:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return pickle.loads(data)
+        finally:
+            if was:
+                gc.enable()
 
 
 def process_context():
@@ -191,7 +212,7 @@ class Pool:
         assert loop is not None
         while True:
             try:
-                msg = h.conn.recv()
+                msg = unpickle(h.conn.recv_bytes())
             except (EOFError, OSError, Exception):  # noqa: B014
                 with contextlib.suppress(RuntimeError):
                     loop.call_soon_threadsafe(self._on_dead, h)

@@ -22,8 +22,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import mmap
 import multiprocessing.connection as mpc
 import os
+import pickle
 import resource
 import signal
 import time
@@ -139,6 +141,7 @@ RELEASE_ABOVE_MB = 32  # a run that left the worker this much larger: its freed 
 PAYLOAD_NICE = 5  # the payload process's niceness: students' runs on the same cores go first
 MAX_STORERS = 2  # payload processes one worker keeps building at once (a third waits for the oldest)
 PAYLOAD_STORE_SHARE = 8  # one run's payloads: at most this fraction of run_store_max_bytes
+SHARED_SLACK = 1 << 20  # bytes of the payload process's shared buffer beyond the payload budget (pickle's framing)
 CPU_POLL_S = 0.05  # how often a running child's CPU time is read
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -379,14 +382,26 @@ class Worker:
         while len(self.storers) >= MAX_STORERS:
             self._finish_storer(self.storers[0])
         reader, writer = mpc.Pipe(duplex=False)
+        # the payloads come back through shared memory: through the pipe, a niced child on a loaded machine
+        # made the worker wait ~1 s per 33 MB, 64 KB at a time, while a student's run waited for the worker
+        shared = mmap.mmap(-1, payload_budget(self.settings) + SHARED_SLACK)
         pid = os.fork()
         if pid == 0:  # ---------------- child
             code = 0
             try:
                 reader.close()
                 self._storer_setup()
+
+                def send(msg) -> None:
+                    data = pickle.dumps(msg, pickle.HIGHEST_PROTOCOL)
+                    if len(data) <= len(shared):
+                        shared[:len(data)] = data
+                        writer.send_bytes(b"shared:%d" % len(data))
+                    else:
+                        writer.send_bytes(data)
+
                 # its CPU time is its budget (rlimit); the wall deadline only ends one a loaded machine starves
-                session.store_payloads(writer.send, payload_budget(self.settings),
+                session.store_payloads(send, payload_budget(self.settings),
                                        deadline=time.monotonic() + self.settings.max_wall_s)
                 writer.close()
             except BaseException:  # noqa: BLE001
@@ -396,7 +411,8 @@ class Worker:
         writer.close()
         session.builder.folded_passes.clear()  # the child has them (copy-on-write); the worker keeps none
         s = self.settings
-        self.storers.append((pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s))
+        self.storers.append((pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s,
+                             shared))
 
     def _storer_setup(self) -> None:
         """In the payload process: what a run process drops (the worker's connection, its dot: layouts start
@@ -407,6 +423,7 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
+        self._drop_storers()
         self._drop_dot()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -427,22 +444,26 @@ class Worker:
     def _forward_stored(self, st: tuple) -> None:
         """The payload process answered (or ended): pass its ``RunStored`` to the server as it is (pickled
         bytes: the worker never unpickles the payloads), else say there are none."""
-        pid, reader, _run_id, _deadline = st
+        pid, reader, _run_id, _deadline, shared = st
         try:
             data = reader.recv_bytes()
-        except (EOFError, OSError):
+            if data.startswith(b"shared:"):
+                data = shared[:int(data[7:])]
+        except (EOFError, OSError, ValueError):
             self._end_storer(st, stored=False)
             return
         self.storers.remove(st)
         self._reap(pid, reader)
+        shared.close()
         self.conn.send_bytes(data)
 
     def _end_storer(self, st: tuple, stored: bool) -> None:
         """Stop a payload process; unless it ``stored``, the server learns its run has no payloads."""
-        pid, reader, run_id, _deadline = st
+        pid, reader, run_id, _deadline, shared = st
         if st in self.storers:
             self.storers.remove(st)
         self._reap(pid, reader)
+        shared.close()
         if not stored:
             self.conn.send(RunStored(run_id, None))
 
@@ -458,11 +479,21 @@ class Worker:
                 if st in self.storers:
                     self.storers.remove(st)
                     self._reap(st[0], st[1])
+                    st[4].close()
 
     def _finish_storers(self) -> None:
         """Before this worker exits: let every payload process finish (within its deadline)."""
         while self.storers:
             self._finish_storer(self.storers[0])
+
+    def _drop_storers(self) -> None:
+        """In a child: the other payload processes' pipes and shared buffers are the worker's."""
+        for st in self.storers:
+            try:
+                st[1].close()
+                st[4].close()
+            except (OSError, BufferError):
+                pass
 
     def _drop_dot(self) -> None:
         proc, self.layout.dot.proc = self.layout.dot.proc, None  # dot belongs to the worker
@@ -489,11 +520,7 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
-        for st in self.storers:
-            try:
-                st[1].close()  # the payload processes' pipes are the worker's
-            except OSError:
-                pass
+        self._drop_storers()
         self._drop_dot()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
