@@ -7,7 +7,9 @@ ends: it drops the descriptors it does not need (server connection, dot's pipes)
 (address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no core dumps),
 runs a tiny warm-up program so the pages a run touches are already copied, then blocks until it
 is handed a source. It runs the program (``capture``) and ships the raw capture; the worker
-builds the trace (``app.runner.session``) and answers the server. A run past ``hard_kill_s`` of its own
+builds the trace (``app.runner.session``) and answers the server; once the run's housekeeping is done (its trace
+freed, a folded run's payload process forked, the next run process warm) it says ``WorkerReady`` again, and only then
+does the pool give it another run. A run past ``hard_kill_s`` of its own
 CPU time (or ``max_wall_s`` of wall time), or a cancel from the server, SIGKILLs the child. Because every run is a
 fresh fork of the same clean image, nothing a program does (``nn.ReLU.forward = …``, a leaked
 global, a corrupted cache) can be seen by another run, and the layout cache lives in the worker,
