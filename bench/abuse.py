@@ -10,7 +10,8 @@ of a folded run (``POST /api/export/html``: every group's payload inlined). The 
 posts ``print(1)`` once a second and polls ``/healthz`` every 100 ms.
 
 Targets (issue 22): the student's small run <= 1 s p99, ``/healthz`` <= 200 ms p99, no worker replaced; the
-server's RSS (its process tree: server, workers, run processes) is printed at the start and the end.
+server's memory (its process tree: server, workers, run and payload processes; RSS summed and PSS) is printed
+at the start, its peak, just after the load and ``--settle`` seconds later (it should come back down).
 This is a benchmark, not a test: it prints figures and asserts nothing.
 """
 
@@ -42,8 +43,22 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))]
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Resident MB of ``pid`` and every process below it (/proc)."""
+def _pss(pid: int) -> int:
+    """Proportional set size in bytes (pages shared by forks counted once over them), 0 when unknown."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def tree_memory(pid: int) -> dict[str, float]:
+    """MB of ``pid`` and every process below it (/proc): ``rss`` (the sum of resident sizes: a page shared by
+    forks counts in each), ``pss`` (each page once), and the PSS of the server process alone, of the workers
+    (its grandchildren, below the fork server) and of their children (run processes, payload processes, dot)."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for d in os.listdir("/proc"):
@@ -56,21 +71,32 @@ def tree_rss_mb(pid: int) -> float:
             continue
         children.setdefault(int(fields[1]), []).append(int(d))
         rss[int(d)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    total, stack = 0, [pid]
+    out = {"rss": 0.0, "pss": 0.0, "server": 0.0, "workers": 0.0, "their children": 0.0}
+    stack = [(pid, 0)]
     while stack:
-        p = stack.pop()
-        total += rss.get(p, 0)
-        stack.extend(children.get(p, ()))
-    return total / 1e6
+        p, depth = stack.pop()
+        pss = _pss(p)
+        out["rss"] += rss.get(p, 0) / 1e6
+        out["pss"] += pss / 1e6
+        kind = {0: "server", 2: "workers"}.get(depth, "their children" if depth >= 3 else None)
+        if kind:
+            out[kind] += pss / 1e6
+        stack.extend((c, depth + 1) for c in children.get(p, ()))
+    return out
 
 
-def start_server(workers: int, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+def show_memory(m: dict[str, float]) -> str:
+    return (f"RSS sum {m['rss']:.0f} MB, PSS {m['pss']:.0f} MB (server {m['server']:.0f}, workers "
+            f"{m['workers']:.0f}, their children {m['their children']:.0f})")
+
+
+def start_server(workers: int, root: Path = ROOT, log: Path | None = None) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "FLOWGRAD_WORKERS": str(workers), "FLOWGRAD_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=root, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - the server's whole life
+    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=root, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -103,16 +129,23 @@ async def abuser(client: httpx.AsyncClient, url: str, stop: float, name: str, co
                 return
 
 
-async def student(client: httpx.AsyncClient, url: str, stop: float, runs: list[float], errors: list[str]) -> None:
+async def student(client: httpx.AsyncClient, url: str, stop: float, runs: list[float], errors: list[str],
+                  slow: list[str]) -> None:
     while time.monotonic() < stop:
-        t = time.monotonic()
+        t, wall = time.monotonic(), time.time()
+        timing = None
         try:
             r = await client.post(url + "/api/run", json={"source": SMALL, "client_id": "student"}, timeout=60)
             if r.status_code != 200 or r.json().get("stdout") != "1\n":
                 errors.append(f"{r.status_code} {r.text[:120]}")
+            else:
+                timing = {"elapsed_ms": r.json().get("elapsed_ms"), **(r.json().get("timing_ms") or {})}
         except httpx.HTTPError as e:
             errors.append(type(e).__name__)
         runs.append(time.monotonic() - t)
+        if runs[-1] > 0.5:  # where a slow one spent its time: the worker's part is in the answer's timing
+            slow.append(f"{time.strftime('%H:%M:%S', time.localtime(wall))}.{int(wall * 1000) % 1000:03d} "
+                        f"{runs[-1] * 1000:.0f} ms, answer timing {timing}")
         await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - t)))
 
 
@@ -127,35 +160,47 @@ async def health(client: httpx.AsyncClient, url: str, stop: float, lat: list[flo
         await asyncio.sleep(0.1)
 
 
-async def main_async(url: str, seconds: float, server_pid: int | None, abusers: int) -> None:
+async def main_async(url: str, seconds: float, server_pid: int | None, abusers: int, settle: float) -> None:
     async with httpx.AsyncClient() as c:
         before = (await c.get(url + "/healthz")).json()["pool"]
-    rss0 = tree_rss_mb(server_pid) if server_pid else float("nan")
+    mem0 = tree_memory(server_pid) if server_pid else None
     runs: list[float] = []
     hz: list[float] = []
     errors: list[str] = []
+    slow: list[str] = []
     counts: dict = {"replaced_answers": 0}
-    rss_peak = [rss0]
+    peak: dict[str, float] = dict(mem0 or {})
 
-    async def sample_rss(stop: float) -> None:
+    async def sample_memory(stop: float) -> None:
         while server_pid and time.monotonic() < stop:
-            rss_peak[0] = max(rss_peak[0], tree_rss_mb(server_pid))
+            for k, v in tree_memory(server_pid).items():
+                peak[k] = max(peak.get(k, 0.0), v)
             await asyncio.sleep(0.5)
 
     stop = time.monotonic() + seconds
     async with httpx.AsyncClient() as bad, httpx.AsyncClient() as good, httpx.AsyncClient() as hc:
+        for c in (bad, good):  # each takes its identity cookie first, as a browser does when it loads the page
+            await c.get(url + "/healthz")
         await asyncio.gather(*(abuser(bad, url, stop, f"abuser-{k}", counts) for k in range(abusers)),
-                             student(good, url, stop, runs, errors), health(hc, url, stop, hz), sample_rss(stop))
+                             student(good, url, stop, runs, errors, slow), health(hc, url, stop, hz), sample_memory(stop))
         after = (await hc.get(url + "/healthz")).json()["pool"]
     await asyncio.sleep(1.0)
-    rss1 = tree_rss_mb(server_pid) if server_pid else float("nan")
+    mem1 = tree_memory(server_pid) if server_pid else None
+    await asyncio.sleep(settle)
+    mem2 = tree_memory(server_pid) if server_pid else None
     print(f"abuser requests: {dict(sorted(counts.items()))}")
     print(f"student print(1): n={len(runs)} p50={pct(runs, 50) * 1000:.0f} ms p99={pct(runs, 99) * 1000:.0f} ms "
           f"max={max(runs, default=0) * 1000:.0f} ms errors={len(errors)} {errors[:3]}")
+    for line in slow:
+        print(f"  slow print(1) at {line}")
     print(f"/healthz: n={len(hz)} p50={pct(hz, 50) * 1000:.0f} ms p99={pct(hz, 99) * 1000:.0f} ms "
           f"max={max(hz, default=0) * 1000:.0f} ms")
     print(f"worker restarts: {after['restarts'] - before['restarts']} (ready {after['ready']}/{after['size']})")
-    print(f"server tree RSS: start {rss0:.0f} MB, peak {rss_peak[0]:.0f} MB, end {rss1:.0f} MB")
+    if mem0 and mem1 and mem2:
+        print(f"server tree memory: start {show_memory(mem0)}")
+        print(f"  peak (each figure's own peak) {show_memory(peak)}")
+        print(f"  1 s after the abuser stopped {show_memory(mem1)}")
+        print(f"  {settle:g} s later {show_memory(mem2)}")
     ok = (pct(runs, 99) <= 1.0 and pct(hz, 99) <= 0.2 and after["restarts"] == before["restarts"] and not errors)
     print("targets (small run p99 <= 1 s, /healthz p99 <= 200 ms, no worker replaced):", "met" if ok else "MISSED")
 
@@ -167,13 +212,15 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--abusers", type=int, default=1, help="concurrent abusing connections (client ids)")
     ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose server is started")
+    ap.add_argument("--settle", type=float, default=20.0, help="seconds after the load when memory is read again")
+    ap.add_argument("--server-log", type=Path, help="where the started server's output goes (else nowhere)")
     args = ap.parse_args()
     proc = None
     url = args.url
     if url is None:
-        proc, url = start_server(args.workers, args.root)
+        proc, url = start_server(args.workers, args.root, args.server_log)
     try:
-        asyncio.run(main_async(url, args.seconds, proc.pid if proc else None, args.abusers))
+        asyncio.run(main_async(url, args.seconds, proc.pid if proc else None, args.abusers, args.settle))
     finally:
         if proc is not None:
             proc.terminate()

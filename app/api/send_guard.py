@@ -5,6 +5,10 @@ The server's write of a piece returns once the connection's buffer is below its 
 about one piece (plus that mark) waits per connection, not a whole 7.5 MB answer copied into the transport.
 A client that takes nothing for ``send_timeout_s`` is treated as gone: the app is told it disconnected (a
 stream stops, its run is cancelled) and whatever it still sends is dropped, so its answer is freed.
+A client with many connections shares one allowance: the pieces handed to the connections of one identity
+(app/core/identity.py; its address when the request has none) and not yet taken add up to at most
+``identity_bytes``; a further piece waits for room within the same ``send_timeout_s``, so a client opening a hundred
+slow-reading connections pins what one share allows, and its connections past that are let go.
 Pure ASGI (not BaseHTTPMiddleware, which hides client disconnects from the routes).
 """
 
@@ -15,27 +19,77 @@ import logging
 
 log = logging.getLogger("flowgrad")
 DISCONNECT = {"type": "http.disconnect"}
+IDENTITY_PIECES = 16  # one identity's share of bytes waiting to be written: this many pieces (1 MiB by default)
+
+
+class Share:
+    """What one identity's connections have handed to writes not yet taken, and a wake-up when that shrinks."""
+
+    def __init__(self):
+        self.waiting = 0
+        self.users = 0  # connections of this identity under way (the share is forgotten at 0)
+        self.room = asyncio.Condition()
+
+
+def _who(scope) -> str:
+    identity = (scope.get("state") or {}).get("identity")
+    key = getattr(identity, "key", None)
+    return key if isinstance(key, str) else "a:" + str((scope.get("client") or ("unknown",))[0])
 
 
 class SendGuard:
-    def __init__(self, app, *, timeout_s: float, chunk_bytes: int):
+    def __init__(self, app, *, timeout_s: float, chunk_bytes: int, identity_bytes: int | None = None):
         self.app = app
         self.timeout_s = timeout_s
         self.chunk_bytes = chunk_bytes
+        self.identity_bytes = max(chunk_bytes, identity_bytes or IDENTITY_PIECES * chunk_bytes)
+        self.shares: dict[str, Share] = {}
         self.dropped = 0  # connections given up on (a count for operators and tests)
+
+    def waiting(self, who: str) -> int:
+        """Bytes ``who``'s connections have handed to writes not yet taken (for operators and tests)."""
+        share = self.shares.get(who)
+        return share.waiting if share is not None else 0
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         gone = asyncio.Event()
+        shares = self.shares
+        share_of: list[Share] = []  # the identity is known once the app has run (IdentityCookie sets it)
+
+        def share() -> Share:
+            if not share_of:
+                who = _who(scope)
+                got = shares.get(who)
+                if got is None:
+                    got = shares[who] = Share()
+                got.users += 1
+                share_of.append(got)
+            return share_of[0]
+
+        async def write(message, n: int) -> None:
+            """``send`` once the identity's share has room for ``n`` more bytes (always for its first piece)."""
+            mine = share()
+            if n and mine.waiting and mine.waiting + n > self.identity_bytes:
+                async with mine.room:
+                    await mine.room.wait_for(lambda: not mine.waiting or mine.waiting + n <= self.identity_bytes)
+            mine.waiting += n
+            try:
+                await send(message)
+            finally:
+                mine.waiting -= n
+                async with mine.room:
+                    mine.room.notify_all()
 
         async def send_one(message) -> None:
             if gone.is_set():
                 await asyncio.sleep(0)  # dropped; and the app's disconnect listener gets its turn to stop it
                 return
+            n = len(message.get("body", b"")) if message["type"] == "http.response.body" else 0
             try:
-                await asyncio.wait_for(send(message), self.timeout_s)
+                await asyncio.wait_for(write(message, n), self.timeout_s)
             except TimeoutError:
                 gone.set()
                 self.dropped += 1
@@ -81,3 +135,7 @@ class SendGuard:
         finally:
             for message in reading:  # the request is over: nobody will read what it was waiting for
                 message.cancel()
+            for mine in share_of:
+                mine.users -= 1
+                if mine.users <= 0 and shares.get(_who(scope)) is mine:
+                    del shares[_who(scope)]

@@ -8,12 +8,17 @@ LaTeX uses; a font only a command no LaTeX of ours uses selects (`\\mathcal`, `\
 ...) is left out. A command this module does not know makes it keep every font whole (never a missing
 glyph); tests/app/test_export_fonts.py checks that every command of the op table is known.
 A character outside the subset (a program name in Cyrillic) is drawn by the browser's next font, not as a box.
+The cutting (~3 s of pure-Python fontTools) runs once, in a child process at a lower priority: in the server it
+would hold the GIL against the event loop (issue 22: the first export stalled /healthz and every answer for seconds).
 """
 
 from __future__ import annotations
 
 import io
+import multiprocessing
+import os
 import re
+from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,10 +66,31 @@ def unknown_commands(latex: list[str]) -> set[str]:
     return {c for text in latex for c in _COMMAND.findall(text)} - known
 
 
+SUBSET_NICE = 10  # the child cutting the fonts: everything the server does goes first
+
+
 @lru_cache(maxsize=1)
 def subset_fonts() -> dict[str, bytes | None]:
-    """{font file name: woff2 bytes, or None (left out)}; every font whole when a command is unknown."""
+    """{font file name: woff2 bytes, or None (left out)}; every font whole when a command is unknown. Cut in a
+    child process (in this one when no child can be started)."""
     latex = page_latex()
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(_cut_niced, latex).result()
+    except (OSError, RuntimeError, EOFError):  # no processes here (a sandboxed notebook): cut in this process
+        return cut_fonts(latex)
+
+
+def _cut_niced(latex: list[str]) -> dict[str, bytes | None]:
+    try:
+        os.nice(SUBSET_NICE)
+    except OSError:
+        pass
+    return cut_fonts(latex)
+
+
+def cut_fonts(latex: list[str]) -> dict[str, bytes | None]:
+    """``subset_fonts``' work, in this process, for the page's ``latex``."""
     names = sorted(p.name for p in FONTS.glob("*.woff2"))
     if unknown_commands(latex):
         return {n: (FONTS / n).read_bytes() for n in names}

@@ -7,7 +7,9 @@ ends: it drops the descriptors it does not need (server connection, dot's pipes)
 (address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no core dumps),
 runs a tiny warm-up program so the pages a run touches are already copied, then blocks until it
 is handed a source. It runs the program (``capture``) and ships the raw capture; the worker
-builds the trace (``app.runner.session``) and answers the server. A run past ``hard_kill_s`` of its own
+builds the trace (``app.runner.session``) and answers the server; once the run's housekeeping is done (its trace
+freed, a folded run's payload process forked, the next run process warm) it says ``WorkerReady`` again, and only then
+does the pool give it another run. A run past ``hard_kill_s`` of its own
 CPU time (or ``max_wall_s`` of wall time), or a cancel from the server, SIGKILLs the child. Because every run is a
 fresh fork of the same clean image, nothing a program does (``nn.ReLU.forward = …``, a leaked
 global, a corrupted cache) can be seen by another run, and the layout cache lives in the worker,
@@ -22,8 +24,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import mmap
 import multiprocessing.connection as mpc
 import os
+import pickle
 import resource
 import signal
 import time
@@ -139,6 +143,7 @@ RELEASE_ABOVE_MB = 32  # a run that left the worker this much larger: its freed 
 PAYLOAD_NICE = 5  # the payload process's niceness: students' runs on the same cores go first
 MAX_STORERS = 2  # payload processes one worker keeps building at once (a third waits for the oldest)
 PAYLOAD_STORE_SHARE = 8  # one run's payloads: at most this fraction of run_store_max_bytes
+SHARED_SLACK = 1 << 20  # bytes of the payload process's shared buffer beyond the payload budget (pickle's framing)
 CPU_POLL_S = 0.05  # how often a running child's CPU time is read
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -233,6 +238,12 @@ class Worker:
                     self.conn.send(WorkerRecycled(rss_mb))
                 except (BrokenPipeError, EOFError, OSError):
                     pass
+                break
+            try:
+                # the run's housekeeping is done (its trace freed, its payload process forked, the next run
+                # process warm): only now does the pool give this worker another run
+                self.conn.send(WorkerReady(os.getpid()))
+            except (BrokenPipeError, EOFError, OSError):
                 break
         self._finish_storers()
         if self.spare is not None:
@@ -373,14 +384,26 @@ class Worker:
         while len(self.storers) >= MAX_STORERS:
             self._finish_storer(self.storers[0])
         reader, writer = mpc.Pipe(duplex=False)
+        # the payloads come back through shared memory: through the pipe, a niced child on a loaded machine
+        # made the worker wait ~1 s per 33 MB, 64 KB at a time, while a student's run waited for the worker
+        shared = mmap.mmap(-1, payload_budget(self.settings) + SHARED_SLACK)
         pid = os.fork()
         if pid == 0:  # ---------------- child
             code = 0
             try:
                 reader.close()
                 self._storer_setup()
+
+                def send(msg) -> None:
+                    data = pickle.dumps(msg, pickle.HIGHEST_PROTOCOL)
+                    if len(data) <= len(shared):
+                        shared[:len(data)] = data
+                        writer.send_bytes(b"shared:%d" % len(data))
+                    else:
+                        writer.send_bytes(data)
+
                 # its CPU time is its budget (rlimit); the wall deadline only ends one a loaded machine starves
-                session.store_payloads(writer.send, payload_budget(self.settings),
+                session.store_payloads(send, payload_budget(self.settings),
                                        deadline=time.monotonic() + self.settings.max_wall_s)
                 writer.close()
             except BaseException:  # noqa: BLE001
@@ -390,7 +413,8 @@ class Worker:
         writer.close()
         session.builder.folded_passes.clear()  # the child has them (copy-on-write); the worker keeps none
         s = self.settings
-        self.storers.append((pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s))
+        self.storers.append((pid, reader, session.run_id, time.monotonic() + s.max_wall_s + s.supervisor_grace_s,
+                             shared))
 
     def _storer_setup(self) -> None:
         """In the payload process: what a run process drops (the worker's connection, its dot: layouts start
@@ -401,6 +425,7 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
+        self._drop_storers()
         self._drop_dot()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -421,22 +446,26 @@ class Worker:
     def _forward_stored(self, st: tuple) -> None:
         """The payload process answered (or ended): pass its ``RunStored`` to the server as it is (pickled
         bytes: the worker never unpickles the payloads), else say there are none."""
-        pid, reader, _run_id, _deadline = st
+        pid, reader, _run_id, _deadline, shared = st
         try:
             data = reader.recv_bytes()
-        except (EOFError, OSError):
+            if data.startswith(b"shared:"):
+                data = shared[:int(data[7:])]
+        except (EOFError, OSError, ValueError):
             self._end_storer(st, stored=False)
             return
         self.storers.remove(st)
         self._reap(pid, reader)
+        shared.close()
         self.conn.send_bytes(data)
 
     def _end_storer(self, st: tuple, stored: bool) -> None:
         """Stop a payload process; unless it ``stored``, the server learns its run has no payloads."""
-        pid, reader, run_id, _deadline = st
+        pid, reader, run_id, _deadline, shared = st
         if st in self.storers:
             self.storers.remove(st)
         self._reap(pid, reader)
+        shared.close()
         if not stored:
             self.conn.send(RunStored(run_id, None))
 
@@ -452,11 +481,21 @@ class Worker:
                 if st in self.storers:
                     self.storers.remove(st)
                     self._reap(st[0], st[1])
+                    st[4].close()
 
     def _finish_storers(self) -> None:
         """Before this worker exits: let every payload process finish (within its deadline)."""
         while self.storers:
             self._finish_storer(self.storers[0])
+
+    def _drop_storers(self) -> None:
+        """In a child: the other payload processes' pipes and shared buffers are the worker's."""
+        for st in self.storers:
+            try:
+                st[1].close()
+                st[4].close()
+            except (OSError, BufferError):
+                pass
 
     def _drop_dot(self) -> None:
         proc, self.layout.dot.proc = self.layout.dot.proc, None  # dot belongs to the worker
@@ -483,11 +522,7 @@ class Worker:
             self.conn.close()
         except OSError:
             pass
-        for st in self.storers:
-            try:
-                st[1].close()  # the payload processes' pipes are the worker's
-            except OSError:
-                pass
+        self._drop_storers()
         self._drop_dot()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -3,13 +3,15 @@ inline as ``graph.payloads = {gid: payload}`` (the group endpoint's format; ever
 together they hold every frame) when they fit the file's budget, so the file expands groups with no
 server. A pass whose payloads do not fit keeps its folded view: its groups stay collapsed offline.
 
-The size is checked from the stored sizes before anything is unpacked, and the work (parsing the answer,
-unpacking, encoding) runs in the thread pool, a few exports at a time: never on the event loop.
+The size is checked from the stored sizes before anything is unpacked or parsed (a folded run whose payloads
+cannot fit costs no parse of its answer), and the work (sizing, parsing the answer, unpacking, encoding) runs in
+the thread pool, a few exports at a time: never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 
 import orjson
 from starlette.concurrency import run_in_threadpool
@@ -18,6 +20,7 @@ from app.runs.store import RunStore
 
 PENDING_WAIT_S = 15.0  # the payloads are built right after the answer: wait for them this long
 EXPORTS_AT_ONCE = 2  # exports assembling payloads at the same time (each takes a thread and up to a file's bytes)
+_RUN = re.compile(rb'"run":"([0-9a-f]{32})"')  # a folded graph's run id, as the worker's orjson writes it
 _building: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}  # one per event loop (tests start several)
 
 
@@ -36,6 +39,8 @@ async def inline_payloads(trace_json: bytes, store: RunStore, room: int) -> byte
     if b'"folded":true' not in trace_json:
         return trace_json
     async with _slots():
+        if not await _any_fits(trace_json, store, room):
+            return trace_json
         trace = await run_in_threadpool(orjson.loads, trace_json)
         changed = False
         for p in trace.get("passes") or []:
@@ -44,7 +49,7 @@ async def inline_payloads(trace_json: bytes, store: RunStore, room: int) -> byte
                 continue
             payloads = await store.wait(str(g.get("run")), int(g.get("pass_index", p.get("index", 0))),
                                         PENDING_WAIT_S)
-            if payloads is None or payloads.offline_bytes() > room:  # too big: known without unpacking
+            if payloads is None or await run_in_threadpool(payloads.offline_bytes) > room:  # known without unpacking
                 continue
             blob = await run_in_threadpool(payloads.offline_all, room)
             if blob is None:
@@ -53,3 +58,13 @@ async def inline_payloads(trace_json: bytes, store: RunStore, room: int) -> byte
             g["payloads"] = orjson.Fragment(blob)
             changed = True
         return await run_in_threadpool(orjson.dumps, trace) if changed else trace_json
+
+
+async def _any_fits(trace_json: bytes, store: RunStore, room: int) -> bool:
+    """Whether a pass of a run the answer names has payloads that fit ``room`` (their stored sizes only)."""
+    for run in dict.fromkeys(_RUN.findall(trace_json)):
+        passes = await store.wait_run(run.decode(), PENDING_WAIT_S)
+        for payloads in passes.values():
+            if await run_in_threadpool(payloads.offline_bytes) <= room:
+                return True
+    return False

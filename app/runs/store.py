@@ -142,6 +142,20 @@ class RunStore:
                 return None
         return self.get(run, k)
 
+    async def wait_run(self, run: str, timeout: float) -> dict[int, PassPayloads]:
+        """Every stored pass of ``run`` (none when it is not stored), waiting up to ``timeout`` seconds when its
+        payloads are still on their way."""
+        ev = self.pending.get(run, (None, 0.0, ""))[0]
+        if ev is not None:
+            try:
+                await asyncio.wait_for(ev.wait(), timeout)
+            except TimeoutError:
+                return {}
+        stored = self.runs.get(run)
+        if stored is None or self.clock() - stored.used > self.ttl_s:
+            return {}
+        return dict(stored.passes)
+
     def state(self) -> dict:
         return {"runs": len(self.runs), "bytes": self.nbytes, "owners": len(self.held), "pending": len(self.pending),
                 "evicted": self.evicted}
