@@ -174,10 +174,23 @@ export class GraphView {
     document.dispatchEvent(new CustomEvent("fg:graph-drawn", { detail: { pass: model.passIndex, folded: !!model.folded } }));
   }
 
+  // NOTE: an edge with fewer than two points has an empty path, and getPointAtLength throws on it ("path is
+  // empty": a long RNN's folded bundles): such an edge is the straight line between its ends' centres.
   pointAt(rec, t) {
-    if (rec.len == null) rec.len = rec.path.getTotalLength();
-    const p = rec.path.getPointAtLength(Math.max(0, Math.min(1, t)) * rec.len);
-    return { x: p.x, y: p.y };
+    t = Math.max(0, Math.min(1, t));
+    if (rec.path.getAttribute("d")) {
+      if (rec.len == null) rec.len = rec.path.getTotalLength();
+      const p = rec.path.getPointAtLength(t * rec.len);
+      return { x: p.x, y: p.y };
+    }
+    const pts = (rec.e && rec.e.points) || [];
+    const centre = (id) => {
+      const n = this.model && this.model.nodes.get(id);
+      return n && Number.isFinite(n.x) ? [n.x, n.y] : null;
+    };
+    const a = pts[0] || centre(rec.e && rec.e.source) || [0, 0];
+    const b = pts[pts.length - 1] !== a && pts.length > 1 ? pts[pts.length - 1] : centre(rec.e && rec.e.target) || a;
+    return { x: a[0] + (b[0] - a[0]) * t, y: a[1] + (b[1] - a[1]) * t };
   }
 
   // ---- per step ---------------------------------------------------------------------------
