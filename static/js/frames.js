@@ -46,17 +46,17 @@ export const frameEffects = {
   // Tensors (not one number) give the rule in the inputs' names and the shapes:
   // "MmBackward0: ∂L/∂x = ∂L/∂y · weightᵀ [2, 4]; ∂L/∂weight = xᵀ · ∂L/∂y [4, 1]".
   backwardCaption(f, get) {
-    const outName = nodeName(this.nodes.get(f.output));
+    const outName = this.tensorName(f.output);
     const up = scalarOf(f.upstream);
     const contribs = f.contributions || [];
     const inputs = this.opInputs(f.node);
     const params = (this.nodes.get(f.node) || {}).params;
     const scalar = up !== undefined && contribs.length && contribs.every((c) => scalarOf(c.grad) !== undefined);
     if (!scalar) {
-      const names = inputs.map((id) => nodeName(this.nodes.get(id)));
+      const names = inputs.map((id) => this.tensorName(id));
       const dOut = `∂L/∂${dName(outName)}`;
       const rules = contribs.map((c) => {
-        const inName = nodeName(this.nodes.get(c.input));
+        const inName = this.tensorName(c.input);
         const local = localInNames(c.local, names, params);
         const shape = shapeText(flat(c.grad).shape);
         // a product's factors get a product (their broadcast shape is the output's): only real sums say "summed"
@@ -73,7 +73,7 @@ export const frameEffects = {
     });
     const vars = bindings(values, params);
     const parts = contribs.map((c) => {
-      const inName = nodeName(this.nodes.get(c.input));
+      const inName = this.tensorName(c.input);
       const g = scalarOf(c.grad);
       const local = up !== 0 ? g / up : undefined;
       const symbolic = c.local ? latexToText(c.local) : null;
@@ -104,6 +104,18 @@ export const frameEffects = {
     return at === n - 2 ? `${tight(up)} @ ${tight(b)}ᵀ → ${tight(g)}` : `${tight(a)}ᵀ @ ${tight(up)} → ${tight(g)}`;
   },
 
+  // A node's name, also for a tensor drawn inside a collapsed group (the final h of a folded loop): the
+  // name the program bound it to, else what it is; never "?".
+  tensorName(id) {
+    const n = this.nodes.get(id);
+    if (n) return nodeName(n);
+    if (!this._frameNames) {
+      this._frameNames = new Map();
+      for (const f of this.frames) if (f.kind === "name" && f.tensor) this._frameNames.set(f.tensor, f.name);
+    }
+    return this._frameNames.get(id) || "a value inside the fold";
+  },
+
   lit(f, fallback) {
     return f.edges && f.edges.length ? f.edges.filter((e) => this.edges.has(e)) : fallback.filter(Boolean);
   },
@@ -122,10 +134,10 @@ export const frameEffects = {
           const merged = fx.op && fx.op.id === f.op;
           const edges = this.lit(f, [f.op ? this.edgeBetween(f.op, f.id) : null]);
           for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: merged ? PULSE.forwardSplit : 0, t1: 1 });
-          const name = nodeName(this.nodes.get(f.id));
+          const name = this.tensorName(f.id);
           if (merged) {
             const op = fx.op;
-            const ins = (op.inputs || []).map((t) => nodeName(this.nodes.get(t)));
+            const ins = (op.inputs || []).map((t) => this.tensorName(t));
             const expr = opExpr(op.op, op.label, op.params, ins, this.opParams(op.op));
             const lhs = name === expr ? expr : `${name} = ${expr}`;
             fx.text = `${lhs} = ${describe(f.value, 6)}` + (op.grad_enabled === false ? "  (no_grad: no grad_fn)" : "");
@@ -143,7 +155,7 @@ export const frameEffects = {
         s.value = true;
         if (fx && f.error) {  // the forward raised: the op is drawn red, the caption says with what
           fx.active[f.id] = "forward";
-          const ins = (f.inputs || []).map((t) => (t && this.nodes.has(t) ? nodeName(this.nodes.get(t)) : "?"));
+          const ins = (f.inputs || []).map((t) => (t ? this.tensorName(t) : "a number"));
           const shapes = (f.input_shapes || []).map((x) => (x == null ? "?" : x.length ? x.join("×") : "scalar"));
           fx.text = `✗ ${opExpr(f.op, f.label, f.params, ins, this.opParams(f.op))} failed with shapes ${shapes.join(", ")}: ${f.error.message}`;
           fx.toast = { kind: "error", title: f.error.type, text: f.error.message };
@@ -156,7 +168,7 @@ export const frameEffects = {
           const edges = this.lit(f, (f.inputs || []).map((t) => this.edgeBetween(t, f.id, (seen[t] = (seen[t] ?? -1) + 1))));
           const hasOut = f.output && this.nodes.has(f.output);
           for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: 0, t1: hasOut ? PULSE.forwardSplit : 1 });
-          const ins = (f.inputs || []).map((t) => nodeName(this.nodes.get(t)));
+          const ins = (f.inputs || []).map((t) => this.tensorName(t));
           fx.text = opExpr(f.op, f.label, f.params, ins, this.opParams(f.op)) + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
         }
         return;
@@ -168,7 +180,7 @@ export const frameEffects = {
         if (fx) {
           fx.active[f.root] = "backward";
           fx.flash.add(f.root + ":grad");
-          fx.text = `${nodeName(this.nodes.get(f.root))}.backward(): seed gradient ${describe(f.gradient, 4)}` +
+          fx.text = `${this.tensorName(f.root)}.backward(): seed gradient ${describe(f.gradient, 4)}` +
             (f.retain_graph ? " (retain_graph=True)" : "");
           fx.badges.push({ node: f.root, text: `∂L/∂L = ${describe(f.gradient, 3)}`, kind: "bwd" });
         }
@@ -220,7 +232,7 @@ export const frameEffects = {
             fx.lines = f.lines;
             const outs = f.upstream_outputs && f.upstream_outputs.length > 1
               ? f.upstream_outputs.map((g) => (g == null ? "None" : describe(g, 3))).join(", ") : describe(f.upstream, 3);
-            const got = (f.contributions || []).map((c) => `${nodeName(this.nodes.get(c.input))}: ${describe(c.grad, 3)}`).join(", ");
+            const got = (f.contributions || []).map((c) => `${this.tensorName(c.input)}: ${describe(c.grad, 3)}`).join(", ");
             fx.text = `${f.grad_fn}: your backward(ctx, ${outs}) returned ${got || "None"}`;
           }
         }
@@ -231,7 +243,7 @@ export const frameEffects = {
         const s = f.tensor ? get(f.tensor) : null;
         if (s && f.replaced != null && !this.nodes.get(f.tensor).is_leaf) s.flow = f.replaced;
         if (fx) {
-          const owner = f.tensor && this.nodes.has(f.tensor) ? nodeName(this.nodes.get(f.tensor)) : null;
+          const owner = f.tensor && this.nodes.has(f.tensor) ? this.tensorName(f.tensor) : null;
           const what = HOOK_WHAT[f.where] || "hook";
           fx.lines = f.lines || null;
           if (owner) {
@@ -260,7 +272,7 @@ export const frameEffects = {
           }
           const before = f.before == null ? "None" : describe(f.before, 3);
           fx.badges.push({ node: f.tensor, text: `.grad ${f.before == null ? "None" : edgeText(f.before)} + ${edgeText(f.incoming)} → ${edgeText(f.after)}`, kind: "bwd" });
-          fx.text = `AccumulateGrad: ${nodeName(this.nodes.get(f.tensor))}.grad = ${before} + ${describe(f.incoming, 4)} = ${describe(f.after, 4)}`;
+          fx.text = `AccumulateGrad: ${this.tensorName(f.tensor)}.grad = ${before} + ${describe(f.incoming, 4)} = ${describe(f.after, 4)}`;
           fx.accumulate = f;
         }
         return;
@@ -272,7 +284,7 @@ export const frameEffects = {
         if (fx) {
           fx.active[f.tensor] = "backward";
           fx.flash.add(f.tensor + ":grad");
-          fx.text = `retain_grad: ${nodeName(this.nodes.get(f.tensor))}.grad = ${describe(f.grad, 4)}`;
+          fx.text = `retain_grad: ${this.tensorName(f.tensor)}.grad = ${describe(f.grad, 4)}`;
           fx.badges.push({ node: f.tensor, text: "retain_grad", kind: "bwd" });
         }
         return;

@@ -207,7 +207,7 @@ export class Inspector {
   ruleInNames(model, f, id, k) {
     const c = (f.contributions || []).find((x) => x.input === id);
     if (!c) return null;
-    const name = (t) => nodeName(model.nodes.get(t));
+    const name = (t) => model.tensorName(t);
     const names = model.opInputs(f.node).map(name);
     const params = (model.nodes.get(f.node) || {}).params;
     const dOut = `∂L/∂${dName(name(f.output))}`;
@@ -295,14 +295,14 @@ export class Inspector {
   }
 
   async renderChain(box, model, f, nodeId) {
-    const outName = nodeName(model.nodes.get(f.output));
+    const outName = model.tensorName(f.output);
     const contribs = (f.contributions || []).filter((c) => nodeId === f.node || nodeId === f.output || c.input === nodeId);
     const lines = [];
     if (f.upstream_parts && f.upstream_parts.length > 1) {
       lines.push(`\\frac{\\partial L}{\\partial ${tex(outName)}} = ${f.upstream_parts.map(latex).join(" + ")} = ${latex(f.upstream)}`);
     }
     for (const c of contribs) {
-      const inName = nodeName(model.nodes.get(c.input));
+      const inName = model.tensorName(c.input);
       const u = scalarOf(f.upstream), g = scalarOf(c.grad);
       let local = c.local || "?";
       if (u !== undefined && g !== undefined && u !== 0 && !/^-?[\d.]+$/.test(local.trim()) && flat(f.upstream).shape.length === 0 && flat(c.grad).shape.length === 0) {
