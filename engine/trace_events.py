@@ -60,12 +60,14 @@ def opens_pass(event: dict) -> bool:
     """Whether `event`, coming after a backward ended (`BACKWARD_DONE`), starts the next pass.
 
     A pass runs up to and including a backward; what follows without recording a graph (optimizer
-    steps, `zero_grad`, `w -= lr * w.grad`, ops whose `grad_fn` is null) is that backward's update
-    phase. The first op that records a graph again (has a `grad_fn`) or another backward opens the
-    next pass. Works on captured and exported events alike (both carry `kind` and an op's `grad_fn`).
+    steps, `w -= lr * w.grad`, ops whose `grad_fn` is null) is that backward's update phase. The first
+    op that records a graph again (has a `grad_fn`), another backward or a `zero_grad` opens the next
+    pass: clearing the gradients starts the next step, so a pass ends showing the gradients it made
+    (issue 23 §3: with `opt.zero_grad()` first in the loop, a pass would otherwise end with every
+    `.grad` None). Works on captured and exported events alike (both carry `kind` and an op's `grad_fn`).
     """
     kind = event["kind"]
-    return kind == BACKWARD_BEGIN or kind == OP and bool(event.get("grad_fn"))
+    return kind == BACKWARD_BEGIN or kind == ZERO_GRAD or kind == OP and bool(event.get("grad_fn"))
 
 
 # ----- budgets: how a cut string says so -----

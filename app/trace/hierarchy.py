@@ -407,7 +407,9 @@ class _Builder:
                          if isinstance(ln := self.by_id[nid].get("line"), int)]
                 n_ops = sum(1 for u in part for nid in self.leaves(u) if self.by_id[nid]["kind"] == "op")
                 where = (f" · line {min(lines)}" + (f"–{max(lines)}" if max(lines) != min(lines) else "")) if lines else ""
-                g = self.new_group("chunk", f"{_thousands(n_ops)} ops{where}", part)
+                # a chunk of leaves only (a loop's inputs) says what it holds, never "0 ops"
+                what = f"{_thousands(n_ops)} ops" if n_ops else f"{_thousands(len(part))} tensors"
+                g = self.new_group("chunk", f"{what}{where}", part)
                 g.signature = self.signature("seq", None, part)
                 self.unit_key[g.id] = self.code(("seq", g.signature))
                 grouped.append(g.id)

@@ -2,9 +2,24 @@
 // and as effects of its step (pulses, edge labels, badges, caption, toast).
 import { PULSE } from "./config.js";
 import { nodeName } from "./naming.js";
-import { opExpr } from "./oplabels.js";
-import { bindings, latexToText, substituteLatex } from "./mathtext.js";
+import { dName, opExpr } from "./oplabels.js";
+import { bindings, latexToText, localInNames, substituteLatex } from "./mathtext.js";
 import { add, describe, flat, fmt, scalarOf, shapeText } from "./values.js";
+
+// the ops whose gradients are matrix products (their last two inputs are the factors)
+export const PRODUCT_OPS = new Set(["mm", "addmm", "bmm", "mv"]);
+const tight = (shape) => `[${(shape || []).join(",")}]`;
+
+// upstream times a local derivative in names: "·wᵀ" follows ∂L/∂y, "xᵀ·" precedes it, "1" is ∂L/∂y itself
+export function chainText(dOut, local) {
+  const t = local.trim();
+  if (t === "1") return dOut;
+  if (t === "−1") return `−${dOut}`;
+  if (t.includes("(·)")) return t.replace("(·)", `(${dOut})`);  // a transpose: (∂L/∂y)ᵀ
+  if (t.startsWith("·")) return `${dOut} · ${t.slice(1)}`;
+  if (t.endsWith("·")) return `${t.slice(0, -1)} · ${dOut}`;
+  return `${dOut} · ${/[ +−]/.test(t) ? `(${t})` : t}`;
+}
 
 function zerosLike(v) {
   if (Array.isArray(v)) return v.map(zerosLike);
@@ -28,35 +43,77 @@ const HOOK_WHAT = {
 
 export const frameEffects = {
   // The chain rule with the numbers in: "PowBackward0: ∂L/∂s = ∂L/∂z · ∂z/∂s = 1 · 2·5^(2−1) = 1 · 10 = 10".
-  // Tensors (not one number) keep the short form: upstream → the inputs it reaches.
+  // Tensors (not one number) give the rule in the inputs' names and the shapes:
+  // "MmBackward0: ∂L/∂x = ∂L/∂y · weightᵀ [2, 4]; ∂L/∂weight = xᵀ · ∂L/∂y [4, 1]".
   backwardCaption(f, get) {
-    const outName = nodeName(this.nodes.get(f.output));
+    const outName = this.tensorName(f.output);
     const up = scalarOf(f.upstream);
     const contribs = f.contributions || [];
+    const inputs = this.opInputs(f.node);
+    const params = (this.nodes.get(f.node) || {}).params;
     const scalar = up !== undefined && contribs.length && contribs.every((c) => scalarOf(c.grad) !== undefined);
     if (!scalar) {
-      const ins = contribs.map((c) => nodeName(this.nodes.get(c.input))).join(", ");
-      return `${f.grad_fn}: ∂L/∂${outName} = ${describe(f.upstream, 3)} → ${ins}`;
+      const names = inputs.map((id) => this.tensorName(id));
+      const dOut = `∂L/∂${dName(outName)}`;
+      const rules = contribs.map((c) => {
+        const inName = this.tensorName(c.input);
+        const local = localInNames(c.local, names, params);
+        const shape = shapeText(flat(c.grad).shape);
+        // a product's factors get a product (their broadcast shape is the output's): only real sums say "summed"
+        const factor = PRODUCT_OPS.has((this.nodes.get(f.node) || {}).op) && inputs.indexOf(c.input) >= inputs.length - 2;
+        const sum = c.unbroadcast_from && !factor ? `, summed ${shapeText(c.unbroadcast_from)}→${shape}` : "";
+        return `∂L/∂${dName(inName)} = ${local == null ? `${dOut} → ${shape}` : chainText(dOut, local)}${sum}`;
+      });
+      if (!rules.length) return `${f.grad_fn}: ${dOut} = ${describe(f.upstream, 3)}`;
+      return `${f.grad_fn}: ${rules.join("; ")}`;
     }
-    const inputs = this.opInputs(f.node);
     const values = inputs.map((id) => {
       const s = get(id);
       return s ? scalarOf(s.value) : undefined;
     });
-    const vars = bindings(values, (this.nodes.get(f.node) || {}).params);
+    const vars = bindings(values, params);
     const parts = contribs.map((c) => {
-      const inName = nodeName(this.nodes.get(c.input));
+      const inName = this.tensorName(c.input);
       const g = scalarOf(c.grad);
       const local = up !== 0 ? g / up : undefined;
       const symbolic = c.local ? latexToText(c.local) : null;
       const withNumbers = c.local ? substituteLatex(c.local, vars) : null;
       const numeric = withNumbers ? latexToText(withNumbers) : null;
-      let rule = `∂L/∂${inName} = ∂L/∂${outName} · ∂${outName}/∂${inName}`;
-      if (symbolic && !/^[\d.−-]+$/.test(symbolic)) rule += ` = ${fmt(up)} · ${numeric || symbolic}`;
-      if (local !== undefined) rule += ` = ${fmt(up)} · ${fmt(local)}`;
+      let rule = `∂L/∂${dName(inName)} = ∂L/∂${dName(outName)} · ∂${dName(outName)}/∂${dName(inName)}`;
+      const said = [];  // each equality once: "1 · 3 = 1 · 3" says nothing
+      if (symbolic && !/^[\d.−-]+$/.test(symbolic)) said.push(`${fmt(up)} · ${numeric || symbolic}`);
+      if (local !== undefined) said.push(`${fmt(up)} · ${fmt(local)}`);
+      for (const x of said) if (!rule.endsWith(` = ${x}`)) rule += ` = ${x}`;
       return `${rule} = ${fmt(g)}`;
     });
     return `${f.grad_fn}: ${parts.join("; ")}`;
+  },
+
+  // A matrix product's gradient is a product, not a sum: "[2,4]ᵀ @ [2,1] → [4,1]" (Σ stays for real sums).
+  productEdgeText(f, c) {
+    const op = this.nodes.get(f.node);
+    if (!op || !PRODUCT_OPS.has(op.op)) return null;
+    const ins = this.opInputs(f.node);
+    const at = c.index != null ? c.index : ins.indexOf(c.input);
+    const n = ins.length;
+    if (n < 2 || (at !== n - 2 && at !== n - 1)) return null;  // addmm's bias: a real sum over the batch
+    const shapeOf = (id) => (this.nodes.get(id) || {}).shape;
+    const [a, b] = [shapeOf(ins[n - 2]), shapeOf(ins[n - 1])];
+    const up = flat(f.upstream).shape, g = flat(c.grad).shape;
+    if (!a || !b) return null;
+    return at === n - 2 ? `${tight(up)} @ ${tight(b)}ᵀ → ${tight(g)}` : `${tight(a)}ᵀ @ ${tight(up)} → ${tight(g)}`;
+  },
+
+  // A node's name, also for a tensor drawn inside a collapsed group (the final h of a folded loop): the
+  // name the program bound it to, else what it is; never "?".
+  tensorName(id) {
+    const n = this.nodes.get(id);
+    if (n) return nodeName(n);
+    if (!this._frameNames) {
+      this._frameNames = new Map();
+      for (const f of this.frames) if (f.kind === "name" && f.tensor) this._frameNames.set(f.tensor, f.name);
+    }
+    return this._frameNames.get(id) || "a value inside the fold";
   },
 
   lit(f, fallback) {
@@ -77,13 +134,15 @@ export const frameEffects = {
           const merged = fx.op && fx.op.id === f.op;
           const edges = this.lit(f, [f.op ? this.edgeBetween(f.op, f.id) : null]);
           for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: merged ? PULSE.forwardSplit : 0, t1: 1 });
-          const name = nodeName(this.nodes.get(f.id));
+          const name = this.tensorName(f.id);
           if (merged) {
             const op = fx.op;
-            const ins = (op.inputs || []).map((t) => nodeName(this.nodes.get(t)));
+            const ins = (op.inputs || []).map((t) => this.tensorName(t));
             const expr = opExpr(op.op, op.label, op.params, ins, this.opParams(op.op));
             const lhs = name === expr ? expr : `${name} = ${expr}`;
             fx.text = `${lhs} = ${describe(f.value, 6)}` + (op.grad_enabled === false ? "  (no_grad: no grad_fn)" : "");
+          } else if (f.origin === "const" && name === describe(f.value, 6)) {
+            fx.text = `constant ${name}`;  // a Python number an op took: "3", not "3 = 3"
           } else {
             fx.text = `${name} = ${describe(f.value, 6)}` + (f.origin === "detach" ? "  (detached: no grad_fn)" : f.origin === "leaf" && f.requires_grad ? "  (leaf, requires_grad)" : "");
           }
@@ -96,7 +155,7 @@ export const frameEffects = {
         s.value = true;
         if (fx && f.error) {  // the forward raised: the op is drawn red, the caption says with what
           fx.active[f.id] = "forward";
-          const ins = (f.inputs || []).map((t) => (t && this.nodes.has(t) ? nodeName(this.nodes.get(t)) : "?"));
+          const ins = (f.inputs || []).map((t) => (t ? this.tensorName(t) : "a number"));
           const shapes = (f.input_shapes || []).map((x) => (x == null ? "?" : x.length ? x.join("×") : "scalar"));
           fx.text = `✗ ${opExpr(f.op, f.label, f.params, ins, this.opParams(f.op))} failed with shapes ${shapes.join(", ")}: ${f.error.message}`;
           fx.toast = { kind: "error", title: f.error.type, text: f.error.message };
@@ -109,7 +168,7 @@ export const frameEffects = {
           const edges = this.lit(f, (f.inputs || []).map((t) => this.edgeBetween(t, f.id, (seen[t] = (seen[t] ?? -1) + 1))));
           const hasOut = f.output && this.nodes.has(f.output);
           for (const e of edges) fx.pulses.push({ edge: e, dir: "forward", t0: 0, t1: hasOut ? PULSE.forwardSplit : 1 });
-          const ins = (f.inputs || []).map((t) => nodeName(this.nodes.get(t)));
+          const ins = (f.inputs || []).map((t) => this.tensorName(t));
           fx.text = opExpr(f.op, f.label, f.params, ins, this.opParams(f.op)) + (f.grad_enabled === false ? " under no_grad" : f.grad_fn ? ` → grad_fn ${f.grad_fn}` : "");
         }
         return;
@@ -121,7 +180,7 @@ export const frameEffects = {
         if (fx) {
           fx.active[f.root] = "backward";
           fx.flash.add(f.root + ":grad");
-          fx.text = `${nodeName(this.nodes.get(f.root))}.backward(): seed gradient ${describe(f.gradient, 4)}` +
+          fx.text = `${this.tensorName(f.root)}.backward(): seed gradient ${describe(f.gradient, 4)}` +
             (f.retain_graph ? " (retain_graph=True)" : "");
           fx.badges.push({ node: f.root, text: `∂L/∂L = ${describe(f.gradient, 3)}`, kind: "bwd" });
         }
@@ -151,7 +210,9 @@ export const frameEffects = {
             inEdges.push(e);
             fx.pulses.push({ edge: e, dir: "backward", t0: PULSE.backwardSplit, t1: 1 });
             let label = edgeText(c.grad);
-            if (c.unbroadcast_from) label = `Σ ${shapeText(c.unbroadcast_from)}→${shapeText(flat(c.grad).shape)}` + (flat(c.grad).shape.length ? "" : " = " + label);
+            const product = this.productEdgeText(f, c);
+            if (product) label = product;
+            else if (c.unbroadcast_from) label = `Σ ${shapeText(c.unbroadcast_from)}→${shapeText(flat(c.grad).shape)}` + (flat(c.grad).shape.length ? "" : " = " + label);
             fx.edgeLabels.push({ edge: e, text: label, dir: "backward" });
             fx.flash.add(c.input + ":grad");
           }
@@ -171,7 +232,7 @@ export const frameEffects = {
             fx.lines = f.lines;
             const outs = f.upstream_outputs && f.upstream_outputs.length > 1
               ? f.upstream_outputs.map((g) => (g == null ? "None" : describe(g, 3))).join(", ") : describe(f.upstream, 3);
-            const got = (f.contributions || []).map((c) => `${nodeName(this.nodes.get(c.input))}: ${describe(c.grad, 3)}`).join(", ");
+            const got = (f.contributions || []).map((c) => `${this.tensorName(c.input)}: ${describe(c.grad, 3)}`).join(", ");
             fx.text = `${f.grad_fn}: your backward(ctx, ${outs}) returned ${got || "None"}`;
           }
         }
@@ -182,7 +243,7 @@ export const frameEffects = {
         const s = f.tensor ? get(f.tensor) : null;
         if (s && f.replaced != null && !this.nodes.get(f.tensor).is_leaf) s.flow = f.replaced;
         if (fx) {
-          const owner = f.tensor && this.nodes.has(f.tensor) ? nodeName(this.nodes.get(f.tensor)) : null;
+          const owner = f.tensor && this.nodes.has(f.tensor) ? this.tensorName(f.tensor) : null;
           const what = HOOK_WHAT[f.where] || "hook";
           fx.lines = f.lines || null;
           if (owner) {
@@ -211,7 +272,7 @@ export const frameEffects = {
           }
           const before = f.before == null ? "None" : describe(f.before, 3);
           fx.badges.push({ node: f.tensor, text: `.grad ${f.before == null ? "None" : edgeText(f.before)} + ${edgeText(f.incoming)} → ${edgeText(f.after)}`, kind: "bwd" });
-          fx.text = `AccumulateGrad: ${nodeName(this.nodes.get(f.tensor))}.grad = ${before} + ${describe(f.incoming, 4)} = ${describe(f.after, 4)}`;
+          fx.text = `AccumulateGrad: ${this.tensorName(f.tensor)}.grad = ${before} + ${describe(f.incoming, 4)} = ${describe(f.after, 4)}`;
           fx.accumulate = f;
         }
         return;
@@ -223,7 +284,7 @@ export const frameEffects = {
         if (fx) {
           fx.active[f.tensor] = "backward";
           fx.flash.add(f.tensor + ":grad");
-          fx.text = `retain_grad: ${nodeName(this.nodes.get(f.tensor))}.grad = ${describe(f.grad, 4)}`;
+          fx.text = `retain_grad: ${this.tensorName(f.tensor)}.grad = ${describe(f.grad, 4)}`;
           fx.badges.push({ node: f.tensor, text: "retain_grad", kind: "bwd" });
         }
         return;

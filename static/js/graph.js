@@ -160,24 +160,53 @@ export class GraphView {
     }
     this.overlayVp.replaceChildren();
     this.layers.pulses = el("g", { class: "fg-layer-pulses" }, this.overlayVp);
-    this.clusters = [...(g.clusters || []), ...groupsAsClusters(g.groups)];
-    this.initFolded();
-    this.culling = false;
-    for (const c of this.clusters) this.renderCluster(c);
-    for (const e of g.edges) this.drawEdge(e);
-    this.cutLabelled = new Set();
-    for (const e of g.edges) if (e.cut) this.renderCut(e);
-    for (const n of g.nodes) this.drawRecord(n);
-    this.pulseEls = [];
-    this.applyCollapsed();
+    try {
+      this.clusters = [...(g.clusters || []), ...groupsAsClusters(g.groups)];
+      this.initFolded();
+      this.culling = false;
+      for (const c of this.clusters) this.renderCluster(c);
+      for (const e of g.edges) this.drawEdge(e);
+      this.cutLabelled = new Set();
+      for (const e of g.edges) if (e.cut) this.renderCut(e);
+      for (const n of g.nodes) this.drawRecord(n);
+      this.pulseEls = [];
+      this.applyCollapsed();
+    } catch (err) {
+      // a half-drawn graph (or the previous program's) must not pass for this one: clear it and say why
+      this.renderFailed(err);
+      throw err;
+    }
     this.cullSoon();
     document.dispatchEvent(new CustomEvent("fg:graph-drawn", { detail: { pass: model.passIndex, folded: !!model.folded } }));
   }
 
+  renderFailed(err) {
+    this.viewport.replaceChildren();
+    this.overlayVp.replaceChildren();
+    this.nodeEls.clear();
+    this.edgeEls.clear();
+    const msg = el("text", { x: 24, y: 48, class: "fg-draw-failed", role: "alert" }, this.viewport);
+    msg.textContent = `This graph could not be drawn (${String((err && err.message) || err).slice(0, 160)}).`;
+    document.dispatchEvent(new CustomEvent("fg:graph-failed", { detail: { pass: this.model ? this.model.passIndex : null, message: String(err) } }));
+  }
+
+  // NOTE: an edge with fewer than two points has an empty path, and getPointAtLength throws on it ("path is
+  // empty": a long RNN's folded bundles): such an edge is the straight line between its ends' centres.
   pointAt(rec, t) {
-    if (rec.len == null) rec.len = rec.path.getTotalLength();
-    const p = rec.path.getPointAtLength(Math.max(0, Math.min(1, t)) * rec.len);
-    return { x: p.x, y: p.y };
+    t = Math.max(0, Math.min(1, t));
+    if (rec.path.getAttribute("d")) {
+      if (rec.len == null) rec.len = rec.path.getTotalLength();
+      const p = rec.path.getPointAtLength(t * rec.len);
+      return { x: p.x, y: p.y };
+    }
+    const pts = (rec.e && rec.e.points) || [];
+    const centre = (id) => {
+      const n = this.model && this.model.nodes.get(id);
+      return n && Number.isFinite(n.x) ? [n.x, n.y] : null;
+    };
+    const a = pts[0] || centre(rec.e && rec.e.source) || [0, 0];
+    const b = pts[pts.length - 1] !== a && pts.length > 1 ? pts[pts.length - 1] : centre(rec.e && rec.e.target) || a;
+    return { x: a[0] + (b[0] - a[0]) * t, y: a[1] + (b[1] - a[1]) * t };
   }
 
   // ---- per step ---------------------------------------------------------------------------

@@ -3,10 +3,11 @@
 import { heatmap } from "./heatmap.js";
 import { isImageLike, tiles } from "./tiles.js";
 import { nodeName } from "./replay.js";
-import { opNodeText, opParamRows } from "./oplabels.js";
+import { dName, opNodeText, opParamRows } from "./oplabels.js";
 import { describe, flat, fmt, isSummary, latex, maxAbs as largest, scalarOf, shapeText } from "./values.js";
 import { onFirstUse } from "./lazy.js";
-import { bindings, substituteLatex } from "./mathtext.js";
+import { bindings, localInNames, substituteLatex } from "./mathtext.js";
+import { chainText, PRODUCT_OPS } from "./frames.js";
 
 const loadKatex = onFirstUse("/static/vendor/katex/katex.min.css", () => import("../vendor/katex/katex.js"));
 
@@ -35,17 +36,47 @@ function broadcastDims(from, to) {
   return `dim${dims.length > 1 ? "s" : ""} ${dims.join(", ")}`;
 }
 
-// Why a leaf's .grad is None at step k: reset by zero_grad() (which line), or not reached yet.
+// Why a leaf's .grad is None at step k: cleared by zero_grad() (which line), or not reached yet. A pass
+// that opens with zero_grad (issue 23 §3) shows the cleared gradient from its start.
 function whyNoGrad(model, id, k) {
+  const applied = [...(model.preFrames || []), ...model.steps.slice(0, Math.min(k, model.steps.length)).flatMap((s) => s.frames)];
+  const clears = (f) => f.kind === "zero_grad" && f.set_to_none && (f.tensors || []).includes(id);
+  const reaches = (f) => (f.kind === "accumulate" || f.kind === "retain_grad") && f.tensor === id;
   let reset = null;
-  for (let i = 0; i < Math.min(k, model.steps.length); i++) {
+  for (const f of applied) {
+    if (clears(f)) reset = f;
+    if (reaches(f)) reset = null;
+  }
+  if (!reset && !applied.some(reaches)) {
+    // not applied yet, but the state shown already is the cleared one: the pass starts after that clearing
+    const first = model.frames.findIndex(reaches);
+    reset = model.frames.slice(0, first < 0 ? model.frames.length : first).find(clears) || null;
+  }
+  if (reset) return `cleared by zero_grad()${reset.line ? ` on line ${reset.line}` : ""}`;
+  return "no backward has reached it yet";
+}
+
+// The backward step that produced node id's gradient (≤ step k), else the latest one that used it.
+function chainFor(model, id, k) {
+  let used = null;
+  for (let i = Math.min(k, model.steps.length) - 1; i >= 0; i--) {
     for (const f of model.steps[i].frames) {
-      if (f.kind === "zero_grad" && f.set_to_none && (f.tensors || []).includes(id)) reset = f;
-      if ((f.kind === "accumulate" && f.tensor === id) || (f.kind === "retain_grad" && f.tensor === id)) reset = null;
+      if (f.kind !== "backward_step") continue;
+      if (f.node === id || (f.contributions || []).some((c) => c.input === id)) return { frame: f, step: i + 1 };
+      if (!used && f.output === id) used = { frame: f, step: i + 1 };
     }
   }
-  if (reset) return `reset to None by zero_grad()${reset.line ? ` on line ${reset.line}` : ""}`;
-  return "no backward has reached it yet";
+  return used;
+}
+
+// The step that produced the gradient of an op's output (the step before in the chain), or null.
+function upstreamStep(model, f, k) {
+  for (let i = Math.min(k, model.steps.length) - 1; i >= 0; i--) {
+    for (const g of model.steps[i].frames) {
+      if (g.kind === "backward_step" && g !== f && (g.contributions || []).some((c) => c.input === f.output)) return g;
+    }
+  }
+  return null;
 }
 
 export class Inspector {
@@ -130,7 +161,15 @@ export class Inspector {
       const ins = this.inputsOf(model, nodeId);
       const letters = "abcdefgh";
       const lines = opInfo.latex.map((l, i) => `\\frac{\\partial\\,\\text{out}}{\\partial ${letters[i]}} = ${l || "\\text{(no gradient)}"}`);
-      if (ins.length) parts.push(h("p", { class: "muted small" }, ins.map((name, i) => `${letters[i]} = ${name}`).join(", ")));
+      // the letters bound: the inputs, and c → the first scalar parameter when it is not an input (pow's exponent)
+      const bound = ins.map((name, i) => `${letters[i]} = ${name}`);
+      const usesC = opInfo.latex.some((l) => /(?<![\\A-Za-z])c(?![A-Za-z])/.test(l || ""));
+      const p0 = Array.isArray(n.params) ? n.params[0] : undefined;
+      if (usesC && ins.length < 3 && typeof p0 === "number") {
+        const pname = ((model.opParams(n.op) || {}).names || [])[0];
+        bound.push(`c = ${fmt(p0)}${pname ? ` (${pname})` : ""}`);
+      }
+      if (bound.length) parts.push(h("p", { class: "muted small insp-letters" }, bound.join(", ")));
       loadKatex().then((katex) => {
         for (const l of lines) {
           const d = h("div", { class: "katex-line" });
@@ -142,10 +181,12 @@ export class Inspector {
     }
 
     // chain rule on the most recent backward step involving this node
-    const chain = model.chainFor(nodeId, state.step);
+    const chain = chainFor(model, nodeId, state.step);
     if (chain) {
       const current = chain.step === state.step;
       parts.push(h("h3", {}, current ? "chain rule (this step)" : `chain rule (step ${chain.step})`));
+      const rule = n.kind === "tensor" ? this.ruleInNames(model, chain.frame, nodeId, state.step) : null;
+      if (rule) parts.push(h("p", { class: "chain-rule" }, rule));
       const box = h("div", { class: "chain", "aria-live": "polite" });
       parts.push(box);
       this.renderChain(box, model, chain.frame, nodeId);
@@ -161,6 +202,31 @@ export class Inspector {
     if (another) this.root.scrollTop = 0; // a new node is read from its title; a step keeps the place
   }
 
+  // The rule that produced a tensor's gradient, in names: "∂L/∂x = ∂L/∂y · w"; through a transpose into a
+  // matrix product it is written out: "∂L/∂weight = (∂L/∂(model.0 out))ᵀ · x" (δᵀx).
+  ruleInNames(model, f, id, k) {
+    const c = (f.contributions || []).find((x) => x.input === id);
+    if (!c) return null;
+    const name = (t) => model.tensorName(t);
+    const names = model.opInputs(f.node).map(name);
+    const params = (model.nodes.get(f.node) || {}).params;
+    const dOut = `∂L/∂${dName(name(f.output))}`;
+    const local = localInNames(c.local, names, params);
+    if (local == null) return null;
+    const op = model.nodes.get(f.node) || {};
+    if (op.op === "t" || op.op === "transpose") {
+      const before = upstreamStep(model, f, k);
+      const prod = before && model.nodes.get(before.node);
+      const ins = before ? model.opInputs(before.node) : [];
+      if (prod && PRODUCT_OPS.has(prod.op) && ins.length >= 2 && ins[ins.length - 1] === f.output) {
+        // ∂L/∂Wᵀ = Aᵀ·δ, so ∂L/∂W = (Aᵀ·δ)ᵀ = δᵀ·A
+        const delta = `∂L/∂${dName(name(before.output))}`;
+        return `∂L/∂${dName(name(id))} = (${dOut})ᵀ = (${name(ins[ins.length - 2])}ᵀ · ${delta})ᵀ = (${delta})ᵀ · ${name(ins[ins.length - 2])}`;
+      }
+    }
+    return `∂L/∂${dName(name(id))} = ${chainText(dOut, local)}`;
+  }
+
   inputsOf(model, opId) {
     const f = model.frames.find((x) => x.kind === "op" && x.id === opId);
     const ids = f && f.inputs ? f.inputs : model.graph.edges.filter((e) => e.target === opId).map((e) => e.source);
@@ -171,7 +237,10 @@ export class Inspector {
     if (v === undefined) return h("p", { class: "pending-val" }, "not computed yet");
     if (v === null) return h("p", { class: "none-val" }, "None");
     const sc = scalarOf(v);
-    if (sc !== undefined && flat(v).shape.length === 0) return h("p", { class: "scalar-val" }, fmt(sc), h("span", { class: "muted small" }, `  (${sc})`));
+    // the full number beside the short one only when they differ: "0.333 (0.3333333)", never "5 (5)"
+    if (sc !== undefined && flat(v).shape.length === 0) {
+      return h("p", { class: "scalar-val" }, fmt(sc), String(sc) !== fmt(sc) ? h("span", { class: "muted small" }, `  (${sc})`) : null);
+    }
     // tiles on the tensor's own domain: a kernel's ±0.2 would be washed out by the pass's inputs
     if (isImageLike(v)) return tiles(v, largest(v) || 1, theme, { label, domainNote: true });
     const view = heatmap(v, maxAbs, theme, { label });
@@ -226,14 +295,14 @@ export class Inspector {
   }
 
   async renderChain(box, model, f, nodeId) {
-    const outName = nodeName(model.nodes.get(f.output));
+    const outName = model.tensorName(f.output);
     const contribs = (f.contributions || []).filter((c) => nodeId === f.node || nodeId === f.output || c.input === nodeId);
     const lines = [];
     if (f.upstream_parts && f.upstream_parts.length > 1) {
       lines.push(`\\frac{\\partial L}{\\partial ${tex(outName)}} = ${f.upstream_parts.map(latex).join(" + ")} = ${latex(f.upstream)}`);
     }
     for (const c of contribs) {
-      const inName = nodeName(model.nodes.get(c.input));
+      const inName = model.tensorName(c.input);
       const u = scalarOf(f.upstream), g = scalarOf(c.grad);
       let local = c.local || "?";
       if (u !== undefined && g !== undefined && u !== 0 && !/^-?[\d.]+$/.test(local.trim()) && flat(f.upstream).shape.length === 0 && flat(c.grad).shape.length === 0) {

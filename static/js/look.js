@@ -2,6 +2,7 @@
 import { DURATIONS, PAGE, ROLE_COLORS, ROLE_NAMES, cssVars } from "./config.js";
 import { scaleLegend } from "./heatmap.js";
 import { $ } from "./dom.js";
+import { nodeName } from "./naming.js";
 import { refreshInspector } from "./selection.js";
 import { set, state } from "./store.js";
 
@@ -55,6 +56,14 @@ export function renderLegend() {
     chip(`<span class="sw" style="background:${ROLE_COLORS[r]}"></span>${name}`);
   }
   chip(`<span class="sw pending"></span>not computed yet`);
+  // the ∂L row: what L is, the tensor backward() was called on (issue 23 §2)
+  const seed = state.model ? state.model.frames.find((f) => f.kind === "backward_begin") : null;
+  if (seed) {
+    const s = document.createElement("span");
+    s.className = "chip legend-l";
+    s.textContent = `∂L = gradient of L = ${nodeName(state.model.nodes.get(seed.root))}, the tensor backward() was called on`;
+    lg.appendChild(s);
+  }
   chip(`<span class="line" style="background:var(--forward)"></span>forward`);
   chip(`<span class="line" style="background:var(--backward)"></span>backward`);
   const cuts = g ? g.edges.some((e) => e.cut) : true;

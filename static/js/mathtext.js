@@ -98,7 +98,7 @@ export function latexToText(latex) {
       }
       if (x == null) return null;
       if (ch === "_") continue;  // subscripts are labels (clip_δ): the caption leaves them out
-      out += simple(x) ? `^${x}` : `^(${x})`;
+      out += x === "ᵀ" ? "ᵀ" : simple(x) ? `^${x}` : `^(${x})`;
     } else if (ch === "{" || ch === "}") {
       i++;
     } else {
@@ -106,5 +106,34 @@ export function latexToText(latex) {
       i++;
     }
   }
-  return out.replace(/\s+/g, " ").replace(/\s*·\s*/g, "·").trim();
+  return out.replace(/\s+/g, " ").replace(/\s*·\s*/g, "·").replace(/·+/g, "·").replace(/ \^/g, "^").trim();
+}
+
+// A local derivative in the inputs' names, as plain text for a tensor's caption ("·weightᵀ", "y", "1"):
+// a, b, c → the op's inputs in order (c → its first scalar parameter when it has fewer inputs); A, B (and v)
+// → the two factors of a matrix product, its last two inputs (addmm's are (bias, A, B)). null when unknown.
+const LETTER = /(?<![\\A-Za-z])([abcABv])(?![A-Za-z])/g;
+export function localInNames(latex, names, params) {
+  if (!latex) return null;
+  const n = names.length;
+  const bound = { a: names[0], b: names[1], c: n > 2 ? names[2] : params && typeof params[0] === "number" ? num(params[0]) : undefined,
+    A: names[n - 2], B: names[n - 1], v: names[n - 1] };
+  const used = [];
+  let missing = false;
+  const marked = latex.replace(LETTER, (m, v) => {
+    if (bound[v] === undefined) {
+      missing = true;
+      return m;
+    }
+    used.push(bound[v]);
+    return String.fromCharCode(0xe000 + used.length - 1);  // a private-use mark: names may hold "_" or "^"
+  });
+  if (missing) return null;
+  const text = latexToText(marked);
+  if (text == null) return null;
+  // a compound name keeps its parentheses; (wᵀ)ᵀ is w
+  return text.replace(/[\ue000-\ue0ff]/g, (ch) => {
+    const name = used[ch.charCodeAt(0) - 0xe000];
+    return /[ ·]/.test(name) ? `(${name})` : name;
+  }).replace(/ᵀᵀ/g, "");
 }

@@ -4,11 +4,24 @@ import { opExpr } from "./oplabels.js";
 
 export function nodeName(node) {
   if (!node) return "?";
-  return node.name || node.display || node.label || node.id;
+  if (node.name || node.display) return node.name || node.display;
+  if (node.kind === "op" || (node.label && !ANON.test(node.label)) || isNumberConstant(node)) return node.label || node.id;
+  return unnamed(node);
 }
 
 // labels that are not names: ids, or the shape the server puts on unnamed tensors ("scalar", "2×3")
 const ANON = /^(t\d+|scalar|\d+(×\d+)*|)$/;
+
+// a Python number an op took ("3" in x * 3): its value is its name
+const isNumberConstant = (n) => n.role === "constant" && !(n.shape && n.shape.length) && n.label != null && n.label !== "";
+
+// A tensor the program never named, and no drawn op made: what it is and where, never its shape ("8×8")
+// or a size ("10" from torch.randn(10)).
+const ROLE_WORDS = { input: "input", parameter: "parameter", constant: "constant", loss: "loss", output: "output" };
+function unnamed(n) {
+  const what = ROLE_WORDS[n.role] || (n.is_leaf ? "leaf" : "result");
+  return n.line ? `${what} (line ${n.line})` : what;
+}
 
 export const naming = {
   // Early passes of a streamed run are built before module and parameter names are known
@@ -50,21 +63,37 @@ export const naming = {
       }
     }
     for (const f of this.frames) if (f.kind === "op" && f.inputs) inputsOf.set(f.id, f.inputs.filter((i) => this.nodes.has(i)));
-    const named = (n) => n.name || (n.label && (n.role === "constant" || !ANON.test(n.label)));
+    const named = (n) => n.name || (n.label && (isNumberConstant(n) || !ANON.test(n.label)));
     const short = (id) => {
       const n = this.nodes.get(id);
       if (!n) return "?";
       // a module's parameter inside an expression: its own name ("weightᵀ"); the module box says whose
       if (named(n)) return n.name && n.role === "parameter" && n.name.includes(".") ? n.name.split(".").pop() : n.name || n.label;
       const d = n.display || "…";
-      return d.length <= 9 ? (/[ ]/.test(d) ? `(${d})` : d) : "…";
+      return d.length <= 16 ? d : "…";  // opExpr parenthesises a compound operand by precedence
     };
-    const MAX = 18;
+    // consumers of each tensor: a module's result leaves it when no op of that module reads it
+    const readers = new Map();
+    for (const e of this.graph.edges) {
+      const t = this.nodes.get(e.target);
+      if (t && t.kind === "op") {
+        if (!readers.has(e.source)) readers.set(e.source, []);
+        readers.get(e.source).push(t);
+      }
+    }
+    const inside = (m, op) => !!op.module && (op.module === m || op.module.startsWith(m + "."));
+    const MAX = 24;
     for (const n of this.graph.nodes) {
       if (n.kind !== "tensor" || named(n)) continue;
       const op = producer.get(n.id);
       if (!op) {
         n.display = null;
+        continue;
+      }
+      // a module's output is named by the module ("model.0 out"), never "addmm(…, …, …)"
+      const m = op.module;
+      if (m && !/^m\d+$/.test(m) && (n.module === m || !n.module) && !(readers.get(n.id) || []).some((r) => inside(m, r))) {
+        n.display = `${m} out`;
         continue;
       }
       const ins = (inputsOf.get(op.id) || []).map(short);

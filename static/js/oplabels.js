@@ -103,17 +103,54 @@ export function opParamRows(op, params, fmt) {
   });
 }
 
+// How tightly each infix operator binds (Python's order): an operand with a looser operator at its top
+// level is parenthesised, so ((pred - target) ** 2) reads "(pred − target) ** 2", never "pred − target ** 2".
+const PRECEDENCE = { "+": 1, "−": 1, "-": 1, "×": 2, "*": 2, "÷": 2, "/": 2, "@": 2, "**": 3 };
+
+// The loosest operator outside parentheses in an expression ("a × b + c" → 1); Infinity for a name or a call.
+export function loosestOperator(expr) {
+  let depth = 0, loosest = Infinity;
+  const words = String(expr).split(" ");
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i];
+    if (depth === 0 && i > 0 && i < words.length - 1 && w in PRECEDENCE) loosest = Math.min(loosest, PRECEDENCE[w]);
+    for (const ch of w) {
+      if (ch === "(" || ch === "[") depth++;
+      else if ((ch === ")" || ch === "]") && depth > 0) depth--;
+    }
+  }
+  return loosest;
+}
+
+// An operand in parentheses when its own operator binds looser than `tighter` needs.
+export function operand(expr, tighter) {
+  return loosestOperator(expr) < tighter ? `(${expr})` : expr;
+}
+
+// A name as it sits after ∂ in a derivative: compound names in parentheses, "∂L/∂(x × 3)".
+export function dName(name) {
+  return / /.test(name) ? `(${name})` : name;  // "x × 3", "model.0 out": anything more than one word
+}
+
 // An expression for the op's output from its input names: "s ** 2", "x[:, 1:3]", "sum(x, 1)".
 const INFIX = new Set(["+", "−", "-", "×", "*", "÷", "/", "@"]);
 export function opExpr(op, label, params, ins, fmt) {
   label = label || op || "op";
   const unary = Array.isArray(params) && params.length > 0 && ins.length === 1;
   const kind = fmt && fmt.format;
-  if (unary && kind === "right") return `${ins[0]} ${fmt.symbol} ${fmtParam(params[0])}`;
-  if (unary && kind === "left") return `${fmtParam(params[0])} ${fmt.symbol} ${ins[0]}`;
-  if (unary && kind === "subscript") return `${ins[0]}${opText(op, label, params, fmt)}`;
-  if (INFIX.has(label) && ins.length === 2) return `${ins[0]} ${label} ${ins[1]}`;
-  if (label === "ᵀ" && ins.length === 1) return `${ins[0]}ᵀ`;
+  if (unary && kind === "right") {
+    const p = PRECEDENCE[fmt.symbol] || 2;
+    return `${operand(ins[0], p + 1)} ${fmt.symbol} ${fmtParam(params[0])}`;
+  }
+  if (unary && kind === "left") return `${fmtParam(params[0])} ${fmt.symbol} ${operand(ins[0], (PRECEDENCE[fmt.symbol] || 2))}`;
+  if (unary && kind === "subscript") return `${operand(ins[0], Infinity)}${opText(op, label, params, fmt)}`;
+  if (INFIX.has(label) && ins.length === 2) {
+    // left-associative: the right operand of − and ÷ keeps parentheses at its own level (a − (b − c))
+    const p = PRECEDENCE[label];
+    const right = label === "+" || label === "×" || label === "*" ? p : p + 1;
+    return `${operand(ins[0], p)} ${label} ${operand(ins[1], right)}`;
+  }
+  if (label === "ᵀ" && ins.length === 1) return `${operand(ins[0], Infinity)}ᵀ`;
   if (kind === "keywords" && Array.isArray(params) && params.length) {
     const { head, args } = keywordCall(label, params, fmt);
     return `${head}(${[...ins, ...(args ? [args] : [])].join(", ")})`;

@@ -57,4 +57,4 @@ def test_a_none_grad_says_why(page):
     run(page, ZERO)
     select(page, "w")
     text = page.locator("#inspector").inner_text()
-    assert "None (reset to None by zero_grad() on line 7)" in text, text
+    assert "None (cleared by zero_grad() on line 7)" in text, text
