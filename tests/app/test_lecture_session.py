@@ -8,7 +8,7 @@ import gzip
 import httpx
 import pytest
 from flowgrad_testing import real_server
-from test_classroom import Follower, create, join, post_state
+from test_classroom import Follower, create, join, post_state, redis_url  # noqa: F401 - redis_url: a fixture
 
 FAST = {"FLOWGRAD_FOLLOWER_HEARTBEAT_S": "0.3", "FLOWGRAD_PRESENTER_QUIET_S": "0.5",
         "FLOWGRAD_MAX_SESSIONS_PER_IDENTITY": "10000", "FLOWGRAD_MAX_FOLLOWERS_PER_IDENTITY": "10000",
@@ -16,9 +16,12 @@ FAST = {"FLOWGRAD_FOLLOWER_HEARTBEAT_S": "0.3", "FLOWGRAD_PRESENTER_QUIET_S": "0
 PROGRAM = "import torch\nx = torch.tensor(3.0, requires_grad=True)\ny = x * x\ny.backward()\nprint(x.grad)\n"
 
 
-@pytest.fixture(scope="module")
-def server():
-    with real_server(**FAST) as (_, url):
+@pytest.fixture(scope="module", params=["memory", "redis"])
+def server(request):
+    """The contract holds with either broker (Redis: two processes, the presenter on one, followers on the other
+    is test_classroom's; here one process through Redis checks the new scripts)."""
+    extra = {"FLOWGRAD_BROKER_URL": request.getfixturevalue("redis_url")[0]} if request.param == "redis" else {}
+    with real_server(**FAST, **extra) as (_, url):
         yield url
 
 
