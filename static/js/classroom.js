@@ -426,6 +426,7 @@ function showQuestion(q) {
   const wasOpen = asked();
   session.question = q;
   setMask(q);
+  document.body.classList.toggle("class-asked", !!q);
   if (!q) {
     box.hidden = true;
     return;
