@@ -375,12 +375,12 @@ async function apply(sent) {
   try {
     if (sent.program == null) {
       showDraft(sent);
-    } else if (sent.program !== session.ranProgram || !state.model) {
+    } else if (sent.program !== session.ranProgram || (!state.model && sent.run && sent.run !== session.shared)) {
       if (sent.run) await loadShared(sent);  // the teacher's new run: until its id comes, the last one stays
       showDraft(sent);
-    } else if (sent.run && sent.run !== session.shared && state.model) {
+    } else if (sent.run && sent.run !== session.shared) {
       session.shared = sent.run;  // the same program run again: the same answer (runs are deterministic)
-    } else {
+    } else if (state.model) {
       showDraft(sent);
       if (sent.pass !== state.passIndex) openPass(sent.pass, { step: sent.step, node: asked() ? null : sent.node, autoplay: false });
       else if (sent.step !== state.step) setStep(sent.step, { animate: true, toast: false });
