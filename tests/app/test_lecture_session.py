@@ -3,12 +3,16 @@ presenter's run is shared (run once by the server, loaded by every follower: no 
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 
 import httpx
 import pytest
 from flowgrad_testing import real_server
 from test_classroom import Follower, create, join, post_state, redis_url  # noqa: F401 - redis_url: a fixture
+
+from app.classroom.broker import Limits, MemoryBroker
+from app.classroom.hub import Hub
 
 FAST = {"FLOWGRAD_FOLLOWER_HEARTBEAT_S": "0.3", "FLOWGRAD_PRESENTER_QUIET_S": "0.5",
         "FLOWGRAD_MAX_SESSIONS_PER_IDENTITY": "10000", "FLOWGRAD_MAX_FOLLOWERS_PER_IDENTITY": "10000",
@@ -112,3 +116,23 @@ def test_hostile_shared_programs_stay_in_the_sandbox(server):
         shared = httpx.get(f"{server}/api/sessions/{code}/runs/{r.json()['run']}").json()
         assert shared["error"] is not None  # the sandbox refused it, in the answer every follower loads
     assert httpx.post(f"{server}/api/sessions/{code}/presence", json={"here": "maybe"}, headers=headers).status_code == 422
+
+
+def test_shared_runs_stay_within_the_process_budget():
+    """Many classes' runs: the least recently touched sessions' runs go first, the one just stored stays."""
+    limits = Limits(max_sessions=100, max_followers=10, idle_s=3600, code_length=6, max_questions=5,
+                    max_answer_changes=5, follower_timeout_s=30, max_sessions_per_identity=100,
+                    shared_runs_max_bytes=3_000)
+
+    async def scenario():
+        broker = MemoryBroker(limits, Hub())
+        codes = [await broker.create("d" * 64, "teacher") for _ in range(5)]
+        for i, code in enumerate(codes):
+            await broker.put_run(code, f"{i:016x}", bytes(1_000))
+            assert broker.run_bytes <= limits.shared_runs_max_bytes
+            assert await broker.get_run(code, f"{i:016x}") == bytes(1_000)  # the newest is always kept
+        assert await broker.get_run(codes[0], f"{0:016x}") is None
+        await broker.end(codes[-1])
+        assert broker.run_bytes == sum(len(s.run_answer) for s in broker.sessions.values())
+
+    asyncio.run(scenario())
