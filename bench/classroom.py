@@ -93,7 +93,7 @@ async def load_run(client, url, code, run_id, loads: list, asked: float) -> None
 
 
 async def follower(client, url, code, name, received: list, ready: asyncio.Event, counter: list,
-                   questions: dict, loads: list):
+                   questions: dict, loads: list, loader):
     token = await join(client, url, code)
     loaded, pending = None, set()
     async with client.stream("GET", f"{url}/api/sessions/{code}/events?follower={token}") as r:
@@ -107,7 +107,7 @@ async def follower(client, url, code, name, received: list, ready: asyncio.Event
                     questions[name][(q["id"], q["status"])] = now
                 if state.get("run") and state["run"] != loaded:
                     loaded = state["run"]
-                    task = asyncio.create_task(load_run(client, url, code, loaded, loads, now))
+                    task = asyncio.create_task(load_run(loader, url, code, loaded, loads, now))
                     pending.add(task)
                     task.add_done_callback(pending.discard)
                 if len(received) == 1:  # the latest state arrived: this follower is listening
@@ -130,7 +130,9 @@ TYPED = "\n# the teacher types a comment while explaining; nothing runs until Ru
 
 async def fanout(urls, followers: int, rate: float, seconds: float, procs, answering: int) -> dict:
     limits = httpx.Limits(max_connections=2 * followers + 20, max_keepalive_connections=2 * followers + 20)
-    async with httpx.AsyncClient(timeout=None, limits=limits) as client:
+    # the shared-run loads on a pool of their own: httpx's pool is slow to pick among 300 busy stream connections
+    async with httpx.AsyncClient(timeout=None, limits=limits) as client, \
+            httpx.AsyncClient(timeout=None, limits=limits) as loader:
         d = (await client.post(urls[0] + "/api/sessions")).json()
         code, headers = d["code"], {"Authorization": "Bearer " + d["presenter_token"]}
         shared = (await client.post(f"{urls[0]}/api/sessions/{code}/run", json={"source": PROGRAM, "values": "summary"},
@@ -150,7 +152,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
 
         beating = asyncio.create_task(beat())
         tasks = [asyncio.create_task(follower(client, urls[i % len(urls)], code, f"f{i}", got[i], ready, counter,
-                                              questions, loads)) for i in range(followers)]
+                                              questions, loads, loader)) for i in range(followers)]
         await asyncio.wait_for(ready.wait(), 120)
         await asyncio.sleep(1.0)
         memory = [[rss_mb(p.pid) for p in procs]]
