@@ -9,6 +9,7 @@ reaches every process's ``Hub`` in order. Answers go to the presenter's ``tally`
 
 from __future__ import annotations
 
+import hashlib
 import math
 import secrets
 import time
@@ -64,6 +65,8 @@ class Limits:
     max_sessions_per_identity: int = 3
     unjoined_s: float = 600.0  # a session no follower joined is forgotten this long after it was made
     max_followers_per_identity: int = 3  # follower tokens one identity may take in one session
+    presenter_quiet_s: float = 30.0  # a presenter not heard from this long is "away" to its followers
+    shared_runs_max_bytes: int = 256_000_000  # the presenters' shared runs (compressed) this process keeps
 
 
 def own_sessions_message(limits: Limits) -> str:
@@ -85,8 +88,15 @@ def tally_channel(code: str) -> str:
     return "tally:" + code
 
 
-def state_payload(seq: int, state: bytes, question: bytes) -> bytes:
-    return b'{"seq":' + str(seq).encode() + b',"state":' + state + b',"question":' + question + b"}"
+def state_payload(seq: int, state: bytes, question: bytes, away: bool = False, ended: bool = False) -> bytes:
+    """One frame's JSON; ``"away": true`` while the presenter is quiet, ``"ended": true`` on the last one."""
+    tail = (b',"away":true' if away else b"") + (b',"ended":true' if ended else b"")
+    return b'{"seq":' + str(seq).encode() + b',"state":' + state + b',"question":' + question + tail + b"}"
+
+
+def run_id_of(answer: bytes) -> str:
+    """A shared run's id: its answer's digest (the same answer twice is the same run)."""
+    return hashlib.sha256(answer).hexdigest()[:16]
 
 
 def public_question(q: dict | None) -> dict | None:
@@ -128,6 +138,10 @@ class _Session:
     questions: dict = field(default_factory=dict)  # id → question (with "answers", "changes")
     followers: dict = field(default_factory=dict)  # connection id → last seen
     tally_seq: int = 0
+    presenter_seen: float = 0.0  # the presenter's last call (state, presence, question…)
+    away: bool = False  # followers were told the presenter is quiet
+    run_id: str | None = None  # the presenter's shared run (what followers load instead of running)
+    run_answer: bytes = b""  # its answer, gzip-compressed
 
 
 class MemoryBroker:
@@ -137,6 +151,7 @@ class MemoryBroker:
         self.limits = limits
         self.hub = hub
         self.sessions: dict[str, _Session] = {}
+        self.run_bytes = 0  # shared runs held, across sessions (bounded by shared_runs_max_bytes)
 
     async def start(self) -> None:
         pass
@@ -150,7 +165,12 @@ class MemoryBroker:
 
     def _expire(self, now: float) -> None:
         for code in [c for c, s in self.sessions.items() if self._expires(s) <= now]:
-            del self.sessions[code]
+            self._forget(code)
+
+    def _forget(self, code: str) -> None:
+        s = self.sessions.pop(code, None)
+        if s is not None:
+            self.run_bytes -= len(s.run_answer)
 
     def _must(self, code: str) -> _Session:
         s = self._get(code)
@@ -161,7 +181,7 @@ class MemoryBroker:
     def _get(self, code: str) -> _Session | None:
         s = self.sessions.get(code)
         if s is not None and self._expires(s) <= time.time():
-            del self.sessions[code]
+            self._forget(code)
             return None
         return s
 
@@ -179,7 +199,7 @@ class MemoryBroker:
             code = new_code(self.limits.code_length)
             if code not in self.sessions:
                 break
-        self.sessions[code] = _Session(code, digest, now, now, owner)
+        self.sessions[code] = _Session(code, digest, now, now, owner, presenter_seen=now)
         return code
 
     async def mint_follower(self, code: str, identity: str) -> None:
@@ -197,25 +217,74 @@ class MemoryBroker:
         if s is None:
             return None
         return {"code": code, "digest": s.digest, "seq": s.seq, "created": s.created,
-                "followers": self._count(s, time.time()), "question": public_question(s.question)}
+                "followers": self._count(s, time.time()), "question": public_question(s.question),
+                "presenter_seen": s.presenter_seen, "away": s.away, "run": s.run_id}
 
     async def latest(self, code: str) -> tuple[int, bytes] | None:
         s = self._get(code)
         if s is None or s.seq == 0:
             return None
-        return s.seq, state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)))
+        return s.seq, state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)), s.away)
 
-    def _publish(self, s: _Session) -> int:
+    def _publish(self, s: _Session, ended: bool = False) -> int:
         s.seq += 1
         s.touched = time.time()
-        payload = state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)))
+        payload = state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)), s.away, ended)
         self.hub.put(state_channel(s.code), s.seq, sse_frame(s.seq, payload))
         return s.seq
+
+    def _heard(self, s: _Session) -> bool:
+        """The presenter spoke: seen now; True when followers had been told it was away (they hear it is back)."""
+        s.presenter_seen = time.time()
+        back, s.away = s.away, False
+        return back
 
     async def post_state(self, code: str, state: bytes) -> int:
         s = self._must(code)
         s.state = state
+        self._heard(s)
         return self._publish(s)
+
+    async def presence(self, code: str, here: bool = True) -> None:
+        """The presenter's page is open (``here``) or is closing: followers hear of a change at once."""
+        s = self._must(code)
+        if here:
+            if self._heard(s):
+                self._publish(s)
+        elif not s.away:
+            s.away = True
+            self._publish(s)
+
+    async def check_presenter(self, code: str) -> None:
+        """A follower's stream asks on its heartbeat: a presenter quiet past presenter_quiet_s becomes away."""
+        s = self._get(code)
+        if s is not None and not s.away and time.time() - s.presenter_seen > self.limits.presenter_quiet_s:
+            s.away = True
+            self._publish(s)
+
+    async def end(self, code: str) -> int:
+        """The presenter ends the class: a last frame says so to every follower, then the session is gone."""
+        s = self._must(code)
+        seq = self._publish(s, ended=True)
+        self._forget(code)
+        return seq
+
+    async def put_run(self, code: str, run_id: str, compressed: bytes) -> None:
+        """The presenter's latest run, kept for followers to load (one per session; the oldest go past the budget)."""
+        s = self._must(code)
+        self._heard(s)
+        self.run_bytes += len(compressed) - len(s.run_answer)
+        s.run_id, s.run_answer = run_id, compressed
+        for other in sorted(self.sessions.values(), key=lambda o: o.touched):
+            if self.run_bytes <= self.limits.shared_runs_max_bytes:
+                break
+            if other is not s and other.run_answer:
+                self.run_bytes -= len(other.run_answer)
+                other.run_id, other.run_answer = None, b""
+
+    async def get_run(self, code: str, run_id: str) -> bytes | None:
+        s = self._must(code)
+        return s.run_answer if s.run_id == run_id and s.run_answer else None
 
     def _count(self, s: _Session, now: float) -> int:
         cutoff = now - self.limits.follower_timeout_s
@@ -244,6 +313,7 @@ class MemoryBroker:
 
     async def open_question(self, code: str, spec: dict) -> dict:
         s = self._must(code)
+        self._heard(s)
         q = new_question(spec)
         q["answers"], q["changes"] = {}, {}
         s.questions[q["id"]] = q
@@ -282,6 +352,7 @@ class MemoryBroker:
 
     async def reveal(self, code: str, qid: str) -> dict:
         s = self._must(code)
+        self._heard(s)
         q = self._question(s, qid)
         q["status"] = "revealed"
         if s.question is q:

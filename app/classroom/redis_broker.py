@@ -49,17 +49,23 @@ from app.classroom.hub import Hub, sse_frame
 log = logging.getLogger("flowgrad")
 CHANNEL_PREFIX = "fg:ch:"
 
-# KEYS[1] session hash · ARGV: state ('' keeps it), public question ('' keeps it), channel, now, ttl
+# KEYS[1] session hash · ARGV: state ('' keeps it), public question ('' keeps it), channel, now, ttl,
+# away ('' keeps it, '0' / '1'), ended ('1': the last frame, then the session is deleted), presenter heard ('1')
 PUBLISH_STATE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[1]) end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'qpub', ARGV[2]) end
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'away', ARGV[6]) end
+if ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'seen', ARGV[4]) end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('HSET', KEYS[1], 'touched', ARGV[4])
 local st = redis.call('HGET', KEYS[1], 'state') or 'null'
 local q = redis.call('HGET', KEYS[1], 'qpub') or 'null'
-redis.call('PUBLISH', ARGV[3], seq .. ' {"seq":' .. seq .. ',"state":' .. st .. ',"question":' .. q .. '}')
-redis.call('EXPIRE', KEYS[1], ARGV[5])
+local tail = ''
+if redis.call('HGET', KEYS[1], 'away') == '1' then tail = ',"away":true' end
+if ARGV[7] == '1' then tail = tail .. ',"ended":true' end
+redis.call('PUBLISH', ARGV[3], seq .. ' {"seq":' .. seq .. ',"state":' .. st .. ',"question":' .. q .. tail .. '}')
+if ARGV[7] == '1' then redis.call('DEL', KEYS[1]) else redis.call('EXPIRE', KEYS[1], ARGV[5]) end
 return seq
 """
 
@@ -184,7 +190,7 @@ class RedisBroker:
                 break
         life = max(1, int(min(self.limits.unjoined_s, self.limits.idle_s)))
         await self.redis.hset(self._key(code), mapping={"created": now, "touched": now, "seq": 0, "tally": 0,
-                                                        "owner": owner, "joined": 0})
+                                                        "owner": owner, "joined": 0, "seen": now})
         await self.redis.expire(self._key(code), life)
         await self.redis.zadd("fg:sessions", {code: now + life})
         if owner:
@@ -219,7 +225,9 @@ class RedisBroker:
             return None
         return {"code": code, "digest": h[b"digest"].decode(), "seq": int(h.get(b"seq", 0)),
                 "created": float(h.get(b"created", 0)), "followers": await self._count(code),
-                "question": orjson.loads(h[b"qpub"]) if h.get(b"qpub") else None}
+                "question": orjson.loads(h[b"qpub"]) if h.get(b"qpub") else None,
+                "presenter_seen": float(h.get(b"seen") or h.get(b"created") or 0), "away": h.get(b"away") == b"1",
+                "run": h[b"run"].decode() if h.get(b"run") else None}
 
     async def _must(self, code: str) -> None:
         if not await self.redis.exists(self._key(code)):
@@ -227,10 +235,10 @@ class RedisBroker:
 
     @_down
     async def latest(self, code: str) -> tuple[int, bytes] | None:
-        seq, state, q = await self.redis.hmget(self._key(code), "seq", "state", "qpub")
+        seq, state, q, away = await self.redis.hmget(self._key(code), "seq", "state", "qpub", "away")
         if not seq or int(seq) == 0:
             return None
-        return int(seq), state_payload(int(seq), state or b"null", q or b"null")
+        return int(seq), state_payload(int(seq), state or b"null", q or b"null", away == b"1")
 
     async def _touch(self, code: str, conn: str | None = None) -> None:
         """Two round trips: the session's keys live another ``idle_s`` (what is left of ``unjoined_s`` while nobody
@@ -244,22 +252,75 @@ class RedisBroker:
         if owner:
             pipe.zadd("fg:o:" + owner, {code: now + life})
             pipe.expire("fg:o:" + owner, self.ttl)
-        for key in (self._key(code), "fg:f:" + code, "fg:q:" + code, "fg:m:" + code):
+        for key in (self._key(code), "fg:f:" + code, "fg:q:" + code, "fg:m:" + code, "fg:r:" + code):
             pipe.expire(key, life)
         await pipe.execute()
 
-    async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"") -> int:
+    async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"", away: str = "0",
+                             ended: bool = False, heard: bool = True) -> int:
+        """One published frame; by default the presenter spoke (seen now, not away)."""
         life, _ = await self._life(code, time.time())
         seq = await self._publish(keys=[self._key(code)],
-                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), life])
+                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), life, away,
+                                        "1" if ended else "", "1" if heard else ""])
         if seq < 0:
             raise NoSuchSession(NOT_FOUND)
-        await self._touch(code)
+        if ended:
+            await self.redis.delete("fg:f:" + code, "fg:q:" + code, "fg:m:" + code, "fg:r:" + code)
+            await self.redis.zrem("fg:sessions", code)
+        else:
+            await self._touch(code)
         return int(seq)
 
     @_down
     async def post_state(self, code: str, state: bytes) -> int:
         return await self._publish_state(code, state=state)
+
+    async def _heard(self, code: str) -> None:
+        """The presenter spoke: seen now; followers told it was away hear it is back."""
+        await self._must(code)
+        if await self.redis.hget(self._key(code), "away") == b"1":
+            await self._publish_state(code)
+        else:
+            await self.redis.hset(self._key(code), "seen", time.time())
+
+    @_down
+    async def presence(self, code: str, here: bool = True) -> None:
+        if here:
+            await self._heard(code)
+        elif await self.redis.hget(self._key(code), "away") != b"1":
+            await self._publish_state(code, away="1", heard=False)
+
+    @_down
+    async def check_presenter(self, code: str) -> None:
+        seen, away = await self.redis.hmget(self._key(code), "seen", "away")
+        if seen is not None and away != b"1" and time.time() - float(seen) > self.limits.presenter_quiet_s:
+            await self._publish_state(code, away="1", heard=False)
+
+    @_down
+    async def end(self, code: str) -> int:
+        await self._must(code)
+        owner = await self.redis.hget(self._key(code), "owner")
+        seq = await self._publish_state(code, ended=True)
+        if owner:  # the presenter's share of sessions is given back at once
+            await self.redis.zrem("fg:o:" + owner.decode(), code)
+        return seq
+
+    @_down
+    async def put_run(self, code: str, run_id: str, compressed: bytes) -> None:
+        await self._heard(code)
+        life, _ = await self._life(code, time.time())
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset("fg:r:" + code, mapping={"id": run_id, "answer": compressed})
+        pipe.expire("fg:r:" + code, life)
+        pipe.hset(self._key(code), "run", run_id)
+        await pipe.execute()
+
+    @_down
+    async def get_run(self, code: str, run_id: str) -> bytes | None:
+        await self._must(code)
+        got, answer = await self.redis.hmget("fg:r:" + code, "id", "answer")
+        return answer if got is not None and got.decode() == run_id else None
 
     async def _count(self, code: str) -> int:
         key = "fg:f:" + code

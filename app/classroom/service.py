@@ -22,7 +22,8 @@ def limits_of(settings) -> Limits:
                   max_questions=settings.max_questions, max_answer_changes=settings.max_answer_changes,
                   follower_timeout_s=3 * settings.follower_heartbeat_s,
                   max_sessions_per_identity=settings.max_sessions_per_identity, unjoined_s=settings.session_unjoined_s,
-                  max_followers_per_identity=settings.max_followers_per_identity)
+                  max_followers_per_identity=settings.max_followers_per_identity,
+                  presenter_quiet_s=settings.presenter_quiet_s, shared_runs_max_bytes=settings.shared_runs_max_bytes)
 
 
 def make_classroom(settings) -> Classroom:

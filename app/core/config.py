@@ -154,6 +154,10 @@ class Settings(BaseSettings):
     session_unjoined_s: float = Field(600.0, gt=0, description="a session no follower has joined is forgotten this "
                                       "long after it was made (session_idle_s once someone joined)")
     max_followers_per_identity: int = Field(3, ge=1, description="follower tokens one identity may take in one session")
+    presenter_quiet_s: float = Field(30.0, gt=0, description="a presenter not heard from this long is shown to its "
+                                     "followers as away (\"Waiting for the teacher…\"); its page beats every 5 s")
+    shared_runs_max_bytes: int = Field(256_000_000, ge=1_000_000, description="bytes of presenters' shared runs "
+                                       "(gzip) this process keeps; past it the least recently touched sessions' go")
     max_streams_per_identity: int = Field(8, ge=1, description="class event streams one identity may hold open in "
                                           "this process (presenter's tally included)")
     hub_max_bytes: int = Field(32_000_000, ge=65_536, description="bytes of recent session frames this process keeps "

@@ -284,6 +284,31 @@ export class TraceSource {
     await readEvents(r.body, (_, data) => data && onTally(JSON.parse(data)));
   }
 
+  // The presenter's program run once by the server for the class (its answer kept for followers): {run} in body.
+  shareRun(code, token, source) {
+    return this.#json(`/api/sessions/${code}/run`, {
+      method: "POST", headers: { ...bearer(token), "Content-Type": "application/json" },
+      body: JSON.stringify({ source, values: VARIABLE_VALUES }),
+    });
+  }
+
+  // The presenter's shared run, as POST /api/run answered it: a follower loads it instead of running anything.
+  sharedRun(code, runId) {
+    return this.#json(`/api/sessions/${code}/runs/${runId}`);
+  }
+
+  endSession(code, token) {
+    return this.#json(`/api/sessions/${code}/end`, { method: "POST", headers: bearer(token) });
+  }
+
+  // The presenter's page is open (here) or closing (keepalive: the request outlives the page).
+  presence(code, token, here = true) {
+    return this.#json(`/api/sessions/${code}/presence`, {
+      method: "POST", keepalive: !here, headers: { ...bearer(token), "Content-Type": "application/json" },
+      body: JSON.stringify({ here }),
+    });
+  }
+
   // A follower's states and questions: an EventSource (it reconnects by itself).
   followSession(code, follower) {
     if (this.offline) throw new Error(NO_SERVER);

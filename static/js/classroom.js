@@ -1,8 +1,11 @@
-// Class sessions: the presenter's page sends its state (program, pass, step, selected node, playing…)
-// to the server; followers' pages (/s/CODE) apply every state they receive; questions at a node
+// Class sessions: the presenter's page sends its state (the program it ran, pass, step, selected node,
+// playing…) to the server; followers' pages (/s/CODE) apply every state they receive; questions at a node
 // with the class's answers as a live histogram. The HTTP contract is docs/classroom.md.
+// Issue 24: followers never run what the teacher types: the server runs the teacher's program once when the
+// teacher runs it (POST …/run) and followers load that answer; what is being typed is mirrored as text only.
 import qrcode from "../vendor/qrcode.js";
 import { traceSource } from "./api.js";
+import { setMask } from "./classmask.js";
 import { CLASSROOM } from "./config.js";
 import { $, setStatus } from "./dom.js";
 import { flat } from "./values.js";
@@ -10,9 +13,17 @@ import { openPass, setStep, stopPlaying } from "./player.js";
 import { run } from "./run.js";
 import { select } from "./selection.js";
 import { set, state, subscribe } from "./store.js";
+import { loadTrace } from "./views.js";
 
 // what a presenter sends its class (presenterState): a change to any of them goes out
-const SENT_FIELDS = ["program", "model", "passIndex", "step", "selected", "playing", "speed"];
+const SENT_FIELDS = ["program", "lastSource", "runSeq", "model", "passIndex", "step", "selected", "playing", "speed"];
+const LECTURE = {
+  presenceMs: 5000,        // the presenter's page beats this often (the server's presenter_quiet_s is 30 s)
+  draftChars: 16000,       // the typed text mirrored to followers, at most (a state is at most 64 KB)
+  shareRetryMs: 2000,      // a shared run the server refused (busy) is asked again after this
+  shareTries: 3,
+};
+const PRESENTER_KEY = "fg-class-presenter";  // {code, token, url}: sessionStorage (this tab), localStorage (any tab)
 
 export const classSession = {
   role: null,        // "presenter" | "follower"
@@ -31,6 +42,9 @@ export const classSession = {
   countTimer: null,
   tallyAbort: null,
   source: null,      // follower's EventSource
+  shared: null,      // presenter: {source, id} the run followers load; follower: the run id loaded
+  presenceTimer: null,
+  ended: false,
 };
 const session = classSession;  // window.__fg.classroom for the tests
 
@@ -50,16 +64,44 @@ async function followerToken(code, fresh = false) {
 
 // ---------------------------------------------------------------- presenter
 
+// `program` is what ran (what the graph shows), never what is being typed: that is `draft`, text only.
 function presenterState() {
+  const ran = state.lastSource;
+  const typed = state.editor.text;
+  const shared = session.shared && session.shared.source === ran ? session.shared.id : null;
   return {
-    program: state.editor.text,
-    run: state.runSeq,
+    program: ran,
+    run: shared,
+    draft: typed !== ran && ran != null ? typed.slice(0, LECTURE.draftChars) : null,
     pass: state.model ? state.passIndex : 0,
     step: state.model ? state.step : 0,
     node: state.selected,
     playing: !!state.playing,
     speed: state.speed,
   };
+}
+
+// The teacher ran a program: the server runs it once for the class (followers load its answer, never run it).
+async function shareRun(source, tries = LECTURE.shareTries) {
+  if (session.role !== "presenter" || source == null) return;
+  if (session.shared && session.shared.source === source && session.shared.id) return;
+  session.shared = { source, id: null };
+  let r;
+  try {
+    r = await traceSource.shareRun(session.code, session.token, source);
+  } catch (_) {
+    r = { ok: false, status: 0, body: {} };
+  }
+  if (!session.shared || session.shared.source !== source) return;  // the teacher ran something else meanwhile
+  if (r.ok && r.body.run) {
+    session.shared.id = r.body.run;
+    classStateChanged();
+  } else if (tries > 1 && (r.status === 429 || r.status >= 500 || r.status === 0)) {
+    session.shared = null;
+    setTimeout(() => shareRun(source, tries - 1), LECTURE.shareRetryMs);
+  } else {
+    setStatus(`class session: the class could not get this run (${(r.body.error && r.body.error.message) || r.status})`, true);
+  }
 }
 
 async function postState() {
@@ -74,8 +116,10 @@ async function postState() {
 }
 
 // Called whenever what the page shows changes (a store subscriber): throttled, the last state always goes out.
-function classStateChanged() {
-  if (session.role !== "presenter" || session.postTimer) return;
+function classStateChanged(changed) {
+  if (session.role !== "presenter") return;
+  if (changed && changed.includes("lastSource") && state.lastSource != null) shareRun(state.lastSource);
+  if (session.postTimer) return;
   const wait = Math.max(0, CLASSROOM.postIntervalMs - (performance.now() - session.lastPost));
   session.postTimer = setTimeout(postState, wait);
 }
@@ -100,8 +144,29 @@ async function refreshCount() {
       const n = r.body.followers;
       $("class-count").textContent = `${n} following`;
       $("class-count").dataset.followers = String(n);
+      $("class-panel").classList.toggle("joined", n > 0);  // the class is in: the QR shrinks, the code stays
+    } else if (r.status === 404 && session.role === "presenter") {
+      forgetSession(`class ${session.code} has ended`);
     }
   } catch (_) { /* keep the last count */ }
+}
+
+function storedPresenter(store) {
+  try {
+    const got = JSON.parse(store.getItem(PRESENTER_KEY) || "null");
+    return got && typeof got.code === "string" && typeof got.token === "string" ? got : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+function rememberPresenter(held) {
+  for (const store of [sessionStorage, localStorage]) {
+    try {
+      if (held) store.setItem(PRESENTER_KEY, JSON.stringify(held));
+      else store.removeItem(PRESENTER_KEY);
+    } catch (_) { /* storage refused: the session lives in this page only */ }
+  }
 }
 
 async function startSession() {
@@ -111,20 +176,50 @@ async function startSession() {
     setStatus(`class session: ${(body.error && body.error.message) || r.status}`, true);
     return;
   }
-  Object.assign(session, { role: "presenter", code: body.code, token: body.presenter_token });
+  becomePresenter({ code: body.code, token: body.presenter_token, url: body.join_url });
+}
+
+// This tab presents class `held.code` (a new one, or one reclaimed after a reload or from another tab).
+function becomePresenter(held) {
+  Object.assign(session, { role: "presenter", code: held.code, token: held.token, shared: null, ended: false });
+  rememberPresenter(held);
   const panel = $("class-panel");
   panel.hidden = false;
-  $("class-code").textContent = body.code;
-  $("class-code").dataset.joinCode = body.code;
-  $("class-code").setAttribute("data-join-code", body.code);
-  $("class-url").textContent = body.join_url;
-  $("class-qr").innerHTML = drawQr(body.join_url);
+  $("class-code").textContent = held.code;
+  $("class-code").dataset.joinCode = held.code;
+  $("class-code").setAttribute("data-join-code", held.code);
+  $("class-url").textContent = held.url;
+  $("class-qr").innerHTML = drawQr(held.url);
   $("class-start").setAttribute("aria-pressed", "true");
-  $("class-start").textContent = "Class " + body.code;
+  $("class-start").setAttribute("aria-label", "Show or hide the class panel");
+  $("class-start").textContent = "Class " + held.code;
+  $("class-end-confirm").hidden = true;
   refreshCount();
+  clearInterval(session.countTimer);
   session.countTimer = setInterval(refreshCount, CLASSROOM.countPollMs);
+  clearInterval(session.presenceTimer);
+  session.presenceTimer = setInterval(() => traceSource.presence(session.code, session.token).catch(() => {}), LECTURE.presenceMs);
+  traceSource.presence(session.code, session.token).catch(() => {});
   openTally();
+  if (state.lastSource != null && state.model) shareRun(state.lastSource);
   postState();
+}
+
+// A reload keeps the class (sessionStorage); another tab of this browser offers to take it over (localStorage).
+async function reclaim() {
+  const mine = storedPresenter(sessionStorage);
+  const other = mine ? null : storedPresenter(localStorage);
+  const held = mine || other;
+  if (!held) return;
+  const r = await traceSource.sessionInfo(held.code).catch(() => ({ ok: false, status: 0 }));
+  if (!r.ok) {
+    if (r.status === 404) rememberPresenter(null);  // it ended: nothing to reclaim
+    return;
+  }
+  if (mine) return becomePresenter(held);
+  session.reclaimable = held;
+  $("class-start").textContent = "Resume class " + held.code;
+  $("class-start").setAttribute("aria-label", "Resume class session " + held.code);
 }
 
 // The presenter's live answers, reopened when the stream is lost.
@@ -163,7 +258,10 @@ async function ask(kind) {
   $("class-question-label").textContent = `${body.label} = ?`;
   $("class-answer").textContent = "";
   $("class-reveal").disabled = false;
+  $("class-panel").classList.add("asking");
   showTally({ question: body.id, count: 0, values: [] });
+  setMask(body);  // the projector hides the asked number too
+  $("class-question").scrollIntoView({ block: "nearest" });
 }
 
 function histogram(values, truth) {
@@ -206,36 +304,88 @@ async function reveal() {
   Object.assign(q, r.body);
   $("class-reveal").disabled = true;
   $("class-answer").textContent = `answer: ${Number(q.answer.toPrecision(6))}`;
+  $("class-panel").classList.remove("asking");
   showTally({ question: q.id, count: q.values.length, values: q.values });
+  setMask(null);
+  $("class-question").scrollIntoView({ block: "nearest" });
 }
 
-function endSession() {
+// Ending is the teacher's decision, asked twice: followers are told and the code stops working.
+async function endSession() {
+  $("class-end-confirm").hidden = true;
+  const r = await traceSource.endSession(session.code, session.token).catch(() => ({ ok: false, status: 0, body: {} }));
+  if (!r.ok && r.status !== 404) {
+    return setStatus(`class session: could not end the class (${(r.body.error && r.body.error.message) || r.status}); try again`, true);
+  }
+  forgetSession(`class ${session.code} ended`);
+}
+
+function forgetSession(message) {
   clearInterval(session.countTimer);
+  clearInterval(session.presenceTimer);
   if (session.tallyAbort) session.tallyAbort.abort();
-  Object.assign(session, { role: null, code: null, token: null, question: null, tallyAbort: null });
+  rememberPresenter(null);
+  Object.assign(session, { role: null, code: null, token: null, question: null, tallyAbort: null, shared: null, reclaimable: null });
+  setMask(null);
   $("class-panel").hidden = true;
+  $("class-panel").classList.remove("joined", "asking");
+  $("class-question").hidden = true;
   $("class-start").setAttribute("aria-pressed", "false");
+  $("class-start").setAttribute("aria-label", "Start class session");
   $("class-start").textContent = "Class";
+  setStatus(message);
 }
 
 // ---------------------------------------------------------------- follower
 
+// The teacher's run, as the server answered it: loaded, never run here (a run the server no longer holds is
+// the one case a follower runs the program itself).
+async function loadShared(sent) {
+  const r = await traceSource.sharedRun(session.code, sent.run).catch(() => ({ ok: false, status: 0 }));
+  session.shared = sent.run;
+  session.ranProgram = sent.program;
+  if (state.editor.text !== sent.program) state.editor.text = sent.program;
+  if (!r.ok) {
+    if (r.status === 404) return run({ pass: sent.pass, step: sent.step, node: sent.node, noAutoplay: true, noStream: true });
+    setStatus("class session: the teacher's run could not be loaded; it comes with the next one", true);
+    return;
+  }
+  set({ lastSource: sent.program, runSeq: state.runSeq + 1 });
+  stopPlaying();
+  state.inspector.resetRun();
+  loadTrace(r.body, { pass: sent.pass, step: sent.step, node: session.question ? null : sent.node, noAutoplay: true });
+  setStatus("the teacher's run");
+}
+
+// What the teacher is typing (not run): shown as text, with the "editing…" badge.
+function showDraft(sent) {
+  const typing = sent.draft != null && sent.draft !== sent.program;
+  $("follow-editing").hidden = !typing;
+  const text = typing ? sent.draft : sent.program;
+  if (text != null && state.editor.text !== text) state.editor.text = text;
+}
+
 async function apply(sent) {
-  if (session.applying) {  // a run is in flight: apply the newest state once it is done
+  if (!sent || session.ended) return;
+  if (session.applying) {  // a run is loading: apply the newest state once it is in
     session.pending = true;
     return;
   }
   session.applying = true;
   try {
-    if (sent.program !== session.ranProgram || sent.run !== session.ranRun || !state.model) {
-      session.ranProgram = sent.program;
-      session.ranRun = sent.run;
-      if (state.editor.text !== sent.program) state.editor.text = sent.program;
-      await run({ pass: sent.pass, step: sent.step, node: sent.node, noAutoplay: true, noStream: true });
-    } else {
-      if (sent.pass !== state.passIndex) openPass(sent.pass, { step: sent.step, node: sent.node, autoplay: false });
+    if (sent.program == null) {
+      showDraft(sent);
+    } else if (sent.program !== session.ranProgram || (!state.model && sent.run && sent.run !== session.shared)) {
+      if (sent.run) await loadShared(sent);  // the teacher's new run: until its id comes, the last one stays
+      showDraft(sent);
+    } else if (sent.run && sent.run !== session.shared) {
+      session.shared = sent.run;  // the same program run again: the same answer (runs are deterministic)
+    } else if (state.model) {
+      showDraft(sent);
+      if (sent.pass !== state.passIndex) openPass(sent.pass, { step: sent.step, node: asked() ? null : sent.node, autoplay: false });
       else if (sent.step !== state.step) setStep(sent.step, { animate: true, toast: false });
-      if (sent.node !== state.selected) select(sent.node);
+      const node = asked() ? null : sent.node;  // a question open: the inspector stays closed (its sheet covers the card)
+      if (node !== state.selected) select(node);
     }
     if (state.playing && !sent.playing) stopPlaying();
     set({ speed: sent.speed || state.speed });
@@ -248,18 +398,35 @@ async function apply(sent) {
   }
 }
 
+const asked = () => !!session.question && session.question.status === "open";
+
+function bannerText() {
+  const code = session.code;
+  if (session.ended) return "The teacher ended the class";
+  if (!session.following) return `Exploring on your own (class ${code})`;
+  if (session.away) return `Waiting for the teacher… (class ${code})`;
+  return `Following the teacher (class ${code})`;
+}
+
 function setFollowing(on) {
   session.following = on;
-  $("follow-banner").classList.toggle("exploring", !on);
-  $("follow-text").textContent = on ? `Following the teacher (class ${session.code})` : `Exploring on your own (class ${session.code})`;
-  $("follow-explore").hidden = !on;
-  $("follow-again").hidden = on;
+  const banner = $("follow-banner");
+  banner.classList.toggle("exploring", !on);
+  banner.classList.toggle("away", !!session.away && on);
+  banner.classList.toggle("ended", session.ended);
+  document.body.classList.toggle("class-following", on && !session.ended);
+  $("follow-text").textContent = bannerText();
+  $("follow-explore").hidden = !on || session.ended;
+  $("follow-again").hidden = on || session.ended;
   if (on && session.latest) apply(session.latest);
 }
 
 function showQuestion(q) {
   const box = $("question-box");
+  const wasOpen = asked();
   session.question = q;
+  setMask(q);
+  document.body.classList.toggle("class-asked", !!q);
   if (!q) {
     box.hidden = true;
     return;
@@ -275,9 +442,11 @@ function showQuestion(q) {
       session.answered = null;
       input.value = "";
       $("question-result").textContent = "";
+      $("question-result").className = "question-result";
     }
     input.disabled = false;
     $("question-send").disabled = false;
+    if (!wasOpen && session.following && state.selected) select(null);  // the card, not the inspector sheet
   } else {
     input.disabled = true;
     $("question-send").disabled = true;
@@ -290,11 +459,23 @@ function showQuestion(q) {
   }
 }
 
+// "−3,5" and "-3.5" are the same answer: a phone's minus sign and decimal comma are read as typed.
+export function parseAnswer(text) {
+  const t = String(text).trim().replace(/[−–]/g, "-").replace(/^(-?\d+),(\d+)$/, "$1.$2");
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return NaN;
+  return parseFloat(t);
+}
+
 async function sendAnswer(e) {
   e.preventDefault();
   const q = session.question;
-  const value = parseFloat($("question-input").value);
-  if (!q || !Number.isFinite(value)) return;
+  const value = parseAnswer($("question-input").value);
+  if (!q) return;
+  if (!Number.isFinite(value)) {
+    $("question-result").textContent = "a number, please (e.g. -1.5)";
+    $("question-result").className = "question-result wrong";
+    return;
+  }
   let r = await traceSource.sendAnswer(session.code, q.id, await followerToken(session.code), value);
   if (r.status === 403) {  // a token the server no longer knows (it restarted with a new key): join again
     r = await traceSource.sendAnswer(session.code, q.id, await followerToken(session.code, true), value);
@@ -309,9 +490,22 @@ async function sendAnswer(e) {
   }
 }
 
+function classEnded() {
+  session.ended = true;
+  if (session.source) session.source.close();
+  session.source = null;
+  showQuestion(null);
+  $("follow-editing").hidden = true;
+  setFollowing(false);  // the page is theirs now: nothing more comes
+  setStatus("The teacher ended the class");
+}
+
 async function follow(code, fresh = false) {
   Object.assign(session, { role: "follower", code });
+  document.body.classList.add("class-follower");
   $("follow-banner").hidden = false;
+  // phones and tablets: the graph gets the room, the code is a tap away
+  if (matchMedia("(max-width: 900px)").matches) $("layout").classList.add("no-editor");
   setFollowing(true);
   let token;
   try {
@@ -324,12 +518,18 @@ async function follow(code, fresh = false) {
   session.source = es;
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
+    if (ev.ended) return classEnded();
     session.latest = ev.state;
     session.seq = ev.seq;
+    if (!!ev.away !== !!session.away) {
+      session.away = !!ev.away;
+      setFollowing(session.following);
+    }
     showQuestion(ev.question);
     if (session.following) apply(ev.state);
   };
   es.onerror = () => {
+    if (session.ended) return;
     $("follow-text").textContent = `Reconnecting to class ${code}…`;
     // refused for good (EventSource gives up on a 4xx, e.g. a token from before a server restart): join again
     if (es.readyState === EventSource.CLOSED && !fresh) {
@@ -340,16 +540,34 @@ async function follow(code, fresh = false) {
   es.onopen = () => setFollowing(session.following);
 }
 
+function toggleCode() {
+  const hidden = $("layout").classList.toggle("no-editor");
+  $("follow-code").setAttribute("aria-pressed", String(!hidden));
+}
+
 export async function bindClassroom() {
-  $("class-start").addEventListener("click", () => (session.role === "presenter" ? ($("class-panel").hidden = !$("class-panel").hidden) : startSession()));
-  $("class-end").addEventListener("click", endSession);
+  $("class-start").addEventListener("click", () => {
+    if (session.role === "presenter") $("class-panel").hidden = !$("class-panel").hidden;
+    else if (session.reclaimable) becomePresenter(session.reclaimable);
+    else startSession();
+  });
+  $("class-hide").addEventListener("click", () => ($("class-panel").hidden = true));
+  $("class-end").addEventListener("click", () => {
+    $("class-end-confirm").hidden = false;
+    $("class-end-no").focus();
+  });
+  $("class-end-no").addEventListener("click", () => ($("class-end-confirm").hidden = true));
+  $("class-end-yes").addEventListener("click", endSession);
   $("class-ask-value").addEventListener("click", () => ask("value"));
   $("class-ask-grad").addEventListener("click", () => ask("gradient"));
   $("class-reveal").addEventListener("click", reveal);
   $("follow-explore").addEventListener("click", () => setFollowing(false));
   $("follow-again").addEventListener("click", () => setFollowing(true));
+  $("follow-code").addEventListener("click", toggleCode);
   $("question-box").addEventListener("submit", sendAnswer);
   subscribe(SENT_FIELDS, classStateChanged);
+  // the presenter's page closing: its followers hear it at once (a request that outlives the page)
+  window.addEventListener("pagehide", () => session.role === "presenter" && traceSource.presence(session.code, session.token, false).catch(() => {}));
   const code = document.body.dataset.followCode;
   if (code) {
     const r = await traceSource.sessionInfo(code);
@@ -363,5 +581,6 @@ export async function bindClassroom() {
     follow(r.body.code);
     return true;
   }
+  reclaim();
   return false;
 }

@@ -86,7 +86,16 @@ export class Inspector {
     this.onGoToLine = onGoToLine;
     this.onClose = onClose;
     this.fd = new Map(); // node id -> finite-difference result for this run
+    this.masked = null;  // {node, kind}: a class question is open on it (classmask.js): that number reads "?"
     this.clear();
+  }
+
+  isMasked(nodeId, kind) {
+    return !!this.masked && this.masked.node === nodeId && this.masked.kind === kind;
+  }
+
+  maskedView() {
+    return h("p", { class: "masked-val", "data-masked": "true" }, "? (hidden until the teacher reveals it)");
   }
 
   clear(message = "Click a node to inspect its value, gradient and chain rule.") {
@@ -133,16 +142,16 @@ export class Inspector {
 
     if (n.kind === "tensor") {
       parts.push(h("h3", {}, "value"));
-      parts.push(this.valueView(s.value, maxAbs, theme, "value"));
+      parts.push(this.isMasked(nodeId, "value") ? this.maskedView() : this.valueView(s.value, maxAbs, theme, "value"));
       const retained = state.retained && state.retained.has(nodeId);
       if (!n.requires_grad) {
         parts.push(h("h3", {}, "grad"), h("p", { class: "muted" }, "requires_grad=False: no gradient is tracked."));
       } else if (n.is_leaf || retained) {
         parts.push(h("h3", {}, ".grad"));
-        parts.push(s.grad === null ? h("p", { class: "none-val" }, `None (${whyNoGrad(model, nodeId, state.step)})`) : this.valueView(s.grad, maxAbs, theme, "grad"));
+        parts.push(this.isMasked(nodeId, "gradient") ? this.maskedView() : s.grad === null ? h("p", { class: "none-val" }, `None (${whyNoGrad(model, nodeId, state.step)})`) : this.valueView(s.grad, maxAbs, theme, "grad"));
       } else {
         parts.push(h("h3", {}, `∂L/∂${nodeName(n)}`));
-        parts.push(s.flow === undefined ? h("p", { class: "pending-val" }, "not computed yet") : this.valueView(s.flow, maxAbs, theme, "dL"));
+        parts.push(this.isMasked(nodeId, "gradient") ? this.maskedView() : s.flow === undefined ? h("p", { class: "pending-val" }, "not computed yet") : this.valueView(s.flow, maxAbs, theme, "dL"));
         parts.push(h("p", { class: "muted small" }, "Non-leaf: PyTorch frees this gradient after use, so its .grad is None unless you call retain_grad()."));
       }
     }
@@ -181,7 +190,7 @@ export class Inspector {
     }
 
     // chain rule on the most recent backward step involving this node
-    const chain = chainFor(model, nodeId, state.step);
+    const chain = this.masked ? null : chainFor(model, nodeId, state.step);  // its numbers would give the answer away
     if (chain) {
       const current = chain.step === state.step;
       parts.push(h("h3", {}, current ? "chain rule (this step)" : `chain rule (step ${chain.step})`));
@@ -192,7 +201,7 @@ export class Inspector {
       this.renderChain(box, model, chain.frame, nodeId);
     }
 
-    if (n.kind === "tensor" && n.requires_grad) {
+    if (n.kind === "tensor" && n.requires_grad && !this.isMasked(nodeId, "gradient")) {
       const out = h("div", { class: "fd-out", "aria-live": "polite" });
       const btn = h("button", { class: "btn", "aria-label": "Check gradient", onclick: () => this.check(model, nodeId, out, btn) }, "Check gradient");
       parts.push(h("h3", {}, "finite difference"), btn, out);

@@ -5,7 +5,11 @@
 ``GET …/events?follower=TOKEN`` (text/event-stream of ``{"seq", "state", "question"}``, the latest first);
 ``POST …/state`` (presenter); questions: ``POST …/questions`` (presenter), ``POST …/questions/{id}/answers``
 (followers, latest wins), ``POST …/questions/{id}/reveal`` (presenter), ``GET …/questions/{id}``,
-``GET …/tally`` (presenter's live stream of answers). The presenter proves itself with
+``GET …/tally`` (presenter's live stream of answers); issue 24: ``POST …/end`` (presenter: followers get a last
+frame ``"ended": true``), ``POST …/presence`` (presenter's page is open, or ``{"here": false}`` as it closes;
+followers' frames carry ``"away": true`` while the presenter is quiet), ``POST …/run`` (presenter: the server runs
+the program once and keeps its answer) and ``GET …/runs/{id}`` (that answer: what followers load instead of
+running the program themselves). The presenter proves itself with
 ``Authorization: Bearer <presenter_token>``: missing → 401, wrong → 403 (compared in constant time).
 
 Shares (issue 22), each a setting, counted by the server-minted identity (app/core/identity.py):
@@ -17,6 +21,7 @@ stream with a follower token the server did not sign for this session is 403 ``U
 from __future__ import annotations
 
 import asyncio
+import gzip
 import math
 import re
 import time
@@ -25,10 +30,13 @@ from typing import Annotated, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi import Path as FastPath
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response, StreamingResponse
 from pydantic import AfterValidator, BaseModel, Field
 
-from app.api.deps import ClassroomDep, IdentityDep, SettingsDep
+from app.api.deps import ClassroomDep, IdentityDep, RunsDep, SettingsDep
+from app.api.schemas import RunRequest
 from app.classroom.broker import (
     NOT_FOUND,
     BadState,
@@ -41,12 +49,13 @@ from app.classroom.broker import (
     Unauthorized,
     UnknownFollower,
     is_correct,
+    run_id_of,
     state_channel,
     tally_channel,
 )
 from app.classroom.codes import new_token, normalise_code, token_digest, token_matches
 from app.classroom.hub import sse_frame
-from app.core.errors import problem_response
+from app.core.errors import busy_response, problem_response
 from app.core.identity import new_id, secret_of, signed_token, token_ident
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
@@ -201,7 +210,7 @@ async def post_state(code: PresenterDep, request: Request, classroom: ClassroomD
 
 
 async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: int, latest, heartbeat_s: float,
-                  event: str | None = None) -> AsyncIterator[bytes]:
+                  event: str | None = None, watch_presenter: bool = False) -> AsyncIterator[bytes]:
     """One follower's stream: the latest first (a late joiner catches up at once), then every later event
     in order; a follower that fell behind the hub's buffer gets the latest again instead of a gap."""
     broker, hub = classroom.broker, classroom.hub
@@ -237,6 +246,8 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                 try:
                     if await broker.info(code) is None:  # the session ended: so does the stream
                         return
+                    if watch_presenter:  # a presenter quiet too long: its followers are told (one frame for all)
+                        await broker.check_presenter(code)
                     # an event lost while the broker was away: the latest state repairs it within a heartbeat
                     again = await latest()
                     if again is not None and again[0] > cursor:
@@ -282,7 +293,7 @@ async def events(code: CodeDep, request: Request, classroom: ClassroomDep, setti
         slot.release()
         raise
     stream = _follow(classroom, state_channel(code), code, conn, _last_event_id(request),
-                     lambda: classroom.broker.latest(code), settings.follower_heartbeat_s)
+                     lambda: classroom.broker.latest(code), settings.follower_heartbeat_s, watch_presenter=True)
     return StreamingResponse(_held(slot, stream), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
@@ -347,3 +358,51 @@ async def question(code: CodeDep, qid: str, classroom: ClassroomDep, settings: S
         shown["answer"] = q["answer"]
         shown["correct"] = None if mine is None else is_correct(mine, q["answer"], q["tolerance"])
     return shown
+
+
+class PresenceBody(BaseModel):
+    here: bool = True
+
+
+@router.post("/{code}/presence")
+async def presence(code: PresenterDep, classroom: ClassroomDep, body: PresenceBody | None = None) -> dict:
+    """The presenter's page beats while open; ``{"here": false}`` as it closes tells followers at once."""
+    here = True if body is None else body.here
+    await classroom.broker.presence(code, here)
+    return {"here": here}
+
+
+@router.post("/{code}/end")
+async def end_session(code: PresenterDep, classroom: ClassroomDep) -> dict:
+    """Only the presenter ends a class: followers get a last frame ``"ended": true``; the code stops working."""
+    return {"ended": True, "seq": await classroom.broker.end(code)}
+
+
+@router.post("/{code}/run", responses={429: {"description": "busy: the run queue is full (Retry-After)"}})
+async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDep, runs: RunsDep,
+                    identity: IdentityDep) -> Response:
+    """The server runs the presenter's program once (runs are deterministic: the presenter's own run shows the same)
+    and keeps the answer: ``{"run"}``, the id followers load with ``GET …/runs/{run}`` instead of running it."""
+    result = await runs.run(body.source, client=identity.refined("class:" + code), values=body.values)
+    if result.busy is not None:
+        return busy_response(result.busy, result.retry_after)
+    if result.answer is None:
+        return Response(status_code=204)
+    run_id = run_id_of(result.answer)
+    compressed = await run_in_threadpool(gzip.compress, result.answer, 6)  # once, for every follower
+    await classroom.broker.put_run(code, run_id, compressed)
+    return Response(orjson.dumps({"run": run_id, "bytes": len(result.answer)}), media_type="application/json")
+
+
+@router.get("/{code}/runs/{run_id}", responses={404: {"description": "RunExpired: not this session's latest run"}})
+async def shared_run(code: CodeDep, run_id: Annotated[str, FastPath(pattern=r"^[0-9a-f]{16}$")], request: Request,
+                     classroom: ClassroomDep) -> Response:
+    """The presenter's run as ``POST /api/run`` answered it (gzip-encoded once, for every follower)."""
+    compressed = await classroom.broker.get_run(code, run_id)
+    if compressed is None:
+        return problem_response(404, "RunExpired", "the teacher's run is no longer on the server: it ran again since")
+    headers = {"Cache-Control": "private, max-age=3600, immutable", "Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(compressed, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+    return Response(await run_in_threadpool(gzip.decompress, compressed), media_type="application/json",
+                    headers=headers)

@@ -1,0 +1,290 @@
+"""Issue 24: a class session through a real lecture, the presenter and each follower in a browser context of its own
+(phone 390×844 and tablet 820×1180 among them). Screenshots in /tmp/shots-lecture/ and test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
+SHOTS = Path("/tmp/shots-lecture")
+PHONE, TABLET = (390, 844), (820, 1180)
+TYPED = "\n# the teacher types this comment live; nothing runs until Run"  # 60+ characters
+
+
+def new_page(browser, width=1280, height=720, context=None):
+    ctx = context or browser.new_context(viewport={"width": width, "height": height})
+    page = ctx.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and "Failed to load resource" not in m.text and page.errors.append(m.text))
+    page.runs = []  # every request this page made that runs a program
+    page.on("request", lambda r: r.url.split("?")[0].endswith(("/api/run", "/api/stream")) and page.runs.append(r.url))
+    page.loads = []  # the teacher's shared runs this page loaded
+    page.on("request", lambda r: "/runs/" in r.url and "/api/sessions/" in r.url and page.loads.append(r.url))
+    return ctx, page
+
+
+def snap(page, name, shot):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    shot(page, name)
+
+
+def ran(page):
+    """Wait until the page shows a run (its ready mark set after a run)."""
+    page.wait_for_function("document.body.dataset.ready && window.__fg.model", timeout=30000)
+
+
+def start_presenter(browser, server, width=1280, height=720):
+    ctx, page = new_page(browser, width, height)
+    page.goto(server["url"] + "/")
+    ran(page)
+    page.evaluate("src => { window.__fg.editor.text = src; }", SQUARE)
+    prev = page.evaluate("document.body.dataset.ready")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
+    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    page.get_by_role("button", name="Start class session").click()
+    page.locator("[data-join-code]").wait_for(state="visible")
+    return ctx, page, page.locator("[data-join-code]").get_attribute("data-join-code")
+
+
+def join(browser, server, code, size=(1280, 720)):
+    ctx, page = new_page(browser, *size)
+    page.goto(f"{server['url']}/s/{code}")
+    page.wait_for_function("window.__fg.model && window.__fg.lastSource", timeout=30000)
+    return ctx, page
+
+
+def following(page, text):
+    page.wait_for_function("t => document.getElementById('follow-text').textContent.startsWith(t)", arg=text,
+                           timeout=30000)
+
+
+@pytest.fixture
+def app_server(server):
+    if server["kind"] != "app":
+        pytest.skip("class sessions need the real app")
+    return server
+
+
+def test_followers_load_the_teachers_run_and_never_run_what_is_typed(browser, app_server, shot):
+    server = app_server
+    ctx_p, teacher, code = start_presenter(browser, server)
+    students = [join(browser, server, code, size) for size in (PHONE, TABLET, (1280, 720))]
+    for _, s in students:
+        assert s.evaluate("window.__fg.editor.text") == SQUARE
+        assert s.loads, "the follower loads the teacher's run"
+    # the teacher types 60+ characters without pressing Run: followers see the text, badged, and run nothing
+    teacher.locator(".cm-content").click()
+    teacher.keyboard.press("Control+End")
+    teacher.keyboard.type(TYPED)
+    typed = teacher.evaluate("window.__fg.editor.text")
+    assert typed.endswith("until Run")
+    for _, s in students:
+        s.wait_for_function("t => window.__fg.editor.text === t", arg=typed, timeout=15000)
+        assert s.locator("#follow-editing").is_visible()
+        assert s.evaluate("window.__fg.lastSource") == SQUARE  # the graph is still the run's
+    snap(students[0][1], "lecture_01_phone_teacher_typing", shot)
+    assert [s.runs for _, s in students] == [[], [], []]
+    # Run: the server runs it once; every follower loads that answer instead of running it
+    teacher.get_by_role("button", name="Run", exact=True).click()
+    for _, s in students:
+        s.wait_for_function("t => window.__fg.lastSource === t && window.__fg.model", arg=typed, timeout=30000)
+        s.locator("#follow-editing").wait_for(state="hidden")
+        assert len(s.loads) >= 2
+    assert [s.runs for _, s in students] == [[], [], []]
+    snap(students[1][1], "lecture_02_tablet_after_run", shot)
+    for page in [teacher] + [s for _, s in students]:
+        assert not page.errors, page.errors
+    for ctx, _ in students:
+        ctx.close()
+    ctx_p.close()
+
+
+def test_only_the_teacher_ends_the_class_and_a_reload_keeps_it(browser, app_server, shot):
+    server = app_server
+    ctx_p, teacher, code = start_presenter(browser, server)
+    ctx_s, phone = join(browser, server, code, PHONE)
+    following(phone, "Following the teacher")
+    # hiding the panel is not ending the class
+    teacher.get_by_role("button", name="Hide class panel").click()
+    assert teacher.locator("#class-panel").is_hidden()
+    assert httpx.get(f"{server['url']}/api/sessions/{code}").status_code == 200
+    teacher.locator("#class-start").click()
+    assert teacher.locator("#class-panel").is_visible()
+    # a reload keeps the class: the same code, the panel back
+    teacher.reload()
+    ran(teacher)
+    teacher.wait_for_function("c => document.getElementById('class-code').dataset.joinCode === c", arg=code)
+    assert teacher.locator("#class-panel").is_visible()
+    # the teacher's page goes away: followers wait for the teacher
+    teacher.goto("about:blank")
+    following(phone, "Waiting for the teacher")
+    snap(phone, "lecture_03_phone_waiting_for_teacher", shot)
+    # another tab of the teacher's browser takes the class back
+    _, tab = new_page(browser, context=ctx_p)
+    tab.goto(server["url"] + "/")
+    ran(tab)
+    tab.get_by_role("button", name=f"Resume class session {code}").click()
+    tab.wait_for_function("c => document.getElementById('class-code').dataset.joinCode === c", arg=code)
+    following(phone, "Following the teacher")
+    # ending asks first; "Keep going" keeps it
+    tab.get_by_role("button", name="End class", exact=True).click()
+    assert tab.get_by_role("alertdialog").is_visible()
+    snap(tab, "lecture_04_end_confirm", shot)
+    tab.get_by_role("button", name="Keep going").click()
+    assert httpx.get(f"{server['url']}/api/sessions/{code}").status_code == 200
+    tab.get_by_role("button", name="End class", exact=True).click()
+    tab.get_by_role("button", name="End it").click()
+    following(phone, "The teacher ended the class")
+    tab.wait_for_function("document.getElementById('class-panel').hidden")
+    assert httpx.get(f"{server['url']}/api/sessions/{code}").status_code == 404
+    assert tab.locator("#class-start").inner_text() == "Class"
+    snap(phone, "lecture_05_phone_class_ended", shot)
+    assert not phone.runs
+    for page in (tab, phone):
+        assert not page.errors, page.errors
+    ctx_s.close()
+    ctx_p.close()
+
+
+MASKED_CELL = """id => [...document.querySelectorAll(`#graph [data-node-id="${id}"] > g.fg-cellg ~ g.fg-cellg .fg-celltext`)]
+    .map((t) => getComputedStyle(t).visibility)"""
+
+
+def gradient_node(page):
+    return page.evaluate("""() => {
+        const m = window.__fg.model, st = m.stateAt(m.steps.length);
+        for (const n of m.graph.nodes) { const s = st.nodes.get(n.id); if (n.is_leaf && s && typeof s.grad === 'number') return [n.id, s.grad]; }
+        return [null, null]; }""")
+
+
+def test_a_question_masks_the_answer_everywhere_until_reveal(browser, app_server, shot):
+    server = app_server
+    ctx_p, teacher, code = start_presenter(browser, server, 1920, 1080)
+    teacher.get_by_role("button", name="Projector mode").click()
+    qr_before = teacher.locator("#class-qr svg").bounding_box()["width"]
+    students = [join(browser, server, code, size) for size in (PHONE, TABLET)]
+    teacher.wait_for_function("document.getElementById('class-panel').classList.contains('joined')", timeout=15000)
+    assert teacher.locator("#class-qr svg").bounding_box()["width"] < qr_before  # the QR shrinks once they joined
+    # the 104 px join code fits inside the panel
+    fits = teacher.evaluate("""() => { const c = document.getElementById('class-code'), p = document.getElementById('class-panel');
+        const a = c.getBoundingClientRect(), b = p.getBoundingClientRect();
+        return [parseFloat(getComputedStyle(c).fontSize), c.scrollWidth <= c.clientWidth + 1, a.left >= b.left, a.right <= b.right]; }""")
+    assert fits[0] >= 104 and all(fits[1:]), fits
+    teacher.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
+    node, grad = gradient_node(teacher)
+    assert node is not None
+    teacher.evaluate("id => window.__fg.select(id)", node)
+    shown = f"{grad:g}"
+    assert shown in teacher.locator("#inspector").inner_text()
+    teacher.get_by_role("button", name="its gradient").click()
+    # the projector: the cell blank, the inspector a "?", the hover text and the caption without the number
+    teacher.locator("#inspector [data-masked]").wait_for()
+    assert set(teacher.evaluate(MASKED_CELL, node)) == {"hidden"}
+    assert shown not in teacher.locator("#inspector").inner_text()
+    title = teacher.evaluate("id => document.querySelector(`#graph [data-node-id='${id}'] > title`).textContent", node)
+    assert shown not in title and "hidden" in title
+    teacher.evaluate("window.__fg.setStep(window.__fg.model.steps.length - 1)")
+    teacher.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
+    assert set(teacher.evaluate(MASKED_CELL, node)) == {"hidden"}  # redrawn, still masked
+    assert shown not in teacher.locator("#caption").inner_text()
+    # the question, histogram and Reveal are in view in the panel; histogram labels ≥ 16 px
+    in_view = teacher.evaluate("""() => { const p = document.getElementById('class-panel').getBoundingClientRect();
+        return ['class-question-label', 'class-tally', 'class-reveal'].map((id) => {
+            const r = document.getElementById(id).getBoundingClientRect();
+            return r.top >= p.top - 1 && r.bottom <= p.bottom + 1 && r.bottom <= innerHeight; }); }""")
+    assert all(in_view), in_view
+    for student in (s for _, s in students):
+        student.locator("#question-box").wait_for(state="visible")
+        student.wait_for_function("document.getElementById('layout').classList.contains('no-inspector')")
+        student.wait_for_function(f"() => ({MASKED_CELL})({node!r}).length > 0", timeout=15000)
+        assert set(student.evaluate(MASKED_CELL, node)) == {"hidden"}
+        student.evaluate("id => window.__fg.select(id)", node)  # a student opening the node reads "?" too
+        student.locator("#inspector [data-masked]").wait_for()
+        assert shown not in student.locator("#inspector").inner_text()
+        student.evaluate("window.__fg.select(null)")
+    phone = students[0][1]
+    phone.get_by_label("Your answer").fill(str(grad))
+    phone.get_by_role("button", name="Answer", exact=True).click()
+    teacher.wait_for_function("document.getElementById('class-tally').dataset.count === '1'", timeout=15000)
+    px = teacher.evaluate("""() => { const svg = document.querySelector('#class-tally svg');
+        const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        return [...svg.querySelectorAll('.class-axis, .class-bar-n')].map((t) => parseFloat(getComputedStyle(t).fontSize) * k); }""")
+    assert px and min(px) >= 16, px
+    snap(teacher, "lecture_06_projector_question_masked", shot)
+    snap(phone, "lecture_07_phone_question_masked", shot)
+    teacher.get_by_role("button", name="Reveal", exact=True).click()
+    teacher.wait_for_function("id => !document.querySelector('#inspector [data-masked]')", arg=node)
+    assert set(teacher.evaluate(MASKED_CELL, node)) == {"visible"}
+    assert shown in teacher.locator("#inspector").inner_text()
+    phone.wait_for_function("document.getElementById('question-result').textContent.startsWith('Right')")
+    phone.wait_for_function(f"() => ({MASKED_CELL})({node!r}).every((v) => v === 'visible')")
+    snap(teacher, "lecture_08_projector_revealed", shot)
+    for page in [teacher] + [s for _, s in students]:
+        assert not page.errors, page.errors
+        assert not page.runs or page is teacher
+    for ctx, _ in students:
+        ctx.close()
+    ctx_p.close()
+
+
+@pytest.mark.parametrize("size", [PHONE, TABLET], ids=["phone", "tablet"])
+def test_phones_and_tablets_get_a_compact_bar_and_a_question_card(browser, app_server, shot, size):
+    server = app_server
+    ctx_p, teacher, code = start_presenter(browser, server)
+    ctx_s, student = join(browser, server, code, size)
+    following(student, "Following the teacher")
+    # a compact bar: the banner with Explore, no top bar of buttons; the code collapsed by default
+    assert student.locator(".topbar").is_hidden()
+    bar = student.locator("#follow-banner").bounding_box()
+    assert bar["height"] <= 110, bar
+    assert student.get_by_role("button", name="Explore on my own").is_visible()
+    assert student.evaluate("document.getElementById('layout').classList.contains('no-editor')")
+    student.get_by_role("button", name="Show the teacher's code").click()
+    assert not student.evaluate("document.getElementById('layout').classList.contains('no-editor')")
+    student.get_by_role("button", name="Show the teacher's code").click()
+    # the transport is on screen (the tablet had it at y = 1151 of 1180)
+    transport = student.locator(".transport").bounding_box()
+    assert transport["y"] + transport["height"] <= size[1], transport
+    # the teacher selects a node (a sheet opens), then asks: the card is on top, the sheet closed
+    teacher.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
+    node, grad = gradient_node(teacher)
+    teacher.evaluate("id => window.__fg.select(id)", node)
+    student.wait_for_function("id => window.__fg.selected === id", arg=node)
+    teacher.get_by_role("button", name="its gradient").click()
+    student.locator("#question-box").wait_for(state="visible")
+    student.wait_for_function("document.getElementById('layout').classList.contains('no-inspector')")
+    on_top = student.evaluate("""() => { const i = document.getElementById('question-input').getBoundingClientRect();
+        const hit = document.elementFromPoint(i.left + i.width / 2, i.top + i.height / 2);
+        return hit && hit.id; }""")
+    assert on_top == "question-input"
+    # touch targets ≥ 44 px
+    sizes = student.evaluate("""() => ['follow-explore', 'follow-code', 'question-input', 'question-send']
+        .map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return [id, r.width, r.height]; })""")
+    assert all(w >= 44 and h >= 44 for _, w, h in sizes), sizes
+    # negative answers can be typed (no inputmode that hides the minus key)
+    attrs = student.evaluate("(() => { const i = document.getElementById('question-input'); return [i.type, i.inputMode]; })()")
+    assert attrs[0] == "text" and attrs[1] not in ("decimal", "numeric"), attrs
+    student.get_by_label("Your answer").click()
+    student.keyboard.type(f"{-abs(grad) - 1:g}")
+    student.keyboard.press("Enter")
+    student.wait_for_function("document.getElementById('question-result').textContent.startsWith('Sent: -')")
+    teacher.wait_for_function("document.getElementById('class-tally').dataset.count === '1'", timeout=15000)
+    snap(student, f"lecture_09_{'phone' if size == PHONE else 'tablet'}_question_card", shot)
+    teacher.get_by_role("button", name="Reveal", exact=True).click()
+    student.wait_for_function("document.getElementById('question-result').textContent.startsWith('Not quite')")
+    snap(student, f"lecture_10_{'phone' if size == PHONE else 'tablet'}_revealed", shot)
+    # exploring brings the page's own controls back; following again hides them
+    student.get_by_role("button", name="Explore on my own").click()
+    assert student.locator(".topbar").is_visible()
+    student.get_by_role("button", name="Follow again").click()
+    assert student.locator(".topbar").is_hidden()
+    assert not student.runs and not student.errors, (student.runs, student.errors)
+    ctx_s.close()
+    ctx_p.close()
