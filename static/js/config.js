@@ -183,6 +183,7 @@ export const GRAPH = {
     minSize: 0.5,
     numbersUpTo: 24,       // numbers written on the cells of heatmaps this small (when they fit)
     numberChars: 6,        // a cell's number, 3 significant digits: "-0.339", "1.2e5" (values.js shortNum)
+    numberGap: 0.8,        // characters of room between two numbers side by side
     numberMinFont: 0.45,   // written when that fits in this × the record font at least (a 2×3 tensor does)
     numberMinPx: 7,        // ... and shown only while they are at least this big on screen (level of detail)
     numberFill: 1,         // of the cell height at most (digits have no descenders: a 2-row tensor keeps readable numbers)

@@ -25,7 +25,7 @@ export function cellNumbers(shape, w, h, fs) {
   const numel = (shape || []).reduce((a, b) => a * b, 1);
   if (!shape || !shape.length || numel < 1 || numel > C.numbersUpTo) return null;
   const cols = Math.max(1, Math.min(shape[shape.length - 1], numel)), rows = Math.ceil(numel / cols);
-  const nfs = Math.min(fs, (h / rows) * C.numberFill, w / cols / (C.numberChars * C.glyphW));
+  const nfs = Math.min(fs, (h / rows) * C.numberFill, w / cols / ((C.numberChars + C.numberGap) * C.glyphW));
   return nfs >= fs * C.numberMinFont ? { cols, rows, nfs, numel } : null;
 }
 

@@ -72,7 +72,8 @@ export function shortNum(x) {
     const e = x.toExponential(1).replace(/\.0e/, "e").replace("e+", "e");
     return e.length <= 6 ? e : x.toExponential(0).replace("e+", "e");
   }
-  return String(Number(x.toPrecision(3)));
+  const s = String(Number(x.toPrecision(3)));
+  return s.length <= 6 ? s : String(Number(x.toPrecision(2)));  // "-0.0624" -> "-0.062"
 }
 
 export function shapeText(shape) {
