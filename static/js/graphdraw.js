@@ -26,7 +26,8 @@ export function cellNumbers(shape, w, h, fs) {
   if (!shape || !shape.length || numel < 1 || numel > C.numbersUpTo) return null;
   const cols = Math.max(1, Math.min(shape[shape.length - 1], numel)), rows = Math.ceil(numel / cols);
   const nfs = Math.min(fs, (h / rows) * C.numberFill, w / cols / ((C.numberChars + C.numberGap) * C.glyphW));
-  return nfs >= fs * C.numberMinFont ? { cols, rows, nfs, numel } : null;
+  // one decimal, as written in font-size: the camera reads the graph by this very size
+  return nfs >= fs * C.numberMinFont ? { cols, rows, nfs: Math.floor(nfs * 10) / 10, numel } : null;
 }
 
 // Dotted names lose their leading parts first: "model.layer1.weight" -> "layer1.weight" -> "weight".
