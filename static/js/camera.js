@@ -1,7 +1,7 @@
 // Where the graph is in view (GraphView methods): zoom-to-fit clear of the overlays, following
 // the step through a big graph, the zoom buttons.
 import { select, zoomIdentity } from "../vendor/d3.js";
-import { DURATIONS, GRAPH } from "./config.js";
+import { DURATIONS, GRAPH, prefersReducedMotion } from "./config.js";
 
 export const camera = {
   // The page's overlays (step caption on top, legend at the bottom) as px to keep the graph out of.
@@ -23,26 +23,47 @@ export const camera = {
     return Math.min((W - 2 * pad) / Math.max(g.width, 1), (H - top - bottom - 2 * pad) / (Math.max(g.height, 1) + GRAPH.bottomRoom));
   },
 
-  // The smallest text the graph draws, in graph units (cached per drawn graph): projector mode
-  // zooms so that it reads at GRAPH.projectorMinTextPx at least.
-  smallestText() {
+  // The graph's text sizes in graph units (cached per drawn graph): the smallest, and the size that
+  // only a few captions go under (normal mode's floor is for that one, so one long caption does not zoom it all).
+  textSizes() {
     if (this._textOf === this.model && this._textSize) return this._textSize;
-    let min = Infinity;
+    const sizes = [];
     for (const t of this.viewport.querySelectorAll("text")) {
       if (!t.textContent.trim()) continue;
       const cs = getComputedStyle(t);
       if (cs.display === "none" || cs.visibility === "hidden") continue;
-      min = Math.min(min, parseFloat(cs.fontSize) || Infinity);
+      const f = parseFloat(cs.fontSize);
+      if (f > 0) sizes.push(f);
     }
+    // the numbers the small tensors' cells will show (written when their values come): read as well
+    for (const g of this.viewport.querySelectorAll("[data-num-fs]")) {
+      const [f, count] = g.getAttribute("data-num-fs").split(" ").map(Number);
+      for (let i = 0; i < count; i++) sizes.push(f);
+    }
+    sizes.sort((a, b) => a - b);
     this._textOf = this.model;
-    this._textSize = Number.isFinite(min) ? min : 12;
+    this._textSize = sizes.length
+      ? { min: sizes[0], small: sizes[Math.floor(GRAPH.normalTextQuantile * (sizes.length - 1))] }
+      : { min: 12, small: 12 };
     return this._textSize;
   },
 
-  // Below this zoom the graph is not readable: fit starts at the beginning and follows the step instead.
+  // The smallest text the graph draws: projector mode zooms so that it reads at GRAPH.projectorMinTextPx.
+  smallestText() {
+    return this.textSizes().min;
+  },
+
+  // Below this zoom the graph is not readable: fit starts on the step and follows it instead. Both
+  // modes have a floor in screen px (projector: the back row; normal: a laptop at arm's length).
   minZoom() {
-    if (!this.projector) return GRAPH.minReadableZoom;
-    return Math.max(GRAPH.minReadableZoom, GRAPH.projectorMinTextPx / this.smallestText());
+    const need = this.projector ? GRAPH.projectorMinTextPx / this.textSizes().min : GRAPH.normalMinTextPx / this.textSizes().small;
+    return Math.max(GRAPH.minReadableZoom, need);
+  },
+
+  // "Fit to screen" (button, F, 0): the explicit overview, the whole graph however small it gets.
+  overview(animate = true) {
+    this.forceWhole = true;
+    this.fit(animate);
   },
 
   fit(animate = true) {
@@ -72,7 +93,7 @@ export const camera = {
     this.forceWhole = false;
     const sel = select(this.svg);
     this.panTarget = null;
-    if (animate) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
+    if (animate && !prefersReducedMotion()) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
     else sel.call(this.zoomer.transform, t);
   },
 
@@ -124,7 +145,7 @@ export const camera = {
     const nt = zoomIdentity.translate(W * fx - cx * t.k, ty).scale(t.k);
     const user = this.userZoomed;
     // a pan repaints the whole graph every frame: at fast playback jump instead of gliding
-    if (animate) {
+    if (animate && !prefersReducedMotion()) {
       this.panTarget = nt;
       select(this.svg).transition().duration(DURATIONS.pan).call(this.zoomer.transform, nt)
         .on("end", () => (this.userZoomed = user))
@@ -137,7 +158,8 @@ export const camera = {
   },
 
   zoomBy(f) {
-    select(this.svg).transition().duration(DURATIONS.zoomStep).call(this.zoomer.scaleBy, f);
+    if (prefersReducedMotion()) select(this.svg).call(this.zoomer.scaleBy, f);
+    else select(this.svg).transition().duration(DURATIONS.zoomStep).call(this.zoomer.scaleBy, f);
   },
 
   checkInView() {

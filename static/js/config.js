@@ -122,6 +122,8 @@ export const DURATIONS = {
   cancelShown: 400,      // ms a run goes on before its Cancel button appears (quick runs never flash it)
 };
 export const SPEEDS = [0.25, 0.5, 1, 2, 4];
+// prefers-reduced-motion: reduce — no autoplay, and the view jumps where it would glide
+export const prefersReducedMotion = () => typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
 
 // Where a pulse is along its step (fractions of the step): an op's inputs light up first and its
 // output after; a backward step sends the gradient into the op first, then out to its inputs.
@@ -180,9 +182,11 @@ export const GRAPH = {
     spacing: 0.6,          // between heatmap cells
     minSize: 0.5,
     numbersUpTo: 24,       // numbers written on the cells of heatmaps this small (when they fit)
-    numberMinW: 1.6,       // when a cell is this many ems (of the record font) wide
+    numberChars: 6,        // a cell's number, 3 significant digits: "-0.339", "1.2e5" (values.js shortNum)
+    numberGap: 0.8,        // characters of room between two numbers side by side
+    numberMinFont: 0.45,   // written when that fits in this × the record font at least (a 2×3 tensor does)
     numberMinPx: 7,        // ... and shown only while they are at least this big on screen (level of detail)
-    numberFill: 0.9,       // of the cell height at most
+    numberFill: 1,         // of the cell height at most (digits have no descenders: a 2-row tensor keeps readable numbers)
     glyphW: 0.6,           // numbers are fitted to the bare monospace advance
   },
   op: {
@@ -220,6 +224,7 @@ export const GRAPH = {
     captionDrop: 6,        // a record's caption hangs below it
     captionH: 16,
   },
+  focusRing: { width: 3, offset: 3 }, // px: a focused node's ring, solid and outside it (dashes mean "not yet")
   hatch: 6,                // "not computed yet" hatching period
   arrow: 7,                // arrow head size
   fitPadding: 24,          // px around the graph for zoom-to-fit
@@ -227,6 +232,8 @@ export const GRAPH = {
   minZoom: 0.05,
   minReadableZoom: 0.45,   // below this, zoom-to-fit starts readable at the beginning and follows the step
   projectorMinTextPx: 16,  // projector mode: no graph text smaller than this on screen (read from the back row)
+  normalMinTextPx: 11,     // normal mode: graph text at least this on screen (a 1366×768 laptop), but for
+  normalTextQuantile: 0.05, // ... the smallest few per cent of it (a long caption shrunk to fit its record)
   projectorGradFnLabels: false, // projector mode draws the grad_fn names under the nodes (off: room for the numbers)
   readableZoom: { normal: 1, projector: 1.4 }, // that readable start
   maxFitZoom: { normal: 2, projector: 3 },     // zoom-to-fit enlarges small graphs up to this
@@ -245,7 +252,7 @@ export const PAGE = {
   legendMinW: 760,         // the legend is shown by default only on a graph pane this big
   legendMinH: 420,
   legendGap: 8,            // the graph keeps this far above the legend
-  captionLines: 2,         // the step caption takes up to this many lines
+  captionLines: 2.85,      // the step caption: two lines of what happened, then the line of code (.82em)
   stepLinesMax: 60,        // a hook's or custom backward's source lines lit at most (then only its first ones)
   captionGap: 4,
   captionLineHeight: 1.3,  // fallbacks when the caption's line height is not known
@@ -293,7 +300,8 @@ export const LOSS_CHART = {
   minH: 80,
   h: 110,
   xAxis: 28,               // axis sizes
-  yAxis: 52,
+  yAxis: 52,               // at least: wider when its labels need it
+  yLabelPad: 14,           // px beside the widest y label (tick and gap)
   ySpace: 16,
   lineW: 2,
   pointsUpTo: 60,          // points drawn on curves with fewer
@@ -391,7 +399,7 @@ svg.fg-graph{background:${th.graphBg};font-family:${GRAPH.fontFamily}}
 .fg-cell{stroke:none}
 .fg-cell.pending{fill:url(#fg-hatch)}
 .fg-celltext{fill:${th.text}}
-.fg-celltext.pending,.fg-celltext.none{fill:${th.pendingInk};font-style:italic}
+.fg-celltext.pending,.fg-celltext.none{fill:${th.muted};font-style:italic}
 .fg-caption{fill:${th.muted}}
 ${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 .fg-caption:not([font-size]){font-size:${GRAPH.fonts.caption}px}
@@ -408,7 +416,7 @@ ${projector && !GRAPH.projectorGradFnLabels ? ".fg-caption{display:none}" : ""}
 .fg-node.error .fg-frame{stroke:${th.cut};stroke-width:${sz.litEdgeWidth}}
 .fg-node.selected .fg-frame,.fg-op.selected .fg-opshape{stroke:${th.focus};stroke-width:${sz.litEdgeWidth}}
 .fg-node:focus,.fg-op:focus{outline:none}
-.fg-node:focus-visible .fg-frame,.fg-op:focus-visible .fg-opshape{stroke:${th.focus};stroke-width:${sz.litEdgeWidth}}
+.fg-node:focus-visible,.fg-op:focus-visible{outline:${GRAPH.focusRing.width}px solid ${th.focus};outline-offset:${GRAPH.focusRing.offset}px}
 .fg-node.pending .fg-frame{stroke-dasharray:5 4}
 .fg-flash{fill:none;stroke-width:${sz.litEdgeWidth + 2};opacity:0}
 .fg-badge rect{fill:${th.backward}}

@@ -70,7 +70,8 @@ export class Editor {
           stepLineField,
           this.themeC.of([]),
           EditorView.updateListener.of((u) => u.docChanged && onChange && onChange(this.text)),
-          EditorView.contentAttributes.of({ "aria-label": "Program editor" }),
+          // the way out is said on screen (#editor-keys) and to screen readers
+          EditorView.contentAttributes.of({ "aria-label": "Program editor", "aria-describedby": "editor-keys" }),
         ],
       }),
     });

@@ -4,7 +4,7 @@ import { GRAPH, LAYOUT, divergingColor, inkOn } from "./config.js";
 import { nodeName } from "./replay.js";
 import { opNodeText } from "./oplabels.js";
 import { el, truncate } from "./svg.js";
-import { flat, fmt, num } from "./values.js";
+import { flat, fmt, num, shortNum } from "./values.js";
 
 // An edge as an SVG path: cubic Bézier pieces as dot gives them, else a polyline.
 export function pathD(points) {
@@ -16,6 +16,18 @@ export function pathD(points) {
     return d;
   }
   return "M" + p.join("L");
+}
+
+// The numbers on a small tensor's cells (w × h of its value row): one font for all of them, fitted to a
+// short number (GRAPH.cell.numberChars); null when they would not read (the colours and the hover tell).
+export function cellNumbers(shape, w, h, fs) {
+  const C = GRAPH.cell;
+  const numel = (shape || []).reduce((a, b) => a * b, 1);
+  if (!shape || !shape.length || numel < 1 || numel > C.numbersUpTo) return null;
+  const cols = Math.max(1, Math.min(shape[shape.length - 1], numel)), rows = Math.ceil(numel / cols);
+  const nfs = Math.min(fs, (h / rows) * C.numberFill, w / cols / ((C.numberChars + C.numberGap) * C.glyphW));
+  // one decimal, as written in font-size: the camera reads the graph by this very size
+  return nfs >= fs * C.numberMinFont ? { cols, rows, nfs: Math.floor(nfs * 10) / 10, numel } : null;
 }
 
 // Dotted names lose their leading parts first: "model.layer1.weight" -> "layer1.weight" -> "weight".
@@ -197,6 +209,9 @@ export const drawing = {
       const cellG = el("g", { class: "fg-cellg", transform: `translate(${labelW},${y + R.cellGap / 2})` }, grp);
       rows[which] = { g: cellG, w: w - labelW - R.cellGap, h: rowH - R.cellGap, fs, label: lab };
     });
+    // the size its numbers will have, known before they are computed: the camera reads the graph by it
+    const nums = cellNumbers(n.shape, rows.value.w, rows.value.h, fs);
+    if (nums) grp.setAttribute("data-num-fs", nums.nfs.toFixed(2) + " " + nums.numel * (n.requires_grad ? 2 : 1));
     let caption = null;
     if (!n.is_leaf && n.grad_fn) caption = w >= R.longCaptionW ? `grad_fn=<${n.grad_fn}>` : n.grad_fn;
     else if (n.is_leaf && n.requires_grad) caption = w >= R.leafCaptionW ? "leaf · requires_grad" : "leaf";
@@ -267,14 +282,14 @@ export const drawing = {
       el("title", {}, r).textContent = (f.summary ? `sample: ${fmt(x)}` : `${index(i)} = ${fmt(x)}`) + range;  // the number on hover
     });
     // numbers on the cells of small tensors: written when they fit the cell, shown when readable at this zoom
-    const nfs = Math.min(fs, ch * C.numberFill);
-    if (!f.summary && data.length <= C.numbersUpTo && cw > fs * C.numberMinW) {
-      const k = this.transform ? this.transform.k : 1;
+    const nums = f.summary ? null : cellNumbers(f.shape.length ? f.shape : [data.length], w, h, fs);
+    if (nums && nums.cols === cols) {
+      const k = this.transform ? this.transform.k : 1, nfs = nums.nfs;
       data.forEach((x, i) => {
         const t = el("text", { class: "fg-celltext fg-num", x: (i % cols) * cw + cw / 2, y: Math.floor(i / cols) * ch + ch / 2,
           "text-anchor": "middle", "dominant-baseline": "central", "font-size": nfs.toFixed(1), "data-fs": nfs.toFixed(2),
           style: `fill:${inkOn(x, this.maxAbs, theme)}` }, g);
-        t.textContent = truncate(fmt(x), Math.floor(cw / (nfs * C.glyphW)));
+        t.textContent = shortNum(x);  // whole: the font was fitted to it, never "1.…"
         if (nfs * k < (this.projector ? GRAPH.projectorMinTextPx : C.numberMinPx)) t.setAttribute("display", "none");
       });
     }

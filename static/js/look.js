@@ -73,12 +73,19 @@ export function renderLegend() {
   lg.appendChild(scaleLegend(maxAbs || 1, state.theme));
 }
 
-// Zoom-to-fit keeps the graph clear of the step caption (up to two lines, top left) and the legend.
+// Zoom-to-fit keeps the graph clear of the step caption (top left), the zoom tools, search and
+// crumbs (top right) and the legend: the graph is framed below the lower of the two top overlays.
 export function graphInsets() {
   const cap = $("caption"), lg = $("legend");
   const cs = getComputedStyle(cap);
   const line = parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * PAGE.captionLineHeight || PAGE.captionLinePx;
-  const top = cap.offsetTop + PAGE.captionLines * line + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0) + PAGE.captionGap;
+  const captionBottom = cap.offsetTop + PAGE.captionLines * line + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
+  let toolsBottom = 0;
+  for (const el of document.querySelectorAll(".graph-tools, .nav-search, .breadcrumbs:not([hidden])")) {
+    const r = el.getBoundingClientRect(), wrap = $("graph").getBoundingClientRect();
+    if (r.height) toolsBottom = Math.max(toolsBottom, r.bottom - wrap.top);
+  }
+  const top = Math.max(captionBottom, toolsBottom) + PAGE.captionGap;
   const bottom = lg.hidden ? 0 : lg.offsetHeight + PAGE.legendGap;
   return { top, bottom };
 }

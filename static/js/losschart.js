@@ -4,6 +4,17 @@ import { onFirstUse } from "./lazy.js";
 
 const loadUPlot = onFirstUse("/static/vendor/uplot/uPlot.min.css", () => import("../vendor/uplot/uplot.js"));
 
+// A y tick: at most 3 significant digits, thousands as k and M ("2.5k", not "2,500.000").
+export function yLabel(v) {
+  if (v == null || !isFinite(v)) return "";
+  const a = Math.abs(v);
+  if (a === 0) return "0";
+  if (a >= 1e6) return +(v / 1e6).toPrecision(3) + "M";
+  if (a >= 1e4) return +(v / 1e3).toPrecision(3) + "k";
+  if (a < 1e-3) return v.toExponential(1);
+  return String(+v.toPrecision(3));
+}
+
 export class LossChart {
   constructor(root, { onPick } = {}) {
     this.root = root;
@@ -13,6 +24,10 @@ export class LossChart {
     this.current = null;
     this.theme = "light";
     this.plot = null;
+    this.log = false;
+    // the log axis: late improvements of a loss that fell by orders of magnitude show (zero or below: no log)
+    this.logButton = document.getElementById("loss-log");
+    if (this.logButton) this.logButton.addEventListener("click", () => this.setLog(!this.log));
     new ResizeObserver(() => {
       if (!this.plot || this.root.closest("[hidden]")) return;
       const { width, height } = this.size();
@@ -27,6 +42,23 @@ export class LossChart {
   setData(xs, ys) {
     this.xs = xs;
     this.ys = ys;
+    const canLog = ys.length > 0 && ys.every((y) => y > 0);
+    if (this.logButton) this.logButton.disabled = !canLog;
+    if (this.log && !canLog) this.setLog(false);
+    else this.draw();
+  }
+
+  setLog(on) {
+    this.log = on;
+    if (this.logButton) this.logButton.setAttribute("aria-pressed", String(on));
+    this.rebuild();
+  }
+
+  rebuild() {
+    if (this.plot) {
+      this.plot.destroy();
+      this.plot = null;
+    }
     this.draw();
   }
 
@@ -38,11 +70,7 @@ export class LossChart {
   setTheme(theme) {
     if (theme === this.theme) return;
     this.theme = theme;
-    if (this.plot) {
-      this.plot.destroy();
-      this.plot = null;
-    }
-    this.draw();
+    this.rebuild();
   }
 
   async draw() {
@@ -58,12 +86,21 @@ export class LossChart {
     }
     const self = this;
     const axis = { stroke: th.muted, grid: { stroke: th.border, width: 1 }, ticks: { stroke: th.border } };
+    // y labels in 3 significant digits, the axis as wide as its longest label (a 2,000-scale loss is not clipped)
+    const yLabels = (u, ticks) => ticks.map(yLabel);
+    const ySize = (u, values) => {
+      if (!values || !values.length) return LC.yAxis;
+      u.ctx.font = u.axes[1].font[0];
+      const widest = Math.max(...values.map((v) => u.ctx.measureText(v).width)) / devicePixelRatio;
+      return Math.max(LC.yAxis, Math.ceil(widest + LC.yLabelPad));
+    };
+    const y = this.log ? { distr: 3, log: 10 } : { range: (u, min, max) => [Math.min(0, min), max > 0 ? max * LC.headroom : 1] };
     this.plot = new uPlot({
       width, height,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(0, min), max > 0 ? max * LC.headroom : 1] } },
-      axes: [{ ...axis, size: LC.xAxis, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] }, { ...axis, size: LC.yAxis, space: LC.ySpace }],
+      scales: { x: { time: false }, y },
+      axes: [{ ...axis, size: LC.xAxis, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] }, { ...axis, size: ySize, space: LC.ySpace, values: yLabels }],
       series: [{}, { label: "loss", stroke: th.backward, width: LC.lineW, points: { show: this.xs.length < LC.pointsUpTo, size: LC.pointSize } }],
       hooks: {
         draw: [(u) => {

@@ -76,11 +76,8 @@ function bindControls() {
   });
   $("zoom-in").addEventListener("click", () => state.graph.zoomBy(PAGE.zoomStep));
   $("zoom-out").addEventListener("click", () => state.graph.zoomBy(1 / PAGE.zoomStep));
-  $("zoom-fit").addEventListener("click", () => {
-    // a second press shows the whole graph even when it is too big to read
-    state.graph.forceWhole = state.graph.lastFitWasReadable === true;
-    state.graph.fit();
-  });
+  // the explicit overview: the page opens readable on the step, this shows all of it
+  $("zoom-fit").addEventListener("click", () => state.graph.overview());
   $("graph").addEventListener("click", (e) => {
     if (e.target.closest("[data-node-id]") == null && state.selected) select(null);
   });

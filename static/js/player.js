@@ -178,15 +178,19 @@ export function setStep(k, { animate = true, toast = true } = {}) {
   document.body.dataset.step = String(k);
   document.body.dataset.steps = String(n);
   for (const t of document.querySelectorAll(".toast.sticky")) t.remove();
-  if (toast && st.effects && st.effects.toast && (forward || state.playing || st.effects.toast.kind === "error")) showToast(st.effects.toast);
+  // a banner is about its step: gone when the steps go back before it or on into another forward
+  for (const t of document.querySelectorAll(".toast")) if (+t.dataset.step > k || (phase === "forward" && t.dataset.phase !== phase)) t.remove();
+  if (toast && st.effects && st.effects.toast && (forward || state.playing || st.effects.toast.kind === "error")) showToast(st.effects.toast, k, phase);
   if (animate) startPulse();
   else graph.animate(2);
   if (state.selected) refreshInspector();
 }
 
-function showToast(t) {
+function showToast(t, step, phase) {
   const el = document.createElement("div");
   el.className = "toast " + (t.kind || "");
+  el.dataset.step = String(step);
+  el.dataset.phase = phase;
   el.setAttribute("role", t.kind === "error" ? "alert" : "status");
   const b = document.createElement("b");
   b.textContent = t.title;

@@ -37,12 +37,14 @@ export async function run(opts = {}) {
   const t0 = performance.now();
   set({ metrics: { runs: state.metrics.runs, current: { t0, firstFrame: null, live: false } } });
   setStatus("running…");
+  document.body.classList.add("stale-result");  // the last result is not this program's: dimmed at once
   $("run").disabled = true;
   state.inspector.resetRun();
   clearTimeout(cancelTimer);
   cancelTimer = setTimeout(() => seq === state.runSeq && $("run").disabled && ($("cancel").hidden = false), DURATIONS.cancelShown);
   const finish = () => {
     if (seq !== state.runSeq) return;
+    document.body.classList.remove("stale-result");
     $("run").disabled = false;
     clearTimeout(cancelTimer);
     if (!$("cancel").hidden && document.activeElement === $("cancel")) $("graph-wrap").focus({ preventScroll: true });

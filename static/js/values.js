@@ -63,6 +63,19 @@ export function fmt(x) {
   return String(Number(x.toPrecision(4)));
 }
 
+// A number on a small cell: 3 significant digits, 6 characters at most ("-0.339", "1.2e5", "-1e-3").
+export function shortNum(x) {
+  x = num(x);
+  if (!Number.isFinite(x) || x === 0) return fmt(x);
+  const a = Math.abs(x);
+  if (a >= 1e4 || a < 1e-2) {
+    const e = x.toExponential(1).replace(/\.0e/, "e").replace("e+", "e");
+    return e.length <= 6 ? e : x.toExponential(0).replace("e+", "e");
+  }
+  const s = String(Number(x.toPrecision(3)));
+  return s.length <= 6 ? s : String(Number(x.toPrecision(2)));  // "-0.0624" -> "-0.062"
+}
+
 export function shapeText(shape) {
   return "[" + (shape || []).join(", ") + "]";
 }

@@ -1,4 +1,6 @@
 // A trace into the page: the output and error panel, the training panel (passes, loss curve), the pass to open.
+import { traceSource } from "./api.js";
+import { prefersReducedMotion } from "./config.js";
 import { $ } from "./dom.js";
 import { renderOutput } from "./figures.js";
 import { graphPasses, nearestGraphPass, openPass, setTimeline } from "./player.js";
@@ -45,6 +47,7 @@ export function showOutput(trace) {
 }
 
 export function loadTrace(trace, opts = {}, { partial = false } = {}) {
+  document.body.classList.remove("stale-result");  // the new result replaces the dimmed one
   set({ trace });
   showOutput(trace);
   const passes = graphPasses();
@@ -56,6 +59,7 @@ export function loadTrace(trace, opts = {}, { partial = false } = {}) {
     $("empty").hidden = false;
     $("empty").textContent = trace.error ? "The program stopped before building a graph: see Output." : "This program built no graph (no tensor ops with requires_grad).";
     $("caption").replaceChildren();
+    $("legend").replaceChildren();  // the last graph's roles and value range explain nothing now
     setTimeline();
     requestAnimationFrame(() => (document.body.dataset.ready = String(state.runSeq)));
     return;
@@ -65,7 +69,7 @@ export function loadTrace(trace, opts = {}, { partial = false } = {}) {
   const asked = opts.pass != null && trace.passes[opts.pass] && (trace.passes[opts.pass].graph || !partial);
   let idx = asked ? opts.pass : passes[0].index;
   if (opts.pass != null && !asked && !partial) idx = nearestGraphPass(opts.pass);
-  openPass(idx, { step: opts.step, node: opts.node, autoplay: opts.step == null && !opts.noAutoplay });
+  openPass(idx, { step: opts.step, node: opts.node, autoplay: opts.step == null && !opts.noAutoplay && !prefersReducedMotion() });
 }
 
 // A streamed training run sends a message per pass: the panel is redrawn once per frame, not per message.
@@ -77,7 +81,9 @@ export function scheduleTraining() {
   });
 }
 
-const passLabel = (p) => `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : p.folded ? " (too big to draw)" : " (recorded when opened)"}`;
+// an offline file holds the passes it was saved with: the others are not stored, whatever the reason
+const missing = (p) => (traceSource.offline ? " (not stored in this file)" : p.folded ? " (too big to draw)" : " (recorded when opened)");
+const passLabel = (p) => `${p.index}${p.loss != null ? " · loss " + Number(num(p.loss)).toPrecision(4) : ""}${p.graph ? "" : missing(p)}`;
 
 export function updateTraining() {
   const t = state.trace;

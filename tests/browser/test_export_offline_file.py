@@ -110,6 +110,7 @@ def test_offline_file_steps_exactly_as_the_page(page, browser, tmp_path, shot):
         assert "nn.Sequential" in pg.evaluate("window.__fg.editor.text")
         # the inspector, with KaTeX set in its own (inlined) fonts
         node = pg.evaluate("window.__fg.model.pass.graph.nodes.find(n => n.name === 'loss').id")
+        pg.evaluate("window.__fg.graph.overview(false)")  # the whole graph (the page opens readable on the step)
         pg.click(f'g[data-node-id="{node}"]')
         pg.wait_for_selector("#inspector .katex", timeout=10000)
         assert pg.locator("#inspector h2").inner_text().strip() == "loss"

@@ -52,10 +52,7 @@ def test_minimap_draws_and_a_click_pans_the_view(page, shot):
     open_app(page)
     run_source(page, MODULE_SGD)
     pause(page)
-    # a tutorial graph fits the view: no map until asked for
-    assert page.locator("#minimap").is_hidden()
-    toggle = page.get_by_role("button", name="Show minimap")
-    toggle.click()
+    # at 11 px text (issue 23) this graph does not fit the view readable: the map shows the way by itself
     mm = page.locator("#minimap-canvas")
     mm.wait_for(state="visible")
     assert page.get_by_role("button", name="Hide minimap").get_attribute("aria-pressed") == "true"
@@ -203,6 +200,8 @@ def test_search_opens_the_closed_module_box_holding_its_result(page, shot):
     open_app(page)
     run_source(page, MODULE_SGD)
     pause(page)
+    page.get_by_role("button", name="Zoom to fit").click()  # the overview: the page opens readable on the step
+    settle(page)
     # the user closes layer2's box: its weight is no longer drawn
     box_id = page.evaluate("window.__fg.graph.clusters.find(c => c.name === 'model.layer2').id")
     page.locator(f'svg.fg-graph [data-cluster-id="{box_id}"] .fg-ctoggle').click()
