@@ -10,10 +10,12 @@ them only when `events` is read; larger values are summarised at once and never 
 Extending it (the runner ships events as they come): subclass and override `emit`, the one place
 every captured event passes (call `super().emit`); `captured` holds the events as captured and
 `export_event` encodes one of them (or a part of one) as `events` would. `n_events` counts the
-events kept against `max_events`, so a subclass may ship `captured` and empty it as it goes.
+events kept over the run (`pass_events` those of the current pass), so a subclass may ship `captured` and
+empty it as it goes.
 
-Budgets (settings, see docs/trace.md §4): at most `max_events` events (`truncated`,
-`truncated_reason`); names, reprs and messages within `max_string_chars`, module and parameter
+Budgets (settings, see docs/trace.md §4): at most `max_events` events per pass (from the end of one backward()
+through the next, as `max_graph_nodes` counts: a long loop never stops on them; one pass past them stops the
+run with `LimitExceeded` on its line); names, reprs and messages within `max_string_chars`, module and parameter
 paths within `max_path_chars` (`text`, `path`: cut with a visible `…[+N chars]`).
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 from . import registry
 from .autograd import STATE, AccumulateGrad, callable_name, source_lines
+from .limits import LimitExceeded
 from .ops import OPS
 from .tensor_core import Tensor
 from .trace_events import (
@@ -106,11 +109,10 @@ class Recorder:
         self.max_string_chars = max_string_chars
         self.max_path_chars = max_path_chars
         self.captured: list[dict] = []  # events as captured: small arrays held as numpy copies until exported
-        self.n_events = 0  # events kept (a subclass may ship and drop `captured` as it goes)
+        self.n_events = 0  # events kept over the run (a subclass may ship and drop `captured` as it goes)
+        self.pass_events = 0  # ... in the current pass: what max_events bounds
         self._exported = 0
         self._encoded: list[dict] = []
-        self.truncated = False
-        self.truncated_reason: str | None = None
         self._path_of: dict[str, str] = {}  # module / parameter id -> the path a module_names event gave it
         self.line = None  # the user's current line, set by the interpreter
         self._counters = {p: itertools.count(1) for p in "tnmb"}
@@ -142,15 +144,18 @@ class Recorder:
         return prefix + str(next(self._counters[prefix]))
 
     def emit(self, event: dict) -> None:
-        """Keep one captured event (or count it as truncated). Every event passes here: the extension
-        point for a subclass that ships, counts or splits events (it calls `super().emit(event)`)."""
-        if self.n_events < self.max_events:
-            self.n_events += 1
-            self.captured.append(event)
-        elif not self.truncated:
-            self.truncated = True
-            self.truncated_reason = (f"the run recorded more than {self.max_events:,} events; the later ones were "
-                                     f"dropped (limit max_events = {self.max_events:,})")
+        """Keep one captured event (past max_events in one pass: `too_many_events`). Every event passes here: the
+        extension point for a subclass that ships, counts or splits events (it calls `super().emit(event)`)."""
+        if self.pass_events >= self.max_events:
+            self.too_many_events()
+        self.pass_events += 1
+        self.n_events += 1
+        self.captured.append(event)
+
+    def too_many_events(self):
+        """One pass recorded max_events events: the run stops there, on the line that went past them."""
+        raise LimitExceeded(f"this pass recorded more than {self.max_events:,} events (since the last backward()); "
+                            f"the limit is max_events = {self.max_events:,}")
 
     def text(self, s) -> str:
         """A string for an event (name, repr, message), within max_string_chars."""
@@ -536,11 +541,13 @@ class Recorder:
     def on_backward_end(self, retain):
         self._grad_snaps.clear()
         self.emit({"kind": BACKWARD_END, "id": self._backward, "freed": not retain})
+        self.pass_events = 0  # max_events counts per pass: one ends with its backward()
 
     def on_backward_error(self, root, error):
         self._grad_snaps.clear()
         self.emit({"kind": BACKWARD_ERROR, "id": self._backward, "root": self.tid(root),
                     "type": self.text(type(error).__name__), "message": self.text(error), "line": self.line})
+        self.pass_events = 0
 
     # ----- training -----
     def on_zero_grad(self, tensors, set_to_none):

@@ -168,8 +168,7 @@ class StreamingRecorder(Recorder):
 
     ``value_budget`` bounds the values shipped (estimated JSON bytes of the values of passes that may
     be drawn, and of tensors created; None: no bound): past it every event goes light and new
-    tensors come without values above one element, and ``reasons`` says so (with the recorder's own
-    ``truncated_reason`` when events were dropped). The new values of tensors and gradients
+    tensors come without values above one element, and ``reasons`` says so. The new values of tensors and gradients
     (``STATE_KINDS``) still come, light: later passes draw them, and the trace builder keeps only
     the ones it may draw.
     """
@@ -197,7 +196,7 @@ class StreamingRecorder(Recorder):
 
     @property
     def reasons(self) -> list[str]:
-        return [r for r in (self.truncated_reason, self.budget_reason) if r]
+        return [self.budget_reason] if self.budget_reason else []
 
     # ---- shipping ----
     def flush(self, final: bool = False) -> None:
@@ -318,13 +317,12 @@ class StreamingRecorder(Recorder):
             self._after_bw = False
             # the pass now out of the last ones cannot be drawn: the builder drops its values
             self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
-        if self.n_events < self.max_events:  # Recorder.emit, inlined: this runs once per event
-            self.n_events += 1
-            captured = self.captured
-            captured.append(event)
-        else:
-            super().emit(event)
-            captured = self.captured
+        if self.pass_events >= self.max_events:  # Recorder.emit, inlined: this runs once per event
+            self.too_many_events()
+        self.pass_events += 1
+        self.n_events += 1
+        captured = self.captured
+        captured.append(event)
         n = len(captured)
         if n >= self._batch:
             self.flush()
@@ -508,4 +506,4 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(End(stdout, error, variables, figures, rec.truncated or bool(cut_reasons), rec.reasons + cut_reasons))
+    send(End(stdout, error, variables, figures, bool(cut_reasons), rec.reasons + cut_reasons))
