@@ -129,6 +129,10 @@ class Recorder:
         self._grad_owner: dict[int, tuple] = {}
         self._prev = None
         self._epoch = object()  # ids stamped on tensors by another recorder are not ours
+        # (id, weak reference to its tensor or graph node, or None: nothing refers to it after its event) for every
+        # tensor and op recorded: None unless a subclass tracks which ids the program can still reach (`_ref`)
+        self._born: list | None = None
+        self._aliases: dict[str, list] = {}  # id -> references to other tensors stamped with it (`x.data`)
 
     # ----- lifecycle -----
     def __enter__(self):
@@ -199,6 +203,8 @@ class Recorder:
             return stamp[1]
         rid = "t" + str(next(self._tensor_ids))
         t._rid = (self._epoch, rid)
+        if self._born is not None:
+            self._born.append((rid, _ref(t)))
         if origin is None:
             origin = "leaf" if t._grad_fn is None else "op"
         data = t._data
@@ -209,6 +215,8 @@ class Recorder:
 
     def _const(self, x):
         rid = self._new_id("t")
+        if self._born is not None:
+            self._born.append((rid, None))  # a number: only the op that took it refers to it
         self.emit({"kind": TENSOR, "id": rid, "shape": [], "dtype": type(x).__name__, "requires_grad": False,
                     "is_leaf": True, "value": json_number(x if isinstance(x, (int, float, bool)) else float(x)),
                     "origin": "const", "op": None, "module": self._module, "line": self.line})
@@ -281,7 +289,10 @@ class Recorder:
                 ins.append(stamp[1])
             else:
                 ins.append(self.tid(x))
-        self.emit({"kind": OP, "id": self._new_id("n"), "op": op.name, "label": op.label, "grad_fn": None,
+        nid = self._new_id("n")
+        if self._born is not None:
+            self._born.append((nid, None))
+        self.emit({"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": None,
                    "inputs": ins, "output": None, "module": self._module, "line": self.line,
                    "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else [],
                    "input_shapes": shapes,
@@ -317,7 +328,12 @@ class Recorder:
             node._rid = (epoch, nid, ins, out)
             grad_fn = type(node).__name__
         else:
-            grad_fn = None
+            node = grad_fn = None
+        born = self._born
+        if born is not None:  # the op lives while its graph node does (a later backward walks it)
+            born.append((nid, None if node is None else _ref(node)))
+            if out_tensor is not None:
+                born.append((out, _ref(result)))
         event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": grad_fn, "inputs": ins,
                  "output": out, "module": module, "line": line, "grad_enabled": STATE.grad_enabled,
                  "params": [_param(p) for p in params] if params else []}
@@ -341,6 +357,8 @@ class Recorder:
         outs = [self.tid(o, origin="op", op=nid) for o in outputs]
         if own:
             node._rid = (self._epoch, nid, ins, outs[0])
+        if self._born is not None:
+            self._born.append((nid, _ref(node) if own else None))
 
         self.emit({"kind": OP, "id": nid, "op": "autograd_function", "label": self.text(fn_name),
                    "grad_fn": self.text(type(node).__name__) if own else None, "inputs": ins, "output": outs[0],
@@ -366,6 +384,7 @@ class Recorder:
         """`x.data`: a view of the same storage, drawn as the same tensor."""
         self.tid(src)
         out._rid = src._rid
+        self._alias(src._rid[1], out)
 
     def on_inplace(self, t, name):
         owner = self._grad_owner.get(id(t))
@@ -468,9 +487,16 @@ class Recorder:
         _, _, ins, out_id = stamp
         if out._rid is None:
             out._rid = (self._epoch, out_id)
+            self._alias(out_id, out)
         for t, tid in zip(inputs, ins):
             if t is not None and t._rid is None and isinstance(tid, str):
                 t._rid = (self._epoch, tid)
+                self._alias(tid, t)
+
+    def _alias(self, rid: str, t) -> None:
+        """Another tensor object carries id ``rid``: the id stays reachable while any of them lives."""
+        if self._born is not None:
+            self._aliases.setdefault(rid, []).append(_ref(t))
 
     def on_backward_step(self, node, g, parts, grads):
         if node._multi:
@@ -569,6 +595,14 @@ class Recorder:
         self.emit({"kind": OPTIM_STEP, "optimizer": self.text(type(optimizer).__name__), "params": ids,
                     "lr": _learning_rate(optimizer),
                     "values": {i: value(p._data) for i, p in zip(ids, params)}, "state": state, "line": self.line})
+
+
+def _ref(obj):
+    """A weak reference to a tensor or graph node; a strong one (never dead) for an object that takes none."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda obj=obj: obj
 
 
 def _learning_rate(optimizer):
