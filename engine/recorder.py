@@ -10,10 +10,12 @@ them only when `events` is read; larger values are summarised at once and never 
 Extending it (the runner ships events as they come): subclass and override `emit`, the one place
 every captured event passes (call `super().emit`); `captured` holds the events as captured and
 `export_event` encodes one of them (or a part of one) as `events` would. `n_events` counts the
-events kept against `max_events`, so a subclass may ship `captured` and empty it as it goes.
+events kept over the run (`pass_events` those of the current pass), so a subclass may ship `captured` and
+empty it as it goes.
 
-Budgets (settings, see docs/trace.md §4): at most `max_events` events (`truncated`,
-`truncated_reason`); names, reprs and messages within `max_string_chars`, module and parameter
+Budgets (settings, see docs/trace.md §4): at most `max_events` events per pass (from the end of one backward()
+through the next, as `max_graph_nodes` counts: a long loop never stops on them; one pass past them stops the
+run with `LimitExceeded` on its line); names, reprs and messages within `max_string_chars`, module and parameter
 paths within `max_path_chars` (`text`, `path`: cut with a visible `…[+N chars]`).
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 from . import registry
 from .autograd import STATE, AccumulateGrad, callable_name, source_lines
+from .limits import LimitExceeded
 from .ops import OPS
 from .tensor_core import Tensor
 from .trace_events import (
@@ -106,11 +109,10 @@ class Recorder:
         self.max_string_chars = max_string_chars
         self.max_path_chars = max_path_chars
         self.captured: list[dict] = []  # events as captured: small arrays held as numpy copies until exported
-        self.n_events = 0  # events kept (a subclass may ship and drop `captured` as it goes)
+        self.n_events = 0  # events kept over the run (a subclass may ship and drop `captured` as it goes)
+        self.pass_events = 0  # ... in the current pass: what max_events bounds
         self._exported = 0
         self._encoded: list[dict] = []
-        self.truncated = False
-        self.truncated_reason: str | None = None
         self._path_of: dict[str, str] = {}  # module / parameter id -> the path a module_names event gave it
         self.line = None  # the user's current line, set by the interpreter
         self._counters = {p: itertools.count(1) for p in "tnmb"}
@@ -127,6 +129,10 @@ class Recorder:
         self._grad_owner: dict[int, tuple] = {}
         self._prev = None
         self._epoch = object()  # ids stamped on tensors by another recorder are not ours
+        # (id, weak reference to its tensor or graph node, or None: nothing refers to it after its event) for every
+        # tensor and op recorded: None unless a subclass tracks which ids the program can still reach (`_ref`)
+        self._born: list | None = None
+        self._aliases: dict[str, list] = {}  # id -> references to other tensors stamped with it (`x.data`)
 
     # ----- lifecycle -----
     def __enter__(self):
@@ -142,15 +148,18 @@ class Recorder:
         return prefix + str(next(self._counters[prefix]))
 
     def emit(self, event: dict) -> None:
-        """Keep one captured event (or count it as truncated). Every event passes here: the extension
-        point for a subclass that ships, counts or splits events (it calls `super().emit(event)`)."""
-        if self.n_events < self.max_events:
-            self.n_events += 1
-            self.captured.append(event)
-        elif not self.truncated:
-            self.truncated = True
-            self.truncated_reason = (f"the run recorded more than {self.max_events:,} events; the later ones were "
-                                     f"dropped (limit max_events = {self.max_events:,})")
+        """Keep one captured event (past max_events in one pass: `too_many_events`). Every event passes here: the
+        extension point for a subclass that ships, counts or splits events (it calls `super().emit(event)`)."""
+        if self.pass_events >= self.max_events:
+            self.too_many_events()
+        self.pass_events += 1
+        self.n_events += 1
+        self.captured.append(event)
+
+    def too_many_events(self):
+        """One pass recorded max_events events: the run stops there, on the line that went past them."""
+        raise LimitExceeded(f"this pass recorded more than {self.max_events:,} events (since the last backward()); "
+                            f"the limit is max_events = {self.max_events:,}")
 
     def text(self, s) -> str:
         """A string for an event (name, repr, message), within max_string_chars."""
@@ -194,6 +203,8 @@ class Recorder:
             return stamp[1]
         rid = "t" + str(next(self._tensor_ids))
         t._rid = (self._epoch, rid)
+        if self._born is not None:
+            self._born.append((rid, _ref(t)))
         if origin is None:
             origin = "leaf" if t._grad_fn is None else "op"
         data = t._data
@@ -204,6 +215,8 @@ class Recorder:
 
     def _const(self, x):
         rid = self._new_id("t")
+        if self._born is not None:
+            self._born.append((rid, None))  # a number: only the op that took it refers to it
         self.emit({"kind": TENSOR, "id": rid, "shape": [], "dtype": type(x).__name__, "requires_grad": False,
                     "is_leaf": True, "value": json_number(x if isinstance(x, (int, float, bool)) else float(x)),
                     "origin": "const", "op": None, "module": self._module, "line": self.line})
@@ -276,7 +289,10 @@ class Recorder:
                 ins.append(stamp[1])
             else:
                 ins.append(self.tid(x))
-        self.emit({"kind": OP, "id": self._new_id("n"), "op": op.name, "label": op.label, "grad_fn": None,
+        nid = self._new_id("n")
+        if self._born is not None:
+            self._born.append((nid, None))
+        self.emit({"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": None,
                    "inputs": ins, "output": None, "module": self._module, "line": self.line,
                    "grad_enabled": STATE.grad_enabled, "params": [_param(p) for p in params] if params else [],
                    "input_shapes": shapes,
@@ -312,7 +328,12 @@ class Recorder:
             node._rid = (epoch, nid, ins, out)
             grad_fn = type(node).__name__
         else:
-            grad_fn = None
+            node = grad_fn = None
+        born = self._born
+        if born is not None:  # the op lives while its graph node does (a later backward walks it)
+            born.append((nid, None if node is None else _ref(node)))
+            if out_tensor is not None:
+                born.append((out, _ref(result)))
         event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": grad_fn, "inputs": ins,
                  "output": out, "module": module, "line": line, "grad_enabled": STATE.grad_enabled,
                  "params": [_param(p) for p in params] if params else []}
@@ -336,6 +357,8 @@ class Recorder:
         outs = [self.tid(o, origin="op", op=nid) for o in outputs]
         if own:
             node._rid = (self._epoch, nid, ins, outs[0])
+        if self._born is not None:
+            self._born.append((nid, _ref(node) if own else None))
 
         self.emit({"kind": OP, "id": nid, "op": "autograd_function", "label": self.text(fn_name),
                    "grad_fn": self.text(type(node).__name__) if own else None, "inputs": ins, "output": outs[0],
@@ -361,6 +384,7 @@ class Recorder:
         """`x.data`: a view of the same storage, drawn as the same tensor."""
         self.tid(src)
         out._rid = src._rid
+        self._alias(src._rid[1], out)
 
     def on_inplace(self, t, name):
         owner = self._grad_owner.get(id(t))
@@ -463,9 +487,16 @@ class Recorder:
         _, _, ins, out_id = stamp
         if out._rid is None:
             out._rid = (self._epoch, out_id)
+            self._alias(out_id, out)
         for t, tid in zip(inputs, ins):
             if t is not None and t._rid is None and isinstance(tid, str):
                 t._rid = (self._epoch, tid)
+                self._alias(tid, t)
+
+    def _alias(self, rid: str, t) -> None:
+        """Another tensor object carries id ``rid``: the id stays reachable while any of them lives."""
+        if self._born is not None:
+            self._aliases.setdefault(rid, []).append(_ref(t))
 
     def on_backward_step(self, node, g, parts, grads):
         if node._multi:
@@ -536,11 +567,13 @@ class Recorder:
     def on_backward_end(self, retain):
         self._grad_snaps.clear()
         self.emit({"kind": BACKWARD_END, "id": self._backward, "freed": not retain})
+        self.pass_events = 0  # max_events counts per pass: one ends with its backward()
 
     def on_backward_error(self, root, error):
         self._grad_snaps.clear()
         self.emit({"kind": BACKWARD_ERROR, "id": self._backward, "root": self.tid(root),
                     "type": self.text(type(error).__name__), "message": self.text(error), "line": self.line})
+        self.pass_events = 0
 
     # ----- training -----
     def on_zero_grad(self, tensors, set_to_none):
@@ -562,6 +595,14 @@ class Recorder:
         self.emit({"kind": OPTIM_STEP, "optimizer": self.text(type(optimizer).__name__), "params": ids,
                     "lr": _learning_rate(optimizer),
                     "values": {i: value(p._data) for i, p in zip(ids, params)}, "state": state, "line": self.line})
+
+
+def _ref(obj):
+    """A weak reference to a tensor or graph node; a strong one (never dead) for an object that takes none."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda obj=obj: obj
 
 
 def _learning_rate(optimizer):

@@ -33,11 +33,13 @@ OPTIM_STEP = "optim_step"
 HOOK = "hook"
 # ----- added by the runner (app/runner/capture.py) after every backward -----
 STEP_STATS = "step_stats"
+# ... as a pass opens: ids of tensors and ops of older passes no later event can refer to (the program dropped them)
+FORGET = "forget"
 
 KINDS = frozenset({
     TENSOR, OP, NAME, DETACH, REQUIRES_GRAD, GRAD_MODE, MODULE, MODULE_NAMES, BACKWARD_BEGIN, BACKWARD_STEP,
     ACCUMULATE, RETAIN_GRAD, MARK_RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR, INPLACE, ZERO_GRAD, GRAD_INPLACE,
-    OPTIM_STEP, STEP_STATS,
+    OPTIM_STEP, STEP_STATS, FORGET,
 })
 KINDS = KINDS | {HOOK}
 
@@ -53,7 +55,7 @@ VALUE_FIELDS = {
 # ----- kinds by the phase of a pass they belong to -----
 BACKWARD_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_STEP, ACCUMULATE, RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR})
 BACKWARD_DONE = frozenset({BACKWARD_END, BACKWARD_ERROR})  # a backward ended: what follows is its update phase
-META_KINDS = frozenset({MODULE, MODULE_NAMES, STEP_STATS})  # describe the run, belong to no pass
+META_KINDS = frozenset({MODULE, MODULE_NAMES, STEP_STATS, FORGET})  # describe the run, belong to no pass
 
 
 def opens_pass(event: dict) -> bool:

@@ -103,7 +103,9 @@ class Settings(BaseSettings):
     full_passes_head: int = Field(3, ge=0, description="first passes that keep a full graph")
     full_passes_tail: int = Field(2, ge=0, description="last passes that keep a full graph")
     max_passes: int = Field(10_000, ge=1, description="passes kept (summaries) before 'truncated'")
-    max_events: int = Field(200_000, ge=1, description="recorder events kept before 'truncated'")
+    max_events: int = Field(500_000, ge=1, description="recorder events per pass (from the end of one backward() "
+                            "through the next, as max_graph_nodes); past them the run stops with LimitExceeded. "
+                            "bench/long.py's biggest pass, bigram's sampling after training, records ~157,000")
     # ---- §4 budgets on what grows with the program (past one: folded, and `truncated_reason` says why) ----
     max_answer_bytes: int = Field(16_000_000, ge=65_536, description="bytes of one run's answer: the /api/run body, "
                                   "or all the events of one /api/stream; past it passes are folded or summarised")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections import deque
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
     BACKWARD_STEP,
+    FORGET,
     GRAD_INPLACE,
     HOOK,
     INPLACE,
@@ -42,6 +44,8 @@ FLUSH_EVENTS = 2_000
 FLUSH_SECONDS = 0.05
 BATCH_SECONDS = 0.25  # a stream ships what it has at least this often
 SETTLED_EVERY = 511  # a non-streaming run ships the events of settled passes every 512 events
+FORGET_AFTER = 3  # the ids a pass recorded are checked this many passes after it (most are gone by then)
+SURVIVORS_CHECKED = 256  # ids still reachable are checked again once this many (then twice as many) wait
 # JSON bytes of one exported element (a float32 as a Python float is up to ~20 characters) and of a summary
 VALUE_COST = 20
 SUMMARY_COST = 400
@@ -168,8 +172,7 @@ class StreamingRecorder(Recorder):
 
     ``value_budget`` bounds the values shipped (estimated JSON bytes of the values of passes that may
     be drawn, and of tensors created; None: no bound): past it every event goes light and new
-    tensors come without values above one element, and ``reasons`` says so (with the recorder's own
-    ``truncated_reason`` when events were dropped). The new values of tensors and gradients
+    tensors come without values above one element, and ``reasons`` says so. The new values of tensors and gradients
     (``STATE_KINDS``) still come, light: later passes draw them, and the trace builder keeps only
     the ones it may draw.
     """
@@ -194,10 +197,14 @@ class StreamingRecorder(Recorder):
         self._stdout: list[str] = []
         self._stdout_bytes = 0
         self._last_flush = time.monotonic()
+        self._born = []  # the ids recorded in the current pass (Recorder._born): tracked, so that
+        self._aging: deque[tuple[int, list]] = deque()  # ... the builder forgets them once no event can name them
+        self._survivors: list = []  # (id, reference): still reachable when checked
+        self._survivors_checked = SURVIVORS_CHECKED
 
     @property
     def reasons(self) -> list[str]:
-        return [r for r in (self.truncated_reason, self.budget_reason) if r]
+        return [self.budget_reason] if self.budget_reason else []
 
     # ---- shipping ----
     def flush(self, final: bool = False) -> None:
@@ -313,18 +320,23 @@ class StreamingRecorder(Recorder):
         return export_values(piece, limit)
 
     def emit(self, event):
+        forget = None
         if self._after_bw and opens_pass(event):
             self._marks.append(self.n_events)
             self._after_bw = False
             # the pass now out of the last ones cannot be drawn: the builder drops its values
             self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
-        if self.n_events < self.max_events:  # Recorder.emit, inlined: this runs once per event
+            forget = self._unreachable()
+        if self.pass_events >= self.max_events:  # Recorder.emit, inlined: this runs once per event
+            self.too_many_events()
+        self.pass_events += 1
+        self.n_events += 1
+        captured = self.captured
+        captured.append(event)
+        if forget:  # after the event that opened the pass: the builder takes it with what that pass holds
+            self.pass_events += 1
             self.n_events += 1
-            captured = self.captured
-            captured.append(event)
-        else:
-            super().emit(event)
-            captured = self.captured
+            captured.append({"kind": FORGET, "ids": forget})
         n = len(captured)
         if n >= self._batch:
             self.flush()
@@ -334,6 +346,40 @@ class StreamingRecorder(Recorder):
             self._ship_settled()  # so a run stopped at its time limit has little left to send, too
         elif not n & 1023 and time.monotonic() - self._last_flush > BATCH_SECONDS:
             self.flush()  # a stream: also every BATCH_SECONDS
+
+    def _unreachable(self) -> list[str]:
+        """As pass ``len(self._marks)`` opens: the ids recorded ``FORGET_AFTER`` passes before (and earlier ones
+        still reachable then) whose tensors and graph nodes the program dropped, so that no later event can name
+        them. The trace builder forgets them (unless a pass it may draw shows them): its memory follows what the
+        program holds and the passes it may draw, not the run's length. Passes kept from the start are the
+        builder's to keep: not tracked."""
+        opened = len(self._marks)
+        aging = self._aging
+        aging.append((opened - 1, self._born))
+        self._born = []
+        out: list[str] = []
+        survivors = self._survivors
+        aliases = self._aliases
+        while aging and aging[0][0] <= opened - FORGET_AFTER:
+            index, born = aging.popleft()
+            if self._policy.kept_from_start(index):
+                continue
+            for entry in born:
+                ref = entry[1]
+                if (ref is None or ref() is None) and (not aliases or _gone(entry[0], aliases)):
+                    out.append(entry[0])
+                else:
+                    survivors.append(entry)
+        if len(survivors) >= self._survivors_checked:
+            kept = []
+            for entry in survivors:
+                if entry[1]() is None and (not aliases or _gone(entry[0], aliases)):
+                    out.append(entry[0])
+                else:
+                    kept.append(entry)
+            self._survivors = kept
+            self._survivors_checked = max(SURVIVORS_CHECKED, 2 * len(kept))
+        return out
 
     @property
     def events(self) -> list[dict]:
@@ -396,6 +442,17 @@ class StreamingRecorder(Recorder):
         self._stats()
         if self._stream:
             self.flush()
+
+
+def _gone(rid: str, aliases: dict) -> bool:
+    """No other tensor stamped with ``rid`` (``x.data``) lives (its entry goes when none does)."""
+    refs = aliases.get(rid)
+    if refs is None:
+        return True
+    if any(r() is not None for r in refs):
+        return False
+    del aliases[rid]
+    return True
 
 
 def _square_sum(a) -> float:
@@ -508,4 +565,4 @@ def run_capture(source: str, limits, value_limit: int, max_events: int, send, *,
         rec.flush(final=True)
     except Exception:  # noqa: BLE001
         pass
-    send(End(stdout, error, variables, figures, rec.truncated or bool(cut_reasons), rec.reasons + cut_reasons))
+    send(End(stdout, error, variables, figures, bool(cut_reasons), rec.reasons + cut_reasons))

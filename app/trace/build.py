@@ -35,14 +35,15 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from app.layout import LayoutEngine, LayoutInput
 from app.layout.layout import VIEW_ASPECT, VIEW_ASPECT_TRAINING
+from app.trace.drawing import FoldOptions
 from app.trace.drawing import cluster_title as _cluster_title
 from app.trace.drawing import node_op_text as _op_text
 from app.trace.drawing import node_size as _size
 from app.trace.folded import FoldedPass, FoldTooSlow, cpu_budget
+from app.trace.forgetting import drop, forget, pass_refs
 from app.trace.frames import frame_node
 from app.trace.hierarchy import build_hierarchy
 from app.trace.payloads import PassPayloads
@@ -57,6 +58,7 @@ from engine.trace_events import (
     BACKWARD_KINDS,
     BACKWARD_STEP,
     DETACH,
+    FORGET,
     INPLACE,
     META_KINDS,
     MODULE,
@@ -88,7 +90,7 @@ def _eid_out(op: str) -> str:
 class _Pass:
     __slots__ = ("index", "t_start", "frames", "ops", "tensors", "bw_ops", "roots", "loss", "t_fwd",
                  "t_grads", "stats", "phase", "pending", "pending_ids", "detaches", "has_backward", "folded",
-                 "frames_cut", "valued")
+                 "frames_cut", "valued", "refs")
 
     def __init__(self, index: int, clock: int):
         self.index = index
@@ -110,6 +112,7 @@ class _Pass:
         self.folded: str | None = None  # why this pass gets no graph (too many nodes), kept from the start
         self.frames_cut: str | None = None  # why its frames were left out (too many)
         self.valued: list[str] = []  # tensors it computed that carry a value (not a number)
+        self.refs: set[str] | None = None  # once closed and waiting to be drawn: the ids its graph shows
 
 
 class TraceBuilder:
@@ -163,8 +166,10 @@ class TraceBuilder:
         self._keep_from = 0  # every pass that may still be drawn starts at or after this clock
         self._hist_caps: tuple[dict[str, int], dict[str, int]] = ({}, {})
         self.optim_params: set[str] = set()
-        self.consumers: dict[str, int] = {}
-        self.detached_from: dict[str, str] = {}
+        self.consumers: dict[str, int] = {}  # tensor id -> ops kept that take it (it stays while one does)
+        # ids the run says no later event names (`FORGET`), kept only while an entry or a pass to draw needs them
+        self._unreachable: set[str] = set()
+        self._drawn_refs: set[str] = set()  # ids the head and asked-for passes show (drawn again at `finish`)
         self.ops_used: set[str] = set()
         self.passes: list[dict] = []
         self.steps: list[dict] = []
@@ -186,6 +191,12 @@ class TraceBuilder:
 
     def feed(self, e: dict) -> None:
         kind = e.get("kind")
+        if kind == FORGET:
+            if self._held is not None:  # after the held events: one of them may name an id it lists
+                self._held.append(e)
+            else:
+                forget(self, e.get("ids") or ())
+            return
         if kind in META_KINDS:
             self._meta(e)
             return
@@ -369,7 +380,6 @@ class TraceBuilder:
         elif kind == NAME:
             self.names[e["tensor"]] = e["name"]
         elif kind == DETACH:
-            self.detached_from[e["tensor"]] = e["source"]
             if p.folded is None:
                 p.detaches.append((e["source"], e["tensor"]))
             edges.append("d" + e["tensor"])
@@ -449,6 +459,7 @@ class TraceBuilder:
             self.on_step(step)
         policy = self.policy
         if policy.kept_from_start(p.index):
+            self._drawn_refs |= pass_refs(self, p)
             self._head_times += [p.t_fwd, p.t_grads]
             # streamed at once; without a listener it waits for the end, when the names are known
             self.head_buf.append((p, self.names_version if self.on_pass else -1))
@@ -460,10 +471,13 @@ class TraceBuilder:
                 self._emit_pass({"index": p.index, "loss": step["loss"], "graph": None, "frames": []})
         else:
             if policy.tail:
-                if len(self.tail_buf) == self.tail_buf.maxlen:
-                    self._forget_values(self.tail_buf.popleft())
+                left = self.tail_buf.popleft() if len(self.tail_buf) == self.tail_buf.maxlen else None
+                p.refs = pass_refs(self, p)
                 self.tail_buf.append(p)
                 self._keep_from = self.tail_buf[0].t_start
+                if left is not None:  # it will not be drawn: its values go, and the entries only it showed
+                    self._forget_values(left)
+                    drop(self, left.refs & self._unreachable)
             else:
                 self._keep_from = self.clock
                 self._forget_values(p)
@@ -495,7 +509,10 @@ class TraceBuilder:
     def finish(self) -> None:
         if self._held is not None and self.cur is not None:  # no forward after the last backward: its update phase
             for x in self._held:
-                self._update(self.cur, x)
+                if x["kind"] == FORGET:
+                    forget(self, x.get("ids") or ())
+                else:
+                    self._update(self.cur, x)
             self._held = None
         if self._draw_time is not None:
             self.deadline = max(self.deadline, time.monotonic() + self._draw_time)
@@ -776,19 +793,6 @@ class TraceBuilder:
     def result_parts(self) -> dict:
         return {"passes": self.passes, "steps": self.steps, "truncated": self.truncated,
                 "modules": {m: {"name": self.module_names.get(m), **info} for m, info in self.modules.items()}}
-
-
-@dataclass(frozen=True)
-class FoldOptions:
-    """How big passes fold (settings fold_threshold, max_folded_nodes, fold_max_children); ``source``
-    names loop variables in labels (parsed, never run); ``run`` is the run's id in the run store."""
-
-    threshold: int
-    max_nodes: int
-    max_children: int
-    source: str = ""
-    run: str = ""
-    cpu_budget_s: float | None = None  # CPU seconds folding one pass may take (the run's hard_kill_s)
 
 
 def _clock_of(entry: tuple[int, object]) -> int:

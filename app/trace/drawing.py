@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.layout.sizes import op_size, tensor_size
 from app.trace.labels import op_text
 
@@ -22,3 +24,16 @@ def node_size(n: dict) -> tuple[float, float]:
         return op_size(node_op_text(n))
     named = bool(n.get("name")) or n.get("role") == "constant"
     return tensor_size(n["label"] or "", n.get("shape"), named=named)
+
+
+@dataclass(frozen=True)
+class FoldOptions:
+    """How big passes fold (settings fold_threshold, max_folded_nodes, fold_max_children); ``source``
+    names loop variables in labels (parsed, never run); ``run`` is the run's id in the run store."""
+
+    threshold: int
+    max_nodes: int
+    max_children: int
+    source: str = ""
+    run: str = ""
+    cpu_budget_s: float | None = None  # CPU seconds folding one pass may take (the run's hard_kill_s)

@@ -295,11 +295,12 @@ def test_binding_a_model_again_names_nothing_new():
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_max_events_holds_and_says_so(stream):
+def test_max_events_counts_per_pass(stream):
+    """A loop recording 5 times max_events over the run finishes; the pass past it stops (tests/app/test_pass_events.py)."""
     msgs = capture(HOLES["a long training run"].replace("3000", "200"), stream=stream, max_events=500)
     end = msgs[-1]
-    assert end.truncated and any("max_events" in r for r in end.reasons)
-    assert len(events_of(msgs)) <= 2 * 500  # an op exports as its tensor and itself
+    assert end.error is None and not end.truncated
+    assert len(events_of(msgs)) > 5 * 500
 
 
 @pytest.mark.parametrize("stream", [False, True])
