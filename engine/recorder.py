@@ -87,7 +87,7 @@ def _joined(node) -> str:
 
 # the per-parameter state an `optim_step` event carries: PyTorch's names for it (torch.optim)
 OPTIM_STATE_NAMES = frozenset({"step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg",
-                               "grad_avg", "sum"})
+                               "grad_avg", "sum", "acc_delta", "exp_inf", "mu_product"})
 
 
 def _numeric(x) -> bool:

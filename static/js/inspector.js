@@ -283,7 +283,8 @@ export class Inspector {
     const line = frame.line ? ` (line ${frame.line})` : "";
     const out = [h("h3", {}, "optimizer state"),
       h("p", { class: "muted small" }, `${frame.optimizer}.step()${line}, ${where}${frame.lr != null ? `, lr ${fmt(frame.lr)}` : ""}`)];
-    const order = ["step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg", "grad_avg", "sum"];
+    const order = ["step", "momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "square_avg", "grad_avg", "sum",
+      "acc_delta", "exp_inf", "mu_product"];
     const names = [...order.filter((k) => k in st), ...Object.keys(st).filter((k) => !order.includes(k))];
     const box = h("div", { class: "optim-state", "aria-label": "optimizer state" });
     for (const k of names) {

@@ -335,6 +335,23 @@ def test_optim_step_event_carries_state_under_torch_names():
     assert sorted(steps[1]["state"][pid]) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
 
 
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad"])
+def test_optim_step_event_carries_every_tensor_state_torch_keeps(name):
+    from engine.recorder import Recorder
+
+    p = engine.tensor([1.0, -2.0], requires_grad=True)
+    opt = getattr(engine.optim, name)([p], lr=0.1)
+    with Recorder(value_limit=100, max_events=1000) as rec:
+        (p * p).sum().backward()
+        opt.step()
+    (state,) = [e for e in rec.events if e["kind"] == "optim_step"][0]["state"].values()
+    tp = torch.tensor([1.0, -2.0], requires_grad=True)
+    topt = getattr(torch.optim, name)([tp], lr=0.1)
+    (tp * tp).sum().backward()
+    topt.step()
+    assert sorted(state) == sorted(k for k, v in topt.state[tp].items() if torch.is_tensor(v))
+
+
 def test_sgd_without_momentum_has_no_state_in_event():
     from engine.recorder import Recorder
 
