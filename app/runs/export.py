@@ -16,9 +16,9 @@ import re
 import orjson
 from starlette.concurrency import run_in_threadpool
 
-from app.runs.store import RunStore
+from app.runs.store import PENDING_FORGET_S, RunStore
 
-PENDING_WAIT_S = 15.0  # the payloads are built right after the answer: wait for them this long
+PENDING_WAIT_S = PENDING_FORGET_S  # payloads still being built are waited for (bounded by their CPU time)
 EXPORTS_AT_ONCE = 2  # exports assembling payloads at the same time (each takes a thread and up to a file's bytes)
 _RUN = re.compile(rb'"run":"([0-9a-f]{32})"')  # a folded graph's run id, as the worker's orjson writes it
 _building: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}  # one per event loop (tests start several)

@@ -15,11 +15,14 @@ from app.api.deps import RunStoreDep, SettingsDep
 from app.api.schemas import Problem
 from app.core.errors import problem_response
 from app.core.responses import OrjsonResponse
+from app.runs.store import PENDING_FORGET_S
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
 EXPIRED = "this run is no longer on the server; run the program again"
-PENDING_WAIT_S = 15.0  # a run whose answer is out waits this long for its payloads (built right after it)
+# a run whose answer is out waits for its payloads while they are built: their builder is bounded by its own CPU
+# time and the pool ends the wait if the worker dies, so only a loaded machine makes it long (15 s failed at load 20)
+PENDING_WAIT_S = PENDING_FORGET_S
 BIG_PAYLOAD = 256_000  # assembled in a thread above this many bytes (the event loop keeps serving)
 
 RunId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[0-9a-f]+$")]
