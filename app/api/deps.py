@@ -49,6 +49,11 @@ def get_run_store(request: Request) -> RunStore:
     return request.app.state.run_store
 
 
+def get_redis(request: Request):
+    """The process's Redis client (app/cluster/link.py) when ``broker_url`` is set, else None."""
+    return getattr(request.app.state, "redis", None)
+
+
 def get_examples_dir(request: Request) -> Path:
     return request.app.state.examples_dir
 
@@ -70,3 +75,4 @@ ExamplesDirDep = Annotated[Path, Depends(get_examples_dir)]
 IdentityDep = Annotated[Identity, Depends(get_identity)]
 ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
 RunStoreDep = Annotated[RunStore, Depends(get_run_store)]
+RedisDep = Annotated[object | None, Depends(get_redis)]

@@ -98,3 +98,9 @@ class Health(BaseModel):
     status: str
     graphviz: str | None
     pool: dict[str, Any]
+
+
+class Readiness(BaseModel):
+    status: str  # "ready" or "unavailable"
+    checks: dict[str, bool]  # "workers" (a sandbox worker ready), "broker" (with broker_url: Redis answers)
+    workers_ready: int
