@@ -54,6 +54,11 @@ def get_redis(request: Request):
     return getattr(request.app.state, "redis", None)
 
 
+def get_answers(request: Request):
+    """The shared answers (app/runs/answer_cache.py), or None when sharing is off."""
+    return getattr(request.app.state, "answers", None)
+
+
 def get_examples_dir(request: Request) -> Path:
     return request.app.state.examples_dir
 
@@ -76,3 +81,4 @@ IdentityDep = Annotated[Identity, Depends(get_identity)]
 ClassroomDep = Annotated[Classroom, Depends(get_classroom)]
 RunStoreDep = Annotated[RunStore, Depends(get_run_store)]
 RedisDep = Annotated[object | None, Depends(get_redis)]
+AnswersDep = Annotated[object | None, Depends(get_answers)]

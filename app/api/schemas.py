@@ -98,6 +98,7 @@ class Health(BaseModel):
     status: str
     graphviz: str | None
     pool: dict[str, Any]
+    answers: dict[str, Any] | None = None  # the answer cache's counts (None: sharing is off)
 
 
 class Readiness(BaseModel):

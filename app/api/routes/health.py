@@ -10,7 +10,7 @@ import time
 
 from fastapi import APIRouter
 
-from app.api.deps import GraphvizDep, PoolDep, RedisDep, SettingsDep
+from app.api.deps import AnswersDep, GraphvizDep, PoolDep, RedisDep, SettingsDep
 from app.api.schemas import Health, Readiness
 from app.cluster.link import reachable
 from app.core.responses import OrjsonResponse
@@ -20,12 +20,13 @@ READY_POLL_S = 0.05
 
 
 @router.get("/healthz", response_model=Health)
-async def healthz(pool: PoolDep, graphviz: GraphvizDep) -> OrjsonResponse:
+async def healthz(pool: PoolDep, graphviz: GraphvizDep, answers: AnswersDep) -> OrjsonResponse:
     state = pool.state()
     ok = state["ready"] > 0
     return OrjsonResponse(status_code=200, content={"status": "ok" if ok else "starting",
                                                     "graphviz": graphviz.version,
-                                                    "pool": state})
+                                                    "pool": state,
+                                                    "answers": answers.state() if answers is not None else None})
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
