@@ -12,9 +12,11 @@ RUN python3 -m venv /opt/venv \
     && if ls /tmp/wheels/*.whl >/dev/null 2>&1; then local_only="--no-index --find-links /tmp/wheels"; fi \
     && /opt/venv/bin/pip install -q $local_only -r /tmp/runtime.lock \
     && /opt/venv/bin/pip uninstall -q -y pip \
-    && find /opt/venv -name __pycache__ -prune -exec rm -rf {} + \
     && find /opt/venv/lib/python3*/site-packages -mindepth 2 -type d -name tests -prune -exec rm -rf {} + \
-    && find /opt/venv -path '*/matplotlib/mpl-data/sample_data' -prune -exec rm -rf {} +
+    && find /opt/venv -path '*/matplotlib/mpl-data/sample_data' -prune -exec rm -rf {} + \
+    && python3 -m compileall -q /opt/venv/lib >/dev/null
+# NOTE: bytecode compiled now (+40 MB): a read-only root cannot cache it, and each worker would compile numpy and
+# matplotlib again at start (8.5 s instead of 2.5 s on a loaded 2-core machine: past worker_start_timeout_s)
 
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \

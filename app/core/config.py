@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.cluster.cpus import usable_cores
+from app.core.cpus import usable_cores
 
 
 def _cores() -> int:

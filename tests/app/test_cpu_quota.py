@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from app.cluster.cpus import quota_cpus, usable_cores
+from app.core.cpus import quota_cpus, usable_cores
 
 
 def cgroup(tmp_path, v2: str | None = None, v1: tuple[str, str] | None = None):
