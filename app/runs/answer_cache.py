@@ -46,6 +46,9 @@ CLOCKS = frozenset({"time", "perf_counter", "monotonic", "process_time", "time_n
 # an answer that mentions one of these limits was cut or thinned by time: another run may get further
 TIMED = (b"time_limit_s", b"answer_time_s", b"max_wall_s", b"hard_kill_s")
 FOLDED = b'"folded":true'
+# errors that tell what happened to one run, not what the program does
+CIRCUMSTANTIAL = frozenset({"Cancelled", "WorkerError", "Busy", "Unavailable", "TimeoutError", "MemoryError",
+                            "LimitExceeded"})
 EVENT_SEPARATOR = b"\n"  # between a stream's events (JSON without raw newlines)
 
 
@@ -74,9 +77,20 @@ def deterministic(source: str) -> bool:
     return not ("numpy" in present and "random" in present and not seeded)
 
 
+def circumstantial(answer: bytes) -> bool:
+    """Whether the answer (or a stream's events, ``done`` last) ended by what happened to this one run (cancelled,
+    its worker replaced, memory, the server's state), not by what the program does."""
+    try:
+        error = orjson.loads(answer.rpartition(EVENT_SEPARATOR)[2]).get("error")
+    except (orjson.JSONDecodeError, AttributeError):
+        return True
+    return isinstance(error, dict) and error.get("type") in CIRCUMSTANTIAL
+
+
 def shareable(answer: bytes) -> bool:
-    """Whether a complete answer (or a stream's events) may be given to another request for the same key."""
-    return FOLDED not in answer and not any(limit in answer for limit in TIMED)
+    """Whether a complete answer may be given to another request for the same key: not folded, not cut by time,
+    not circumstantial."""
+    return FOLDED not in answer and not any(limit in answer for limit in TIMED) and not circumstantial(answer)
 
 
 class Flights:
@@ -248,7 +262,7 @@ class SharedAnswers:
     def settle(self, key: str, future: asyncio.Future, answer: bytes | None, complete: bool) -> None:
         """The leader's outcome: a shareable answer goes to the waiting requests and the store; a complete answer
         that cannot be shared marks the key refused (its later requests run on their own, without waiting); no
-        answer (cancelled, busy, failed) lets the waiting requests try again."""
+        answer, or a circumstantial one (cancelled, busy, its worker died), lets the waiting requests try again."""
         if answer is not None and complete and shareable(answer):
             packed = gzip.compress(answer, 6, mtime=0)  # once for every request it answers
             self.flights.land(key, future, (answer, packed))
@@ -258,7 +272,7 @@ class SharedAnswers:
             task.add_done_callback(lambda done: (self._tasks.discard(done), self.storing.pop(key, None)))
             self.stored += 1
             return
-        if answer is not None and complete:
+        if answer is not None and complete and not circumstantial(answer):  # the program's own: never shareable
             self.refused[key] = None
             while len(self.refused) > REFUSED_KEYS:
                 self.refused.popitem(last=False)

@@ -40,6 +40,9 @@ def test_answers_cut_by_time_or_folded_are_not_shared():
     assert shareable(b'{"stdout":"1\\n","error":null}')
     assert not shareable(b'{"error":{"type":"TimeoutError","message":"... (limit time_limit_s = 2)"}}')
     assert not shareable(b'{"passes":[{"graph":{"folded":true,"run":"ab12"}}]}')
+    assert not shareable(b'{"stdout":"","error":{"type":"Cancelled","message":"the run was cancelled"}}')
+    assert not shareable(b'{"type":"pass"}\n{"type":"done","error":{"type":"WorkerError","message":"x"}}')
+    assert shareable(b'{"type":"pass"}\n{"type":"done","error":{"type":"NameError","message":"x"}}')
 
 
 def test_local_answers_stay_within_their_bytes():
