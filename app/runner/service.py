@@ -79,6 +79,7 @@ class RunService:
     def __init__(self, pool: Pool, answers=None):
         self.pool = pool
         self.answers = answers  # app.runs.answer_cache.SharedAnswers: deterministic runs share one execution
+        self.followers: dict[str, int] = {}  # identity → its requests waiting for an identical run
 
     async def run(self, source: str, *, client: Identity, passes: Iterable[int] = (), values: str = "full",
                   disconnected: Callable[[], Awaitable[bool]] | None = None) -> RunResult:
@@ -97,8 +98,18 @@ class RunService:
             flight = shared.flights.get(key)
             if flight is None:
                 break
+            if client.key is not None and shared.flights.led_by(key) == client.key:
+                # its own identity's run: this one queues behind it as its own (one running, a short queue)
+                return await self._run_own(source, options, client, disconnected)
+            busy = self._over_share(client)
+            if busy is not None:
+                return busy
             shared.shared_waits += 1
-            answer = await _follow(flight, disconnected, shared.flights.stale_s)
+            self._following(client, 1)
+            try:
+                answer = await _follow(flight, disconnected, shared.flights.stale_s)
+            finally:
+                self._following(client, -1)
             if answer is LEFT:
                 return RunResult()
             if answer is not None:
@@ -106,7 +117,7 @@ class RunService:
             key = shared.key(source, options)  # the leader gave nothing to share: refused now, or try again
         if key is None:
             return await self._run_own(source, options, client, disconnected)
-        flight = shared.flights.lead(key)
+        flight = shared.flights.lead(key, client.key)
         result = None
         try:
             result = await self._run_own(source, options, client, disconnected)
@@ -151,8 +162,18 @@ class RunService:
         while key is not None:
             events = await shared.get(key)
             if events is None and (flight := shared.flights.get(key)) is not None:
+                if client.key is not None and shared.flights.led_by(key) == client.key:
+                    key = None  # its own identity's run: this one queues behind it as its own
+                    break
+                busy = self._over_share(client)
+                if busy is not None:
+                    return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
                 shared.shared_waits += 1
-                events = await _follow(flight, None, shared.flights.stale_s)
+                self._following(client, 1)
+                try:
+                    events = await _follow(flight, None, shared.flights.stale_s)
+                finally:
+                    self._following(client, -1)
                 if events is None:
                     key = shared.key(source, options)
                     continue
@@ -165,7 +186,7 @@ class RunService:
             return OpenedStream(busy=str(e), retry_after=e.retry_after)
         if key is None:
             return OpenedStream(self._events(job))
-        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key)))
+        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key)))
 
     async def stream(self, source: str, *, client: Identity, values: str = "full") -> AsyncIterator[bytes]:
         """``open_stream`` as one iteration: a full queue is a ``done`` carrying the ``Busy`` error."""
@@ -198,6 +219,29 @@ class RunService:
             self.pool.cancel(job)
             if shared is not None:
                 shared.settle(key, flight, EVENT_SEPARATOR.join(recorded) if complete else None, complete)
+
+    def _over_share(self, client: Identity) -> RunResult | None:
+        """Waiting for an identical run counts as one of the identity's runs: past one running and
+        ``identity_queue_limit`` waiting (its own and those it follows), busy as ``submit`` says it."""
+        pool, key = self.pool, client.key
+        if key is None:
+            return None
+        limit = pool.settings.identity_queue_limit
+        held = (key in pool.running) + sum(1 for j in pool.queues.get(key, ()) if not j.cancelled)
+        held += self.followers.get(key, 0)
+        if held < 1 + limit:
+            return None
+        pool.rejected += 1
+        return RunResult(busy=f"you already have {held} runs going or waiting (identity_queue_limit = {limit}); "
+                              "wait for them to finish", retry_after=pool.settings.busy_retry_after_s)
+
+    def _following(self, client: Identity, step: int) -> None:
+        if client.key is not None:
+            count = self.followers.get(client.key, 0) + step
+            if count > 0:
+                self.followers[client.key] = count
+            else:
+                self.followers.pop(client.key, None)
 
     def _cancel_previous(self, client: Identity) -> None:
         """The tab's run under way, cancelled (``submit`` does it for a run of its own)."""

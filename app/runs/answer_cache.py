@@ -101,6 +101,7 @@ class Flights:
     def __init__(self, stale_s: float = 120.0, clock=time.monotonic):
         self.stale_s, self.clock = stale_s, clock
         self.under_way: dict[str, tuple[asyncio.Future, float]] = {}
+        self.leaders: dict[str, str | None] = {}  # key → the identity whose run it is
 
     def get(self, key: str) -> asyncio.Future | None:
         entry = self.under_way.get(key)
@@ -109,15 +110,20 @@ class Flights:
             return None
         return None if entry is None else entry[0]
 
-    def lead(self, key: str) -> asyncio.Future:
+    def lead(self, key: str, identity: str | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         self.under_way[key] = (future, self.clock())
+        self.leaders[key] = identity
         return future
+
+    def led_by(self, key: str) -> str | None:
+        return self.leaders.get(key)
 
     def land(self, key: str, future: asyncio.Future, answer: tuple[bytes, bytes] | None) -> None:
         entry = self.under_way.get(key)
         if entry is not None and entry[0] is future:
             del self.under_way[key]
+            self.leaders.pop(key, None)
         if not future.done():
             future.set_result(answer)
 
