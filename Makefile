@@ -9,7 +9,7 @@ APT_PACKAGES := $(APT_RUN) chromium redis-server ffmpeg
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TORCH_WHEEL_DIR ?= /opt/wheels
 
-.PHONY: run test setup system lint bench vendor clean
+.PHONY: run test setup system lint bench vendor clean docker-test
 
 run:
 	$(MAKE) setup APT_PACKAGES="$(APT_RUN)"
@@ -45,6 +45,10 @@ bench: setup
 	$(PY) bench/engine.py
 	$(PY) bench/server.py
 	$(PY) bench/page.py
+
+# builds and runs the image (docker, and debootstrap where the base image cannot be pulled): not part of `make test`
+docker-test: setup
+	PYTHON=$(PY) bash scripts/docker_smoke.sh
 
 vendor:
 	bash scripts/vendor.sh

@@ -15,6 +15,7 @@ from app.api.routes import examples, export, health, pages, run, runs, sessions,
 from app.api.send_guard import SendGuard
 from app.api.stream_gzip import StreamGzip
 from app.classroom.service import make_classroom
+from app.cluster import link, solo
 from app.core import errors
 from app.core.config import Settings, get_settings
 from app.core.errors import problem_response
@@ -23,6 +24,7 @@ from app.core.responses import OrjsonResponse
 from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
 from app.runner.service import RunService
+from app.runs.answer_cache import SharedAnswers
 from app.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,9 +103,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        claim = None
+        if not settings.broker_url:  # siblings without a broker would split runs and sessions: refuse (app/cluster)
+            claim = solo.claim(settings.port, allowed=settings.allow_unshared_processes)
+        redis = app.state.redis = link.connect(settings.broker_url) if settings.broker_url else None
         pool = Pool(settings, dot=graphviz.path, run_store=app.state.run_store)
         app.state.pool = pool
-        app.state.runs = RunService(pool)
+        app.state.answers = SharedAnswers.from_settings(settings, redis)
+        app.state.runs = RunService(pool, app.state.answers)
         await pool.start()
         await app.state.classroom.broker.start()
         try:
@@ -111,6 +118,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await app.state.classroom.broker.stop()
             await pool.stop()
+            if redis is not None:
+                await link.close(redis)
+            if claim is not None:
+                claim.close()
 
     app = FastAPI(
         title="flowgrad",

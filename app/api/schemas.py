@@ -98,3 +98,10 @@ class Health(BaseModel):
     status: str
     graphviz: str | None
     pool: dict[str, Any]
+    answers: dict[str, Any] | None = None  # the answer cache's counts (None: sharing is off)
+
+
+class Readiness(BaseModel):
+    status: str  # "ready" or "unavailable"
+    checks: dict[str, bool]  # "workers" (a sandbox worker ready), "broker" (with broker_url: Redis answers)
+    workers_ready: int

@@ -18,19 +18,17 @@ middleware (``app.main.BodyLimit``).
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from typing import Any
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.core.cpus import usable_cores
+
 
 def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 class Settings(BaseSettings):
@@ -76,7 +74,8 @@ class Settings(BaseSettings):
                                                        "run that plots, ~0.3 s each time)")
 
     # ---- §3 isolation ----
-    workers: int = Field(default_factory=_cores, ge=1, description="worker processes (one per core)")
+    workers: int = Field(default_factory=_cores, ge=1, description="worker processes (one per core the "
+                         "process may use: the affinity mask capped by the cgroup CPU quota)")
     queue_limit: int = Field(256, ge=0, description="runs waiting for a worker before 'busy'")
     queue_timeout_s: float = Field(20.0, gt=0, description="longest wait for a worker before 'busy'")
     memory_limit_mb: int = Field(512, ge=64, description="address space a run may add (RLIMIT_AS)")
@@ -98,6 +97,17 @@ class Settings(BaseSettings):
     identity_queue_limit: int = Field(2, ge=0, description="runs one identity may have waiting (one more runs); "
                                       "past it 429 with Retry-After")
     busy_retry_after_s: int = Field(2, ge=1, description="Retry-After of a 429 'busy' answer")
+    ready_wait_s: float = Field(2.0, ge=0, description="/readyz answers 503 unless a sandbox worker is ready within "
+                                "this many seconds (and the broker, when configured, answers a ping)")
+    broker_ping_timeout_s: float = Field(1.0, gt=0, description="how long /readyz waits for the broker's PONG")
+    allow_unshared_processes: bool = Field(False, description="start a second server process beside a sibling "
+                                           "(same parent and port) without broker_url, with a loud warning instead "
+                                           "of refusing: only behind sticky routing (README 'Deployment')")
+    answer_cache_bytes: int = Field(64_000_000, ge=0, description="bytes (compressed) of the answers of deterministic "
+                                    "runs kept to serve the same program again (in Redis with broker_url, shared by "
+                                    "every process; 0: no sharing)")
+    answer_cache_ttl_s: float = Field(3600.0, gt=0, description="a shared answer is forgotten this long after it "
+                                      "was computed")
 
     # ---- §4 trace and layout ----
     full_passes_head: int = Field(3, ge=0, description="first passes that keep a full graph")

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from app.core.config import Settings
 from app.core.problems import problem
+from app.runner.admission import WaitEstimate
 from app.runner.entry import worker_main
 from app.runner.protocol import (
     CancelJob,
@@ -162,6 +163,7 @@ class Pool:
         self.rejected = 0
         self.closing = False
         self._settings_dict = settings.model_dump(exclude={"identity_secret"})  # run processes never see the key
+        self.wait_estimate = WaitEstimate()  # issue 25: a run that would wait past queue_timeout_s is refused at once
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, wait_ready: bool = True) -> None:
@@ -259,6 +261,7 @@ class Pool:
                 if job is None or job.id != job_id:
                     return
                 if isinstance(msg, Done):
+                    self.wait_estimate.finished(time.monotonic() - job.started)
                     h.job = None
                     h.idle_since = time.monotonic()
                     h.runs += 1
@@ -456,6 +459,11 @@ class Pool:
         if self.queued >= s.queue_limit and not (free and (mine_running is None or mine_running.finished)):
             self.rejected += 1
             raise PoolBusy(BUSY_MESSAGE, s.busy_retry_after_s)
+        ready = sum(1 for h in self.workers if h.ready and not h.dead)
+        if not free and self.wait_estimate.expected_wait(self.queued, ready) > s.queue_timeout_s:
+            self.rejected += 1
+            raise PoolBusy(BUSY_MESSAGE, self.wait_estimate.retry_after(self.queued, ready, s.queue_timeout_s,
+                                                                        s.busy_retry_after_s))
         job = Job(next(self.ids), source, options, client, identity)
         if client is not None:
             self.clients[client] = job

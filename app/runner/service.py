@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
@@ -27,8 +28,10 @@ from app.core.identity import Identity
 from app.core.problems import problem
 from app.runner.pool import Job, Pool, PoolBusy
 from app.runner.protocol import Done, JobFailed, Piece, RunOptions
+from app.runs.answer_cache import EVENT_SEPARATOR
 
 POLL_S = 0.25  # how often a waiting run checks that its client is still there
+LEFT = object()  # a request waiting for an identical run saw its client go
 
 
 def clean_source(source: str) -> str:
@@ -58,6 +61,7 @@ class RunResult:
 
     answer: bytes | None = None
     complete: bool = False
+    gzipped: bytes | None = None  # a shared answer: ``answer`` gzipped once for everyone it answers
     busy: str | None = None
     retry_after: int = 1  # with ``busy``: seconds until trying again makes sense
 
@@ -72,16 +76,60 @@ class OpenedStream:
 
 
 class RunService:
-    def __init__(self, pool: Pool):
+    def __init__(self, pool: Pool, answers=None):
         self.pool = pool
+        self.answers = answers  # app.runs.answer_cache.SharedAnswers: deterministic runs share one execution
+        self.followers: dict[str, int] = {}  # identity → its requests waiting for an identical run
 
     async def run(self, source: str, *, client: Identity, passes: Iterable[int] = (), values: str = "full",
                   disconnected: Callable[[], Awaitable[bool]] | None = None) -> RunResult:
         """Run ``source`` and wait for its answer; ``disconnected`` (the request's) is asked every POLL_S, and when
-        the client has gone the run is cancelled and the result is empty."""
+        the client has gone the run is cancelled and the result is empty. A deterministic program's answer comes
+        from the answer cache, or from the identical run under way, when there is one."""
+        source, options = clean_source(source), run_options(passes=passes, values=values)
+        shared = self.answers
+        key = shared.key(source, options) if shared is not None else None
+        if key is not None:
+            self._cancel_previous(client)  # one run per tab, whoever computes this one
+        while key is not None:
+            answer = await shared.get(key)
+            if answer is not None:
+                return RunResult(answer[0], complete=True, gzipped=answer[1])
+            flight = shared.flights.get(key)
+            if flight is None:
+                break
+            if client.key is not None and shared.flights.led_by(key) == client.key:
+                # its own identity's run: this one queues behind it as its own (one running, a short queue)
+                return await self._run_own(source, options, client, disconnected)
+            busy = self._over_share(client)
+            if busy is not None:
+                return busy
+            shared.shared_waits += 1
+            self._following(client, 1)
+            try:
+                answer = await _follow(flight, disconnected, shared.flights.stale_s)
+            finally:
+                self._following(client, -1)
+            if answer is LEFT:
+                return RunResult()
+            if answer is not None:
+                return RunResult(answer[0], complete=True, gzipped=answer[1])
+            key = shared.key(source, options)  # the leader gave nothing to share: refused now, or try again
+        if key is None:
+            return await self._run_own(source, options, client, disconnected)
+        flight = shared.flights.lead(key, client.key)
+        result = None
         try:
-            job = self.pool.submit(clean_source(source), run_options(passes=passes, values=values),
-                                   client=client.run_slot, identity=client.key)
+            result = await self._run_own(source, options, client, disconnected)
+        finally:
+            shared.settle(key, flight, result.answer if result is not None else None,
+                          result is not None and result.complete)
+        return result
+
+    async def _run_own(self, source: str, options: RunOptions, client: Identity,
+                       disconnected: Callable[[], Awaitable[bool]] | None) -> RunResult:
+        try:
+            job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
         except PoolBusy as e:
             return RunResult(busy=str(e), retry_after=e.retry_after)
         outcome = await self._wait(job, disconnected)
@@ -101,38 +149,104 @@ class RunService:
         return await self.run(source, client=client, passes=() if index is None else (index,), values=values,
                               disconnected=disconnected)
 
-    def open_stream(self, source: str, *, client: Identity, values: str = "full") -> OpenedStream:
+    async def open_stream(self, source: str, *, client: Identity, values: str = "full") -> OpenedStream:
         """Admit the run now; its stream events (JSON, ``"type"`` first) come from ``events``, ``done`` last (a
         run that could not finish ends with a ``done`` carrying its error). Leaving the iteration early cancels
-        the run; so does never starting it (close ``events``)."""
+        the run; so does never starting it (close ``events``). A deterministic program's events come from the
+        answer cache, or (all at once, when it ends) from the identical run under way."""
+        source, options = clean_source(source), run_options(stream=True, values=values)
+        shared = self.answers
+        key = shared.key(source, options) if shared is not None else None
+        if key is not None:
+            self._cancel_previous(client)
+        while key is not None:
+            events = await shared.get(key)
+            if events is None and (flight := shared.flights.get(key)) is not None:
+                if client.key is not None and shared.flights.led_by(key) == client.key:
+                    key = None  # its own identity's run: this one queues behind it as its own
+                    break
+                busy = self._over_share(client)
+                if busy is not None:
+                    return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
+                shared.shared_waits += 1
+                self._following(client, 1)
+                try:
+                    events = await _follow(flight, None, shared.flights.stale_s)
+                finally:
+                    self._following(client, -1)
+                if events is None:
+                    key = shared.key(source, options)
+                    continue
+            if events is not None:
+                return OpenedStream(_replay(events[0]))
+            break
         try:
-            job = self.pool.submit(clean_source(source), run_options(stream=True, values=values),
-                                   client=client.run_slot, identity=client.key)
+            job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
         except PoolBusy as e:
             return OpenedStream(busy=str(e), retry_after=e.retry_after)
-        return OpenedStream(self._events(job))
+        if key is None:
+            return OpenedStream(self._events(job))
+        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key)))
 
     async def stream(self, source: str, *, client: Identity, values: str = "full") -> AsyncIterator[bytes]:
         """``open_stream`` as one iteration: a full queue is a ``done`` carrying the ``Busy`` error."""
-        opened = self.open_stream(source, client=client, values=values)
+        opened = await self.open_stream(source, client=client, values=values)
         if opened.events is None:
             yield failed_answer(problem("Busy", opened.busy or ""), stream=True)
             return
         async for data in opened.events:
             yield data
 
-    async def _events(self, job: Job) -> AsyncIterator[bytes]:
+    async def _events(self, job: Job, shared=None, key: str = "", flight=None) -> AsyncIterator[bytes]:
+        """The job's events; with ``shared``, recorded and settled as ``key``'s shared answer when the run ends
+        (``Done``), or settled empty when it does not (failed, or the client left)."""
+        recorded: list[bytes] | None = [] if shared is not None else None
+        complete = False
         try:
             while True:
                 item = await job.queue.get()
                 if isinstance(item, JobFailed):
                     yield failed_answer(_problem(item.error), stream=True)
                     return
+                if recorded is not None:
+                    recorded.append(item.data)
+                complete = isinstance(item, Done)
                 yield item.data
-                if isinstance(item, Done):
+                if complete:
                     return
         finally:
             # the client went away (or we finished): make sure the run does not go on
+            self.pool.cancel(job)
+            if shared is not None:
+                shared.settle(key, flight, EVENT_SEPARATOR.join(recorded) if complete else None, complete)
+
+    def _over_share(self, client: Identity) -> RunResult | None:
+        """Waiting for an identical run counts as one of the identity's runs: past one running and
+        ``identity_queue_limit`` waiting (its own and those it follows), busy as ``submit`` says it."""
+        pool, key = self.pool, client.key
+        if key is None:
+            return None
+        limit = pool.settings.identity_queue_limit
+        held = (key in pool.running) + sum(1 for j in pool.queues.get(key, ()) if not j.cancelled)
+        held += self.followers.get(key, 0)
+        if held < 1 + limit:
+            return None
+        pool.rejected += 1
+        return RunResult(busy=f"you already have {held} runs going or waiting (identity_queue_limit = {limit}); "
+                              "wait for them to finish", retry_after=pool.settings.busy_retry_after_s)
+
+    def _following(self, client: Identity, step: int) -> None:
+        if client.key is not None:
+            count = self.followers.get(client.key, 0) + step
+            if count > 0:
+                self.followers[client.key] = count
+            else:
+                self.followers.pop(client.key, None)
+
+    def _cancel_previous(self, client: Identity) -> None:
+        """The tab's run under way, cancelled (``submit`` does it for a run of its own)."""
+        job = self.pool.clients.get(client.run_slot) if client.run_slot else None
+        if job is not None:
             self.pool.cancel(job)
 
     def cancel(self, client: Identity) -> bool:
@@ -165,3 +279,21 @@ class RunService:
                 getter.cancel()
             if not job.finished:
                 pool.cancel(job)
+
+
+async def _follow(flight: asyncio.Future, disconnected: Callable[[], Awaitable[bool]] | None, stale_s: float):
+    """The identical run's answer (None: it gave none to share, or none came within ``stale_s``), or LEFT when this
+    request's client went first."""
+    deadline = time.monotonic() + stale_s
+    while time.monotonic() < deadline:
+        done, _ = await asyncio.wait({flight}, timeout=POLL_S if disconnected is not None else stale_s)
+        if done:
+            return flight.result()
+        if disconnected is not None and await disconnected():
+            return LEFT
+    return None
+
+
+async def _replay(events: bytes) -> AsyncIterator[bytes]:
+    for data in events.split(EVENT_SEPARATOR):
+        yield data

@@ -32,6 +32,10 @@ async def run(body: RunRequest, request: Request, runs: RunsDep, client: Identit
         return busy_response(result.busy, result.retry_after)
     if result.answer is None:  # the client left; nobody reads this
         return Response(status_code=204)
+    if result.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
+        # a shared answer, compressed once for the whole lecture hall (app/runs/answer_cache.py)
+        return Response(content=result.gzipped, media_type="application/json",
+                        headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
     return Response(content=result.answer, media_type="application/json")
 
 

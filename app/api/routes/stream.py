@@ -76,9 +76,9 @@ async def _encoded(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         await events.aclose()  # the client went away (or we finished): the run does not go on
 
 
-def _stream(runs: RunService, source: str, client: Identity, values: str) -> Response:
+async def _stream(runs: RunService, source: str, client: Identity, values: str) -> Response:
     """Admit the run first (429 when it cannot be), then answer its events as they come."""
-    opened = runs.open_stream(source, client=client, values=values)
+    opened = await runs.open_stream(source, client=client, values=values)
     if opened.events is None:
         return busy_response(opened.busy or "", opened.retry_after)
     return EventSourceResponse(_encoded(opened.events), headers={"Cache-Control": "no-cache",
@@ -88,11 +88,11 @@ def _stream(runs: RunService, source: str, client: Identity, values: str) -> Res
 @router.post("/stream", response_class=Response, responses=BUSY,
              summary="Run a program, streaming its trace (SSE)")
 async def stream_post(body: RunRequest, runs: RunsDep, client: IdentityDep) -> Response:
-    return _stream(runs, body.source, client.refined(body.client_id), body.values)
+    return await _stream(runs, body.source, client.refined(body.client_id), body.values)
 
 
 @router.get("/stream", response_class=Response, responses=BUSY, summary="Same as POST, for EventSource")
 async def stream_get(runs: RunsDep, client: IdentityDep, source: QuerySource,
                      client_id: str | None = Query(None, max_length=128),
                      values: Literal["full", "summary"] = Query("full")) -> Response:
-    return _stream(runs, source, client.refined(client_id), values)
+    return await _stream(runs, source, client.refined(client_id), values)
