@@ -56,6 +56,7 @@ VALUE_FIELDS = {
 BACKWARD_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_STEP, ACCUMULATE, RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR})
 BACKWARD_DONE = frozenset({BACKWARD_END, BACKWARD_ERROR})  # a backward ended: what follows is its update phase
 META_KINDS = frozenset({MODULE, MODULE_NAMES, STEP_STATS, FORGET})  # describe the run, belong to no pass
+BUILDER_ONLY_KINDS = frozenset({FORGET})  # read by the trace builder, never in a frame: the page never sees them
 
 
 def opens_pass(event: dict) -> bool:

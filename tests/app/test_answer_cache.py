@@ -141,6 +141,8 @@ def test_a_run_that_would_wait_past_the_queue_budget_is_refused_at_once():
 
     async def body(pool, service):
         await service.run(nap, client=Identity("i:warmup"))  # recent runs take 1.5 s or more
+        while not all(h.ready and h.settling is None for h in pool.workers):  # its housekeeping after the run
+            await asyncio.sleep(0.05)
         running = pool.submit(nap, run_options(), identity="i:a")
         queued = pool.submit(nap, run_options(), identity="i:b")  # starts in ~1.5 s...
         with pytest.raises(PoolBusy) as refused:

@@ -33,15 +33,17 @@ def js_string_set(text: str, name: str) -> list[str]:
 def test_the_page_handles_exactly_the_contract_kinds():
     kinds = js_string_list(FRAME_KINDS_JS.read_text(encoding="utf-8"), "FRAME_KINDS")
     assert len(kinds) == len(set(kinds)), "a kind is listed twice"
-    assert set(kinds) - trace_events.KINDS == set(), "the page lists kinds the server never emits"
-    assert trace_events.KINDS - set(kinds) == set(), "the server emits kinds the page does not list"
+    page_kinds = trace_events.KINDS - trace_events.BUILDER_ONLY_KINDS
+    assert set(kinds) - page_kinds == set(), "the page lists kinds the server never emits"
+    assert page_kinds - set(kinds) == set(), "the server emits kinds the page does not list"
 
 
 def test_carried_kinds_are_frame_kinds():
     text = FRAME_KINDS_JS.read_text(encoding="utf-8")
     carried = js_string_set(text, "CARRIED_KINDS")
     assert carried and set(carried) <= set(js_string_list(text, "FRAME_KINDS"))
-    assert trace_events.META_KINDS - {trace_events.STEP_STATS} <= set(carried)  # run-level kinds are no step
+    run_level = trace_events.META_KINDS - {trace_events.STEP_STATS} - trace_events.BUILDER_ONLY_KINDS
+    assert run_level <= set(carried)  # run-level kinds are no step
 
 
 def test_the_page_compares_frames_only_with_listed_kinds():

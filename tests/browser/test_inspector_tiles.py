@@ -53,6 +53,7 @@ def select_node(page, name: str):
 
 
 def hover_first_pixel(page, canvas):
+    canvas.scroll_into_view_if_needed()  # the inspector scrolls: a long chain rule pushes the state below its fold
     box = canvas.bounding_box()
     page.mouse.move(box["x"] + 1, box["y"] + 1)
 
