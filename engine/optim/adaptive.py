@@ -28,6 +28,7 @@ from .optimizer import (
     _sqrt,
     _state_tensor,
     _tensor_arg_error,
+    _zero_buffers,
 )
 
 
@@ -85,12 +86,7 @@ class Adadelta(Optimizer):
 
     def _update(self, p, param, grad, group, state):
         lr, rho, eps = _hp(group, "lr"), _hp(group, "rho"), _hp(group, "eps")
-        if not state:
-            state["step"] = _new_step()
-            state["square_avg"] = _new_state(p)
-            state["acc_delta"] = _new_state(p)
-        square_avg = _state_tensor(state.get("square_avg"), p, "square_avg")
-        acc_delta = _state_tensor(state.get("acc_delta"), p, "acc_delta")
+        square_avg, acc_delta = _zero_buffers(state, p, "square_avg", "acc_delta")
         _bump_step(state, p)
         if group["maximize"]:
             grad = -grad
@@ -127,12 +123,7 @@ class Adamax(Optimizer):
     def _update(self, p, param, grad, group, state):
         lr, eps = _hp(group, "lr"), _hp(group, "eps")
         beta1, beta2 = _betas(group)
-        if not state:
-            state["step"] = _new_step()
-            state["exp_avg"] = _new_state(p)
-            state["exp_inf"] = _new_state(p)
-        exp_avg = _state_tensor(state.get("exp_avg"), p, "exp_avg")
-        exp_inf = _state_tensor(state.get("exp_inf"), p, "exp_inf")
+        exp_avg, exp_inf = _zero_buffers(state, p, "exp_avg", "exp_inf")
         if group["maximize"]:
             grad = -grad
         step = _bump_step(state, p)
@@ -219,12 +210,7 @@ class RAdam(Optimizer):
     def _update(self, p, param, grad, group, state):
         lr, eps = _hp(group, "lr"), _hp(group, "eps")
         beta1, beta2 = _betas(group)
-        if not state:
-            state["step"] = _new_step()
-            state["exp_avg"] = _new_state(p)
-            state["exp_avg_sq"] = _new_state(p)
-        exp_avg = _state_tensor(state.get("exp_avg"), p, "exp_avg")
-        exp_avg_sq = _state_tensor(state.get("exp_avg_sq"), p, "exp_avg_sq")
+        exp_avg, exp_avg_sq = _zero_buffers(state, p, "exp_avg", "exp_avg_sq")
         if group["maximize"]:
             grad = -grad
         step = _bump_step(state, p)

@@ -131,6 +131,16 @@ def _new_step():
     return Tensor._wrap(np.array(0.0, dtype=np.float32))
 
 
+def _zero_buffers(state, p, *names):
+    """On the first step the step counter and the named zero buffers (in PyTorch's order); then each buffer,
+    checked as `_state_tensor` does."""
+    if not state:
+        state["step"] = _new_step()
+        for name in names:
+            state[name] = _new_state(p)
+    return [_state_tensor(state.get(name), p, name) for name in names]
+
+
 def _bump_step(state, p):
     """`state['step'] += 1` (a float32 0-d tensor, as PyTorch keeps it); the new step as a Python float."""
     st = state.get("step")
