@@ -104,12 +104,7 @@ class RunService:
             busy = self._over_share(client)
             if busy is not None:
                 return busy
-            shared.shared_waits += 1
-            self._following(client, 1)
-            try:
-                answer = await _follow(flight, disconnected, shared.flights.stale_s)
-            finally:
-                self._following(client, -1)
+            answer = await self._follow_as(client, flight, disconnected)
             if answer is LEFT:
                 return RunResult()
             if answer is not None:
@@ -168,12 +163,7 @@ class RunService:
                 busy = self._over_share(client)
                 if busy is not None:
                     return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
-                shared.shared_waits += 1
-                self._following(client, 1)
-                try:
-                    events = await _follow(flight, None, shared.flights.stale_s)
-                finally:
-                    self._following(client, -1)
+                events = await self._follow_as(client, flight, None)
                 if events is None:
                     key = shared.key(source, options)
                     continue
@@ -234,6 +224,15 @@ class RunService:
         pool.rejected += 1
         return RunResult(busy=f"you already have {held} runs going or waiting (identity_queue_limit = {limit}); "
                               "wait for them to finish", retry_after=pool.settings.busy_retry_after_s)
+
+    async def _follow_as(self, client: Identity, flight, disconnected):
+        """Wait for another request's identical run, counted in ``client``'s share while it waits."""
+        self.answers.shared_waits += 1
+        self._following(client, 1)
+        try:
+            return await _follow(flight, disconnected, self.answers.flights.stale_s)
+        finally:
+            self._following(client, -1)
 
     def _following(self, client: Identity, step: int) -> None:
         if client.key is not None:
