@@ -20,13 +20,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+from _server import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,27 +87,6 @@ def tree_memory(pid: int) -> dict[str, float]:
 def show_memory(m: dict[str, float]) -> str:
     return (f"RSS sum {m['rss']:.0f} MB, PSS {m['pss']:.0f} MB (server {m['server']:.0f}, workers "
             f"{m['workers']:.0f}, their children {m['their children']:.0f})")
-
-
-def start_server(workers: int, root: Path = ROOT, log: Path | None = None) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "FLOWGRAD_WORKERS": str(workers), "FLOWGRAD_PORT": str(port)}
-    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - the server's whole life
-    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=root, env=env, stdout=out, stderr=out)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).json()["pool"]["ready"] == workers:
-                return proc, url
-        except (httpx.HTTPError, KeyError, ValueError):
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise SystemExit("the server did not start")
-        time.sleep(0.1)
 
 
 async def abuser(client: httpx.AsyncClient, url: str, stop: float, name: str, counts: dict) -> None:
@@ -218,13 +196,12 @@ def main() -> int:
     proc = None
     url = args.url
     if url is None:
-        proc, url = start_server(args.workers, args.root, args.server_log)
+        proc, url = start_server({"FLOWGRAD_WORKERS": str(args.workers)}, root=args.root, log=args.server_log)
     try:
         asyncio.run(main_async(url, args.seconds, proc.pid if proc else None, args.abusers, args.settle))
     finally:
         if proc is not None:
-            proc.terminate()
-            proc.wait(10)
+            stop_server(proc)
     return 0
 
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+from _server import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -48,26 +47,6 @@ def tutorial_programs() -> list[tuple[str, str]]:
         out.append(("square", "import torch\nx = torch.tensor(2.0, requires_grad=True)\nz = (x + 3) ** 2\n"
                               "z.backward()\nprint(x.grad)\n"))
     return out
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"], cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            r = httpx.get(url + "/healthz", timeout=1)
-            if r.status_code == 200 and r.json()["pool"]["ready"] == r.json()["pool"]["size"]:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("server did not start")
 
 
 def bench_sequential(url: str, reps: int) -> None:
@@ -250,8 +229,7 @@ def main() -> int:
         asyncio.run(bench_concurrent(url, args.clients, args.per_client))
     finally:
         if proc is not None:
-            proc.terminate()
-            proc.wait(10)
+            stop_server(proc)
     return 0
 
 
