@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _server import start_server, stop_server
+from _harness import pct, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,13 +33,6 @@ BIG_FOLD = "import torch\nx = torch.ones(1)\ns = sum([x] * 24000)\n"
 FOLDED_EXPORT = ("import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\nfor i in range(3000):\n"
                  "    y = y * 1.0001\ny.backward()\nprint(x.grad)\n")
 SMALL = "print(1)\n"
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    return xs[min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))]
 
 
 def _pss(pid: int) -> int:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 import orjson
-from _server import start_server, stop_server
+from _harness import pct, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,13 +35,6 @@ MLP = ("import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
        "x = torch.randn(32, 2)\ny = (x[:, :1] * x[:, 1:]).tanh()\n"
        "for step in range(20):\n    opt.zero_grad()\n    loss = ((model(x) - y) ** 2).mean()\n"
        "    loss.backward()\n    opt.step()\nprint(f'loss {{loss.item():.4f}}')\n")
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    return xs[min(len(xs) - 1, max(0, int(round(p / 100 * (len(xs) - 1)))))]
 
 
 async def post_run(client: httpx.AsyncClient, source: str) -> tuple[float, str | None]:

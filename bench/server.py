@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _server import start_server, stop_server
+from _harness import pct, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -29,14 +29,6 @@ THOUSAND_OPS = ("import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\
 THOUSAND_OPS_MLP = ("import torch\nfrom torch import nn\ntorch.manual_seed(0)\nlayers = []\nfor i in range(160):\n"
                     "    layers.append(nn.Linear(4, 4))\n    layers.append(nn.Tanh())\n"
                     "model = nn.Sequential(*layers)\nloss = model(torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n")
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = min(len(xs) - 1, max(0, int(round(p / 100 * (len(xs) - 1)))))
-    return xs[k]
 
 
 def tutorial_programs() -> list[tuple[str, str]]:

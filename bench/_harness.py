@@ -1,4 +1,5 @@
-"""Start the app in a process of its own for a benchmark, and wait until every sandbox worker is ready."""
+"""What the server benchmarks share: the app started in a process of its own (ready when every sandbox worker is),
+and percentiles of a sample."""
 
 from __future__ import annotations
 
@@ -50,3 +51,11 @@ def stop_server(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
+
+
+def pct(xs: list[float], p: float) -> float:
+    """The ``p``-th percentile of ``xs`` (nearest rank; nan for none)."""
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    return xs[min(len(xs) - 1, max(0, int(round(p / 100 * (len(xs) - 1)))))]
