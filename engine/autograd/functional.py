@@ -136,6 +136,17 @@ def _check_result_size(shape):
         STATE.limits.before_alloc(tuple(shape))
 
 
+def _last_backward(outputs, is_outputs_tuple, ys, xs, v, refs, stage, is_result_tuple, create_graph, strict):
+    """The last backward of vjp, jvp, vhp and hvp (in the caller's grad mode unless create_graph), and their answer
+    (outputs, result) shaped as PyTorch returns it."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(ys, xs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_result_tuple)
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), vᵀ·J): one backward pass."""
     with enable_grad():
@@ -151,12 +162,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
                                "with a single element.")
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    return _last_backward(outputs, is_outputs_tuple, outputs, inputs, v, inputs, "back", is_inputs_tuple,
+                          create_graph, strict)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -177,12 +184,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_outputs = tuple(zeros_like(out).requires_grad_(True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_outputs_tuple)
+    return _last_backward(outputs, is_outputs_tuple, grad_inputs, grad_outputs, v, outputs, "back_trick", is_outputs_tuple,
+                          create_graph, strict)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -304,12 +307,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         is_outputs_tuple, outputs = _scalar_function_outputs(func, inputs, "vhp", strict)
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    return _last_backward(outputs, is_outputs_tuple, jac, inputs, v, inputs, "double_back", is_inputs_tuple,
+                          create_graph, strict)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -322,9 +321,5 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = tuple(zeros_like(inp).requires_grad_(True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
+    return _last_backward(outputs, is_outputs_tuple, double_back, grad_jac, v, inputs, "double_back_trick", is_inputs_tuple,
+                          create_graph, strict)
