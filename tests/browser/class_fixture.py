@@ -20,10 +20,12 @@ class Lecture:
         self.browser, self.url = browser, server["url"]
         self.contexts, self.pages = [], []
 
-    def page(self, size=DESKTOP, context=None):
-        """A page in a context of its own (or in `context`: another tab of the same browser)."""
+    def page(self, size=DESKTOP, context=None, touch=False):
+        """A page in a context of its own (or in `context`: another tab of the same browser); `touch`: a touch
+        screen without hover, as a phone's or a tablet's."""
         if context is None:
-            context = self.browser.new_context(viewport={"width": size[0], "height": size[1]})
+            context = self.browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=touch,
+                                               is_mobile=touch)
             self.contexts.append(context)
         page = context.new_page()
         page.errors, page.runs, page.loads, page.shares = [], [], [], []
@@ -51,9 +53,9 @@ class Lecture:
             page.code = page.locator("[data-join-code]").get_attribute("data-join-code")
         return page
 
-    def follower(self, code, size=DESKTOP):
+    def follower(self, code, size=DESKTOP, touch=False):
         """A student's page at /s/CODE once it shows the teacher's run."""
-        page = self.page(size)
+        page = self.page(size, touch=touch)
         page.goto(f"{self.url}/s/{code}")
         page.wait_for_function("window.__fg.model && window.__fg.lastSource", timeout=30000)
         return page
