@@ -263,7 +263,7 @@ async function reclaim() {
     } catch (_) {
       session.resumeView = null;
     }
-    return becomePresenter(held);  // awaited by the page: its first run is then the class's
+    return becomePresenter(held);
   }
   session.reclaimable = held;
   $("class-start").textContent = "Resume class " + held.code;
@@ -652,6 +652,7 @@ export async function bindClassroom() {
     follow(r.body.code);
     return true;
   }
-  await reclaim();
+  const reclaiming = reclaim();
+  if (storedPresenter(sessionStorage)) await reclaiming;  // this tab presents: its first run is the class's
   return false;
 }
