@@ -127,7 +127,11 @@ async function runForClass(source, signal) {
   if (session.shared && session.shared.source === source && session.shared.id) session.shared = null;
   const stop = new Promise((resolve) => signal.addEventListener("abort", () => resolve(null), { once: true }));
   const id = await Promise.race([shareRun(source), stop]);
-  if (!id || signal.aborted) return null;
+  if (signal.aborted) {  // the teacher cancelled: the class does not get the run either
+    if (session.shared && session.shared.source === source && !session.shared.id) session.shared = null;
+    return null;
+  }
+  if (!id) return null;
   const r = await traceSource.sharedRun(session.code, id).catch(() => ({ ok: false }));
   if (!r.ok) return null;
   // a reloaded presenter's page opens where the class was, not playing from the start under its eyes
