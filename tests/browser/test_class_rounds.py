@@ -95,6 +95,7 @@ def test_a_question_masks_every_number_that_gives_the_answer_away(lecture, shot)
         assert set(page.evaluate(CELL_VISIBILITY, "gradient")) == {"hidden"}
         assert set(page.evaluate(CELL_VISIBILITY, "value")) == {"visible"}  # a gradient question leaves values
         assert page.evaluate("getComputedStyle(document.getElementById('stdout')).visibility") == "hidden"
+        assert page.evaluate("[...document.querySelectorAll('.scale-end')].every((e) => getComputedStyle(e).visibility === 'hidden')")
         assert not shows_ten(page), page.evaluate(SHOWN_TEXTS)
     for student in (phone, tablet):  # a student opening y reads "?" for its .grad and its optimizer state
         student.evaluate("id => window.__fg.select(id)", y)
