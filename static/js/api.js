@@ -262,6 +262,11 @@ export class TraceSource {
     });
   }
 
+  // The question with its answers so far (the presenter's view: a reloaded presenter's page shows it again).
+  sessionQuestion(code, token, questionId) {
+    return this.#json(`/api/sessions/${code}/questions/${questionId}`, { headers: bearer(token) });
+  }
+
   revealAnswer(code, token, questionId) {
     return this.#json(`/api/sessions/${code}/questions/${questionId}/reveal`, { method: "POST", headers: bearer(token) });
   }

@@ -1,7 +1,9 @@
-// "Predict the gradient" (issue 24 §3): while a class question is open, the asked quantity (one node's value or
-// gradient) reads "?" on this page (the projector and every follower) until the teacher reveals it: the node's cell
-// (a rule in a <style> of its own, so every redraw is masked as it is drawn), the inspector (its `masked` hook),
-// the hover text and the step caption (rewritten as they change), the edge labels and badges that carry numbers.
+// "Predict the gradient" (issue 24 §3): while a class question is open, the asked KIND of number reads "?" on this
+// page (the projector and every follower) until the teacher reveals it. Every node's number of that kind is masked,
+// not only the asked node's: in (x+y)**2 y.grad equals x.grad, and a neighbour's cell would give the answer away.
+// Masked: the cells (a rule in a <style> of its own, so every redraw is masked as it is drawn), the inspector (its
+// `masked` hook: every value or .grad/∂L, the optimizer state), the hover texts and the step caption (rewritten as
+// they change), the edge labels and badges that carry numbers, and the printed output (classroom.css).
 import { $ } from "./dom.js";
 import { refreshInspector } from "./selection.js";
 import { state } from "./store.js";
@@ -10,29 +12,43 @@ let masked = null;     // {node, kind: "value" | "gradient"} while a question is
 let observer = null;
 // a number in a caption ("x.grad += 6", "-1.5e-3"), not the digits of a name like x1
 const NUMBER = /(?<![\w\]])[-+−]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?/gi;
+// the parts of a tensor node's hover text (graph.js paintNode: "x []: value 2; grad 6; leaf; role input")
+const VALUE_PART = /(: value )[^;]*;/;
+const GRAD_PART = /(; )(?:grad (?!None;)|dL\/d)[^;]*;/;
 
 export const maskedNow = () => masked;
 
-// The CSS for the node's cell: the value row is the record's first cell group, the gradient row the second.
+// The CSS for every node's cell of the asked kind: the value row is a record's first cell group, the gradient row
+// the second. Hover is off on masked rows: a matrix cell's <title> carries its number.
 function cellRule(m) {
-  const node = `#graph [data-node-id="${CSS.escape(m.node)}"]`;
-  const row = m.kind === "value" ? `${node} > g.fg-cellg:first-of-type` : `${node} > g.fg-cellg ~ g.fg-cellg`;
-  return `${row} .fg-celltext { visibility: hidden; }\n${row} .fg-cell { fill: var(--class-mask, #9aa3ad) !important; }`;
+  const row = m.kind === "value" ? "#graph [data-node-id] > g.fg-cellg:first-of-type" : "#graph [data-node-id] > g.fg-cellg ~ g.fg-cellg";
+  return `${row} .fg-celltext { visibility: hidden; }\n${row} .fg-cell { fill: var(--class-mask, #9aa3ad) !important; }\n` +
+    `${row} { pointer-events: none; }`;
 }
 
-function hoverText(m) {
-  return `${m.kind === "value" ? "its value" : "its gradient"} is hidden for now: a class question is open`;
+function hidden(m) {
+  return m.kind === "value" ? "value hidden for now (a class question is open);" : "gradient hidden for now (a class question is open);";
 }
 
-// The texts that change as the page steps: the masked node's hover text, the caption's numbers.
+// A tensor node's hover text without the asked kind's number (a gradient "None" or "not computed yet" stays).
+export function maskedLabel(text, m) {
+  return text.replace(m.kind === "value" ? VALUE_PART : GRAD_PART, (_, head) => head + hidden(m));
+}
+
+// The texts that change as the page steps: every tensor node's hover text, the caption's numbers.
 function maskTexts() {
   if (!masked) return;
-  const g = document.querySelector(`#graph [data-node-id="${CSS.escape(masked.node)}"]`);
-  if (g) {
-    const say = hoverText(masked);
+  for (const g of document.querySelectorAll("#graph [data-node-id]")) {
     const title = g.querySelector(":scope > title");
-    if (title && title.textContent !== say) title.textContent = say;
-    if (g.getAttribute("aria-label") !== say) g.setAttribute("aria-label", say);
+    const label = g.getAttribute("aria-label");
+    if (label && label.includes(": value ")) {
+      const say = maskedLabel(label, masked);
+      if (say !== label) g.setAttribute("aria-label", say);
+    }
+    if (title && title.textContent.includes(": value ")) {
+      const say = maskedLabel(title.textContent, masked);
+      if (say !== title.textContent) title.textContent = say;
+    }
   }
   for (const t of document.querySelectorAll("#caption .cap-text")) {
     for (const n of t.childNodes) {

@@ -10,7 +10,7 @@ import { CLASSROOM } from "./config.js";
 import { $, setStatus } from "./dom.js";
 import { flat } from "./values.js";
 import { openPass, setStep, stopPlaying } from "./player.js";
-import { run } from "./run.js";
+import { run, setRunThrough } from "./run.js";
 import { select } from "./selection.js";
 import { set, state, subscribe } from "./store.js";
 import { loadTrace } from "./views.js";
@@ -24,6 +24,7 @@ const LECTURE = {
   shareTries: 3,
 };
 const PRESENTER_KEY = "fg-class-presenter";  // {code, token, url}: sessionStorage (this tab), localStorage (any tab)
+const VIEW_KEY = "fg-class-view";  // {code, program, pass, step, node}: the view this tab last sent its class
 
 export const classSession = {
   role: null,        // "presenter" | "follower"
@@ -45,6 +46,7 @@ export const classSession = {
   shared: null,      // presenter: {source, id} the run followers load; follower: the run id loaded
   presenceTimer: null,
   ended: false,
+  resumeView: null,  // presenter: the view this tab had sent before a reload (its first run opens there)
 };
 const session = classSession;  // window.__fg.classroom for the tests
 
@@ -82,33 +84,73 @@ function presenterState() {
 }
 
 // The teacher ran a program: the server runs it once for the class (followers load its answer, never run it).
-async function shareRun(source, tries = LECTURE.shareTries) {
-  if (session.role !== "presenter" || source == null) return;
-  if (session.shared && session.shared.source === source && session.shared.id) return;
-  session.shared = { source, id: null };
-  let r;
-  try {
-    r = await traceSource.shareRun(session.code, session.token, source);
-  } catch (_) {
-    r = { ok: false, status: 0, body: {} };
+// Resolves to the run's id (null: the class could not get it); asked once per program, however often it is called.
+function shareRun(source) {
+  if (session.role !== "presenter" || source == null) return Promise.resolve(null);
+  if (session.shared && session.shared.source === source) return session.shared.pending;
+  const shared = { source, id: null };
+  session.shared = shared;
+  shared.pending = askShare(shared);
+  return shared.pending;
+}
+
+async function askShare(shared) {
+  for (let tries = LECTURE.shareTries; tries > 0; tries--) {
+    let r;
+    try {
+      r = await traceSource.shareRun(session.code, session.token, shared.source);
+    } catch (_) {
+      r = { ok: false, status: 0, body: {} };
+    }
+    if (session.shared !== shared) return null;  // the teacher ran something else meanwhile
+    if (r.ok && r.body && r.body.run) {
+      shared.id = r.body.run;
+      classStateChanged();
+      return shared.id;
+    }
+    const again = r.status === 429 || r.status >= 500 || r.status === 0;
+    if (!again || tries === 1) {
+      setStatus(`class session: the class could not get this run (${(r.body && r.body.error && r.body.error.message) || r.status})`, true);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, LECTURE.shareRetryMs));
+    if (session.shared !== shared) return null;
   }
-  if (!session.shared || session.shared.source !== source) return;  // the teacher ran something else meanwhile
-  if (r.ok && r.body.run) {
-    session.shared.id = r.body.run;
-    classStateChanged();
-  } else if (tries > 1 && (r.status === 429 || r.status >= 500 || r.status === 0)) {
-    session.shared = null;
-    setTimeout(() => shareRun(source, tries - 1), LECTURE.shareRetryMs);
-  } else {
-    setStatus(`class session: the class could not get this run (${(r.body.error && r.body.error.message) || r.status})`, true);
+  if (session.shared === shared) session.shared = null;  // the next Run asks again
+  return null;
+}
+
+// The presenter's Run (run.js setRunThrough): the class's run is the one run; this page loads the answer its
+// followers load. A program run again is run again (a random one gives new numbers; the server's answer cache
+// spares a deterministic one), unless the run for it is still under way.
+async function runForClass(source, signal) {
+  if (session.shared && session.shared.source === source && session.shared.id) session.shared = null;
+  const stop = new Promise((resolve) => signal.addEventListener("abort", () => resolve(null), { once: true }));
+  const id = await Promise.race([shareRun(source), stop]);
+  if (signal.aborted) {  // the teacher cancelled: the class does not get the run either
+    if (session.shared && session.shared.source === source && !session.shared.id) session.shared = null;
+    return null;
   }
+  if (!id) return null;
+  const r = await traceSource.sharedRun(session.code, id).catch(() => ({ ok: false }));
+  if (!r.ok) return null;
+  // a reloaded presenter's page opens where the class was, not playing from the start under its eyes
+  const view = session.resumeView && session.resumeView.program === source ? session.resumeView : null;
+  session.resumeView = null;
+  return { trace: r.body, view: view && { pass: view.pass, step: view.step, node: view.node, noAutoplay: true } };
 }
 
 async function postState() {
   session.postTimer = null;
   session.lastPost = performance.now();
+  const sent = presenterState();
+  if (sent.program != null && state.model) {  // where the class is: a reload of this tab opens there
+    try {
+      sessionStorage.setItem(VIEW_KEY, JSON.stringify({ code: session.code, program: sent.program, pass: sent.pass, step: sent.step, node: sent.node }));
+    } catch (_) { /* storage refused: a reload starts from the program's start */ }
+  }
   try {
-    const r = await traceSource.postSessionState(session.code, session.token, presenterState());
+    const r = await traceSource.postSessionState(session.code, session.token, sent);
     if (!r.ok) setStatus(`class session: ${(r.body.error && r.body.error.message) || r.status}`, true);
   } catch (_) {
     setStatus("class session: the server cannot be reached; followers keep the last state", true);
@@ -180,9 +222,10 @@ async function startSession() {
 }
 
 // This tab presents class `held.code` (a new one, or one reclaimed after a reload or from another tab).
-function becomePresenter(held) {
+async function becomePresenter(held) {
   Object.assign(session, { role: "presenter", code: held.code, token: held.token, shared: null, ended: false });
   rememberPresenter(held);
+  setRunThrough(runForClass);
   const panel = $("class-panel");
   panel.hidden = false;
   $("class-code").textContent = held.code;
@@ -200,6 +243,7 @@ function becomePresenter(held) {
   clearInterval(session.presenceTimer);
   session.presenceTimer = setInterval(() => traceSource.presence(session.code, session.token).catch(() => {}), LECTURE.presenceMs);
   traceSource.presence(session.code, session.token).catch(() => {});
+  await restoreQuestion();  // before the tally: its first frame is this question's
   openTally();
   if (state.lastSource != null && state.model) shareRun(state.lastSource);
   postState();
@@ -216,7 +260,15 @@ async function reclaim() {
     if (r.status === 404) rememberPresenter(null);  // it ended: nothing to reclaim
     return;
   }
-  if (mine) return becomePresenter(held);
+  if (mine) {
+    try {
+      const view = JSON.parse(sessionStorage.getItem(VIEW_KEY) || "null");
+      session.resumeView = view && view.code === held.code ? view : null;
+    } catch (_) {
+      session.resumeView = null;
+    }
+    return becomePresenter(held);
+  }
   session.reclaimable = held;
   $("class-start").textContent = "Resume class " + held.code;
   $("class-start").setAttribute("aria-label", "Resume class session " + held.code);
@@ -244,6 +296,41 @@ function selectedNumber(kind) {
   return { answer: f.data[0], label: kind === "value" ? element : `∂L/∂${element}`, node: state.selected };
 }
 
+// The question the class is on (a presenter reloaded, or took the class over from another tab): the server keeps it,
+// with its answers; the panel shows it as it was, masked until Reveal.
+async function restoreQuestion() {
+  const info = await traceSource.sessionInfo(session.code).catch(() => ({ ok: false }));
+  const current = info.ok && info.body.question;
+  if (!current) return;
+  const r = await traceSource.sessionQuestion(session.code, session.token, current.id).catch(() => ({ ok: false }));
+  if (!r.ok || session.role !== "presenter") return;
+  showQuestionPanel(r.body);
+  if (r.body.status === "revealed") showRevealed(r.body);
+}
+
+// The panel's question: its label, the histogram so far, Reveal; the projector masks the asked kind of number.
+function showQuestionPanel(q) {
+  session.question = q;
+  $("class-question").hidden = false;
+  $("class-question-label").textContent = `${q.label} = ?`;
+  $("class-answer").textContent = "";
+  $("class-reveal").disabled = false;
+  $("class-panel").classList.add("asking");
+  const values = q.values || [];
+  showTally({ question: q.id, count: values.length, values });
+  setMask(q);
+  $("class-question").scrollIntoView({ block: "nearest" });
+}
+
+function showRevealed(q) {
+  $("class-reveal").disabled = true;
+  $("class-answer").textContent = `answer: ${Number(q.answer.toPrecision(6))}`;
+  $("class-panel").classList.remove("asking");
+  showTally({ question: q.id, count: q.values.length, values: q.values });
+  setMask(null);
+  $("class-question").scrollIntoView({ block: "nearest" });
+}
+
 async function ask(kind) {
   const q = selectedNumber(kind);
   if (!q) {
@@ -253,15 +340,7 @@ async function ask(kind) {
   const r = await traceSource.askQuestion(session.code, session.token, { ...q, kind, tolerance: CLASSROOM.defaultTolerance });
   const body = r.body;
   if (!r.ok) return setStatus(`class session: ${(body.error && body.error.message) || r.status}`, true);
-  session.question = body;
-  $("class-question").hidden = false;
-  $("class-question-label").textContent = `${body.label} = ?`;
-  $("class-answer").textContent = "";
-  $("class-reveal").disabled = false;
-  $("class-panel").classList.add("asking");
-  showTally({ question: body.id, count: 0, values: [] });
-  setMask(body);  // the projector hides the asked number too
-  $("class-question").scrollIntoView({ block: "nearest" });
+  showQuestionPanel({ ...body, values: [] });  // the projector hides the asked kind of number too
 }
 
 function histogram(values, truth) {
@@ -302,12 +381,7 @@ async function reveal() {
   const r = await traceSource.revealAnswer(session.code, session.token, q.id);
   if (!r.ok) return setStatus("class session: the answer could not be revealed", true);
   Object.assign(q, r.body);
-  $("class-reveal").disabled = true;
-  $("class-answer").textContent = `answer: ${Number(q.answer.toPrecision(6))}`;
-  $("class-panel").classList.remove("asking");
-  showTally({ question: q.id, count: q.values.length, values: q.values });
-  setMask(null);
-  $("class-question").scrollIntoView({ block: "nearest" });
+  showRevealed(q);
 }
 
 // Ending is the teacher's decision, asked twice: followers are told and the code stops working.
@@ -325,6 +399,7 @@ function forgetSession(message) {
   clearInterval(session.presenceTimer);
   if (session.tallyAbort) session.tallyAbort.abort();
   rememberPresenter(null);
+  setRunThrough(null);
   Object.assign(session, { role: null, code: null, token: null, question: null, tallyAbort: null, shared: null, reclaimable: null });
   setMask(null);
   $("class-panel").hidden = true;
@@ -581,6 +656,7 @@ export async function bindClassroom() {
     follow(r.body.code);
     return true;
   }
-  reclaim();
+  const reclaiming = reclaim();
+  if (storedPresenter(sessionStorage)) await reclaiming;  // this tab presents: its first run is the class's
   return false;
 }

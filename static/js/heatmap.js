@@ -1,4 +1,4 @@
-// Vectors and matrices as heatmaps on the one diverging scale, the numbers on hover.
+// Vectors and matrices as heatmaps on the one diverging scale, the numbers on hover (a tap on touch screens).
 import { HEATMAP, divergingColor, inkOn } from "./config.js";
 import { flat, fmt, shapeText } from "./values.js";
 
@@ -20,7 +20,8 @@ export function heatmap(v, maxAbs, theme, { label = "value" } = {}) {
   grid.setAttribute("aria-label", `${label} ${shapeText(shape)} heatmap`);
   const readout = document.createElement("div");
   readout.className = "heatmap-readout";
-  readout.textContent = f.summary ? `summary: first ${f.data.length} of ${shape.reduce((a, b) => a * b, 1)} elements` : "hover a cell to read it";
+  readout.setAttribute("aria-live", "polite");
+  readout.textContent = f.summary ? `summary: first ${f.data.length} of ${shape.reduce((a, b) => a * b, 1)} elements` : matchMedia("(hover: none)").matches ? "tap a cell to read it" : "hover a cell to read it";
   data.forEach((x, i) => {
     const c = document.createElement("div");
     c.className = "heatmap-cell";
@@ -30,7 +31,14 @@ export function heatmap(v, maxAbs, theme, { label = "value" } = {}) {
     c.title = `${label}${idx} = ${fmt(x)}`;
     c.setAttribute("role", "cell");
     if (showNumbers) c.textContent = Math.abs(x) >= 1e-3 && Math.abs(x) < 1e4 ? String(Number(x.toPrecision(3))) : fmt(x);
-    c.addEventListener("mouseenter", () => (readout.textContent = `${label}${idx} = ${x}`));
+    const read = () => (readout.textContent = `${label}${idx} = ${x}`);
+    c.addEventListener("mouseenter", read);
+    // touch has no hover: a tap reads the cell, and stays marked so the reader sees which one
+    c.addEventListener("click", () => {
+      read();
+      for (const other of grid.querySelectorAll(".heatmap-cell.read")) other.classList.remove("read");
+      c.classList.add("read");
+    });
     grid.appendChild(c);
   });
   if (!showNumbers) grid.classList.add("compact");

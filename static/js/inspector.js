@@ -86,12 +86,12 @@ export class Inspector {
     this.onGoToLine = onGoToLine;
     this.onClose = onClose;
     this.fd = new Map(); // node id -> finite-difference result for this run
-    this.masked = null;  // {node, kind}: a class question is open on it (classmask.js): that number reads "?"
+    this.masked = null;  // {node, kind}: a class question is open (classmask.js): every number of that kind reads "?"
     this.clear();
   }
 
   isMasked(nodeId, kind) {
-    return !!this.masked && this.masked.node === nodeId && this.masked.kind === kind;
+    return !!this.masked && this.masked.kind === kind;  // any node: a neighbour's equal number would tell the answer
   }
 
   maskedView() {
@@ -158,7 +158,8 @@ export class Inspector {
 
     if (n.kind === "tensor") {
       const found = this.optimizerState(model, nodeId, state.step);
-      if (found) parts.push(...this.optimizerView(found, nodeId, theme));
+      // its buffers are made of gradients and its step moves the values: hidden while a question is open
+      if (found) parts.push(...(this.masked ? [h("h3", {}, "optimizer state"), this.maskedView()] : this.optimizerView(found, nodeId, theme)));
     }
 
     // an op's local derivatives, from the server's op table (trace.ops)

@@ -26,6 +26,14 @@ let noStream = false;       // this server has no stream: every run POSTs
 
 const canStream = () => typeof TextDecoderStream !== "undefined" && !noStream;
 
+// A class's presenter runs through its class (classroom.js): (source, signal) → {trace, view}: the trace the server
+// ran once for the class and, after a reload, the view the class was at (pass, step, node); or null when the class
+// could not get it (then the page runs it itself). One run, not two.
+let runThrough = null;
+export function setRunThrough(fn) {
+  runThrough = fn;
+}
+
 export async function run(opts = {}) {
   const src = state.editor.text;
   const seq = state.runSeq + 1;
@@ -50,6 +58,7 @@ export async function run(opts = {}) {
     if (!$("cancel").hidden && document.activeElement === $("cancel")) $("graph-wrap").focus({ preventScroll: true });
     $("cancel").hidden = true;
   };
+  if (runThrough && !opts.own) return runForClass(src, seq, opts, t0, finish);
   if (canStream() && !opts.noStream) return startStream(src, seq, opts, t0, finish);
   const ctrl = new AbortController();
   abortRun = () => ctrl.abort();
@@ -62,6 +71,30 @@ export async function run(opts = {}) {
     if (seq !== state.runSeq) return;
     showError({ type: "NetworkError", message: String(e.message || e) });
     setStatus("could not reach the server", true);
+  } finally {
+    finish();
+  }
+}
+
+// The presenter's Run: the class's run is this page's run too (the answer its followers load, whole, not streamed).
+async function runForClass(src, seq, opts, t0, finish) {
+  const ctrl = new AbortController();
+  abortRun = () => ctrl.abort();
+  let got = null;
+  try {
+    got = await runThrough(src, ctrl.signal);
+  } catch (_) {
+    got = null;
+  }
+  if (seq !== state.runSeq) return;  // cancelled, or run again meanwhile
+  if (got == null) {
+    finish();
+    return run({ ...opts, own: true });
+  }
+  const trace = got.trace;
+  try {
+    loadTrace(trace, { ...opts, ...got.view });
+    setStatus(statusText(trace, t0) + " · for the class", !!trace.error);
   } finally {
     finish();
   }

@@ -3,55 +3,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
-
-
-def wait_ready(page, timeout=20000):
-    page.wait_for_function("document.body.dataset.ready", timeout=timeout)
-
-
-def new_page(browser, server, width=1280, height=720):
-    ctx = browser.new_context(viewport={"width": width, "height": height})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.errors = errors
-    return ctx, page
+from class_fixture import SQUARE, TABLET, lecture_fixture, wait_step  # noqa: F401  (the fixture `lecture`)
 
 
 def step_of(page) -> int:
     return page.evaluate("window.__fg.step")
 
 
-def wait_step(page, k, timeout=10000):
-    page.wait_for_function("k => window.__fg.model && window.__fg.step === k && !window.__fg.classroom.applying", arg=k,
-                           timeout=timeout)
-
-
-@pytest.fixture
-def presenter(browser, server):
-    if server["kind"] != "app":
-        pytest.skip("class sessions need the real app")
-    ctx, page = new_page(browser, server)
-    page.goto(server["url"] + "/")
-    wait_ready(page)
-    page.evaluate("src => { window.__fg.editor.text = src; }", SQUARE)
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
-    yield page
-    ctx.close()
-
-
-def test_a_class_follows_the_teacher_and_answers_a_question(presenter, browser, server, shot):
-    url = server["url"]
+def test_a_class_follows_the_teacher_and_answers_a_question(lecture, shot):
+    presenter = lecture.presenter(start=False)
     presenter.get_by_role("button", name="Start class session").click()
     code_el = presenter.locator("[data-join-code]")
     code_el.wait_for(state="visible")
@@ -60,9 +20,7 @@ def test_a_class_follows_the_teacher_and_answers_a_question(presenter, browser, 
     assert presenter.locator("#class-qr svg.class-qr path").count() == 1
     assert code in presenter.locator("#class-url").inner_text()
 
-    ctx_a, alice = new_page(browser, server)
-    alice.goto(f"{url}/s/{code}")
-    alice.wait_for_function("window.__fg.model && window.__fg.editor.text.length > 0")
+    alice = lecture.follower(code)
     assert alice.get_by_text("Following the teacher").is_visible()
     assert alice.evaluate("window.__fg.editor.text") == SQUARE
     # the teacher steps: the follower's page steps with them
@@ -73,8 +31,7 @@ def test_a_class_follows_the_teacher_and_answers_a_question(presenter, browser, 
     assert k == 3
     wait_step(alice, k)
     # a late joiner at tablet width catches up at once
-    ctx_b, ben = new_page(browser, server, 820, 1180)
-    ben.goto(f"{url}/s/{code.lower()}")
+    ben = lecture.follower(code.lower(), TABLET)
     wait_step(ben, k)
     presenter.wait_for_function("document.getElementById('class-count').dataset.followers === '2'", timeout=10000)
 
@@ -119,17 +76,11 @@ def test_a_class_follows_the_teacher_and_answers_a_question(presenter, browser, 
     alice.get_by_role("button", name="Follow again").click()
     wait_step(alice, 2)
     assert alice.get_by_text("Following the teacher").is_visible()
-    for p in (presenter, alice, ben):
-        assert not p.errors, p.errors
-    ctx_a.close()
-    ctx_b.close()
+    lecture.assert_clean()
 
 
-def test_an_unknown_class_code_says_so(browser, server):
-    if server["kind"] != "app":
-        pytest.skip("class sessions need the real app")
-    ctx, page = new_page(browser, server)
-    page.goto(server["url"] + "/s/ZZZZZZ")
+def test_an_unknown_class_code_says_so(lecture):
+    page = lecture.page()
+    page.goto(lecture.url + "/s/ZZZZZZ")
     page.wait_for_function("document.getElementById('status').textContent.includes('No class session')")
     assert page.evaluate("window.__fg.classroom.role") is None
-    ctx.close()

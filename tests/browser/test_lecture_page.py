@@ -1,82 +1,29 @@
 """Issue 24: a class session through a real lecture, the presenter and each follower in a browser context of its own
-(phone 390×844 and tablet 820×1180 among them). Screenshots in /tmp/shots-lecture/ and test-artifacts/."""
+(phone 390×844 and tablet 820×1180 among them). Screenshots in /tmp/class/ and test-artifacts/ (set-up: class_fixture.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
+from class_fixture import (  # noqa: F401  (lecture_fixture: the fixture `lecture`)
+    PHONE,
+    PROJECTOR,
+    SQUARE,
+    TABLET,
+    following,
+    gradient_node,
+    lecture_fixture,
+    ran,
+    snap,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-SQUARE = (ROOT / "examples" / "01_square_of_sum.py").read_text()
-SHOTS = Path("/tmp/shots-lecture")
-PHONE, TABLET = (390, 844), (820, 1180)
 TYPED = "\n# the teacher types this comment live; nothing runs until Run"  # 60+ characters
 
 
-def new_page(browser, width=1280, height=720, context=None):
-    ctx = context or browser.new_context(viewport={"width": width, "height": height})
-    page = ctx.new_page()
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("console", lambda m: m.type == "error" and "Failed to load resource" not in m.text and page.errors.append(m.text))
-    page.runs = []  # every request this page made that runs a program
-    page.on("request", lambda r: r.url.split("?")[0].endswith(("/api/run", "/api/stream")) and page.runs.append(r.url))
-    page.loads = []  # the teacher's shared runs this page loaded
-    page.on("request", lambda r: "/runs/" in r.url and "/api/sessions/" in r.url and page.loads.append(r.url))
-    return ctx, page
-
-
-def snap(page, name, shot):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-    shot(page, name)
-
-
-def ran(page):
-    """Wait until the page shows a run (its ready mark set after a run)."""
-    page.wait_for_function("document.body.dataset.ready && window.__fg.model", timeout=30000)
-
-
-def start_presenter(browser, server, width=1280, height=720):
-    ctx, page = new_page(browser, width, height)
-    page.goto(server["url"] + "/")
-    ran(page)
-    page.evaluate("src => { window.__fg.editor.text = src; }", SQUARE)
-    prev = page.evaluate("document.body.dataset.ready")
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_function("p => document.body.dataset.ready !== p", arg=prev)
-    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
-    page.get_by_role("button", name="Start class session").click()
-    page.locator("[data-join-code]").wait_for(state="visible")
-    return ctx, page, page.locator("[data-join-code]").get_attribute("data-join-code")
-
-
-def join(browser, server, code, size=(1280, 720)):
-    ctx, page = new_page(browser, *size)
-    page.goto(f"{server['url']}/s/{code}")
-    page.wait_for_function("window.__fg.model && window.__fg.lastSource", timeout=30000)
-    return ctx, page
-
-
-def following(page, text):
-    page.wait_for_function("t => document.getElementById('follow-text').textContent.startsWith(t)", arg=text,
-                           timeout=30000)
-
-
-@pytest.fixture
-def app_server(server):
-    if server["kind"] != "app":
-        pytest.skip("class sessions need the real app")
-    return server
-
-
-def test_followers_load_the_teachers_run_and_never_run_what_is_typed(browser, app_server, shot):
-    server = app_server
-    ctx_p, teacher, code = start_presenter(browser, server)
-    students = [join(browser, server, code, size) for size in (PHONE, TABLET, (1280, 720))]
-    for _, s in students:
+def test_followers_load_the_teachers_run_and_never_run_what_is_typed(lecture, shot):
+    teacher = lecture.presenter()
+    students = [lecture.follower(teacher.code, size) for size in (PHONE, TABLET, (1280, 720))]
+    for s in students:
         assert s.evaluate("window.__fg.editor.text") == SQUARE
         assert s.loads, "the follower loads the teacher's run"
     # the teacher types 60+ characters without pressing Run: followers see the text, badged, and run nothing
@@ -85,36 +32,32 @@ def test_followers_load_the_teachers_run_and_never_run_what_is_typed(browser, ap
     teacher.keyboard.type(TYPED)
     typed = teacher.evaluate("window.__fg.editor.text")
     assert typed.endswith("until Run")
-    for _, s in students:
+    for s in students:
         s.wait_for_function("t => window.__fg.editor.text === t", arg=typed, timeout=15000)
         assert s.locator("#follow-editing").is_visible()
         assert s.evaluate("window.__fg.lastSource") == SQUARE  # the graph is still the run's
-    snap(students[0][1], "lecture_01_phone_teacher_typing", shot)
-    assert [s.runs for _, s in students] == [[], [], []]
+    snap(students[0], "lecture_01_phone_teacher_typing", shot)
+    assert [s.runs for s in students] == [[], [], []]
     # Run: the server runs it once; every follower loads that answer instead of running it
     teacher.get_by_role("button", name="Run", exact=True).click()
-    for _, s in students:
+    for s in students:
         s.wait_for_function("t => window.__fg.lastSource === t && window.__fg.model", arg=typed, timeout=30000)
         s.locator("#follow-editing").wait_for(state="hidden")
         assert len(s.loads) >= 2
-    assert [s.runs for _, s in students] == [[], [], []]
-    snap(students[1][1], "lecture_02_tablet_after_run", shot)
-    for page in [teacher] + [s for _, s in students]:
-        assert not page.errors, page.errors
-    for ctx, _ in students:
-        ctx.close()
-    ctx_p.close()
+    assert [s.runs for s in students] == [[], [], []]
+    snap(students[1], "lecture_02_tablet_after_run", shot)
+    lecture.assert_clean()
 
 
-def test_only_the_teacher_ends_the_class_and_a_reload_keeps_it(browser, app_server, shot):
-    server = app_server
-    ctx_p, teacher, code = start_presenter(browser, server)
-    ctx_s, phone = join(browser, server, code, PHONE)
+def test_only_the_teacher_ends_the_class_and_a_reload_keeps_it(lecture, shot):
+    teacher = lecture.presenter()
+    code, url = teacher.code, lecture.url
+    phone = lecture.follower(code, PHONE)
     following(phone, "Following the teacher")
     # hiding the panel is not ending the class
     teacher.get_by_role("button", name="Hide class panel").click()
     assert teacher.locator("#class-panel").is_hidden()
-    assert httpx.get(f"{server['url']}/api/sessions/{code}").status_code == 200
+    assert httpx.get(f"{url}/api/sessions/{code}").status_code == 200
     teacher.locator("#class-start").click()
     assert teacher.locator("#class-panel").is_visible()
     # a reload keeps the class: the same code, the panel back
@@ -127,8 +70,8 @@ def test_only_the_teacher_ends_the_class_and_a_reload_keeps_it(browser, app_serv
     following(phone, "Waiting for the teacher")
     snap(phone, "lecture_03_phone_waiting_for_teacher", shot)
     # another tab of the teacher's browser takes the class back
-    _, tab = new_page(browser, context=ctx_p)
-    tab.goto(server["url"] + "/")
+    tab = lecture.page(context=teacher.context)
+    tab.goto(url + "/")
     ran(tab)
     tab.get_by_role("button", name=f"Resume class session {code}").click()
     tab.wait_for_function("c => document.getElementById('class-code').dataset.joinCode === c", arg=code)
@@ -138,38 +81,27 @@ def test_only_the_teacher_ends_the_class_and_a_reload_keeps_it(browser, app_serv
     assert tab.get_by_role("alertdialog").is_visible()
     snap(tab, "lecture_04_end_confirm", shot)
     tab.get_by_role("button", name="Keep going").click()
-    assert httpx.get(f"{server['url']}/api/sessions/{code}").status_code == 200
+    assert httpx.get(f"{url}/api/sessions/{code}").status_code == 200
     tab.get_by_role("button", name="End class", exact=True).click()
     tab.get_by_role("button", name="End it").click()
     following(phone, "The teacher ended the class")
     tab.wait_for_function("document.getElementById('class-panel').hidden")
-    assert httpx.get(f"{server['url']}/api/sessions/{code}").status_code == 404
+    assert httpx.get(f"{url}/api/sessions/{code}").status_code == 404
     assert tab.locator("#class-start").inner_text() == "Class"
     snap(phone, "lecture_05_phone_class_ended", shot)
     assert not phone.runs
-    for page in (tab, phone):
-        assert not page.errors, page.errors
-    ctx_s.close()
-    ctx_p.close()
+    lecture.assert_clean()
 
 
 MASKED_CELL = """id => [...document.querySelectorAll(`#graph [data-node-id="${id}"] > g.fg-cellg ~ g.fg-cellg .fg-celltext`)]
     .map((t) => getComputedStyle(t).visibility)"""
 
 
-def gradient_node(page):
-    return page.evaluate("""() => {
-        const m = window.__fg.model, st = m.stateAt(m.steps.length);
-        for (const n of m.graph.nodes) { const s = st.nodes.get(n.id); if (n.is_leaf && s && typeof s.grad === 'number') return [n.id, s.grad]; }
-        return [null, null]; }""")
-
-
-def test_a_question_masks_the_answer_everywhere_until_reveal(browser, app_server, shot):
-    server = app_server
-    ctx_p, teacher, code = start_presenter(browser, server, 1920, 1080)
+def test_a_question_masks_the_answer_everywhere_until_reveal(lecture, shot):
+    teacher = lecture.presenter(PROJECTOR)
     teacher.get_by_role("button", name="Projector mode").click()
     qr_before = teacher.locator("#class-qr svg").bounding_box()["width"]
-    students = [join(browser, server, code, size) for size in (PHONE, TABLET)]
+    students = [lecture.follower(teacher.code, size) for size in (PHONE, TABLET)]
     teacher.wait_for_function("document.getElementById('class-panel').classList.contains('joined')", timeout=15000)
     assert teacher.locator("#class-qr svg").bounding_box()["width"] < qr_before  # the QR shrinks once they joined
     # the 104 px join code fits inside the panel
@@ -200,7 +132,7 @@ def test_a_question_masks_the_answer_everywhere_until_reveal(browser, app_server
             const r = document.getElementById(id).getBoundingClientRect();
             return r.top >= p.top - 1 && r.bottom <= p.bottom + 1 && r.bottom <= innerHeight; }); }""")
     assert all(in_view), in_view
-    for student in (s for _, s in students):
+    for student in students:
         student.locator("#question-box").wait_for(state="visible")
         student.wait_for_function("document.getElementById('layout').classList.contains('no-inspector')")
         student.wait_for_function(f"() => ({MASKED_CELL})({node!r}).length > 0", timeout=15000)
@@ -209,7 +141,7 @@ def test_a_question_masks_the_answer_everywhere_until_reveal(browser, app_server
         student.locator("#inspector [data-masked]").wait_for()
         assert shown not in student.locator("#inspector").inner_text()
         student.evaluate("window.__fg.select(null)")
-    phone = students[0][1]
+    phone = students[0]
     phone.get_by_label("Your answer").fill(str(grad))
     phone.get_by_role("button", name="Answer", exact=True).click()
     teacher.wait_for_function("document.getElementById('class-tally').dataset.count === '1'", timeout=15000)
@@ -226,19 +158,14 @@ def test_a_question_masks_the_answer_everywhere_until_reveal(browser, app_server
     phone.wait_for_function("document.getElementById('question-result').textContent.startsWith('Right')")
     phone.wait_for_function(f"() => ({MASKED_CELL})({node!r}).every((v) => v === 'visible')")
     snap(teacher, "lecture_08_projector_revealed", shot)
-    for page in [teacher] + [s for _, s in students]:
-        assert not page.errors, page.errors
-        assert not page.runs or page is teacher
-    for ctx, _ in students:
-        ctx.close()
-    ctx_p.close()
+    lecture.assert_clean()
+    assert not any(s.runs for s in students)
 
 
 @pytest.mark.parametrize("size", [PHONE, TABLET], ids=["phone", "tablet"])
-def test_phones_and_tablets_get_a_compact_bar_and_a_question_card(browser, app_server, shot, size):
-    server = app_server
-    ctx_p, teacher, code = start_presenter(browser, server)
-    ctx_s, student = join(browser, server, code, size)
+def test_phones_and_tablets_get_a_compact_bar_and_a_question_card(lecture, shot, size):
+    teacher = lecture.presenter()
+    student = lecture.follower(teacher.code, size)
     following(student, "Following the teacher")
     # a compact bar: the banner with Explore, no top bar of buttons; the code collapsed by default
     assert student.locator(".topbar").is_hidden()
@@ -285,6 +212,5 @@ def test_phones_and_tablets_get_a_compact_bar_and_a_question_card(browser, app_s
     assert student.locator(".topbar").is_visible()
     student.get_by_role("button", name="Follow again").click()
     assert student.locator(".topbar").is_hidden()
-    assert not student.runs and not student.errors, (student.runs, student.errors)
-    ctx_s.close()
-    ctx_p.close()
+    assert not student.runs
+    lecture.assert_clean()
