@@ -234,8 +234,12 @@ class ClusterRunStore:
         state, blob = await self._poll(run, f"p{k}", timeout)
         if state != STORED or not blob:
             return None  # expired, unknown, or the run is there without this pass
+        try:
+            payloads = await run_in_threadpool(wire.decode, blob) if len(blob) > 65_536 else wire.decode(blob)
+        except wire.BadPayloads as e:  # another version's entry, or damaged: as if it expired
+            log.warning("run store: unreadable payloads in Redis for a run: %s", e)
+            return None
         self.read += 1
-        payloads = await run_in_threadpool(wire.decode, blob) if len(blob) > 65_536 else wire.decode(blob)
         self._keep(run, k, payloads)
         return payloads
 

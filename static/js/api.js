@@ -187,11 +187,15 @@ export class TraceSource {
 
   // ---------------------------------------------------------------- folded passes (issue 11)
   // A folded pass's group: its contents laid out on their own, values and frames included.
-  // Resolves {payload} or {expired: true} (404 RunExpired: the run left the server's store) or throws.
+  // Resolves {payload} or {expired: true, elsewhere} (404 RunExpired: the run left the server's store; elsewhere:
+  // its reason is "elsewhere", another server process ran it and this one cannot reach it) or throws.
   async group(run, passIndex, gid) {
     if (this.offline) return { payload: this.#inlinePayload(run, passIndex, gid) };
     const r = await this.#http(`/api/runs/${encodeURIComponent(run)}/passes/${passIndex}/groups/${encodeURIComponent(gid)}`);
-    if (r.status === 404) return { expired: true };
+    if (r.status === 404) {
+      const body = await r.json().catch(() => null);
+      return { expired: true, elsewhere: !!body && body.reason === "elsewhere" };
+    }
     if (!r.ok) throw new Error(`group ${gid}: HTTP ${r.status}`);
     return { payload: await r.json() };
   }

@@ -160,7 +160,7 @@ def test_a_folded_run_is_served_by_the_process_that_did_not_run_it(cluster):
     graph = r.json()["passes"][0]["graph"]
     assert graph["folded"] is True
     run, k = graph["run"], graph.get("pass_index", 0)
-    gid = next(g["id"] for g in graph["groups"] if g.get("collapsed", True))
+    gid = next(n["id"] for n in graph["nodes"] if n["kind"] == "group")
     here = httpx.get(f"{a}/api/runs/{run}/passes/{k}/groups/{gid}")
     there = get_on(proxy, other, f"/api/runs/{run}/passes/{k}/groups/{gid}")
     assert here.status_code == there.status_code == 200, there.text
