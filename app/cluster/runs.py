@@ -103,13 +103,14 @@ class ClusterRuns:
     def start(self) -> None:
         self._listener = asyncio.get_running_loop().create_task(self.listen())
 
-    async def stop(self) -> None:
+    async def stop(self, timeout_s: float = 3.0) -> None:
+        """Stop listening; the marks and counts under way get ``timeout_s`` (Redis away: a stop never hangs)."""
+        waiting = set(self._tasks)
         if self._listener is not None:
             self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            waiting.add(self._listener)
+        if waiting:
+            await asyncio.wait(waiting, timeout=timeout_s)
 
     # ---------------------------------------------------------------- an identity's share
     async def admit(self, identity: str | None) -> bool:
