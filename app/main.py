@@ -16,6 +16,7 @@ from app.api.send_guard import SendGuard
 from app.api.stream_gzip import StreamGzip
 from app.classroom.service import make_classroom
 from app.cluster import link, solo
+from app.cluster.process import ProcessHeader
 from app.cluster.runs import ClusterRuns
 from app.core import errors
 from app.core.config import Settings, get_settings
@@ -159,6 +160,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=1)
     app.add_middleware(StreamGzip)  # ... and the run stream, event by event (app/api/stream_gzip.py)
     app.add_middleware(IdentityCookie, settings=settings)  # who is asking: every fairness limit counts by it
+    app.add_middleware(ProcessHeader)  # which process answered: the page tells a run elsewhere from expired
     # outermost: answers go out in pieces, each waiting send_timeout_s at most (a client that never reads)
     app.add_middleware(SendGuard, timeout_s=settings.send_timeout_s, chunk_bytes=settings.send_chunk_bytes)
     static = ROOT / "static"

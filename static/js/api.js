@@ -71,7 +71,10 @@ export class TraceSource {
   // The one network call of the page.
   async #http(path, init = {}) {
     if (this.offline) throw new Error(NO_SERVER);
-    return fetch(path, init);
+    const r = await fetch(path, init);
+    // the server process that ran the latest run: a 404 from another one means "on another server", not "expired"
+    if (r.ok && (path === "/api/run" || path === "/api/stream")) this.runProcess = r.headers.get("X-Flowgrad-Process");
+    return r;
   }
 
   // {ok, status, body}: body the answer's JSON, {} when it has none
@@ -194,7 +197,9 @@ export class TraceSource {
     const r = await this.#http(`/api/runs/${encodeURIComponent(run)}/passes/${passIndex}/groups/${encodeURIComponent(gid)}`);
     if (r.status === 404) {
       const body = await r.json().catch(() => null);
-      return { expired: true, elsewhere: !!body && body.reason === "elsewhere" };
+      // the same process (restarted, or it forgot the run long ago) lost it: expired, whatever it says
+      const elsewhere = !!body && body.reason === "elsewhere" && !(this.runProcess && body.process === this.runProcess);
+      return { expired: true, elsewhere };
     }
     if (!r.ok) throw new Error(`group ${gid}: HTTP ${r.status}`);
     return { payload: await r.json() };

@@ -126,3 +126,15 @@ def test_redis_away_serves_what_this_process_ran(tmp_path):
         await client.aclose()
 
     asyncio.run(main())
+
+
+def test_without_a_broker_the_404_says_elsewhere_or_expired_and_who_answered(client):
+    store = client.app.state.run_store
+    never, gone = "5" * 32, "6" * 32
+    store.put(gone, {0: payloads()}, "alice")
+    store.runs[gone].used -= store.ttl_s + 1  # past its age: the next read drops it
+    for run, reason in ((never, "elsewhere"), (gone, "expired")):
+        r = client.get(f"/api/runs/{run}/passes/0/groups/g1")
+        assert r.status_code == 404 and r.json()["error"]["type"] == "RunExpired"
+        assert r.json()["reason"] == reason and r.json()["process"] == r.headers["x-flowgrad-process"]
+    assert "another server process" in client.get(f"/api/runs/{never}/passes/0/search", params={"q": "x"}).text
