@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import logging
-
-from app.cluster.process import PROCESS_ID
+import secrets
 
 log = logging.getLogger("flowgrad")
+ME = secrets.token_hex(8)  # this life of this process (siblings on one port share PROCESS_ID, never this)
 CANCELS = "fg:cancel"
 # delete the slot mark only while it is still this process's (a newer run elsewhere may have taken the slot)
 RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
@@ -54,29 +55,35 @@ class ClusterRuns:
         self._listener: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self.cancels_sent = self.cancels_taken = 0
+        self.marks = itertools.count(1)
 
     # ---------------------------------------------------------------- a tab's run
-    async def mark(self, slot: str | None) -> None:
-        """This process runs the tab ``slot``'s run now."""
-        if slot:
-            with self._tolerant("mark a run"):
-                await self.redis.set(_slot_key(slot), PROCESS_ID, ex=self.ttl_s)
+    async def mark(self, slot: str | None) -> str | None:
+        """This process runs the tab ``slot``'s run now; the mark to ``unmark`` when it ends (a newer run of the tab
+        marks it again: an older run's end leaves the newer mark alone)."""
+        if not slot:
+            return None
+        mark = f"{ME}:{next(self.marks)}"
+        with self._tolerant("mark a run"):
+            await self.redis.set(_slot_key(slot), mark, ex=self.ttl_s)
+        return mark
 
-    def unmark(self, slot: str | None) -> None:
-        if slot:
-            self._spawn(self._unmark(slot))
+    def unmark(self, slot: str | None, mark: str | None) -> None:
+        if slot and mark:
+            self._spawn(self._unmark(slot, mark))
 
-    async def _unmark(self, slot: str) -> None:
+    async def _unmark(self, slot: str, mark: str) -> None:
         with self._tolerant("unmark a run"):
-            await self._release(keys=[_slot_key(slot)], args=[PROCESS_ID])
+            await self._release(keys=[_slot_key(slot)], args=[mark])
 
     async def cancel_elsewhere(self, slot: str | None) -> bool:
         """Cancel the tab's run when another process runs it; whether one did."""
         if not slot:
             return False
         with self._tolerant("cancel a run"):
-            owner = await self.redis.get(_slot_key(slot))
-            if owner is not None and owner.decode() != PROCESS_ID:
+            mark = await self.redis.get(_slot_key(slot))
+            owner = mark.partition(b":")[0] if mark is not None else None
+            if owner is not None and owner != ME.encode():
                 await self.redis.publish(CANCELS, owner + b"\n" + slot.encode("utf-8", "replace"))
                 self.cancels_sent += 1
                 return True
@@ -84,7 +91,7 @@ class ClusterRuns:
 
     async def listen(self) -> None:
         """Take the cancels addressed to this process, until stopped (``stop``); reconnects when Redis comes back."""
-        me = PROCESS_ID.encode()
+        me = ME.encode()
         while True:
             try:
                 async with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:

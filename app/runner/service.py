@@ -132,12 +132,13 @@ class RunService:
         except PoolBusy as e:
             self._leave_cluster(client)
             return RunResult(busy=str(e), retry_after=e.retry_after)
+        mark = None
         try:
             if self.cluster is not None:
-                await self.cluster.mark(client.run_slot)
+                mark = await self.cluster.mark(client.run_slot)
             outcome = await self._wait(job, disconnected)
         finally:
-            self._leave_cluster(client)
+            self._leave_cluster(client, mark)
         if outcome is None:
             return RunResult()
         if isinstance(outcome, Done):
@@ -188,11 +189,11 @@ class RunService:
         except PoolBusy as e:
             self._leave_cluster(client)
             return OpenedStream(busy=str(e), retry_after=e.retry_after)
-        if self.cluster is not None:
-            await self.cluster.mark(client.run_slot)
+        mark = await self.cluster.mark(client.run_slot) if self.cluster is not None else None
         if key is None:
-            return OpenedStream(self._events(job, client=client))
-        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key), client=client))
+            return OpenedStream(self._events(job, client=client, mark=mark))
+        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key), client=client,
+                                         mark=mark))
 
     async def stream(self, source: str, *, client: Identity, values: str = "full") -> AsyncIterator[bytes]:
         """``open_stream`` as one iteration: a full queue is a ``done`` carrying the ``Busy`` error."""
@@ -204,7 +205,7 @@ class RunService:
             yield data
 
     async def _events(self, job: Job, shared=None, key: str = "", flight=None, *,
-                      client: Identity | None = None) -> AsyncIterator[bytes]:
+                      client: Identity | None = None, mark: str | None = None) -> AsyncIterator[bytes]:
         """The job's events; with ``shared``, recorded and settled as ``key``'s shared answer when the run ends
         (``Done``), or settled empty when it does not (failed, or the client left)."""
         recorded: list[bytes] | None = [] if shared is not None else None
@@ -225,7 +226,7 @@ class RunService:
             # the client went away (or we finished): make sure the run does not go on
             self.pool.cancel(job)
             if client is not None:
-                self._leave_cluster(client)
+                self._leave_cluster(client, mark)
             if shared is not None:
                 shared.settle(key, flight, EVENT_SEPARATOR.join(recorded) if complete else None, complete)
 
@@ -276,10 +277,10 @@ class RunService:
                               f"(identity_queue_limit = {limit}); wait for them to finish",
                          retry_after=self.pool.settings.busy_retry_after_s)
 
-    def _leave_cluster(self, client: Identity) -> None:
+    def _leave_cluster(self, client: Identity, mark: str | None = None) -> None:
         if self.cluster is not None:
             self.cluster.leave(client.key)
-            self.cluster.unmark(client.run_slot)
+            self.cluster.unmark(client.run_slot, mark)
 
     def cancel_slot(self, slot: str) -> bool:
         """Cancel this process's run of the tab ``slot`` (a cancel another process received); whether it had one."""
