@@ -16,6 +16,8 @@ from app.api.send_guard import SendGuard
 from app.api.stream_gzip import StreamGzip
 from app.classroom.service import make_classroom
 from app.cluster import link, solo
+from app.cluster.process import ProcessHeader
+from app.cluster.runs import ClusterRuns
 from app.core import errors
 from app.core.config import Settings, get_settings
 from app.core.errors import problem_response
@@ -25,6 +27,7 @@ from app.layout.dot import DotMissing, check_dot
 from app.runner.pool import Pool
 from app.runner.service import RunService
 from app.runs.answer_cache import SharedAnswers
+from app.runs.cluster_store import ClusterRunStore
 from app.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,16 +110,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if not settings.broker_url:  # siblings without a broker would split runs and sessions: refuse (app/cluster)
             claim = solo.claim(settings.port, allowed=settings.allow_unshared_processes)
         redis = app.state.redis = link.connect(settings.broker_url) if settings.broker_url else None
+        if redis is not None:  # any process serves any run: payloads go through Redis too (app/runs/cluster_store.py)
+            app.state.run_store = ClusterRunStore(app.state.run_store, redis)
         pool = Pool(settings, dot=graphviz.path, run_store=app.state.run_store)
         app.state.pool = pool
         app.state.answers = SharedAnswers.from_settings(settings, redis)
-        app.state.runs = RunService(pool, app.state.answers)
+        runs = app.state.runs = RunService(pool, app.state.answers)
+        if redis is not None:  # cancels and identities' shares cross processes (app/cluster/runs.py)
+            runs.cluster = ClusterRuns(redis, settings, runs.cancel_slot)
+            runs.cluster.start()
         await pool.start()
         await app.state.classroom.broker.start()
         try:
             yield
         finally:
             await app.state.classroom.broker.stop()
+            if runs.cluster is not None:
+                await runs.cluster.stop()
             await pool.stop()
             if redis is not None:
                 await link.close(redis)
@@ -150,6 +160,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=1)
     app.add_middleware(StreamGzip)  # ... and the run stream, event by event (app/api/stream_gzip.py)
     app.add_middleware(IdentityCookie, settings=settings)  # who is asking: every fairness limit counts by it
+    app.add_middleware(ProcessHeader)  # which process answered: the page tells a run elsewhere from expired
     # outermost: answers go out in pieces, each waiting send_timeout_s at most (a client that never reads)
     app.add_middleware(SendGuard, timeout_s=settings.send_timeout_s, chunk_bytes=settings.send_chunk_bytes)
     static = ROOT / "static"

@@ -99,6 +99,8 @@ class Health(BaseModel):
     graphviz: str | None
     pool: dict[str, Any]
     answers: dict[str, Any] | None = None  # the answer cache's counts (None: sharing is off)
+    runs: dict[str, Any] | None = None  # the run store's counts (with a broker: what went through Redis)
+    process: str | None = None  # this server process's id (random per start; X-Flowgrad-Process says it too)
 
 
 class Readiness(BaseModel):

@@ -76,9 +76,10 @@ class OpenedStream:
 
 
 class RunService:
-    def __init__(self, pool: Pool, answers=None):
+    def __init__(self, pool: Pool, answers=None, cluster=None):
         self.pool = pool
         self.answers = answers  # app.runs.answer_cache.SharedAnswers: deterministic runs share one execution
+        self.cluster = cluster  # app.cluster.runs.ClusterRuns (broker_url): tabs' runs and shares across processes
         self.followers: dict[str, int] = {}  # identity → its requests waiting for an identical run
 
     async def run(self, source: str, *, client: Identity, passes: Iterable[int] = (), values: str = "full",
@@ -123,11 +124,21 @@ class RunService:
 
     async def _run_own(self, source: str, options: RunOptions, client: Identity,
                        disconnected: Callable[[], Awaitable[bool]] | None) -> RunResult:
+        busy = await self._enter_cluster(client)
+        if busy is not None:
+            return busy
         try:
             job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
         except PoolBusy as e:
+            self._leave_cluster(client)
             return RunResult(busy=str(e), retry_after=e.retry_after)
-        outcome = await self._wait(job, disconnected)
+        mark = None
+        try:
+            if self.cluster is not None:
+                mark = await self.cluster.mark(client.run_slot)
+            outcome = await self._wait(job, disconnected)
+        finally:
+            self._leave_cluster(client, mark)
         if outcome is None:
             return RunResult()
         if isinstance(outcome, Done):
@@ -170,13 +181,19 @@ class RunService:
             if events is not None:
                 return OpenedStream(_replay(events[0]))
             break
+        busy = await self._enter_cluster(client)
+        if busy is not None:
+            return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
         try:
             job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
         except PoolBusy as e:
+            self._leave_cluster(client)
             return OpenedStream(busy=str(e), retry_after=e.retry_after)
+        mark = await self.cluster.mark(client.run_slot) if self.cluster is not None else None
         if key is None:
-            return OpenedStream(self._events(job))
-        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key)))
+            return OpenedStream(self._events(job, client=client, mark=mark))
+        return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key), client=client,
+                                         mark=mark))
 
     async def stream(self, source: str, *, client: Identity, values: str = "full") -> AsyncIterator[bytes]:
         """``open_stream`` as one iteration: a full queue is a ``done`` carrying the ``Busy`` error."""
@@ -187,7 +204,8 @@ class RunService:
         async for data in opened.events:
             yield data
 
-    async def _events(self, job: Job, shared=None, key: str = "", flight=None) -> AsyncIterator[bytes]:
+    async def _events(self, job: Job, shared=None, key: str = "", flight=None, *,
+                      client: Identity | None = None, mark: str | None = None) -> AsyncIterator[bytes]:
         """The job's events; with ``shared``, recorded and settled as ``key``'s shared answer when the run ends
         (``Done``), or settled empty when it does not (failed, or the client left)."""
         recorded: list[bytes] | None = [] if shared is not None else None
@@ -207,6 +225,8 @@ class RunService:
         finally:
             # the client went away (or we finished): make sure the run does not go on
             self.pool.cancel(job)
+            if client is not None:
+                self._leave_cluster(client, mark)
             if shared is not None:
                 shared.settle(key, flight, EVENT_SEPARATOR.join(recorded) if complete else None, complete)
 
@@ -241,6 +261,39 @@ class RunService:
                 self.followers[client.key] = count
             else:
                 self.followers.pop(client.key, None)
+
+    async def _enter_cluster(self, client: Identity) -> RunResult | None:
+        """With a broker: the tab's run on another process cancelled, and this run counted in the identity's share
+        of the whole cluster (busy past it)."""
+        cluster = self.cluster
+        if cluster is None:
+            return None
+        await cluster.cancel_elsewhere(client.run_slot)
+        if await cluster.admit(client.key):
+            return None
+        self.pool.rejected += 1
+        limit = self.pool.settings.identity_queue_limit
+        return RunResult(busy=f"you already have runs going or waiting on this server's processes "
+                              f"(identity_queue_limit = {limit}); wait for them to finish",
+                         retry_after=self.pool.settings.busy_retry_after_s)
+
+    def _leave_cluster(self, client: Identity, mark: str | None = None) -> None:
+        if self.cluster is not None:
+            self.cluster.leave(client.key)
+            self.cluster.unmark(client.run_slot, mark)
+
+    def cancel_slot(self, slot: str) -> bool:
+        """Cancel this process's run of the tab ``slot`` (a cancel another process received); whether it had one."""
+        job = self.pool.clients.get(slot)
+        if job is not None:
+            self.pool.cancel(job)
+        return job is not None
+
+    async def cancel_anywhere(self, client: Identity) -> bool:
+        """``cancel``, reaching the process that runs the tab's run when it is another one (a broker)."""
+        if self.cancel(client):
+            return True
+        return self.cluster is not None and await self.cluster.cancel_elsewhere(client.run_slot)
 
     def _cancel_previous(self, client: Identity) -> None:
         """The tab's run under way, cancelled (``submit`` does it for a run of its own)."""

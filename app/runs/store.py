@@ -26,6 +26,8 @@ from app.trace.payloads import PassPayloads
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 PIECE_BYTES = 32  # the allocator's share per stored piece, beyond what measure() sees (RSS: ~31 bytes)
 PENDING_FORGET_S = 60.0  # an announced run whose payloads never came (its worker died) is forgotten
+REMEMBERED = 4096  # ids of runs this store let go, to tell "expired" from "never here" (``missing``)
+EXPIRED, ELSEWHERE = "expired", "elsewhere"
 
 
 @dataclass
@@ -52,6 +54,7 @@ class RunStore:
         self.held: dict[str, list[int]] = {}  # owner → [bytes, runs] it holds
         self.pending: dict[str, tuple[asyncio.Event, float, str]] = {}  # run → (set when stored, announced at, owner)
         self.evicted = 0
+        self.forgotten: OrderedDict[str, None] = OrderedDict()  # runs it held or expected, gone now
 
     @classmethod
     def from_settings(cls, settings) -> RunStore:
@@ -77,6 +80,8 @@ class RunStore:
         ev, _, announced_by = self.pending.pop(run, (None, 0.0, ""))
         owner = owner or announced_by
         size = self.counted(passes)
+        if RUN_ID.fullmatch(run) and size > self.max_bytes:
+            self._remember(run)
         if RUN_ID.fullmatch(run) and size <= self.max_bytes:
             if run in self.runs:
                 self._drop(run, evicted=False)
@@ -90,7 +95,18 @@ class RunStore:
     def abandon(self, run: str) -> None:
         ev = self.pending.pop(run, (None, 0.0, ""))[0]
         if ev is not None:
+            self._remember(run)
             ev.set()
+
+    def _remember(self, run: str) -> None:
+        self.forgotten[run] = None
+        while len(self.forgotten) > REMEMBERED:
+            self.forgotten.popitem(last=False)
+
+    def missing(self, run: str) -> str:
+        """Why ``run`` is not here: EXPIRED (this process held or expected it, and let it go; or forgot that
+        long ago) or ELSEWHERE (this process never had it: without a broker, another process ran it)."""
+        return EXPIRED if run in self.forgotten or len(self.forgotten) >= REMEMBERED else ELSEWHERE
 
     def _hold(self, owner: str, nbytes: int, runs: int) -> None:
         held = self.held.setdefault(owner, [0, 0])
@@ -118,6 +134,7 @@ class RunStore:
         stored = self.runs.pop(run)
         self._hold(stored.owner, -stored.nbytes, -1)
         self.evicted += evicted
+        self._remember(run)
 
     # ---------------------------------------------------------------- reading
     def get(self, run: str, k: int) -> PassPayloads | None:

@@ -71,7 +71,10 @@ export class TraceSource {
   // The one network call of the page.
   async #http(path, init = {}) {
     if (this.offline) throw new Error(NO_SERVER);
-    return fetch(path, init);
+    const r = await fetch(path, init);
+    // the server process that ran the latest run: a 404 from another one means "on another server", not "expired"
+    if (r.ok && (path === "/api/run" || path === "/api/stream")) this.runProcess = r.headers.get("X-Flowgrad-Process");
+    return r;
   }
 
   // {ok, status, body}: body the answer's JSON, {} when it has none
@@ -187,11 +190,17 @@ export class TraceSource {
 
   // ---------------------------------------------------------------- folded passes (issue 11)
   // A folded pass's group: its contents laid out on their own, values and frames included.
-  // Resolves {payload} or {expired: true} (404 RunExpired: the run left the server's store) or throws.
+  // Resolves {payload} or {expired: true, elsewhere} (404 RunExpired: the run left the server's store; elsewhere:
+  // its reason is "elsewhere", another server process ran it and this one cannot reach it) or throws.
   async group(run, passIndex, gid) {
     if (this.offline) return { payload: this.#inlinePayload(run, passIndex, gid) };
     const r = await this.#http(`/api/runs/${encodeURIComponent(run)}/passes/${passIndex}/groups/${encodeURIComponent(gid)}`);
-    if (r.status === 404) return { expired: true };
+    if (r.status === 404) {
+      const body = await r.json().catch(() => null);
+      // the same process (restarted, or it forgot the run long ago) lost it: expired, whatever it says
+      const elsewhere = !!body && body.reason === "elsewhere" && !(this.runProcess && body.process === this.runProcess);
+      return { expired: true, elsewhere };
+    }
     if (!r.ok) throw new Error(`group ${gid}: HTTP ${r.status}`);
     return { payload: await r.json() };
   }

@@ -275,7 +275,7 @@ export const folds = {
     const g = model.graph;
     const job = traceSource.group(g.run, g.pass_index ?? model.passIndex, gid).then((got) => {
       if (got.expired) {
-        this.runExpired();
+        this.runExpired(got.elsewhere);
         return null;
       }
       if (this.model === model) model.addPayload(gid, got.payload);
@@ -288,21 +288,26 @@ export const folds = {
     return job;
   },
 
-  runExpired() {
+  // elsewhere: the server's answer says another server process ran it (several processes without a broker)
+  runExpired(elsewhere = false) {
     if (this._rerunning) return;
     if (this._expiredAt != null && this.model && this.model.createdAt > this._expiredAt) {
       // the run made to replace an expired one expired too: say so rather than run again and again
-      setStatus("the server did not keep this run: try Run again later", true);
+      setStatus(elsewhere
+        ? "this run is on another server process, which this page cannot reach: the server needs sticky routing or a broker"
+        : "the server did not keep this run: try Run again later", true);
       return;
     }
     this._rerunning = true;
     this._expiredAt = performance.now();
-    setStatus("this run is no longer on the server: running the program again…");
-    document.body.dataset.runExpired = "1";
+    setStatus(elsewhere ? "this run is on another server process: running the program again here…"
+      : "this run is no longer on the server: running the program again…");
+    document.body.dataset.runExpired = elsewhere ? "elsewhere" : "1";
     const again = this.runAgain ? this.runAgain() : null;  // set by main.js: runs the program anew
     Promise.resolve(again).finally(() => {
       this._rerunning = false;
-      setStatus("this run had left the server: ran the program again");
+      setStatus(elsewhere ? "this run was on another server process: ran the program again here"
+        : "this run had left the server: ran the program again");
     });
   },
 

@@ -7,13 +7,18 @@ import contextlib
 import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 
 import httpx
 import pytest
 from flowgrad_testing import real_server
 from redis_process import free_port, redis_server
+from test_classroom import Follower
 
 from app.cluster.solo import UnsharedProcesses, claim
+
+MLP_150 = (Path(__file__).resolve().parents[1] / "programs" / "fold_mlp_150.py").read_text()
 
 PROGRAM = ("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))\n"
            "opt = torch.optim.SGD(model.parameters(), lr=0.05)\nx = torch.randn(16, 2)\ny = x.sum(1, keepdim=True)\n"
@@ -71,6 +76,28 @@ def cluster(tmp_path_factory):
                 yield proxy, a, b
 
 
+def process_of(url: str) -> str:
+    return httpx.get(f"{url}/healthz").json()["process"]
+
+
+def next_goes_to(proxy: str, process: str) -> None:
+    """Spend the proxy's turns until its next connection goes to ``process`` (it alternates between the two)."""
+    for _ in range(4):
+        if fresh_request(proxy, "GET", "/healthz").json()["process"] != process:
+            return
+    raise AssertionError("the proxy does not alternate")
+
+
+def run_on(proxy: str, process: str, path: str, **kwargs) -> httpx.Response:
+    next_goes_to(proxy, process)
+    return fresh_request(proxy, "POST", path, **kwargs)
+
+
+def get_on(proxy: str, process: str, path: str, **kwargs) -> httpx.Response:
+    next_goes_to(proxy, process)
+    return fresh_request(proxy, "GET", path, **kwargs)
+
+
 def fresh_request(proxy: str, method: str, path: str, **kwargs) -> httpx.Response:
     with httpx.Client(base_url=proxy, timeout=60) as client:  # a new connection: the proxy's next backend
         return client.request(method, path, **kwargs)
@@ -123,3 +150,112 @@ def test_a_sibling_process_without_a_broker_refuses_to_start(tmp_path):
     mine = claim(port, allowed=False, parent=1)  # the sibling is gone: the claim is free
     assert mine is not None
     mine.close()
+
+
+def test_a_folded_run_is_served_by_the_process_that_did_not_run_it(cluster):
+    proxy, a, b = cluster
+    ran_on, other = process_of(a), process_of(b)
+    r = run_on(proxy, ran_on, "/api/run", json={"source": MLP_150})
+    assert r.status_code == 200, r.text
+    graph = r.json()["passes"][0]["graph"]
+    assert graph["folded"] is True
+    run, k = graph["run"], graph.get("pass_index", 0)
+    gid = next(n["id"] for n in graph["nodes"] if n["kind"] == "group")
+    here = httpx.get(f"{a}/api/runs/{run}/passes/{k}/groups/{gid}")
+    there = get_on(proxy, other, f"/api/runs/{run}/passes/{k}/groups/{gid}")
+    assert here.status_code == there.status_code == 200, there.text
+    assert there.json() == here.json()  # the same payload, rebuilt from Redis
+    found = get_on(proxy, other, f"/api/runs/{run}/passes/{k}/search", params={"q": "tanh", "limit": 5})
+    assert found.status_code == 200 and found.json() == httpx.get(f"{a}/api/runs/{run}/passes/{k}/search",
+                                                                   params={"q": "tanh", "limit": 5}).json()
+    assert found.json()["total"] > 0
+    stored = httpx.get(f"{a}/healthz").json()["runs"]
+    assert stored["shared"] == "redis" and stored["written"] >= 1 and stored["written_bytes"] > 0
+    assert httpx.get(f"{b}/healthz").json()["runs"]["read"] >= 1
+
+
+def test_an_unknown_run_is_expired_on_every_process(cluster):
+    proxy, a, b = cluster
+    for url in (a, b):
+        r = httpx.get(f"{url}/api/runs/{'cd' * 16}/passes/0/groups/g1")
+        assert r.status_code == 404 and r.json()["error"]["type"] == "RunExpired" and r.json()["reason"] == "expired"
+
+
+def test_a_recorded_pass_and_an_export_of_a_folded_run_work_on_either_process(cluster):
+    proxy, a, b = cluster
+    training = PROGRAM.replace("range(10)", "range(4)")
+    for process in (process_of(a), process_of(b)):
+        r = run_on(proxy, process, "/api/run", json={"source": training, "passes": [2], "client_id": "rec"})
+        assert r.status_code == 200 and r.json()["error"] is None
+        assert any(p.get("index") == 2 for p in r.json()["passes"])
+        html = run_on(proxy, process, "/api/export/html", json={"source": MLP_150})
+        assert html.status_code == 200 and b'"payloads"' in html.content
+
+
+def test_a_cancel_sent_to_the_other_process_cancels_the_run(cluster):
+    proxy, a, b = cluster
+    ran_on, other = process_of(a), process_of(b)
+    forever = "import torch\nx = torch.ones(1)\nfor i in range(10**9):\n    x = x + 1\n"
+    headers = {"x-client-id": "tab-cancel"}
+    next_goes_to(proxy, ran_on)
+    answer: list[httpx.Response] = []
+    runner = threading.Thread(target=lambda: answer.append(fresh_request(
+        proxy, "POST", "/api/run", json={"source": forever}, headers=headers)))
+    runner.start()
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{a}/healthz").json()["pool"]["busy"] == 0:  # the run is under way on a
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    cancelled = run_on(proxy, other, "/api/cancel", headers=headers)
+    assert cancelled.status_code == 200 and cancelled.json() == {"cancelled": True}
+    runner.join(30)
+    assert answer and answer[0].status_code == 200 and answer[0].json()["error"]["type"] == "Cancelled"
+    assert httpx.get(f"{a}/healthz").json()["pool"]["busy"] == 0
+
+
+def test_an_identity_share_counts_runs_on_both_processes(cluster):
+    proxy, a, b = cluster
+    forever = "import torch\nx = torch.ones(1)\nfor i in range(10**9):\n    x = x + 1\n"
+    cookie = httpx.get(f"{a}/healthz").cookies  # one identity on both processes (the same identity_secret)
+    tabs = [f"tab-{i}" for i in range(4)]
+    answers: list[httpx.Response] = []
+
+    def run(tab):
+        with httpx.Client(base_url=proxy, timeout=60, cookies=cookie) as client:
+            answers.append(client.post("/api/run", json={"source": forever}, headers={"x-client-id": tab}))
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in tabs]
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while not any(r.status_code == 429 for r in answers):  # identity_queue_limit = 2: the fourth is refused
+        assert time.monotonic() < deadline, [r.status_code for r in answers]
+        time.sleep(0.05)
+    for tab in tabs:
+        with httpx.Client(base_url=proxy, timeout=60, cookies=cookie) as client:
+            client.post("/api/cancel", headers={"x-client-id": tab})
+            client.post("/api/cancel", headers={"x-client-id": tab})  # the proxy's other process, too
+    for t in threads:
+        t.join(30)
+    assert sorted(r.status_code for r in answers) == [200, 200, 200, 429]
+
+
+def test_a_class_session_across_both_processes(cluster):
+    proxy, a, b = cluster
+    teacher, student = process_of(a), process_of(b)
+    made = run_on(proxy, teacher, "/api/sessions")
+    assert made.status_code == 201, made.text
+    code, headers = made.json()["code"], {"Authorization": "Bearer " + made.json()["presenter_token"]}
+    joined = run_on(proxy, student, f"/api/sessions/{code}/join")
+    assert joined.status_code == 200, joined.text
+    follower = Follower(b, code, joined.json()["follower"])  # the student's stream: on the other process
+    try:
+        posted = run_on(proxy, teacher, f"/api/sessions/{code}/state", json={"step": 3}, headers=headers)
+        assert posted.status_code in (200, 204), posted.text
+        deadline = time.monotonic() + 30
+        while not any(e.get("state") == {"step": 3} for e in follower.events):  # relayed through Redis
+            assert time.monotonic() < deadline, follower.events
+            time.sleep(0.05)
+    finally:
+        follower.close()

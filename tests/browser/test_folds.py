@@ -19,7 +19,7 @@ def _fixture(name: str, n: int):
     return json.dumps(trace), {gid: json.dumps(p) for gid, p in payloads.items()}, trace["_source"]
 
 
-def serve(page, name: str = "chain", n: int = 3300, *, expired: bool = False, inline: bool = False):
+def serve(page, name: str = "chain", n: int = 3300, *, expired: bool | str = False, inline: bool = False):
     """Answers /api/stream, /api/run and the group endpoint from the fixture; returns the list of group requests."""
     trace_json, payloads, source = _fixture(name, n)
     if inline:  # an offline file's pass: every payload in the answer
@@ -40,7 +40,8 @@ def serve(page, name: str = "chain", n: int = 3300, *, expired: bool = False, in
         m = re.search(r"/api/runs/([^/]+)/passes/(\d+)/groups/([^/?]+)", route.request.url)
         asked.append(m.group(3))
         if expired or m.group(3) not in payloads:
-            body = {"error": {"type": "RunExpired", "message": "this run is no longer on the server; run the program again"}}
+            body = {"error": {"type": "RunExpired", "message": "this run is no longer on the server; run the program again"},
+                    "reason": "elsewhere" if expired == "elsewhere" else "expired"}
             return route.fulfill(status=404, content_type="application/json", body=json.dumps(body))
         route.fulfill(status=200, content_type="application/json", body=payloads[m.group(3)])
 
@@ -170,6 +171,21 @@ def test_run_expired_runs_the_program_again(page):
     runs = page.evaluate("window.__fg.runSeq")
     page.wait_for_timeout(1000)
     assert page.evaluate("window.__fg.runSeq") == runs
+
+
+def test_a_run_on_another_server_process_is_told_apart_from_an_expired_one(page):
+    open_app(page)
+    _, source = serve(page, "rnn", 200, expired="elsewhere")  # several processes without a broker
+    first = page.evaluate("window.__fg.runSeq")
+    run_source(page, source)
+    pause(page)
+    expand(page, "g0_200")
+    page.wait_for_function("seq => window.__fg.runSeq >= seq + 2", arg=first)
+    page.wait_for_function("document.getElementById('status').textContent.includes('another server process')")
+    assert "left the server" not in page.evaluate("document.getElementById('status').textContent")
+    pause(page)
+    expand(page, "g0_200")  # the new run is on another process too: it says what the server needs
+    page.wait_for_function("document.getElementById('status').textContent.includes('sticky routing or a broker')")
 
 
 def test_culling_keeps_the_dom_small_on_a_huge_expanded_group(page, shot):

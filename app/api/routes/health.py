@@ -10,9 +10,10 @@ import time
 
 from fastapi import APIRouter
 
-from app.api.deps import AnswersDep, GraphvizDep, PoolDep, RedisDep, SettingsDep
+from app.api.deps import AnswersDep, GraphvizDep, PoolDep, RedisDep, RunStoreDep, SettingsDep
 from app.api.schemas import Health, Readiness
 from app.cluster.link import reachable
+from app.cluster.process import PROCESS_ID
 from app.core.responses import OrjsonResponse
 
 router = APIRouter(tags=["health"])
@@ -20,13 +21,14 @@ READY_POLL_S = 0.05
 
 
 @router.get("/healthz", response_model=Health)
-async def healthz(pool: PoolDep, graphviz: GraphvizDep, answers: AnswersDep) -> OrjsonResponse:
+async def healthz(pool: PoolDep, graphviz: GraphvizDep, answers: AnswersDep, store: RunStoreDep) -> OrjsonResponse:
     state = pool.state()
     ok = state["ready"] > 0
     return OrjsonResponse(status_code=200, content={"status": "ok" if ok else "starting",
                                                     "graphviz": graphviz.version,
                                                     "pool": state,
-                                                    "answers": answers.state() if answers is not None else None})
+                                                    "answers": answers.state() if answers is not None else None,
+                                                    "runs": store.state(), "process": PROCESS_ID})
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})

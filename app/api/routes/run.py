@@ -41,4 +41,4 @@ async def run(body: RunRequest, request: Request, runs: RunsDep, client: Identit
 
 @router.post("/cancel", summary="Cancel this client's current run", responses={200: {"model": dict}})
 async def cancel(runs: RunsDep, client: IdentityDep) -> OrjsonResponse:
-    return OrjsonResponse({"cancelled": runs.cancel(client)})
+    return OrjsonResponse({"cancelled": await runs.cancel_anywhere(client)})
