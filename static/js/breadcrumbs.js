@@ -66,8 +66,7 @@ function withoutEmptyChunks(view, path) {
 export function fitToScreen() {
   const view = state.graph;
   if (!view || !view.model) return;
-  view.forceWhole = true;  // the whole graph, even when it is too big to read (F keeps a readable start)
-  view.fit();
+  view.overview();  // the whole graph, even when it is too big to read
 }
 
 function render() {
