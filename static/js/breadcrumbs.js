@@ -1,6 +1,6 @@
 // Breadcrumbs: the groups holding the current step's node, outermost first ("model › model.3 (Linear)",
 // "t = 0 … 199 › #17"), each a button that shows its group; and "Fit to screen" (the whole graph).
-import { GRAPH, NAVIGATION } from "./config.js";
+import { NAVIGATION } from "./config.js";
 import { drawnElement, elementBox, stepNode } from "./graphapi.js";
 import { $ } from "./dom.js";
 import { state } from "./store.js";
@@ -8,8 +8,8 @@ import { state } from "./store.js";
 let frame = null;
 let shownKey = "";
 
-// Show a group: the view's own reveal for a collapsed one, else frame its drawn box; a box too big to read
-// whole (150 layers at ~3 px) is shown from its start at the readable zoom instead.
+// Show a group: the view's own reveal for a collapsed one, else frame its drawn box (camera.frameGroup:
+// readable, a box too big to read whole from its start).
 async function focusGroup(path, i) {
   const view = state.graph;
   const gid = path[i].id;
@@ -17,33 +17,41 @@ async function focusGroup(path, i) {
   const collapsed = elm && (elm.classList.contains("fg-group-node") || elm.matches("[data-node-id]"));
   if (!elm || collapsed) return view.reveal(gid, path.slice(0, i).map((p) => p.id));
   const box = elementBox(view, elm);
-  if (!box) return;
-  const W = view.svg.clientWidth || 800, H = view.svg.clientHeight || 500;
-  const readable = GRAPH.minReadableZoom;
-  const fit = Math.min(1, W / Math.max(box.w, 1), H / Math.max(box.h, 1));
-  if (fit >= readable) return view.frameBox(box);
-  // the part of the box that fits at the readable zoom, from its top left (where the group starts)
-  const w = Math.min(box.w, W / readable), h = Math.min(box.h, H / readable);
-  view.frameBox({ x: box.x, y: box.y, w, h });
+  if (box) view.frameGroup(box);
 }
 
-// The node the crumbs describe: the step's node while it is in view, else the drawn node nearest the
-// centre of the view (a search or a pan took the view elsewhere: the crumbs follow what is centred).
+// The node the crumbs describe: the step's node while it is drawn in view, else the drawn record nearest
+// the centre of the view (a search or a pan took the view elsewhere: the crumbs follow what is centred).
 function centredNode(view) {
   const id = stepNode();
-  if (!id || !view.viewBox) return id;
+  if (!view.viewBox || !view.nodeEls) return id;
   const vb = view.viewBox();
-  const at = view.model.nodes.get(id);
-  const inView = (n) => n && n.x >= vb.x && n.x <= vb.x + vb.w && n.y >= vb.y && n.y <= vb.y + vb.h;
-  if (inView(at)) return id;
+  const drawn = (i) => i && view.nodeEls.has(i) && !(view.hidden && view.hidden.has(i));
+  // a step inside a collapsed group is where that group's card is
+  const card = !drawn(id) && view.fold ? [...(view.fold.path || [])].reverse().find(drawn) : null;
+  const mark = drawn(id) ? id : card;
+  const at = mark ? view.nodeEls.get(mark).n : null;
+  if (at && at.x >= vb.x && at.x <= vb.x + vb.w && at.y >= vb.y && at.y <= vb.y + vb.h) return id;
   const cx = vb.x + vb.w / 2, cy = vb.y + vb.h / 2;
   let best = id, bestD = Infinity;
-  for (const n of view.model.graph.nodes) {
-    if ((view.hidden && view.hidden.has(n.id)) || !Number.isFinite(n.x)) continue;
-    const d = (n.x - cx) ** 2 + (n.y - cy) ** 2;
-    if (d < bestD) [best, bestD] = [n.id, d];
+  for (const [i, rec] of view.nodeEls) {
+    const n = rec.n;
+    if ((view.hidden && view.hidden.has(i)) || !Number.isFinite(n.x)) continue;
+    // distance to the record's box, not its centre: a big card under the centre is what is centred
+    const dx = Math.max(0, Math.abs(n.x - cx) - (n.w || 0) / 2), dy = Math.max(0, Math.abs(n.y - cy) - (n.h || 0) / 2);
+    const d = dx * dx + dy * dy;
+    if (d < bestD) [best, bestD] = [i, d];
   }
   return best;
+}
+
+// A folded pass: the groups holding the centred record (a collapsed group's card names its own group last).
+function foldPath(view) {
+  const id = centredNode(view), model = view.model;
+  if (!id || id === stepNode()) return view.currentPath();
+  const rec = view.nodeEls.get(id);
+  const gid = rec && rec.kind === "group" ? rec.n.group || id : model.nodeGroup && model.nodeGroup.get(id);
+  return (gid ? model.groupPath(gid) : []).map((g) => ({ id: g, label: (view.groupOf(g) || {}).label || g }));
 }
 
 // The module boxes holding a node, outermost first.
@@ -54,13 +62,18 @@ function modulesHolding(view, id) {
     .map((c) => ({ id: c.id, label: c.cls && !String(c.name).includes(c.cls) ? `${c.name} (${c.cls})` : c.name || c.id }));
 }
 
-// A chunk that holds one group only adds a level with nothing in it: its crumb is left out.
+// A chunk level adds nothing to the trail (issue 23 §4): one that holds a single group, and a fold's chunk
+// ("#60 … #69", × 10) in front of the iteration or chunk it holds, whose own label already says where it is.
+// Sequence chunks ("123 ops · line 5–9") say something their children do not: they stay.
 function withoutEmptyChunks(view, path) {
-  const adds = (p) => {
+  const adds = (p, next) => {
     const g = view.groupOf ? view.groupOf(p.id) : null;
-    return !g || g.kind !== "chunk" || !Array.isArray(g.children) || g.children.length !== 1;
+    if (!g || g.kind !== "chunk") return true;
+    if (Array.isArray(g.children) && g.children.length === 1) return false;
+    const inner = next && view.groupOf ? view.groupOf(next.id) : null;
+    return !(g.count != null && inner && (inner.kind === "iter" || inner.kind === "chunk") && inner.count != null);
   };
-  return path.filter((p, i) => i === path.length - 1 || adds(p));
+  return path.filter((p, i) => i === path.length - 1 || adds(p, path[i + 1]));
 }
 
 export function fitToScreen() {
@@ -74,9 +87,10 @@ function render() {
   const view = state.graph;
   const nav = $("breadcrumbs");
   const shown = !!(view && view.model && state.model);
-  let path = shown && view.currentPath ? view.currentPath() : [];
+  const folded = shown && !!(view.model.graph && view.model.graph.folded);
+  let path = shown && view.currentPath ? (folded ? foldPath(view) : view.currentPath()) : [];
   // a view whose path names only folds: an unfolded pass still has its module boxes
-  if (shown && !path.length && !(view.model.graph && view.model.graph.folded)) path = modulesHolding(view, centredNode(view));
+  if (shown && !path.length && !folded) path = modulesHolding(view, centredNode(view));
   if (shown) path = withoutEmptyChunks(view, path);
   const key = path.map((p) => p.id).join("/");
   nav.hidden = !shown;

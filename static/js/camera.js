@@ -193,6 +193,27 @@ export const camera = {
     }
   },
 
+  // Show a group's drawn box (a breadcrumb): whole when it reads whole, else its start at the readable
+  // zoom (never a 150-layer group at ~3 px), in the band the caption, the legend and the tools leave free.
+  frameGroup(box, animate = true) {
+    if (!this.model) return;
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
+    const { top, bottom } = this.insets(), g = this.model.graph;
+    const most = GRAPH.readableZoom[this.projector ? "projector" : "normal"];
+    const fit = Math.min(most, (W - 2 * pad) / Math.max(box.w, 1), (H - top - bottom - 2 * pad) / Math.max(box.h, 1));
+    const k = Math.max(this.minZoom(), fit);
+    const tx = placeSpan(box.x, box.x + box.w, Math.max(g.width, box.x + box.w), k, 0, W, pad);
+    const ty = placeSpan(box.y, box.y + box.h, Math.max(g.height, box.y + box.h) + GRAPH.bottomRoom, k, top, H - bottom, pad);
+    const t = zoomIdentity.translate(tx, ty).scale(k);
+    this.userZoomed = true;
+    this.wholeView = false;
+    this.panTarget = null;
+    const sel = select(this.svg);
+    sel.interrupt();
+    if (animate && !prefersReducedMotion()) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
+    else sel.call(this.zoomer.transform, t);
+  },
+
   zoomBy(f) {
     if (prefersReducedMotion()) select(this.svg).call(this.zoomer.scaleBy, f);
     else select(this.svg).transition().duration(DURATIONS.zoomStep).call(this.zoomer.scaleBy, f);

@@ -509,7 +509,8 @@ export const folds = {
     }
     const rec = this.nodeEls.get(nodeId);
     if (!rec) return;
-    this.panTo(rec.n.x, rec.n.y);
+    // found from an overview: close enough to read it
+    this.panTo(rec.n.x, rec.n.y, this.minZoom ? Math.max(this.transform.k, this.minZoom()) : null);
     rec.g.classList.add("fg-found");
     setTimeout(() => rec.g.classList.remove("fg-found"), FOLD.foundMs);
   },
@@ -525,8 +526,10 @@ export const folds = {
     return { x: -t.x / t.k, y: -t.y / t.k, w: W / t.k, h: H / t.k };
   },
 
-  panTo(x, y) {
+  panTo(x, y, k = null) {
     this.userZoomed = true;
-    select(this.svg).call(this.zoomer.translateTo, x, y);
+    if (k == null || k === this.transform.k) return select(this.svg).call(this.zoomer.translateTo, x, y);
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500;
+    select(this.svg).call(this.zoomer.transform, zoomIdentity.translate(W / 2 - x * k, H / 2 - y * k).scale(k));
   },
 };
