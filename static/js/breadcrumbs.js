@@ -7,6 +7,7 @@ import { state } from "./store.js";
 
 let frame = null;
 let shownKey = "";
+let shownHeight = 0;
 
 // Show a group: the view's own reveal for a collapsed one, else frame its drawn box (camera.frameGroup:
 // readable, a box too big to read whole from its start).
@@ -113,6 +114,10 @@ function render() {
     li.appendChild(b);
     ol.appendChild(li);
   });
+  // a trail of another height moves the band the overview was framed in: frame it again
+  const height = nav.offsetHeight;
+  if (shown && view.wholeView && height !== shownHeight) view.overview(false);
+  shownHeight = height;
 }
 
 function schedule() {

@@ -176,7 +176,7 @@ export const camera = {
     // vertically: in the band between the caption and the legend; a step taller than the band shows its top
     // and never past the graph's ends: the band shows graph, not empty room, beside a step near an end
     const band = Math.max(1, H - top - bottom), pad = GRAPH.fitPadding, gh = g.height + GRAPH.bottomRoom;
-    const ty = (y1 - y0) * t.k > band - 2 * m ? top + m - y0 * t.k : placeAxis(cy, gh, t.k, top, H - bottom, pad);
+    const ty = (y1 - y0) * t.k > band - 2 * m ? clampAxis(top + m - y0 * t.k, gh, t.k, top, H - bottom, pad) : placeAxis(cy, gh, t.k, top, H - bottom, pad);
     const tx = clampAxis(W * fx - cx * t.k, g.width, t.k, 0, W, pad);
     const nt = zoomIdentity.translate(tx, ty).scale(t.k);
     const user = this.userZoomed;
