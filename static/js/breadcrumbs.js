@@ -1,7 +1,7 @@
 // Breadcrumbs: the groups holding the current step's node, outermost first ("model › model.3 (Linear)",
 // "t = 0 … 199 › #17"), each a button that shows its group; and "Fit to screen" (the whole graph).
 import { NAVIGATION } from "./config.js";
-import { drawnElement, elementBox, stepNode } from "./graphapi.js";
+import { drawnElement, elementBox, stepNode, withoutEmptyChunks } from "./graphapi.js";
 import { $ } from "./dom.js";
 import { state } from "./store.js";
 
@@ -16,7 +16,9 @@ async function focusGroup(path, i) {
   const gid = path[i].id;
   const elm = drawnElement(view, gid);
   const collapsed = elm && (elm.classList.contains("fg-group-node") || elm.matches("[data-node-id]"));
-  if (!elm || collapsed) return view.reveal(gid, path.slice(0, i).map((p) => p.id));
+  // the groups holding it, with the chunk levels the trail leaves out
+  const holding = view.model.folded && view.model.groupPath ? view.model.groupPath(gid).slice(0, -1) : path.slice(0, i).map((p) => p.id);
+  if (!elm || collapsed) return view.reveal(gid, holding);
   const box = elementBox(view, elm);
   if (box) view.frameGroup(box);
 }
@@ -25,7 +27,7 @@ async function focusGroup(path, i) {
 // the centre of the view (a search or a pan took the view elsewhere: the crumbs follow what is centred).
 function centredNode(view) {
   const id = stepNode();
-  if (!view.viewBox || !view.nodeEls) return id;
+  if (!id || !view.viewBox || !view.nodeEls) return id;  // before the first step: the root only
   const vb = view.viewBox();
   const drawn = (i) => i && view.nodeEls.has(i) && !(view.hidden && view.hidden.has(i));
   // a step inside a collapsed group is where that group's card is
@@ -63,20 +65,6 @@ function modulesHolding(view, id) {
     .map((c) => ({ id: c.id, label: c.cls && !String(c.name).includes(c.cls) ? `${c.name} (${c.cls})` : c.name || c.id }));
 }
 
-// A chunk level adds nothing to the trail (issue 23 §4): one that holds a single group, and a fold's chunk
-// ("#60 … #69", × 10) in front of the iteration or chunk it holds, whose own label already says where it is.
-// Sequence chunks ("123 ops · line 5–9") say something their children do not: they stay.
-function withoutEmptyChunks(view, path) {
-  const adds = (p, next) => {
-    const g = view.groupOf ? view.groupOf(p.id) : null;
-    if (!g || g.kind !== "chunk") return true;
-    if (Array.isArray(g.children) && g.children.length === 1) return false;
-    const inner = next && view.groupOf ? view.groupOf(next.id) : null;
-    return !(g.count != null && inner && (inner.kind === "iter" || inner.kind === "chunk") && inner.count != null);
-  };
-  return path.filter((p, i) => i === path.length - 1 || adds(p, path[i + 1]));
-}
-
 export function fitToScreen() {
   const view = state.graph;
   if (!view || !view.model) return;
@@ -92,7 +80,10 @@ function render() {
   let path = shown && view.currentPath ? (folded ? foldPath(view) : view.currentPath()) : [];
   // a view whose path names only folds: an unfolded pass still has its module boxes
   if (shown && !path.length && !folded) path = modulesHolding(view, centredNode(view));
-  if (shown) path = withoutEmptyChunks(view, path);
+  if (shown && view.model.tree) {
+    const keep = new Set(withoutEmptyChunks(view.model.tree, path.map((p) => p.id)));
+    path = path.filter((p) => keep.has(p.id));
+  }
   const key = path.map((p) => p.id).join("/");
   nav.hidden = !shown;
   if (key === shownKey && nav.dataset.path !== undefined) return;

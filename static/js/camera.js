@@ -198,12 +198,13 @@ export const camera = {
   frameGroup(box, animate = true) {
     if (!this.model) return;
     const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
-    const { top, bottom } = this.insets(), g = this.model.graph;
+    const { top, bottom } = this.insets();
     const most = GRAPH.readableZoom[this.projector ? "projector" : "normal"];
     const fit = Math.min(most, (W - 2 * pad) / Math.max(box.w, 1), (H - top - bottom - 2 * pad) / Math.max(box.h, 1));
     const k = Math.max(this.minZoom(), fit);
-    const tx = placeSpan(box.x, box.x + box.w, Math.max(g.width, box.x + box.w), k, 0, W, pad);
-    const ty = placeSpan(box.y, box.y + box.h, Math.max(g.height, box.y + box.h) + GRAPH.bottomRoom, k, top, H - bottom, pad);
+    // centred on the box; a box bigger than the band shows its start (where the group begins)
+    const at = (a, size, lo, hi) => (size * k <= hi - lo - 2 * pad ? (lo + hi) / 2 - (a + size / 2) * k : lo + pad - a * k);
+    const tx = at(box.x, box.w, 0, W), ty = at(box.y, box.h, top, H - bottom);
     const t = zoomIdentity.translate(tx, ty).scale(k);
     this.userZoomed = true;
     this.wholeView = false;

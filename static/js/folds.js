@@ -510,7 +510,7 @@ export const folds = {
     const rec = this.nodeEls.get(nodeId);
     if (!rec) return;
     // found from an overview: close enough to read it
-    this.panTo(rec.n.x, rec.n.y, this.minZoom ? Math.max(this.transform.k, this.minZoom()) : null);
+    this.centreAt(rec.n.x, rec.n.y, Math.max(this.transform.k, this.minZoom()));
     rec.g.classList.add("fg-found");
     setTimeout(() => rec.g.classList.remove("fg-found"), FOLD.foundMs);
   },
@@ -526,9 +526,14 @@ export const folds = {
     return { x: -t.x / t.k, y: -t.y / t.k, w: W / t.k, h: H / t.k };
   },
 
-  panTo(x, y, k = null) {
+  panTo(x, y) {
     this.userZoomed = true;
-    if (k == null || k === this.transform.k) return select(this.svg).call(this.zoomer.translateTo, x, y);
+    select(this.svg).call(this.zoomer.translateTo, x, y);
+  },
+
+  // (x, y) at the centre of the view, at zoom k
+  centreAt(x, y, k) {
+    this.userZoomed = true;
     const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500;
     select(this.svg).call(this.zoomer.transform, zoomIdentity.translate(W / 2 - x * k, H / 2 - y * k).scale(k));
   },
