@@ -104,12 +104,11 @@ export const camera = {
     const minK = this.minZoom();
     if (k < minK && !this.forceWhole) {
       this.lastFitWasReadable = true;
-      // too big to read whole: start readable on the step's nodes (a folded graph's step may lie far from
-      // its beginning); follow() pans along
-      // readable, and no bigger than the band's height needs when the graph's height fits it readably
+      // too big to read whole: readable (the floor), no bigger than fitting the graph's height in the band
+      // needs; on the step's nodes (a folded graph's step may lie far from its beginning), else from the
+      // graph's top left. The graph fills the band: nothing under the caption or the legend while the band
+      // has room. follow() pans along.
       k = Math.max(minK, Math.min(GRAPH.readableZoom[mode], (H - 2 * pad) / gh));
-      // (no step yet, or the pass's end: from the graph's top left). Either way the graph fills the band
-      // between the caption and the legend, so no record sits under them while the band has room.
       const at = this.stepBox ? this.stepBox() : null;
       const tx = at ? placeSpan(at.x0, at.x1, gw, k, 0, W, pad) : placeAxis(-Infinity, gw, k, 0, W, pad);
       const ty = at ? placeSpan(at.y0, at.y1, gh, k, top, top + H, pad) : placeAxis(-Infinity, gh, k, top, top + H, pad);
