@@ -1,49 +1,60 @@
 // Breadcrumbs: the groups holding the current step's node, outermost first ("model › model.3 (Linear)",
 // "t = 0 … 199 › #17"), each a button that shows its group; and "Fit to screen" (the whole graph).
-import { GRAPH, NAVIGATION } from "./config.js";
-import { drawnElement, elementBox, stepNode } from "./graphapi.js";
+import { NAVIGATION } from "./config.js";
+import { drawnElement, elementBox, stepNode, withoutEmptyChunks } from "./graphapi.js";
 import { $ } from "./dom.js";
 import { state } from "./store.js";
 
 let frame = null;
 let shownKey = "";
+let shownHeight = 0;
 
-// Show a group: the view's own reveal for a collapsed one, else frame its drawn box; a box too big to read
-// whole (150 layers at ~3 px) is shown from its start at the readable zoom instead.
+// Show a group: the view's own reveal for a collapsed one, else frame its drawn box (camera.frameGroup:
+// readable, a box too big to read whole from its start).
 async function focusGroup(path, i) {
   const view = state.graph;
   const gid = path[i].id;
   const elm = drawnElement(view, gid);
   const collapsed = elm && (elm.classList.contains("fg-group-node") || elm.matches("[data-node-id]"));
-  if (!elm || collapsed) return view.reveal(gid, path.slice(0, i).map((p) => p.id));
+  // the groups holding it, with the chunk levels the trail leaves out
+  const holding = view.model.folded && view.model.groupPath ? view.model.groupPath(gid).slice(0, -1) : path.slice(0, i).map((p) => p.id);
+  if (!elm || collapsed) return view.reveal(gid, holding);
   const box = elementBox(view, elm);
-  if (!box) return;
-  const W = view.svg.clientWidth || 800, H = view.svg.clientHeight || 500;
-  const readable = GRAPH.minReadableZoom;
-  const fit = Math.min(1, W / Math.max(box.w, 1), H / Math.max(box.h, 1));
-  if (fit >= readable) return view.frameBox(box);
-  // the part of the box that fits at the readable zoom, from its top left (where the group starts)
-  const w = Math.min(box.w, W / readable), h = Math.min(box.h, H / readable);
-  view.frameBox({ x: box.x, y: box.y, w, h });
+  if (box) view.frameGroup(box);
 }
 
-// The node the crumbs describe: the step's node while it is in view, else the drawn node nearest the
-// centre of the view (a search or a pan took the view elsewhere: the crumbs follow what is centred).
+// The node the crumbs describe: the step's node while it is drawn in view, else the drawn record nearest
+// the centre of the view (a search or a pan took the view elsewhere: the crumbs follow what is centred).
 function centredNode(view) {
   const id = stepNode();
-  if (!id || !view.viewBox) return id;
+  if (!id || !view.viewBox || !view.nodeEls) return id;  // before the first step: the root only
   const vb = view.viewBox();
-  const at = view.model.nodes.get(id);
-  const inView = (n) => n && n.x >= vb.x && n.x <= vb.x + vb.w && n.y >= vb.y && n.y <= vb.y + vb.h;
-  if (inView(at)) return id;
+  const drawn = (i) => i && view.nodeEls.has(i) && !(view.hidden && view.hidden.has(i));
+  // a step inside a collapsed group is where that group's card is
+  const card = !drawn(id) && view.fold ? [...(view.fold.path || [])].reverse().find(drawn) : null;
+  const mark = drawn(id) ? id : card;
+  const at = mark ? view.nodeEls.get(mark).n : null;
+  if (at && at.x >= vb.x && at.x <= vb.x + vb.w && at.y >= vb.y && at.y <= vb.y + vb.h) return id;
   const cx = vb.x + vb.w / 2, cy = vb.y + vb.h / 2;
   let best = id, bestD = Infinity;
-  for (const n of view.model.graph.nodes) {
-    if ((view.hidden && view.hidden.has(n.id)) || !Number.isFinite(n.x)) continue;
-    const d = (n.x - cx) ** 2 + (n.y - cy) ** 2;
-    if (d < bestD) [best, bestD] = [n.id, d];
+  for (const [i, rec] of view.nodeEls) {
+    const n = rec.n;
+    if ((view.hidden && view.hidden.has(i)) || !Number.isFinite(n.x)) continue;
+    // distance to the record's box, not its centre: a big card under the centre is what is centred
+    const dx = Math.max(0, Math.abs(n.x - cx) - (n.w || 0) / 2), dy = Math.max(0, Math.abs(n.y - cy) - (n.h || 0) / 2);
+    const d = dx * dx + dy * dy;
+    if (d < bestD) [best, bestD] = [i, d];
   }
   return best;
+}
+
+// A folded pass: the groups holding the centred record (a collapsed group's card names its own group last).
+function foldPath(view) {
+  const id = centredNode(view), model = view.model;
+  if (!id || id === stepNode()) return view.currentPath();
+  const rec = view.nodeEls.get(id);
+  const gid = rec && rec.kind === "group" ? rec.n.group || id : model.nodeGroup && model.nodeGroup.get(id);
+  return (gid ? model.groupPath(gid) : []).map((g) => ({ id: g, label: (view.groupOf(g) || {}).label || g }));
 }
 
 // The module boxes holding a node, outermost first.
@@ -54,20 +65,10 @@ function modulesHolding(view, id) {
     .map((c) => ({ id: c.id, label: c.cls && !String(c.name).includes(c.cls) ? `${c.name} (${c.cls})` : c.name || c.id }));
 }
 
-// A chunk that holds one group only adds a level with nothing in it: its crumb is left out.
-function withoutEmptyChunks(view, path) {
-  const adds = (p) => {
-    const g = view.groupOf ? view.groupOf(p.id) : null;
-    return !g || g.kind !== "chunk" || !Array.isArray(g.children) || g.children.length !== 1;
-  };
-  return path.filter((p, i) => i === path.length - 1 || adds(p));
-}
-
 export function fitToScreen() {
   const view = state.graph;
   if (!view || !view.model) return;
-  view.forceWhole = true;  // the whole graph, even when it is too big to read (F keeps a readable start)
-  view.fit();
+  view.overview();  // the whole graph, even when it is too big to read
 }
 
 function render() {
@@ -75,10 +76,14 @@ function render() {
   const view = state.graph;
   const nav = $("breadcrumbs");
   const shown = !!(view && view.model && state.model);
-  let path = shown && view.currentPath ? view.currentPath() : [];
+  const folded = shown && !!(view.model.graph && view.model.graph.folded);
+  let path = shown && view.currentPath ? (folded ? foldPath(view) : view.currentPath()) : [];
   // a view whose path names only folds: an unfolded pass still has its module boxes
-  if (shown && !path.length && !(view.model.graph && view.model.graph.folded)) path = modulesHolding(view, centredNode(view));
-  if (shown) path = withoutEmptyChunks(view, path);
+  if (shown && !path.length && !folded) path = modulesHolding(view, centredNode(view));
+  if (shown && view.model.tree) {
+    const keep = new Set(withoutEmptyChunks(view.model.tree, path.map((p) => p.id)));
+    path = path.filter((p) => keep.has(p.id));
+  }
   const key = path.map((p) => p.id).join("/");
   nav.hidden = !shown;
   if (key === shownKey && nav.dataset.path !== undefined) return;
@@ -100,6 +105,10 @@ function render() {
     li.appendChild(b);
     ol.appendChild(li);
   });
+  // a trail of another height moves the band the overview was framed in: frame it again
+  const height = nav.offsetHeight;
+  if (shown && view.wholeView && height !== shownHeight) view.overview(false);
+  shownHeight = height;
 }
 
 function schedule() {

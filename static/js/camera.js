@@ -3,6 +3,26 @@
 import { select, zoomIdentity } from "../vendor/d3.js";
 import { DURATIONS, GRAPH, prefersReducedMotion } from "./config.js";
 
+// The translation that puts a graph extent [0, size] at zoom k in the screen band [lo, hi]: the whole
+// extent centred when it fits, else `at` centred but the extent's ends never inside the band.
+function placeAxis(at, size, k, lo, hi, pad) {
+  const room = hi - lo - 2 * pad;
+  if (size * k <= room) return lo + pad + (room - size * k) / 2;
+  return clampAxis((lo + hi) / 2 - at * k, size, k, lo, hi, pad);
+}
+
+// The same for a span of the graph (the step's nodes): centred, or its start first when it is bigger than the band.
+function placeSpan(a, b, size, k, lo, hi, pad) {
+  if ((b - a) * k <= hi - lo - 2 * pad) return placeAxis((a + b) / 2, size, k, lo, hi, pad);
+  return clampAxis(lo + pad - a * k, size, k, lo, hi, pad);
+}
+
+// A translation moved as little as needed so that an extent bigger than the band leaves no empty band.
+function clampAxis(tr, size, k, lo, hi, pad) {
+  if (size * k <= hi - lo - 2 * pad) return tr;
+  return Math.min(lo + pad, Math.max(hi - pad - size * k, tr));
+}
+
 export const camera = {
   // The page's overlays (step caption on top, legend at the bottom) as px to keep the graph out of.
   insets() {
@@ -61,6 +81,7 @@ export const camera = {
   },
 
   // "Fit to screen" (button, F, 0): the explicit overview, the whole graph however small it gets.
+  // It stays the overview while the pass plays on (folds opening widen the graph) until the user zooms or pans.
   overview(animate = true) {
     this.forceWhole = true;
     this.fit(animate);
@@ -69,6 +90,7 @@ export const camera = {
   fit(animate = true) {
     if (!this.model) return;
     this.userZoomed = false;
+    this.wholeView = !!this.forceWhole;  // an overview stays one (follow, a resize) until the user zooms
     const g = this.model.graph;
     const W = this.svg.clientWidth || 800, H0 = this.svg.clientHeight || 500;
     const pad = GRAPH.fitPadding;
@@ -82,19 +104,27 @@ export const camera = {
     const minK = this.minZoom();
     if (k < minK && !this.forceWhole) {
       this.lastFitWasReadable = true;
-      // too big to read whole: start readable at the graph's beginning; follow() pans along
-      k = Math.max(GRAPH.readableZoom[mode], minK);
-      // ... or, on a step, around the step's nodes (a folded graph's step may lie far from its beginning)
+      // too big to read whole: readable (the floor), no bigger than fitting the graph's height in the band
+      // needs; on the step's nodes (a folded graph's step may lie far from its beginning), else from the
+      // graph's top left. The graph fills the band: nothing under the caption or the legend while the band
+      // has room. follow() pans along.
+      k = Math.max(minK, Math.min(GRAPH.readableZoom[mode], (H - 2 * pad) / gh));
       const at = this.stepBox ? this.stepBox() : null;
-      const first = g.nodes[0];
-      const cy = at ? at.cy : first ? first.y : gh / 2;
-      t = at ? zoomIdentity.translate(W / 2 - at.cx * k, top + H / 2 - cy * k).scale(k) : zoomIdentity.translate(pad, top + H / 2 - cy * k).scale(k);
+      const tx = at ? placeSpan(at.x0, at.x1, gw, k, 0, W, pad) : placeAxis(-Infinity, gw, k, 0, W, pad);
+      const ty = at ? placeSpan(at.y0, at.y1, gh, k, top, top + H, pad) : placeAxis(-Infinity, gh, k, top, top + H, pad);
+      t = zoomIdentity.translate(tx, ty).scale(k);
     }
     this.forceWhole = false;
     const sel = select(this.svg);
-    this.panTarget = null;
-    if (animate && !prefersReducedMotion()) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
-    else sel.call(this.zoomer.transform, t);
+    if (animate && !prefersReducedMotion()) {
+      // a step followed while the fit glides is judged against where the fit goes (not a half-way zoom)
+      this.panTarget = t;
+      sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t)
+        .on("end.target interrupt.target", () => this.panTarget === t && (this.panTarget = null));
+    } else {
+      this.panTarget = null;
+      sel.call(this.zoomer.transform, t);
+    }
   },
 
   // The drawn box of the last followed step's nodes (graph units), or null before any step.
@@ -121,17 +151,20 @@ export const camera = {
     if (!this.model || !ids.length) return;
     this.stepIds = ids;
     const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.panTarget || this.transform;
-    const g = this.model.graph;
-    const whole = t.applyX(0) >= -2 && t.applyY(0) >= -2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H + 2;
+    const g = this.model.graph, { top, bottom } = this.insets();
+    // whole and clear of the caption and the legend: nothing to do
+    const whole = t.applyX(0) >= -2 && t.applyY(0) >= top - 2 && t.applyX(g.width) <= W + 2 && t.applyY(g.height) <= H - bottom + 2;
     if (whole) return;
-    if (!this.userZoomed && this.fitScale() >= this.minZoom()) {
+    if (this.userZoomed) this.wholeView = false;
+    if (this.wholeView || (!this.userZoomed && this.fitScale() >= this.minZoom())) {
+      this.forceWhole = this.wholeView;
       this.fit(false);
       return;
     }
     const box = this.stepBox();
     if (!box) return;
     const { x0, y0, x1, y1, cx, cy } = box;
-    const m = GRAPH.followMargin, { top, bottom } = this.insets();
+    const m = GRAPH.followMargin;
     const right = W - (this.overlayRight ? this.overlayRight(y0, y1, t) : 0);
     const inView = t.applyX(x0) >= m && t.applyX(x1) <= right - m && t.applyY(y0) >= top + m && t.applyY(y1) <= H - bottom - m;
     if (inView) return;
@@ -140,9 +173,11 @@ export const camera = {
     const lead = GRAPH.followLead;
     const fx = x1 - x0 < W * GRAPH.followNarrow ? (phase === "backward" ? 1 - lead : lead) : 0.5;
     // vertically: in the band between the caption and the legend; a step taller than the band shows its top
-    const band = Math.max(1, H - top - bottom);
-    const ty = (y1 - y0) * t.k > band - 2 * m ? top + m - y0 * t.k : top + band / 2 - cy * t.k;
-    const nt = zoomIdentity.translate(W * fx - cx * t.k, ty).scale(t.k);
+    // and never past the graph's ends: the band shows graph, not empty room, beside a step near an end
+    const band = Math.max(1, H - top - bottom), pad = GRAPH.fitPadding, gh = g.height + GRAPH.bottomRoom;
+    const ty = (y1 - y0) * t.k > band - 2 * m ? clampAxis(top + m - y0 * t.k, gh, t.k, top, H - bottom, pad) : placeAxis(cy, gh, t.k, top, H - bottom, pad);
+    const tx = clampAxis(W * fx - cx * t.k, g.width, t.k, 0, W, pad);
+    const nt = zoomIdentity.translate(tx, ty).scale(t.k);
     const user = this.userZoomed;
     // a pan repaints the whole graph every frame: at fast playback jump instead of gliding
     if (animate && !prefersReducedMotion()) {
@@ -155,6 +190,28 @@ export const camera = {
       select(this.svg).call(this.zoomer.transform, nt);
       this.userZoomed = user;
     }
+  },
+
+  // Show a group's drawn box (a breadcrumb): whole when it reads whole, else its start at the readable
+  // zoom (never a 150-layer group at ~3 px), in the band the caption, the legend and the tools leave free.
+  frameGroup(box, animate = true) {
+    if (!this.model) return;
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
+    const { top, bottom } = this.insets();
+    const most = GRAPH.readableZoom[this.projector ? "projector" : "normal"];
+    const fit = Math.min(most, (W - 2 * pad) / Math.max(box.w, 1), (H - top - bottom - 2 * pad) / Math.max(box.h, 1));
+    const k = Math.max(this.minZoom(), fit);
+    // centred on the box; a box bigger than the band shows its start (where the group begins)
+    const at = (a, size, lo, hi) => (size * k <= hi - lo - 2 * pad ? (lo + hi) / 2 - (a + size / 2) * k : lo + pad - a * k);
+    const tx = at(box.x, box.w, 0, W), ty = at(box.y, box.h, top, H - bottom);
+    const t = zoomIdentity.translate(tx, ty).scale(k);
+    this.userZoomed = true;
+    this.wholeView = false;
+    this.panTarget = null;
+    const sel = select(this.svg);
+    sel.interrupt();
+    if (animate && !prefersReducedMotion()) sel.transition().duration(DURATIONS.zoom).call(this.zoomer.transform, t);
+    else sel.call(this.zoomer.transform, t);
   },
 
   zoomBy(f) {

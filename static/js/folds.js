@@ -514,7 +514,8 @@ export const folds = {
     }
     const rec = this.nodeEls.get(nodeId);
     if (!rec) return;
-    this.panTo(rec.n.x, rec.n.y);
+    // found from an overview: close enough to read it
+    this.centreAt(rec.n.x, rec.n.y, Math.max(this.transform.k, this.minZoom()));
     rec.g.classList.add("fg-found");
     setTimeout(() => rec.g.classList.remove("fg-found"), FOLD.foundMs);
   },
@@ -533,5 +534,12 @@ export const folds = {
   panTo(x, y) {
     this.userZoomed = true;
     select(this.svg).call(this.zoomer.translateTo, x, y);
+  },
+
+  // (x, y) at the centre of the view, at zoom k
+  centreAt(x, y, k) {
+    this.userZoomed = true;
+    const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500;
+    select(this.svg).call(this.zoomer.transform, zoomIdentity.translate(W / 2 - x * k, H / 2 - y * k).scale(k));
   },
 };

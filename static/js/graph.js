@@ -47,8 +47,10 @@ export class GraphView {
     this.sizeToContainer();
     new ResizeObserver(() => {
       this.sizeToContainer();
-      if (this.model && !this.userZoomed) this.fit(false);
-      else this.checkInView();
+      if (this.model && !this.userZoomed) {
+        this.forceWhole = this.wholeView;  // an overview stays whole
+        this.fit(false);
+      } else this.checkInView();
     }).observe(container);
     this.zoomer = zoom()
       .scaleExtent([GRAPH.minZoom, GRAPH.maxZoom])

@@ -44,6 +44,20 @@ GraphView.prototype.frameBox = function frameBox(box, animate = true) {
   else sel.call(this.zoomer.transform, t);
 };
 
+// A trail of groups (ids, outermost first) without the chunk levels that add nothing (issue 23 §4): a chunk
+// holding one group, and a fold's chunk ("#60 … #69", × 10) in front of the iteration or chunk it holds,
+// whose own label already says where it is. Sequence chunks ("123 ops · line 5–9") say more: they stay.
+export function withoutEmptyChunks(tree, ids) {
+  const adds = (id, next) => {
+    const g = tree && tree[id];
+    if (!g || g.kind !== "chunk") return true;
+    if (Array.isArray(g.children) && g.children.length === 1) return false;
+    const inner = next != null ? tree[next] : null;
+    return !(g.count != null && inner && (inner.kind === "iter" || inner.kind === "chunk") && inner.count != null);
+  };
+  return ids.filter((id, i) => i === ids.length - 1 || adds(id, ids[i + 1]));
+}
+
 // An unfolded pass: the module boxes holding the step's node, outermost first.
 export function modulePath(view) {
   const id = stepNode();

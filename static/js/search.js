@@ -4,7 +4,7 @@
 import { traceSource } from "./api.js";
 import { NAVIGATION } from "./config.js";
 import { $, setStatus } from "./dom.js";
-import "./graphapi.js";
+import { withoutEmptyChunks } from "./graphapi.js";
 import { searchGraph } from "./graphsearch.js";
 import { state } from "./store.js";
 
@@ -22,7 +22,7 @@ function folded() {
 
 export function pathText(path) {
   const tree = (state.model && state.model.graph && state.model.graph.tree) || {};
-  return (path || []).map((gid) => (tree[gid] ? tree[gid].label : gid)).join(S.pathSeparator);
+  return withoutEmptyChunks(tree, path || []).map((gid) => (tree[gid] ? tree[gid].label : gid)).join(S.pathSeparator);
 }
 
 function show(list, total, note = "") {
