@@ -464,6 +464,7 @@ export const NAVIGATION = {
 export const FIGURES = {
   maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
   background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
+  minHeightPx: 160,        // below this a figure does not read: the pane scrolls instead of shrinking it
 };
 
 // ---- "Export animation" (static/js/animation.js): the chosen pass's playback as GIF or WebM ----
