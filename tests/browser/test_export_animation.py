@@ -134,6 +134,7 @@ def test_reduced_motion_exports_one_still_picture_per_step(page, shot):
     data, info = export(page, "gif", "1280x720")
     assert info["still"] is True
     assert info["frames"] == expected_frames(info)
+    print(f"GIF, reduced motion: {info['pictures']} pictures for {info['frames']} frames")
     assert info["pictures"] == info["steps"] + 1, info  # one per step, and the start
     im = Image.open(io.BytesIO(data))
     assert im.n_frames == info["pictures"]
@@ -161,4 +162,5 @@ def test_without_reduced_motion_the_pulses_glide(page):
     page.emulate_media(reduced_motion="no-preference")
     open_program(page, POLYNOMIAL)
     _, info = export(page, "gif", "1280x720")
+    print(f"GIF: {info['pictures']} pictures for {info['frames']} frames (pulses gliding)")
     assert info["still"] is False and info["pictures"] > 2 * (info["steps"] + 1)
