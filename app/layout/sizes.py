@@ -28,6 +28,13 @@ LAYOUT = {
     "opFont": 13.0,
     "opPad": 18.0,  # ellipse width beyond its text
     "clusterFont": 11,  # module box titles (app/layout/dot.py keeps a band this high above the members)
+    "numbersUpTo": 24,  # tensors this small write their numbers on their cells ...
+    "numberW": 4.1,  # ... each in this many ems of the record font (6 characters: "-0.339", and a gap)
+    "numberLineH": 1.3,  # ... and this many ems high
+    "numbersMaxW": 250,  # a record grows to hold its numbers at the record font up to this wide ...
+    "numbersMaxRows": 4,  # ... and this many rows of numbers
+    "rowLabelW": 26,  # the "data" / "grad" label before a row's cells
+    "cellGap": 3,  # around a row's cells
 }
 
 TENSOR_H = LAYOUT["recordH"]
@@ -45,11 +52,34 @@ OP_CHAR_W = LAYOUT["glyphW"] * OP_FONT
 
 
 def tensor_size(label: str, shape, named: bool = True) -> tuple[float, float]:
-    """Header text: name, a gap, the shape ("4×3"), and the insets."""
+    """Header text: name, a gap, the shape ("4×3"), and the insets; a small tensor's rows are sized for its
+    numbers at the record font (`numbers_size`)."""
     shape_chars = len("×".join(str(s) for s in shape or []))
     chars = (len(label) if named else UNNAMED_CHARS) + (shape_chars + 1 if shape_chars else 0)
-    w = LAYOUT["recordTextPad"] + chars * CHAR_W
-    return (round(min(TENSOR_MAX_W, max(TENSOR_MIN_W, w)), 1), TENSOR_H)
+    w = min(TENSOR_MAX_W, max(TENSOR_MIN_W, LAYOUT["recordTextPad"] + chars * CHAR_W))
+    h = TENSOR_H
+    numbers = numbers_size(shape)
+    if numbers is not None:
+        w, h = max(w, numbers[0]), max(h, numbers[1])
+    return (round(w, 1), round(h, 1))
+
+
+def numbers_size(shape) -> tuple[float, float] | None:
+    """The record a tensor of `shape` needs to write each number on its cells (rows × cols from the last dim,
+    as static/js/graphdraw.js `cellNumbers` lays them) at the record font; None when it has no numbers or
+    would grow past `numbersMaxW` / `numbersMaxRows` (its numbers are then smaller, or hover only)."""
+    numel = 1
+    for n in shape or ():
+        numel *= n
+    if not shape or numel < 1 or numel > LAYOUT["numbersUpTo"]:
+        return None
+    cols = max(1, min(shape[-1], numel))
+    rows = -(-numel // cols)
+    w = LAYOUT["rowLabelW"] + cols * LAYOUT["numberW"] * TENSOR_FONT + LAYOUT["cellGap"]
+    if w > LAYOUT["numbersMaxW"] or rows > LAYOUT["numbersMaxRows"]:
+        return None
+    row_h = max((TENSOR_H * (1 - HEADER_FRAC)) / 2, rows * LAYOUT["numberLineH"] * TENSOR_FONT + LAYOUT["cellGap"])
+    return (w, TENSOR_H * HEADER_FRAC + 2 * row_h)
 
 
 def op_size(text: str) -> tuple[float, float]:

@@ -2,31 +2,29 @@
 
 Pass policy
 -----------
-A *pass* runs from the end of the previous pass up to and including the next ``backward()``;
-what follows a backward without recording a graph (``optimizer.step()``, ``zero_grad()``,
-in-place ``w -= lr * w.grad``, reading ``p.grad.norm()``: any op whose ``grad_fn`` is null)
-belongs to that backward's pass as its ``update`` phase, so one training step reads
-forward → backward → update. The rule for what opens the next pass is
+A *pass* runs from the end of the previous pass up to and including the next ``backward()``; what follows a
+backward without recording a graph (``optimizer.step()``, ``zero_grad()``, in-place ``w -= lr * w.grad``, reading
+``p.grad.norm()``: any op whose ``grad_fn`` is null) belongs to that backward's pass as its ``update`` phase, so one
+training step reads forward → backward → update. The rule for what opens the next pass is
 ``engine.trace_events.opens_pass`` (shared with the runner); leaves created in between go with it.
 An op that records a graph opens the next pass once the section it starts builds a graph (an op with a
 ``grad_fn``, not a view, takes another's output), reaches a ``backward()`` or passes ``HELD_EVENTS``; a
 section that ends the run before (``weight[:, 0].item()`` for a final print) is the last pass's update
 phase: code after the last backward adds a pass only when it runs a forward of its own (docs/trace.md §2).
 
-Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Which passes keep full
-graphs and frames is the run's ``RunPolicy`` (``app/trace/policy.py``, shared with the recorder): the
-first ``head`` passes and those asked for (sent as soon as they close) and the last ``tail`` passes
-(known only at the end); with ``head + tail`` passes or fewer, every pass is full. Other passes appear
-with ``graph: null`` and no frames.
+Every pass gets a summary in ``steps`` (loss, parameter and gradient L2 norms). Which passes keep full graphs and
+frames is the run's ``RunPolicy`` (``app/trace/policy.py``, shared with the recorder): the first ``head`` passes and
+those asked for (sent as soon as they close) and the last ``tail`` passes (known only at the end); with
+``head + tail`` passes or fewer, every pass is full. Other passes appear with ``graph: null`` and no frames.
 
-Graph of a pass: the ops recorded in its forward phase plus the ops its backward steps run
-through (a second ``backward(retain_graph=True)`` re-walks an earlier graph), their input and
-output tensors, tensors created in the pass, and ``detach`` links. Node ``value`` is the value at
-the end of the pass's forward phase; ``grad`` is ``.grad`` at the end of its backward phase (null
-= none yet). Update-phase ops are frames only, not nodes.
+Graph of a pass: the ops recorded in its forward phase plus the ops its backward steps run through (a second
+``backward(retain_graph=True)`` re-walks an earlier graph), their input and output tensors, tensors created in the
+pass, and ``detach`` links. Node ``value`` is the value at the end of the pass's forward phase; ``grad`` is ``.grad``
+at the end of its backward phase (null = none yet). Update-phase ops are frames only, not nodes. A trailing
+``zero_grad`` (after the last step) is frames marked ``after_result`` (``app.trace.frames.mark_after_result``).
 
-Edge ids are stable for a run: ``e{op}_{k}`` for the k-th input of op ``n{op}``, ``e{op}_o`` for
-its output, ``d{tensor}`` for a detach link.
+Edge ids are stable for a run: ``e{op}_{k}`` for the k-th input of op ``n{op}``, ``e{op}_o`` for its output,
+``d{tensor}`` for a detach link.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ from app.trace.drawing import node_op_text as _op_text
 from app.trace.drawing import node_size as _size
 from app.trace.folded import FoldedPass, FoldTooSlow, cpu_budget
 from app.trace.forgetting import drop, forget, pass_refs
-from app.trace.frames import frame_node
+from app.trace.frames import frame_node, mark_after_result
 from app.trace.hierarchy import build_hierarchy
 from app.trace.payloads import PassPayloads
 from app.trace.policy import RunPolicy
@@ -508,12 +506,14 @@ class TraceBuilder:
 
     def finish(self) -> None:
         if self._held is not None and self.cur is not None:  # no forward after the last backward: its update phase
+            start = len(self.cur.frames)
             for x in self._held:
                 if x["kind"] == FORGET:
                     forget(self, x.get("ids") or ())
                 else:
                     self._update(self.cur, x)
             self._held = None
+            mark_after_result(self.cur.frames, start)
         if self._draw_time is not None:
             self.deadline = max(self.deadline, time.monotonic() + self._draw_time)
         if self.cur is not None:

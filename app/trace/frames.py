@@ -37,3 +37,11 @@ def frame_node(event: dict) -> str | None:
     """The graph node (tensor or op id) a frame of ``event`` is about; None when it is about no one node."""
     field = NODE_FIELD.get(event["kind"])
     return event.get(field) if field is not None else None
+
+
+def mark_after_result(frames: list[dict], start: int) -> None:
+    """A `zero_grad` after the last step (`opt.step(); opt.zero_grad()` ending the loop) opens no next pass: it
+    and what follows stay steps of the last pass, marked ``after_result``, so the pass ends on its gradients."""
+    first = next((i for i in range(start, len(frames)) if frames[i]["kind"] == ZERO_GRAD), None)
+    for f in frames[first:] if first is not None else ():
+        f["after_result"] = True

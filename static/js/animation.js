@@ -2,7 +2,7 @@
 // drawn on a canvas with the step caption, encoded as GIF (vendored gifenc) or WebM (MediaRecorder).
 // The frames follow the player's clock (DURATIONS.step / pulse at the chosen speed), not the screen:
 // each step's graph is rasterised once from its SVG and the pulses are drawn over it per frame.
-import { ANIMATION, DURATIONS, GRAPH, THEMES } from "./config.js";
+import { ANIMATION, DURATIONS, GRAPH, THEMES, prefersReducedMotion } from "./config.js";
 import { setStep, stopPlaying } from "./player.js";
 import { state } from "./store.js";
 import { SVGNS } from "./svg.js";
@@ -59,10 +59,11 @@ function pulsesAt(view, progress) {
 
 // The whole animation as data: per step its SVG, caption and, per frame, its pulses (frames that
 // look the same share one entry with a longer `frames` count).
-export function planAnimation({ size = "1280x720", speed = state.speed } = {}) {
+// prefers-reduced-motion: reduce gives one still picture per step (no pulses gliding along the edges), each as long.
+export function planAnimation({ size = "1280x720", speed = state.speed, still = prefersReducedMotion() } = {}) {
   const view = state.graph, model = state.model;
   if (!model) throw new Error("no graph to animate: run a program first");
-  const n = model.steps.length;
+  const n = model.resultStep;  // a zero_grad after the last step() is not the pass's result: the animation ends before it
   if (n > ANIMATION.maxSteps) throw new Error(`this pass has ${n} steps; an animation takes at most ${ANIMATION.maxSteps}`);
   const geo = frameGeometry(view, size === "view" ? "view" : "1280x720");
   const stepFrames = frameCount(DURATIONS.step / speed), pulseFrames = Math.min(stepFrames, frameCount(DURATIONS.pulse / speed));
@@ -74,9 +75,10 @@ export function planAnimation({ size = "1280x720", speed = state.speed } = {}) {
       setStep(k, { animate: false, toast: false });
       const phase = k > 0 ? model.steps[k - 1].phase : "start";
       const shots = [];
-      if (k > 0) for (let i = 0; i < pulseFrames; i++) shots.push({ frames: 1, pulses: pulsesAt(view, i / pulseFrames) });
-      const hold = (k > 0 ? stepFrames - pulseFrames : stepFrames) + (k === n ? frameCount(ANIMATION.endHoldMs) : 0);
-      if (hold > 0) shots.push({ frames: hold, pulses: k > 0 ? pulsesAt(view, 1) : [] });
+      const glide = k > 0 && !still;
+      if (glide) for (let i = 0; i < pulseFrames; i++) shots.push({ frames: 1, pulses: pulsesAt(view, i / pulseFrames) });
+      const hold = (glide ? stepFrames - pulseFrames : stepFrames) + (k === n ? frameCount(ANIMATION.endHoldMs) : 0);
+      if (hold > 0) shots.push({ frames: hold, pulses: glide ? pulsesAt(view, 1) : [] });
       steps.push({ k, phase, text: model.describeStep(k), svg: stepSvg(view, geo), shots });
     }
   } finally {
@@ -86,7 +88,7 @@ export function planAnimation({ size = "1280x720", speed = state.speed } = {}) {
     if (saved.camera) select(view.svg).interrupt().call(view.zoomer.transform, saved.camera);
   }
   const frames = steps.reduce((s, st) => s + st.shots.reduce((a, b) => a + b.frames, 0), 0);
-  return { geo, steps, n, frames, fps: ANIMATION.fps, theme: THEMES[state.theme] || THEMES.light };
+  return { geo, steps, n, frames, still, fps: ANIMATION.fps, theme: THEMES[state.theme] || THEMES.light };
 }
 
 async function rasterise(svgText, w, h) {
@@ -258,7 +260,7 @@ export async function exportAnimation({ format = "gif", size = "1280x720", onPro
   const t0 = performance.now();
   const plan = planAnimation({ size });
   const got = format === "webm" ? await encodeWebm(plan, onProgress) : await encodeGif(plan, onProgress);
-  return { ...got, width: plan.geo.width, height: plan.geo.height, steps: plan.n, ms: Math.round(performance.now() - t0) };
+  return { ...got, width: plan.geo.width, height: plan.geo.height, steps: plan.n, still: plan.still, ms: Math.round(performance.now() - t0) };
 }
 
 // ---------------------------------------------------------------- the dialog
@@ -285,11 +287,13 @@ export function bindAnimationExport({ download }) {
   const open = document.getElementById("export-anim");
   if (!open) return;
   const status = h("p", { class: "anim-status", role: "status", "aria-live": "polite" });
+  const motion = h("p", { class: "muted small anim-motion" });
   const go = h("button", { class: "btn primary", type: "submit", "aria-label": "Export" }, "Export");
   const close = h("button", { class: "btn", type: "button", "aria-label": "Close" }, "Close");
   const form = h("form", { method: "dialog" },
     h("h2", {}, "Export animation"),
     h("p", { class: "muted small" }, "The pass shown, played forward and backward at the current speed, 30 frames a second, with the step caption."),
+    motion,
     choice("anim-format", "Format", [["gif", "GIF"], ["webm", "WebM (records in real time)", !webmType()]]),
     choice("anim-size", "Size", [["1280x720", "1280×720, the whole graph"], ["view", "the view as shown"]]),
     status, h("div", { class: "anim-buttons" }, close, go));
@@ -299,6 +303,9 @@ export function bindAnimationExport({ download }) {
   open.addEventListener("click", () => {
     if (!state.model) return;
     status.textContent = "";
+    // the system setting is read when the dialog opens: it may have changed since the page loaded
+    motion.textContent = prefersReducedMotion() ? "Reduced motion is on: one still picture per step, no moving pulses." : "";
+    motion.hidden = !motion.textContent;
     dialog.showModal();
   });
   form.addEventListener("submit", async (e) => {

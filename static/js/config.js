@@ -147,7 +147,14 @@ export const LAYOUT = {
   "opMinW": 34,
   "opFont": 13,          // the op text size the server sizes ellipses for
   "opPad": 18,           // ellipse width beyond its text
-  "clusterFont": 11      // module box titles: dot keeps a band this high above the members
+  "clusterFont": 11,     // module box titles: dot keeps a band this high above the members
+  "numbersUpTo": 24,     // tensors this small write their numbers on their cells ...
+  "numberW": 4.1,        // ... each in this many ems of the record font (6 characters: "-0.339", and a gap)
+  "numberLineH": 1.3,    // ... and this many ems high
+  "numbersMaxW": 250,    // the server grows a record to hold its numbers at the record font up to this wide ...
+  "numbersMaxRows": 4,   // ... and this many rows of numbers
+  "rowLabelW": 26,       // the "data" / "grad" label before a row's cells
+  "cellGap": 3           // around a row's cells
 };
 // LAYOUT-END
 
@@ -168,7 +175,7 @@ export const GRAPH = {
     rowLabelChars: 4,
     rowLabelPad: 6,
     rowLabelMaxW: 0.3,     // of the record width at most
-    cellGap: 3,            // around a row's value cell
+    cellGap: LAYOUT.cellGap,  // around a row's value cell
     cellRadius: 2,
     pendingFont: 0.85,     // "not yet", "None", "no grad", × the record font
     captionOverhang: 1.1,  // a caption below the record may be this much wider than it
@@ -181,7 +188,7 @@ export const GRAPH = {
     maxCols: 16,           // columns of a summary's (or a long row's) mini heatmap
     spacing: 0.6,          // between heatmap cells
     minSize: 0.5,
-    numbersUpTo: 24,       // numbers written on the cells of heatmaps this small (when they fit)
+    numbersUpTo: LAYOUT.numbersUpTo,  // numbers written on the cells of heatmaps this small (when they fit)
     numberChars: 6,        // a cell's number, 3 significant digits: "-0.339", "1.2e5" (values.js shortNum)
     numberGap: 0.8,        // characters of room between two numbers side by side
     numberMinFont: 0.45,   // written when that fits in this × the record font at least (a 2×3 tensor does)
@@ -464,6 +471,7 @@ export const NAVIGATION = {
 export const FIGURES = {
   maxWidthPx: 640,         // a figure is never drawn wider than this (narrower panes: the pane's width)
   background: "#ffffff",   // matplotlib draws for a white page; dark themes keep it
+  minHeightPx: 160,        // below this a figure does not read: the pane scrolls instead of shrinking it
 };
 
 // ---- "Export animation" (static/js/animation.js): the chosen pass's playback as GIF or WebM ----

@@ -74,7 +74,7 @@ async function downloadHtml() {
   try {
     const file = await traceSource.exportHtml(state.lastSource ?? state.editor.text, {
       pass: state.model ? state.passIndex : null,
-      step: state.model && state.step !== state.model.steps.length ? state.step : null,
+      step: state.model && state.step !== state.model.resultStep ? state.step : null,
       node: state.selected, theme: state.theme, projector: !!state.projector,
     });
     download(file.blob, file.name);

@@ -336,7 +336,9 @@ export const frameEffects = {
           s.grad = f.set_to_none ? null : s.grad == null ? s.grad : zerosLike(s.grad);
           if (fx) fx.flash.add(id + ":grad");
         }
-        if (fx) fx.text = f.set_to_none ? "zero_grad(): .grad set to None" : "zero_grad(): .grad filled with zeros";
+        if (fx) fx.text = (f.set_to_none ? "zero_grad(): .grad set to None" : "zero_grad(): .grad filled with zeros")
+          // the clearing after the last step() is not the pass's result (issue 23 §3): say where the result is
+          + (f.after_result ? " (cleared by zero_grad() after the last step; the step before shows the gradients)" : "");
         return;
       }
       case "optim_step": {

@@ -183,9 +183,11 @@ export const drawing = {
       transform: `translate(${n.x - n.w / 2},${n.y - n.h / 2})` }, this.layers.nodes);
     const w = n.w, h = n.h;
     const R = GRAPH.record, glyph = LAYOUT.glyphW;
-    const headH = h * LAYOUT.headerFrac;
+    // a small tensor's record is taller than recordH (app/layout/sizes.py numbers_size): its rows grow for its
+    // numbers, its header and font stay those of every record
+    const base = Math.min(h, LAYOUT.recordH), headH = base * LAYOUT.headerFrac;
     const rowH = (h - headH) / 2;
-    const fs = Math.max(GRAPH.fonts.min, Math.min(rowH * LAYOUT.textFill, headH * LAYOUT.textFill, w / R.fontPerW));
+    const fs = Math.max(GRAPH.fonts.min, Math.min(((base - headH) / 2) * LAYOUT.textFill, headH * LAYOUT.textFill, w / R.fontPerW));
     const r = R.radius;
     el("rect", { class: "fg-frame", width: w, height: h, rx: r }, grp);
     el("path", { class: "fg-head", d: `M0,${headH}V${r}Q0,0 ${r},0H${w - r}Q${w},0 ${w},${r}V${headH}Z` }, grp);

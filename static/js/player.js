@@ -69,7 +69,7 @@ function showPass(index, { step = null, node = null, autoplay = false } = {}) {
   graph.fit(false);
   setTimeline();
   const n = state.model.steps.length;
-  const k = step == null ? (autoplay ? 0 : n) : Math.max(0, Math.min(step, n));
+  const k = step == null ? (autoplay ? 0 : state.model.resultStep) : Math.max(0, Math.min(step, n));
   set({ selected: node && state.model.nodes.has(node) ? node : null });
   setStep(k, { animate: false });
   if (state.selected) refreshInspector();
@@ -213,7 +213,7 @@ function tick(now) {
   const el = now - stepStart;
   graph.animate(Math.min(1, el / pulseDur) || 0);
   if (state.playing && el >= stepDur) {
-    if (state.step >= state.model.steps.length) {
+    if (state.step >= state.model.resultStep) {
       // the story goes on in the next pass (second backward, next training step)
       const next = state.trace.passes[state.passIndex + 1];
       if (next && next.graph) {
@@ -226,13 +226,13 @@ function tick(now) {
     stepStart = now;
     setStep(state.step + 1, { animate: false });
     graph.animate(0);
-    if (state.step >= state.model.steps.length) {
+    if (state.step >= state.model.resultStep) {
       // let the last pulse finish, then stop
       stopAfter = true;
     }
   }
   const hasNext = state.trace && state.trace.passes[state.passIndex + 1] && state.trace.passes[state.passIndex + 1].graph;
-  if (stopAfter && !hasNext && el >= pulseDur && state.step >= state.model.steps.length) {
+  if (stopAfter && !hasNext && el >= pulseDur && state.step >= state.model.resultStep) {
     stopAfter = false;
     stopPlaying();
     graph.animate(1);
@@ -247,7 +247,7 @@ function startPulse() {
 }
 export function play() {
   if (!state.model) return;
-  if (state.step >= state.model.steps.length) setStep(0, { animate: false });
+  if (state.step >= state.model.resultStep) setStep(0, { animate: false });  // playback ends on the pass's result
   set({ playing: true });
   setPlayButton();
   stepStart = performance.now() - DURATIONS.step / state.speed; // first step immediately
@@ -271,10 +271,10 @@ export function stepBy(d) {
   stopPlaying();
   setStep(state.step + d, { animate: d > 0 });
 }
-// Home / End: the start of the pass, or its end
+// Home / End: the start of the pass, or its result (a trailing zero_grad stays one step further)
 export function jumpTo(end) {
   stopPlaying();
-  setStep(end && state.model ? state.model.steps.length : 0, { animate: false });
+  setStep(end && state.model ? state.model.resultStep : 0, { animate: false });
 }
 
 // ---------------------------------------------------------------- transport controls

@@ -31,6 +31,9 @@ export class PassModel {
     this.fillNames(trace);
     this.nameAnonymous();
     this.steps = this.groupSteps();
+    // a zero_grad after the last step() (frames `after_result`) is a step of its own, never the pass's result
+    const after = this.steps.findIndex((s) => s.main.after_result);
+    this.resultStep = after < 0 ? this.steps.length : after;
     this.initial = this.initialState();
     this.cache = new Map();
   }

@@ -30,7 +30,7 @@ async function currentUrlState() {
   return {
     program, example,
     pass: state.model ? state.passIndex : 0,
-    step: state.model && state.step !== state.model.steps.length ? state.step : null,
+    step: state.model && state.step !== state.model.resultStep ? state.step : null,
     node: state.selected,
     speed: state.speed,
     projector: state.projector,

@@ -11,7 +11,7 @@ const FIELDS = {
   // ---- the pass shown
   model: null,            // the open pass's PassModel (replay.js); null when the run built no graph
   passIndex: 0,           // the open pass's index in trace.passes
-  step: 0,                // the timeline's step: 0 nothing run, model.steps.length the end of the pass
+  step: 0,                // the timeline's step: 0 nothing run, model.resultStep the pass's result
   playing: false,         // the player is stepping on its own
   speed: 1,               // playback speed, one of SPEEDS (config.js)
   selected: null,         // the node open in the inspector (its id), null when none

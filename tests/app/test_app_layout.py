@@ -164,12 +164,32 @@ def test_node_sizes_read_well():
     from app.layout.sizes import TENSOR_FONT, op_size, tensor_size
 
     assert TENSOR_FONT >= 10, "record text of ~10 pt or more"
-    for label, shape in [("x", []), ("w", [3]), ("model.0.weight", [4, 3]), ("a_very_long_variable_name", [128, 256])]:
+    for label, shape in [("x", []), ("w", [30]), ("model.0.weight", [16, 3]), ("a_very_long_variable_name", [128, 256])]:
         w, h = tensor_size(label, shape)
         assert 96 <= w <= 130 and h == 54
-    assert tensor_size("model.0.weight", [4, 3])[0] > tensor_size("x", [])[0]
+    assert tensor_size("model.0.weight", [16, 3])[0] > tensor_size("x", [])[0]
     assert op_size("+")[0] < op_size("** 2")[0] < op_size("clamp(min=0)")[0]
     assert op_size("+")[1] == op_size("log_softmax(1)")[1]
+
+
+def test_small_tensors_get_records_for_their_numbers():
+    """Issue 23 §1: a 2×3 tensor's rows hold 2 lines of numbers and its width 3 of them, each 6 characters
+    ("-0.339") at the record font, as static/js/graphdraw.js cellNumbers fits them."""
+    from app.layout.sizes import LAYOUT, TENSOR_FONT, numbers_size, tensor_size
+
+    cell = LAYOUT["numberW"] * TENSOR_FONT
+    for shape, rows, cols in [([2, 3], 2, 3), ([3], 1, 3), ([4, 3], 4, 3), ([3, 1], 3, 1), ([2, 2, 2], 2, 2)]:
+        w, h = tensor_size("x", shape)
+        cells_w = w - LAYOUT["rowLabelW"] - LAYOUT["cellGap"]
+        row_h = (h - 54 * LAYOUT["headerFrac"]) / 2 - LAYOUT["cellGap"]
+        assert cells_w >= cols * cell - 0.1 and cells_w >= cols * 4.08 * TENSOR_FONT, (shape, w)
+        assert row_h / rows >= TENSOR_FONT, (shape, h)
+        assert h >= 54 and w <= LAYOUT["numbersMaxW"]
+    assert tensor_size("x", [2, 3])[1] > 54 == tensor_size("x", [3])[1]
+    # too many numbers or too wide a row: the record stays as it was (numbers smaller, or on hover)
+    for shape in ([25], [5, 5], [1, 6], [6, 1], [0, 3], [128, 256]):
+        assert numbers_size(shape) is None, shape
+    assert numbers_size([]) is None and numbers_size(None) is None
 
 
 def long_chain(n: int, cluster: tuple[int, int] | None = None) -> LayoutInput:

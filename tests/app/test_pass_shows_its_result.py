@@ -63,6 +63,28 @@ def test_zero_grad_last_the_next_pass_starts_with_the_clearing():
         assert all(g is not None for g in _replayed_grads(p).values())
     for p in got[1:]:
         assert p["frames"][0]["kind"] == "zero_grad"
+    # the trailing zero_grad opens no pass: a step of the last one after its result, never the result
+    last = got[-1]["frames"]
+    result = [f for f in last if not f.get("after_result")]
+    trailing = [f for f in last if f.get("after_result")]
+    assert [f["kind"] for f in trailing] == ["zero_grad"] and result[-1]["kind"] == "optim_step"
+    assert last[-1] is trailing[-1] and all(not f.get("after_result") for p in got[:-1] for f in p["frames"])
+    assert all(g is not None for g in _replayed_grads({"frames": result}).values())
+    assert all(n["grad"] is not None for n in got[-1]["graph"]["nodes"] if n["role"] == "parameter")
+
+
+def test_a_trailing_clearing_and_what_follows_it_come_after_the_result():
+    got = passes(ZERO_LAST + "print(model.weight[0, 0].item())\nopt.zero_grad(set_to_none=False)\n")
+    assert len(got) == 4
+    kinds = [(f["kind"], bool(f.get("after_result"))) for f in got[-1]["frames"]]
+    first = kinds.index(("zero_grad", True))
+    assert all(after for _, after in kinds[first:]) and not any(after for _, after in kinds[:first])
+    assert kinds[first - 1] == ("optim_step", False)
+
+
+def test_no_trailing_clearing_no_mark():
+    for src in (ZERO_FIRST, ZERO_FIRST + "print(loss.item())\n"):
+        assert not any(f.get("after_result") for p in passes(src) for f in p["frames"])
 
 
 def test_manual_zero_of_a_grad_opens_the_next_pass():

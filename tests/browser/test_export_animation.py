@@ -25,7 +25,7 @@ EXPORT = """async ([format, size]) => {
   for (let i = 0; i < buf.length; i += 8192) bin += String.fromCharCode(...buf.subarray(i, i + 8192));
   const { DURATIONS, ANIMATION } = await import("/static/js/config.js");
   return { b64: btoa(bin), type: r.blob.type, frames: r.frames, pictures: r.pictures, width: r.width, height: r.height,
-           steps: r.steps, ms: r.ms, durations: DURATIONS, animation: ANIMATION, speed: window.__fg.speed };
+           steps: r.steps, still: r.still, ms: r.ms, durations: DURATIONS, animation: ANIMATION, speed: window.__fg.speed };
 }"""
 
 
@@ -121,3 +121,46 @@ def test_dialog_downloads_a_gif(page, shot, tmp_path):
     assert im.size == (1280, 720) and im.n_frames > 10
     dialog.locator(".anim-status", has_text="saved").wait_for()
     page.errors.check()
+
+
+def test_reduced_motion_exports_one_still_picture_per_step(page, shot):
+    """prefers-reduced-motion: reduce: no pulses gliding between frames, each step one still picture as long as
+    a step lasts in playback (the same total duration)."""
+    from PIL import Image
+
+    page.emulate_media(reduced_motion="reduce")
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_program(page, POLYNOMIAL)
+    data, info = export(page, "gif", "1280x720")
+    assert info["still"] is True
+    assert info["frames"] == expected_frames(info)
+    print(f"GIF, reduced motion: {info['pictures']} pictures for {info['frames']} frames")
+    assert info["pictures"] == info["steps"] + 1, info  # one per step, and the start
+    im = Image.open(io.BytesIO(data))
+    assert im.n_frames == info["pictures"]
+    fps, speed = info["animation"]["fps"], info["speed"]
+    step_ms = max(1, round(info["durations"]["step"] / speed / 1000 * fps)) * 1000 / fps
+    durations = []
+    for i in range(im.n_frames):
+        im.seek(i)
+        durations.append(im.info["duration"])
+        if i == im.n_frames // 2:
+            ARTIFACTS.mkdir(exist_ok=True)
+            im.convert("RGB").save(ARTIFACTS / "export_gif_still_frame.png")
+    assert all(abs(d - step_ms) <= 10 for d in durations[:-1]), durations  # GIF counts in 1/100 s
+    assert durations[-1] > step_ms  # the end holds longer
+    # the dialog says so
+    page.get_by_role("button", name="Export animation").click()
+    dialog = page.get_by_role("dialog", name="Export animation")
+    dialog.wait_for(state="visible")
+    assert "Reduced motion is on" in dialog.inner_text()
+    shot(page, "export_animation_reduced_motion")
+    page.errors.check()
+
+
+def test_without_reduced_motion_the_pulses_glide(page):
+    page.emulate_media(reduced_motion="no-preference")
+    open_program(page, POLYNOMIAL)
+    _, info = export(page, "gif", "1280x720")
+    print(f"GIF: {info['pictures']} pictures for {info['frames']} frames (pulses gliding)")
+    assert info["still"] is False and info["pictures"] > 2 * (info["steps"] + 1)

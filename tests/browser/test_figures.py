@@ -86,3 +86,47 @@ def test_figure_offsets_count_code_points(page):
     }""")
     assert parts == ["😀a", "IMG", "b\n", "IMG"]
     page.errors.check()
+
+
+# the figure's box and the pane's: whole inside it, and nothing to scroll for
+FIGURE_IN_PANE = """() => { const pre = document.getElementById('stdout'), img = pre.querySelector('img.figure');
+    const p = pre.getBoundingClientRect(), i = img.getBoundingClientRect();
+    return { top: i.top - p.top, bottom: p.bottom - i.bottom, width: i.width, height: i.height,
+             natural: [img.naturalWidth, img.naturalHeight], scroll: pre.scrollHeight - pre.clientHeight,
+             pane: p.height, text: pre.textContent }; }"""
+
+
+@pytest.mark.parametrize("width,height", [(1366, 768), (1280, 720), (390, 844)])
+def test_a_figure_below_printed_text_is_shown_whole(page, shot, width, height):
+    if page.server_kind != "app":
+        pytest.skip("figures need the real app (the fixture server has no matplotlib)")
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(page.base + "/")
+    wait_ready(page)
+    run_source(page, EXAMPLE)
+    page.wait_for_function("() => { const i = document.querySelector('#stdout img.figure');"
+                           " return i && i.complete && i.naturalWidth > 0; }", timeout=30000)
+    page.evaluate("window.__fg.playing && document.getElementById('play').click()")
+    page.locator("section.output").scroll_into_view_if_needed()
+    got = page.evaluate(FIGURE_IN_PANE)
+    assert got["text"].startswith("epoch 0: loss ") and got["text"].count("\n") >= 4, got["text"]
+    assert got["scroll"] <= 1, got  # the printed lines and the figure fit: no scroll
+    assert got["top"] >= 0 and got["bottom"] >= 0, got
+    # drawn at the figure's aspect ratio, big enough to read (a 640×480 plot at 160 px and more)
+    assert got["height"] >= 160, got
+    nw, nh = got["natural"]
+    assert abs(got["width"] / got["height"] - nw / nh) < 0.02, got
+    shot(page, f"figure_whole_{width}x{height}")
+    page.errors.check()
+
+
+def test_the_pane_shrinks_back_without_figures(page):
+    if page.server_kind != "app":
+        pytest.skip("figures need the real app")
+    page.goto(page.base + "/")
+    wait_ready(page)
+    run_source(page, EXAMPLE)
+    page.wait_for_selector("section.output.has-figures")
+    run_source(page, "import torch\nprint(torch.ones(2))\n")
+    page.wait_for_selector("section.output:not(.has-figures)", state="attached")
+    assert page.evaluate("document.getElementById('layout').classList.contains('output-figures')") is False
