@@ -286,7 +286,7 @@ async function openTally() {
 
 function selectedNumber(kind) {
   if (!state.model || !state.selected) return null;
-  const st = state.model.stateAt(state.model.steps.length).nodes.get(state.selected);
+  const st = state.model.stateAt(state.model.resultStep ?? state.model.steps.length).nodes.get(state.selected);
   const node = state.model.graph.nodes.find((n) => n.id === state.selected);
   const v = st && (kind === "value" ? st.value : st.grad);
   const f = flat(v);
