@@ -98,6 +98,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         self.deadline = None  # in `clock()` seconds: CPU time plus time slept
         self.slept = 0.0
         self.wall_deadline = None  # time.monotonic() when the run ends itself before the worker's hard kill
+        self.cpu_clock_due = 0.0  # time.monotonic() from which the next clock check reads the CPU clock (budgets.py)
         self.depth = 0
         self.out: list[str] = []
         self.out_bytes = 0
