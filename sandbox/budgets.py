@@ -425,7 +425,7 @@ class Budgets:
         7/8 is held back until the run shows whether it all fits. One print longer than the whole limit is
         refused (what fits of it is kept first): no answer could show it."""
         n = len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
-        if not self.held and self.out_bytes + n <= self.max_out - self.max_out // TAIL_SHARE and not self.cut:
+        if self.out_bytes + n <= self.out_unheld and not self.held and not self.cut:
             self.out.append(text)  # (`_emit`, inlined: the common case of a print well within the limit)
             self.out_bytes += n
             if self.on_print is not None:

@@ -135,11 +135,14 @@ class Compiler:
             return None
         name = node.id
         lookup = self.lookup
+        builtins = self.builtins
 
         def load(scope):
             d = scope.vars
             if name in d:
                 return d[name]
+            if scope.parent is None and name in builtins:  # (`lookup`'s answer at the top level)
+                return builtins[name]
             return lookup(name, scope, node)
         return load
 
@@ -473,15 +476,16 @@ class Compiler:
 
         literal_chars = sum(len(p) for p in parts if type(p) is str)
         run_cap = ALLOC_FACTOR * self.max_seq
+        # the literal parts stay in place; each value's text goes into its slot (in the order of the text)
+        layout = [p if type(p) is str else None for p in parts]
+        slots = tuple((i, p) for i, p in enumerate(parts) if type(p) is not str)
 
         def f_string(scope):
-            pieces = []
+            pieces = layout.copy()
             total = literal_chars
-            for p in parts:
-                if type(p) is not str:
-                    p = p(scope)
-                    total += len(p)
-                pieces.append(p)
+            for i, p in slots:
+                p = pieces[i] = p(scope)
+                total += len(p)
             if total > interp.max_seq:
                 return joined(pieces)  # (its error: where the text passed the limit)
             interp.allocated += total  # (`alloc`, inlined: the run's total of list/string items)
