@@ -83,13 +83,15 @@ class Compiler:
                     raise at(e, stmt) from None
             return run_one
 
+        lines = tuple((stmt, code, stmt.lineno) for stmt, code in stmts)
+
         def run_block(scope):
-            for stmt, code in stmts:
+            for stmt, code, lineno in lines:
                 interp.steps += 1
                 if interp.steps >= interp.next_check:
                     check(stmt)
                 if rec is not None:
-                    rec.line = stmt.lineno
+                    rec.line = lineno
                 try:
                     r = code(scope)
                 except Exception as e:
