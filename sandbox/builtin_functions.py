@@ -47,15 +47,23 @@ def make_builtins(interp) -> dict:
     take = interp.take
     B = interp.B
 
+    to_str = interp.to_str
+    emit = interp.emit
+
     def _print(*args, sep=" ", end="\n", file=None, flush=False):
+        if len(args) == 1 and file is None and type(end) is str and (sep is None or type(sep) is str):  # one value
+            s = args[0]
+            emit((s if type(s) is str else to_str(s)) + end)
+            return
         if file is not None and type(file) is not RunFile:  # the run's own open files only (files.py)
             raise TypeError("print(file=...) is not supported in flowgrad programs")
         if sep is None:
             sep = " "
         if end is None:
             end = "\n"
-        if type(sep) is not str or type(end) is not str:
-            raise TypeError("sep and end must be None or a string")
+        for what, value in (("sep", sep), ("end", end)):
+            if type(value) is not str:  # (CPython's message)
+                raise TypeError(f"{what} must be None or a string, not {interp.type_name(value)}")
         parts = []
         total = len(end)
         room = interp.max_out  # one print may not be longer than the whole printed output (Budgets.emit)

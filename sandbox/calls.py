@@ -9,6 +9,7 @@ import ast
 import contextlib
 import copy
 import functools
+from types import MethodType
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
@@ -92,6 +93,20 @@ class Calls:
         t = type(f)
         if t is UserFunction:
             return self.call_user(f, args, kwargs)
+        if t is MethodType and not kwargs:
+            owner_type = type(f.__self__)
+            if owner_type is self.tensor_type or owner_type is self.parameter_type:
+                # a tensor's method given numbers and tensors alone (`x.pow(2)`, `loss.item()`): every check
+                # of the general path below passes for them untouched, except what a result that is a copy costs
+                T = self.tensor_type
+                for a in args:
+                    if type(a) not in SCALARS and not isinstance(a, T):
+                        break
+                else:
+                    r = f(*args)
+                    if isinstance(r, SIZED):
+                        self.alloc(len(r))
+                    return r
         if t is BoundMethod:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)

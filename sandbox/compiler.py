@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from .budgets import ALLOC_FACTOR
 from .checks import DUNDER_READS
 from .expressions import _BINOPS, _CMP
 from .instance_protocol import operand_error
@@ -82,13 +83,15 @@ class Compiler:
                     raise at(e, stmt) from None
             return run_one
 
+        lines = tuple((stmt, code, stmt.lineno) for stmt, code in stmts)
+
         def run_block(scope):
-            for stmt, code in stmts:
+            for stmt, code, lineno in lines:
                 interp.steps += 1
                 if interp.steps >= interp.next_check:
                     check(stmt)
                 if rec is not None:
-                    rec.line = stmt.lineno
+                    rec.line = lineno
                 try:
                     r = code(scope)
                 except Exception as e:
@@ -134,11 +137,14 @@ class Compiler:
             return None
         name = node.id
         lookup = self.lookup
+        builtins = self.builtins
 
         def load(scope):
             d = scope.vars
             if name in d:
                 return d[name]
+            if scope.parent is None and name in builtins:  # (`lookup`'s answer at the top level)
+                return builtins[name]
             return lookup(name, scope, node)
         return load
 
@@ -411,6 +417,9 @@ class Compiler:
         at = self._at
         interp = self
 
+        if not keywords and len(args) <= 2:
+            return self._positional_call(node, func, args)
+
         def call_node(scope):
             f = func(scope)
             values = [c(scope) for c in args]
@@ -430,20 +439,61 @@ class Compiler:
                 raise at(e, node) from None
         return call_node
 
+    def _positional_call(self, node, func, args):
+        """`_c_Call`'s closure for a call with at most two positional arguments (no list comprehension, no
+        keyword dict: each is a function call of its own in CPython 3.11)."""
+        call = self.call
+        call_user = self.call_user
+        at = self._at
+        interp = self
+        first = args[0] if args else None
+        second = args[1] if len(args) == 2 else None
+
+        def call_positional(scope):
+            f = func(scope)
+            if first is None:
+                values = []
+            elif second is None:
+                values = [first(scope)]
+            else:
+                values = [first(scope), second(scope)]
+            if f is SUPER:
+                return interp._super(values, scope, node)
+            try:
+                t = type(f)
+                if t is Builtin:
+                    return f.fn(*values)
+                if t is UserFunction:
+                    return call_user(f, values, {})
+                return call(f, values, {})
+            except Exception as e:
+                raise at(e, node) from None
+        return call_positional
+
     def _c_JoinedStr(self, node):
         parts = tuple(v.value if type(v) is ast.Constant else self._formatted(v) for v in node.values)
         joined = self._joined
         alloc = self.alloc
         interp = self
 
+        literal_chars = sum(len(p) for p in parts if type(p) is str)
+        run_cap = ALLOC_FACTOR * self.max_seq
+        # the literal parts stay in place; each value's text goes into its slot (in the order of the text)
+        layout = [p if type(p) is str else None for p in parts]
+        slots = tuple((i, p) for i, p in enumerate(parts) if type(p) is not str)
+
         def f_string(scope):
-            pieces = [p if type(p) is str else p(scope) for p in parts]
-            total = 0
-            for p in pieces:
+            pieces = layout.copy()
+            total = literal_chars
+            for i, p in slots:
+                p = pieces[i] = p(scope)
                 total += len(p)
             if total > interp.max_seq:
                 return joined(pieces)  # (its error: where the text passed the limit)
-            alloc(total, "string")
+            interp.allocated += total  # (`alloc`, inlined: the run's total of list/string items)
+            if interp.allocated > run_cap:
+                interp.allocated -= total
+                alloc(total, "string")  # (its error)
             return "".join(pieces)
         return f_string
 
@@ -472,6 +522,24 @@ class Compiler:
                 except Exception as e:
                     raise at(e, node) from None
             return plain
+
+        if constant_spec and conv is None:  # `{x:5d}`: the spec's text is made once
+            spec_text = None
+
+            def formatted_constant(scope):
+                nonlocal spec_text
+                value = value_code(scope)
+                if spec_text is None:
+                    spec_text = constant_specs.get(spec_node)
+                    if spec_text is None:
+                        spec_text = constant_specs[spec_node] = ev(spec_node, scope)
+                try:
+                    if type(value) in PRIMITIVES and spec_text in checked_specs:  # a spec checked before
+                        return format(value, spec_text)
+                    return format_value(value, spec_text)
+                except Exception as e:
+                    raise at(e, node) from None
+            return formatted_constant
 
         def formatted(scope):
             value = value_code(scope)

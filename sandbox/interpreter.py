@@ -24,7 +24,7 @@ import numpy as np
 from . import files, plots
 from .attributes import Attributes
 from .backend import Backend
-from .budgets import TIME_CHECK_EVERY, WALL_SHARE, Budgets, SandboxLimits
+from .budgets import TAIL_SHARE, TIME_CHECK_EVERY, WALL_SHARE, Budgets, SandboxLimits
 from .builtin_functions import FORBIDDEN_BUILTINS, make_builtins, random_module
 from .calls import Calls
 from .checks import parse_program
@@ -98,9 +98,11 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         self.deadline = None  # in `clock()` seconds: CPU time plus time slept
         self.slept = 0.0
         self.wall_deadline = None  # time.monotonic() when the run ends itself before the worker's hard kill
+        self.cpu_clock_due = 0.0  # time.monotonic() from which the next clock check reads the CPU clock (budgets.py)
         self.depth = 0
         self.out: list[str] = []
         self.out_bytes = 0
+        self.out_unheld = self.max_out - self.max_out // TAIL_SHARE  # printed bytes sent on as they come (emit)
         # printed output past max_output_bytes (budgets.emit): held back near the limit, then cut
         self.held: list[str] = []
         self.held_bytes = 0

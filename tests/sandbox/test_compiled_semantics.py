@@ -312,3 +312,71 @@ print(x, ys, pairs, [f() for f in fs], grid, [y for y in []], seen)
     assert (e["type"], e["line"]) == ("ZeroDivisionError", 2)
     e = err("ys = [v for v in 5]\n")
     assert (e["type"], e["line"]) == ("TypeError", 1)
+
+
+CALLS_AND_PRINTS = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+def two(a, b=5):
+    return a - b
+class K:
+    def __init__(self, v=1):
+        self.v = v
+    def m(self, x):
+        return self.v * x
+    def __str__(self):
+        return "K" + str(self.v)
+print(t("f0", two)(t("a0", 9)), t("f1", two)(t("a1", 1), t("b1", 2)), t("f2", K)().v, t("f3", K)(t("a3", 4)).m(3))
+print(t("p", K(7)))
+print(K(2), K(3), sep=t("sep", "|"), end=t("end", "!\\n"))
+print("a", end=None)
+print("b", sep=None)
+print()
+print(3.5)
+print(None, True, 2 ** 70)
+for v in (3, "ab", 2.5, None, K(9)):
+    print(f"[{v!s:>5}]{v}")
+for v in (1, 22, 333):
+    print(f"{v:4d}|{v:>{v % 3 + 2}}|{v!r:<5}|")
+print(seen)
+'''
+
+
+def test_positional_calls_prints_and_f_strings_as_python():
+    same_as_cpython(CALLS_AND_PRINTS)
+
+
+@pytest.mark.parametrize("src", [
+    "print(1, sep=3)\n",
+    "print(1, 2, sep=3)\n",
+    "print('x', end=1)\n",
+    "print(1, sep='', end=b'')\n",
+    "def f(a, b):\n    return a\nfor i in range(3):\n    f(i)\n",
+    "def f():\n    return 1\nx = f(1, 2)\n",
+    "x = 5\nprint(x(1))\n",
+    "def f(a, b):\n    return a / b\nprint(f(1, 0))\n",
+    "for v in (3, 4.5, 'x'):\n    print(f'{v:5d}')\n",
+    "for v in (3, 'x'):\n    print(f'{v:>5.2f}')\n",
+    "class A:\n    def __str__(self):\n        return 5\nprint(A())\n",
+])
+def test_call_print_and_format_errors_as_python(src):
+    same_as_cpython(src)
+
+
+def test_tensor_method_calls_keep_their_checks():
+    out = ok("import torch\nx = torch.ones(3)\nfor i in range(3):\n    y = x.pow(2).sum().item()\n"
+             "print(y, x.tolist(), len(x.split(1)), x.add(x, alpha=2))\n")
+    assert out.startswith("3.0 [1.0, 1.0, 1.0] 3 tensor([3., 3., 3.])")
+    e = err("import torch\nx = torch.ones(3)\ny = x.expand(10 ** 9, 3).sum()\n")
+    assert e["type"] == "LimitExceeded" and e["line"] == 3
+    # lists a tensor method returns count towards the run's total of list items, as before
+    e = err("import torch\nx = torch.ones(2000)\nfor i in range(100):\n    y = x.tolist()\n",
+            limits=make_limits(max_live_elements=5000, max_tensor_elements=5000))
+    assert e["type"] == "LimitExceeded" and "list/string items in total" in e["message"] and e["line"] == 4
+    e = err("import torch\nx = torch.ones(3)\nrows = [[1.0] * 500] * 4\ny = x.add(rows)\n",
+            limits=make_limits(max_live_elements=1000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 4, e  # a list argument: the general path's data check
+    e = err("import torch\nx = torch.ones(3)\nf = x.pow\nprint(f.__self__)\n")
+    assert e["type"] in ("AttributeError", "SyntaxError")

@@ -1,0 +1,88 @@
+"""Differential check of the compiled interpreter: calls and f-strings run through their compiled closures
+(sandbox/compiler.py: `_c_Call` with its positional-call closure, `_c_JoinedStr` with its constant-spec
+closure) and through the node-by-node methods they replace (`ev_Call`, `ev_JoinedStr`) give the same run:
+the same stdout, the same error (type, message, line) and the same output cut, on the programs of
+tests/sandbox (this file's neighbours, the hostile inputs) and on bench/programs at a short length."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+import test_compiled_semantics as semantics
+from sandbox_testing import make_limits, run
+
+import sandbox.compiler as compiler
+
+HERE = Path(__file__).parent
+BENCH = HERE.parents[1] / "bench" / "programs"
+# the node types whose compiled closures are compared with their ev_ methods
+COMPARED = (ast.Call, ast.JoinedStr)
+
+
+def _bench_programs():
+    """bench/programs with every long loop cut to 7 iterations (the same lines run, only fewer times)."""
+    out = []
+    for path in sorted(BENCH.glob("*.py")):
+        out.append(pytest.param(re.sub(r"range\((\d{3,})\)", "range(7)", path.read_text()), id=f"bench-{path.stem}"))
+    return out
+
+
+def _module_programs():
+    """The program texts of test_compiled_semantics (its upper-case constants and parametrized sources)."""
+    texts = [(name, v) for name, v in vars(semantics).items() if name.isupper() and isinstance(v, str) and "\n" in v]
+    return [pytest.param(v, id=f"semantics-{name}") for name, v in texts]
+
+
+def _hostile_programs():
+    lines = (HERE / "hostile_inputs.jsonl").read_text().splitlines()
+    return [pytest.param(json.loads(s)["source"], id=f"hostile-{i:02d}") for i, s in enumerate(lines) if s.strip()]
+
+
+EXTRA = [
+    "def f(a, b=2, *rest, k=3, **kw):\n    return (a, b, rest, k, kw)\nprint(f(1), f(1, 5), f(1, 2, 3, 4, k=0, z=9))\n",
+    "class A:\n    def __init__(self, v):\n        self.v = v\n    def get(self):\n        return self.v\n"
+    "class B(A):\n    def __init__(self):\n        super().__init__(4)\nprint(B().get(), A(1).get())\n",
+    "def f(x):\n    return x\nprint(f())\n",
+    "def f():\n    return 1\nprint(f(1, 2))\n",
+    "print(len([1, 2]), len(), abs(-3), max(1, 2), divmod(7, 2))\n",
+    "x = 5\nprint(x(1))\n",
+    "print(1, 2, sep=3)\n",
+    "print(1, sep=3)\n",
+    "print('a', end=None)\nprint('b', sep=None)\nprint()\nprint('x', 'y', sep='-', end='!\\n')\n",
+    "for v in (3, 'ab', 2.5, None):\n    print(f'[{v:>5}]')\n",
+    "for v in (3, 4.5, 'x'):\n    print(f'{v:5d}')\n",
+    "w = 3\nfor v in (1, 22, 333):\n    print(f'{v:{w}}|{v:>{w + 1}}|{v!r:>6}|{v}')\n",
+    "s = 'ab'\nfor i in range(40):\n    s = f'{s}{s}'\n",
+    "import torch\nx = torch.ones(3)\nprint(x.pow(2), x.sum().item(), x.add(x, alpha=2), x.tolist(), x.split(1))\n",
+    "import torch\nx = torch.ones(3)\nprint(x.pow('a'))\n",
+    "import torch\nx = torch.ones(2, 3)\nprint(x.view(4))\n",
+    "import torch\nx = torch.ones(3)\nprint(x.expand(10 ** 9, 3))\n",
+    "for i in range(400):\n    print(f'line {i:5d}: {i * i}')\nprint('end')\n",
+]
+
+
+@pytest.mark.parametrize("source", [*_module_programs(), *_hostile_programs(), *_bench_programs(),
+                                    *[pytest.param(s, id=f"extra-{i:02d}") for i, s in enumerate(EXTRA)]])
+def test_compiled_calls_and_f_strings_run_as_their_methods(source, monkeypatch):
+    # long printers are cut, the same way both times; runs that spin until the time limit stop sooner
+    limits = make_limits(max_output_bytes=4096, time_limit_s=0.5)
+    compiled = run(source, limits=limits)
+    monkeypatch.setattr(compiler, "_MAKERS", {t: m for t, m in compiler._MAKERS.items() if t not in COMPARED})
+    by_method = run(source, limits=limits)
+    assert compiled.stdout == by_method.stdout
+    assert compiled.output_cut == by_method.output_cut
+    assert _error(compiled.error) == _error(by_method.error)
+
+
+def _error(e):
+    """An error's type, message and line; where a time limit stopped the run, how far it got depends on the
+    machine, so its figures are left out."""
+    if e is None:
+        return None
+    message = e["message"]
+    if "time_limit_s" in message or "max_wall_s" in message:
+        message = re.sub(r"[\d.,]+", "#", message)
+    return e["type"], message, e["line"]
