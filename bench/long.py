@@ -98,7 +98,7 @@ def worker_recorder():
     return StreamingRecorder(lambda message: None, policy=RunPolicy.from_settings(s), stream=False,
                              value_limit=s.value_limit, max_events=s.max_events,
                              max_string_chars=b["max_string_chars"], max_path_chars=b["max_path_chars"],
-                             value_budget=b["value_budget"])
+                             value_budget=b["value_budget"], max_pass_nodes=b["max_pass_nodes"])
 
 
 def bench_limits():

@@ -303,14 +303,15 @@ class Recorder:
         output id), what its backward step is drawn with, so that nothing here outlives the graph."""
         epoch = self._epoch
         ins = []
+        append = ins.append
         for x in inputs:
             stamp = getattr(x, "_rid", False)
             if stamp is False:
-                ins.append(self._const(x) if x is not None else None)
+                append(self._const(x) if x is not None else None)
             elif stamp is not None and stamp[0] is epoch:
-                ins.append(stamp[1])
+                append(stamp[1])
             else:
-                ins.append(self.tid(x))
+                append(self.tid(x))
         nid = "n" + str(next(self._node_ids))
         module, line = self._module, self.line
         stamp = result._rid
@@ -320,9 +321,13 @@ class Recorder:
             out = "t" + str(next(self._tensor_ids))
             result._rid = (epoch, out)
             data = result._data  # an array, or a numpy scalar some reductions return
-            out_tensor = (out, data.shape, data.dtype, result._requires_grad,
-                          (data.copy() if data.size <= self.copy_limit else summarize(data)) if type(data) is np.ndarray
-                          else encode_value(data, self.value_limit), module, line)
+            if type(data) is np.ndarray:
+                value = data.copy() if data.size <= self.copy_limit else summarize(data)
+            else:
+                value = encode_value(data, self.value_limit)
+            # the last item: a weak reference to the tensor while a subclass tracks which ids live (`_born`)
+            out_tensor = (out, data.shape, data.dtype, result._requires_grad, value, module, line,
+                          None if self._born is None else weakref.ref(result))
         node = result._grad_fn
         if node is not None and node.op is op:
             node._rid = (epoch, nid, ins, out)
@@ -331,9 +336,10 @@ class Recorder:
             node = grad_fn = None
         born = self._born
         if born is not None:  # the op lives while its graph node does (a later backward walks it)
-            born.append((nid, None if node is None else _ref(node)))
+            # tensors and graph nodes take weak references (`__weakref__` in their slots)
+            born.append((nid, None if node is None else weakref.ref(node)))
             if out_tensor is not None:
-                born.append((out, _ref(result)))
+                born.append((out, out_tensor[7]))
         event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": grad_fn, "inputs": ins,
                  "output": out, "module": module, "line": line, "grad_enabled": STATE.grad_enabled,
                  "params": [_param(p) for p in params] if params else []}

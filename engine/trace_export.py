@@ -56,19 +56,24 @@ def encode_value(arr, limit: int):
     return summarize(arr)
 
 
+# the reductions `ndarray.min/max/sum` run, called directly: a summary is taken for every big value an op makes
+_MIN, _MAX, _SUM = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_isfinite = math.isfinite
+
+
 def summarize(arr) -> dict:
     """Shape, min, max, mean and the first 16 values: what a large tensor is kept as."""
-    kind = arr.dtype.kind
     flat = arr.reshape(-1)
-    lo, hi, mean = float(flat.min()), float(flat.max()), float(flat.sum()) / flat.size
-    if kind == "f" and not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(mean)):
+    lo, hi, mean = float(_MIN(flat)), float(_MAX(flat)), float(_SUM(flat)) / flat.size
+    sample = flat[:16].tolist()
+    if arr.dtype.kind == "f" and not (_isfinite(lo) and _isfinite(hi) and _isfinite(mean)):
         finite = flat[np.isfinite(flat)]
         lo, hi, mean = (float(finite.min()), float(finite.max()), float(finite.mean())) if finite.size else (math.nan,) * 3
-    sample = flat[:16].tolist()
-    if kind == "f" and not math.isfinite(flat[:16].sum()):
-        sample = _clean(sample)
-    return {"summary": True, "shape": list(arr.shape), "min": json_number(lo), "max": json_number(hi), "mean": json_number(mean),
-            "sample": sample}
+        if not math.isfinite(flat[:16].sum()):
+            sample = _clean(sample)
+        lo, hi, mean = json_number(lo), json_number(hi), json_number(mean)
+    # NOTE: else every number is finite (a float array's min and max are: no element is inf or nan), as JSON has it
+    return {"summary": True, "shape": list(arr.shape), "min": lo, "max": hi, "mean": mean, "sample": sample}
 
 
 def export_event(x, limit: int):
@@ -109,7 +114,7 @@ def export_values(e: dict, limit: int) -> dict:
 
 def op_tensor(e: dict, out: tuple, value) -> dict:
     """The `tensor` event of the output `out` an op event `e` captured inline (`out_tensor`), holding `value`."""
-    rid, shape, dtype, requires_grad, _, module, line = out
+    rid, shape, dtype, requires_grad, _, module, line, _ = out
     return {"kind": TENSOR, "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
             "is_leaf": e["grad_fn"] is None, "value": value, "origin": "op", "op": e["id"], "module": module, "line": line}
 

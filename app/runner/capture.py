@@ -178,8 +178,11 @@ class StreamingRecorder(Recorder):
     """
 
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
-                 value_budget: int | None = None, **kw):
+                 value_budget: int | None = None, max_pass_nodes: int | None = None, **kw):
         super().__init__(**kw)
+        # the trace builder draws no graph of a pass with more graph nodes than this (None: not known here)
+        self._max_pass_nodes = max_pass_nodes
+        self._first_nodes = 0  # graph nodes of the first pass shipped while no backward has run
         self._send = send
         self._stream = stream
         self._policy = policy
@@ -252,6 +255,7 @@ class StreamingRecorder(Recorder):
         n_marks = len(marks)
         next_mark = marks[idx] if idx < n_marks else None
         full = stream or idx >= full_from or policy.kept_from_start(idx)
+        reached = self._reached_outputs(raw)
         i = self._base
         for e in raw:
             if next_mark is not None and next_mark <= i:
@@ -265,7 +269,14 @@ class StreamingRecorder(Recorder):
                 t = e.pop("out_tensor", None)  # the event is shipped (dropped here) next: no copy without it
                 if t is not None:
                     v = t[4]
-                    if full or type(v) is not np.ndarray or v.size <= 1 or budget is not None and \
+                    if full and (budget is None or self._value_bytes <= budget):
+                        if reached is not None and (type(v) is np.ndarray or type(v) is dict) and t[0] not in reached:
+                            self._full_value(v, idx, encode=False)  # counted all the same: the budget is unchanged
+                            v = None
+                        else:
+                            v = self._full_value(v, idx)
+                        append(op_tensor(e, t, v))
+                    elif full or type(v) is not np.ndarray or v.size <= 1 or budget is not None and \
                             self._value_bytes > budget:
                         append(self._piece(op_tensor(e, t, v), full, idx))
                     else:  # light, within the budget: an output tensor of a summary pass keeps no value
@@ -284,9 +295,53 @@ class StreamingRecorder(Recorder):
         del captured[:count]  # shipped: the worker holds them now
         return out
 
+    def _reached_outputs(self, raw: list[dict]) -> set[str] | None:
+        """None, or the op outputs whose values must be shipped (``_reached``) when the others no pass draws.
+
+        While no backward has run, every captured event is in the first pass's forward phase. Once that pass's
+        events shipped and in ``raw`` hold more graph nodes than the trace builder draws in one pass
+        (``max_pass_nodes``; it counts each ``tensor`` and ``op`` event, and an op's inline output as a ``tensor``),
+        the builder draws no graph of it: its op outputs' values are drawn only by a later pass's graph, which
+        reaches them through the tensors and graph nodes that outlive the pass."""
+        limit = self._max_pass_nodes
+        if limit is None or self._backward is not None:
+            return None
+        if self._first_nodes <= limit:
+            n = self._first_nodes
+            for e in raw:
+                kind = e["kind"]
+                if kind == OP:
+                    n += 2 if "out_tensor" in e else 1
+                elif kind == TENSOR:
+                    n += 1
+            self._first_nodes = n
+            if n <= limit:
+                return None
+        return _reached(self.captured, self._aliases)
+
     def _over_budget(self) -> None:
         budget = self._value_budget
         self.budget_reason = f"values past the first {budget:,} bytes were left out (limit max_answer_bytes = {budget:,})"
+
+    def _full_value(self, v, idx: int, encode: bool = True):
+        """An op's output value (as captured) JSON-ready in pass ``idx``, kept in full within the value budget:
+        what ``_piece`` does with the op's ``tensor`` event, without building that event twice. Without
+        ``encode``: only counted against the value budget."""
+        limit, budget = self.value_limit, self._value_budget
+        if type(v) is np.ndarray:
+            size = v.size
+            cost = size * VALUE_COST if size <= limit else SUMMARY_COST
+            if encode:
+                v = encode_value(v, limit)
+        elif type(v) is dict:  # a summary taken at capture: JSON-ready
+            cost = SUMMARY_COST
+        else:  # a number
+            return v
+        if budget is not None:
+            self._value_bytes += cost
+            if not self._policy.kept_from_start(idx):  # dropped once its pass cannot be drawn
+                self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
+        return v
 
     def _piece(self, piece: dict, full: bool, idx: int) -> dict:
         """One captured event (an op's output tensor split off) JSON-ready, in pass ``idx``: past the value
@@ -444,6 +499,32 @@ class StreamingRecorder(Recorder):
             self.flush()
 
 
+def _reached(captured: list[dict], aliases: dict) -> set[str]:
+    """The ids of the op outputs among ``captured`` (all in the first pass's forward phase) whose values a later pass
+    may draw. Walking back from the last event, an op's output and inputs are reached when the op made a graph node
+    (a backward draws it with its inputs and output), its output requires grad, is reached (an input of a reached
+    op: a failed backward draws its root's ancestors) or still lives (a later op may take it), or it has no output of
+    its own (conservative). A tensor that died unreached is named by no later event: all that name it came while it
+    lived, in this pass, which is not drawn."""
+    reached: set[str] = set()
+    for e in reversed(captured):
+        if e["kind"] != OP:
+            continue
+        t = e.get("out_tensor")
+        if t is None:
+            reached.update(e["inputs"])
+        elif e["grad_fn"] is not None or t[3] or t[0] in reached or not _died(t, aliases):
+            reached.add(t[0])
+            reached.update(e["inputs"])
+    return reached
+
+
+def _died(t: tuple, aliases: dict) -> bool:
+    """The output ``t`` an op captured inline died, and no other tensor stamped with its id (``x.data``) lives."""
+    ref = t[7]
+    return ref is not None and ref() is None and (not aliases or _gone(t[0], aliases))
+
+
 def _gone(rid: str, aliases: dict) -> bool:
     """No other tensor stamped with ``rid`` (``x.data``) lives (its entry goes when none does)."""
     refs = aliases.get(rid)
@@ -523,17 +604,18 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
 
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, policy: RunPolicy,
                 stream: bool = True, max_string_chars: int | None = None, max_path_chars: int | None = None,
-                value_budget: int | None = None, values: str = "full") -> None:
+                value_budget: int | None = None, values: str = "full", max_pass_nodes: int | None = None) -> None:
     """Run ``source`` and ship everything through ``send``; never raises. ``policy`` says which passes are kept
     in full. The budgets (None: none) come from the settings: max_string_chars, max_path_chars, and
     ``value_budget`` (max_answer_bytes) for the values shipped and, apart, for the variables; ``values`` is the
-    request's ("full" or "summary")."""
+    request's ("full" or "summary"); ``max_pass_nodes`` the trace builder's node limit of a drawn pass (the values
+    of a bigger first pass that no pass can draw are left out: ``StreamingRecorder._reached_outputs``)."""
     import engine
     from sandbox import backend_for, run_program
 
     rec = StreamingRecorder(send, policy=policy, stream=stream, value_limit=value_limit,
                             max_events=max_events, max_string_chars=max_string_chars, max_path_chars=max_path_chars,
-                            value_budget=value_budget)
+                            value_budget=value_budget, max_pass_nodes=max_pass_nodes)
     error = None
     variables: dict = {}
     cut_reasons: list[str] = []
