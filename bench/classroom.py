@@ -301,6 +301,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         runs_typing = await runs_done(client, urls) - runs_before
         # Run: the server runs the program once for the class; every follower loads the answer
         loads.clear()
+        cpu_before_loads = sum(cpu_s(p.pid) for p in procs)
         ran = PROGRAM.replace("3.0", "4.0")
         shared = (await client.post(f"{urls[0]}/api/sessions/{code}/run", json={"source": ran, "values": "summary"},
                                     headers=headers)).json()["run"]
@@ -310,6 +311,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         deadline = time.monotonic() + 60
         while len(loads) < followers and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        load_cpu = sum(cpu_s(p.pid) for p in procs) - cpu_before_loads  # the run itself is in the pool's worker
         runs_for_run = await runs_done(client, urls) - runs_before - runs_typing
         await asyncio.sleep(1.0)
         memory.append((time.monotonic() - started, [rss_mb(p.pid) for p in procs]))
@@ -341,7 +343,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             "loads": len(loads), "load_p50": pct([t for t, _, _ in loads], 50) * 1000,
             "load_p99": pct([t for t, _, _ in loads], 99) * 1000, "load_bytes": loads[0][1] if loads else 0,
             "request_p99": pct([t for _, _, t in loads], 99) * 1000, "delivered": delivered,
-            "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s}
+            "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s, "load_cpu_s": load_cpu}
 
 
 async def answer_later(url, code, qid, token, value, after: float) -> int:
@@ -424,14 +426,16 @@ def main() -> int:
               f"load average {load_average()}")
         f = asyncio.run(fanout(urls, args.followers, args.rate, seconds, procs, args.answers))
         print(f"  {args.followers} followers joined and got their first state in {f['join_s']:.1f} s")
-        print(f"  delivery: {f['states']} states to each follower; in order: {f['in_order']}; none lost: {f['complete']}")
+        print(f"  delivery: {f['states']} states to each follower ({f['states'] / f['stepping_s']:.1f} states/s "
+              f"reached); in order: {f['in_order']}; none lost: {f['complete']}")
         print(f"  question round while stepping: {f['asked']}/{args.followers} got the question (p99 "
               f"{f['question_p99']:.1f} ms), {f['answered']}/{args.answers} answers taken, {f['revealed']} got the "
               f"reveal (p99 {f['reveal_p99']:.1f} ms)")
         print(f"  runs while the teacher typed and stepped: {f['runs_typing']} (target 0); runs for the class's Run: "
               f"{f['runs_for_run']} (target 1); {f['loads']}/{args.followers} followers loaded the shared run "
               f"({f['load_bytes']} bytes gzip) p50 {f['load_p50']:.1f} ms, p99 {f['load_p99']:.1f} ms after the state "
-              f"came (the request itself p99 {f['request_p99']:.1f} ms)")
+              f"came (the request itself p99 {f['request_p99']:.1f} ms); server CPU "
+              f"{1000 * f['load_cpu_s'] / max(1, f['loads']):.2f} ms per load (with its connection)")
         print(f"  delivery latency: p50 {f['p50']:.1f} ms, p99 {f['p99']:.1f} ms (target <= {target} ms), "
               f"max {f['max']:.1f} ms; ratio p99/target {f['p99'] / target:.2f}; load average {load_average()}")
         per_state = 1e6 * f["cpu_s"] / max(1, f["delivered"])

@@ -318,8 +318,12 @@ class RedisBroker:
 
     @_down
     async def get_run(self, code: str, run_id: str) -> bytes | None:
-        await self._must(code)
-        got, answer = await self.redis.hmget("fg:r:" + code, "id", "answer")
+        pipe = self.redis.pipeline(transaction=False)  # one round trip: a whole class asks at the same moment
+        pipe.exists(self._key(code))
+        pipe.hmget("fg:r:" + code, "id", "answer")
+        alive, (got, answer) = await pipe.execute()
+        if not alive:
+            raise NoSuchSession(NOT_FOUND)
         return answer if got is not None and got.decode() == run_id else None
 
     async def _count(self, code: str) -> int:

@@ -99,6 +99,36 @@ def test_the_presenters_run_is_run_once_and_loaded_by_followers(server):
         assert b'"passes"' in gzip.decompress(b"".join(raw.iter_raw()))  # compressed once, sent as stored
 
 
+def test_the_shared_run_goes_as_stored_gzip_and_is_cached_by_its_etag(server):
+    """What 300 followers fetch at once: the stored gzip bytes with Content-Encoding, an ETag naming the run
+    (immutable), 304 without a body for a follower that has it; typed codes are case-insensitive here too."""
+    code, headers, _ = create(server)
+    run_id = httpx.post(f"{server}/api/sessions/{code}/run", json={"source": PROGRAM, "values": "summary"},
+                        headers=headers, timeout=60).json()["run"]
+    url = f"{server}/api/sessions/{code}/runs/{run_id}"
+    with httpx.stream("GET", url, headers={"Accept-Encoding": "gzip"}) as raw:
+        body = b"".join(raw.iter_raw())
+        assert raw.status_code == 200 and raw.headers["content-encoding"] == "gzip"
+        assert raw.headers["content-type"] == "application/json" and int(raw.headers["content-length"]) == len(body)
+        assert raw.headers["etag"] == f'"{run_id}"' and "immutable" in raw.headers["cache-control"]
+        assert "accept-encoding" in raw.headers["vary"].lower()
+    assert b'"passes"' in gzip.decompress(body)
+    for asked in (f'"{run_id}"', f'W/"{run_id}"', f'"{"0" * 16}", "{run_id}"', "*"):
+        again = httpx.get(url, headers={"If-None-Match": asked, "Accept-Encoding": "gzip"})
+        assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == f'"{run_id}"', asked
+    other = httpx.get(url, headers={"If-None-Match": f'"{"0" * 16}"', "Accept-Encoding": "gzip"})
+    assert other.status_code == 200 and other.headers["content-encoding"] == "gzip"
+    plain = httpx.get(url, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.headers["etag"] == f'"{run_id}"'
+    assert plain.content == gzip.decompress(body)
+    assert httpx.get(url.replace(code, code.lower())).status_code == 200
+    assert httpx.get(f"{server}/api/sessions/ZZZZZZ/runs/{run_id}").status_code == 404
+    assert httpx.get(f"{server}/api/sessions/{'A' * 300}/runs/{run_id}").status_code == 404
+    httpx.post(f"{server}/api/sessions/{code}/end", headers=headers)
+    gone = httpx.get(url, headers={"If-None-Match": f'"{run_id}"'})
+    assert gone.status_code == 404 and gone.json()["error"]["type"] == "NotFound"  # an ended class keeps no run
+
+
 @pytest.mark.parametrize("bad", ["../../etc", "ABCDEF0123456789", "0" * 17, "%00" * 4])
 def test_hostile_run_ids_are_refused(server, bad):
     code, _, _ = create(server)
