@@ -38,7 +38,10 @@ def test_only_the_presenter_ends_the_class_and_followers_get_a_last_frame(server
     assert httpx.post(f"{server}/api/sessions/{code}/end", headers={"Authorization": "Bearer nope"}).status_code == 403
     r = httpx.post(f"{server}/api/sessions/{code}/end", headers=headers)
     assert r.status_code == 200 and r.json()["ended"] is True
-    last = [e for e in f.wait_for(2) if e.get("ended")]
+    seen = f.wait_for(2)
+    if not any(e.get("ended") for e in seen):  # on a slow machine the quiet presenter's "away" (0.5 s) comes first
+        seen = f.wait_for(3)
+    last = [e for e in seen if e.get("ended")]
     assert last and last[0]["seq"] == r.json()["seq"]
     assert httpx.get(f"{server}/api/sessions/{code}").status_code == 404  # the code stops working
     assert httpx.post(f"{server}/api/sessions/{code}/join").status_code == 404
