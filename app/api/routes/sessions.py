@@ -97,7 +97,7 @@ class AnswerBody(BaseModel):
 async def session_code(code: str, classroom: ClassroomDep) -> str:
     """The path's code, canonical (typed codes are case-insensitive), of a live session: else 404."""
     canonical = normalise_code(code)
-    if canonical is None or await classroom.broker.info(canonical) is None:
+    if canonical is None or not await classroom.broker.alive(canonical):  # every follower call: one cheap read
         raise NoSuchSession(NOT_FOUND)
     return canonical
 
@@ -110,10 +110,10 @@ async def presenter(code: CodeDep, classroom: ClassroomDep,
     """The session's code once the bearer token is its presenter's: 401 without one, 403 for a wrong one."""
     if not authorization or not authorization.lower().startswith("bearer "):
         raise Unauthorized("the presenter's token is needed: Authorization: Bearer <presenter_token>")
-    info = await classroom.broker.info(code)
-    if info is None:
+    digest = await classroom.broker.digest(code)
+    if digest is None:
         raise NoSuchSession(NOT_FOUND)
-    if not token_matches(authorization[7:].strip(), info["digest"]):
+    if not token_matches(authorization[7:].strip(), digest):
         raise Forbidden("this token is not the presenter's token of this session")
     return code
 
@@ -247,7 +247,7 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                 if listening.last_seq > cursor:  # a frame came as the timer fired: send it first (the last one too)
                     continue
                 try:
-                    if await broker.info(code) is None:  # the session ended: so does the stream
+                    if not await broker.alive(code):  # the session ended: so does the stream
                         return
                     if watch_presenter:  # a presenter quiet too long: its followers are told (one frame for all)
                         await broker.check_presenter(code)
