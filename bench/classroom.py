@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/classroom.py                 # one process, in memory
     .venv/bin/python bench/classroom.py --redis         # two processes sharing sessions through Redis
-    .venv/bin/python bench/classroom.py --seconds 600   # the 10-minute memory run
+    .venv/bin/python bench/classroom.py --minutes 10    # the memory run: RSS every 10 s, its slope after minute 1
 
 Targets (issue 13): 200 followers on one session, the presenter posting 10 states a second: every
 follower gets every state in order; delivery p99 <= 150 ms in one process, <= 250 ms across two
@@ -15,14 +15,24 @@ presses Run: the server runs the program once (POST …/run) and every follower 
 (GET …/runs/{id}), as the page does. Counted from the servers' own run counters (/healthz): runs while the
 teacher typed (target 0) and runs for the whole class's Run (target 1, not one per follower).
 
-Measured 2026-11-27 19:25 (one process, 300 followers, 10 states/s for 20 s, 30 answers) on the shared 2-core
-machine at load average 15-20 (eight developers' test runs): every follower got every state in order, none lost;
-300/300 got the question and the reveal; runs while the teacher typed 0, runs for the Run 1 (300 loads of a
-1.4 kB gzip answer); delivery p50 296 ms, p99 928 ms (target 150: the clients, the server and everyone else's
-tests share two cores: 100 plain GET /healthz at once took p50 2.7 s on that machine); RSS 82 → 92 MB over the
-run. The Redis run (two processes) did not get its 300 followers connected within 120 s at load average 26.
-The followers run in this process (asyncio, one connection each), so the machine's 2 cores are
-shared by the clients and the servers: the figures include that load.
+Measured 2026-11-27 19:25 (before issue 24's delivery work; httpx followers) at load 15-20: delivery p50 296 ms,
+p99 928 ms; the shared run's 300 loads took seconds; the Redis run did not connect its followers within 120 s.
+
+Delivery work, 2026-11-27 21:45-22:40 (wip-deliver), on the shared 2-core machine at load average 15-23 (others'
+test suites and browsers): latencies below are that machine's, the CPU figures are the comparable ones.
+* The multi-second shared-run fetch was the benchmark's client: 300 GETs of the 1.4 kB gzip run through one httpx
+  client took p50 9.3 s, over raw sockets 1.2 s, against the same server at load 6; the server spends ~1 ms CPU
+  per such request with its connection, the same as GET /healthz. The followers now speak HTTP over asyncio
+  streams (``request``); the route sends the stored gzip bytes with an ETag (304 on If-None-Match).
+* Fan-out: each state is encoded once per process (the hub's frame); per follower and frame there were two
+  asyncio.wait_for (a task and a timer each, on 3.11): now asyncio.timeout. Server CPU per delivered frame, 300
+  followers: 121 µs before, 90 µs after (one process); 142 µs across two processes through Redis (1,000 followers,
+  heartbeats and the Redis subscription included).
+* Redis, 1,000 followers: 101 streams were refused 503 (the 32-connection pool's 10 s wait ran out at ~19 round
+  trips per follower): a bug, not only the load. Now ~6 round trips per follower: 1000/1000 joined in 28 s at
+  load 20, every state in order, none lost, 1 run for the class's Run and 1000/1000 loads of it.
+The followers run in this process (one raw connection each), so the machine's cores are shared by the
+clients and the servers: latencies include that; the report gives the load average beside them.
 """
 
 from __future__ import annotations
