@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/classroom.py                 # one process, in memory
     .venv/bin/python bench/classroom.py --redis         # two processes sharing sessions through Redis
-    .venv/bin/python bench/classroom.py --seconds 600   # the 10-minute memory run
+    .venv/bin/python bench/classroom.py --minutes 10    # the memory run: RSS every 10 s, its slope after minute 1
 
 Targets (issue 13): 200 followers on one session, the presenter posting 10 states a second: every
 follower gets every state in order; delivery p99 <= 150 ms in one process, <= 250 ms across two
@@ -15,21 +15,42 @@ presses Run: the server runs the program once (POST …/run) and every follower 
 (GET …/runs/{id}), as the page does. Counted from the servers' own run counters (/healthz): runs while the
 teacher typed (target 0) and runs for the whole class's Run (target 1, not one per follower).
 
-Measured 2026-11-27 19:25 (one process, 300 followers, 10 states/s for 20 s, 30 answers) on the shared 2-core
-machine at load average 15-20 (eight developers' test runs): every follower got every state in order, none lost;
-300/300 got the question and the reveal; runs while the teacher typed 0, runs for the Run 1 (300 loads of a
-1.4 kB gzip answer); delivery p50 296 ms, p99 928 ms (target 150: the clients, the server and everyone else's
-tests share two cores: 100 plain GET /healthz at once took p50 2.7 s on that machine); RSS 82 → 92 MB over the
-run. The Redis run (two processes) did not get its 300 followers connected within 120 s at load average 26.
-The followers run in this process (asyncio, one connection each), so the machine's 2 cores are
-shared by the clients and the servers: the figures include that load.
+Measured 2026-11-27 19:25 (before issue 24's delivery work; httpx followers) at load 15-20: delivery p50 296 ms,
+p99 928 ms; the shared run's 300 loads took seconds; the Redis run did not connect its followers within 120 s.
+
+Delivery work, 2026-11-27 21:45-22:40 (wip-deliver), on the shared 2-core machine at load average 15-23 (others'
+test suites and browsers): latencies below are that machine's, the CPU figures are the comparable ones.
+* The multi-second shared-run fetch was the benchmark's client: 300 GETs of the 1.4 kB gzip run through one httpx
+  client took p50 9.3 s, over raw sockets 1.2 s, against the same server at load 6; the server spends ~1 ms CPU
+  per such request with its connection, the same as GET /healthz. The followers now speak HTTP over asyncio
+  streams (``request``); the route sends the stored gzip bytes with an ETag (304 on If-None-Match).
+* Fan-out: each state is encoded once per process (the hub's frame); per follower and frame there were two
+  asyncio.wait_for (a task and a timer each, on 3.11): now asyncio.timeout. Server CPU per delivered frame, 300
+  followers: 121 µs before, 90 µs after (one process); 142 µs across two processes through Redis (1,000 followers,
+  heartbeats and the Redis subscription included).
+* Redis, 1,000 followers: 101 streams were refused 503 (the 32-connection pool's 10 s wait ran out at ~19 round
+  trips per follower): a bug, not only the load. Now ~6 round trips per follower: 1000/1000 joined in 28 s at
+  load 20, every state in order, none lost, 1 run for the class's Run and 1000/1000 loads of it.
+Quiet at the end (22:56, load 0.6-2.3), this branch:
+* one process, 300 followers, 30 s: delivery p50 22.0 ms, p99 72.2 ms (target 150), max 180 ms, every state in
+  order, none lost; question p99 38 ms, reveal p99 70 ms; 0 runs while typing, 1 for the Run; 300/300 loads of the
+  shared run p50 443 ms, p99 506 ms after the state (was p50 2343, p99 5999); 88 µs server CPU per frame.
+* two processes through Redis, 1,000 followers, 20 s: joined in 8.2 s; delivery p50 76 ms, p99 272 ms (target
+  250), max 451 ms; 7.6 of 10 states/s reached (the presenter's posts wait on the busy loops); question p99 106 ms,
+  reveal p99 89 ms; 1000/1000 loads p50 735 ms, p99 1210 ms; 85 µs server CPU per frame.
+* --minutes 10, one process, 300 followers (load 17 falling to 2): 6000 states to each, in order, none lost;
+  RSS 88.9 -> 92.3 MB, slope +0.04 MB/min after the first minute (flat).
+The followers run in this process (one raw connection each), so the machine's cores are shared by the
+clients and the servers: latencies include that; the report gives the load average beside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -39,6 +60,7 @@ import time
 from pathlib import Path
 
 import httpx
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +78,7 @@ def pct(xs, p):
 
 def start_server(env_extra: dict) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**__import__("os").environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port), **env_extra}
+    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port), **env_extra}
     log = open(f"/tmp/bench-classroom-{port}.log", "w")  # noqa: SIM115 - the server's lifetime
     proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
@@ -73,6 +95,26 @@ def start_server(env_extra: dict) -> tuple[subprocess.Popen, str]:
         time.sleep(0.2)
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, MB) samples, in MB per minute."""
+    if len(samples) < 2:
+        return float("nan")
+    n = len(samples)
+    mt, mm = sum(t for t, _ in samples) / n, sum(m for _, m in samples) / n
+    var = sum((t - mt) ** 2 for t, _ in samples)
+    return 60 * sum((t - mt) * (m - mm) for t, m in samples) / var if var else float("nan")
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -80,47 +122,114 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def join(client, url, code) -> str:
+def host_port(url: str) -> tuple[str, int]:
+    host, _, port = url.rpartition("//")[2].partition(":")
+    return host, int(port)
+
+
+async def read_head(reader) -> tuple[int, dict[str, str]]:
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:] if line)}
+    return int(head[0].split()[1]), headers
+
+
+async def chunks(reader, headers: dict):
+    """The body as it arrives (chunked transfer-encoding, or up to Content-Length / the end)."""
+    if headers.get("transfer-encoding") == "chunked":
+        while True:
+            size = int((await reader.readline()).split(b";")[0], 16)
+            if size == 0:
+                return
+            yield (await reader.readexactly(size + 2))[:-2]
+    elif "content-length" in headers:
+        yield await reader.readexactly(int(headers["content-length"]))
+    else:
+        yield await reader.read()
+
+
+async def request(url: str, method: str, path: str, body: bytes | None = None,
+                  headers: dict | None = None) -> tuple[int, dict, bytes]:
+    """One HTTP/1.1 request on its own connection. The followers' side of the bench speaks HTTP over raw
+    asyncio streams: httpx's pool, with hundreds of connections busy at once, took seconds per request on the
+    client (300 GETs of the shared run: p50 9.3 s through one httpx client, 1.2 s raw, on the same server)."""
+    host, port = host_port(url)
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        head = f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        writer.write(head.encode() + b"\r\n" + (body or b""))
+        status, got = await read_head(reader)
+        return status, got, b"".join([c async for c in chunks(reader, got)])
+    finally:
+        writer.close()
+
+
+async def join(url, code) -> str:
     """A follower token (POST …/join): the stream and answers take only tokens the server gave."""
-    return (await client.post(f"{url}/api/sessions/{code}/join")).json()["follower"]
+    for attempt in range(5):
+        status, _, body = await request(url, "POST", f"/api/sessions/{code}/join", b"")
+        if status == 200:
+            return orjson.loads(body)["follower"]
+        await asyncio.sleep(0.5 * (attempt + 1))
+    raise RuntimeError(f"join refused: {status} {body[:200]!r}")
 
 
-async def load_run(client, url, code, run_id, loads: list, asked: float) -> None:
+async def load_run(url, code, run_id, loads: list, asked: float) -> None:
     """What a follower's page does with a new run id: load the teacher's answer (never run the program)."""
-    for attempt in range(3):  # a kept-alive connection the server just closed is tried again, as a browser does
-        try:
-            sent = time.time()
-            r = await client.get(f"{url}/api/sessions/{code}/runs/{run_id}")
-            r.raise_for_status()
-            loads.append((time.time() - asked, r.num_bytes_downloaded, time.time() - sent))
-            return
-        except httpx.HTTPError as e:
-            if attempt == 2:
-                print(f"  a follower could not load the shared run: {type(e).__name__}")
+    sent = time.time()
+    status, headers, body = await request(url, "GET", f"/api/sessions/{code}/runs/{run_id}",
+                                          headers={"Accept-Encoding": "gzip"})
+    if status != 200:
+        print(f"  a follower could not load the shared run: {status}")
+        return
+    done = time.time()
+    answer = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
+    if b'"passes"' not in answer:
+        print("  a follower loaded something that is not a run's answer")
+        return
+    loads.append((done - asked, len(body), done - sent))
 
 
-async def follower(client, url, code, name, received: list, ready: asyncio.Event, counter: list,
-                   questions: dict, loads: list, loader):
-    token = await join(client, url, code)
+async def follower(url, code, name, received: list, ready: asyncio.Event, counter: list, questions: dict,
+                   loads: list, connected: list):
+    token = await join(url, code)
     loaded, pending = None, set()
-    async with client.stream("GET", f"{url}/api/sessions/{code}/events?follower={token}") as r:
-        async for line in r.aiter_lines():
-            if line.startswith("data:"):
+    host, port = host_port(url)
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(f"GET /api/sessions/{code}/events?follower={token} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                 "Accept: text/event-stream\r\n\r\n".encode())
+    try:
+        status, headers = await read_head(reader)
+        if status != 200:
+            raise RuntimeError(f"stream refused: {status}")
+        connected[0] += 1
+        buffer = b""
+        async for chunk in chunks(reader, headers):
+            buffer += chunk
+            *frames, buffer = buffer.split(b"\n\n")
+            for frame in frames:
+                data = next((line[5:] for line in frame.split(b"\n") if line.startswith(b"data:")), None)
+                if data is None:
+                    continue
                 now = time.time()
-                ev = json.loads(line[5:])
+                ev = orjson.loads(data)
                 state, q = ev["state"], ev["question"]
                 received.append((ev["seq"], now - state.get("t", now), state.get("i")))
                 if q is not None and (q["id"], q["status"]) not in questions.setdefault(name, {}):
                     questions[name][(q["id"], q["status"])] = now
                 if state.get("run") and state["run"] != loaded:
                     loaded = state["run"]
-                    task = asyncio.create_task(load_run(loader, url, code, loaded, loads, now))
+                    task = asyncio.create_task(load_run(url, code, loaded, loads, now))
                     pending.add(task)
                     task.add_done_callback(pending.discard)
                 if len(received) == 1:  # the latest state arrived: this follower is listening
                     counter[0] += 1
                     if counter[0] == counter[1]:
                         ready.set()
+    finally:
+        writer.close()
 
 
 async def runs_done(client, urls) -> int:
@@ -136,10 +245,8 @@ TYPED = "\n# the teacher types a comment while explaining; nothing runs until Ru
 
 
 async def fanout(urls, followers: int, rate: float, seconds: float, procs, answering: int) -> dict:
-    limits = httpx.Limits(max_connections=2 * followers + 20, max_keepalive_connections=2 * followers + 20)
-    # the shared-run loads on a pool of their own: httpx's pool is slow to pick among 300 busy stream connections
-    async with httpx.AsyncClient(timeout=None, limits=limits) as client, \
-            httpx.AsyncClient(timeout=None, limits=limits) as loader:
+    # the presenter (a few requests a second) on httpx; every follower on its own raw connection (request())
+    async with httpx.AsyncClient(timeout=None) as client:
         d = (await client.post(urls[0] + "/api/sessions")).json()
         code, headers = d["code"], {"Authorization": "Bearer " + d["presenter_token"]}
         shared = (await client.post(f"{urls[0]}/api/sessions/{code}/run", json={"source": PROGRAM, "values": "summary"},
@@ -150,7 +257,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         got = [[] for _ in range(followers)]
         questions: dict = {}
         loads: list = []
-        ready, counter = asyncio.Event(), [0, followers]
+        ready, counter, connected = asyncio.Event(), [0, followers], [0]
 
         async def beat():  # the presenter's page beats while open: its followers never see it "away"
             while True:
@@ -158,17 +265,27 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
                 await client.post(f"{urls[0]}/api/sessions/{code}/presence", headers=headers)
 
         beating = asyncio.create_task(beat())
-        tasks = [asyncio.create_task(follower(client, urls[i % len(urls)], code, f"f{i}", got[i], ready, counter,
-                                              questions, loads, loader)) for i in range(followers)]
-        await asyncio.wait_for(ready.wait(), 120)
+        joining = time.monotonic()
+        tasks = [asyncio.create_task(follower(urls[i % len(urls)], code, f"f{i}", got[i], ready, counter, questions,
+                                              loads, connected)) for i in range(followers)]
+        try:
+            await asyncio.wait_for(ready.wait(), 120)
+        except TimeoutError:
+            failed = [t.exception() for t in tasks if t.done() and not t.cancelled() and t.exception()]
+            raise SystemExit(f"only {counter[0]}/{followers} followers got their first state within 120 s "
+                             f"({connected[0]} streams open, {len(failed)} failed: {failed[:3]}); load {load_average()}") from None
+        join_s = time.monotonic() - joining
         await asyncio.sleep(1.0)
-        memory = [[rss_mb(p.pid) for p in procs]]
+        started = time.monotonic()
+        memory = [(0.0, [rss_mb(p.pid) for p in procs])]
         runs_before = await runs_done(client, urls)
-        tokens = [await join(client, urls[i % len(urls)], code) for i in range(answering)]
+        tokens = [await join(urls[i % len(urls)], code) for i in range(answering)]
         posts = int(seconds * rate)
         ask_at, reveal_at = posts // 3, 2 * posts // 3
         opened = revealed = None
         answer_tasks = []
+        received_before = sum(len(g) for g in got)
+        cpu_before, client_before = [cpu_s(p.pid) for p in procs], time.process_time()
         t0 = time.monotonic()
         last_sample = t0
         for i in range(posts):
@@ -185,19 +302,25 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
                                                                                      "label": "∂L/∂x"},
                                        headers=headers)).json()
                 for k in range(answering):  # the class answers over the next second, stepping goes on
-                    answer_tasks.append(asyncio.create_task(answer_later(client, urls[k % len(urls)], code, q["id"],
+                    answer_tasks.append(asyncio.create_task(answer_later(urls[k % len(urls)], code, q["id"],
                                                                          tokens[k], 9 + k % 3, k / answering)))
             if i == reveal_at:
                 revealed = time.time()
                 await client.post(f"{url}/api/sessions/{code}/questions/{q['id']}/reveal", headers=headers)
             if time.monotonic() - last_sample > 10:
                 last_sample = time.monotonic()
-                memory.append([rss_mb(p.pid) for p in procs])
+                memory.append((last_sample - started, [rss_mb(p.pid) for p in procs]))
+        await asyncio.sleep(1.0)  # the last states arrive
+        stepping_s = time.monotonic() - t0
+        cpu_used = sum(cpu_s(p.pid) for p in procs) - sum(cpu_before)
+        client_cpu = time.process_time() - client_before
+        delivered = sum(len(g) for g in got) - received_before
         answered = sum(await asyncio.gather(*answer_tasks))
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(0.5)
         runs_typing = await runs_done(client, urls) - runs_before
         # Run: the server runs the program once for the class; every follower loads the answer
         loads.clear()
+        cpu_before_loads = sum(cpu_s(p.pid) for p in procs)
         ran = PROGRAM.replace("3.0", "4.0")
         shared = (await client.post(f"{urls[0]}/api/sessions/{code}/run", json={"source": ran, "values": "summary"},
                                     headers=headers)).json()["run"]
@@ -207,9 +330,10 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         deadline = time.monotonic() + 60
         while len(loads) < followers and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        load_cpu = sum(cpu_s(p.pid) for p in procs) - cpu_before_loads  # the run itself is in the pool's worker
         runs_for_run = await runs_done(client, urls) - runs_before - runs_typing
         await asyncio.sleep(1.0)
-        memory.append([rss_mb(p.pid) for p in procs])
+        memory.append((time.monotonic() - started, [rss_mb(p.pid) for p in procs]))
         last_seq = (await client.get(f"{urls[0]}/api/sessions/{code}")).json()["seq"]
         for t in [*tasks, beating]:
             t.cancel()
@@ -232,18 +356,20 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
     asked = [t - opened for per in questions.values() for (qid, status), t in per.items() if status == "open"]
     shown = [t - revealed for per in questions.values() for (qid, status), t in per.items() if status == "revealed"]
     return {"states": posts, "in_order": in_order, "complete": complete, "p50": pct(delays, 50) * 1000,
-            "p99": pct(delays, 99) * 1000, "max": max(delays) * 1000, "memory": memory,
+            "p99": pct(delays, 99) * 1000, "max": max(delays) * 1000, "memory": memory, "join_s": join_s,
             "question_p99": pct(asked, 99) * 1000, "reveal_p99": pct(shown, 99) * 1000, "asked": len(asked),
             "revealed": len(shown), "answered": answered, "runs_typing": runs_typing, "runs_for_run": runs_for_run,
             "loads": len(loads), "load_p50": pct([t for t, _, _ in loads], 50) * 1000,
             "load_p99": pct([t for t, _, _ in loads], 99) * 1000, "load_bytes": loads[0][1] if loads else 0,
-            "request_p99": pct([t for _, _, t in loads], 99) * 1000}
+            "request_p99": pct([t for _, _, t in loads], 99) * 1000, "delivered": delivered,
+            "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s, "load_cpu_s": load_cpu}
 
 
-async def answer_later(client, url, code, qid, token, value, after: float) -> int:
+async def answer_later(url, code, qid, token, value, after: float) -> int:
     await asyncio.sleep(after)
-    r = await client.post(f"{url}/api/sessions/{code}/questions/{qid}/answers", json={"follower": token, "value": value})
-    return int(r.status_code == 200)
+    status, _, _ = await request(url, "POST", f"/api/sessions/{code}/questions/{qid}/answers",
+                                 orjson.dumps({"follower": token, "value": value}))
+    return int(status == 200)
 
 
 async def question_round(urls, answering: int) -> dict:
@@ -273,7 +399,7 @@ async def question_round(urls, answering: int) -> dict:
                               json={"follower": tokens[i], "value": 9 + i % 3})
             return sent
 
-        tokens = [await join(client, urls[i % len(urls)], code) for i in range(answering)]
+        tokens = [await join(urls[i % len(urls)], code) for i in range(answering)]
         done = await asyncio.gather(*(answer(i) for i in range(answering)))
         deadline = time.monotonic() + 5
         while not (seen and seen[-1][1] == answering) and time.monotonic() < deadline:
@@ -291,8 +417,11 @@ def main() -> int:
     ap.add_argument("--followers", type=int, default=300)
     ap.add_argument("--rate", type=float, default=10.0, help="presenter states a second")
     ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--minutes", type=float, default=None, help="the memory run: step this many minutes "
+                                                                 "(overrides --seconds), RSS sampled every 10 s")
     ap.add_argument("--answers", type=int, default=30)
     args = ap.parse_args()
+    seconds = 60 * args.minutes if args.minutes else args.seconds
     procs, redis = [], None
     # every simulated student is this one client (one identity): its per-identity shares are lifted; the
     # processes share one identity_secret so a token from one is good on the other
@@ -312,21 +441,32 @@ def main() -> int:
         procs, urls = [p for p, _ in started], [u for _, u in started]
         where = "two processes through Redis" if args.redis else "one process, in memory"
         target = 250 if args.redis else 150
-        print(f"class sessions — {where}; {args.followers} followers, {args.rate:g} states/s for {args.seconds:g} s")
-        f = asyncio.run(fanout(urls, args.followers, args.rate, args.seconds, procs, args.answers))
-        print(f"  delivery: {f['states']} states to each follower; in order: {f['in_order']}; none lost: {f['complete']}")
+        print(f"class sessions — {where}; {args.followers} followers, {args.rate:g} states/s for {seconds:g} s; "
+              f"load average {load_average()}")
+        f = asyncio.run(fanout(urls, args.followers, args.rate, seconds, procs, args.answers))
+        print(f"  {args.followers} followers joined and got their first state in {f['join_s']:.1f} s")
+        print(f"  delivery: {f['states']} states to each follower ({f['states'] / f['stepping_s']:.1f} states/s "
+              f"reached); in order: {f['in_order']}; none lost: {f['complete']}")
         print(f"  question round while stepping: {f['asked']}/{args.followers} got the question (p99 "
               f"{f['question_p99']:.1f} ms), {f['answered']}/{args.answers} answers taken, {f['revealed']} got the "
               f"reveal (p99 {f['reveal_p99']:.1f} ms)")
         print(f"  runs while the teacher typed and stepped: {f['runs_typing']} (target 0); runs for the class's Run: "
               f"{f['runs_for_run']} (target 1); {f['loads']}/{args.followers} followers loaded the shared run "
               f"({f['load_bytes']} bytes gzip) p50 {f['load_p50']:.1f} ms, p99 {f['load_p99']:.1f} ms after the state "
-              f"came (the request itself p99 {f['request_p99']:.1f} ms)")
+              f"came (the request itself p99 {f['request_p99']:.1f} ms); server CPU "
+              f"{1000 * f['load_cpu_s'] / max(1, f['loads']):.2f} ms per load (with its connection)")
         print(f"  delivery latency: p50 {f['p50']:.1f} ms, p99 {f['p99']:.1f} ms (target <= {target} ms), "
-              f"max {f['max']:.1f} ms; ratio p99/target {f['p99'] / target:.2f}")
-        first, last = f["memory"][0], f["memory"][-1]
-        print("  server RSS: " + ", ".join(f"{a:.1f} → {b:.1f} MB" for a, b in zip(first, last))
-              + f" over {len(f['memory'])} samples (max {max(max(m) for m in f['memory']):.1f} MB)")
+              f"max {f['max']:.1f} ms; ratio p99/target {f['p99'] / target:.2f}; load average {load_average()}")
+        per_state = 1e6 * f["cpu_s"] / max(1, f["delivered"])
+        print(f"  server CPU while stepping: {f['cpu_s']:.2f} s for {f['delivered']} delivered frames = "
+              f"{per_state:.0f} µs per delivered frame ({100 * f['cpu_s'] / f['stepping_s']:.0f}% of a core); "
+              f"the followers' client {f['client_cpu_s']:.2f} s")
+        first, last = f["memory"][0][1], f["memory"][-1][1]
+        slopes = [slope_mb_per_min([(t, m[k]) for t, m in f["memory"] if t >= 60 or seconds < 120])
+                  for k in range(len(procs))]
+        print("  server RSS: " + ", ".join(f"{a:.1f} → {b:.1f} MB (slope {s:+.2f} MB/min)"
+                                           for a, b, s in zip(first, last, slopes))
+              + f" over {len(f['memory'])} samples (max {max(max(m) for _, m in f['memory']):.1f} MB)")
         q = asyncio.run(question_round(urls, args.answers))
         print(f"  question: {q['counted']}/{q['answers']} answers counted; histogram updated "
               f"{q['histogram_lag_ms']:.1f} ms after the last answer (target <= 200 ms)")

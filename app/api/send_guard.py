@@ -28,6 +28,7 @@ class Share:
     def __init__(self):
         self.waiting = 0
         self.users = 0  # connections of this identity under way (the share is forgotten at 0)
+        self.waiters = 0  # writes waiting for room (none: a finished write has nobody to wake)
         self.room = asyncio.Condition()
 
 
@@ -73,15 +74,20 @@ class SendGuard:
             """``send`` once the identity's share has room for ``n`` more bytes (always for its first piece)."""
             mine = share()
             if n and mine.waiting and mine.waiting + n > self.identity_bytes:
-                async with mine.room:
-                    await mine.room.wait_for(lambda: not mine.waiting or mine.waiting + n <= self.identity_bytes)
+                mine.waiters += 1
+                try:
+                    async with mine.room:
+                        await mine.room.wait_for(lambda: not mine.waiting or mine.waiting + n <= self.identity_bytes)
+                finally:
+                    mine.waiters -= 1
             mine.waiting += n
             try:
                 await send(message)
             finally:
                 mine.waiting -= n
-                async with mine.room:
-                    mine.room.notify_all()
+                if mine.waiters:  # a class's 300 streams share one Condition: taken only when someone waits
+                    async with mine.room:
+                        mine.room.notify_all()
 
         async def send_one(message) -> None:
             if gone.is_set():
@@ -89,7 +95,8 @@ class SendGuard:
                 return
             n = len(message.get("body", b"")) if message["type"] == "http.response.body" else 0
             try:
-                await asyncio.wait_for(write(message, n), self.timeout_s)
+                async with asyncio.timeout(self.timeout_s):  # not wait_for: on 3.11 a task per message written
+                    await write(message, n)
             except TimeoutError:
                 gone.set()
                 self.dropped += 1

@@ -212,6 +212,14 @@ class MemoryBroker:
             raise SessionFull("this session has been joined from too many browsers (4 x max_followers)")
         s.minted[identity] = taken + 1
 
+    async def alive(self, code: str) -> bool:
+        return self._get(code) is not None
+
+    async def digest(self, code: str) -> str | None:
+        """The presenter token's digest, or None when there is no such session."""
+        s = self._get(code)
+        return None if s is None else s.digest
+
     async def info(self, code: str) -> dict | None:
         s = self._get(code)
         if s is None:

@@ -62,7 +62,12 @@ class Channel:
         if not self.log or self.last_seq <= seq:
             return [], seq, False
         gap = self.log[0][0] > seq + 1
-        frames = [f for s, f in self.log if s > seq]
+        frames = []
+        for s, f in reversed(self.log):  # from the newest back: a follower keeping up costs one frame, not the log
+            if s <= seq:
+                break
+            frames.append(f)
+        frames.reverse()
         return frames, self.last_seq, gap
 
 

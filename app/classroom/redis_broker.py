@@ -105,7 +105,8 @@ class RedisBroker:
         self.hub = hub
         # a bounded pool that queues: 200 followers joining at once wait their turn instead of opening
         # 200 connections (and timing some out) on a busy machine
-        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=32, timeout=10, socket_timeout=5,
+        # (a class of 1,000 joining at once queues here for seconds on a busy machine: 30 s before "unavailable")
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=32, timeout=30, socket_timeout=5,
                                                         socket_connect_timeout=5, health_check_interval=10)
         self.redis = aioredis.Redis(connection_pool=pool)
         self._listener: asyncio.Task | None = None
@@ -209,14 +210,33 @@ class RedisBroker:
     @_down
     async def mint_follower(self, code: str, identity: str) -> None:
         """``identity`` takes one more follower token of this session: at most max_followers_per_identity."""
-        await self._must(code)
         key = "fg:m:" + code
-        if not await self.redis.hexists(key, identity) and await self.redis.hlen(key) >= 4 * self.limits.max_followers:
+        pipe = self.redis.pipeline(transaction=False)  # round trips, not commands, are what a joining class costs
+        pipe.hexists(self._key(code), "digest")
+        pipe.hexists(key, identity)
+        pipe.hlen(key)
+        alive, known, browsers = await pipe.execute()
+        if not alive:
+            raise NoSuchSession(NOT_FOUND)
+        if not known and browsers >= 4 * self.limits.max_followers:
             raise SessionFull("this session has been joined from too many browsers (4 x max_followers)")
-        if await self.redis.hincrby(key, identity, 1) > self.limits.max_followers_per_identity:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hincrby(key, identity, 1)
+        pipe.expire(key, self.ttl)
+        taken, _ = await pipe.execute()
+        if taken > self.limits.max_followers_per_identity:
             await self.redis.hincrby(key, identity, -1)
             raise TooManyOwnFollowers(own_followers_message(self.limits))
-        await self.redis.expire(key, self.ttl)
+
+    @_down
+    async def alive(self, code: str) -> bool:
+        # the digest, not the key: a write racing the session's end can leave a hash without it behind
+        return bool(await self.redis.hexists(self._key(code), "digest"))
+
+    @_down
+    async def digest(self, code: str) -> str | None:
+        digest = await self.redis.hget(self._key(code), "digest")
+        return None if digest is None else digest.decode()
 
     @_down
     async def info(self, code: str) -> dict | None:
@@ -243,9 +263,16 @@ class RedisBroker:
     async def _touch(self, code: str, conn: str | None = None) -> None:
         """Two round trips: the session's keys live another ``idle_s`` (what is left of ``unjoined_s`` while nobody
         joined), and ``conn`` is seen now."""
+        life, owner = await self._life(code, time.time())
+        await self._touched(code, conn, life, owner)
+
+    async def _touched(self, code: str, conn: str | None, life: int, owner: str, joined: bool = False) -> None:
+        """One pipeline: the session's keys live ``life`` more seconds, ``conn`` is seen now (and, on a join, the
+        session counts as joined: it lives idle_s from now on)."""
         now = time.time()
-        life, owner = await self._life(code, now)
         pipe = self.redis.pipeline(transaction=False)
+        if joined:
+            pipe.hset(self._key(code), "joined", 1)
         if conn is not None:
             pipe.zadd("fg:f:" + code, {conn: now})
         pipe.zadd("fg:sessions", {code: now + life})
@@ -318,8 +345,12 @@ class RedisBroker:
 
     @_down
     async def get_run(self, code: str, run_id: str) -> bytes | None:
-        await self._must(code)
-        got, answer = await self.redis.hmget("fg:r:" + code, "id", "answer")
+        pipe = self.redis.pipeline(transaction=False)  # one round trip: a whole class asks at the same moment
+        pipe.hexists(self._key(code), "digest")
+        pipe.hmget("fg:r:" + code, "id", "answer")
+        alive, (got, answer) = await pipe.execute()
+        if not alive:
+            raise NoSuchSession(NOT_FOUND)
         return answer if got is not None and got.decode() == run_id else None
 
     async def _count(self, code: str) -> int:
@@ -329,11 +360,20 @@ class RedisBroker:
 
     @_down
     async def join(self, code: str, conn: str) -> None:
-        await self._must(code)
-        if await self.redis.zscore("fg:f:" + code, conn) is None and await self._count(code) >= self.limits.max_followers:
+        """Two round trips (a class of 1,000 opens its streams at once): the checks, then the writes."""
+        key, followers = self._key(code), "fg:f:" + code
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(key, "owner")
+        pipe.hexists(key, "digest")
+        pipe.zscore(followers, conn)
+        pipe.zremrangebyscore(followers, "-inf", time.time() - self.limits.follower_timeout_s)
+        pipe.zcard(followers)
+        owner, alive, known, _, count = await pipe.execute()
+        if not alive:
+            raise NoSuchSession(NOT_FOUND)
+        if known is None and count >= self.limits.max_followers:
             raise SessionFull(f"this session already has {self.limits.max_followers} followers (max_followers)")
-        await self.redis.hset(self._key(code), "joined", 1)
-        await self._touch(code, conn)
+        await self._touched(code, conn, self.ttl, (owner or b"").decode(), joined=True)
 
     async def heartbeat(self, code: str, conn: str) -> None:
         try:

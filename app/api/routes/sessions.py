@@ -97,7 +97,7 @@ class AnswerBody(BaseModel):
 async def session_code(code: str, classroom: ClassroomDep) -> str:
     """The path's code, canonical (typed codes are case-insensitive), of a live session: else 404."""
     canonical = normalise_code(code)
-    if canonical is None or await classroom.broker.info(canonical) is None:
+    if canonical is None or not await classroom.broker.alive(canonical):  # every follower call: one cheap read
         raise NoSuchSession(NOT_FOUND)
     return canonical
 
@@ -110,10 +110,10 @@ async def presenter(code: CodeDep, classroom: ClassroomDep,
     """The session's code once the bearer token is its presenter's: 401 without one, 403 for a wrong one."""
     if not authorization or not authorization.lower().startswith("bearer "):
         raise Unauthorized("the presenter's token is needed: Authorization: Bearer <presenter_token>")
-    info = await classroom.broker.info(code)
-    if info is None:
+    digest = await classroom.broker.digest(code)
+    if digest is None:
         raise NoSuchSession(NOT_FOUND)
-    if not token_matches(authorization[7:].strip(), info["digest"]):
+    if not token_matches(authorization[7:].strip(), digest):
         raise Forbidden("this token is not the presenter's token of this session")
     return code
 
@@ -235,16 +235,19 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                 frames, newest, _ = listening.after(cursor)
             if frames:
                 cursor = newest
-                yield b"".join(frames)
+                yield frames[0] if len(frames) == 1 else b"".join(frames)  # the hub's bytes, as encoded once
                 if conn is not None and time.monotonic() - last_beat > heartbeat_s:  # busy streams stay present too
                     last_beat = time.monotonic()
                     _background(broker.heartbeat(code, conn))  # presence never delays delivery
                 continue
             try:
-                await asyncio.wait_for(listening.changed.wait(), heartbeat_s)
+                async with asyncio.timeout(heartbeat_s):  # not wait_for: on 3.11 that is a new task per wake-up
+                    await listening.changed.wait()
             except TimeoutError:
+                if listening.last_seq > cursor:  # a frame came as the timer fired: send it first (the last one too)
+                    continue
                 try:
-                    if await broker.info(code) is None:  # the session ended: so does the stream
+                    if not await broker.alive(code):  # the session ended: so does the stream
                         return
                     if watch_presenter:  # a presenter quiet too long: its followers are told (one frame for all)
                         await broker.check_presenter(code)
@@ -394,15 +397,32 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
     return Response(orjson.dumps({"run": run_id, "bytes": len(result.answer)}), media_type="application/json")
 
 
-@router.get("/{code}/runs/{run_id}", responses={404: {"description": "RunExpired: not this session's latest run"}})
-async def shared_run(code: CodeDep, run_id: Annotated[str, FastPath(pattern=r"^[0-9a-f]{16}$")], request: Request,
+def _etag_matches(if_none_match: str | None, etag: str) -> bool:
+    """``If-None-Match`` names this ETag (or ``*``): weak or strong, one of a list."""
+    if not if_none_match:
+        return False
+    return any(tag.strip().removeprefix("W/") in (etag, "*") for tag in if_none_match.split(","))
+
+
+@router.get("/{code}/runs/{run_id}", responses={304: {"description": "the follower already has this run (ETag)"},
+                                                404: {"description": "RunExpired: not this session's latest run"}})
+async def shared_run(code: str, run_id: Annotated[str, FastPath(pattern=r"^[0-9a-f]{16}$")], request: Request,
                      classroom: ClassroomDep) -> Response:
-    """The presenter's run as ``POST /api/run`` answered it (gzip-encoded once, for every follower)."""
-    compressed = await classroom.broker.get_run(code, run_id)
+    """The presenter's run as ``POST /api/run`` answered it: the bytes stored gzip-encoded once are sent as they are
+    (``Content-Encoding: gzip``; decompressed only for a client that does not take gzip). A run id names one answer
+    (its digest), so the answer is immutable: ``ETag`` is the id and ``If-None-Match`` gets 304 with no body.
+    A whole class asks at the same moment: one broker read per request, nothing else (no session info, no decode)."""
+    canonical = normalise_code(code)
+    if canonical is None:
+        raise NoSuchSession(NOT_FOUND)
+    etag = f'"{run_id}"'
+    headers = {"Cache-Control": "private, max-age=3600, immutable", "Vary": "Accept-Encoding", "ETag": etag}
+    compressed = await classroom.broker.get_run(canonical, run_id)  # NoSuchSession (404) once the class ended
     if compressed is None:
         return problem_response(404, "RunExpired", "the teacher's run is no longer on the server: it ran again since")
-    headers = {"Cache-Control": "private, max-age=3600, immutable", "Vary": "Accept-Encoding"}
-    if "gzip" in request.headers.get("accept-encoding", ""):
+    if _etag_matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=headers)
+    if "gzip" in request.headers.get("accept-encoding", "").lower():
         return Response(compressed, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
     return Response(await run_in_threadpool(gzip.decompress, compressed), media_type="application/json",
                     headers=headers)
