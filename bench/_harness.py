@@ -21,10 +21,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env: dict[str, str] | None = None, *, root: Path = ROOT, log: Path | None = None,
+def start_server(env: dict[str, str] | None = None, *, root: Path = ROOT, log: Path | str | None = None,
                  timeout_s: float = 60.0) -> tuple[subprocess.Popen, str]:
-    """``python -m app`` on a free port with ``env`` added; returns once /readyz answers and all workers are ready."""
+    """``python -m app`` on a free port with ``env`` added; returns once /readyz answers and all workers are ready.
+    ``log`` (the server's stdout and stderr) may name the port as ``{port}``."""
     port = free_port()
+    log = str(log).format(port=port) if log else None
     full_env = {**os.environ, "FLOWGRAD_PORT": str(port), **(env or {})}
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - the server's whole life
     proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=root, env=full_env, stdout=out, stderr=out)

@@ -53,7 +53,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -61,38 +60,9 @@ from pathlib import Path
 
 import httpx
 import orjson
+from _harness import free_port, pct, start_server
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
-
-
-def start_server(env_extra: dict) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {**os.environ, "FLOWGRAD_WORKERS": "1", "FLOWGRAD_PORT": str(port), **env_extra}
-    log = open(f"/tmp/bench-classroom-{port}.log", "w")  # noqa: SIM115 - the server's lifetime
-    proc = subprocess.Popen([sys.executable, "-m", "app"], cwd=ROOT, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise SystemExit("server did not start")
-        time.sleep(0.2)
 
 
 def cpu_s(pid: int) -> float:
@@ -437,7 +407,8 @@ def main() -> int:
                                      stdout=subprocess.DEVNULL)
             time.sleep(0.5)
             env["FLOWGRAD_BROKER_URL"] = f"redis://127.0.0.1:{port}/0"
-        started = [start_server(env) for _ in range(2 if args.redis else 1)]
+        started = [start_server({"FLOWGRAD_WORKERS": "1", **env}, log="/tmp/bench-classroom-{port}.log")
+                   for _ in range(2 if args.redis else 1)]
         procs, urls = [p for p, _ in started], [u for _, u in started]
         where = "two processes through Redis" if args.redis else "one process, in memory"
         target = 250 if args.redis else 150
