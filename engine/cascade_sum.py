@@ -50,16 +50,16 @@ def _multi_row_sum(x):
         return _sequential(x, 0)
     # level 0: each full chunk of `step` rows summed one by one; the tail rows stay in level 0's accumulator
     level = _sequential(x[:chunks * step].reshape((chunks, step) + cols), 1)
-    accs = []  # the accumulators of levels 1..3 when the loop ends
+    accs = []  # the accumulators of levels 1..3 when the loop ends (an empty level's is +0: left out)
     for depth in range(1, LEVELS):
-        if depth == LEVELS - 1:  # the last level keeps everything it is given
+        if depth == LEVELS - 1 or level.shape[0] < step:  # the last level keeps everything it is given
             accs.append(_sequential(level, 0))
             break
         full = level.shape[0] // step
         accs.append(_sequential(level[full * step:], 0))  # not yet flushed to the next level
         level = _sequential(level[:full * step].reshape((full, step) + cols), 1)
     # acc[0] = the tail rows from zero; then acc[0] += acc[1]; += acc[2]; += acc[3]
-    return _sequential(np.concatenate((x[chunks * step:], np.stack(accs))), 0)
+    return _sequential(np.concatenate([x[chunks * step:]] + [acc[None] for acc in accs]), 0)
 
 
 def _row_sum(x):
@@ -120,6 +120,10 @@ def torch_sum(a, dims=None, keepdim=False):
     than two nested loops keep numpy's sum."""
     all_dims = tuple(range(a.ndim))
     dims = all_dims if dims is None else tuple(d % max(a.ndim, 1) for d in (dims if isinstance(dims, tuple) else (dims,)))
+    if a.dtype == np.float32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous and len(set(dims)) == a.ndim:
+        with np.errstate(invalid="ignore", over="ignore"):  # the common case first: all of one contiguous row
+            total = a.dtype.type(_inner_sum(a.reshape(1, -1))[0] + a.dtype.type(0))
+        return np.full((1,) * a.ndim, total) if keepdim else total
     if a.dtype != np.float32 or a.size == 0 or (a.size > SERIAL_LIMIT and set(dims) == set(all_dims)):
         return a.sum(axis=dims, keepdims=keepdim)
     walk = _coalesced(a, set(dims))
