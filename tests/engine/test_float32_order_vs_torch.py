@@ -170,3 +170,28 @@ def test_linear_weight_gradient_matches_torch(batch, fan_in, fan_out):
         _same(ew.grad._data, tw.grad.numpy())
     else:
         np.testing.assert_allclose(ew.grad._data, tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+@pytest.mark.parametrize(("dim", "keepdim"), [((), False), (1, True), (0, False), ((0, 1), True), (-1, False)])
+def test_tensor_amax_amin_methods_match_torch_with_ties(name, dim, keepdim):
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0], [0.0, 0.0, 3.0]], np.float32)
+    t, e = torch.from_numpy(x.copy()).requires_grad_(), engine.tensor(x.copy(), requires_grad=True)
+    upstream = getattr(t, name)(dim, keepdim)
+    got = getattr(e, name)(dim, keepdim)
+    _same(got._data, upstream.detach().numpy())
+    assert type(got.grad_fn).__name__ == type(upstream.grad_fn).__name__
+    weights = np.arange(1, upstream.numel() + 1, dtype=np.float32).reshape(upstream.shape)
+    upstream.backward(torch.from_numpy(weights))
+    got.backward(engine.tensor(weights))
+    _same(e.grad._data, t.grad.numpy())  # ties share the gradient evenly, as PyTorch's
+
+
+def test_tensor_amax_hostile_arguments_raise_torchs_errors():
+    e = engine.tensor([[1.0, 2.0]])
+    for bad in ((0, 0), 5, "x", 10**30):
+        with pytest.raises((RuntimeError, IndexError, TypeError)):
+            e.amax(bad)
+    with pytest.raises(IndexError, match="non-zero size"):
+        engine.zeros(0, 3).amin(0)
+    assert e.amax(dim=1, keepdim=True).shape == (1, 1)
