@@ -195,3 +195,21 @@ def test_tensor_amax_hostile_arguments_raise_torchs_errors():
     with pytest.raises(IndexError, match="non-zero size"):
         engine.zeros(0, 3).amin(0)
     assert e.amax(dim=1, keepdim=True).shape == (1, 1)
+
+
+@pytest.mark.parametrize(("call", "args", "kwargs"), [
+    ("bernoulli_", (0.5,), {}), ("bernoulli_", (), {}), ("bernoulli_", ("p_tensor",), {}), ("random_", (), {}),
+    ("random_", (5,), {}), ("random_", (0, 5), {}), ("random_", (), {"to": 5}), ("random_", (), {"from": 1, "to": 5}),
+])
+def test_random_overwrites_record_pytorchs_node_and_a_zero_gradient(call, args, kwargs):
+    def run(lib):
+        leaf = lib.ones(4, requires_grad=True)
+        y = leaf * 1
+        real_args = tuple(lib.full((4,), 0.25) if a == "p_tensor" else a for a in args)
+        getattr(y, call)(*real_args, **kwargs)
+        name = type(y.grad_fn).__name__
+        (y * 2).sum().backward()
+        return name, np.asarray(leaf.grad.numpy() if lib is torch else leaf.grad._data)
+    (tn, tg), (en, eg) = run(torch), run(engine)
+    assert en == tn
+    _same(eg, tg)
