@@ -13,6 +13,7 @@ import numpy as np
 
 from .graphed import Graphed
 from .graphed import op as _graphed_op
+from .graphed import raw as _graphed_raw
 from .op_table import defop
 
 
@@ -117,7 +118,31 @@ def _mv_sizes(arrays, params):
     return (np.shape(arrays[0])[:1],)  # (n, 0) @ (0,) has n elements from two empty inputs
 
 
+def _one_row_product(a, b, start=None):
+    """a (1, K) @ b (K, N) for a row-major float32 b as MKL's sgemm sums it: each product rounded to float32, added
+    in k order from `start` (zero, or addmm's bias); None where that kernel is not the one torch runs.
+    NOTE: numpy's BLAS blocks k differently, so a Linear layer's weight gradient (grad.t() @ input) differs in the
+    last bit from torch's."""
+    if not (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.shape[0] == 1
+            and a.shape[1] and a.dtype == b.dtype == np.float32 and b.flags.c_contiguous):
+        return None
+    terms = a.reshape(-1, 1) * b
+    if start is not None:
+        terms = np.concatenate((np.broadcast_to(start, (1, b.shape[1])), terms))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.add.accumulate(terms, axis=0)[-1:] + np.float32(0)  # the zero start: no -0 sums
+
+
+def _mm(a, b):
+    out = _one_row_product(a, b)
+    return a @ b if out is None else out
+
+
 def _addmm(c, a, b):
+    if getattr(c, "dtype", None) == np.float32 and np.ndim(c) <= 2 and np.shape(c)[:-1] in ((), (1,)):
+        out = _one_row_product(a, b, c)
+        if out is not None:
+            return out
     out = a @ b
     if getattr(c, "dtype", None) != out.dtype:
         return out + c
@@ -129,9 +154,11 @@ def _mm_grad_b(g, a, b):
     """d(a @ b)/db in b's own memory layout: for b = W.t() (an F-ordered view) the gradient is built
     transposed, so after TBackward0 the weight's gradient is C-ordered like the weight itself.
     NOTE: a layout mismatch makes every later elementwise update of the weight ~10x slower."""
-    if b.flags.f_contiguous and not b.flags.c_contiguous:
-        return (g.T @ a).T
-    return a.T @ g
+    m = _graphed_raw(b)
+    column_major = m.ndim == 2 and m.strides == (m.itemsize, m.shape[0] * m.itemsize)  # torch's test, as strides
+    if column_major or (b.flags.f_contiguous and not b.flags.c_contiguous):
+        return _mm(g.T, a).T
+    return _mm(a.T, g)
 
 
 def _swap(m):
@@ -139,7 +166,7 @@ def _swap(m):
 
 
 # Linear algebra
-defop("mm", "MmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
+defop("mm", "MmBackward0", "matmul", _mm, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
       (lambda g, ans, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"), needs=("b", "a"), sizes=_product_sizes, flops=_product_flops)
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cascade_sum import torch_sum
+
 PARAM_FORMATS = ("args", "call", "reduce", "reduction", "clamp", "subscript", "hidden", "right", "left", "keywords")
 
 
@@ -127,6 +129,11 @@ def unbroadcast(g, shape):
     """Sum a gradient back to an input's shape: the backward of broadcasting."""
     if g.shape == shape:
         return g
+    if type(g) is np.ndarray and g.dtype == np.float32:
+        # torch's sum_to: one sum over the leading and the size-1 dims, in ATen's order (engine/cascade_sum.py)
+        extra = g.ndim - len(shape)
+        axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
+        return torch_sum(g, axes, True).reshape(shape) if axes else g.reshape(shape)
     # np.add.reduce is what ndarray.sum runs, without its Python wrapper (a double-backward gradient has its own .sum)
     total = _add_reduce if type(g) is np.ndarray else _sum_method
     extra = g.ndim - len(shape)

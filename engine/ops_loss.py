@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cascade_sum import torch_sum
 from .graphed import Graphed
+from .graphed import raw as _raw
 from .op_table import DIM, REDUCTION, Params, _count, defop
 from .ops_math import _is_bool, _no_bool, _sigmoid
 from .ops_shape import _scatter
@@ -39,11 +41,15 @@ def _log_softmax(a, dim):
     return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
 
 
+def _sum(x):
+    return torch_sum(x) if type(x) is np.ndarray else x.sum()
+
+
 def _reduce(x, reduction):
     if reduction == "mean":
-        return x.sum() / x.dtype.type(x.size)
+        return _sum(x) / x.dtype.type(x.size)
     if reduction == "sum":
-        return x.sum()
+        return _sum(x)
     return x
 
 
@@ -164,10 +170,12 @@ def _mse_diff(a, b):
 
 
 def _mse_vjp(g, a, b, reduction, sign):
-    scale = 2 * sign * g
-    if reduction == "mean":
-        scale = scale / a.size
-    return (a - b) * scale
+    # ATen's mse_backward: norm * (a - b) * g with norm = 2 / numel rounded to the dtype first (the target's
+    # gradient is its negation)
+    norm = 2.0 / a.size if reduction == "mean" else 2.0
+    diff = a - b
+    grad = (np.result_type(_raw(diff)).type(norm) * diff) * g
+    return grad if sign > 0 else -grad
 
 
 # Softmax and losses

@@ -67,8 +67,25 @@ def _sigmoid(a):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
 
 
+def _pow_scalar(a, c):
+    """x ** c as ATen's pow_tensor_scalar computes float tensors: products for 2, 3 and -2, sqrt for 0.5 and a
+    reciprocal for -1 (np.power rounds x ** 3 and x ** -2 once, ATen twice)."""
+    if type(a) is Graphed:
+        return _graphed_op("pow_scalar", (a,), (c,))
+    if a.dtype.kind == "f" and not isinstance(c, (complex, bool)):
+        if c == 2:
+            return a * a
+        if c == 3:
+            return a * a * a
+        if c == -2:
+            with np.errstate(divide="ignore"):
+                return np.reciprocal(a * a)
+    return np.power(a, c)
+
+
 def _pow_scalar_vjp(g, ans, a, c):
-    return g * 0 if c == 0 else g * (c * a ** (c - 1))
+    # PyTorch's pow_backward: grad * (c * a.pow(c - 1)), the pow being the same kernel as the forward's
+    return g * 0 if c == 0 else g * (c * _pow_scalar(a, c - 1))
 
 
 def _pow_exponent_vjp(g, ans, a, b):
@@ -114,7 +131,7 @@ defop("where", "WhereBackward0", "where", np.where, (None, ""),
 
 
 # Unary (params after the input)
-defop("pow_scalar", "PowBackward0", "pow", np.power, (_pow_scalar_vjp, r"c\,a^{c-1}"), needs=("a",),
+defop("pow_scalar", "PowBackward0", "pow", _pow_scalar, (_pow_scalar_vjp, r"c\,a^{c-1}"), needs=("a",),
       params=Params("right", ("exponent",), "**"))
 
 

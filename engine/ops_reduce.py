@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import linalg_ops as _la
+from .cascade_sum import torch_sum
 from .graphed import Graphed, vjps_by_decomposition
 from .graphed import raw as _raw
 from .op_table import DIM, REDUCE, Params, _count, _expand_reduced, defop, reduce_sizes
@@ -32,19 +33,34 @@ def _evenly(a, ans, g):
 
 
 # Reductions
-defop("sum", "SumBackward0", "sum", lambda a: a.sum(), (lambda g, ans, a: np.broadcast_to(g, a.shape), "1"), saves=False)
+def _sum(a, dims=None, keep=False):
+    """float32 sums in ATen's order (engine/cascade_sum.py), others numpy's."""
+    if type(a) is not np.ndarray:
+        return a.sum(axis=dims, keepdims=keep)
+    return torch_sum(a, dims, keep)
 
 
-defop("sum_dim", "SumBackward1", "sum", lambda a, dims, keep: a.sum(axis=dims, keepdims=keep),
+def _mean(a, dims=None, keep=False):
+    """ATen's CPU mean: the sum, then divided by the count in the result's dtype."""
+    if type(a) is not np.ndarray or a.dtype != np.float32:
+        return a.mean(axis=dims, keepdims=keep)
+    with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is nan, as torch's
+        return _sum(a, dims, keep) / a.dtype.type(_count(a.shape, dims) if dims is not None else a.size)
+
+
+defop("sum", "SumBackward0", "sum", _sum, (lambda g, ans, a: np.broadcast_to(g, a.shape), "1"), saves=False)
+
+
+defop("sum_dim", "SumBackward1", "sum", _sum,
       (lambda g, ans, a, dims, keep: _expand_reduced(g, a.shape, dims, keep), "1"), saves=False, params=REDUCE,
       sizes=reduce_sizes(0, 1))
 
 
-defop("mean", "MeanBackward0", "mean", lambda a: a.mean(), (lambda g, ans, a: np.broadcast_to(g / a.size, a.shape), r"\frac{1}{n}"),
+defop("mean", "MeanBackward0", "mean", _mean, (lambda g, ans, a: np.broadcast_to(g / a.size, a.shape), r"\frac{1}{n}"),
       saves=False)
 
 
-defop("mean_dim", "MeanBackward1", "mean", lambda a, dims, keep: a.mean(axis=dims, keepdims=keep),
+defop("mean_dim", "MeanBackward1", "mean", _mean,
       (lambda g, ans, a, dims, keep: _expand_reduced(g / _count(a.shape, dims), a.shape, dims, keep), r"\frac{1}{n}"),
       saves=False, params=REDUCE, sizes=reduce_sizes(0, 1))
 

@@ -158,7 +158,12 @@ for _name, _grad_fn, _label in (("index_put", "IndexPutBackward0", "[idx]="), ("
 # op's parameter is the values written); fill_ with a 0-d tensor passes the whole gradient's sum to that tensor.
 for _name, _grad_fn, _label in (("overwrite_zero", "ZeroBackward0", "zero_"), ("overwrite_fill", "FillBackward2", "fill_"),
                                 ("overwrite_normal", "NormalBackward0", "normal_"),
-                                ("overwrite_uniform", "UniformBackward0", "uniform_")):
+                                ("overwrite_uniform", "UniformBackward0", "uniform_"),
+                                ("overwrite_bernoulli", "BernoulliBackward2", "bernoulli_"),
+                                ("overwrite_bernoulli_tensor", "BernoulliBackward1", "bernoulli_"),
+                                ("overwrite_random_full", "RandomBackward2", "random_"),
+                                ("overwrite_random_to", "RandomBackward1", "random_"),
+                                ("overwrite_random_from_to", "RandomBackward0", "random_")):
     defop(_name, _grad_fn, _label, lambda a, values: np.array(values, dtype=a.dtype),
           (lambda g, ans, a, values: np.zeros_like(g), "0"), saves=False, params=Params("hidden", ("values",)))
 

@@ -105,18 +105,25 @@ class InplaceMixin:
         return self._set_data_(fill_uniform(self._data, a, b, generator), "uniform_")
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        return self._set_data_(fill_bernoulli(self._data, p._data if isinstance(p, registry.Tensor) else p, generator),
-                               "bernoulli_")
+        tensor_p = isinstance(p, registry.Tensor)
+        return self._set_data_(fill_bernoulli(self._data, p._data if tensor_p else p, generator), "bernoulli_",
+                               "overwrite_bernoulli_tensor" if tensor_p else "overwrite_bernoulli")
 
     def random_(self, *args, generator=None, **kwargs):
-        return self._set_data_(fill_random(self._data, args, kwargs, generator), "random_")
+        # PyTorch's overloads: random_() RandomBackward2, random_(to) RandomBackward1, random_(from, to) RandomBackward0
+        only_to = (len(args) == 1 and not kwargs) or (not args and set(kwargs) == {"to"})
+        op = "overwrite_random_full" if not args and not kwargs else "overwrite_random_to" if only_to else \
+            "overwrite_random_from_to"
+        return self._set_data_(fill_random(self._data, args, kwargs, generator), "random_", op)
 
-    def _set_data_(self, values, name):
-        """Overwrite every element in place (zero_, fill_, copy_, init)."""
+    def _set_data_(self, values, name, op=None):
+        """Overwrite every element in place (zero_, fill_, copy_, init); op: the overwrite op recorded under
+        autograd when it is not OVERWRITE_OPS[name]."""
         self._refuse_leaf_inplace()
-        if STATE.grad_enabled and self._requires_grad and name in OVERWRITE_OPS:  # a tensor with history
+        op = op or OVERWRITE_OPS.get(name)
+        if STATE.grad_enabled and self._requires_grad and op is not None:  # a tensor with history
             written = np.broadcast_to(np.asarray(values, dtype=self._data.dtype), np.shape(self._data))
-            result = apply(OPS[OVERWRITE_OPS[name]], (self,), (written,))
+            result = apply(OPS[op], (self,), (written,))
             _note_write(self)  # safe after the node: these nodes read nothing saved
             rebase(self, result)
             rec = STATE.recorder

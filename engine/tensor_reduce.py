@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from . import dtypes, registry
 from .dispatch import _dim, _dims, apply
+from .linalg import amax as _amax
+from .linalg import amin as _amin
 from .linalg import matrix_norm
 from .ops import OPS
 from .tensor_funcs import return_type
@@ -17,6 +19,12 @@ class ReduceMixin:
     __slots__ = ()
 
     # ----- reductions -----
+    def amax(self, dim=(), keepdim=False):
+        return _amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        return _amin(self, dim, keepdim)
+
     def sum(self, dim=None, keepdim=False):
         if dim is None:
             return apply(OPS["sum"], (self,))

@@ -178,6 +178,11 @@ CASES.update({
     "overwrite_fill": [((r(2, 3),), (np.full((2, 3), 1.5),))],
     "overwrite_normal": [((r(2, 3),), (np.arange(6.0).reshape(2, 3),))],
     "overwrite_uniform": [((r(4),), (np.linspace(0, 1, 4),))],
+    "overwrite_bernoulli": [((r(4),), (np.array([0.0, 1.0, 1.0, 0.0]),))],
+    "overwrite_bernoulli_tensor": [((r(4),), (np.array([1.0, 0.0, 1.0, 0.0]),))],
+    "overwrite_random_full": [((r(4),), (np.array([3.0, 1.0, 4.0, 1.0]),))],
+    "overwrite_random_to": [((r(4),), (np.array([2.0, 0.0, 4.0, 1.0]),))],
+    "overwrite_random_from_to": [((r(4),), (np.array([1.0, 3.0, 2.0, 4.0]),))],
     "overwrite_fill_tensor": [((r(2, 3), r()), ())],
     "copy_into": [((r(4, 3), r(3)), (Ellipsis,)), ((r(2, 3), r(2, 3)), (Ellipsis,))],
 })

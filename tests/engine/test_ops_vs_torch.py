@@ -139,11 +139,12 @@ def _put(a, v, key):
 TORCH.update({"index_put": _put, "copy_slices": _put, "copy_into": _put})
 
 
-def _overwrite(method):
+def _overwrite(method, *args):
     """a.clone().zero_() and the like: the node PyTorch records, holding the values the engine's case wrote."""
     def run(a, values):
         y = a.clone()
-        getattr(y, method)(*([float(values.flat[0])] if method == "fill_" else []))
+        made = tuple(torch.full(a.shape, 0.5, dtype=a.dtype) if x == "p_tensor" else x for x in args)
+        getattr(y, method)(*([float(values.flat[0])] if method == "fill_" else made))
         with torch.no_grad():
             y.copy_(torch.as_tensor(values))
         return y
@@ -152,7 +153,11 @@ def _overwrite(method):
 
 TORCH.update({"overwrite_zero": _overwrite("zero_"), "overwrite_fill": _overwrite("fill_"),
               "overwrite_normal": _overwrite("normal_"), "overwrite_uniform": _overwrite("uniform_"),
-              "overwrite_fill_tensor": lambda a, v: a.clone().fill_(v)})
+              "overwrite_fill_tensor": lambda a, v: a.clone().fill_(v),
+              "overwrite_bernoulli": _overwrite("bernoulli_", 0.5),
+              "overwrite_bernoulli_tensor": _overwrite("bernoulli_", "p_tensor"),
+              "overwrite_random_full": _overwrite("random_"), "overwrite_random_to": _overwrite("random_", 5),
+              "overwrite_random_from_to": _overwrite("random_", 1, 5)})
 
 # Tensor functions tutorials use (issue 9 section 5)
 _PADDED = {1: "1d", 2: "2d", 3: "3d"}
