@@ -449,9 +449,12 @@ class Pool:
                 self.cancel(old)
         mine = self.queues.get(identity) if identity is not None else None
         waiting_mine = sum(1 for j in mine if not j.cancelled) if mine else 0
-        if identity is not None and identity in self.running and waiting_mine >= s.identity_queue_limit:
+        # NOTE: counted whether or not one of them runs yet: behind a full queue, a client sending 20 runs at once
+        # would otherwise queue all 20
+        held = waiting_mine + (identity in self.running)
+        if identity is not None and held >= 1 + s.identity_queue_limit:
             self.rejected += 1
-            raise PoolBusy(f"you already have a run going and {waiting_mine} waiting (identity_queue_limit = "
+            raise PoolBusy(f"you already have {held} runs going or waiting (identity_queue_limit = "
                            f"{s.identity_queue_limit}); wait for them to finish", s.busy_retry_after_s)
         # a worker still settling after its last answer counts as free: it is ready again in moments
         free = any(h.ready and h.job is None and not h.dead for h in self.workers)

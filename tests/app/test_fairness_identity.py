@@ -203,3 +203,21 @@ def test_an_identity_queue_past_its_share_is_busy_with_retry_after():
     assert e.value.retry_after == 3 and "identity_queue_limit" in str(e.value)
     pool.submit("o", opts, identity="o")  # another identity is still taken
     assert pool.state()["queued"] == 3
+
+
+def test_an_identity_with_nothing_running_yet_still_queues_only_its_share():
+    """A client sending 20 runs at once behind other identities' runs: one that will run and
+    identity_queue_limit waiting, the rest busy, though none of its runs has started."""
+    pool = Pool(Settings(workers=1, queue_limit=100, identity_queue_limit=2), dot="dot")
+    opts = run_options()
+    pool.submit("o", opts, identity="o")
+    pool.running["o"] = pool._next_job()  # another identity holds the only worker
+    taken, refused = 0, 0
+    for _ in range(20):
+        try:
+            pool.submit("g", opts, identity="g")
+            taken += 1
+        except PoolBusy:
+            refused += 1
+    assert (taken, refused) == (3, 17)
+    assert "g" not in pool.running
