@@ -72,9 +72,20 @@ def test_compiled_calls_and_f_strings_run_as_their_methods(source, monkeypatch):
     compiled = run(source, limits=limits)
     monkeypatch.setattr(compiler, "_MAKERS", {t: m for t, m in compiler._MAKERS.items() if t not in COMPARED})
     by_method = run(source, limits=limits)
+    if _timed_out(compiled.error) != _timed_out(by_method.error):
+        # NOTE: one path reached the CPU limit before a counted limit that the other reached first: which binds
+        # first depends on the machine's speed, so only the kind of stop and what was printed before it compare
+        assert compiled.error["type"] == by_method.error["type"] == "LimitExceeded"
+        shorter, longer = sorted((compiled.stdout, by_method.stdout), key=len)
+        assert longer.startswith(shorter)
+        return
     assert compiled.stdout == by_method.stdout
     assert compiled.output_cut == by_method.output_cut
     assert _error(compiled.error) == _error(by_method.error)
+
+
+def _timed_out(e) -> bool:
+    return e is not None and ("time_limit_s" in e["message"] or "max_wall_s" in e["message"])
 
 
 def _error(e):
@@ -83,6 +94,6 @@ def _error(e):
     if e is None:
         return None
     message = e["message"]
-    if "time_limit_s" in message or "max_wall_s" in message:
+    if _timed_out(e):
         message = re.sub(r"[\d.,]+", "#", message)
     return e["type"], message, e["line"]
