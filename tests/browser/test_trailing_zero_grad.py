@@ -19,14 +19,19 @@ def step_and_result(page) -> tuple[int, int, int]:
     return page.evaluate("[+document.body.dataset.step, window.__fg.model.resultStep, window.__fg.model.steps.length]")
 
 
-def test_a_trailing_zero_grad_never_is_the_pass_result(page, shot):
-    page.set_viewport_size({"width": 1366, "height": 768})
+def open_last_pass(page) -> None:
+    """The loop ending in zero_grad, run and paused, on its last pass's first step."""
     page.goto(page.base + "/")
     wait_ready(page)
     run_source(page, ZERO_LAST)
     pause(page)
     page.evaluate("window.__fg.openPass(3, { step: 0 })")
     page.wait_for_function("window.__fg.model.passIndex === 3")
+
+
+def test_a_trailing_zero_grad_never_is_the_pass_result(page, shot):
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_last_pass(page)
     page.keyboard.press("End")
     k, result, n = step_and_result(page)
     assert k == result == n - 1, (k, result, n)
@@ -71,12 +76,7 @@ def test_a_trailing_zero_grad_never_is_the_pass_result(page, shot):
 
 
 def test_playback_stops_on_the_result(page):
-    page.goto(page.base + "/")
-    wait_ready(page)
-    run_source(page, ZERO_LAST)
-    pause(page)
-    page.evaluate("window.__fg.openPass(3, { step: 0 })")
-    page.wait_for_function("window.__fg.model.passIndex === 3")
+    open_last_pass(page)
     page.evaluate("window.__fg.speed = 16; window.__fg.play()")
     page.wait_for_function("!window.__fg.playing", timeout=60000)
     k, result, n = step_and_result(page)
