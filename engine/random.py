@@ -698,6 +698,9 @@ def fill_random(arr: np.ndarray, args=(), kwargs=None, generator=None) -> np.nda
         low = args[0]
     elif len(args) == 1:
         low, high = 0, args[0]
+    for bound in (low, high):  # PyTorch reads each bound as a C int64
+        if isinstance(bound, int) and not -2**63 <= bound < 2**63:
+            raise ValueError("Overflow when unpacking long long")
     axes = _layout(arr)
     if low is None and high is None and not has_to:
         flat = random_full(arr.size, arr.dtype, generator)

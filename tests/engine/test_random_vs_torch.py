@@ -209,6 +209,17 @@ def test_random_(dtype):
         assert_same(x, y)
 
 
+@pytest.mark.parametrize("bounds", [(-10**30, 10**30), (10**30,), (2**63,), (0, 2**63), (-2**63 - 1, 0)])
+def test_random_bounds_past_int64_overflow_as_pytorchs(bounds):
+    """PyTorch reads random_'s bounds as C int64: past them it raises before drawing (the engine drew zeros)."""
+    messages = []
+    for lib in (engine, torch):
+        with pytest.raises(ValueError) as e:
+            lib.ones(3).random_(*bounds)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
 # ---------------------------------------------------------------- bernoulli and dropout
 @needs_plain_bernoulli
 @pytest.mark.parametrize("n", [1, 5, 16, 17, 1000])
