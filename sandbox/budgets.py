@@ -426,10 +426,7 @@ class Budgets:
         refused (what fits of it is kept first): no answer could show it."""
         n = len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
         if self.out_bytes + n <= self.out_unheld and not self.held and not self.cut:
-            self.out.append(text)  # (`_emit`, inlined: the common case of a print well within the limit)
-            self.out_bytes += n
-            if self.on_print is not None:
-                self.on_print(text)
+            self._emit(text, n)  # the common case: a print well within the limit
             return
         if n > self.max_out:
             if not self.cut:
