@@ -523,24 +523,6 @@ class Compiler:
                     raise at(e, node) from None
             return plain
 
-        if constant_spec and conv is None:  # `{x:5d}`: the spec's text is made once
-            spec_text = None
-
-            def formatted_constant(scope):
-                nonlocal spec_text
-                value = value_code(scope)
-                if spec_text is None:
-                    spec_text = constant_specs.get(spec_node)
-                    if spec_text is None:
-                        spec_text = constant_specs[spec_node] = ev(spec_node, scope)
-                try:
-                    if type(value) in PRIMITIVES and spec_text in checked_specs:  # a spec checked before
-                        return format(value, spec_text)
-                    return format_value(value, spec_text)
-                except Exception as e:
-                    raise at(e, node) from None
-            return formatted_constant
-
         def formatted(scope):
             value = value_code(scope)
             if conv is not None:
