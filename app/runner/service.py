@@ -124,18 +124,11 @@ class RunService:
 
     async def _run_own(self, source: str, options: RunOptions, client: Identity,
                        disconnected: Callable[[], Awaitable[bool]] | None) -> RunResult:
-        busy = await self._enter_cluster(client)
-        if busy is not None:
-            return busy
+        started = await self._start(source, options, client)
+        if isinstance(started, RunResult):
+            return started
+        job, mark = started
         try:
-            job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
-        except PoolBusy as e:
-            self._leave_cluster(client)
-            return RunResult(busy=str(e), retry_after=e.retry_after)
-        mark = None
-        try:
-            if self.cluster is not None:
-                mark = await self.cluster.mark(client.run_slot)
             outcome = await self._wait(job, disconnected)
         finally:
             self._leave_cluster(client, mark)
@@ -181,15 +174,10 @@ class RunService:
             if events is not None:
                 return OpenedStream(_replay(events[0]))
             break
-        busy = await self._enter_cluster(client)
-        if busy is not None:
-            return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
-        try:
-            job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
-        except PoolBusy as e:
-            self._leave_cluster(client)
-            return OpenedStream(busy=str(e), retry_after=e.retry_after)
-        mark = await self.cluster.mark(client.run_slot) if self.cluster is not None else None
+        started = await self._start(source, options, client)
+        if isinstance(started, RunResult):
+            return OpenedStream(busy=started.busy, retry_after=started.retry_after)
+        job, mark = started
         if key is None:
             return OpenedStream(self._events(job, client=client, mark=mark))
         return OpenedStream(self._events(job, shared, key, shared.flights.lead(key, client.key), client=client,
@@ -261,6 +249,26 @@ class RunService:
                 self.followers[client.key] = count
             else:
                 self.followers.pop(client.key, None)
+
+    async def _start(self, source: str, options: RunOptions, client: Identity) -> tuple[Job, str | None] | RunResult:
+        """The run queued for ``client`` and, with a broker, counted and marked across the cluster: (job, mark), or
+        a busy RunResult. The caller leaves the cluster (``_leave_cluster(client, mark)``) when the run ends."""
+        busy = await self._enter_cluster(client)
+        if busy is not None:
+            return busy
+        try:
+            job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
+        except PoolBusy as e:
+            self._leave_cluster(client)
+            return RunResult(busy=str(e), retry_after=e.retry_after)
+        if self.cluster is None:
+            return job, None
+        try:
+            return job, await self.cluster.mark(client.run_slot)
+        except BaseException:
+            self.pool.cancel(job)
+            self._leave_cluster(client)
+            raise
 
     async def _enter_cluster(self, client: Identity) -> RunResult | None:
         """With a broker: the tab's run on another process cancelled, and this run counted in the identity's share
