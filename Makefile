@@ -9,7 +9,7 @@ APT_PACKAGES := $(APT_RUN) chromium redis-server ffmpeg
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TORCH_WHEEL_DIR ?= /opt/wheels
 
-.PHONY: run test setup system lint bench vendor clean docker-test
+.PHONY: run test setup system lint bench vendor clean docker-test compose-test
 
 run:
 	$(MAKE) setup APT_PACKAGES="$(APT_RUN)"
@@ -49,6 +49,9 @@ bench: setup
 # builds and runs the image (docker, and debootstrap where the base image cannot be pulled): not part of `make test`
 docker-test: setup
 	PYTHON=$(PY) bash scripts/docker_smoke.sh
+
+compose-test: docker-test
+	PYTHON=$(PY) bash scripts/compose_smoke.sh
 
 vendor:
 	bash scripts/vendor.sh
