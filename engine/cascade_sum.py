@@ -188,17 +188,17 @@ def torch_sum(a, dims=None, keepdim=False):
         dims = tuple(range(ndim))
     elif type(dims) is not tuple:
         dims = (dims % max(ndim, 1),)
-    else:
+    elif min(dims, default=0) < 0:
         dims = tuple(d % max(ndim, 1) for d in dims)
-    if a.dtype == _F32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous:
+    if a.dtype is _F32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous:
         shape = a.shape
-        kept = [shape[d] for d in range(ndim) if d not in dims]
-        if not kept or max(kept) == 1:  # the common case first: all of one contiguous run
+        kept = ndim - len(set(dims))
+        if not kept or all(shape[d] == 1 for d in range(ndim) if d not in dims):  # the common case: one contiguous run
             with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is nan, as torch's, without a warning
                 total = _flat_total(a.reshape(-1)) + _ZERO  # ATen's sums start from +0: an all-zero sum is +0
             if keepdim:
-                return np.full((1,) * ndim, total)
-            return np.full((1,) * len(kept), total) if kept else total
+                return total.reshape((1,) * ndim) if ndim else np.array(total)
+            return total.reshape((1,) * kept) if kept else total
     all_dims = tuple(range(ndim))
     if a.dtype != np.float32 or a.size == 0 or (a.size > SERIAL_LIMIT and set(dims) == set(all_dims)):
         return a.sum(axis=dims, keepdims=keepdim)
