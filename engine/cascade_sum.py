@@ -56,14 +56,18 @@ def _sequential(x, axis: int):
     n = x.shape[axis]
     if n <= 1:
         return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype) if n == 0 else np.take(x, 0, axis=axis)
-    if _reduce_keeps_order(x, axis):  # one C call, no partial sums kept
+    # one C call, no partial sums kept (a big strided array would run numpy's inner loop over a few lanes at a time)
+    if (x.size <= SMALL or (axis == 0 and x.flags.c_contiguous)) and _reduce_keeps_order(x, axis):
         return _add_reduce(x, axis=axis)
     if x.size <= SMALL or axis == x.ndim - 1:  # one C call
         return _add_accumulate(x, axis=axis)[(slice(None),) * axis + (-1,)]
-    x = np.ascontiguousarray(np.moveaxis(x, axis, 0))
-    if x[0].size > 1:  # rows of a C-contiguous array: reduce adds them in order
-        return _add_reduce(x, axis=0)
-    return _add_accumulate(x.reshape(n))[-1].reshape(x.shape[1:])
+    x = np.moveaxis(x, axis, 0)
+    if n <= 64:  # a few whole-slice adds beat accumulate's strided walk over a big array
+        out = x[0] + x[1]
+        for i in range(2, n):
+            np.add(out, x[i], out=out)
+        return out
+    return _add_accumulate(np.ascontiguousarray(x), axis=0)[-1]
 
 
 def _multi_row_sum(x):
@@ -161,7 +165,8 @@ def _flat_total(flat):
 
 
 # inf - inf is nan, as torch's, without a warning; the decorator form costs half the `with` statement's time
-_quiet_flat_total = np.errstate(invalid="ignore", over="ignore")(_flat_total)
+_quiet = np.errstate(invalid="ignore", over="ignore")
+_quiet_flat_total, _quiet_outer_sum, _quiet_inner_sum = _quiet(_flat_total), _quiet(_outer_sum), _quiet(_inner_sum)
 
 
 def _coalesced(a, dims):
@@ -202,6 +207,16 @@ def torch_sum(a, dims=None, keepdim=False):
             if keepdim:
                 return total.reshape((1,) * ndim) if ndim else np.array(total)
             return total.reshape((1,) * kept) if kept else total
+        # the summed axes (of more than one element) all before, or all after, the kept ones: one 2-d kernel
+        summed = [d for d in range(ndim) if shape[d] != 1 and d in dims]
+        others = [d for d in range(ndim) if shape[d] != 1 and d not in dims]
+        if summed and (summed[-1] < others[0] or others[-1] < summed[0]):
+            rows = 1
+            for d in summed:
+                rows *= shape[d]
+            flat = (_quiet_outer_sum(a.reshape(rows, -1)) if summed[-1] < others[0]
+                    else _quiet_inner_sum(a.reshape(-1, rows)))
+            return _shaped(a, dims, keepdim, flat)
     all_dims = tuple(range(ndim))
     if a.dtype != np.float32 or a.size == 0 or (a.size > SERIAL_LIMIT and set(dims) == set(all_dims)):
         return a.sum(axis=dims, keepdims=keepdim)
@@ -215,11 +230,16 @@ def torch_sum(a, dims=None, keepdim=False):
         flat = _walk(x, runs)
     if flat is None:
         return a.sum(axis=dims, keepdims=keepdim)
+    return _shaped(a, dims, keepdim, flat)
+
+
+def _shaped(a, dims, keepdim, flat):
+    """The kept sums `flat` in the result's shape, from +0 as ATen's sums start (an all-zero sum is +0)."""
     kept = [n for d, n in enumerate(a.shape) if d not in dims]
     out = np.asarray(flat, dtype=a.dtype).reshape(kept)
     if keepdim:
         out = out.reshape([1 if d in dims else n for d, n in enumerate(a.shape)])
-    out = out + a.dtype.type(0)  # ATen's sums start from +0: an all-zero sum is +0
+    out = out + a.dtype.type(0)
     return out if out.ndim else a.dtype.type(out)
 
 
