@@ -197,9 +197,10 @@ def torch_sum(a, dims=None, keepdim=False):
         dims = tuple(range(ndim))
     elif type(dims) is not tuple:
         dims = (dims % max(ndim, 1),)
-    elif min(dims, default=0) < 0:
+    elif min(dims, default=0) < 0 or max(dims, default=0) >= max(ndim, 1):
         dims = tuple(d % max(ndim, 1) for d in dims)
-    if a.dtype is _F32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous:
+    # (a 0-d array summed over dim 0 is left to the general path, which makes its result a scalar even with keepdim)
+    if a.dtype is _F32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous and (ndim or not dims):
         shape = a.shape
         kept = ndim - len(set(dims))
         if not kept or all(shape[d] == 1 for d in range(ndim) if d not in dims):  # the common case: one contiguous run

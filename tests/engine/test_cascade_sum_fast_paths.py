@@ -147,6 +147,9 @@ def test_a_0d_array_sums_to_itself():
     _check(np.array(2.5, np.float32))
     _check(np.array(-0.0, np.float32))
     _check(np.array(2.5, np.float32), None, True)
+    for dims in (0, -1, (0,), (-1,), ()):
+        _check(np.array(2.5, np.float32), dims, False)
+        _check(np.array(2.5, np.float32), dims, True)
 
 
 def test_the_fast_paths_match_torch():
