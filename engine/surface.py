@@ -55,6 +55,7 @@ from .functional import (  # noqa: F811
     argmin,
     argsort,
     argwhere,
+    narrow,
     asin,
     asinh,
     atan,
