@@ -30,9 +30,10 @@ class InplaceMixin:
         if STATE.grad_enabled and (self._requires_grad or other_grad):
             # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
             _note_write(self)  # what backward saved of the old value is stale now (noted before the new node)
+            # the op's node may save self's old values (mul_ with other requiring grad, clamp_, pow_): PyTorch
+            # saves a copy of them (original_self), which later in-place ops on self leave alone
             shared = self._data
-            if self._view_base is not None:  # the op's node may save the view's values, which the write overwrites
-                self._data = shared.copy()
+            self._data = shared.copy()
             try:
                 result = fn(self, other)
             finally:
