@@ -10,7 +10,7 @@ torch.manual_seed(0)
 class Net(nn.Module):
 
     def __init__(self):
-        super(Net, self).__init__()  # noqa: UP008 - as the tutorial writes it
+        super(Net, self).__init__()
         self.conv1 = nn.Conv2d(1, 6, 5)
         self.conv2 = nn.Conv2d(6, 16, 5)
         self.fc1 = nn.Linear(16 * 5 * 5, 120)
