@@ -9,6 +9,8 @@ import numpy as np
 
 from . import devices, dtypes, random, registry
 from .autograd import STATE
+from .dispatch import apply
+from .ops import OPS
 from .outparam import write_out
 from .tensor_core import Tensor, _check, _nested_shape, _np_dtype, _to_array, _unwrap  # noqa: F401 — shared with factories
 
@@ -356,6 +358,9 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:  # noqa: A002 — tor
         vals = random.bernoulli_scalar(arr.size, p, arr.dtype, generator)
     else:
         vals = random.bernoulli_tensor(arr, arr.dtype, generator)
+    if STATE.grad_enabled and input._requires_grad:  # PyTorch records a node whose gradient is zeros or an error
+        return apply(OPS["bernoulli_draw" if p is None else "bernoulli_scalar_draw"], (input,),
+                     (vals.reshape(arr.shape),))
     return _leaf(vals.reshape(arr.shape), False)
 
 

@@ -81,6 +81,10 @@ def apply(op, inputs, params=()):
     result._data = out
     result._grad = result._grad_fn = result._acc = result._rid = None
     result._retains_grad = result._untracked = False
+    # a view remembers its base, which an in-place op on the view writes through (PyTorch's CopySlices)
+    result._view_base = None
+    if op.view and isinstance(inputs[0], Tensor):
+        result._view_base = inputs[0] if inputs[0]._view_base is None else inputs[0]._view_base
     if needs_grad and edges is not None:  # edges: grad mode was on and the op has a backward
         shapes = [a.shape if hasattr(a, "shape") else () for a in arrays]
         result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)

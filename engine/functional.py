@@ -212,11 +212,11 @@ def _method(name, what="input"):
 
 (logsumexp, gather, scatter, scatter_add, masked_fill, cumsum, cumprod, topk, sort, argsort, chunk, split, tril,
  triu, diag, diagonal, outer, ger, flip, fliplr, flipud, roll, index_select, isclose, clamp_min, clamp_max, erf, log1p,
- expm1, atan2, arctan2, floor, ceil, round, prod, std, var, argwhere) = (  # noqa: A001
+ expm1, atan2, arctan2, floor, ceil, round, prod, std, var, argwhere, narrow) = (  # noqa: A001
     _method(n) for n in ("logsumexp gather scatter scatter_add masked_fill cumsum cumprod topk sort argsort chunk "
                          "split tril triu diag diagonal outer ger flip fliplr flipud roll index_select isclose "
                          "clamp_min clamp_max erf log1p expm1 atan2 arctan2 floor ceil round prod std var "
-                         "argwhere").split())
+                         "argwhere narrow").split())
 
 
 def nonzero(input, *, as_tuple=False):  # noqa: A002

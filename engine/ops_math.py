@@ -396,6 +396,10 @@ defop("floor_divide", "NotImplemented", "//", _floor_divide, (_derivative_missin
       (_derivative_missing("floor_divide"), _NO_LATEX), saves=False, broadcasts=True)
 
 
+defop("bernoulli_scalar_draw", "NotImplemented", "bernoulli", lambda a, values: np.array(values, dtype=a.dtype),
+      (_derivative_missing("bernoulli"), _NO_LATEX), saves=False, params=Params("hidden", ("values",)))
+
+
 defop("rfloor_divide", "NotImplemented", "//", lambda a, c: _floor_divide(c, a), (_derivative_missing("floor_divide"), _NO_LATEX),
       saves=False, params=Params("left", ("self",), "//"))
 

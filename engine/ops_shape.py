@@ -10,6 +10,7 @@ import numpy as np
 from .graphed import Graphed
 from .graphed import op as _graphed_op
 from .op_table import DIM, Params, defop, first_param_shape, index_result_shape, padded_shape, unbroadcast
+from .views import restride
 
 
 def _scatter(shape, dtype, key, g, accumulate=False, kind="slice"):
@@ -154,13 +155,19 @@ for _name, _grad_fn, _label in (("index_put", "IndexPutBackward0", "[idx]="), ("
           (_put_grad_value, r"\mathbb{1}[i=\mathrm{idx}]"), needs=("", ""), params=Params("hidden", ("index",)))
 
 
+# A view taken again from the tensor an in-place op on it wrote through (PyTorch regenerates the view as
+# as_strided of its base); key: the view's elements in the base, strides: a numpy view's where one fits.
+defop("as_strided_view", "AsStridedBackward0", "as_strided", restride,
+      (lambda g, ans, a, key, strides: _scatter(a.shape, g.dtype, key, g), "1"), saves=False, view=True,
+      params=Params("hidden", ("index", "strides")))
+
+
 # zero_ / fill_ / normal_ / uniform_ on a tensor with history: the old values have no say in the new ones (each
 # op's parameter is the values written); fill_ with a 0-d tensor passes the whole gradient's sum to that tensor.
 for _name, _grad_fn, _label in (("overwrite_zero", "ZeroBackward0", "zero_"), ("overwrite_fill", "FillBackward2", "fill_"),
                                 ("overwrite_normal", "NormalBackward0", "normal_"),
                                 ("overwrite_uniform", "UniformBackward0", "uniform_"),
                                 ("overwrite_bernoulli", "BernoulliBackward2", "bernoulli_"),
-                                ("overwrite_bernoulli_tensor", "BernoulliBackward1", "bernoulli_"),
                                 ("overwrite_random_full", "RandomBackward2", "random_"),
                                 ("overwrite_random_to", "RandomBackward1", "random_"),
                                 ("overwrite_random_from_to", "RandomBackward0", "random_")):
@@ -369,3 +376,15 @@ for _mode, _torch_name in (("reflect", "Reflection"), ("replicate", "Replication
 
 
 defop("nonzero", None, "nonzero", lambda a: np.argwhere(a).astype(np.int64), saves=False, sizes=_nonzero_sizes)
+
+
+# bernoulli is not differentiable in p: PyTorch still records a node (BernoulliBackward0 for torch.bernoulli(p),
+# BernoulliBackward1 for bernoulli_(p_tensor), edges to self and p) whose gradient is zeros; the values drawn are
+# the op's parameter.
+defop("bernoulli_draw", "BernoulliBackward0", "bernoulli", lambda p, values: np.array(values, dtype=p.dtype),
+      (lambda g, ans, p, values: np.zeros_like(p), "0"), saves=False, params=Params("hidden", ("values",)))
+
+
+defop("overwrite_bernoulli_tensor", "BernoulliBackward1", "bernoulli_", lambda a, p, values: np.array(values, dtype=a.dtype),
+      (lambda g, ans, a, p, values: np.zeros_like(g), "0"), (lambda g, ans, a, p, values: np.zeros_like(p), "0"),
+      saves=False, params=Params("hidden", ("values",)))

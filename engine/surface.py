@@ -124,6 +124,7 @@ from .functional import (  # noqa: F811
     mul,
     mv,
     nan_to_num,
+    narrow,
     neg,
     nonzero,
     norm,
@@ -176,6 +177,7 @@ from .linalg import amax, amin
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_core import Size, Tensor
+from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
 from .version import __version__  # torch.__version__: the release the engine follows
 
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories

@@ -151,7 +151,7 @@ class Size(tuple):
 
 class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, FuncsMixin):
     __slots__ = ("_data", "_grad", "_requires_grad", "_grad_fn", "_acc", "_retains_grad", "_rid", "_untracked",
-                 "__weakref__")
+                 "_view_base", "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     def __init__(self, *args, requires_grad=False, dtype=None):
@@ -170,6 +170,7 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         self._grad = self._grad_fn = self._acc = self._rid = None
         self._requires_grad = requires_grad
         self._retains_grad = self._untracked = False
+        self._view_base = None  # the tensor a view op took this one from (its own base, never a view)
 
     @classmethod
     def _wrap(cls, arr, requires_grad=False):

@@ -245,6 +245,22 @@ class FuncsMixin:
         starts = list(range(0, size, step)) or [0]
         return tuple(apply(OPS["split"], (self,), (d, a, builtins.min(a + step, size))) for a in starts)
 
+    def narrow(self, dim, start, length):
+        """PyTorch's view of `length` entries from `start` along dim (SliceBackward0)."""
+        if self.ndim == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+        d = _dim(dim, self.ndim)
+        start = operator.index(start.item() if isinstance(start, registry.Tensor) else start)
+        length, size = operator.index(length), self._data.shape[d]
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        start = start + size if start < 0 else start
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return apply(OPS["slice"], (self,), ((slice(None),) * d + (slice(start, start + length),),))
+
     def chunk(self, chunks, dim=0):
         chunks = operator.index(chunks)
         if chunks <= 0:

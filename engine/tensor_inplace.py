@@ -8,6 +8,7 @@ from .dispatch import apply
 from .grad_mode import STATE, _versions, carry_writes, note_replaced, note_write
 from .ops import OPS
 from .random import fill_bernoulli, fill_normal, fill_random, fill_uniform
+from .views import view_positions
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 # In-place overwrites of a tensor with history, and the op each records (PyTorch's ZeroBackward0, FillBackward2, ...)
@@ -29,7 +30,14 @@ class InplaceMixin:
         if STATE.grad_enabled and (self._requires_grad or other_grad):
             # Rebase history: the tensor becomes the output of the out-of-place op, as autograd sees it.
             _note_write(self)  # what backward saved of the old value is stale now (noted before the new node)
-            result = fn(self, other)
+            # the op's node may save self's old values (mul_ with other requiring grad, clamp_, pow_): PyTorch
+            # saves a copy of them (original_self), which later in-place ops on self leave alone
+            shared = self._data
+            self._data = shared.copy()
+            try:
+                result = fn(self, other)
+            finally:
+                self._data = shared
             rebase(self, result)
         else:
             value = fn(registry.Tensor._wrap(self._data), other)._data
@@ -49,8 +57,12 @@ class InplaceMixin:
         return _versions(self._data, 0)[0] if isinstance(self._data, np.ndarray) else 0
 
     def _refuse_leaf_inplace(self):
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
+        if STATE.grad_enabled:
+            if self._requires_grad and self._grad_fn is None:
+                raise RuntimeError(LEAF_INPLACE)
+            base = self._view_base
+            if base is not None and base._requires_grad and base._grad_fn is None and self._requires_grad:
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 
     def add_(self, other, alpha=1):
         return self._inplace("add_", lambda a, b: a + (b * alpha if alpha != 1 else b), other)
@@ -105,9 +117,20 @@ class InplaceMixin:
         return self._set_data_(fill_uniform(self._data, a, b, generator), "uniform_")
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        tensor_p = isinstance(p, registry.Tensor)
-        return self._set_data_(fill_bernoulli(self._data, p._data if tensor_p else p, generator), "bernoulli_",
-                               "overwrite_bernoulli_tensor" if tensor_p else "overwrite_bernoulli")
+        if not isinstance(p, registry.Tensor):
+            return self._set_data_(fill_bernoulli(self._data, p, generator), "bernoulli_", "overwrite_bernoulli")
+        values = fill_bernoulli(self._data, p._data, generator)
+        if STATE.grad_enabled and (self._requires_grad or p._requires_grad):
+            # PyTorch's BernoulliBackward1 has an edge to p too (its gradient: zeros), whoever requires grad
+            self._refuse_leaf_inplace()
+            result = apply(OPS["overwrite_bernoulli_tensor"], (self, p), (values,))
+            _note_write(self)  # safe after the node: BernoulliBackward1 reads nothing saved
+            rebase(self, result)
+            rec = STATE.recorder
+            if rec is not None:
+                rec.on_inplace(self, "bernoulli_")
+            return self
+        return self._set_data_(values, "bernoulli_")
 
     def random_(self, *args, generator=None, **kwargs):
         # PyTorch's overloads: random_() RandomBackward2, random_(to) RandomBackward1, random_(from, to) RandomBackward0
@@ -164,10 +187,31 @@ def put_recorded(t, key, value, op_name, leaf_message):
 
 def rebase(t, result):
     """t takes over the result of the out-of-place form of its in-place op: its values, its history, and its
-    version counter (the new array continues the old one's count)."""
+    version counter (the new array continues the old one's count). A view writes through to its base instead."""
+    if t._view_base is not None and _write_through(t, result):
+        return
     carry_writes(t._data, result._data)
     note_replaced(t._data, t)
     t._data, t._grad_fn, t._requires_grad = result._data, result._grad_fn, True
+
+
+def _write_through(view, result) -> bool:
+    """PyTorch's in-place op on a view: the base becomes CopySlices of the result, written into the base's own
+    memory so that every view of it sees the values, and the view becomes AsStridedBackward0 of the base.
+    False: the view no longer shares the base's memory (the base was replaced since), nothing done."""
+    base = view._view_base
+    where = view_positions(base._data, view._data)
+    if where is None or not base._data.flags.writeable:
+        return False
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+    key, strides = where
+    written = apply(OPS["copy_slices"], (base, result), (key,))  # reads nothing saved: the old values may go
+    np.copyto(base._data, written._data, casting="unsafe")
+    base._grad_fn, base._requires_grad = written._grad_fn, True
+    view._grad_fn = apply(OPS["as_strided_view"], (base,), (key, strides))._grad_fn
+    view._requires_grad = True
+    return True
 
 
 def _note_write(t):

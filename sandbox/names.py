@@ -33,6 +33,7 @@ TORCH_NAMES |= frozenset("""asinh acosh atanh arcsin arccos arctan arcsinh arcco
 FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ByteTensor BoolTensor __version__""".split())
 # issue 21: the rest of the value tests (isnan isinf isfinite are above)
 TORCH_NAMES |= frozenset("isposinf isneginf isreal".split())
+TORCH_NAMES |= frozenset(["narrow"])  # issue 21: Tensor.narrow was allowed but the engine had none
 # issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
 # are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
 RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())

@@ -179,7 +179,13 @@ CASES.update({
     "overwrite_normal": [((r(2, 3),), (np.arange(6.0).reshape(2, 3),))],
     "overwrite_uniform": [((r(4),), (np.linspace(0, 1, 4),))],
     "overwrite_bernoulli": [((r(4),), (np.array([0.0, 1.0, 1.0, 0.0]),))],
-    "overwrite_bernoulli_tensor": [((r(4),), (np.array([1.0, 0.0, 1.0, 0.0]),))],
+    "overwrite_bernoulli_tensor": [((r(4), r(4, low=0.1, high=0.9)), (np.array([1.0, 0.0, 1.0, 0.0]),)),
+                                   ((r(2, 4), r(4, low=0.1, high=0.9)), (np.ones((2, 4)),))],
+    "bernoulli_draw": [((r(4, low=0.1, high=0.9),), (np.array([1.0, 0.0, 1.0, 0.0]),))],
+    # a view taken again from its base after an in-place op wrote through it: row 1 of a 4 x 3 (strided), a
+    # column read as a copy (no strides)
+    "as_strided_view": [((r(4, 3),), ((np.array([1, 1, 1]), np.array([0, 1, 2])), (3, (1,)))),
+                        ((r(4, 3),), ((np.array([0, 1, 2, 3]), np.array([2, 2, 2, 2])), None))],
     "overwrite_random_full": [((r(4),), (np.array([3.0, 1.0, 4.0, 1.0]),))],
     "overwrite_random_to": [((r(4),), (np.array([2.0, 0.0, 4.0, 1.0]),))],
     "overwrite_random_from_to": [((r(4),), (np.array([1.0, 3.0, 2.0, 4.0]),))],

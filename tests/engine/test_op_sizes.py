@@ -42,6 +42,7 @@ EXTRA = {
     "expand": [((_X[:1],), ((50, 4),))],
     "floor_divide": [((_X, rng.uniform(1, 2, (5, 1, 4))), ())], "rfloor_divide": [((_X,), (3.0,))],
     "rremainder": [((_X,), (3.0,))],
+    "bernoulli_scalar_draw": [((_X,), (np.ones(_X.shape),))],
     "all": [((_X,), (None, False)), ((_EMPTY,), ((0,), False))], "any": [((_X,), ((1,), True)), ((_EMPTY,), ((0,), True))],
     "repeat": [((_X,), ((3, 2),))],
     "convolution": [((rng.uniform(size=(1, 1, 8, 8)), rng.uniform(size=(16, 1, 1, 1)), None), ((1, 1), (0, 0), (1, 1), 1))],

@@ -155,9 +155,24 @@ TORCH.update({"overwrite_zero": _overwrite("zero_"), "overwrite_fill": _overwrit
               "overwrite_normal": _overwrite("normal_"), "overwrite_uniform": _overwrite("uniform_"),
               "overwrite_fill_tensor": lambda a, v: a.clone().fill_(v),
               "overwrite_bernoulli": _overwrite("bernoulli_", 0.5),
-              "overwrite_bernoulli_tensor": _overwrite("bernoulli_", "p_tensor"),
+              "overwrite_bernoulli_tensor": lambda a, p, values: _drawn(a.clone().bernoulli_(p), values),
+              "bernoulli_draw": lambda p, values: _drawn(torch.bernoulli(p), values),
+              "as_strided_view": lambda a, key, strides: _as_strided(a, key),
               "overwrite_random_full": _overwrite("random_"), "overwrite_random_to": _overwrite("random_", 5),
               "overwrite_random_from_to": _overwrite("random_", 1, 5)})
+
+def _drawn(y, values):
+    """A random op's node (BernoulliBackward0/1) holding the values the engine's case drew."""
+    with torch.no_grad():
+        y.copy_(torch.as_tensor(values))
+    return y
+
+
+def _as_strided(a, key):
+    """torch.as_strided at the elements `key` picks from a (a line of them: one stride)."""
+    flat = np.ravel_multi_index(key, a.shape)
+    return a.as_strided(flat.shape, (int(flat[1] - flat[0]),), int(flat[0]))
+
 
 # Tensor functions tutorials use (issue 9 section 5)
 _PADDED = {1: "1d", 2: "2d", 3: "3d"}

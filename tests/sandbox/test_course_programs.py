@@ -1,0 +1,83 @@
+"""Tutorial and course programs as students paste them (tests/programs/courses: the PyTorch blitz, basics and
+nn_tutorial, the custom-Function, hooks and NLP-from-scratch tutorials, micrograd, makemore, d2l), with downloads
+replaced by synthetic data of the same shape: each prints under the installed PyTorch exactly what it prints
+in-process on the engine (`import torch` bound to the engine) and in the sandbox.
+
+Object addresses (`<AddBackward0 object at 0x...>`) are the only text normalised. Where a program's stdout is not
+PyTorch's, the reason is written in GAPS (an expected failure: a fixed gap shows as XPASS)."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import re
+from pathlib import Path
+
+import pytest
+from sandbox_testing import DEFAULT_LIMITS, load_bench_long, run
+
+import engine
+
+COURSES = Path(__file__).resolve().parents[1] / "programs" / "courses"
+NAMES = sorted(p.stem for p in COURSES.glob("*.py"))
+bench_long = load_bench_long()
+LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
+
+_SGEMM = ("torch's float32 matrix products (MKL sgemm, 784-long sums) round otherwise than numpy's: a printed loss "
+          "differs in its 7th digit after a few SGD steps")
+_VERSION = "torch.__version__ is '2.13.0+cpu' in the CPU wheel the suite compares with; the engine says '2.13.0'"
+ENGINE_GAPS = {  # program -> why the engine in-process does not print PyTorch's stdout
+    "optimization_loop": _SGEMM,
+    "makemore_layers": "torch's float32 tanh (most likely MKL's VML) differs from numpy's in the last bit: a printed "
+                       "gradient std differs in its 7th digit (8.774805e-04 vs 8.774807e-04)",
+    "uva_xor_classifier": _VERSION + "; and in-process the engine has no torch.save/torch.load (the sandbox has them, "
+                          "on its per-run in-memory files)",
+}
+SANDBOX_GAPS = {  # program -> why the sandbox does not (beyond ENGINE_GAPS)
+    "uva_xor_classifier": _VERSION,
+    "micrograd_value": "the interpreter refuses attributes starting with '_' (micrograd's self._backward, "
+                       "self._prev, self._op) even on the program's own classes: sandbox/ core, not this suite's",
+}
+
+
+def _normalised(text: str) -> str:
+    return re.sub(r" at 0x[0-9a-f]+", " at 0x", text)
+
+
+def _exec(source: str) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(source, "program.py", "exec"), {"__name__": "__main__"})  # noqa: S102 - our own programs
+    return _normalised(buf.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _own_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # torch.save in a program writes a real file when PyTorch runs it
+
+
+def _torch_stdout(name: str) -> str:
+    pytest.importorskip("torch")
+    return _exec((COURSES / f"{name}.py").read_text())
+
+
+def _params(gaps):
+    return [pytest.param(n, marks=pytest.mark.xfail(reason=gaps[n], strict=False)) if n in gaps else n for n in NAMES]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _params(ENGINE_GAPS))
+def test_course_program_prints_pytorchs_stdout_in_process(name):
+    expected = _torch_stdout(name)
+    engine.reset_run_state()
+    with bench_long.engine_as_torch():
+        assert _exec((COURSES / f"{name}.py").read_text()) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _params({**ENGINE_GAPS, **SANDBOX_GAPS}))
+def test_course_program_prints_pytorchs_stdout_in_the_sandbox(name):
+    expected = _torch_stdout(name)
+    out = run((COURSES / f"{name}.py").read_text(), LIMITS, timeout=600)
+    assert out.error is None, out.error
+    assert _normalised(out.stdout) == expected
