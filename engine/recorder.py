@@ -76,6 +76,18 @@ def _param(p):
     return type(p).__name__
 
 
+_PLAIN_PARAMS = frozenset({type(None), bool, int, str})  # op parameters shown as they are
+
+
+def _params(params) -> list:
+    """`[_param(p) for p in params]`, calling `_param` only for what needs converting (most are ints or None)."""
+    out = list(params)
+    for i, p in enumerate(out):
+        if type(p) not in _PLAIN_PARAMS:
+            out[i] = _param(p)
+    return out
+
+
 def _joined(node) -> str:
     """The dotted path of a path node (parent node, own name, id)."""
     parts = []
@@ -342,7 +354,7 @@ class Recorder:
                 born.append((out, out_tensor[7]))
         event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": grad_fn, "inputs": ins,
                  "output": out, "module": module, "line": line, "grad_enabled": STATE.grad_enabled,
-                 "params": [_param(p) for p in params] if params else []}
+                 "params": _params(params) if params else []}
         if out_tensor is not None:
             event["out_tensor"] = out_tensor
         self.emit(event)
