@@ -210,6 +210,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         ask_at, reveal_at = posts // 3, 2 * posts // 3
         opened = revealed = None
         answer_tasks = []
+        post_s = []  # each presenter POST …/state, sent to answered: what caps the states a second it reaches
         received_before = sum(len(g) for g in got)
         cpu_before, client_before = [cpu_s(p.pid) for p in procs], time.process_time()
         t0 = time.monotonic()
@@ -220,8 +221,10 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             url = urls[i % len(urls)]
             # stepping while typing: every state carries the draft (text only, never run by anyone)
             draft = PROGRAM + TYPED[: (i * 3) % len(TYPED)]
+            sent = time.monotonic()
             await client.post(f"{url}/api/sessions/{code}/state",
                               json={**base, "draft": draft, "t": time.time(), "i": i, "step": i % 10}, headers=headers)
+            post_s.append(time.monotonic() - sent)
             if i == ask_at:
                 opened = time.time()
                 q = (await client.post(f"{url}/api/sessions/{code}/questions", json={"node": "t1", "answer": 10,
@@ -288,6 +291,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             "loads": len(loads), "load_p50": pct([t for t, _, _ in loads], 50) * 1000,
             "load_p99": pct([t for t, _, _ in loads], 99) * 1000, "load_bytes": loads[0][1] if loads else 0,
             "request_p99": pct([t for _, _, t in loads], 99) * 1000, "delivered": delivered,
+            "post_p50": pct(post_s, 50) * 1000, "post_p99": pct(post_s, 99) * 1000,
             "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s, "load_cpu_s": load_cpu}
 
 
@@ -373,7 +377,8 @@ def main() -> int:
         f = asyncio.run(fanout(urls, args.followers, args.rate, seconds, procs, args.answers))
         print(f"  {args.followers} followers joined and got their first state in {f['join_s']:.1f} s")
         print(f"  delivery: {f['states']} states to each follower ({f['states'] / f['stepping_s']:.1f} states/s "
-              f"reached); in order: {f['in_order']}; none lost: {f['complete']}")
+              f"reached); in order: {f['in_order']}; none lost: {f['complete']}; the presenter's POST …/state "
+              f"p50 {f['post_p50']:.1f} ms, p99 {f['post_p99']:.1f} ms")
         print(f"  question round while stepping: {f['asked']}/{args.followers} got the question (p99 "
               f"{f['question_p99']:.1f} ms), {f['answered']}/{args.answers} answers taken, {f['revealed']} got the "
               f"reveal (p99 {f['reveal_p99']:.1f} ms)")
@@ -394,6 +399,10 @@ def main() -> int:
         print("  server RSS: " + ", ".join(f"{a:.1f} → {b:.1f} MB (slope {s:+.2f} MB/min)"
                                            for a, b, s in zip(first, last, slopes))
               + f" over {len(f['memory'])} samples (max {max(max(m) for _, m in f['memory']):.1f} MB)")
+        if seconds >= 120:  # the memory run: each process's RSS at every minute
+            for minute in range(int(f["memory"][-1][0] // 60) + 1):
+                t, m = min(f["memory"], key=lambda sample: abs(sample[0] - 60 * minute))
+                print(f"    minute {minute:2d} ({t:5.0f} s): " + ", ".join(f"{x:.1f} MB" for x in m))
         q = asyncio.run(question_round(urls, args.answers))
         print(f"  question: {q['counted']}/{q['answers']} answers counted; histogram updated "
               f"{q['histogram_lag_ms']:.1f} ms after the last answer (target <= 200 ms)")

@@ -39,6 +39,7 @@ from app.api.deps import ClassroomDep, IdentityDep, RunsDep, SettingsDep
 from app.api.schemas import RunRequest
 from app.classroom.broker import (
     NOT_FOUND,
+    NOT_PRESENTER,
     BadState,
     BrokerDown,
     ClassroomError,
@@ -114,11 +115,28 @@ async def presenter(code: CodeDep, classroom: ClassroomDep,
     if digest is None:
         raise NoSuchSession(NOT_FOUND)
     if not token_matches(authorization[7:].strip(), digest):
-        raise Forbidden("this token is not the presenter's token of this session")
+        raise Forbidden(NOT_PRESENTER)
     return code
 
 
 PresenterDep = Annotated[str, Depends(presenter)]
+
+
+async def presenter_claim(code: str, classroom: ClassroomDep,
+                          authorization: Annotated[str | None, Header()] = None) -> tuple[str, str]:
+    """The path's code and the bearer token's digest, unchecked: the broker checks it as it takes the state (the
+    presenter's 10 states a second each cost one broker round trip, not three). Same answers as ``presenter``."""
+    canonical = normalise_code(code)
+    if canonical is None:
+        raise NoSuchSession(NOT_FOUND)
+    if not authorization or not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
+        if not await classroom.broker.alive(canonical):  # 404 before 401, as for every other presenter call
+            raise NoSuchSession(NOT_FOUND)
+        raise Unauthorized("the presenter's token is needed: Authorization: Bearer <presenter_token>")
+    return canonical, token_digest(authorization[7:].strip())
+
+
+PresenterClaimDep = Annotated[tuple[str, str], Depends(presenter_claim)]
 
 JOIN_FIRST = "this follower token is not one this server gave for this session: join first (POST /api/sessions/{}/join)"
 
@@ -194,7 +212,8 @@ async def session_info(code: CodeDep, classroom: ClassroomDep) -> dict:
 
 
 @router.post("/{code}/state")
-async def post_state(code: PresenterDep, request: Request, classroom: ClassroomDep, settings: SettingsDep) -> dict:
+async def post_state(claim: PresenterClaimDep, request: Request, classroom: ClassroomDep, settings: SettingsDep) -> dict:
+    code, digest = claim
     body = await request.body()
     if len(body) > settings.max_state_bytes:
         raise TooLarge(f"a state is at most {settings.max_state_bytes} bytes (max_state_bytes); this one has {len(body)}")
@@ -205,7 +224,7 @@ async def post_state(code: PresenterDep, request: Request, classroom: ClassroomD
     if not isinstance(state, dict):
         raise BadState(f"the state must be a JSON object, not {type(state).__name__}")
     # re-encoded: one line of JSON, whatever whitespace came in (an SSE data: field cannot hold a newline)
-    seq = await classroom.broker.post_state(code, orjson.dumps(state))
+    seq = await classroom.broker.post_state(code, orjson.dumps(state), digest)
     return {"seq": seq}
 
 
