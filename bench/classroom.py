@@ -217,6 +217,9 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         last_sample = t0
         for i in range(posts):
             target = t0 + i / rate
+            if i > reveal_at and time.monotonic() - t0 >= seconds:  # a loaded machine: the run lasts its time, not
+                posts = i                                             # its count (the memory run's ten minutes)
+                break
             await asyncio.sleep(max(0, target - time.monotonic()))
             url = urls[i % len(urls)]
             # stepping while typing: every state carries the draft (text only, never run by anyone)
