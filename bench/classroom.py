@@ -220,6 +220,10 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             if i > reveal_at and time.monotonic() - t0 >= seconds:  # a loaded machine: the run lasts its time, not
                 posts = i                                             # its count (the memory run's ten minutes)
                 break
+            if time.monotonic() - t0 >= seconds / 3 and ask_at > i:  # the question's round by the clock as well
+                ask_at = i
+            if time.monotonic() - t0 >= 2 * seconds / 3 and reveal_at > i and i > ask_at:
+                reveal_at = i
             await asyncio.sleep(max(0, target - time.monotonic()))
             url = urls[i % len(urls)]
             # stepping while typing: every state carries the draft (text only, never run by anyone)
