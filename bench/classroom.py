@@ -40,6 +40,16 @@ Quiet at the end (22:56, load 0.6-2.3), this branch:
   reveal p99 89 ms; 1000/1000 loads p50 735 ms, p99 1210 ms; 85 µs server CPU per frame.
 * --minutes 10, one process, 300 followers (load 17 falling to 2): 6000 states to each, in order, none lost;
   RSS 88.9 -> 92.3 MB, slope +0.04 MB/min after the first minute (flat).
+Session 5 (wip-class, 2026-11-28 00:40-01:42), the machine loaded by others' suites (load 5-26; no quiet run):
+* a presenter's POST …/state is one Redis round trip (was ~6: alive, digest, life, publish, life, expiry pipeline):
+  the token digest, the session's life, the frame, PUBLISH and every expiry in one Lua script.
+* 1,000 followers through Redis at load 4.4 before / 5.9 after the change: delivery p50 107 / 194 ms, p99 458 / 1005
+  ms, 4.9 / 5.1 states/s reached, POST …/state p50 115 ms (the loaded loops, not Redis, dominate it); at load 12:
+  p99 1617 ms, 1.8 states/s. Every state in order, none lost, 0 runs while typing, 1 for the Run, in every run.
+  The targets (10 states/s, p99 <= 250 ms) were not measurable on this machine tonight: re-measure quiet.
+* memory through Redis, 1,000 followers (two --minutes 10 runs cut short by the load): each process's RSS
+  103.5 / 103.1 MB at minute 14 of the first; 103.54 / 103.22 MB at minutes 20-25 of the second, sampled each
+  minute (+0.004 MB over 5 minutes): flat. A 20 s run ends at ~114 MB: the 1,000 shared-run loads at its end.
 The followers run in this process (one raw connection each), so the machine's cores are shared by the
 clients and the servers: latencies include that; the report gives the load average beside them.
 """
