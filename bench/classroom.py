@@ -45,7 +45,8 @@ Session 5 (wip-class, 2026-11-28 00:40-01:42), the machine loaded by others' sui
   the token digest, the session's life, the frame, PUBLISH and every expiry in one Lua script.
 * 1,000 followers through Redis at load 4.4 before / 5.9 after the change: delivery p50 107 / 194 ms, p99 458 / 1005
   ms, 4.9 / 5.1 states/s reached, POST …/state p50 115 ms (the loaded loops, not Redis, dominate it); at load 12:
-  p99 1617 ms, 1.8 states/s. Every state in order, none lost, 0 runs while typing, 1 for the Run, in every run.
+  p99 1617 ms, 1.8 states/s (and after, at load 7-8: p99 1498 ms, 3.1 states/s). Every state in order, none
+  lost, 0 runs while typing, 1 for the Run, in every run.
   The targets (10 states/s, p99 <= 250 ms) were not measurable on this machine tonight: re-measure quiet.
 * memory through Redis, 1,000 followers (two --minutes 10 runs cut short by the load): each process's RSS
   103.5 / 103.1 MB at minute 14 of the first; 103.54 / 103.22 MB at minutes 20-25 of the second, sampled each
