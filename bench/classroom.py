@@ -40,6 +40,17 @@ Quiet at the end (22:56, load 0.6-2.3), this branch:
   reveal p99 89 ms; 1000/1000 loads p50 735 ms, p99 1210 ms; 85 µs server CPU per frame.
 * --minutes 10, one process, 300 followers (load 17 falling to 2): 6000 states to each, in order, none lost;
   RSS 88.9 -> 92.3 MB, slope +0.04 MB/min after the first minute (flat).
+Session 5 (wip-class, 2026-11-28 00:40-01:42), the machine loaded by others' suites (load 5-26; no quiet run):
+* a presenter's POST …/state is one Redis round trip (was ~6: alive, digest, life, publish, life, expiry pipeline):
+  the token digest, the session's life, the frame, PUBLISH and every expiry in one Lua script.
+* 1,000 followers through Redis at load 4.4 before / 5.9 after the change: delivery p50 107 / 194 ms, p99 458 / 1005
+  ms, 4.9 / 5.1 states/s reached, POST …/state p50 115 ms (the loaded loops, not Redis, dominate it); at load 12:
+  p99 1617 ms, 1.8 states/s (and after, at load 7-8: p99 1498 ms, 3.1 states/s). Every state in order, none
+  lost, 0 runs while typing, 1 for the Run, in every run.
+  The targets (10 states/s, p99 <= 250 ms) were not measurable on this machine tonight: re-measure quiet.
+* memory through Redis, 1,000 followers (two --minutes 10 runs cut short by the load): each process's RSS
+  103.5 / 103.1 MB at minute 14 of the first; 103.54 / 103.22 MB at minutes 20-25 of the second, sampled each
+  minute (+0.004 MB over 5 minutes): flat. A 20 s run ends at ~114 MB: the 1,000 shared-run loads at its end.
 The followers run in this process (one raw connection each), so the machine's cores are shared by the
 clients and the servers: latencies include that; the report gives the load average beside them.
 """
@@ -210,18 +221,28 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         ask_at, reveal_at = posts // 3, 2 * posts // 3
         opened = revealed = None
         answer_tasks = []
+        post_s = []  # each presenter POST …/state, sent to answered: what caps the states a second it reaches
         received_before = sum(len(g) for g in got)
         cpu_before, client_before = [cpu_s(p.pid) for p in procs], time.process_time()
         t0 = time.monotonic()
         last_sample = t0
         for i in range(posts):
             target = t0 + i / rate
+            if i > reveal_at and time.monotonic() - t0 >= seconds:  # a loaded machine: the run lasts its time, not
+                posts = i                                             # its count (the memory run's ten minutes)
+                break
+            if time.monotonic() - t0 >= seconds / 3 and ask_at > i:  # the question's round by the clock as well
+                ask_at = i
+            if time.monotonic() - t0 >= 2 * seconds / 3 and reveal_at > i and i > ask_at:
+                reveal_at = i
             await asyncio.sleep(max(0, target - time.monotonic()))
             url = urls[i % len(urls)]
             # stepping while typing: every state carries the draft (text only, never run by anyone)
             draft = PROGRAM + TYPED[: (i * 3) % len(TYPED)]
+            sent = time.monotonic()
             await client.post(f"{url}/api/sessions/{code}/state",
                               json={**base, "draft": draft, "t": time.time(), "i": i, "step": i % 10}, headers=headers)
+            post_s.append(time.monotonic() - sent)
             if i == ask_at:
                 opened = time.time()
                 q = (await client.post(f"{url}/api/sessions/{code}/questions", json={"node": "t1", "answer": 10,
@@ -288,6 +309,7 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             "loads": len(loads), "load_p50": pct([t for t, _, _ in loads], 50) * 1000,
             "load_p99": pct([t for t, _, _ in loads], 99) * 1000, "load_bytes": loads[0][1] if loads else 0,
             "request_p99": pct([t for _, _, t in loads], 99) * 1000, "delivered": delivered,
+            "post_p50": pct(post_s, 50) * 1000, "post_p99": pct(post_s, 99) * 1000,
             "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s, "load_cpu_s": load_cpu}
 
 
@@ -373,7 +395,8 @@ def main() -> int:
         f = asyncio.run(fanout(urls, args.followers, args.rate, seconds, procs, args.answers))
         print(f"  {args.followers} followers joined and got their first state in {f['join_s']:.1f} s")
         print(f"  delivery: {f['states']} states to each follower ({f['states'] / f['stepping_s']:.1f} states/s "
-              f"reached); in order: {f['in_order']}; none lost: {f['complete']}")
+              f"reached); in order: {f['in_order']}; none lost: {f['complete']}; the presenter's POST …/state "
+              f"p50 {f['post_p50']:.1f} ms, p99 {f['post_p99']:.1f} ms")
         print(f"  question round while stepping: {f['asked']}/{args.followers} got the question (p99 "
               f"{f['question_p99']:.1f} ms), {f['answered']}/{args.answers} answers taken, {f['revealed']} got the "
               f"reveal (p99 {f['reveal_p99']:.1f} ms)")
@@ -394,6 +417,10 @@ def main() -> int:
         print("  server RSS: " + ", ".join(f"{a:.1f} → {b:.1f} MB (slope {s:+.2f} MB/min)"
                                            for a, b, s in zip(first, last, slopes))
               + f" over {len(f['memory'])} samples (max {max(max(m) for _, m in f['memory']):.1f} MB)")
+        if seconds >= 120:  # the memory run: each process's RSS at every minute
+            for minute in range(int(f["memory"][-1][0] // 60) + 1):
+                t, m = min(f["memory"], key=lambda sample: abs(sample[0] - 60 * minute))
+                print(f"    minute {minute:2d} ({t:5.0f} s): " + ", ".join(f"{x:.1f} MB" for x in m))
         q = asyncio.run(question_round(urls, args.answers))
         print(f"  question: {q['counted']}/{q['answers']} answers counted; histogram updated "
               f"{q['histogram_lag_ms']:.1f} ms after the last answer (target <= 200 ms)")

@@ -10,6 +10,7 @@ reaches every process's ``Hub`` in order. Answers go to the presenter's ``tally`
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import secrets
 import time
@@ -50,6 +51,7 @@ class TooLarge(ClassroomError): status, kind = 413, "RequestError"  # noqa: E701
 class BadState(ClassroomError): status, kind = 422, "RequestError"  # noqa: E701
 
 
+NOT_PRESENTER = "this token is not the presenter's token of this session"
 NOT_FOUND = "no class session with this code (it may have ended: sessions end after 3 hours idle)"
 
 
@@ -247,8 +249,11 @@ class MemoryBroker:
         back, s.away = s.away, False
         return back
 
-    async def post_state(self, code: str, state: bytes) -> int:
+    async def post_state(self, code: str, state: bytes, digest: str = "") -> int:
+        """The presenter's new state; with ``digest`` (its token's), checked here (RedisBroker: in the same script)."""
         s = self._must(code)
+        if digest and not hmac.compare_digest(digest, s.digest):
+            raise Forbidden(NOT_PRESENTER)
         s.state = state
         self._heard(s)
         return self._publish(s)

@@ -26,7 +26,9 @@ from redis.exceptions import RedisError
 
 from app.classroom.broker import (
     NOT_FOUND,
+    NOT_PRESENTER,
     BrokerDown,
+    Forbidden,
     Limits,
     NoSuchQuestion,
     NoSuchSession,
@@ -49,10 +51,24 @@ from app.classroom.hub import Hub, sse_frame
 log = logging.getLogger("flowgrad")
 CHANNEL_PREFIX = "fg:ch:"
 
-# KEYS[1] session hash · ARGV: state ('' keeps it), public question ('' keeps it), channel, now, ttl,
-# away ('' keeps it, '0' / '1'), ended ('1': the last frame, then the session is deleted), presenter heard ('1')
+# One round trip per published change (a presenter at 10 states/s waited on ~6 before): the presenter's token, the
+# session's life (idle_s once joined, else what is left of unjoined_s), the frame, PUBLISH and every key's expiry.
+# KEYS: session hash, followers, questions, follower tokens taken, shared run, fg:sessions
+# ARGV: state ('' keeps it), public question ('' keeps it), channel, now, idle ttl, away ('' keeps it, '0' / '1'),
+# ended ('1': the last frame, then the session's keys go), presenter heard ('1'), token digest ('' : not checked),
+# unjoined_s, code, owners' key prefix
+# Returns the new seq; -1 no such session, -2 the digest is not the presenter's.
 PUBLISH_STATE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local digest = redis.call('HGET', KEYS[1], 'digest')
+if not digest then return -1 end
+if ARGV[9] ~= '' and ARGV[9] ~= digest then return -2 end
+local now, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local created, joined, owner = unpack(redis.call('HMGET', KEYS[1], 'created', 'joined', 'owner'))
+local life = ttl
+if not (joined and tonumber(joined) ~= 0) then
+  local left = (tonumber(created) or now) + tonumber(ARGV[10]) - now
+  life = math.max(1, math.floor(math.min(ttl, left)))
+end
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[1]) end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'qpub', ARGV[2]) end
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'away', ARGV[6]) end
@@ -65,7 +81,19 @@ local tail = ''
 if redis.call('HGET', KEYS[1], 'away') == '1' then tail = ',"away":true' end
 if ARGV[7] == '1' then tail = tail .. ',"ended":true' end
 redis.call('PUBLISH', ARGV[3], seq .. ' {"seq":' .. seq .. ',"state":' .. st .. ',"question":' .. q .. tail .. '}')
-if ARGV[7] == '1' then redis.call('DEL', KEYS[1]) else redis.call('EXPIRE', KEYS[1], ARGV[5]) end
+local owned = (owner and owner ~= '') and (ARGV[12] .. owner) or nil
+if ARGV[7] == '1' then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+  redis.call('ZREM', KEYS[6], ARGV[11])
+  if owned then redis.call('ZREM', owned, ARGV[11]) end
+  return seq
+end
+for i = 1, 5 do redis.call('EXPIRE', KEYS[i], life) end
+redis.call('ZADD', KEYS[6], now + life, ARGV[11])
+if owned then
+  redis.call('ZADD', owned, now + life, ARGV[11])
+  redis.call('EXPIRE', owned, ttl)
+end
 return seq
 """
 
@@ -284,24 +312,23 @@ class RedisBroker:
         await pipe.execute()
 
     async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"", away: str = "0",
-                             ended: bool = False, heard: bool = True) -> int:
-        """One published frame; by default the presenter spoke (seen now, not away)."""
-        life, _ = await self._life(code, time.time())
-        seq = await self._publish(keys=[self._key(code)],
-                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), life, away,
-                                        "1" if ended else "", "1" if heard else ""])
-        if seq < 0:
+                             ended: bool = False, heard: bool = True, digest: str = "") -> int:
+        """One published frame, one round trip; by default the presenter spoke (seen now, not away)."""
+        seq = await self._publish(keys=[self._key(code), "fg:f:" + code, "fg:q:" + code, "fg:m:" + code,
+                                        "fg:r:" + code, "fg:sessions"],
+                                  args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), self.ttl, away,
+                                        "1" if ended else "", "1" if heard else "", digest,
+                                        self.limits.unjoined_s, code, "fg:o:"])
+        if seq == -1:
             raise NoSuchSession(NOT_FOUND)
-        if ended:
-            await self.redis.delete("fg:f:" + code, "fg:q:" + code, "fg:m:" + code, "fg:r:" + code)
-            await self.redis.zrem("fg:sessions", code)
-        else:
-            await self._touch(code)
+        if seq == -2:
+            raise Forbidden(NOT_PRESENTER)
         return int(seq)
 
     @_down
-    async def post_state(self, code: str, state: bytes) -> int:
-        return await self._publish_state(code, state=state)
+    async def post_state(self, code: str, state: bytes, digest: str = "") -> int:
+        """The presenter's new state; with ``digest`` (its token's), checked in the same round trip."""
+        return await self._publish_state(code, state=state, digest=digest)
 
     async def _heard(self, code: str) -> None:
         """The presenter spoke: seen now; followers told it was away hear it is back."""
@@ -326,12 +353,7 @@ class RedisBroker:
 
     @_down
     async def end(self, code: str) -> int:
-        await self._must(code)
-        owner = await self.redis.hget(self._key(code), "owner")
-        seq = await self._publish_state(code, ended=True)
-        if owner:  # the presenter's share of sessions is given back at once
-            await self.redis.zrem("fg:o:" + owner.decode(), code)
-        return seq
+        return await self._publish_state(code, ended=True)  # the presenter's share of sessions comes back at once
 
     @_down
     async def put_run(self, code: str, run_id: str, compressed: bytes) -> None:

@@ -334,6 +334,26 @@ def test_two_processes_share_sessions_through_redis(two_servers):
         f.close()
 
 
+def test_a_presenters_state_is_checked_in_its_one_broker_call(server, two_servers):
+    """POST …/state checks the token where it publishes (one Redis round trip): the answers stay those of every
+    other presenter call, in memory and through Redis, and a refused state reaches no follower."""
+    for url in (server, *two_servers):
+        code, headers, _ = create(url)
+        follower = Follower(url, code, join(url, code))
+        assert post_state(url, code, headers, {"step": 1}).json() == {"seq": 1}
+        assert post_state(url, code, {"Authorization": "Bearer not-the-token"}, {"step": 2}).status_code == 403
+        assert post_state(url, code, {"Authorization": "Basic dGVhY2hlcg=="}, {"step": 2}).status_code == 401
+        assert post_state(url, code, {}, {"step": 2}).status_code == 401
+        assert post_state(url, "ZZZZZZ", headers, {"step": 2}).status_code == 404
+        assert post_state(url, "not a code!", headers, {"step": 2}).status_code == 404
+        assert post_state(url, code, headers, {"step": 3}).json() == {"seq": 2}
+        assert [e["state"] for e in follower.wait_for(2)] == [{"step": 1}, {"step": 3}]
+        httpx.post(f"{url}/api/sessions/{code}/end", headers=headers)
+        assert post_state(url, code, headers, {"step": 4}).status_code == 404
+        assert post_state(url, code, {}, {"step": 4}).status_code == 404  # an ended class: 404 before 401
+        follower.close()
+
+
 def test_redis_going_away_and_coming_back(two_servers, redis_url):
     a, b = two_servers
     _, port, args = redis_url

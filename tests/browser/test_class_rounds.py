@@ -216,3 +216,21 @@ def test_the_teachers_run_is_one_run_on_the_server(lecture):
     assert teacher.evaluate("window.__fg.model.graph.nodes.length") == phone.evaluate("window.__fg.model.graph.nodes.length")
     assert not phone.runs
     lecture.assert_clean()
+
+
+def test_starting_a_class_on_the_program_shown_is_not_another_run(lecture):
+    program = SQUARE + f"# {uuid.uuid4().hex}: a program no run has had\n"
+    teacher = lecture.presenter(program=program, start=False)  # the teacher's page ran it (streamed)
+
+    def completed():
+        return httpx.get(lecture.url + "/healthz").json()["pool"]["completed"]
+
+    before = completed()
+    teacher.get_by_role("button", name="Start class session").click()
+    teacher.wait_for_function("window.__fg.classroom.shared && window.__fg.classroom.shared.id", timeout=30000)
+    code = teacher.locator("[data-join-code]").get_attribute("data-join-code")
+    phone = lecture.follower(code, PHONE)
+    assert phone.evaluate("window.__fg.lastSource") == program
+    assert completed() == before  # the class shares the page's run: starting it ran nothing
+    assert not phone.runs
+    lecture.assert_clean()
