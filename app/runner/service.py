@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.answer import failed_answer
 from app.core.identity import Identity
@@ -118,9 +118,10 @@ class RunService:
         try:
             result = await self._run_own(source, options, client, disconnected)
         finally:
-            shared.settle(key, flight, result.answer if result is not None else None,
-                          result is not None and result.complete)
-        return result
+            packed = shared.settle(key, flight, result.answer if result is not None else None,
+                                   result is not None and result.complete)
+        # the leader's answer goes as the bytes compressed for sharing: no second compression on its way out
+        return result if packed is None else replace(result, gzipped=packed)
 
     async def _run_own(self, source: str, options: RunOptions, client: Identity,
                        disconnected: Callable[[], Awaitable[bool]] | None) -> RunResult:

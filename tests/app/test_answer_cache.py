@@ -7,12 +7,13 @@ import asyncio
 import orjson
 import pytest
 
+from app.core.answer import failed_answer, run_answer
 from app.core.config import Settings
 from app.core.identity import Identity
 from app.layout.dot import check_dot
 from app.runner.pool import Pool, PoolBusy
 from app.runner.service import RunService, run_options
-from app.runs.answer_cache import LocalAnswers, SharedAnswers, deterministic, shareable
+from app.runs.answer_cache import LocalAnswers, SharedAnswers, circumstantial, deterministic, shareable
 
 TUTORIAL = ("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))\n"
             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(8, 2)\ny = x.sum(1, keepdim=True)\n"
@@ -43,6 +44,29 @@ def test_answers_cut_by_time_or_folded_are_not_shared():
     assert not shareable(b'{"stdout":"","error":{"type":"Cancelled","message":"the run was cancelled"}}')
     assert not shareable(b'{"type":"pass"}\n{"type":"done","error":{"type":"WorkerError","message":"x"}}')
     assert shareable(b'{"type":"pass"}\n{"type":"done","error":{"type":"NameError","message":"x"}}')
+
+
+@pytest.mark.parametrize("answer, expected", [
+    # what the program printed or named cannot pass for the answer's error
+    (run_answer(stdout=',"error":{"type":"Cancelled"},"variables":{}', variables={"error": "Cancelled"}), False),
+    (run_answer(variables={"x": 1, "error": {"type": "Cancelled"}}), False),
+    (run_answer(stdout="\\", error={"type": "NameError", "message": ',"variables":{}'}), False),
+    # an error holding a "variables" key of its own: the cut head does not parse, the whole answer is read
+    (run_answer(error={"type": "WorkerError", "variables": {"a": 1}, "message": "x"}), True),
+    (run_answer(error={"type": "Cancelled", "message": "the run was cancelled"}, stream=True), True),
+    ({"error": {"type": "MemoryError"}, "stdout": ""}, True),  # another key order: parsed whole
+    ({"stdout": "", "error": {"type": "Busy"}}, True),  # no "variables" after the error
+])
+def test_an_answers_error_is_read_from_its_head(answer, expected):
+    assert circumstantial(orjson.dumps(answer)) is expected
+    assert circumstantial(b'{"type":"pass","pass":{"error":1}}\n' + orjson.dumps(answer)) is expected
+
+
+def test_failed_answers_are_circumstantial():
+    assert circumstantial(failed_answer({"type": "Cancelled", "message": "x"}))
+    assert circumstantial(failed_answer({"type": "WorkerError", "message": "x"}, stream=True))
+    assert not circumstantial(failed_answer({"type": "ValueError", "message": "x"}))
+    assert circumstantial(b'{"stdout":"","error":{"type":"Cancelled"')  # cut short: not the program's own
 
 
 def test_local_answers_stay_within_their_bytes():
