@@ -106,6 +106,8 @@ class RunService:
             if busy is not None:
                 return busy
             answer = await self._follow_as(client, flight, disconnected)
+            if isinstance(answer, RunResult):
+                return answer
             if answer is LEFT:
                 return RunResult()
             if answer is not None:
@@ -169,6 +171,8 @@ class RunService:
                 if busy is not None:
                     return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
                 events = await self._follow_as(client, flight, None)
+                if isinstance(events, RunResult):
+                    return OpenedStream(busy=events.busy, retry_after=events.retry_after)
                 if events is None:
                     key = shared.key(source, options)
                     continue
@@ -235,13 +239,18 @@ class RunService:
                               "wait for them to finish", retry_after=pool.settings.busy_retry_after_s)
 
     async def _follow_as(self, client: Identity, flight, disconnected):
-        """Wait for another request's identical run, counted in ``client``'s share while it waits."""
+        """Wait for another request's identical run, counted in ``client``'s share while it waits (with a broker,
+        in its share of the whole cluster too: a busy RunResult past it)."""
+        if self.cluster is not None and not await self.cluster.admit(client.key):
+            return self._cluster_busy()
         self.answers.shared_waits += 1
         self._following(client, 1)
         try:
             return await _follow(flight, disconnected, self.answers.flights.stale_s)
         finally:
             self._following(client, -1)
+            if self.cluster is not None:
+                self.cluster.leave(client.key)
 
     def _following(self, client: Identity, step: int) -> None:
         if client.key is not None:
@@ -280,6 +289,9 @@ class RunService:
         await cluster.cancel_elsewhere(client.run_slot)
         if await cluster.admit(client.key):
             return None
+        return self._cluster_busy()
+
+    def _cluster_busy(self) -> RunResult:
         self.pool.rejected += 1
         limit = self.pool.settings.identity_queue_limit
         return RunResult(busy=f"you already have runs going or waiting on this server's processes "
