@@ -49,9 +49,10 @@ FOLDED = b'"folded":true'
 # errors that tell what happened to one run, not what the program does
 CIRCUMSTANTIAL = frozenset({"Cancelled", "WorkerError", "Busy", "Unavailable", "TimeoutError", "MemoryError",
                             "LimitExceeded"})
-# a lecture hall's 200 different programs are each compressed once and rarely shared: the 240 KB answer of a 2-16-1
-# MLP's 20 steps takes 3.5 ms at level 1 (60 KB) and 9 ms at level 6 (50 KB) on one core
-PACK_LEVEL = 1
+# an answer no other request waited for is compressed fast (a hall of 200 different programs); one that others
+# waited for is sent to all of them, so smaller pays: a 2-16-1 MLP's 20 steps (240 KB of JSON) takes 3.5 ms at
+# level 1 (60 KB) and 9 ms at level 6 (50 KB) on one core
+PACK_LEVEL, SHARED_PACK_LEVEL = 1, 6
 EVENT_SEPARATOR = b"\n"  # between a stream's events (JSON without raw newlines)
 
 
@@ -126,17 +127,22 @@ class Flights:
         self.stale_s, self.clock = stale_s, clock
         self.under_way: dict[str, tuple[asyncio.Future, float]] = {}
         self.leaders: dict[str, str | None] = {}  # key → the identity whose run it is
+        self.asked: dict[str, int] = {}  # key → requests that found its run under way (they may wait for it)
 
     def get(self, key: str) -> asyncio.Future | None:
         entry = self.under_way.get(key)
         if entry is not None and self.clock() - entry[1] > self.stale_s:
             self.land(key, entry[0], None)
             return None
-        return None if entry is None else entry[0]
+        if entry is None:
+            return None
+        self.asked[key] = self.asked.get(key, 0) + 1
+        return entry[0]
 
     def lead(self, key: str, identity: str | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         self.under_way[key] = (future, self.clock())
+        self.asked.pop(key, None)
         self.leaders[key] = identity
         return future
 
@@ -148,6 +154,7 @@ class Flights:
         if entry is not None and entry[0] is future:
             del self.under_way[key]
             self.leaders.pop(key, None)
+            self.asked.pop(key, None)
         if not future.done():
             future.set_result(answer)
 
@@ -295,7 +302,9 @@ class SharedAnswers:
         answer, or a circumstantial one (cancelled, busy, its worker died), lets the waiting requests try again.
         Returns the shared answer gzipped (the leader's own request sends those bytes too), else None."""
         if answer is not None and complete and shareable(answer):
-            packed = gzip.compress(answer, PACK_LEVEL, mtime=0)  # once for every request it answers
+            entry = self.flights.under_way.get(key)
+            shared = entry is not None and entry[0] is future and self.flights.asked.get(key, 0) > 0
+            packed = gzip.compress(answer, SHARED_PACK_LEVEL if shared else PACK_LEVEL, mtime=0)  # once for all
             self.flights.land(key, future, (answer, packed))
             self.storing[key] = packed
             task = asyncio.get_running_loop().create_task(self.store.put(key, packed))

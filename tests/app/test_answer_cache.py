@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import orjson
 import pytest
@@ -82,6 +83,24 @@ def test_local_answers_stay_within_their_bytes():
     assert kept == [False] * 7 + [True] * 3 and huge is None and store.nbytes == 900
 
 
+def test_the_leader_gets_the_packed_answer_smaller_when_others_waited_for_it():
+    answer = orjson.dumps(run_answer(stdout="loss 0.25\n" * 500))
+
+    async def main():
+        shared = SharedAnswers.from_settings(Settings())
+        alone = shared.settle("k1", shared.flights.lead("k1"), answer, True)
+        flight = shared.flights.lead("k2")
+        assert shared.flights.get("k2") is flight  # another request found it under way
+        waited = shared.settle("k2", flight, answer, True)
+        refused = shared.settle("k3", shared.flights.lead("k3"), failed_answer({"type": "Cancelled"}), True)
+        return alone, waited, refused, await shared.get("k1")
+
+    alone, waited, refused, stored = asyncio.run(main())
+    assert gzip.decompress(alone) == gzip.decompress(waited) == answer and stored == (answer, alone)
+    assert alone[8] == 4 and waited[8] == 0  # gzip's XFL byte: 4 for the fastest level, 0 for level 6
+    assert refused is None and len(waited) < len(alone)
+
+
 def _service(settings: Settings):
     pool = Pool(settings, dot=check_dot(settings.dot_binary).path)
     return pool, RunService(pool, SharedAnswers.from_settings(settings))
@@ -114,6 +133,7 @@ def test_identical_runs_share_one_execution_and_later_ones_come_from_the_cache()
     assert executed_together == 1 and executed == 1
     answers = {r.answer for r in first} | {later.answer}
     assert len(answers) == 1 and all(r.complete for r in first)
+    assert all(gzip.decompress(r.gzipped) == r.answer for r in first)  # the leader's too: compressed once
     assert orjson.loads(later.answer)["error"] is None
     assert state["shared_waits"] >= 1 and state["hits"] >= 1
 
