@@ -33,6 +33,9 @@ TUTORIAL = ("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear
     ("x = object()\nprint(id(x))\n", False),
     ("def f(:\n", True),  # a syntax error is the same answer every time
     ("'''never closed\n", True),
+    ("import torch\ntorch.manual_seed(0)\nprint(torch.randn(2))\n", True),  # no suspect word: not tokenized
+    ("print('time is random')  # id()\n", True),  # the words only in a string and a comment: tokenized
+    ("import torch as t\nt.seed ()\n", False),
 ])
 def test_deterministic_programs_are_found_by_their_tokens(source, expected):
     assert deterministic(source) is expected
