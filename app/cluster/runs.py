@@ -7,6 +7,9 @@
   ``identity_queue_limit`` waiting in the whole cluster, a new run is busy (429), as in one process. A count is
   kept alive by each new run (``HELD_TTL_S``): the runs of a process that died stop counting once its identity is
   quiet that long.
+* An identity runs one run at a time in the whole cluster, as in one process: a run takes the identity's turn
+  (``fg:turn:<identity>``, set only when free) before it is queued, and gives it back when it ends; a run of the
+  identity on another process waits for it (``take_turn``, within ``queue_timeout_s``).
 Redis away: each process keeps its own runs, slots and shares (as without a broker).
 """
 
@@ -18,10 +21,13 @@ import hashlib
 import itertools
 import logging
 import secrets
+import time
+from collections.abc import Awaitable, Callable
 
 log = logging.getLogger("flowgrad")
 ME = secrets.token_hex(8)  # this life of this process (siblings on one port share PROCESS_ID, never this)
 CANCELS = "fg:cancel"
+TURN_POLL_S = 0.05  # how often a run waiting for its identity's turn on another process asks again
 # delete the slot mark only while it is still this process's (a newer run elsewhere may have taken the slot)
 RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 # ARGV: limit, ttl → the count after this run was added, or -1 when it did not fit (nothing added)
@@ -38,6 +44,10 @@ def _slot_key(slot: str) -> str:
     return "fg:slot:" + hashlib.sha256(slot.encode("utf-8", "replace")).hexdigest()
 
 
+def _turn_key(identity: str) -> str:
+    return "fg:turn:" + hashlib.sha256(identity.encode("utf-8", "replace")).hexdigest()
+
+
 def _held_key(identity: str) -> str:
     return "fg:held:" + hashlib.sha256(identity.encode("utf-8", "replace")).hexdigest()
 
@@ -48,6 +58,7 @@ class ClusterRuns:
         self.redis = redis
         self.cancel_here = cancel_here
         self.limit = 1 + settings.identity_queue_limit
+        self.queue_timeout_s = settings.queue_timeout_s
         self.ttl_s = int(settings.queue_timeout_s + settings.max_wall_s + settings.supervisor_grace_s + 30)
         self._release = redis.register_script(RELEASE)
         self._admit = redis.register_script(ADMIT)
@@ -127,6 +138,35 @@ class ClusterRuns:
         with self._tolerant("count a run"):
             return int(await self._admit(keys=[_held_key(identity)], args=[self.limit, self.ttl_s])) > 0
         return True
+
+    async def take_turn(self, identity: str | None,
+                        given_up: Callable[[], Awaitable[bool]]) -> str | None | bool:
+        """Wait for ``identity``'s turn to run in the cluster: its mark (``give_turn`` it back when the run ends);
+        None when there is nothing to hold (no identity, Redis away); False when ``given_up()`` (cancelled, the
+        client left) or ``queue_timeout_s`` passed first."""
+        if identity is None:
+            return None
+        mark = f"{ME}:{next(self.marks)}"
+        deadline = time.monotonic() + self.queue_timeout_s
+        try:
+            with self._tolerant("take a turn"):
+                while not await self.redis.set(_turn_key(identity), mark, nx=True, ex=self.ttl_s):
+                    if await given_up() or time.monotonic() > deadline:
+                        return False
+                    await asyncio.sleep(TURN_POLL_S)
+                return mark
+        except BaseException:  # interrupted, perhaps after Redis set it: give it back (only if it is this mark)
+            self.give_turn(identity, mark)
+            raise
+        return None
+
+    def give_turn(self, identity: str | None, mark: str | None) -> None:
+        if identity is not None and mark:
+            self._spawn(self._give_turn(identity, mark))
+
+    async def _give_turn(self, identity: str, mark: str) -> None:
+        with self._tolerant("give a turn back"):
+            await self._release(keys=[_turn_key(identity)], args=[mark])
 
     def leave(self, identity: str | None) -> None:
         if identity is not None:

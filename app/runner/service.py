@@ -21,12 +21,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.answer import failed_answer
 from app.core.identity import Identity
 from app.core.problems import problem
-from app.runner.pool import Job, Pool, PoolBusy
+from app.runner.pool import BUSY_MESSAGE, Job, Pool, PoolBusy
 from app.runner.protocol import Done, JobFailed, Piece, RunOptions
 from app.runs.answer_cache import EVENT_SEPARATOR
 
@@ -81,6 +81,7 @@ class RunService:
         self.answers = answers  # app.runs.answer_cache.SharedAnswers: deterministic runs share one execution
         self.cluster = cluster  # app.cluster.runs.ClusterRuns (broker_url): tabs' runs and shares across processes
         self.followers: dict[str, int] = {}  # identity → its requests waiting for an identical run
+        self.turn_waits: dict[str, asyncio.Event] = {}  # tab slot → its run waiting for the identity's turn (cancel: set)
 
     async def run(self, source: str, *, client: Identity, passes: Iterable[int] = (), values: str = "full",
                   disconnected: Callable[[], Awaitable[bool]] | None = None) -> RunResult:
@@ -106,6 +107,8 @@ class RunService:
             if busy is not None:
                 return busy
             answer = await self._follow_as(client, flight, disconnected)
+            if isinstance(answer, RunResult):
+                return answer
             if answer is LEFT:
                 return RunResult()
             if answer is not None:
@@ -118,13 +121,14 @@ class RunService:
         try:
             result = await self._run_own(source, options, client, disconnected)
         finally:
-            shared.settle(key, flight, result.answer if result is not None else None,
-                          result is not None and result.complete)
-        return result
+            packed = shared.settle(key, flight, result.answer if result is not None else None,
+                                   result is not None and result.complete)
+        # the leader's answer goes as the bytes compressed for sharing: no second compression on its way out
+        return result if packed is None else replace(result, gzipped=packed)
 
     async def _run_own(self, source: str, options: RunOptions, client: Identity,
                        disconnected: Callable[[], Awaitable[bool]] | None) -> RunResult:
-        started = await self._start(source, options, client)
+        started = await self._start(source, options, client, disconnected)
         if isinstance(started, RunResult):
             return started
         job, mark = started
@@ -168,6 +172,8 @@ class RunService:
                 if busy is not None:
                     return OpenedStream(busy=busy.busy, retry_after=busy.retry_after)
                 events = await self._follow_as(client, flight, None)
+                if isinstance(events, RunResult):
+                    return OpenedStream(busy=events.busy, retry_after=events.retry_after)
                 if events is None:
                     key = shared.key(source, options)
                     continue
@@ -193,7 +199,7 @@ class RunService:
             yield data
 
     async def _events(self, job: Job, shared=None, key: str = "", flight=None, *,
-                      client: Identity | None = None, mark: str | None = None) -> AsyncIterator[bytes]:
+                      client: Identity | None = None, mark: tuple | None = None) -> AsyncIterator[bytes]:
         """The job's events; with ``shared``, recorded and settled as ``key``'s shared answer when the run ends
         (``Done``), or settled empty when it does not (failed, or the client left)."""
         recorded: list[bytes] | None = [] if shared is not None else None
@@ -234,13 +240,18 @@ class RunService:
                               "wait for them to finish", retry_after=pool.settings.busy_retry_after_s)
 
     async def _follow_as(self, client: Identity, flight, disconnected):
-        """Wait for another request's identical run, counted in ``client``'s share while it waits."""
+        """Wait for another request's identical run, counted in ``client``'s share while it waits (with a broker,
+        in its share of the whole cluster too: a busy RunResult past it)."""
+        if self.cluster is not None and not await self.cluster.admit(client.key):
+            return self._cluster_busy()
         self.answers.shared_waits += 1
         self._following(client, 1)
         try:
             return await _follow(flight, disconnected, self.answers.flights.stale_s)
         finally:
             self._following(client, -1)
+            if self.cluster is not None:
+                self.cluster.leave(client.key)
 
     def _following(self, client: Identity, step: int) -> None:
         if client.key is not None:
@@ -250,25 +261,60 @@ class RunService:
             else:
                 self.followers.pop(client.key, None)
 
-    async def _start(self, source: str, options: RunOptions, client: Identity) -> tuple[Job, str | None] | RunResult:
-        """The run queued for ``client`` and, with a broker, counted and marked across the cluster: (job, mark), or
-        a busy RunResult. The caller leaves the cluster (``_leave_cluster(client, mark)``) when the run ends."""
+    async def _start(self, source: str, options: RunOptions, client: Identity,
+                     disconnected: Callable[[], Awaitable[bool]] | None = None) -> tuple[Job, tuple | None] | RunResult:
+        """The run queued for ``client`` and, with a broker, counted, marked and given its identity's turn across the
+        cluster: (job, marks), or a RunResult (busy; cancelled or left while waiting for the turn). The caller
+        leaves the cluster (``_leave_cluster(client, marks)``) when the run ends."""
         busy = await self._enter_cluster(client)
         if busy is not None:
             return busy
+        marks = None
+        if self.cluster is not None:
+            try:
+                marks = (await self.cluster.mark(client.run_slot), None)  # first: a cancel elsewhere finds it waiting
+                turn = await self._take_turn(client, disconnected)
+            except BaseException:
+                self._leave_cluster(client, marks)
+                raise
+            if isinstance(turn, RunResult):
+                self._leave_cluster(client, marks)
+                return turn
+            marks = (marks[0], turn)
         try:
             job = self.pool.submit(source, options, client=client.run_slot, identity=client.key)
         except PoolBusy as e:
-            self._leave_cluster(client)
+            self._leave_cluster(client, marks)
             return RunResult(busy=str(e), retry_after=e.retry_after)
-        if self.cluster is None:
-            return job, None
+        return job, marks
+
+    async def _take_turn(self, client: Identity, disconnected: Callable[[], Awaitable[bool]] | None):
+        """The identity's turn in the cluster (its mark, or None: nothing held), or the RunResult of a wait that
+        ended first: the tab's newer run or a cancel (Cancelled), the client gone (empty), ``queue_timeout_s`` (busy)."""
+        slot = client.run_slot
+        cancelled, left = asyncio.Event(), []
+        self._cancel_previous(client)  # the tab's older run (waiting, or holding the turn) gives way to this one
+        if slot:
+            self.turn_waits[slot] = cancelled
+
+        async def given_up() -> bool:
+            if not cancelled.is_set() and disconnected is not None and await disconnected():
+                left.append(True)
+            return cancelled.is_set() or bool(left)
+
         try:
-            return job, await self.cluster.mark(client.run_slot)
-        except BaseException:
-            self.pool.cancel(job)
-            self._leave_cluster(client)
-            raise
+            turn = await self.cluster.take_turn(client.key, given_up)
+        finally:
+            if slot and self.turn_waits.get(slot) is cancelled:
+                del self.turn_waits[slot]
+        if turn is not False:
+            return turn
+        if left:
+            return RunResult()
+        if cancelled.is_set():
+            return RunResult(failed_answer(problem("Cancelled", "the run was cancelled by a newer run")))
+        self.pool.rejected += 1
+        return RunResult(busy=BUSY_MESSAGE, retry_after=self.pool.settings.busy_retry_after_s)
 
     async def _enter_cluster(self, client: Identity) -> RunResult | None:
         """With a broker: the tab's run on another process cancelled, and this run counted in the identity's share
@@ -279,23 +325,36 @@ class RunService:
         await cluster.cancel_elsewhere(client.run_slot)
         if await cluster.admit(client.key):
             return None
+        return self._cluster_busy()
+
+    def _cluster_busy(self) -> RunResult:
         self.pool.rejected += 1
         limit = self.pool.settings.identity_queue_limit
         return RunResult(busy=f"you already have runs going or waiting on this server's processes "
                               f"(identity_queue_limit = {limit}); wait for them to finish",
                          retry_after=self.pool.settings.busy_retry_after_s)
 
-    def _leave_cluster(self, client: Identity, mark: str | None = None) -> None:
+    def _leave_cluster(self, client: Identity, marks: tuple | None = None) -> None:
+        """The run ended (or never started): uncounted, and its tab's mark and its identity's turn given back."""
         if self.cluster is not None:
             self.cluster.leave(client.key)
-            self.cluster.unmark(client.run_slot, mark)
+            if marks is not None:
+                self.cluster.unmark(client.run_slot, marks[0])
+                self.cluster.give_turn(client.key, marks[1])
 
     def cancel_slot(self, slot: str) -> bool:
         """Cancel this process's run of the tab ``slot`` (a cancel another process received); whether it had one."""
         job = self.pool.clients.get(slot)
         if job is not None:
             self.pool.cancel(job)
-        return job is not None
+        return self._cancel_turn_wait(slot) or job is not None
+
+    def _cancel_turn_wait(self, slot: str | None) -> bool:
+        """The tab's run waiting for its identity's turn, cancelled; whether there was one."""
+        waiting = self.turn_waits.pop(slot, None) if slot else None
+        if waiting is not None:
+            waiting.set()
+        return waiting is not None
 
     async def cancel_anywhere(self, client: Identity) -> bool:
         """``cancel``, reaching the process that runs the tab's run when it is another one (a broker)."""
@@ -305,6 +364,7 @@ class RunService:
 
     def _cancel_previous(self, client: Identity) -> None:
         """The tab's run under way, cancelled (``submit`` does it for a run of its own)."""
+        self._cancel_turn_wait(client.run_slot)
         job = self.pool.clients.get(client.run_slot) if client.run_slot else None
         if job is not None:
             self.pool.cancel(job)
@@ -316,7 +376,7 @@ class RunService:
         if job is not None:
             with contextlib.suppress(Exception):
                 self.pool.cancel(job)
-        return job is not None
+        return self._cancel_turn_wait(slot) or job is not None
 
     async def _wait(self, job: Job, disconnected: Callable[[], Awaitable[bool]] | None) -> Done | JobFailed | None:
         """The job's ``Done`` or ``JobFailed``; None when the client went away first (the run is cancelled)."""

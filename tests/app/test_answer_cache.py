@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import orjson
 import pytest
 
+from app.core.answer import failed_answer, run_answer
 from app.core.config import Settings
 from app.core.identity import Identity
 from app.layout.dot import check_dot
 from app.runner.pool import Pool, PoolBusy
 from app.runner.service import RunService, run_options
-from app.runs.answer_cache import LocalAnswers, SharedAnswers, deterministic, shareable
+from app.runs.answer_cache import LocalAnswers, SharedAnswers, circumstantial, deterministic, shareable
 
 TUTORIAL = ("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))\n"
             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(8, 2)\ny = x.sum(1, keepdim=True)\n"
@@ -31,6 +33,9 @@ TUTORIAL = ("import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear
     ("x = object()\nprint(id(x))\n", False),
     ("def f(:\n", True),  # a syntax error is the same answer every time
     ("'''never closed\n", True),
+    ("import torch\ntorch.manual_seed(0)\nprint(torch.randn(2))\n", True),  # no suspect word: not tokenized
+    ("print('time is random')  # id()\n", True),  # the words only in a string and a comment: tokenized
+    ("import torch as t\nt.seed ()\n", False),
 ])
 def test_deterministic_programs_are_found_by_their_tokens(source, expected):
     assert deterministic(source) is expected
@@ -45,6 +50,29 @@ def test_answers_cut_by_time_or_folded_are_not_shared():
     assert shareable(b'{"type":"pass"}\n{"type":"done","error":{"type":"NameError","message":"x"}}')
 
 
+@pytest.mark.parametrize("answer, expected", [
+    # what the program printed or named cannot pass for the answer's error
+    (run_answer(stdout=',"error":{"type":"Cancelled"},"variables":{}', variables={"error": "Cancelled"}), False),
+    (run_answer(variables={"x": 1, "error": {"type": "Cancelled"}}), False),
+    (run_answer(stdout="\\", error={"type": "NameError", "message": ',"variables":{}'}), False),
+    # an error holding a "variables" key of its own: the cut head does not parse, the whole answer is read
+    (run_answer(error={"type": "WorkerError", "variables": {"a": 1}, "message": "x"}), True),
+    (run_answer(error={"type": "Cancelled", "message": "the run was cancelled"}, stream=True), True),
+    ({"error": {"type": "MemoryError"}, "stdout": ""}, True),  # another key order: parsed whole
+    ({"stdout": "", "error": {"type": "Busy"}}, True),  # no "variables" after the error
+])
+def test_an_answers_error_is_read_from_its_head(answer, expected):
+    assert circumstantial(orjson.dumps(answer)) is expected
+    assert circumstantial(b'{"type":"pass","pass":{"error":1}}\n' + orjson.dumps(answer)) is expected
+
+
+def test_failed_answers_are_circumstantial():
+    assert circumstantial(failed_answer({"type": "Cancelled", "message": "x"}))
+    assert circumstantial(failed_answer({"type": "WorkerError", "message": "x"}, stream=True))
+    assert not circumstantial(failed_answer({"type": "ValueError", "message": "x"}))
+    assert circumstantial(b'{"stdout":"","error":{"type":"Cancelled"')  # cut short: not the program's own
+
+
 def test_local_answers_stay_within_their_bytes():
     store = LocalAnswers(max_bytes=1000, ttl_s=60)
 
@@ -56,6 +84,24 @@ def test_local_answers_stay_within_their_bytes():
 
     kept, huge = asyncio.run(fill())
     assert kept == [False] * 7 + [True] * 3 and huge is None and store.nbytes == 900
+
+
+def test_the_leader_gets_the_packed_answer_smaller_when_others_waited_for_it():
+    answer = orjson.dumps(run_answer(stdout="loss 0.25\n" * 500))
+
+    async def main():
+        shared = SharedAnswers.from_settings(Settings())
+        alone = shared.settle("k1", shared.flights.lead("k1"), answer, True)
+        flight = shared.flights.lead("k2")
+        assert shared.flights.get("k2") is flight  # another request found it under way
+        waited = shared.settle("k2", flight, answer, True)
+        refused = shared.settle("k3", shared.flights.lead("k3"), failed_answer({"type": "Cancelled"}), True)
+        return alone, waited, refused, await shared.get("k1")
+
+    alone, waited, refused, stored = asyncio.run(main())
+    assert gzip.decompress(alone) == gzip.decompress(waited) == answer and stored == (answer, alone)
+    assert alone[8] == 4 and waited[8] == 0  # gzip's XFL byte: 4 for the fastest level, 0 for level 6
+    assert refused is None and len(waited) < len(alone)
 
 
 def _service(settings: Settings):
@@ -90,6 +136,7 @@ def test_identical_runs_share_one_execution_and_later_ones_come_from_the_cache()
     assert executed_together == 1 and executed == 1
     answers = {r.answer for r in first} | {later.answer}
     assert len(answers) == 1 and all(r.complete for r in first)
+    assert all(gzip.decompress(r.gzipped) == r.answer for r in first)  # the leader's too: compressed once
     assert orjson.loads(later.answer)["error"] is None
     assert state["shared_waits"] >= 1 and state["hits"] >= 1
 

@@ -241,6 +241,102 @@ def test_an_identity_share_counts_runs_on_both_processes(cluster):
     assert sorted(r.status_code for r in answers) == [200, 200, 200, 429]
 
 
+def test_an_identity_runs_one_run_at_a_time_across_both_processes(cluster):
+    proxy, a, b = cluster
+    forever = "import torch\nx = torch.ones(1)\nfor i in range(10**9):\n    x = x + 1\n"
+    cookie = httpx.get(f"{a}/healthz").cookies
+    answers: dict[str, httpx.Response] = {}
+
+    def run(tab, url, source):
+        with httpx.Client(base_url=url, timeout=60, cookies=cookie) as client:
+            answers[tab] = client.post("/api/run", json={"source": source}, headers={"x-client-id": tab})
+
+    first = threading.Thread(target=run, args=("first", a, forever))
+    first.start()
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{a}/healthz").json()["pool"]["busy"] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    done_on_b = httpx.get(f"{b}/healthz").json()["pool"]["completed"]
+    second = threading.Thread(target=run, args=("second", b, "print('second')\n"))
+    second.start()
+    time.sleep(1.5)  # b is idle, yet the identity's second run waits for its first one on a
+    assert "second" not in answers and httpx.get(f"{b}/healthz").json()["pool"]["completed"] == done_on_b
+    httpx.post(f"{a}/api/cancel", headers={"x-client-id": "first"}, cookies=cookie)
+    first.join(30)
+    second.join(30)
+    assert answers["first"].json()["error"]["type"] == "Cancelled"
+    assert answers["second"].status_code == 200 and answers["second"].json()["stdout"] == "second\n"
+
+
+def test_a_tabs_run_waiting_for_its_turn_is_cancelled_from_the_other_process(cluster):
+    proxy, a, b = cluster
+    forever = "import torch\nx = torch.ones(1)\nfor i in range(10**9):\n    x = x + 1\n"
+    cookie = httpx.get(f"{a}/healthz").cookies
+    answers: dict[str, httpx.Response] = {}
+
+    def run(tab, url):
+        with httpx.Client(base_url=url, timeout=60, cookies=cookie) as client:
+            answers[tab] = client.post("/api/run", json={"source": forever}, headers={"x-client-id": tab})
+
+    threads = [threading.Thread(target=run, args=("running", a)), threading.Thread(target=run, args=("waiting", b))]
+    threads[0].start()
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{a}/healthz").json()["pool"]["busy"] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    threads[1].start()
+    time.sleep(0.5)
+    cancelled = httpx.post(f"{a}/api/cancel", headers={"x-client-id": "waiting"}, cookies=cookie)
+    assert cancelled.json() == {"cancelled": True}
+    threads[1].join(30)
+    assert answers["waiting"].json()["error"]["type"] == "Cancelled"
+    httpx.post(f"{a}/api/cancel", headers={"x-client-id": "running"}, cookies=cookie)
+    threads[0].join(30)
+    assert answers["running"].json()["error"]["type"] == "Cancelled"
+
+
+def test_waiting_for_an_identical_run_counts_in_the_cluster_share(cluster):
+    proxy, a, b = cluster
+    forever = "import torch\nx = torch.ones(1)\nfor i in range(10**9):\n    x = x + 1\n"
+    shared = forever + "# the presenter's program\n"  # deterministic: identical requests wait for its one run
+    mine, presenter = httpx.get(f"{a}/healthz").cookies, httpx.get(f"{a}/healthz").cookies
+    answers: dict[str, httpx.Response | Exception] = {}
+
+    def run(name, url, cookies, source, timeout=60.0):
+        try:
+            with httpx.Client(base_url=url, timeout=timeout, cookies=cookies) as client:
+                answers[name] = client.post("/api/run", json={"source": source}, headers={"x-client-id": name})
+        except httpx.HTTPError as e:  # a follower's client gives up (the server then drops its wait)
+            answers[name] = e
+
+    def until(check):
+        deadline = time.monotonic() + 30
+        while not check():
+            assert time.monotonic() < deadline, answers
+            time.sleep(0.05)
+
+    threads = [threading.Thread(target=run, args=("lead", a, presenter, shared))]
+    threads[0].start()
+    until(lambda: httpx.get(f"{a}/healthz").json()["pool"]["busy"] == 1)
+    for tab in ("b1", "b2"):  # on b: one running, one waiting (identity_queue_limit = 2 leaves room for one more)
+        threads.append(threading.Thread(target=run, args=(tab, b, mine, forever)))
+        threads[-1].start()
+        until(lambda: httpx.get(f"{b}/healthz").json()["pool"]["busy"] == 1)
+    waits = httpx.get(f"{a}/healthz").json()["answers"]["shared_waits"]
+    threads.append(threading.Thread(target=run, args=("a1", a, mine, shared, 8.0)))
+    threads[-1].start()
+    until(lambda: httpx.get(f"{a}/healthz").json()["answers"]["shared_waits"] == waits + 1)  # following on a
+    run("a2", a, mine, shared, 8.0)  # nothing of this identity's runs on a itself: the cluster's count refuses it
+    assert isinstance(answers["a2"], httpx.Response) and answers["a2"].status_code == 429
+    for tab, cookies in (("lead", presenter), ("b1", mine), ("b2", mine)):
+        for url in (a, b):
+            httpx.post(f"{url}/api/cancel", headers={"x-client-id": tab}, cookies=cookies)
+    for t in threads:
+        t.join(30)
+    assert answers["lead"].json()["error"]["type"] == "Cancelled"
+
+
 def test_a_class_session_across_both_processes(cluster):
     proxy, a, b = cluster
     teacher, student = process_of(a), process_of(b)
