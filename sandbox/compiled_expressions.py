@@ -26,6 +26,13 @@ class CompiledExpressions:
 
 
     # ================================================================= expressions
+    @staticmethod
+    def _read_name(node):
+        """The variable a plain-name operand reads, else None: closures then read the scope's own variables
+        inline (`d[name] if name in d`, no call) and call the operand's closure for everything else (`None` is
+        never a variable, so `None in d` sends every other operand there)."""
+        return node.id if type(node) is ast.Name and type(node.ctx) is ast.Load else None
+
     def _c_Constant(self, node):
         value = node.value
 
@@ -53,6 +60,7 @@ class CompiledExpressions:
         if type(node.ctx) is not ast.Load:
             return None
         value = self.code_of(node.value)
+        value_name = self._read_name(node.value)
         attr = node.attr
         get_attribute = self.get_attribute
         dunder_attribute = self.dunder_attribute
@@ -60,7 +68,8 @@ class CompiledExpressions:
         at = self._at
 
         def attribute(scope):
-            obj = value(scope)
+            d = scope.vars
+            obj = d[value_name] if value_name in d else value(scope)
             try:
                 return get_attribute(obj, attr)
             except AttributeError as e:
@@ -76,12 +85,14 @@ class CompiledExpressions:
 
     def _c_Subscript(self, node):
         value = self.code_of(node.value)
+        value_name = self._read_name(node.value)
         key = self.code_of(node.slice)
         get_item = self.get_item
         at = self._at
 
         def subscript(scope):
-            obj = value(scope)
+            d = scope.vars
+            obj = d[value_name] if value_name in d else value(scope)
             k = key(scope)
             try:
                 return get_item(obj, k)
@@ -92,6 +103,8 @@ class CompiledExpressions:
     def _c_BinOp(self, node):
         left = self.code_of(node.left)
         right = self.code_of(node.right)
+        left_name = self._read_name(node.left)
+        right_name = self._read_name(node.right)
         op = type(node.op)
         fn = _BINOPS[op]
         binop = self.binop
@@ -101,8 +114,9 @@ class CompiledExpressions:
         float_ok = op in _NUMBER_OPS
 
         def binary(scope):
-            a = left(scope)
-            b = right(scope)
+            d = scope.vars
+            a = d[left_name] if left_name in d else left(scope)
+            b = d[right_name] if right_name in d else right(scope)
             ta = type(a)
             tb = type(b)
             # plain numbers: the result binop would give, when binop's checks could not fail (else binop decides)
@@ -349,9 +363,13 @@ class CompiledExpressions:
         interp = self
         first = args[0] if args else None
         second = args[1] if len(args) == 2 else None
+        func_name = self._read_name(node.func)
+        if len(args) == 1 and type(node.func) is ast.Name and node.func.id == "print":
+            return self._print_call(node, func, first)
 
         def call_positional(scope):
-            f = func(scope)
+            d = scope.vars
+            f = d[func_name] if func_name in d else func(scope)
             if first is None:
                 values = []
             elif second is None:
@@ -371,6 +389,36 @@ class CompiledExpressions:
                 raise at(e, node) from None
         return call_positional
 
+    def _print_call(self, node, func, first):
+        """`print(x)`: while `print` is the run's builtin, its one-value case (`_print`'s first branch) without
+        the call through `Builtin.fn` and `*args`; a program's own `print` is called as any function."""
+        print_builtin = self.builtins["print"]
+        emit = self.emit
+        to_str = self.to_str
+        call = self.call
+        call_user = self.call_user
+        at = self._at
+        interp = self
+
+        def call_print(scope):
+            f = func(scope)
+            value = first(scope)
+            if f is SUPER:
+                return interp._super([value], scope, node)
+            try:
+                if f is print_builtin:
+                    emit((value if type(value) is str else to_str(value)) + "\n")
+                    return None
+                t = type(f)
+                if t is Builtin:
+                    return f.fn(value)
+                if t is UserFunction:
+                    return call_user(f, [value], {})
+                return call(f, [value], {})
+            except Exception as e:
+                raise at(e, node) from None
+        return call_print
+
     def _c_JoinedStr(self, node):
         parts = tuple(v.value if type(v) is ast.Constant else self._formatted(v) for v in node.values)
         joined = self._joined
@@ -382,6 +430,9 @@ class CompiledExpressions:
         # the literal parts stay in place; each value's text goes into its slot (in the order of the text)
         layout = [p if type(p) is str else None for p in parts]
         slots = tuple((i, p) for i, p in enumerate(parts) if type(p) is not str)
+
+        if 1 <= len(slots) <= 2:
+            return self._short_f_string(parts, slots, layout, literal_chars)
 
         def f_string(scope):
             pieces = layout.copy()
@@ -398,11 +449,61 @@ class CompiledExpressions:
             return "".join(pieces)
         return f_string
 
+    def _short_f_string(self, parts, slots, layout, literal_chars):
+        """`_c_JoinedStr`'s closure for one or two values (most f-strings): the text is the literal runs and the
+        values added up, with no list of pieces (only its error path builds one)."""
+        joined = self._joined
+        alloc = self.alloc
+        interp = self
+        run_cap = ALLOC_FACTOR * self.max_seq
+        # the literal text before the first value, between the two, and after the last
+        runs = ["".join(p for p in parts[a + 1:b] if type(p) is str)
+                for a, b in zip((-1, *(i for i, _ in slots)), (*(i for i, _ in slots), len(parts)))]
+
+        def pieces_of(*texts):
+            pieces = layout.copy()
+            for (i, _), text in zip(slots, texts):
+                pieces[i] = text
+            return pieces
+
+        if len(slots) == 1:
+            ((_, first),) = slots
+            before, after = runs
+
+            def f_string_one(scope):
+                a = first(scope)
+                total = literal_chars + len(a)
+                if total > interp.max_seq:
+                    return joined(pieces_of(a))  # (its error: where the text passed the limit)
+                interp.allocated += total  # (`alloc`, inlined: the run's total of list/string items)
+                if interp.allocated > run_cap:
+                    interp.allocated -= total
+                    alloc(total, "string")  # (its error)
+                return before + a + after
+            return f_string_one
+
+        (_, first), (_, second) = slots
+        before, between, after = runs
+
+        def f_string_two(scope):
+            a = first(scope)
+            b = second(scope)
+            total = literal_chars + len(a) + len(b)
+            if total > interp.max_seq:
+                return joined(pieces_of(a, b))  # (its error: where the text passed the limit)
+            interp.allocated += total  # (`alloc`, inlined)
+            if interp.allocated > run_cap:
+                interp.allocated -= total
+                alloc(total, "string")  # (its error)
+            return before + a + between + b + after
+        return f_string_two
+
     def _formatted(self, node):
         """One `{value!conv:spec}` of an f-string, as `ev_FormattedValue`."""
         if type(node) is not ast.FormattedValue:
             return self.code_of(node)
         value_code = self.code_of(node.value)
+        value_name = self._read_name(node.value)
         conv = None if node.conversion == -1 else chr(node.conversion)
         convert = self._convert
         spec_node = node.format_spec
@@ -415,7 +516,8 @@ class CompiledExpressions:
 
         if spec_node is None and conv is None:
             def plain(scope):
-                value = value_code(scope)
+                d = scope.vars
+                value = d[value_name] if value_name in d else value_code(scope)
                 try:
                     if type(value) in PRIMITIVES:  # (format_value's text of them with no spec: str)
                         return str(value)
@@ -425,7 +527,8 @@ class CompiledExpressions:
             return plain
 
         def formatted(scope):
-            value = value_code(scope)
+            d = scope.vars
+            value = d[value_name] if value_name in d else value_code(scope)
             if conv is not None:
                 value = convert(value, conv)
             if spec_node is None:

@@ -15,7 +15,7 @@ import ast
 
 from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions
 from .expressions import _BINOPS
-from .objects import BREAK, CONTINUE, Return
+from .objects import BREAK, CONTINUE, PRIMITIVES, Return
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 
@@ -53,12 +53,13 @@ class Compiler(CompiledExpressions):
     def _make_block(self, body):
         interp = self
         rec = self.rec
-        stmts = tuple((stmt, self.code_of(stmt)) for stmt in body)
+        # an expression statement runs its expression's closure directly, its value dropped here (`ends` False)
+        stmts = tuple((stmt, self._statement_code(stmt), type(stmt) is not ast.Expr) for stmt in body)
         at = self._at
         check = self._check
 
         if len(stmts) == 1:
-            ((stmt, code),) = stmts
+            ((stmt, code, ends),) = stmts
             lineno = stmt.lineno
 
             def run_one(scope):
@@ -68,15 +69,18 @@ class Compiler(CompiledExpressions):
                 if rec is not None:
                     rec.line = lineno
                 try:
-                    return code(scope)
+                    r = code(scope)
                 except Exception as e:
                     raise at(e, stmt) from None
+                return r if ends else None
             return run_one
 
-        lines = tuple((stmt, code, stmt.lineno) for stmt, code in stmts)
+        if len(stmts) == 2:
+            return self._two_statements(stmts)
+        lines = tuple((stmt, code, stmt.lineno, ends) for stmt, code, ends in stmts)
 
         def run_block(scope):
-            for stmt, code, lineno in lines:
+            for stmt, code, lineno, ends in lines:
                 interp.steps += 1
                 if interp.steps >= interp.next_check:
                     check(stmt)
@@ -86,10 +90,50 @@ class Compiler(CompiledExpressions):
                     r = code(scope)
                 except Exception as e:
                     raise at(e, stmt) from None
-                if r is not None:
+                if r is not None and ends:
                     return r
             return None
         return run_block
+
+    def _two_statements(self, stmts):
+        """`run_block` unrolled for a block of two statements (a loop body that updates and prints, ...)."""
+        interp = self
+        rec = self.rec
+        at = self._at
+        check = self._check
+        (stmt1, code1, ends1), (stmt2, code2, ends2) = stmts
+        line1 = stmt1.lineno
+        line2 = stmt2.lineno
+
+        def run_two(scope):
+            interp.steps += 1
+            if interp.steps >= interp.next_check:
+                check(stmt1)
+            if rec is not None:
+                rec.line = line1
+            try:
+                r = code1(scope)
+            except Exception as e:
+                raise at(e, stmt1) from None
+            if r is not None and ends1:
+                return r
+            interp.steps += 1
+            if interp.steps >= interp.next_check:
+                check(stmt2)
+            if rec is not None:
+                rec.line = line2
+            try:
+                r = code2(scope)
+            except Exception as e:
+                raise at(e, stmt2) from None
+            return r if ends2 else None
+        return run_two
+
+    def _statement_code(self, stmt):
+        """What a block runs for `stmt`: an expression statement's expression (the block drops its value)."""
+        if type(stmt) is ast.Expr:
+            return self.code_of(stmt.value)
+        return self.code_of(stmt)
 
     # ================================================================= dispatch
     def _compile(self, node):
@@ -159,7 +203,7 @@ class Compiler(CompiledExpressions):
             def assign_name(scope):
                 value = value_code(scope)
                 scope.vars[name] = value
-                if rec is not None and isinstance(value, nameable):
+                if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                     rec.name_tensor(value, name)
             return assign_name
         targets = tuple((t, t.id if type(t) is ast.Name else None) for t in node.targets)
@@ -169,7 +213,7 @@ class Compiler(CompiledExpressions):
             for target, name in targets:
                 if name is not None:
                     scope.vars[name] = value
-                    if rec is not None and isinstance(value, nameable):
+                    if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                         rec.name_tensor(value, name)
                 else:
                     assign(target, value, scope)
@@ -185,6 +229,7 @@ class Compiler(CompiledExpressions):
             return None  # (the checks refuse other targets): ex_AugAssign's error
         name = target.id
         value_code = self.code_of(node.value)
+        value_name = self._read_name(node.value)
         op = type(node.op)
         fn = _BINOPS[op]
         lookup = self.lookup
@@ -198,7 +243,7 @@ class Compiler(CompiledExpressions):
         def augmented(scope):
             d = scope.vars
             cur = d[name] if name in d else lookup(name, scope, target)
-            b = value_code(scope)
+            b = d[value_name] if value_name in d else value_code(scope)
             ta = type(cur)
             tb = type(b)
             value = None
@@ -218,7 +263,7 @@ class Compiler(CompiledExpressions):
             if value is None:
                 value = binop(op, cur, b, node, inplace=True)
             scope.vars[name] = value
-            if rec is not None and isinstance(value, nameable):
+            if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                 rec.name_tensor(value, name)
         return augmented
 
@@ -275,7 +320,8 @@ class Compiler(CompiledExpressions):
         def for_statement(scope):
             v = iter_code(scope)
             total = len(v) if type(v) in SIZED_LOOPS else None  # told when the time limit stops the loop
-            return run_loop(node, iterate(v), total, lambda items: loop(items, scope))
+            items = iterate(v)
+            return run_loop(node, total, lambda state: loop(items, scope, state))
         return for_statement
 
     def _c_While(self, node):
@@ -288,7 +334,7 @@ class Compiler(CompiledExpressions):
                 yield None
 
         def while_statement(scope):
-            return run_loop(node, iterations(scope), None, lambda items: loop(items, scope))
+            return run_loop(node, None, lambda state: loop(iterations(scope), scope, state))
         return while_statement
 
     def _compiled_loop(self, node, target):
@@ -299,12 +345,14 @@ class Compiler(CompiledExpressions):
         orelse = self.block_of(node.orelse) if node.orelse else None
         assign = self.assign
 
-        def loop(items, scope):
+        def loop(items, scope, counted):
             n = 0
             limit = interp.max_loop
             vars = scope.vars  # noqa: A001
             for item in items:
                 n += 1
+                if counted is not None:  # the outermost loop: how far it got, should the time limit stop it
+                    counted[2] = n
                 if n > limit:
                     raise interp._loop_limit(node)
                 if name is not None:
