@@ -302,6 +302,14 @@ class Budgets:
             t = type(v)
             if t is T or t is self.parameter_type:
                 n += v.numel()
+            elif t is tuple:  # an index of numbers (`P[i, j]`): its length, as the walk below counts it
+                for x in v:
+                    if type(x) not in SCALARS:
+                        break
+                else:
+                    n += len(v)
+                    continue
+                break
             elif t not in SCALARS:
                 break
         else:

@@ -10,10 +10,11 @@ import numpy as np
 
 from .budgets import ALLOC_FACTOR
 from .checks import DUNDER_READS
+from .errors import ProgramError
 from .expressions import _BINOPS, _CMP
 from .instance_protocol import operand_error
 from .numpy_module import gate_of
-from .objects import COMP, PRIMITIVES, SUPER, Builtin, Scope, UserFunction
+from .objects import PRIMITIVES, SUPER, Builtin, UserFunction
 
 # int operators whose result cannot be large unless its operands are (so only the result's bits are checked)
 _INT_SAFE_OPS = frozenset({ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.BitAnd, ast.BitOr, ast.BitXor,
@@ -178,7 +179,7 @@ class CompiledExpressions:
 
     def _c_Compare(self, node):
         if len(node.ops) != 1:
-            return None  # a chain: ev_Compare
+            return self._comparison_chain(node)
         if type(node.ops[0]) in (ast.In, ast.NotIn):
             return self._membership(node)
         left_code = self.code_of(node.left)
@@ -211,6 +212,45 @@ class CompiledExpressions:
                 raise at(e, node) from None
         return compare
 
+    def _comparison_chain(self, node):
+        """`a < b < c`, as `ev_Compare`: each comparator evaluated once, in order, until one comparison is false."""
+        left_code = self.code_of(node.left)
+        steps = tuple((type(op), self.code_of(c)) for op, c in zip(node.ops, node.comparators))
+        interp = self
+        contains = self._contains
+        T = self.tensor_type
+        check_data = self.check_data
+        at = self._at
+        ndarray = np.ndarray
+
+        def comparison_chain(scope):
+            left = left_code(scope)
+            try:
+                r = True
+                for t, right_code in steps:
+                    right = right_code(scope)
+                    if t is ast.In or t is ast.NotIn:
+                        r = contains(right, left)
+                        if t is ast.NotIn:
+                            r = not r
+                    else:
+                        if isinstance(left, T) or isinstance(right, T):
+                            check_data(left, right)
+                        elif type(left) is ndarray or type(right) is ndarray:
+                            check_data(left, right)
+                            gate_of(interp).before_binop(left, right, False)
+                        try:
+                            r = _CMP[t](left, right)
+                        except TypeError as e:
+                            raise operand_error(interp, e, left, right) from None
+                    if not r:
+                        return r
+                    left = right
+                return r
+            except Exception as e:
+                raise at(e, node) from None
+        return comparison_chain
+
     def _c_Slice(self, node):
         lower = None if node.lower is None else self.code_of(node.lower)
         upper = None if node.upper is None else self.code_of(node.upper)
@@ -230,7 +270,8 @@ class CompiledExpressions:
         def dict_display(scope):
             d = {}
             for k, v in pairs:
-                d[k(scope)] = v(scope)  # (as ev_Dict: the value first, as in an assignment)
+                key = k(scope)  # (the key first, as Python 3.8+)
+                d[key] = v(scope)
             alloc(len(d), "dict")
             return d
         return dict_display
@@ -250,49 +291,6 @@ class CompiledExpressions:
             except Exception as e:
                 raise at(e, node) from None
         return membership
-
-    def _c_ListComp(self, node):
-        if len(node.generators) != 1 or node.generators[0].is_async:
-            return None  # nested generators: ev_ListComp
-        gen = node.generators[0]
-        iter_node = gen.iter
-        iter_code = self.code_of(iter_node)
-        target = gen.target
-        name = target.id if type(target) is ast.Name else None
-        ifs = tuple(self.code_of(c) for c in gen.ifs)
-        elt = self.code_of(node.elt)
-        interp = self
-        iterate = self.iterate
-        assign = self.assign
-        check = self._check
-
-        def list_comprehension(scope):
-            """`_comprehension` with one `for`: its iterable in the enclosing scope, the rest in its own."""
-            out = []
-            inner = Scope({}, scope, COMP)
-            inner_vars = inner.vars
-            n = 0
-            limit = interp.max_loop
-            for item in iterate(iter_code(scope)):
-                n += 1
-                if n > limit:
-                    raise interp._loop_limit(iter_node)
-                interp.steps += 1
-                if interp.steps >= interp.next_check:
-                    check(iter_node)
-                if name is not None:
-                    inner_vars[name] = item
-                else:
-                    assign(target, item, inner, name_tensors=False)
-                kept = True
-                for c in ifs:
-                    if not c(inner):
-                        kept = False
-                        break
-                if kept:
-                    out.append(elt(inner))
-            return out
-        return list_comprehension
 
     def _c_IfExp(self, node):
         test = self.code_of(node.test)
@@ -323,7 +321,7 @@ class CompiledExpressions:
 
     def _c_Call(self, node):
         if any(type(a) is ast.Starred for a in node.args) or any(kw.arg is None for kw in node.keywords):
-            return None  # `*args` / `**kwargs`: ev_Call's checks
+            return self._spread_call(node)
         func = self.code_of(node.func)
         args = tuple(self.code_of(a) for a in node.args)
         keywords = tuple((kw.arg, self.code_of(kw.value)) for kw in node.keywords)
@@ -353,6 +351,55 @@ class CompiledExpressions:
             except Exception as e:
                 raise at(e, node) from None
         return call_node
+
+    def _spread_call(self, node):
+        """A call with `*iterable` or `**mapping` arguments, as `ev_Call`: the spread items taken (bounded), the
+        mapping's keys checked (strings, no `_` names, no repeats)."""
+        func = self.code_of(node.func)
+        args = tuple((type(a) is ast.Starred, self.code_of(a.value if type(a) is ast.Starred else a))
+                     for a in node.args)
+        keywords = tuple((kw.arg, kw, self.code_of(kw.value)) for kw in node.keywords)
+        interp = self
+        take = self.take
+        iterate = self.iterate
+        call = self.call
+        at = self._at
+
+        def spread_call(scope):
+            f = func(scope)
+            values = []
+            for spread, c in args:  # (`_elements`)
+                if spread:
+                    values.extend(take(iterate(c(scope))))
+                    if len(values) > interp.max_seq:
+                        raise interp._seq_limit(len(values))
+                else:
+                    values.append(c(scope))
+            kwargs = {}
+            for name, kw, c in keywords:
+                if name is not None:
+                    kwargs[name] = c(scope)
+                    continue
+                m = c(scope)
+                if type(m) is not dict:
+                    raise ProgramError("TypeError", "argument after ** must be a mapping", kw.lineno, kw.col_offset)
+                for k in m:
+                    if type(k) is not str:
+                        raise ProgramError("TypeError", "keywords must be strings", kw.lineno, kw.col_offset)
+                    if k.startswith("_"):
+                        raise ProgramError("TypeError", f"keyword argument '{k}' is not allowed", kw.lineno,
+                                           kw.col_offset)
+                    if k in kwargs:
+                        raise ProgramError("TypeError", f"got multiple values for keyword argument '{k}'",
+                                           kw.lineno, kw.col_offset)
+                kwargs.update(m)
+            if f is SUPER:
+                return interp._super(values, scope, node)
+            try:
+                return call(f, values, kwargs)
+            except Exception as e:
+                raise at(e, node) from None
+        return spread_call
 
     def _positional_call(self, node, func, args):
         """`_c_Call`'s closure for a call with at most two positional arguments (no list comprehension, no
@@ -392,7 +439,8 @@ class CompiledExpressions:
     def _print_call(self, node, func, first):
         """`print(x)`: while `print` is the run's builtin, its one-value case (`_print`'s first branch) without
         the call through `Builtin.fn` and `*args`; a program's own `print` is called as any function."""
-        print_builtin = self.builtins["print"]
+        builtins = self.builtins
+        print_builtin = builtins["print"]
         emit = self.emit
         to_str = self.to_str
         call = self.call
@@ -401,7 +449,13 @@ class CompiledExpressions:
         interp = self
 
         def call_print(scope):
-            f = func(scope)
+            d = scope.vars
+            if "print" in d:
+                f = d["print"]
+            elif scope.parent is None and "print" in builtins:  # (the name's `load`, inlined)
+                f = builtins["print"]
+            else:
+                f = func(scope)
             value = first(scope)
             if f is SUPER:
                 return interp._super([value], scope, node)
@@ -526,19 +580,26 @@ class CompiledExpressions:
                     raise at(e, node) from None
             return plain
 
+        known_spec = None  # a constant spec's text, once made (`constant_specs` has it too)
+
         def formatted(scope):
+            nonlocal known_spec
             d = scope.vars
             value = d[value_name] if value_name in d else value_code(scope)
             if conv is not None:
                 value = convert(value, conv)
             if spec_node is None:
                 spec = ""
+            elif known_spec is not None:
+                spec = known_spec
             else:
                 spec = constant_specs.get(spec_node)
                 if spec is None:
                     spec = ev(spec_node, scope)
                     if constant_spec:  # `{x:5d}`: the same text every time
                         constant_specs[spec_node] = spec
+                if constant_spec:
+                    known_spec = spec
             try:
                 if type(value) in PRIMITIVES and spec in checked_specs:  # a spec checked before
                     return format(value, spec)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from .compiled_comprehensions import CompiledComprehensions
 from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions
 from .expressions import _BINOPS
 from .objects import BREAK, CONTINUE, PRIMITIVES, Return
@@ -20,7 +21,7 @@ from .objects import BREAK, CONTINUE, PRIMITIVES, Return
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 
 
-class Compiler(CompiledExpressions):
+class Compiler(CompiledExpressions, CompiledComprehensions):
     """Mixed into the Interpreter: `code_of(node)` is the node's closure, `block_of(body)` a block's."""
 
     def code_of(self, node):
@@ -206,6 +207,8 @@ class Compiler(CompiledExpressions):
                 if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                     rec.name_tensor(value, name)
             return assign_name
+        if len(node.targets) == 1 and self._target_names(node.targets[0]) is not None:
+            return self._assign_names(node, value_code)
         targets = tuple((t, t.id if type(t) is ast.Name else None) for t in node.targets)
 
         def assign_targets(scope):
@@ -218,6 +221,27 @@ class Compiler(CompiledExpressions):
                 else:
                     assign(target, value, scope)
         return assign_targets
+
+    def _assign_names(self, node, value_code):
+        """`a, b = value`: a list or tuple of as many items unpacked inline (as `_unpack` does), else `assign`."""
+        target = node.targets[0]
+        names = self._target_names(target)
+        width = len(names)
+        rec = self.rec
+        nameable = self.nameable_types
+        assign = self.assign
+
+        def assign_names(scope):
+            value = value_code(scope)
+            if (type(value) is tuple or type(value) is list) and len(value) == width:
+                d = scope.vars
+                for name, v in zip(names, value):
+                    d[name] = v
+                    if rec is not None and type(v) not in PRIMITIVES and isinstance(v, nameable):
+                        rec.name_tensor(v, name)
+            else:
+                assign(target, value, scope)
+        return assign_names
 
     def _c_AugAssign(self, node):
         target = node.target
@@ -337,10 +361,20 @@ class Compiler(CompiledExpressions):
             return run_loop(node, None, lambda state: loop(iterations(scope), scope, state))
         return while_statement
 
+    @staticmethod
+    def _target_names(target):
+        """The names of a target that is a tuple or list of plain names (`for i, x in ...`, `a, b = ...`), else
+        None: a list or tuple of that many items is then unpacked inline, anything else by `assign`."""
+        if type(target) in (ast.Tuple, ast.List) and target.elts and all(type(e) is ast.Name for e in target.elts):
+            return tuple(e.id for e in target.elts)
+        return None
+
     def _compiled_loop(self, node, target):
         """`Interpreter._loop`: the body once per item, at most max_loop_iterations times, then `else`."""
         interp = self
         name = target.id if type(target) is ast.Name else None
+        names = self._target_names(target)
+        width = len(names) if names is not None else -1
         body = self.block_of(node.body)
         orelse = self.block_of(node.orelse) if node.orelse else None
         assign = self.assign
@@ -357,6 +391,9 @@ class Compiler(CompiledExpressions):
                     raise interp._loop_limit(node)
                 if name is not None:
                     vars[name] = item
+                elif names is not None and (type(item) is tuple or type(item) is list) and len(item) == width:
+                    for n_, v in zip(names, item):  # (`_unpack`'s loop, with no other check to make)
+                        vars[n_] = v
                 elif target is not None:
                     assign(target, item, scope, name_tensors=False)
                 r = body(scope)
@@ -372,5 +409,5 @@ class Compiler(CompiledExpressions):
         return loop
 
 
-_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, Compiler)
+_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, Compiler)
            for name, method in vars(cls).items() if name.startswith("_c_")}
