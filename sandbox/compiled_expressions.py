@@ -486,7 +486,7 @@ class CompiledExpressions:
         slots = tuple((i, p) for i, p in enumerate(parts) if type(p) is not str)
 
         if 1 <= len(slots) <= 2:
-            return self._short_f_string(parts, slots, layout, literal_chars)
+            return self._short_f_string(node, parts, slots, layout, literal_chars)
 
         def f_string(scope):
             pieces = layout.copy()
@@ -503,7 +503,23 @@ class CompiledExpressions:
             return "".join(pieces)
         return f_string
 
-    def _short_f_string(self, parts, slots, layout, literal_chars):
+    @staticmethod
+    def _simple_slot(value_node):
+        """(name, spec) of an f-string value `{name}` or `{name:spec}` with a constant spec ('' for none), else
+        None: while the name is a variable of the scope holding a plain value (and the spec was checked before),
+        its text is `format(value, spec)`, made inline."""
+        if type(value_node) is not ast.FormattedValue or value_node.conversion != -1:
+            return None
+        if type(value_node.value) is not ast.Name:
+            return None
+        spec = value_node.format_spec
+        if spec is None:
+            return value_node.value.id, ""
+        if not all(type(v) is ast.Constant and type(v.value) is str for v in spec.values):
+            return None
+        return value_node.value.id, "".join(v.value for v in spec.values)
+
+    def _short_f_string(self, node, parts, slots, layout, literal_chars):
         """`_c_JoinedStr`'s closure for one or two values (most f-strings): the text is the literal runs and the
         values added up, with no list of pieces (only its error path builds one)."""
         joined = self._joined
@@ -536,12 +552,34 @@ class CompiledExpressions:
                 return before + a + after
             return f_string_one
 
-        (_, first), (_, second) = slots
+        (i1, first), (i2, second) = slots
         before, between, after = runs
+        simple = (self._simple_slot(node.values[i1]), self._simple_slot(node.values[i2]))
+        name1, spec1 = simple[0] or (None, None)
+        name2, spec2 = simple[1] or (None, None)
+        checked = self._checked_specs
+        fused = simple[0] is not None and simple[1] is not None
 
         def f_string_two(scope):
-            a = first(scope)
-            b = second(scope)
+            d = scope.vars
+            if fused and name1 in d and name2 in d:
+                # both values plain variables: `formatted`/`plain` inline when their checks are known to pass
+                v1 = d[name1]
+                v2 = d[name2]
+                if type(v1) in PRIMITIVES and type(v2) in PRIMITIVES and (spec1 == "" or spec1 in checked) \
+                        and (spec2 == "" or spec2 in checked):
+                    try:
+                        a = format(v1, spec1)
+                        b = format(v2, spec2)
+                    except Exception:  # (the closures below raise it, at the value)
+                        a = first(scope)
+                        b = second(scope)
+                else:
+                    a = first(scope)
+                    b = second(scope)
+            else:
+                a = first(scope)
+                b = second(scope)
             total = literal_chars + len(a) + len(b)
             if total > interp.max_seq:
                 return joined(pieces_of(a, b))  # (its error: where the text passed the limit)

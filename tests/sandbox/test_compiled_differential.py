@@ -69,6 +69,7 @@ EXTRA = [
     "g = (1 / v for v in [1, 0])\nprint(next(g))\nprint(next(g))\n",
     "xs = [[1], 2]\nys = [v for row in xs for v in row]\n",
     "print(1 < 2 < 3 > 0, 1 < 'x' < 2)\n",
+    "for v in (3, 2.5, None, True, 1 + 2j, 'ab'):\n    w = v\n    print(f'{v}:{w:>6}', f'<{v:}{w}>')\n    print(f'{v:d}|{w}')\n",
     "print(0 < 1 in [1] not in [[2]], 3 < 2 < {}[0])\n",
     "def f(a, *r, **kw):\n    return a, r, kw\nprint(f(*[1, 2], *'ab', k=1, **{'z': 2}), f(*5))\n",
     "def f(**kw):\n    return kw\nprint(f(**{'a': 1}, **{'a': 2}))\n",

@@ -452,7 +452,20 @@ print(a, b, c, d, i, j, k, m, n, seen)
 '''
 
 
-@pytest.mark.parametrize("src", [COMPREHENSIONS, GENERATORS, CHAINS_AND_SPREADS])
+F_STRINGS_OF_NAMES = '''
+for v in (3, 2.5, None, True, 1 + 2j, "ab", [1], 10 ** 30):
+    w = v
+    print(f"{v}:{w:>6}", f"<{v:}{w}>", f"{v!r}={w}", f"[{v}]")
+def inner(k):
+    return f"{k:4}|{v}"
+print(inner(5), inner("x"))
+for v in (3, 4, "ab"):
+    w = v
+    print(f"{v:d}|{w}")
+'''
+
+
+@pytest.mark.parametrize("src", [COMPREHENSIONS, GENERATORS, CHAINS_AND_SPREADS, F_STRINGS_OF_NAMES])
 def test_comprehensions_generators_chains_and_spread_calls_as_python(src):
     same_as_cpython(src)
 
