@@ -11,10 +11,10 @@ import numpy as np
 from .budgets import ALLOC_FACTOR
 from .checks import DUNDER_READS
 from .errors import ProgramError
-from .expressions import _BINOPS, _CMP
+from .expressions import _BINOPS, _BIT_OPS, _CMP
 from .instance_protocol import operand_error
 from .numpy_module import gate_of
-from .objects import PRIMITIVES, SUPER, Builtin, UserFunction
+from .objects import PRIMITIVES, SCALARS, SUPER, Builtin, UserFunction
 
 # int operators whose result cannot be large unless its operands are (so only the result's bits are checked)
 _INT_SAFE_OPS = frozenset({ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.BitAnd, ast.BitOr, ast.BitXor,
@@ -113,6 +113,12 @@ class CompiledExpressions:
         int_safe = op in _INT_SAFE_OPS
         is_mult = op is ast.Mult
         float_ok = op in _NUMBER_OPS
+        T = self.tensor_type
+        P = self.parameter_type
+        tensor_ok = op not in _BIT_OPS  # (`&`, `|`, `^` on tensors: binop checks their broadcast first)
+        binop_result = self._binop_result
+        interp = self
+        at = self._at
 
         def binary(scope):
             d = scope.vars
@@ -134,6 +140,18 @@ class CompiledExpressions:
                     return fn(a, b)
                 except Exception:
                     pass
+            elif tensor_ok and (((ta is T or ta is P) and (tb is T or tb is P or tb in SCALARS))
+                                or ((tb is T or tb is P) and ta in SCALARS)):
+                # tensors and numbers: binop's tensor branch, its `check_data` (their elements) inlined
+                n = (a.numel() if ta is T or ta is P else 0) + (b.numel() if tb is T or tb is P else 0)
+                if n <= interp.max_seq:
+                    try:
+                        r = fn(a, b)
+                    except Exception as e:
+                        raise at(e, node) from None
+                    if type(r) is T:
+                        return r
+                    return binop_result(r, False, node)
             return binop(op, a, b, node)
         return binary
 
