@@ -337,6 +337,23 @@ class CompiledExpressions:
             return tuple([c(scope) for c in items])
         return tuple_display
 
+    def _c_Set(self, node):
+        if any(type(e) is ast.Starred for e in node.elts):
+            return None  # `{*iterable}`: ev_Set's bounded spread
+        items = tuple(self.code_of(e) for e in node.elts)
+
+        def set_display(scope):
+            return {c(scope) for c in items}
+        return set_display
+
+    def _c_Lambda(self, node):
+        """`lambda`: a function made now (`_function`: its defaults evaluated in the defining scope)."""
+        function = self._function
+
+        def lambda_function(scope):
+            return function("<lambda>", node, True, scope)
+        return lambda_function
+
     def _c_Call(self, node):
         if any(type(a) is ast.Starred for a in node.args) or any(kw.arg is None for kw in node.keywords):
             return self._spread_call(node)

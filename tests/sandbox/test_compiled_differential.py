@@ -21,7 +21,8 @@ import sandbox.compiler as compiler
 HERE = Path(__file__).parent
 BENCH = HERE.parents[1] / "bench" / "programs"
 # the node types whose compiled closures are compared with their ev_ methods
-COMPARED = (ast.Call, ast.JoinedStr, ast.Compare, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+COMPARED = (ast.Call, ast.JoinedStr, ast.Compare, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+            ast.Set, ast.Lambda)
 
 
 def _bench_programs():
@@ -77,6 +78,10 @@ EXTRA = [
     "print(*range(10 ** 9))\n",
     "a, b = 1, 2\nfor i, (j, k) in enumerate([(1, 2), [3, 4]]):\n    a, b = b, a + j * k\nprint(a, b, i)\n",
     "for a, b in [(1, 2), (3,)]:\n    print(a, b)\n",
+    "k = 2\nfs = [lambda x, k=k, *r, m=k * 2, **kw: (x, k, r, m, kw) for k in range(2)]\nprint([f(1) for f in fs])\n",
+    "f = lambda x=1 / 0: x\n",
+    "print({1, 2, 1}, {(1, 2)}, {len('ab')}, sorted({x % 3 for x in range(9)}))\n",
+    "print({[1]})\n",
     "a, b = 'xyz'\n",
     "import torch\nw, b = torch.ones(2, requires_grad=True), torch.zeros(1)\nfor i, x in enumerate(w):\n    print(i, x)\n",
 ]

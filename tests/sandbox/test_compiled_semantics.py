@@ -465,7 +465,25 @@ for v in (3, 4, "ab"):
 '''
 
 
-@pytest.mark.parametrize("src", [COMPREHENSIONS, GENERATORS, CHAINS_AND_SPREADS, F_STRINGS_OF_NAMES])
+LAMBDAS_AND_SETS = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+k = 10
+f = lambda x, y=t("default", k), *rest, z=t("kwdefault", k + 1), **kw: (x, y, rest, z, sorted(kw))
+k = 20
+g = lambda: k
+adders = [lambda v, n=n: v + n for n in range(3)]
+def outer():
+    base = 5
+    return lambda v: v * base
+print(f(1), f(1, 2, 3, z=4, w=5), g(), [a(1) for a in adders], outer()(3), (lambda: t("body", 7))())
+print({t("s1", 1), t("s2", 2), t("s3", 1)} == {1, 2}, len({(1, 2), (1, 2)}), set() == {*[]}, seen)
+'''
+
+
+@pytest.mark.parametrize("src", [COMPREHENSIONS, GENERATORS, CHAINS_AND_SPREADS, F_STRINGS_OF_NAMES, LAMBDAS_AND_SETS])
 def test_comprehensions_generators_chains_and_spread_calls_as_python(src):
     same_as_cpython(src)
 
@@ -482,6 +500,9 @@ def test_comprehensions_generators_chains_and_spread_calls_as_python(src):
     "def f(a):\n    return a\nprint(f(*[1, 2]))\n",
     "def f(a):\n    return a\nprint(f(1, **{'a': 2}))\n",
     "a, b = [1, 2, 3]\n",
+    "f = lambda x=1 / 0: x\n",
+    "f = lambda x: x / 0\nprint(1)\nf(1)\n",
+    "s = {[1], 2}\n",
     "for a, b in [(1, 2), (3,)]:\n    pass\n",
     "x = [a for a, b in [(1, 2), (3,)]]\n",
 ])
@@ -522,3 +543,16 @@ def test_comprehensions_and_spreads_keep_their_budgets():
     assert e["type"] == "LimitExceeded" and e["line"] == 3
     e = err("g = (x for x in range(3))\nprint(g.gi_frame)\n")
     assert e["type"] == "AttributeError"
+
+
+def test_compiled_lambdas_and_sets_keep_their_limits():
+    e = err("f = lambda n: f(n + 1)\nf(0)\n")
+    assert e["type"] == "RecursionError" and e["line"] == 1
+    e = err("f = lambda: [0] * 10 ** 9\nf()\n")
+    assert e["type"] == "LimitExceeded" and e["line"] == 1
+    e = err("s = {1, 2}\nt = {*range(10 ** 9)}\n", limits=make_limits(max_live_elements=10_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 2
+    e = err("f = lambda: 1\nprint(f.__globals__)\n")
+    assert e["type"] in ("AttributeError", "SyntaxError")
+    e = err("f = lambda: 1\nprint(f.__code__)\n")
+    assert e["type"] in ("AttributeError", "SyntaxError")
