@@ -109,19 +109,15 @@ class Budgets:
     # (node, its length or None, items drawn): where a run stopped by its time budget says it got to
     outer_loop = None
 
-    def run_loop(self, node, items, total, run):
-        """`run(items)`, a loop; the outermost one counts its items, so that the time limit firing anywhere
-        inside it (a call, a nested loop) says how far it got on that loop's line, not a line inside it."""
+    def run_loop(self, node, total, run):
+        """`run(state)`, a loop; the outermost one gets `state` ([node, total, items drawn]) and keeps its count
+        of items in state[2], so that the time limit firing anywhere inside it (a call, a nested loop) says how
+        far it got on that loop's line, not a line inside it. Inner loops get None."""
         if self.outer_loop is not None:
-            return run(items)
+            return run(None)
         state = self.outer_loop = [node, total, 0]
-
-        def counted(it):
-            for x in it:
-                state[2] += 1
-                yield x
         try:
-            return run(counted(items))
+            return run(state)
         except LimitError as e:
             if getattr(e, "run_time_spent", False):
                 raise self.loop_stopped(node, state[2] - 1, total) from None
@@ -306,6 +302,14 @@ class Budgets:
             t = type(v)
             if t is T or t is self.parameter_type:
                 n += v.numel()
+            elif t is tuple:  # an index of numbers (`P[i, j]`): its length, as the walk below counts it
+                for x in v:
+                    if type(x) not in SCALARS:
+                        break
+                else:
+                    n += len(v)
+                    continue
+                break
             elif t not in SCALARS:
                 break
         else:
@@ -426,7 +430,11 @@ class Budgets:
         refused (what fits of it is kept first): no answer could show it."""
         n = len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
         if self.out_bytes + n <= self.out_unheld and not self.held and not self.cut:
-            self._emit(text, n)  # the common case: a print well within the limit
+            # the common case, a print well within the limit: `_emit` inlined (one call less per print)
+            self.out.append(text)
+            self.out_bytes += n
+            if self.on_print is not None:
+                self.on_print(text)
             return
         if n > self.max_out:
             if not self.cut:

@@ -12,25 +12,16 @@ per list object.
 from __future__ import annotations
 
 import ast
-import operator
 
-import numpy as np
-
-from .budgets import ALLOC_FACTOR
-from .checks import DUNDER_READS
-from .expressions import _BINOPS, _CMP
-from .instance_protocol import operand_error
-from .numpy_module import gate_of
-from .objects import BREAK, COMP, CONTINUE, PRIMITIVES, SUPER, Builtin, Return, Scope, UserFunction
+from .compiled_comprehensions import CompiledComprehensions
+from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions
+from .expressions import _BINOPS
+from .objects import BREAK, CONTINUE, PRIMITIVES, Return
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
-# int operators whose result cannot be large unless its operands are (so only the result's bits are checked)
-_INT_SAFE_OPS = frozenset({ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.BitAnd, ast.BitOr, ast.BitXor,
-                           ast.RShift})
-_NUMBER_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div})  # on two floats (or a float and an int): plain
 
 
-class Compiler:
+class Compiler(CompiledExpressions, CompiledComprehensions):
     """Mixed into the Interpreter: `code_of(node)` is the node's closure, `block_of(body)` a block's."""
 
     def code_of(self, node):
@@ -63,12 +54,13 @@ class Compiler:
     def _make_block(self, body):
         interp = self
         rec = self.rec
-        stmts = tuple((stmt, self.code_of(stmt)) for stmt in body)
+        # an expression statement runs its expression's closure directly, its value dropped here (`ends` False)
+        stmts = tuple((stmt, self._statement_code(stmt), type(stmt) is not ast.Expr) for stmt in body)
         at = self._at
         check = self._check
 
         if len(stmts) == 1:
-            ((stmt, code),) = stmts
+            ((stmt, code, ends),) = stmts
             lineno = stmt.lineno
 
             def run_one(scope):
@@ -78,15 +70,18 @@ class Compiler:
                 if rec is not None:
                     rec.line = lineno
                 try:
-                    return code(scope)
+                    r = code(scope)
                 except Exception as e:
                     raise at(e, stmt) from None
+                return r if ends else None
             return run_one
 
-        lines = tuple((stmt, code, stmt.lineno) for stmt, code in stmts)
+        if len(stmts) == 2:
+            return self._two_statements(stmts)
+        lines = tuple((stmt, code, stmt.lineno, ends) for stmt, code, ends in stmts)
 
         def run_block(scope):
-            for stmt, code, lineno in lines:
+            for stmt, code, lineno, ends in lines:
                 interp.steps += 1
                 if interp.steps >= interp.next_check:
                     check(stmt)
@@ -96,10 +91,50 @@ class Compiler:
                     r = code(scope)
                 except Exception as e:
                     raise at(e, stmt) from None
-                if r is not None:
+                if r is not None and ends:
                     return r
             return None
         return run_block
+
+    def _two_statements(self, stmts):
+        """`run_block` unrolled for a block of two statements (a loop body that updates and prints, ...)."""
+        interp = self
+        rec = self.rec
+        at = self._at
+        check = self._check
+        (stmt1, code1, ends1), (stmt2, code2, ends2) = stmts
+        line1 = stmt1.lineno
+        line2 = stmt2.lineno
+
+        def run_two(scope):
+            interp.steps += 1
+            if interp.steps >= interp.next_check:
+                check(stmt1)
+            if rec is not None:
+                rec.line = line1
+            try:
+                r = code1(scope)
+            except Exception as e:
+                raise at(e, stmt1) from None
+            if r is not None and ends1:
+                return r
+            interp.steps += 1
+            if interp.steps >= interp.next_check:
+                check(stmt2)
+            if rec is not None:
+                rec.line = line2
+            try:
+                r = code2(scope)
+            except Exception as e:
+                raise at(e, stmt2) from None
+            return r if ends2 else None
+        return run_two
+
+    def _statement_code(self, stmt):
+        """What a block runs for `stmt`: an expression statement's expression (the block drops its value)."""
+        if type(stmt) is ast.Expr:
+            return self.code_of(stmt.value)
+        return self.code_of(stmt)
 
     # ================================================================= dispatch
     def _compile(self, node):
@@ -123,425 +158,6 @@ class Compiler:
         def run(scope):
             return method(node, scope)
         return run
-
-    # ================================================================= expressions
-    def _c_Constant(self, node):
-        value = node.value
-
-        def constant(scope):
-            return value
-        return constant
-
-    def _c_Name(self, node):
-        if type(node.ctx) is not ast.Load:
-            return None
-        name = node.id
-        lookup = self.lookup
-        builtins = self.builtins
-
-        def load(scope):
-            d = scope.vars
-            if name in d:
-                return d[name]
-            if scope.parent is None and name in builtins:  # (`lookup`'s answer at the top level)
-                return builtins[name]
-            return lookup(name, scope, node)
-        return load
-
-    def _c_Attribute(self, node):
-        if type(node.ctx) is not ast.Load:
-            return None
-        value = self.code_of(node.value)
-        attr = node.attr
-        get_attribute = self.get_attribute
-        dunder_attribute = self.dunder_attribute
-        dunder_read = attr in DUNDER_READS  # (no table has these names: a dunder read always lands there)
-        at = self._at
-
-        def attribute(scope):
-            obj = value(scope)
-            try:
-                return get_attribute(obj, attr)
-            except AttributeError as e:
-                if dunder_read:
-                    try:
-                        return dunder_attribute(obj, attr)
-                    except Exception as e2:
-                        raise at(e2, node) from None
-                raise at(e, node) from None
-            except Exception as e:
-                raise at(e, node) from None
-        return attribute
-
-    def _c_Subscript(self, node):
-        value = self.code_of(node.value)
-        key = self.code_of(node.slice)
-        get_item = self.get_item
-        at = self._at
-
-        def subscript(scope):
-            obj = value(scope)
-            k = key(scope)
-            try:
-                return get_item(obj, k)
-            except Exception as e:
-                raise at(e, node) from None
-        return subscript
-
-    def _c_BinOp(self, node):
-        left = self.code_of(node.left)
-        right = self.code_of(node.right)
-        op = type(node.op)
-        fn = _BINOPS[op]
-        binop = self.binop
-        max_bits = self.max_bits
-        int_safe = op in _INT_SAFE_OPS
-        is_mult = op is ast.Mult
-        float_ok = op in _NUMBER_OPS
-
-        def binary(scope):
-            a = left(scope)
-            b = right(scope)
-            ta = type(a)
-            tb = type(b)
-            # plain numbers: the result binop would give, when binop's checks could not fail (else binop decides)
-            if ta is int and tb is int:
-                if int_safe or (is_mult and a.bit_length() + b.bit_length() <= max_bits):
-                    try:
-                        r = fn(a, b)
-                    except Exception:
-                        return binop(op, a, b, node)
-                    if type(r) is not int or r.bit_length() <= max_bits:
-                        return r
-            elif float_ok and (ta is float or tb is float) and (ta is int or ta is float) and (tb is int or tb is float):
-                try:
-                    return fn(a, b)
-                except Exception:
-                    pass
-            return binop(op, a, b, node)
-        return binary
-
-    def _c_UnaryOp(self, node):
-        operand = self.code_of(node.operand)
-        op = type(node.op)
-        wrap = self._wrap
-        interp = self
-        if op is ast.Not:
-            def negation(scope):
-                return not operand(scope)
-            return negation
-        fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[op]
-
-        def unary(scope):
-            v = operand(scope)
-            try:
-                return fn(v)
-            except Exception as e:
-                raise wrap(operand_error(interp, e, v), node) from None
-        return unary
-
-    def _c_BoolOp(self, node):
-        values = tuple(self.code_of(v) for v in node.values)
-        if type(node.op) is ast.And:
-            def conjunction(scope):
-                v = True
-                for c in values:
-                    v = c(scope)
-                    if not v:
-                        return v
-                return v
-            return conjunction
-
-        def disjunction(scope):
-            v = False
-            for c in values:
-                v = c(scope)
-                if v:
-                    return v
-            return v
-        return disjunction
-
-    def _c_Compare(self, node):
-        if len(node.ops) != 1:
-            return None  # a chain: ev_Compare
-        if type(node.ops[0]) in (ast.In, ast.NotIn):
-            return self._membership(node)
-        left_code = self.code_of(node.left)
-        right_code = self.code_of(node.comparators[0])
-        fn = _CMP[type(node.ops[0])]
-        interp = self
-        T = self.tensor_type
-        check_data = self.check_data
-        at = self._at
-        ndarray = np.ndarray
-
-        def compare(scope):
-            left = left_code(scope)
-            try:
-                right = right_code(scope)
-                tl = type(left)
-                tr = type(right)
-                if (tl is int or tl is float) and (tr is int or tr is float):
-                    return fn(left, right)
-                if isinstance(left, T) or isinstance(right, T):
-                    check_data(left, right)
-                elif tl is ndarray or tr is ndarray:
-                    check_data(left, right)
-                    gate_of(interp).before_binop(left, right, False)
-                try:
-                    return fn(left, right)
-                except TypeError as e:
-                    raise operand_error(interp, e, left, right) from None
-            except Exception as e:
-                raise at(e, node) from None
-        return compare
-
-    def _c_Slice(self, node):
-        lower = None if node.lower is None else self.code_of(node.lower)
-        upper = None if node.upper is None else self.code_of(node.upper)
-        step = None if node.step is None else self.code_of(node.step)
-
-        def slice_node(scope):
-            return slice(None if lower is None else lower(scope), None if upper is None else upper(scope),
-                         None if step is None else step(scope))
-        return slice_node
-
-    def _c_Dict(self, node):
-        if any(k is None for k in node.keys):
-            return None  # `**mapping`: ev_Dict's check
-        pairs = tuple((self.code_of(k), self.code_of(v)) for k, v in zip(node.keys, node.values))
-        alloc = self.alloc
-
-        def dict_display(scope):
-            d = {}
-            for k, v in pairs:
-                d[k(scope)] = v(scope)  # (as ev_Dict: the value first, as in an assignment)
-            alloc(len(d), "dict")
-            return d
-        return dict_display
-
-    def _membership(self, node):
-        left_code = self.code_of(node.left)
-        right_code = self.code_of(node.comparators[0])
-        negated = type(node.ops[0]) is ast.NotIn
-        contains = self._contains
-        at = self._at
-
-        def membership(scope):
-            left = left_code(scope)
-            try:
-                r = contains(right_code(scope), left)
-                return not r if negated else r
-            except Exception as e:
-                raise at(e, node) from None
-        return membership
-
-    def _c_ListComp(self, node):
-        if len(node.generators) != 1 or node.generators[0].is_async:
-            return None  # nested generators: ev_ListComp
-        gen = node.generators[0]
-        iter_node = gen.iter
-        iter_code = self.code_of(iter_node)
-        target = gen.target
-        name = target.id if type(target) is ast.Name else None
-        ifs = tuple(self.code_of(c) for c in gen.ifs)
-        elt = self.code_of(node.elt)
-        interp = self
-        iterate = self.iterate
-        assign = self.assign
-        check = self._check
-
-        def list_comprehension(scope):
-            """`_comprehension` with one `for`: its iterable in the enclosing scope, the rest in its own."""
-            out = []
-            inner = Scope({}, scope, COMP)
-            inner_vars = inner.vars
-            n = 0
-            limit = interp.max_loop
-            for item in iterate(iter_code(scope)):
-                n += 1
-                if n > limit:
-                    raise interp._loop_limit(iter_node)
-                interp.steps += 1
-                if interp.steps >= interp.next_check:
-                    check(iter_node)
-                if name is not None:
-                    inner_vars[name] = item
-                else:
-                    assign(target, item, inner, name_tensors=False)
-                kept = True
-                for c in ifs:
-                    if not c(inner):
-                        kept = False
-                        break
-                if kept:
-                    out.append(elt(inner))
-            return out
-        return list_comprehension
-
-    def _c_IfExp(self, node):
-        test = self.code_of(node.test)
-        body = self.code_of(node.body)
-        orelse = self.code_of(node.orelse)
-
-        def if_expression(scope):
-            return body(scope) if test(scope) else orelse(scope)
-        return if_expression
-
-    def _c_List(self, node):
-        if type(node.ctx) is not ast.Load or any(type(e) is ast.Starred for e in node.elts):
-            return None
-        items = tuple(self.code_of(e) for e in node.elts)
-
-        def list_display(scope):
-            return [c(scope) for c in items]
-        return list_display
-
-    def _c_Tuple(self, node):
-        if type(node.ctx) is not ast.Load or any(type(e) is ast.Starred for e in node.elts):
-            return None
-        items = tuple(self.code_of(e) for e in node.elts)
-
-        def tuple_display(scope):
-            return tuple([c(scope) for c in items])
-        return tuple_display
-
-    def _c_Call(self, node):
-        if any(type(a) is ast.Starred for a in node.args) or any(kw.arg is None for kw in node.keywords):
-            return None  # `*args` / `**kwargs`: ev_Call's checks
-        func = self.code_of(node.func)
-        args = tuple(self.code_of(a) for a in node.args)
-        keywords = tuple((kw.arg, self.code_of(kw.value)) for kw in node.keywords)
-        call = self.call
-        call_user = self.call_user
-        at = self._at
-        interp = self
-
-        if not keywords and len(args) <= 2:
-            return self._positional_call(node, func, args)
-
-        def call_node(scope):
-            f = func(scope)
-            values = [c(scope) for c in args]
-            kwargs = {}
-            for name, c in keywords:
-                kwargs[name] = c(scope)
-            if f is SUPER:
-                return interp._super(values, scope, node)
-            try:
-                t = type(f)
-                if t is UserFunction:  # (what `call` does first for these two)
-                    return call_user(f, values, kwargs)
-                if t is Builtin:
-                    return f.fn(*values, **kwargs)
-                return call(f, values, kwargs)
-            except Exception as e:
-                raise at(e, node) from None
-        return call_node
-
-    def _positional_call(self, node, func, args):
-        """`_c_Call`'s closure for a call with at most two positional arguments (no list comprehension, no
-        keyword dict: each is a function call of its own in CPython 3.11)."""
-        call = self.call
-        call_user = self.call_user
-        at = self._at
-        interp = self
-        first = args[0] if args else None
-        second = args[1] if len(args) == 2 else None
-
-        def call_positional(scope):
-            f = func(scope)
-            if first is None:
-                values = []
-            elif second is None:
-                values = [first(scope)]
-            else:
-                values = [first(scope), second(scope)]
-            if f is SUPER:
-                return interp._super(values, scope, node)
-            try:
-                t = type(f)
-                if t is Builtin:
-                    return f.fn(*values)
-                if t is UserFunction:
-                    return call_user(f, values, {})
-                return call(f, values, {})
-            except Exception as e:
-                raise at(e, node) from None
-        return call_positional
-
-    def _c_JoinedStr(self, node):
-        parts = tuple(v.value if type(v) is ast.Constant else self._formatted(v) for v in node.values)
-        joined = self._joined
-        alloc = self.alloc
-        interp = self
-
-        literal_chars = sum(len(p) for p in parts if type(p) is str)
-        run_cap = ALLOC_FACTOR * self.max_seq
-        # the literal parts stay in place; each value's text goes into its slot (in the order of the text)
-        layout = [p if type(p) is str else None for p in parts]
-        slots = tuple((i, p) for i, p in enumerate(parts) if type(p) is not str)
-
-        def f_string(scope):
-            pieces = layout.copy()
-            total = literal_chars
-            for i, p in slots:
-                p = pieces[i] = p(scope)
-                total += len(p)
-            if total > interp.max_seq:
-                return joined(pieces)  # (its error: where the text passed the limit)
-            interp.allocated += total  # (`alloc`, inlined: the run's total of list/string items)
-            if interp.allocated > run_cap:
-                interp.allocated -= total
-                alloc(total, "string")  # (its error)
-            return "".join(pieces)
-        return f_string
-
-    def _formatted(self, node):
-        """One `{value!conv:spec}` of an f-string, as `ev_FormattedValue`."""
-        if type(node) is not ast.FormattedValue:
-            return self.code_of(node)
-        value_code = self.code_of(node.value)
-        conv = None if node.conversion == -1 else chr(node.conversion)
-        convert = self._convert
-        spec_node = node.format_spec
-        constant_specs = self._constant_specs
-        checked_specs = self._checked_specs
-        format_value = self.format_value
-        ev = self.ev
-        at = self._at
-        constant_spec = spec_node is not None and all(type(v) is ast.Constant for v in spec_node.values)
-
-        if spec_node is None and conv is None:
-            def plain(scope):
-                value = value_code(scope)
-                try:
-                    if type(value) in PRIMITIVES:  # (format_value's text of them with no spec: str)
-                        return str(value)
-                    return format_value(value, "")
-                except Exception as e:
-                    raise at(e, node) from None
-            return plain
-
-        def formatted(scope):
-            value = value_code(scope)
-            if conv is not None:
-                value = convert(value, conv)
-            if spec_node is None:
-                spec = ""
-            else:
-                spec = constant_specs.get(spec_node)
-                if spec is None:
-                    spec = ev(spec_node, scope)
-                    if constant_spec:  # `{x:5d}`: the same text every time
-                        constant_specs[spec_node] = spec
-            try:
-                if type(value) in PRIMITIVES and spec in checked_specs:  # a spec checked before
-                    return format(value, spec)
-                return format_value(value, spec)
-            except Exception as e:
-                raise at(e, node) from None
-        return formatted
 
     # ================================================================= statements
     def _c_Expr(self, node):
@@ -588,9 +204,11 @@ class Compiler:
             def assign_name(scope):
                 value = value_code(scope)
                 scope.vars[name] = value
-                if rec is not None and isinstance(value, nameable):
+                if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                     rec.name_tensor(value, name)
             return assign_name
+        if len(node.targets) == 1 and self._target_names(node.targets[0]) is not None:
+            return self._assign_names(node, value_code)
         targets = tuple((t, t.id if type(t) is ast.Name else None) for t in node.targets)
 
         def assign_targets(scope):
@@ -598,11 +216,32 @@ class Compiler:
             for target, name in targets:
                 if name is not None:
                     scope.vars[name] = value
-                    if rec is not None and isinstance(value, nameable):
+                    if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                         rec.name_tensor(value, name)
                 else:
                     assign(target, value, scope)
         return assign_targets
+
+    def _assign_names(self, node, value_code):
+        """`a, b = value`: a list or tuple of as many items unpacked inline (as `_unpack` does), else `assign`."""
+        target = node.targets[0]
+        names = self._target_names(target)
+        width = len(names)
+        rec = self.rec
+        nameable = self.nameable_types
+        assign = self.assign
+
+        def assign_names(scope):
+            value = value_code(scope)
+            if (type(value) is tuple or type(value) is list) and len(value) == width:
+                d = scope.vars
+                for name, v in zip(names, value):
+                    d[name] = v
+                    if rec is not None and type(v) not in PRIMITIVES and isinstance(v, nameable):
+                        rec.name_tensor(v, name)
+            else:
+                assign(target, value, scope)
+        return assign_names
 
     def _c_AugAssign(self, node):
         target = node.target
@@ -614,6 +253,7 @@ class Compiler:
             return None  # (the checks refuse other targets): ex_AugAssign's error
         name = target.id
         value_code = self.code_of(node.value)
+        value_name = self._read_name(node.value)
         op = type(node.op)
         fn = _BINOPS[op]
         lookup = self.lookup
@@ -627,7 +267,7 @@ class Compiler:
         def augmented(scope):
             d = scope.vars
             cur = d[name] if name in d else lookup(name, scope, target)
-            b = value_code(scope)
+            b = d[value_name] if value_name in d else value_code(scope)
             ta = type(cur)
             tb = type(b)
             value = None
@@ -647,7 +287,7 @@ class Compiler:
             if value is None:
                 value = binop(op, cur, b, node, inplace=True)
             scope.vars[name] = value
-            if rec is not None and isinstance(value, nameable):
+            if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
                 rec.name_tensor(value, name)
         return augmented
 
@@ -704,7 +344,8 @@ class Compiler:
         def for_statement(scope):
             v = iter_code(scope)
             total = len(v) if type(v) in SIZED_LOOPS else None  # told when the time limit stops the loop
-            return run_loop(node, iterate(v), total, lambda items: loop(items, scope))
+            items = iterate(v)
+            return run_loop(node, total, lambda state: loop(items, scope, state))
         return for_statement
 
     def _c_While(self, node):
@@ -717,27 +358,42 @@ class Compiler:
                 yield None
 
         def while_statement(scope):
-            return run_loop(node, iterations(scope), None, lambda items: loop(items, scope))
+            return run_loop(node, None, lambda state: loop(iterations(scope), scope, state))
         return while_statement
+
+    @staticmethod
+    def _target_names(target):
+        """The names of a target that is a tuple or list of plain names (`for i, x in ...`, `a, b = ...`), else
+        None: a list or tuple of that many items is then unpacked inline, anything else by `assign`."""
+        if type(target) in (ast.Tuple, ast.List) and target.elts and all(type(e) is ast.Name for e in target.elts):
+            return tuple(e.id for e in target.elts)
+        return None
 
     def _compiled_loop(self, node, target):
         """`Interpreter._loop`: the body once per item, at most max_loop_iterations times, then `else`."""
         interp = self
         name = target.id if type(target) is ast.Name else None
+        names = self._target_names(target)
+        width = len(names) if names is not None else -1
         body = self.block_of(node.body)
         orelse = self.block_of(node.orelse) if node.orelse else None
         assign = self.assign
 
-        def loop(items, scope):
+        def loop(items, scope, counted):
             n = 0
             limit = interp.max_loop
             vars = scope.vars  # noqa: A001
             for item in items:
                 n += 1
+                if counted is not None:  # the outermost loop: how far it got, should the time limit stop it
+                    counted[2] = n
                 if n > limit:
                     raise interp._loop_limit(node)
                 if name is not None:
                     vars[name] = item
+                elif names is not None and (type(item) is tuple or type(item) is list) and len(item) == width:
+                    for n_, v in zip(names, item):  # (`_unpack`'s loop, with no other check to make)
+                        vars[n_] = v
                 elif target is not None:
                     assign(target, item, scope, name_tensors=False)
                 r = body(scope)
@@ -753,4 +409,5 @@ class Compiler:
         return loop
 
 
-_MAKERS = {getattr(ast, name[3:]): method for name, method in vars(Compiler).items() if name.startswith("_c_")}
+_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, Compiler)
+           for name, method in vars(cls).items() if name.startswith("_c_")}

@@ -274,7 +274,8 @@ class Expressions:
                                        v.col_offset)
                 d.update(m)
             else:
-                d[self.ev(k, scope)] = self.ev(v, scope)
+                key = self.ev(k, scope)  # (the key first, as Python 3.8+)
+                d[key] = self.ev(v, scope)
         self.alloc(len(d), "dict")
         return d
 
@@ -400,6 +401,7 @@ class Expressions:
         out = {}
 
         def emit(s):
-            out[self.ev(node.key, s)] = self.ev(node.value, s)
+            key = self.ev(node.key, s)  # (the key first, as Python 3.8+)
+            out[key] = self.ev(node.value, s)
         self._comprehension(node, scope, emit)
         return out

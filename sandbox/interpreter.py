@@ -82,6 +82,11 @@ EXTRA_MODULES = ("random", "numpy", "numpy.random", "numpy.linalg", "matplotlib.
 
 
 class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls, Flow, Stdlib):
+    # the attributes read on every statement, call or print: slots, which CPython reads and writes faster than the
+    # instance's (large) __dict__; every other attribute lives there. Each is set in __init__.
+    __slots__ = ("steps", "next_check", "max_loop", "max_bits", "max_seq", "max_out", "out", "out_bytes",
+                 "out_unheld", "held", "cut", "allocated", "on_print", "rec", "depth")
+
     def __init__(self, limits: SandboxLimits, backend: Backend, recorder=None, on_print=None):
         self.limits = limits
         self.B = backend

@@ -1,6 +1,8 @@
-"""Differential check of the compiled interpreter: calls and f-strings run through their compiled closures
-(sandbox/compiler.py: `_c_Call` with its positional-call closure, `_c_JoinedStr` with its constant-spec
-closure) and through the node-by-node methods they replace (`ev_Call`, `ev_JoinedStr`) give the same run:
+"""Differential check of the compiled interpreter: calls (positional, `print(x)`, `*args`/`**kwargs`), f-strings,
+comparisons (chains too), list/set/dict comprehensions and generator expressions (any number of `for`
+clauses) and name-tuple unpacking run through their compiled closures (sandbox/compiler.py,
+compiled_expressions.py, compiled_comprehensions.py) and through the node-by-node methods they replace
+(`ev_Call`, `ev_JoinedStr`, `ev_Compare`, `ev_ListComp`, ..., `assign`) give the same run:
 the same stdout, the same error (type, message, line) and the same output cut, on the programs of
 tests/sandbox (this file's neighbours, the hostile inputs) and on bench/programs at a short length."""
 from __future__ import annotations
@@ -19,7 +21,8 @@ import sandbox.compiler as compiler
 HERE = Path(__file__).parent
 BENCH = HERE.parents[1] / "bench" / "programs"
 # the node types whose compiled closures are compared with their ev_ methods
-COMPARED = (ast.Call, ast.JoinedStr)
+COMPARED = (ast.Call, ast.JoinedStr, ast.Compare, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+            ast.Set, ast.Lambda)
 
 
 def _bench_programs():
@@ -61,6 +64,26 @@ EXTRA = [
     "import torch\nx = torch.ones(2, 3)\nprint(x.view(4))\n",
     "import torch\nx = torch.ones(3)\nprint(x.expand(10 ** 9, 3))\n",
     "for i in range(400):\n    print(f'line {i:5d}: {i * i}')\nprint('end')\n",
+    "def t(v):\n    print('t', v)\n    return v\nprint({t(k): t(v) for k, v in zip('ab', range(2))}, {t(1): t(2)})\n",
+    "print([(i, j) for i in range(4) if i % 2 for j in range(i) if j], {c for w in ['ab', 'bc'] for c in w})\n",
+    "g = (a * b for a in range(3) if a for b in range(a))\nprint(next(g), list(g), list(g))\n",
+    "g = (1 / v for v in [1, 0])\nprint(next(g))\nprint(next(g))\n",
+    "xs = [[1], 2]\nys = [v for row in xs for v in row]\n",
+    "print(1 < 2 < 3 > 0, 1 < 'x' < 2)\n",
+    "for v in (3, 2.5, None, True, 1 + 2j, 'ab'):\n    w = v\n    print(f'{v}:{w:>6}', f'<{v:}{w}>')\n    print(f'{v:d}|{w}')\n",
+    "print(0 < 1 in [1] not in [[2]], 3 < 2 < {}[0])\n",
+    "def f(a, *r, **kw):\n    return a, r, kw\nprint(f(*[1, 2], *'ab', k=1, **{'z': 2}), f(*5))\n",
+    "def f(**kw):\n    return kw\nprint(f(**{'a': 1}, **{'a': 2}))\n",
+    "def f(**kw):\n    return kw\nprint(f(**{'_a': 1}))\n",
+    "print(*range(10 ** 9))\n",
+    "a, b = 1, 2\nfor i, (j, k) in enumerate([(1, 2), [3, 4]]):\n    a, b = b, a + j * k\nprint(a, b, i)\n",
+    "for a, b in [(1, 2), (3,)]:\n    print(a, b)\n",
+    "k = 2\nfs = [lambda x, k=k, *r, m=k * 2, **kw: (x, k, r, m, kw) for k in range(2)]\nprint([f(1) for f in fs])\n",
+    "f = lambda x=1 / 0: x\n",
+    "print({1, 2, 1}, {(1, 2)}, {len('ab')}, sorted({x % 3 for x in range(9)}))\n",
+    "print({[1]})\n",
+    "a, b = 'xyz'\n",
+    "import torch\nw, b = torch.ones(2, requires_grad=True), torch.zeros(1)\nfor i, x in enumerate(w):\n    print(i, x)\n",
 ]
 
 
@@ -71,6 +94,7 @@ def test_compiled_calls_and_f_strings_run_as_their_methods(source, monkeypatch):
     limits = make_limits(max_output_bytes=4096, time_limit_s=0.5)
     compiled = run(source, limits=limits)
     monkeypatch.setattr(compiler, "_MAKERS", {t: m for t, m in compiler._MAKERS.items() if t not in COMPARED})
+    monkeypatch.setattr(compiler.Compiler, "_target_names", staticmethod(lambda target: None))  # `assign` unpacks
     by_method = run(source, limits=limits)
     if _timed_out(compiled.error) != _timed_out(by_method.error):
         # NOTE: one path reached the CPU limit before a counted limit that the other reached first: which binds

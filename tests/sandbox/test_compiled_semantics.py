@@ -380,3 +380,179 @@ def test_tensor_method_calls_keep_their_checks():
     assert e["type"] == "LimitExceeded" and e["line"] == 4, e  # a list argument: the general path's data check
     e = err("import torch\nx = torch.ones(3)\nf = x.pow\nprint(f.__self__)\n")
     assert e["type"] in ("AttributeError", "SyntaxError")
+
+
+COMPREHENSIONS = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+x = "outer"
+rows = [(i, j) for i in t("it1", range(4)) if t("if1", i % 2 == 0) for j in t("it2", range(i)) if t("if2", j != 1)]
+flat = [v for row in [[1, 2], [3], []] for v in row]
+table = [[i * j for j in range(3)] for i in range(3)]
+pairs = {(a, b) for a, b in zip("abca", [1, 2, 3, 1])}
+squares = {t("k" + str(i), i): t("v" + str(i), i * i) for i in range(3)}
+display = {t("dk", "a"): t("dv", 1), t("dk2", "b"): t("dv2", 2)}
+nested = {i: {j for j in range(i)} for i in range(3) if i}
+idx = [(n, c) for n, (c, _) in enumerate(["ab", "cd"])]
+def scoped(k):
+    base = 10
+    return [base + k + m for m in range(k) for _ in range(2) if m]
+fs = [(lambda: a + b) for a in range(2) for b in range(2)]
+print(x, rows, flat, table, sorted(pairs), squares, display, nested, idx, scoped(3), [f() for f in fs])
+print(seen)
+'''
+
+
+GENERATORS = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+g = (t("elt", i * 10) for i in t("iter", range(5)) if t("if", i != 2))
+seen.append("made")
+print(next(g), seen)
+print(next(g), list(g), seen)
+h = (a + b for a in range(3) for b in t("inner", range(a)))
+seen.clear()
+print(next(h), seen, sum(h))
+print(sum(x * x for x in range(10)), max(len(w) for w in ["a", "abc", "ab"]), any(v > 3 for v in [1, 5]))
+print(list(p for p in zip("ab", "cd")), dict((k, v) for k, v in [("a", 1), ("b", 2)]))
+def first_even(xs):
+    return next((v for v in xs if v % 2 == 0), None)
+print(first_even([1, 3, 4, 5]), first_even([1]))
+e = (q for q in [])
+print(list(e), list(e))
+'''
+
+
+CHAINS_AND_SPREADS = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+print(t("a", 1) < t("b", 2) < t("c", 3), t("d", 3) > t("e", 2) > t("f", 5) > t("g", 0))
+print(1 < 2 <= 2 != 3, 0 == 0 < 1 in [1], 2 not in [1] not in [[2]], None is None is not seen)
+print(seen)
+def f(a, b=2, *rest, k=3, **kw):
+    return (a, b, rest, k, sorted(kw.items()))
+args = [1, 5, 7]
+opts = {"k": 4, "z": 9}
+print(f(*args), f(*args, **opts), f(0, *range(2), *"xy", k=1), f(*(t("s1", [1])), **t("s2", {"b": 8})))
+print(max(*[3, 9, 2]), print(*["p", "q"], sep="-"), "{}{}".format(*"ab"), dict(**{"x": 1}, y=2))
+a, b = 1, 2
+a, b = b, a
+[c, d] = "cd"
+for i, (j, k) in enumerate([(1, 2), (3, 4)]):
+    pass
+for m, n in [[5, 6], (7, 8)]:
+    pass
+print(a, b, c, d, i, j, k, m, n, seen)
+'''
+
+
+F_STRINGS_OF_NAMES = '''
+for v in (3, 2.5, None, True, 1 + 2j, "ab", [1], 10 ** 30):
+    w = v
+    print(f"{v}:{w:>6}", f"<{v:}{w}>", f"{v!r}={w}", f"[{v}]")
+def inner(k):
+    return f"{k:4}|{v}"
+print(inner(5), inner("x"))
+for v in (3, 4, "ab"):
+    w = v
+    print(f"{v:d}|{w}")
+'''
+
+
+LAMBDAS_AND_SETS = '''
+seen = []
+def t(label, value):
+    seen.append(label)
+    return value
+k = 10
+f = lambda x, y=t("default", k), *rest, z=t("kwdefault", k + 1), **kw: (x, y, rest, z, sorted(kw))
+k = 20
+g = lambda: k
+adders = [lambda v, n=n: v + n for n in range(3)]
+def outer():
+    base = 5
+    return lambda v: v * base
+print(f(1), f(1, 2, 3, z=4, w=5), g(), [a(1) for a in adders], outer()(3), (lambda: t("body", 7))())
+print({t("s1", 1), t("s2", 2), t("s3", 1)} == {1, 2}, len({(1, 2), (1, 2)}), set() == {*[]}, seen)
+'''
+
+
+@pytest.mark.parametrize("src", [COMPREHENSIONS, GENERATORS, CHAINS_AND_SPREADS, F_STRINGS_OF_NAMES, LAMBDAS_AND_SETS])
+def test_comprehensions_generators_chains_and_spread_calls_as_python(src):
+    same_as_cpython(src)
+
+
+@pytest.mark.parametrize("src", [
+    "xs = [[1], 2]\nys = [v for row in xs for v in row]\n",
+    "ys = {k: 1 / k for k in range(3)}\n",
+    "ys = {1 // v for v in [1, 0]}\n",
+    "g = (1 / v for v in [1, 0])\nprint(next(g))\nprint(next(g))\n",
+    "g = (v for v in 5)\n",
+    "g = (a for a in [1] for b in 5)\nprint(list(g))\n",
+    "print(1 < 2 < 'x')\n",
+    "print(1 < 'x' < 2)\n",
+    "def f(a):\n    return a\nprint(f(*[1, 2]))\n",
+    "def f(a):\n    return a\nprint(f(1, **{'a': 2}))\n",
+    "a, b = [1, 2, 3]\n",
+    "f = lambda x=1 / 0: x\n",
+    "f = lambda x: x / 0\nprint(1)\nf(1)\n",
+    "s = {[1], 2}\n",
+    "for a, b in [(1, 2), (3,)]:\n    pass\n",
+    "x = [a for a, b in [(1, 2), (3,)]]\n",
+])
+def test_comprehension_chain_and_spread_errors_as_python(src):
+    same_as_cpython(src)
+
+
+@pytest.mark.parametrize(("src", "kind"), [
+    ("def f(a):\n    return a\nprint(f(*5))\n", "TypeError"),
+    ("def f(a):\n    return a\nprint(f(**[1]))\n", "TypeError"),
+    ("def f(**kw):\n    return kw\nprint(f(**{1: 2}))\n", "TypeError"),
+])
+def test_spread_arguments_of_the_wrong_kind_fail_on_their_line(src, kind):
+    e = err(src)
+    assert (e["type"], e["line"]) == (kind, 3)
+
+
+def test_comprehensions_and_spreads_keep_their_budgets():
+    e = err("xs = [(i, j) for i in range(10) for j in range(10 ** 6)]\n", limits=make_limits(max_loop_iterations=100))
+    assert e["type"] == "LimitExceeded" and "max_loop_iterations" in e["message"] and e["line"] == 1
+    e = err("g = (i for i in range(10 ** 6))\nfor k in range(10):\n    s = sum(g)\n", limits=make_limits(max_steps=500))
+    assert e["type"] == "LimitExceeded" and "max_steps" in e["message"]
+    e = err("d = {i: [0] * 100 for i in range(10 ** 5)}\n", limits=make_limits(max_live_elements=10_000))
+    assert e["type"] == "LimitExceeded"
+    e = err("def f(*a):\n    return len(a)\nprint(f(*range(10 ** 7)))\n", limits=make_limits(max_live_elements=10_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 3
+    e = err("import itertools\ndef f(*a):\n    return len(a)\nprint(f(*itertools.count()))\n",
+            limits=make_limits(max_live_elements=10_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 4
+    # no dunder or private name reaches a callee through **
+    e = err("def f(**kw):\n    return kw\nprint(f(**{'__class__': 1}))\n")
+    assert e["type"] == "TypeError" and "not allowed" in e["message"]
+    e = err("import torch\nprint(torch.zeros(**{'_x': 2}))\n")
+    assert e["type"] == "TypeError" and "not allowed" in e["message"]
+    # chains and generators hand engine calls nothing larger than their checks allow
+    e = err("import torch\nx = torch.ones(1)\nprint(0 < x < [[1.0] * 2000] * 2000)\n",
+            limits=make_limits(max_live_elements=10_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 3
+    e = err("g = (x for x in range(3))\nprint(g.gi_frame)\n")
+    assert e["type"] == "AttributeError"
+
+
+def test_compiled_lambdas_and_sets_keep_their_limits():
+    e = err("f = lambda n: f(n + 1)\nf(0)\n")
+    assert e["type"] == "RecursionError" and e["line"] == 1
+    e = err("f = lambda: [0] * 10 ** 9\nf()\n")
+    assert e["type"] == "LimitExceeded" and e["line"] == 1
+    e = err("s = {1, 2}\nt = {*range(10 ** 9)}\n", limits=make_limits(max_live_elements=10_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 2
+    e = err("f = lambda: 1\nprint(f.__globals__)\n")
+    assert e["type"] in ("AttributeError", "SyntaxError")
+    e = err("f = lambda: 1\nprint(f.__code__)\n")
+    assert e["type"] in ("AttributeError", "SyntaxError")
