@@ -28,6 +28,7 @@ export const camera = {
   // The page's overlays as px to keep the graph out of: the step caption on top and the legend at the
   // bottom (across the width), the top-right tools and the minimap (per side, as boxes).
   insets() {
+    if (this.insetsNow) return this.insetsNow;  // one reading of the page's overlays per framing decision
     const got = (this.getInsets ? this.getInsets() : null) || {};
     const W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500;
     let top = Math.max(0, got.top || 0), bottom = Math.max(0, got.bottom || 0);
@@ -143,6 +144,10 @@ export const camera = {
 
   fit(animate = true) {
     if (!this.model) return;
+    this.withInsets(() => this.fitNow(animate));
+  },
+
+  fitNow(animate) {
     this.userZoomed = false;
     this.wholeView = !!this.forceWhole;  // an overview stays one (follow, a resize) until the user zooms
     const mode = this.projector ? "projector" : "normal";
@@ -200,6 +205,21 @@ export const camera = {
   // (the caption's) as fit, placed so that the step's other nodes are not under an overlay either (off the
   // view or clear) when some placement allows it. Returns { box, rect, t } or null (no step yet).
   stepFrame(k, f = 0.5) {
+    return this.withInsets(() => this.pickStepFrame(k, f));
+  },
+
+  // Runs fn with the overlays read once (a framing decision reads them dozens of times).
+  withInsets(fn) {
+    const outer = this.insetsNow;
+    this.insetsNow = outer || this.insets();
+    try {
+      return fn();
+    } finally {
+      this.insetsNow = outer;
+    }
+  },
+
+  pickStepFrame(k, f) {
     const all = this.stepBoxes().slice(0, GRAPH.followMaxNodes), pad = GRAPH.fitPadding;
     if (!all.length) return null;
     const covers = this.overlayBoxes();
@@ -268,6 +288,10 @@ export const camera = {
   // flight is going (an auto-expanded fold moves the step's node while the view glides).
   follow(ids, phase = "forward", animate = true) {
     if (!this.model || !ids.length) return;
+    this.withInsets(() => this.followNow(ids, phase, animate));
+  },
+
+  followNow(ids, phase, animate) {
     this.stepIds = ids;
     const W = this.svg.clientWidth, H = this.svg.clientHeight, t = this.panTarget || this.transform;
     const g = this.model.graph, { top, bottom } = this.insets();
