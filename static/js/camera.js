@@ -161,10 +161,12 @@ export const camera = {
       // graph's top left. The graph fills the band: nothing under the caption or the legend while the band
       // has room. follow() pans along.
       const g = this.model.graph, W = this.svg.clientWidth || 800, H = this.svg.clientHeight || 500, pad = GRAPH.fitPadding;
-      const { top, bottom } = this.insets();
+      const { top, bottom, boxes } = this.insets();
       const gw = Math.max(g.width, 1), gh = Math.max(g.height, 1) + GRAPH.bottomRoom;
       k = Math.max(minK, Math.min(GRAPH.readableZoom[mode], (H - top - bottom - 2 * pad) / gh));
-      t = this.frameStep(k) || zoomIdentity.translate(clampAxis(pad, gw, k, 0, W, pad), clampAxis(top + pad, gh, k, top, H - bottom, pad)).scale(k);
+      // the graph's top left starts under tools that reach over the view's left half (a phone's search row)
+      const lo = boxes.filter((b) => b.y0 <= top && b.x0 < W / 2).reduce((y, b) => Math.max(y, b.y1), top);
+      t = this.frameStep(k) || zoomIdentity.translate(clampAxis(pad, gw, k, 0, W, pad), clampAxis(lo + pad, gh, k, lo, H - bottom, pad)).scale(k);
     }
     this.forceWhole = false;
     const sel = select(this.svg);
