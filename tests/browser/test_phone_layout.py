@@ -62,13 +62,15 @@ def test_phone_graph_gets_the_screen(browser, server, shot, case):
     transport = page.evaluate(BOX, ".transport")
     assert transport["y"] >= wrap["y"] + wrap["height"] - 1, (transport, wrap)
     if page.evaluate("!document.getElementById('training').hidden"):
-        assert page.evaluate(BOX, "#training")["y"] >= transport["y"] + transport["height"] - 1
+        training = page.evaluate(BOX, "#training")
+        assert training["y"] >= transport["y"] + transport["height"] - 1 and training["height"] >= 120, training  # not squeezed
     page.locator(".transport").scroll_into_view_if_needed()
     for height in page.evaluate("[...document.querySelectorAll('.transport .icon-btn')].filter((e) => e.offsetParent).map((e) => e.getBoundingClientRect().height)"):
         assert height >= 44, height
     page.locator("#to-end").click()
     page.wait_for_function(f"document.body.dataset.step === '{end}'")
     page.evaluate("document.querySelector('.transport').scrollIntoView({block: 'start'})")
+    assert page.evaluate(BOX, ".topbar")["height"] >= 44  # the page scrolls; nothing in it is squeezed
     shot(page, f"phone2_{case}_below")
     page.evaluate("document.querySelector('.layout').scrollIntoView({block: 'start'})")
     shot(page, f"phone2_{case}_top")
