@@ -356,7 +356,9 @@ class _Builder:
             if step == 1:
                 children = iter_groups[lo:hi]
             else:
-                children = [build(a, min(a + step, hi), "chunk") for a in range(lo, hi, step)]
+                # a range of one iteration ("#150 … #150") would be a chunk adding nothing: the iteration itself
+                children = [build(a, min(a + step, hi), "chunk") if min(a + step, hi) - a > 1 else iter_groups[a]
+                            for a in range(lo, hi, step)]
             label = (f"× {_thousands(n)}" if name is None else range_label(lo, hi - 1)) if kind == "fold" \
                 else range_label(lo, hi - 1)
             g = self.new_group(kind, label, children, count=n, range=[lo, hi - 1])

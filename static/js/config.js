@@ -248,6 +248,7 @@ export const GRAPH = {
   maxInsets: 0.5,          // of the view height at most for the caption and the legend
   followMargin: 30,        // px: nodes of the step closer to the edge than this are followed
   followLead: 0.28,        // where the step is put: from the side it comes from (forward: left)
+  followMaxNodes: 48,      // of a step's nodes, the first this many are framed (a big backward step)
   followNarrow: 0.5,       // lead only when the step is narrower than this of the view
   exportPad: 10,           // around an exported SVG
   pngScale: 2,             // exported PNG pixels per graph unit
@@ -522,6 +523,7 @@ export function foldCss(theme) {
 .fg-group-node .fg-gsum{fill:${th.muted}}
 .fg-group-box rect.fg-gbox{fill:${th.cluster};fill-opacity:.45;stroke:${th.clusterStroke};stroke-width:1.2;stroke-dasharray:4 3}
 .fg-group-box text{fill:${th.clusterStroke};font-weight:600}
+.fg-group-box.bare rect.fg-gbox{fill:none;stroke:none}
 .fg-group-box .fg-gcollapse{cursor:pointer}
 .fg-group-box .fg-gcollapse rect{fill:${th.panel};stroke:${th.clusterStroke}}
 .fg-bundle-count rect{fill:${th.panel};stroke:${th.edge}}

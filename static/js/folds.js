@@ -24,6 +24,13 @@ function summaryText(summary, name) {
   return `${who}min ${fmt(num(summary.min))} … max ${fmt(num(summary.max))}`;
 }
 
+// A fold's chunk (a range of its iterations, `count` set) only holds iterations or smaller ranges whose own
+// labels say where they are: open, it adds nothing (issue 23 §4), so it is drawn without a frame or title.
+// Sequence chunks ("123 ops · line 5–9", no count) say what they hold: they keep theirs.
+function addsNothingOpen(g) {
+  return !!g && g.kind === "chunk" && g.count != null;
+}
+
 function countText(g) {
   if (!g || g.count == null) return g && g.size ? `${fmtCount(g.size)} nodes` : "";
   return g.count === 1 ? "1 step" : `${fmtCount(g.count)} steps`;
@@ -128,15 +135,17 @@ export const folds = {
   // where keyboard focus goes after a group opens: its collapse button
   focusGroupButton(gid) {
     const ex = this.fold && this.fold.expanded.get(gid);
-    if (ex && document.activeElement && document.activeElement.closest && document.activeElement.closest("svg") === this.svg) ex.button.focus();
-    else if (ex && (!document.activeElement || document.activeElement === document.body)) ex.button.focus();
+    if (!ex || !ex.button) return;
+    if (document.activeElement && document.activeElement.closest && document.activeElement.closest("svg") === this.svg) ex.button.focus();
+    else if (!document.activeElement || document.activeElement === document.body) ex.button.focus();
   },
 
-  drawGroupBox(gid, box) {
+  drawGroupBox(gid, box, bare = false) {
     const g = this.groupOf(gid) || { label: gid };
     const F = FOLD, B = F.button;
-    const grp = el("g", { class: "fg-group-box", "data-group-id": gid, transform: `translate(${box.x},${box.y})` }, this.layers.clusters);
+    const grp = el("g", { class: "fg-group-box" + (bare ? " bare" : ""), "data-group-id": gid, transform: `translate(${box.x},${box.y})` }, this.layers.clusters);
     const rect = el("rect", { class: "fg-gbox", width: box.w, height: box.h, rx: F.radius }, grp);
+    if (bare) return { g: grp, rect, button: null };  // folded again with the fold around it
     const title = el("text", { x: B.x + B.w + 6, y: B.y + B.h / 2, "dominant-baseline": "central", "font-size": GRAPH.fonts.cluster }, grp);
     const label = g.label || gid;
     title.textContent = `${label}${g.count > 1 && !label.startsWith("×") ? ` · × ${fmtCount(g.count)}` : ""}`;
@@ -327,13 +336,15 @@ export const folds = {
     const rec = this.nodeEls.get(gid);
     if (!rec || this.isExpanded(gid)) return false;
     const n = rec.n, F = FOLD;
-    const box = { x: n.x - n.w / 2, y: n.y - n.h / 2, w: Math.max(n.w, payload.width + 2 * F.pad), h: Math.max(n.h, payload.height + F.pad + F.titleBand) };
+    // a fold's chunk ("#60 … #69") opens bare: its iterations sit in the fold's box, no frame or title of its own
+    const bare = addsNothingOpen(this.groupOf(gid)), band = bare ? F.pad : F.titleBand;
+    const box = { x: n.x - n.w / 2, y: n.y - n.h / 2, w: Math.max(n.w, payload.width + 2 * F.pad), h: Math.max(n.h, payload.height + F.pad + band) };
     const moved = this.shiftSpace(box.x, box.x + n.w, box.y + n.h, box.w - n.w, box.h - n.h, gid);
     rec.g.remove();
     this.nodeEls.delete(gid);
     this.sig.delete(gid);
-    const ox = box.x + F.pad, oy = box.y + F.titleBand;
-    const drawn = this.drawGroupBox(gid, box);
+    const ox = box.x + F.pad, oy = box.y + band;
+    const drawn = this.drawGroupBox(gid, box, bare);
     const ex = { gid, n, box, w0: box.w, h0: box.h, ...drawn, nodes: [], edges: [], auto };
     this.fold.expanded.set(gid, ex);
     for (const e of payload.edges || []) {

@@ -343,6 +343,8 @@ export const frameEffects = {
       }
       case "optim_step": {
         if (fx) {
+          // the parameters it updates are the step's nodes: lit, and the camera frames them
+          for (const id of f.params || []) if (this.nodes.has(id)) fx.active[id] = "forward";
           fx.text = `${f.optimizer}.step(): update ${(f.params || []).length} parameters (lr=${fmt(f.lr)})`;
           fx.toast = { kind: "ok", title: `${f.optimizer}.step()`, text: `p -= lr·p.grad with lr=${fmt(f.lr)}` };
         }

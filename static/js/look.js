@@ -80,14 +80,23 @@ export function graphInsets() {
   const cs = getComputedStyle(cap);
   const line = parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * PAGE.captionLineHeight || PAGE.captionLinePx;
   const captionBottom = cap.offsetTop + PAGE.captionLines * line + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
-  let toolsBottom = 0;
+  // the top-right tools (zoom buttons, search, crumbs) and the minimap are per-side overlays: the graph may
+  // rise to the caption left of the tools and reach the legend left of the map
+  const wrap = $("graph").getBoundingClientRect();
+  let tools = null;
   for (const el of document.querySelectorAll(".graph-tools, .nav-search, .breadcrumbs:not([hidden])")) {
-    const r = el.getBoundingClientRect(), wrap = $("graph").getBoundingClientRect();
-    if (r.height) toolsBottom = Math.max(toolsBottom, r.bottom - wrap.top);
+    const r = el.getBoundingClientRect();
+    if (!r.height) continue;
+    tools = tools || { left: Infinity, bottom: 0 };
+    tools.left = Math.min(tools.left, r.left - wrap.left - PAGE.captionGap);
+    tools.bottom = Math.max(tools.bottom, r.bottom - wrap.top + PAGE.captionGap);
   }
-  const top = Math.max(captionBottom, toolsBottom) + PAGE.captionGap;
+  const mm = $("minimap");
+  const mr = mm && !mm.hidden ? mm.getBoundingClientRect() : null;
+  const map = mr && mr.height ? { left: mr.left - wrap.left - PAGE.captionGap, top: mr.top - wrap.top - PAGE.captionGap } : null;
+  const top = captionBottom + PAGE.captionGap;
   const bottom = lg.hidden ? 0 : lg.offsetHeight + PAGE.legendGap;
-  return { top, bottom };
+  return { top, bottom, tools, map };
 }
 
 // The legend: shown by default when the graph has room; the user's choice sticks (localStorage).

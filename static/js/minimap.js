@@ -61,6 +61,16 @@ function setShown(on) {
 
 function redraw() {
   const view = state.graph;
+  const wasHidden = $("minimap").hidden;
+  drawMap(view);
+  // the camera keeps the step clear of the map: frame again when it comes or goes (unless the user moved the view)
+  if (view && view.model && $("minimap").hidden !== wasHidden && !view.userZoomed) {
+    view.forceWhole = view.wholeView;
+    view.fit(false);
+  }
+}
+
+function drawMap(view) {
   if (!view || !view.model || !state.model) {
     $("minimap").hidden = true;  // a run that built no graph: no map of the last one
     base = null;
@@ -82,7 +92,6 @@ function redraw() {
     base = null;
     return;
   }
-  view.overlayRight = overlayRight;
   const maxH = Math.min(M.maxH, room);
   const gb = view.visibleBox();
   const s = Math.min((M.maxW - 2 * M.pad) / Math.max(gb.w, 1), (maxH - 2 * M.pad) / Math.max(gb.h, 1));
@@ -131,25 +140,22 @@ function redraw() {
   paint();
 }
 
-// Puts the map above the legend; returns the px of height it may take without reaching the search panel.
+// Puts the map above the legend; returns the px of height it may take without reaching the search panel,
+// the tools or the caption above it (whichever of them reaches down over the map's columns).
 function placeAboveLegend() {
   const mm = $("minimap"), legend = $("legend"), wrap = mm.offsetParent || mm.parentElement;
   const lh = legend && !legend.hidden ? legend.offsetHeight : 0;
   mm.style.bottom = lh ? `calc(${lh}px + 1rem)` : "";
-  const panel = wrap && wrap.querySelector(".nav-panel");
-  if (!wrap || !panel) return M.maxH;
-  const wrapR = wrap.getBoundingClientRect(), panelR = panel.getBoundingClientRect();
+  if (!wrap) return M.maxH;
+  const wrapR = wrap.getBoundingClientRect();
+  const mapLeft = wrapR.right - M.maxW - M.gap;
+  let above = wrapR.top;
+  for (const el of wrap.querySelectorAll(".nav-panel, .graph-tools, .nav-search, #caption, .breadcrumbs:not([hidden])")) {
+    const r = el.getBoundingClientRect();
+    if (r.height && r.right > mapLeft) above = Math.max(above, r.bottom);
+  }
   const bottomPx = parseFloat(getComputedStyle(mm).bottom) || 0;
-  return wrapR.bottom - bottomPx - panelR.bottom - M.gap;
-}
-
-// px of the graph's right edge the map covers in the screen rows y0 … y1 of graph units (transform t)
-function overlayRight(y0, y1, t) {
-  const mm = $("minimap"), view = state.graph;
-  if (!mm || mm.hidden || !view) return 0;
-  const r = mm.getBoundingClientRect(), s = view.svg.getBoundingClientRect();
-  const top = t.applyY(y0) + s.top, bottom = t.applyY(y1) + s.top;
-  return bottom < r.top || top > r.bottom ? 0 : Math.max(0, s.right - r.left);
+  return wrapR.bottom - bottomPx - above - M.gap;
 }
 
 // The base image and the part of the graph on screen.

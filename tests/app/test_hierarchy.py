@@ -122,3 +122,14 @@ def test_value_summaries():
     assert summarize_value([[1.0, 3.0], [2.0, "nan"]])["shape"] == [2, 2]
     assert summarize_value([[1.0, 3.0], [2.0, 6.0]]) == {"min": 1.0, "max": 6.0, "mean": 3.0, "shape": [2, 2]}
     assert summarize_value({"summary": True, "min": 0, "max": 1, "mean": 0.5, "shape": [9]})["max"] == 1
+
+
+def test_a_fold_chunk_of_one_iteration_is_the_iteration_itself():
+    # 151 iterations in chunks of 10: the last range holds #150 alone, a level that adds nothing (issue 23 §4)
+    nodes, edges = _chain_graph(151, body=("sin",))
+    h = build_hierarchy(nodes, edges, {}, [], [], "y = 1\n", threshold=40, max_children=40)
+    fold = next(h.groups[u] for u in h.top if u[0] == "g")
+    last = h.groups[fold.children[-1]]
+    assert last.kind == "iter" and last.label == "#150", last
+    assert [h.groups[c].kind for c in fold.children[:-1]] == ["chunk"] * 15
+    assert not [g for g in h.groups.values() if g.kind == "chunk" and len(g.units) == 1]
