@@ -407,8 +407,9 @@ class Compiler:
         return tuple_display
 
     def _c_Call(self, node):
-        if any(type(a) is ast.Starred for a in node.args) or any(kw.arg is None for kw in node.keywords):
-            return None  # `*args` / `**kwargs`: ev_Call's checks
+        if any(type(a) is ast.Starred for a in node.args) or any(kw.arg is None or kw.arg[:1] == "_"
+                                                                   for kw in node.keywords):
+            return None  # `*args` / `**kwargs` / `_x=`: ev_Call's checks
         func = self.code_of(node.func)
         args = tuple(self.code_of(a) for a in node.args)
         keywords = tuple((kw.arg, self.code_of(kw.value)) for kw in node.keywords)
