@@ -349,9 +349,7 @@ class Attributes:
                     return Builtin(name, rule.wrapped[name](self, obj), self)
                 return getattr(obj, name)
             raise self._no_attr(obj, name)
-        if name[:1] == "_" and name[1:2] != "_":
-            check_private_attribute(self, obj, name)
-        if t is UserInstance:
+        if t is UserInstance:  # (a plain class of the program: every '_x' is the program's own)
             attrs = obj.attrs
             if name in attrs:
                 return attrs[name]
@@ -361,6 +359,8 @@ class Attributes:
                     return BoundMethod(v, obj)
                 return self._descriptor(v, obj, obj.cls, name) if type(v) in DESCRIPTORS else v
             raise AttributeError(f"'{obj.cls.name}' object has no attribute '{name}'")
+        if name[:1] == "_" and name[1:2] != "_":
+            check_private_attribute(self, obj, name)
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
@@ -742,17 +742,17 @@ class Attributes:
         raise AttributeError(f"'FunctionCtx' object has no attribute '{name}'")
 
     def set_attribute(self, obj, name, value):
+        t = type(obj)
+        if t is UserInstance:  # (a plain class of the program: every '_x' is the program's own)
+            if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
+                obj.attrs[name] = value
+            return
         if name[:1] == "_":
             check_private_attribute(self, obj, name)
-        t = type(obj)
         if t is self.B.FunctionCtx:  # a program's own attributes; torch's names stay torch's
             if name in _CTX.names:
                 raise AttributeError(f"cannot set attribute '{name}' of FunctionCtx in flowgrad programs")
             obj.__dict__[name] = value
-            return
-        if t is UserInstance:
-            if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
-                obj.attrs[name] = value
             return
         B = self.B
         if t in USER_EXCEPTION_TYPES:
