@@ -48,4 +48,4 @@ class TorchVersion(str):
     __hash__ = str.__hash__
 
 
-__version__ = TorchVersion("2.13.0")
+__version__ = TorchVersion("2.13.0+cpu")  # what the CPU wheel of that release says

@@ -4,7 +4,8 @@
 no run can change what another run may reach. Plain values are keyed by their exact type, engine
 values by kind ("tensor", "optimizer", ...). A rule lists the readable names, the methods that are
 handed out wrapped (bounded versions of methods that would otherwise build unbounded data in C), and
-the settable names. Attribute names starting with `_` never get here: the syntax check refuses them.
+the settable names. Attribute names starting with `__` never get here (the syntax check refuses them but for
+`DUNDER_READS`); a single `_x` reaches the program's own objects only (private_attributes.py).
 Module and user-object attributes follow their own rules below (registered parameters and submodules,
 instance attributes, methods of user classes).
 """
@@ -59,6 +60,7 @@ from .objects import (
     UserFunction,
     UserInstance,
 )
+from .private_attributes import PRIVATE_REFUSAL, check_private_attribute
 from .suggest import missing_from_module, missing_from_tensor
 
 
@@ -347,7 +349,7 @@ class Attributes:
                     return Builtin(name, rule.wrapped[name](self, obj), self)
                 return getattr(obj, name)
             raise self._no_attr(obj, name)
-        if t is UserInstance:
+        if t is UserInstance:  # (a plain class of the program: every '_x' is the program's own)
             attrs = obj.attrs
             if name in attrs:
                 return attrs[name]
@@ -357,6 +359,8 @@ class Attributes:
                     return BoundMethod(v, obj)
                 return self._descriptor(v, obj, obj.cls, name) if type(v) in DESCRIPTORS else v
             raise AttributeError(f"'{obj.cls.name}' object has no attribute '{name}'")
+        if name[:1] == "_" and name[1:2] != "_":
+            check_private_attribute(self, obj, name)
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
@@ -419,13 +423,13 @@ class Attributes:
             raise TypeError(f"attribute name must be string, not '{self.type_name(name)}'")
         if len(name) > MAX_ATTRIBUTE_NAME:  # (no attribute is this long; a suggestion would compare every name)
             raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name[:50]}…'")
-        if name[:1] != "_":
+        if name[:1] != "_" or name[1:2] != "_":  # (a single '_x': get_attribute's check on whose object it is)
             return self.get_attribute(obj, name)
         if name in PROTOCOL_PROBES and self.supports(obj, name):
             return Builtin(name, PROTOCOL_PROBES[name](self, obj), self)
         if name in PROTOCOL_PROBES:
             raise AttributeError(f"'{self.type_name(obj)}' object has no attribute '{name}'")
-        raise AttributeError(f"attributes starting with '_' such as '{name[:50]}' are not allowed in flowgrad programs")
+        raise AttributeError(PRIVATE_REFUSAL.format(name[:50]))
 
     def has_attribute(self, obj, name):
         """`hasattr`: whether `read_attribute` gives a value (an AttributeError in a property getter too)."""
@@ -528,6 +532,8 @@ class Attributes:
         return None
 
     def _no_attr(self, obj, name):
+        if name[:1] == "_" and name[1:2] != "_":  # (no table lists a '_' name: an engine object's, refused)
+            return AttributeError(PRIVATE_REFUSAL.format(name[:50]))
         tn = self.type_name(obj)
         if type(obj) not in INTERP_TYPES and hasattr(type(obj), name) and not name.startswith("_"):
             return AttributeError(f"'{tn}' object attribute '{name}' is not available in flowgrad programs")
@@ -563,7 +569,7 @@ class Attributes:
     def _dataset_attr(self, obj, name):
         """An instance of a user Dataset subclass: its own attributes, then its class's."""
         d = obj.__dict__
-        if name in d and name[:1] != "_":
+        if name in d:  # (`_fg_cls` and Dataset's own '_' names: check_private_attribute refused them)
             return d[name]
         ucls = d["_fg_cls"]
         c, v = ucls.lookup(name)
@@ -737,14 +743,16 @@ class Attributes:
 
     def set_attribute(self, obj, name, value):
         t = type(obj)
+        if t is UserInstance:  # (a plain class of the program: every '_x' is the program's own)
+            if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
+                obj.attrs[name] = value
+            return
+        if name[:1] == "_":
+            check_private_attribute(self, obj, name)
         if t is self.B.FunctionCtx:  # a program's own attributes; torch's names stay torch's
             if name in _CTX.names:
                 raise AttributeError(f"cannot set attribute '{name}' of FunctionCtx in flowgrad programs")
             obj.__dict__[name] = value
-            return
-        if t is UserInstance:
-            if not (self.has_properties and self._property_set(obj, obj.cls, name, value)):
-                obj.attrs[name] = value
             return
         B = self.B
         if t in USER_EXCEPTION_TYPES:
@@ -754,7 +762,7 @@ class Attributes:
         if self.has_properties and (t is B.UserDataset or isinstance(obj, B.UserModule)):
             if self._property_set(obj, obj.__dict__["_fg_cls"], name, value):
                 return
-        if t is B.UserDataset and name[:1] != "_":  # (the parser refuses '_' names; the guard keeps _fg_cls)
+        if t is B.UserDataset:  # (`_fg_cls` and Dataset's own '_' names: refused above)
             obj.__dict__[name] = value
             return
         if isinstance(obj, B.Tensor):

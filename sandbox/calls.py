@@ -73,7 +73,7 @@ class Calls:
                 for k in m:
                     if type(k) is not str:
                         raise ProgramError("TypeError", "keywords must be strings", kw.lineno, kw.col_offset)
-                    if k.startswith("_"):
+                    if k[:1] == "_" and (k[1:2] == "_" or not self._takes_private_keywords(f)):
                         raise ProgramError("TypeError", f"keyword argument '{k}' is not allowed", kw.lineno,
                                            kw.col_offset)
                     if k in kwargs:
@@ -81,6 +81,10 @@ class Calls:
                                            kw.lineno, kw.col_offset)
                 kwargs.update(m)
             else:
+                if kw.arg[:1] == "_" and not self._takes_private_keywords(f):
+                    raise ProgramError("TypeError", f"keyword argument '{kw.arg}' is not allowed (only the "
+                                       "program's own functions and classes take names starting with '_')",
+                                       kw.lineno, kw.col_offset)
                 kwargs[kw.arg] = self.ev(kw.value, scope)
         if f is SUPER:
             return self._super(args, scope, node)
@@ -88,6 +92,18 @@ class Calls:
             return self.call(f, args, kwargs)
         except Exception as e:
             raise self._at(e, node) from None
+
+    def _takes_private_keywords(self, f):
+        """`Value(x, _op='+')`: a keyword starting with '_' goes to a function the program defined, never to
+        engine or host code (a class's own `__init__`, an instance's own `__call__`, their bound methods)."""
+        t = type(f)
+        if t is BoundMethod:
+            f, t = f.func, type(f.func)
+        if t is UserClass:  # (instantiate and new_user_exception pass keywords to the class's __init__ alone)
+            f, t = f.lookup("__init__")[1], type(f.lookup("__init__")[1])
+        elif t is UserInstance:
+            f, t = f.cls.lookup("__call__")[1], type(f.cls.lookup("__call__")[1])
+        return t is UserFunction
 
     def call(self, f, args, kwargs):
         t = type(f)

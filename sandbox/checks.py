@@ -147,7 +147,8 @@ def _check_node(node, t, line, parent, max_bits):
             raise ProgramError("NameError", f"names starting with '__' such as '{node.id}' are not allowed "
                                "in flowgrad programs", line, col)
     elif t is ast.Attribute:
-        if node.attr.startswith("_"):
+        # `_x` is decided at run time (attributes.Attributes.private_attribute_refusal): program objects only
+        if node.attr.startswith("__"):
             ok = isinstance(node.ctx, ast.Load) and (node.attr in DUNDER_READS or (
                 node.attr == "__init__" and isinstance(node.value, ast.Call)
                 and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"))
@@ -183,7 +184,8 @@ def _check_node(node, t, line, parent, max_bits):
         if bad_name(node.arg):
             raise ProgramError("NameError", f"parameter name '{node.arg}' is not allowed", line, col)
     elif t is ast.keyword:
-        if node.arg is not None and node.arg.startswith("_"):
+        # `_x=` is decided at run time (calls.Calls.ev_Call): calls of the program's own functions only
+        if node.arg is not None and node.arg.startswith("__"):
             raise ProgramError("NameError", f"keyword argument '{node.arg}' is not allowed", line, col)
     elif t is ast.alias:
         if node.name == "*":

@@ -355,6 +355,8 @@ class CompiledExpressions:
         return lambda_function
 
     def _c_Call(self, node):
+        if any(kw.arg is not None and kw.arg[:1] == "_" for kw in node.keywords):
+            return None  # `_x=`: ev_Call checks the callee is the program's own
         if any(type(a) is ast.Starred for a in node.args) or any(kw.arg is None for kw in node.keywords):
             return self._spread_call(node)
         func = self.code_of(node.func)
@@ -421,7 +423,7 @@ class CompiledExpressions:
                 for k in m:
                     if type(k) is not str:
                         raise ProgramError("TypeError", "keywords must be strings", kw.lineno, kw.col_offset)
-                    if k.startswith("_"):
+                    if k[:1] == "_" and (k[1:2] == "_" or not interp._takes_private_keywords(f)):
                         raise ProgramError("TypeError", f"keyword argument '{k}' is not allowed", kw.lineno,
                                            kw.col_offset)
                     if k in kwargs:

@@ -139,7 +139,7 @@ class Flow:
 
     def _user_exception_attr(self, obj, name):
         d = obj.__dict__
-        if name in d and name[:1] != "_":
+        if name in d:  # (`_fg_cls`, `_fg_where`: private_attributes.check_private_attribute refused them)
             return d[name]
         ucls = d["_fg_cls"]
         c, v = ucls.lookup(name)

@@ -72,4 +72,4 @@ def test_the_new_names_are_reachable_and_print_as_torch():
              "from torch.autograd import Variable\nfrom torch.autograd.function import FunctionCtx\n"
              "print(Variable(torch.ones(1)), torch.Tensor(x.shape).shape)\n")
     assert out == ("torch.FloatTensor True False\ntensor([[4.5000, 2.0000]]) tensor(True) tensor([True, True])\n"
-                   "2.13.0 2\ntensor([1.]) torch.Size([2, 2])\n")
+                   "2.13.0+cpu 2\ntensor([1.]) torch.Size([2, 2])\n")
