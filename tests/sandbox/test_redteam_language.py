@@ -260,3 +260,26 @@ def test_global_rebinding_of_builtins_stays_in_the_run():
     out = ok("def f():\n    global print, len\n    len = 5\nf()\nprint(len)")
     assert out == "5\n"
     assert ok("print(len([1]))") == "1\n"
+
+
+# Programs may use '_x' attributes on their own objects (micrograd): reach engine internals through them.
+PRIVATE_ESCAPES = [
+    ("import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self._x = 1\nm = M()\nprint(m._forward_hooks)\n", "AttributeError", 7),
+    ("import torch\nclass M(torch.nn.Module):\n    pass\nprint(M._version)\n", "AttributeError", 4),
+    ("import torch\nclass M(torch.nn.Module):\n    pass\nM._call_impl = print\n", "AttributeError", 4),
+    ("import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        print(super()._apply)\nM()\n", "AttributeError", 5),
+    ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+     "        ctx._secret = x\n        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n"
+     "        return g\nF.apply(torch.ones(1, requires_grad=True))\n", "AttributeError", 5),
+    ("class A:\n    pass\na = A()\nprint(a._fg_cls)\n", "AttributeError", 4),
+    ("import torch\nclass A:\n    pass\na = A()\na._t = torch.ones(2)\nprint(a._t._data)\n", "AttributeError", 6),
+    ("import torch\nclass A:\n    pass\na = A()\na._t = torch.ones(2)\nprint(getattr(a._t, '_version'))\n",
+     "AttributeError", 6),
+]
+
+
+@pytest.mark.parametrize("source,kind,line", PRIVATE_ESCAPES)
+def test_a_programs_own_private_attributes_reach_no_engine_internals(source, kind, line):
+    refused(source, kind, line)
