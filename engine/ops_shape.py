@@ -388,3 +388,48 @@ defop("bernoulli_draw", "BernoulliBackward0", "bernoulli", lambda p, values: np.
 defop("overwrite_bernoulli_tensor", "BernoulliBackward1", "bernoulli_", lambda a, p, values: np.array(values, dtype=a.dtype),
       (lambda g, ans, a, p, values: np.zeros_like(g), "0"), (lambda g, ans, a, p, values: np.zeros_like(p), "0"),
       saves=False, params=Params("hidden", ("values",)))
+
+
+# squeeze_ / unsqueeze_ under autograd: the tensor itself takes the new shape, under PyTorch's in-place node names
+defop("squeeze_inplace", "SqueezeBackward3", "squeeze_", np.squeeze, (lambda g, ans, a: g.reshape(a.shape), "1"),
+      saves=False, view=True)
+defop("squeeze_dim_inplace", "SqueezeBackward4", "squeeze_",
+      lambda a, dim: np.squeeze(a, dim) if a.shape[dim] == 1 else a, (lambda g, ans, a, dim: g.reshape(a.shape), "1"),
+      saves=False, view=True, params=DIM)
+defop("squeeze_dims_inplace", "SqueezeBackward5", "squeeze_", lambda a, dims: np.squeeze(a, dims),
+      (lambda g, ans, a, dims: g.reshape(a.shape), "1"), saves=False, view=True, params=Params("call", ("dims",)))
+defop("unsqueeze_inplace", "UnsqueezeBackward1", "unsqueeze_", np.expand_dims,
+      (lambda g, ans, a, dim: g.reshape(a.shape), "1"), saves=False, view=True, params=DIM)
+
+
+# index_add: source's slices added at `index` along dim (repeats accumulate, in index order as PyTorch's CPU loop)
+def _index_add(a, index, source, dim, alpha):
+    out = np.array(a, copy=True)
+    np.add.at(out, (slice(None),) * dim + (index,), source if alpha == 1 else source * a.dtype.type(alpha))
+    return out
+
+
+def _index_add_source_grad(g, ans, a, index, source, dim, alpha):
+    picked = g[(slice(None),) * dim + (index,)]
+    picked = picked if alpha == 1 else picked * alpha
+    return picked.reshape(np.shape(source))
+
+
+defop("index_add", "IndexAddBackward0", "index_add", _index_add, (lambda g, ans, a, index, source, dim, alpha: g, "1"),
+      (None, ""), (_index_add_source_grad, r"\alpha\,\mathbb{1}[i=\mathrm{idx}]"), needs=("", "", "b"),
+      params=Params("args", ("dim", "alpha")))
+
+
+# masked_select: the elements where the (broadcast) mask is true, as one vector; the gradient goes back to them
+def _masked_select(a, mask):
+    shape = np.broadcast_shapes(np.shape(a), np.shape(mask))
+    return np.broadcast_to(a, shape)[np.broadcast_to(mask, shape)]
+
+
+def _masked_select_grad(g, ans, a, mask):
+    shape = np.broadcast_shapes(np.shape(a), np.shape(mask))
+    return _scatter(shape, g.dtype, np.broadcast_to(mask, shape), g, kind="index")
+
+
+defop("masked_select", "MaskedSelectBackward0", "masked_select", _masked_select,
+      (_masked_select_grad, r"\mathbb{1}[m]"), (None, ""), needs=("", "b"), broadcasts=True)

@@ -178,13 +178,35 @@ from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_core import Size, Tensor
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
+from .tensor_tutorial_names import (
+    addmm,
+    broadcast_to,
+    count_nonzero,
+    empty_like,
+    hstack,
+    index_add,
+    is_floating_point,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    masked_select,
+    row_stack,
+    tile,
+    unflatten,
+    vstack,
+)
 from .version import __version__  # torch.__version__: the release the engine follows
 
+# torch's other names for the same functions (torch.multiply is torch.mul, ...)
+multiply, subtract, divide, true_divide, negative, concatenate = mul, sub, div, div, neg, cat
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
 # torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
 for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "
               "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
-              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any isposinf isneginf").split():
+              "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any isposinf isneginf logical_and "
+              "logical_or logical_xor logical_not multiply subtract divide true_divide negative concatenate addmm masked_select "
+              "hstack vstack").split():
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 

@@ -74,7 +74,8 @@ class ShapeMixin:
             raise RuntimeError(LEAF_INPLACE)
         if STATE.grad_enabled and self._requires_grad:
             result = apply(OPS[op_name], (self,), params)
-            result._grad_fn.__class__ = NODE_CLASSES[INPLACE_NODE_NAMES[op_name]]
+            if op_name in INPLACE_NODE_NAMES:  # the squeeze_/unsqueeze_ rows carry their in-place names already
+                result._grad_fn.__class__ = NODE_CLASSES[INPLACE_NODE_NAMES[op_name]]
             self._data, self._grad_fn = result._data, result._grad_fn
         else:
             self._data = OPS[op_name].forward(self._data, *params)
@@ -89,7 +90,78 @@ class ShapeMixin:
 
     @property
     def mT(self):  # noqa: N802
+        self._need_matrices("mT")
         return self.transpose(-2, -1)
+
+    @property
+    def mH(self):  # noqa: N802 — real tensors: the conjugate is the tensor itself
+        self._need_matrices("mH")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):  # noqa: N802
+        if self.ndim == 0:
+            return self  # PyTorch warns that H of a 0-d tensor is deprecated and returns it
+        if self.ndim != 2:
+            hint = ". For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "."
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor{hint}")
+        return self.transpose(0, 1)
+
+    def _need_matrices(self, name):
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+
+    def unflatten(self, dim, sizes):
+        """dim split into `sizes` (one may be -1): a view, PyTorch's ViewBackward0."""
+        if not isinstance(sizes, (tuple, list)) or not all(isinstance(s, int) and not isinstance(s, bool) for s in sizes):
+            raise TypeError("unflatten(): argument 'sizes' (position 2) must be tuple of ints, not "
+                            + type(sizes).__name__)
+        if self.ndim == 0:
+            raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+                               "dimensions")
+        d = _dim(dim, self.ndim)
+        if not sizes:
+            raise RuntimeError("unflatten: sizes must be non-empty")
+        size = self.shape[d]
+        if sizes.count(-1) > 1:
+            raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+        known = 1
+        for s in sizes:
+            known *= s if s != -1 else 1
+        fits = size % known == 0 if -1 in sizes and known else known == size
+        if not fits:
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                               f"({size}) in the input tensor")
+        middle = tuple(size // known if s == -1 else s for s in sizes)
+        return self.view(self.shape[:d] + middle + self.shape[d + 1:])
+
+    def squeeze_(self, dim=None):
+        if dim is None:
+            return self._shape_inplace("squeeze_inplace", ())
+        if isinstance(dim, (tuple, list)):
+            dims = tuple(d for d in _dims(dim, self.ndim) if self._data.shape[d] == 1)
+            return self._shape_inplace("squeeze_dims_inplace", (dims,))
+        return self._shape_inplace("squeeze_dim_inplace", (_dim(dim, self.ndim),))
+
+    def unsqueeze_(self, dim):
+        return self._shape_inplace("unsqueeze_inplace", (_dim(dim, self.ndim + 1),))
+
+    # ----- memory layout (numpy's strides are torch's here: a transposed tensor is not contiguous in either)
+    def is_contiguous(self, memory_format=None):
+        data = self._data
+        return not isinstance(data, np.ndarray) or bool(data.flags.c_contiguous)
+
+    def element_size(self):
+        return int(np.dtype(self._data.dtype).itemsize)
+
+    @property
+    def itemsize(self):
+        return self.element_size()
+
+    @property
+    def nbytes(self):
+        return int(np.size(self._data)) * self.element_size()
 
     def permute(self, *dims):
         dims = tuple(_dim(d, self.ndim) for d in _shape_arg(dims))

@@ -34,6 +34,8 @@ FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ByteTensor BoolTensor _
 # issue 21: the rest of the value tests (isnan isinf isfinite are above)
 TORCH_NAMES |= frozenset("isposinf isneginf isreal".split())
 TORCH_NAMES |= frozenset(["narrow"])  # issue 21: Tensor.narrow was allowed but the engine had none
+# issue 21: torch functions of the Tensor methods added with them (engine/tensor_tutorial_names.py)
+TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 # issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
 # are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
 RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())

@@ -246,6 +246,18 @@ CASES.update({
     "replication_pad3d": [((r(1, 1, 2, 3, 2),), ((1, 0, 2, 1, 0, 1),))],
 })
 
+# issue 21: squeeze_/unsqueeze_ under autograd, index_add, masked_select, addmm with beta/alpha
+CASES.update({
+    "squeeze_inplace": [((r(3, 1, 4),), ())],
+    "squeeze_dim_inplace": [((r(3, 1, 4),), (1,)), ((r(3, 4),), (0,))],
+    "squeeze_dims_inplace": [((r(1, 3, 1),), ((0, 2),))],
+    "unsqueeze_inplace": [((r(3, 4),), (2,))],
+    "index_add": [((r(4, 3), np.array([2, 0, 2]), r(3, 3)), (0, 1)), ((r(3, 4), np.array([1, 3]), r(3, 2)), (1, -0.5))],
+    "masked_select": [((r(3, 4), r(3, 4) > 0.5), ()), ((r(4), np.array([[True, False, True, True], [False] * 4])), ())],
+    "addmm_scaled": [((r(2), r(3, 4), r(4, 2)), (0.5, 2.0)), ((r(3, 2), r(3, 4), r(4, 2)), (0, -1.5)),
+                     ((r(3, 1), r(3, 4), r(4, 2)), (1, 1))],
+})
+
 DIFFERENTIABLE = sorted(n for n, op in OPS.items() if op.grad_fn is not None)
 
 
@@ -365,7 +377,7 @@ def test_every_op_has_label_grad_fn_and_latex_per_input():
     for name, op in OPS.items():
         assert op.label, name
         if op.grad_fn is not None:
-            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backward0_copy", "CopySlices",
+            assert op.grad_fn.endswith(("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backward5", "Backward0_copy", "CopySlices",
                                         "CopyBackwards", "NotImplemented")), name
             assert len(op.latex) == len(op.vjps)
             assert all(lx or vjp is None for lx, vjp in zip(op.latex, op.vjps)), name
