@@ -8,6 +8,7 @@ from .boundary import NUMERIC_KINDS, not_numeric
 from .grad_mode import STATE
 from .nodes import NODE_CLASSES, accumulator, edge_of
 from .ops import OPS
+from .views import remember_view
 
 _F32 = dtypes.NP_F32
 _F64 = dtypes.NP_F64
@@ -85,6 +86,8 @@ def apply(op, inputs, params=()):
     result._view_base = None
     if op.view and isinstance(inputs[0], Tensor):
         result._view_base = inputs[0] if inputs[0]._view_base is None else inputs[0]._view_base
+        if edges is not None:  # grad mode: a later in-place op on the base re-derives this view (engine/views.py)
+            remember_view(result)
     if needs_grad and edges is not None:  # edges: grad mode was on and the op has a backward
         shapes = [a.shape if hasattr(a, "shape") else () for a in arrays]
         result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)

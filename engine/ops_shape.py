@@ -433,3 +433,7 @@ def _masked_select_grad(g, ans, a, mask):
 
 defop("masked_select", "MaskedSelectBackward0", "masked_select", _masked_select,
       (_masked_select_grad, r"\mathbb{1}[m]"), (None, ""), needs=("", "b"), broadcasts=True)
+
+
+# contiguous() of a transposed, sliced or expanded tensor: PyTorch's clone into row-major memory (CloneBackward0)
+defop("clone_contiguous", "CloneBackward0", "contiguous", np.ascontiguousarray, (lambda g, ans, a: g, "1"), saves=False)

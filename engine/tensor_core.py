@@ -491,9 +491,6 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         devices.resolve("cuda" if device is None else device)
         raise AssertionError(devices.CUDA_MISSING)
 
-    def contiguous(self):
-        return self
-
 
 # numpy's names for dim/keepdim on every method PyTorch's argument parser accepts them on (x.sum(axis=0, keepdims=True))
 for _name in ("sum mean max min argmax argmin std var prod logsumexp cumsum cumprod all any norm softmax log_softmax "

@@ -8,6 +8,7 @@ from .dispatch import apply
 from .grad_mode import STATE, _versions, carry_writes, note_replaced, note_write
 from .ops import OPS
 from .random import fill_bernoulli, fill_normal, fill_random, fill_uniform
+from .view_replay import has_views, replay_views
 from .views import view_positions
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -190,6 +191,8 @@ def rebase(t, result):
     version counter (the new array continues the old one's count). A view writes through to its base instead."""
     if t._view_base is not None and _write_through(t, result):
         return
+    if t._view_base is None and _write_into_base(t, result):
+        return
     carry_writes(t._data, result._data)
     note_replaced(t._data, t)
     t._data, t._grad_fn, t._requires_grad = result._data, result._grad_fn, True
@@ -211,6 +214,20 @@ def _write_through(view, result) -> bool:
     base._grad_fn, base._requires_grad = written._grad_fn, True
     view._grad_fn = apply(OPS["as_strided_view"], (base,), (key, strides))._grad_fn
     view._requires_grad = True
+    replay_views(base, view)
+    return True
+
+
+def _write_into_base(t, result) -> bool:
+    """An in-place op on a tensor that has live views: the values go into its own memory, so the views see them,
+    and the views take its new history (PyTorch's view replay). False: no views, or memory that cannot take them."""
+    data = t._data
+    if not (isinstance(data, np.ndarray) and data.flags.writeable and data.shape == result._data.shape
+            and data.dtype == result._data.dtype and has_views(t)):
+        return False
+    np.copyto(data, result._data)
+    t._grad_fn, t._requires_grad = result._grad_fn, True
+    replay_views(t)
     return True
 
 

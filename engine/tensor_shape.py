@@ -70,8 +70,7 @@ class ShapeMixin:
     def _shape_inplace(self, op_name, params):
         """t_ / transpose_: the tensor itself takes the new layout (a view of the same memory, as torch's strides);
         under autograd its history is rebased onto the op's node, named as PyTorch names the in-place form."""
-        if self._requires_grad and self._grad_fn is None and STATE.grad_enabled:
-            raise RuntimeError(LEAF_INPLACE)
+        self._refuse_leaf_inplace()  # a leaf, or a view of one, that requires grad: PyTorch's two errors
         if STATE.grad_enabled and self._requires_grad:
             result = apply(OPS[op_name], (self,), params)
             if op_name in INPLACE_NODE_NAMES:  # the squeeze_/unsqueeze_ rows carry their in-place names already
@@ -198,6 +197,13 @@ class ShapeMixin:
 
     def clone(self):
         return apply(OPS["clone"], (self,))
+
+    def contiguous(self, memory_format=None):
+        """self when its elements already lie in row-major order, else a row-major copy (CloneBackward0), so that
+        `.t().contiguous().view(-1)` works as in PyTorch."""
+        if self.is_contiguous():
+            return self
+        return apply(OPS["clone_contiguous"], (self,))
 
 
 def _viewable(arr, shape) -> bool:

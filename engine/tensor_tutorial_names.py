@@ -11,7 +11,7 @@ from .dispatch import _broadcast_message, _dim, _dims, apply
 from .functional import cat
 from .ops import OPS
 from .tensor_core import Tensor
-from .tensor_funcs import _in_bounds, _long_index
+from .tensor_funcs import _in_bounds
 
 # ---------------------------------------------------------------- addmm: beta * input + alpha * (mat1 @ mat2)
 
@@ -57,10 +57,12 @@ def _grad_operand(*tensors):
 
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
-    _check_addmm(self, mat1, mat2)
-    if self.shape != (mat1.shape[0], mat2.shape[1]):
+    for name, m, position in (("mat1", mat1, 1), ("mat2", mat2, 2)):
+        expect_tensor(m, "addmm_", name, position)
+    if mat1.ndim == 2 and mat2.ndim == 2 and self.shape != (mat1.shape[0], mat2.shape[1]):
         raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
                            f"{[mat1.shape[0], mat2.shape[1]]} should match")
+    _check_addmm(self, mat1, mat2)
     return self._inplace("addmm_", lambda a, b: addmm(a, mat1, mat2, beta=beta, alpha=alpha), _grad_operand(mat1, mat2))
 
 
@@ -74,7 +76,11 @@ def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     expect_tensor(input, "index_add", "input", 1)
     expect_tensor(source, "index_add", "source", 4)
     d = _dim(dim, input.ndim)
-    idx = _long_index(index, "index_add_")
+    expect_tensor(index, "index_add", "index", 3)
+    if index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
+                           + dtypes.scalar_type_name(index._data.dtype))
+    idx = np.asarray(index._data, dtype=np.int64)
     if idx.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
                          f"{dtypes.scalar_type_name(idx.dtype)} and size: {list(idx.shape)}")

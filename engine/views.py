@@ -2,6 +2,8 @@
 (PyTorch's CopySlices) and how the view is taken again from the written tensor (AsStridedBackward0)."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
@@ -63,3 +65,40 @@ def restride(base: np.ndarray, key, strides):
         return np.lib.stride_tricks.as_strided(flat[offset:], shape=key[0].shape,
                                                strides=tuple(s * base.itemsize for s in steps))
     return base[key]
+
+
+# The live views of each base taken while grad mode was on: id(base) -> (weak base, [weak views]). An in-place op
+# under autograd on the base or through one view gives every other view the base's new history, as PyTorch's
+# version counter makes it regenerate a view's grad_fn (AsStridedBackward0 of the base) when the view is next used.
+_VIEWS: dict[int, tuple] = {}
+_PRUNE_FROM = 64  # a list this long (and each power of two after it) drops the views that died
+
+
+def _forget(key):
+    def drop(ref):
+        entry = _VIEWS.get(key)
+        if entry is not None and entry[0] is ref:
+            del _VIEWS[key]
+    return drop
+
+
+def remember_view(view) -> None:
+    """view (whose _view_base is set) is one its base's in-place ops must re-derive."""
+    base = view._view_base
+    key = id(base)
+    entry = _VIEWS.get(key)
+    if entry is None or entry[0]() is not base:
+        entry = _VIEWS[key] = (weakref.ref(base, _forget(key)), [])
+    refs = entry[1]
+    refs.append(weakref.ref(view))
+    n = len(refs)
+    if n >= _PRUNE_FROM and not n & (n - 1):  # amortised: a loop of x[i] keeps only the views still alive
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def live_views(base) -> list:
+    """The views of base remembered and still alive."""
+    entry = _VIEWS.get(id(base))
+    if entry is None or entry[0]() is not base:
+        return []
+    return [v for v in (r() for r in entry[1]) if v is not None]

@@ -61,9 +61,6 @@ def test_inplace_through_a_view_matches_pytorch(name):
     np.testing.assert_allclose(x_e.grad.numpy(), fd, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="the engine keeps no list of a base's views: another view of the base (r "
-                   "here) sees the written values but keeps its old grad_fn, where PyTorch regenerates it "
-                   "(AsStridedBackward0 of the written base) when r is next used")
 def test_other_views_of_the_base_take_the_written_history():
     source = "y = x * 1\nr = y[1:]\ne = r[1]\ne.mul_(x[0])\nloss = (r * r).sum()"
     env_e, x_e = _run(engine, source, X)
