@@ -240,6 +240,17 @@ TORCH.update({
     "amax": lambda a, dims, keep: torch.amax(a, dims, keep),
     "amin": lambda a, dims, keep: torch.amin(a, dims, keep),
 })
+# issue 21: the rows of engine/tensor_tutorial_names.py and tensor_shape.py's in-place shape ops
+TORCH.update({
+    "addmm_scaled": lambda c, a, b, beta, alpha: torch.addmm(c, a, b, beta=beta, alpha=alpha),
+    "index_add": lambda a, i, s, d, alpha: a.index_add(d, i, s, alpha=alpha),
+    "masked_select": torch.masked_select,
+    "clone_contiguous": lambda a: a.clone(),
+    "squeeze_inplace": lambda a: (a * 1).squeeze_(),
+    "squeeze_dim_inplace": lambda a, d: (a * 1).squeeze_(d),
+    "squeeze_dims_inplace": lambda a, dims: (a * 1).squeeze_(dims),
+    "unsqueeze_inplace": lambda a, d: (a * 1).unsqueeze_(d),
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
