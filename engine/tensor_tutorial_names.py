@@ -233,3 +233,105 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 def is_floating_point(input):  # noqa: A002
     expect_tensor(input, "is_floating_point", "input", 1)
     return input.is_floating_point()
+
+
+# ---------------------------------------------------------------- trace, lerp, diff, logspace, unique, half
+
+def trace(input):  # noqa: A002
+    expect_tensor(input, "trace", "input", 1)
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return apply(OPS["trace"], (input,))
+
+
+Tensor.trace = trace
+
+
+def _c_name(t):
+    """PyTorch's C type name of a tensor's dtype in its messages: float, double, long, ..."""
+    return dtypes.scalar_type_name(t._data.dtype).lower()
+
+
+def lerp(input, end, weight):  # noqa: A002
+    """input + weight * (end - input): LerpBackward0 for a number weight, LerpBackward1 for a tensor one."""
+    expect_tensor(input, "lerp", "input", 1)
+    expect_tensor(end, "lerp", "end", 2)
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other.dtype != input.dtype:
+            raise RuntimeError(f"expected dtype {_c_name(input)} for `{name}` but got dtype {_c_name(other)}")
+    if isinstance(weight, Tensor):
+        return apply(OPS["lerp_tensor"], (input, end, weight))
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+        raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, Tensor, "
+                        f"{type(weight).__name__}), but expected one of:\n * (Tensor input, Tensor end, Tensor weight)"
+                        "\n * (Tensor input, Tensor end, Number weight)")
+    return apply(OPS["lerp_scalar"], (input, end), (float(weight),))
+
+
+Tensor.lerp = lerp
+Tensor.lerp_ = lambda self, end, weight: self._inplace("lerp_", lambda a, b: lerp(a, end, weight),
+                                                        _grad_operand(end, weight))
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002
+    """n-th forward differences along dim: PyTorch composes it of narrow and sub too (SubBackward0)."""
+    expect_tensor(input, "diff", "input", 1)
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    out = cat(parts, d) if len(parts) > 1 else input
+    if 0 < n and out.shape[d] <= n:  # every difference is taken away: one step to the empty result, not n of them
+        return out.narrow(d, 0, 0) - out.narrow(d, 0, 0)
+    for _ in range(n):
+        size = out.shape[d]
+        out = out.narrow(d, 1, size - 1) - out.narrow(d, 0, size - 1)
+    return out
+
+
+Tensor.diff = diff
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), computed in float64 and rounded once, as PyTorch's kernel does."""
+    exponents = creation.linspace(start, end, steps, dtype=dtypes.float64)._data
+    values = np.power(float(base), exponents)
+    return creation.tensor(values, dtype=dtype or dtypes.float32, requires_grad=requires_grad)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct values (sorted, as PyTorch's CPU kernel returns them either way), with the index of each input
+    element among them and their counts when asked; no gradient, as in PyTorch."""
+    expect_tensor(input, "unique", "input", 1)
+    axis = None if dim is None else _dim(dim, input.ndim)
+    values, inverse, counts = np.unique(np.asarray(input._data), return_inverse=True, return_counts=True, axis=axis)
+    if axis is None:
+        inverse = inverse.reshape(input.shape)
+    out = [registry.new_tensor(values)]
+    if return_inverse:
+        out.append(registry.new_tensor(inverse.astype(np.int64)))
+    if return_counts:
+        out.append(registry.new_tensor(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+Tensor.unique = lambda self, sorted=True, return_inverse=False, return_counts=False, dim=None: unique(  # noqa: A002
+    self, sorted, return_inverse, return_counts, dim)
+Tensor.half = lambda self: self.to(dtypes.float16)
+
+
+def relu_(input):  # noqa: A002
+    expect_tensor(input, "relu_", "input", 1)
+    return input.relu_()
+
+
+def sigmoid_(input):  # noqa: A002
+    expect_tensor(input, "sigmoid_", "input", 1)
+    return input.sigmoid_()
+
+
+def tanh_(input):  # noqa: A002
+    expect_tensor(input, "tanh_", "input", 1)
+    return input.tanh_()

@@ -252,6 +252,9 @@ CASES.update({
     "squeeze_dim_inplace": [((r(3, 1, 4),), (1,)), ((r(3, 4),), (0,))],
     "squeeze_dims_inplace": [((r(1, 3, 1),), ((0, 2),))],
     "unsqueeze_inplace": [((r(3, 4),), (2,))],
+    "trace": [((r(3, 3),), ()), ((r(2, 4),), ())],
+    "lerp_scalar": [((r(3, 4), r(3, 4)), (0.3,)), ((r(4), r(3, 4)), (0.75,))],
+    "lerp_tensor": [((r(3, 4), r(3, 4), r(3, 4, low=0.0, high=1.0)), ()), ((r(4), r(3, 1), r(4, low=0.0, high=1.0)), ())],
     "clone_contiguous": [((r(3, 4),), ()), ((r(2, 3, 2),), ())],  # (the harness perturbs a row-major input in place)
     "index_add": [((r(4, 3), np.array([2, 0, 2]), r(3, 3)), (0, 1)), ((r(3, 4), np.array([1, 3]), r(3, 2)), (1, -0.5))],
     "masked_select": [((r(3, 4), r(3, 4) > 0.5), ()), ((r(4), np.array([[True, False, True, True], [False] * 4])), ())],

@@ -53,6 +53,14 @@ CASES = {
     "divide": ((A34, V4), lambda lib, a, v: lib.divide(a, v + 3)),
     "negative": ((A34,), lambda lib, a: lib.negative(a)),
     "concatenate": ((A34, A34), lambda lib, a, b: lib.concatenate([a, b], 1)),
+    "trace": ((A34,), lambda lib, a: lib.trace(a)),
+    "trace_method": ((rng.normal(size=(3, 3)),), lambda lib, a: (a * 2).trace()),
+    "lerp_small": ((A34, C35[:, :4]), lambda lib, a, b: lib.lerp(a, b, 0.25)),
+    "lerp_large": ((V4, A34), lambda lib, a, b: a.lerp(b, 0.8)),
+    "lerp_tensor": ((A34, C35[:, 1:], rng.uniform(size=4)), lambda lib, a, b, w: lib.lerp(a, b, w)),
+    "lerp_": ((A34, C35[:, :4]), lambda lib, a, b: (a * 1).lerp_(b, 0.6)),
+    "diff": ((A34,), lambda lib, a: lib.diff(a)),
+    "diff_twice_prepend": ((A34, V4), lambda lib, a, v: a.diff(n=2, dim=0, prepend=v.unsqueeze(0))),
 }
 
 
@@ -106,6 +114,37 @@ def test_float32_values_match_pytorch_bit_for_bit():
         mask = a > 0
         assert (lib_e.tensor(a).masked_select(lib_e.tensor(mask)).numpy().tobytes()
                 == lib_t.tensor(a).masked_select(lib_t.tensor(mask)).numpy().tobytes())
+
+
+def test_lerp_logspace_unique_and_half_match_pytorch_bit_for_bit():
+    start, end = rng.normal(size=200).astype(np.float32), rng.normal(size=200).astype(np.float32)
+    weights = np.linspace(-0.5, 1.5, 200).astype(np.float32)
+    for w in (0.3, 0.5, 0.9, -0.2):
+        assert (engine.lerp(engine.tensor(start), engine.tensor(end), w).numpy().tobytes()
+                == torch.lerp(torch.tensor(start), torch.tensor(end), w).numpy().tobytes())
+    assert (engine.lerp(engine.tensor(start), engine.tensor(end), engine.tensor(weights)).numpy().tobytes()
+            == torch.lerp(torch.tensor(start), torch.tensor(end), torch.tensor(weights)).numpy().tobytes())
+    for args, kwargs in (((-3, 0, 1000), {}), ((0, 2, 7), {"base": 2}), ((-1, 1, 13), {}), ((1, 5, 33), {"base": 3.5}),
+                         ((-2, 2, 9), {"dtype": "float64"})):
+        kw_e = {k: getattr(engine, v) if k == "dtype" else v for k, v in kwargs.items()}
+        kw_t = {k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()}
+        e, t = engine.logspace(*args, **kw_e), torch.logspace(*args, **kw_t)
+        assert str(e.dtype) == str(t.dtype) and e.numpy().tobytes() == t.numpy().tobytes(), (args, kwargs)
+    labels = np.array([3, 1, 2, 3, 1, 7])
+    for kwargs in ({}, {"return_inverse": True}, {"return_counts": True}, {"return_inverse": True, "return_counts": True},
+                   {"sorted": False}):
+        e, t = engine.unique(engine.tensor(labels), **kwargs), torch.unique(torch.tensor(labels), **kwargs)
+        for a, b in zip(e if isinstance(e, tuple) else (e,), t if isinstance(t, tuple) else (t,)):
+            assert str(a.dtype) == str(b.dtype)
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    rows = np.array([[1, 2], [1, 2], [0, 1]])
+    np.testing.assert_array_equal(engine.tensor(rows).unique(dim=0).numpy(), torch.tensor(rows).unique(dim=0).numpy())
+    e, t = engine.tensor(start).half(), torch.tensor(start).half()
+    assert str(e.dtype) == str(t.dtype) and e.numpy().tobytes() == t.numpy().tobytes()
+    for name in ("relu_", "sigmoid_", "tanh_"):
+        e, t = engine.tensor(start), torch.tensor(start)
+        assert getattr(engine, name)(e) is e and getattr(torch, name)(t) is t
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=4e-7, atol=1e-7)
 
 
 def test_layout_queries_match_pytorch():
@@ -176,6 +215,11 @@ ERRORS = [
     lambda lib: lib.vstack([lib.ones(2), 3]),
     lambda lib: lib.ones(2, requires_grad=True).index_add_(0, lib.tensor([0]), lib.ones(1)),
     lambda lib: lib.ones(3, 4, requires_grad=True)[0].unsqueeze_(0),
+    lambda lib: lib.trace(lib.ones(2, 2, 2)),
+    lambda lib: lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5),
+    lambda lib: lib.lerp(lib.ones(2), lib.ones(2), "a"),
+    lambda lib: lib.diff(lib.tensor(1.0)),
+    lambda lib: lib.diff(lib.ones(3), n=-1),
 ]
 
 

@@ -13,6 +13,7 @@ from sandbox_testing import CLASSIC_LIMITS, err, leaks, run, same_as_cpython
     "torch.broadcast_to(x, (10**6, 10**6, 2, 3)).clone()",
     "torch.addmm(torch.zeros(1), torch.ones(3000, 3000), torch.ones(3000, 3000))",
     "torch.hstack([x] * 10**6)",
+    "torch.logspace(0, 1, 10**10)",
 ])
 def test_huge_results_are_refused_by_the_budgets(line):
     out = run(f"import torch\nx = torch.ones(2, 3)\ny = {line}\n", CLASSIC_LIMITS)
@@ -40,6 +41,12 @@ def test_huge_results_are_refused_by_the_budgets(line):
     ("torch.vstack(x)", "TypeError", "must be tuple of Tensors, not Tensor"),
     ("torch.hstack([])", "RuntimeError", "hstack expects a non-empty TensorList"),
     ("torch.count_nonzero(x, dim=5)", "IndexError", "Dimension out of range"),
+    ("torch.trace(torch.ones(2, 2, 2))", "RuntimeError", "trace: expected a matrix, but got tensor with dim 3"),
+    ("x.lerp(x, 'a')", "TypeError", "lerp() received an invalid combination of arguments"),
+    ("x.lerp(x.double(), 0.5)", "RuntimeError", "expected dtype float for `end` but got dtype double"),
+    ("torch.diff(x, n=-1)", "RuntimeError", "order must be non-negative but got -1"),
+    ("torch.unique(x, dim=9)", "IndexError", "Dimension out of range"),
+    ("torch.unique('abc')", "TypeError", "must be Tensor, not str"),
 ])
 def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
     e = err(f"import torch\nx = torch.ones(2, 3)\ny = {line}\n")
@@ -57,6 +64,11 @@ def test_new_names_do_not_reach_outside_the_sandbox(line):
     e = err(f"import torch\nx = torch.ones(2, 3)\ny = {line}\nprint(y)\n")
     assert e["type"] in ("AttributeError", "SandboxViolation", "NameError"), e
     assert not leaks(e["message"])
+
+
+def test_diff_of_a_high_order_is_one_step_to_the_empty_result():
+    same_as_cpython("import torch\nx = torch.ones(10**5, requires_grad=True)\ny = torch.diff(x * 2, n=10**9)\n"
+                    "print(y.shape, y.grad_fn.name(), torch.diff(torch.ones(0, 3), n=5, dim=0).shape)\n")
 
 
 def test_a_tutorial_program_with_the_new_names_prints_what_pytorch_prints():
@@ -79,6 +91,8 @@ print(w.grad_fn.name(), w.shape)
 print(torch.hstack([x, x]).shape, torch.vstack([x, x]).shape, torch.logical_and(x > 1, x < 5).sum())
 print(torch.tile(x, (2,)).shape, torch.broadcast_to(x[0], (2, 4)), torch.count_nonzero(x > 3, dim=1))
 print(x.t().contiguous().view(-1))
+print(torch.trace(x[:, :3]), x.lerp(torch.zeros(3, 4), 0.25), torch.diff(x, dim=0), torch.logspace(-2, 0, 5))
+print(torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True), x.half().dtype)
 (b.sum() + a.sum() + m.sum()).backward()
 print(x.grad)
 x.grad = None
