@@ -174,12 +174,15 @@ from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, H
 
 # torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
 from .linalg import amax, amin
+from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the same functions as F's
+from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_core import Size, Tensor
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
 from .tensor_tutorial_names import (
     addmm,
+    broadcast_tensors,
     broadcast_to,
     count_nonzero,
     diff,
@@ -227,6 +230,10 @@ def reset_run_state():
     random.manual_seed(random.DEFAULT_SEED)
     reset_default_device()
     reset_printoptions()
+
+
+def dropout(input, p, train):  # noqa: A002 — torch.dropout(input, p, train): F.dropout's three arguments, all required
+    return _dropout(input, p, train)
 
 
 def get_default_dtype():

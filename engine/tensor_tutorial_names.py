@@ -202,6 +202,18 @@ def broadcast_to(input, size):  # noqa: A002
     return input.expand(size)
 
 
+def broadcast_tensors(*tensors):
+    """Each tensor expanded to the shape they broadcast to (ExpandBackward0 where a shape changes, as in PyTorch)."""
+    for i, item in enumerate(tensors):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(item).__name__}")
+    try:
+        shape = np.broadcast_shapes(*(item.shape for item in tensors))
+    except ValueError:
+        raise RuntimeError(_broadcast_message([item._data for item in tensors])) from None
+    return tuple(item if item.shape == shape else item.expand(shape) for item in tensors)
+
+
 def tile(input, dims):  # noqa: A002
     """input repeated dims times: PyTorch's repeat, with dims padded by leading 1s to input's rank."""
     expect_tensor(input, "tile", "input", 1)

@@ -60,6 +60,10 @@ CASES = {
     "lerp_tensor": ((A34, C35[:, 1:], rng.uniform(size=4)), lambda lib, a, b, w: lib.lerp(a, b, w)),
     "lerp_": ((A34, C35[:, :4]), lambda lib, a, b: (a * 1).lerp_(b, 0.6)),
     "diff": ((A34,), lambda lib, a: lib.diff(a)),
+    "selu": ((A34,), lambda lib, a: lib.selu(a)),
+    "celu": ((A34,), lambda lib, a: lib.celu(a, 0.5)),
+    "broadcast_tensors": ((V4, rng.normal(size=(3, 1))), lambda lib, v, c: lib.broadcast_tensors(v, c)[0] * 2
+                          + lib.broadcast_tensors(v, c)[1]),
     "diff_twice_prepend": ((A34, V4), lambda lib, a, v: a.diff(n=2, dim=0, prepend=v.unsqueeze(0))),
 }
 
@@ -147,6 +151,19 @@ def test_lerp_logspace_unique_and_half_match_pytorch_bit_for_bit():
         np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=4e-7, atol=1e-7)
 
 
+def test_torch_dropout_matches_pytorch_with_the_same_seed():
+    values = rng.normal(size=(4, 50)).astype(np.float32)
+    outs = []
+    for lib in (engine, torch):
+        lib.manual_seed(3)
+        x = lib.tensor(values, requires_grad=True)
+        y = lib.dropout(x, 0.3, True)
+        y.sum().backward()
+        outs.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__, lib.dropout(x, 0.3, False) is x))
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_layout_queries_match_pytorch():
     for dtype in ("float32", "float64", "int64", "bool"):
         xe, xt = engine.zeros(3, 4, dtype=getattr(engine, dtype)), torch.zeros(3, 4, dtype=getattr(torch, dtype))
@@ -220,6 +237,8 @@ ERRORS = [
     lambda lib: lib.lerp(lib.ones(2), lib.ones(2), "a"),
     lambda lib: lib.diff(lib.tensor(1.0)),
     lambda lib: lib.diff(lib.ones(3), n=-1),
+    lambda lib: lib.broadcast_tensors(lib.ones(2), lib.ones(3)),
+    lambda lib: lib.broadcast_tensors(lib.ones(2), 3),
 ]
 
 
