@@ -47,6 +47,10 @@ def test_huge_results_are_refused_by_the_budgets(line):
     ("torch.diff(x, n=-1)", "RuntimeError", "order must be non-negative but got -1"),
     ("torch.unique(x, dim=9)", "IndexError", "Dimension out of range"),
     ("torch.unique('abc')", "TypeError", "must be Tensor, not str"),
+    ("torch.broadcast_tensors(x, 'a')", "TypeError", "expected Tensor as element 1 in argument 0, but got str"),
+    ("torch.broadcast_tensors(x, torch.ones(5))", "RuntimeError", "The size of tensor a (3) must match"),
+    ("torch.dropout(x, 0.5)", "TypeError", "train"),
+    ("torch.selu('a')", "", ""),
 ])
 def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
     e = err(f"import torch\nx = torch.ones(2, 3)\ny = {line}\n")
@@ -93,6 +97,8 @@ print(torch.tile(x, (2,)).shape, torch.broadcast_to(x[0], (2, 4)), torch.count_n
 print(x.t().contiguous().view(-1))
 print(torch.trace(x[:, :3]), x.lerp(torch.zeros(3, 4), 0.25), torch.diff(x, dim=0), torch.logspace(-2, 0, 5))
 print(torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True), x.half().dtype)
+print(torch.selu(x - 5)[0], torch.celu(x - 5, 0.5)[0], torch.dropout(x, 0.5, False).shape)
+print([t.shape for t in torch.broadcast_tensors(x[0], torch.ones(2, 1))])
 (b.sum() + a.sum() + m.sum()).backward()
 print(x.grad)
 x.grad = None
