@@ -28,7 +28,7 @@ class Channel:
     keep: int
     hub: Hub | None = None  # whose byte budget the frames count against
     log: deque = field(default_factory=deque)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    waiters: list = field(default_factory=list)  # futures of the streams waiting for the next frame
     listeners: int = 0
     nbytes: int = 0
 
@@ -45,8 +45,17 @@ class Channel:
             self.drop_oldest()
         if self.hub is not None:
             self.hub.fit()
-        woken, self.changed = self.changed, asyncio.Event()
-        woken.set()
+        woken, self.waiters = self.waiters, []
+        for waiter in woken:
+            if not waiter.done():  # (a stream cancelled while waiting)
+                waiter.set_result(None)
+
+    def wait(self) -> asyncio.Future:
+        """A future done at the next frame (or sooner, by whoever else holds it: a stream's own heartbeat timer).
+        A plain future, not an Event's wait(): no task, no timer and no deque search per frame and stream."""
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        return waiter
 
     def drop_oldest(self) -> None:
         _, frame = self.log.popleft()
