@@ -55,10 +55,11 @@ from app.classroom.broker import (
 )
 from app.classroom.codes import new_token, normalise_code, token_digest, token_matches
 from app.classroom.hub import sse_frame
+from app.classroom.progress import RunProgress
 from app.classroom.shared_runs import answer_of_events
 from app.core.errors import busy_response, problem_response
 from app.core.identity import new_id, secret_of, signed_token, token_ident
-from app.runner.service import clean_source, run_options
+from app.runs.answer_cache import EVENT_SEPARATOR
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -421,30 +422,45 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
                     identity: IdentityDep) -> Response:
     """The server runs the presenter's program once (runs are deterministic: the presenter's own run shows the same)
     and keeps the answer: ``{"run"}``, the id followers load with ``GET …/runs/{run}`` instead of running it. A
-    deterministic program the page has just streamed is not run again: its streamed answer is the class's."""
-    answer = await _streamed_answer(runs, body.source, body.values)
+    deterministic program the page has just streamed is not run again: its streamed answer is the class's.
+    The run streams: while a long loop runs, its progress ("running…", passes, the loss curve) goes to the class
+    in its frames (``"progress"``) and to the presenter's ``GET /api/sessions/{code}`` (issue 24)."""
+    opened = await runs.open_stream(body.source, client=identity.refined("class:" + code), values=body.values)
+    if opened.events is None:
+        return busy_response(opened.busy, opened.retry_after)
+    progress = RunProgress()
+    events: list[bytes] = []
+    try:
+        async for event in opened.events:
+            events.append(event)
+            progress.take(event)
+            if progress.due():
+                await classroom.broker.progress(code, progress.payload())
+    finally:
+        if progress.sent_any:  # the class stops showing it as running (the run's id follows in the next state)
+            try:
+                await classroom.broker.progress(code, None)
+            except (BrokerDown, NoSuchSession):
+                pass  # the class ended or the broker is away: its frames carry nothing more of this run
+    busy = _waited_past_queue(events[-1] if events else b"")
+    if busy is not None:  # nothing ran: the presenter's page asks again, as for a full queue
+        return busy_response(busy, 1)
+    answer = await run_in_threadpool(answer_of_events, EVENT_SEPARATOR.join(events))
     if answer is None:
-        result = await runs.run(body.source, client=identity.refined("class:" + code), values=body.values)
-        if result.busy is not None:
-            return busy_response(result.busy, result.retry_after)
-        if result.answer is None:
-            return Response(status_code=204)
-        answer = result.answer
+        return Response(status_code=204)
     run_id = run_id_of(answer)
     compressed = await run_in_threadpool(gzip.compress, answer, 6)  # once, for every follower
     await classroom.broker.put_run(code, run_id, compressed)
     return Response(orjson.dumps({"run": run_id, "bytes": len(answer)}), media_type="application/json")
 
 
-async def _streamed_answer(runs, source: str, values: str) -> bytes | None:
-    """The answer of this program's run the presenter's page just streamed (a deterministic program's events are
-    in the answer cache): a class started on the program shown, or its Run pressed again, is not one more run."""
-    shared = runs.answers
-    if shared is None:
+def _waited_past_queue(last_event: bytes) -> str | None:
+    """The message of a stream that ended ``Busy`` (it waited in the queue past queue_timeout_s), else None."""
+    if b'"Busy"' not in last_event:
         return None
-    key = shared.key(clean_source(source), run_options(stream=True, values=values))
-    got = await shared.get(key) if key is not None else None
-    return None if got is None else await run_in_threadpool(answer_of_events, got[0])
+    done = orjson.loads(last_event)
+    error = done.get("error") if isinstance(done, dict) and done.get("type") == "done" else None
+    return str(error.get("message", "")) if isinstance(error, dict) and error.get("type") == "Busy" else None
 
 
 def _etag_matches(if_none_match: str | None, etag: str) -> bool:
