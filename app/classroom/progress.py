@@ -18,9 +18,9 @@ EVERY_S = 0.5  # the class hears of a running loop at most this often (each time
 
 
 class RunProgress:
-    def __init__(self, max_points: int = MAX_POINTS, every_s: float = EVERY_S):
+    def __init__(self, max_points: int = MAX_POINTS, every_s: float | None = None):
         self.max_points = max(2, max_points)
-        self.every_s = every_s
+        self.every_s = EVERY_S if every_s is None else every_s
         self.started = time.monotonic()
         self.last_sent = self.started
         self.passes: set[int] = set()
