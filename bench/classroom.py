@@ -51,6 +51,24 @@ Session 5 (wip-class, 2026-11-28 00:40-01:42), the machine loaded by others' sui
 * memory through Redis, 1,000 followers (two --minutes 10 runs cut short by the load): each process's RSS
   103.5 / 103.1 MB at minute 14 of the first; 103.54 / 103.22 MB at minutes 20-25 of the second, sampled each
   minute (+0.004 MB over 5 minutes): flat. A 20 s run ends at ~114 MB: the 1,000 shared-run loads at its end.
+Session 6 (wip-class, 2026-11-28 04:00-04:40), load 3 rising to 15 (others' suites; no quiet minute): where the
+time goes, by py-spy on a server at 300 followers: a third is uvicorn's write (one send() per follower per frame,
+the minimum: frames are already encoded once per process and joined into one write when several are due); a tenth
+was the follower stream's asyncio.timeout around each wait (a timer heap push and cancel per frame and stream: now
+one heartbeat timer per stream, armed again only when it rings); ~15% SendGuard's own asyncio.timeout per send and
+~15% the eight ASGI middleware hops per frame (app/api/send_guard.py, app/main.py: not this area). The client is not
+free: its followers cost 60-90 µs per frame (¾ of it kernel: recv and epoll, measured by py-spy), as much as the
+server, on the same two cores; they now parse in a Protocol callback (no task wake per frame), and the report gives
+the client's CPU and its loop's lateness (p99 40-100 ms at load 13: part of every latency below).
+Old (HEAD before) and new, alternately, same bench client, 300 followers one process / 1,000 through Redis:
+* one process: 106 / 66 µs server CPU per frame, then 76 / 63; p99 564 / 315 ms, then 419 / 286 ms; 5.8 / 7.4,
+  then 7.6 / 8.7 states/s reached (load 13-14).
+* Redis, 1,000: 100 / 112 µs per frame (the new run reached 1.9 states/s: fixed costs over fewer frames), then
+  111 / 68 µs; p99 1353 / 1596 ms, then 1544 / 1172 ms; 3.0 / 1.9, then 1.7 / 2.9 states/s (load 14-15).
+* earlier at load 8: one process 87 / 54 µs per frame, p99 451 / 229 ms, 6.8 / 10.0 states/s; Redis (old only)
+  149 µs, p99 1353 ms.
+The targets were not reachable on this machine tonight (the servers got ~20% of a core each); at 10 states/s the
+bench needs ~0.65 core (one process, 300) and ~1.3 cores (Redis, 1,000: ~0.6 server, ~0.6 client) of the two.
 The followers run in this process (one raw connection each), so the machine's cores are shared by the
 clients and the servers: latencies include that; the report gives the load average beside them.
 """
