@@ -136,3 +136,21 @@ def test_the_class_run_streams_its_progress_to_the_class_then_clears_it(client, 
     got = client.get(f"/api/sessions/{code}/runs/{r.json()['run']}", headers={"Accept-Encoding": "identity"})
     answer = orjson.loads(got.content if got.headers.get("content-encoding") != "gzip" else gzip.decompress(got.content))
     assert len(answer["passes"]) == 12 and answer["error"] is None
+
+
+def test_a_broker_away_while_the_run_streams_does_not_stop_the_class_run(client, monkeypatch):
+    from app.classroom.broker import BrokerDown
+
+    monkeypatch.setattr(progress_module, "EVERY_S", 0.0)
+    created = client.post("/api/sessions").json()
+    code, headers = created["code"], {"Authorization": "Bearer " + created["presenter_token"]}
+    broker = client.app.state.classroom.broker
+
+    async def away(at, shown):
+        raise BrokerDown("the session broker (Redis) is unavailable")
+
+    monkeypatch.setattr(broker, "progress", away)
+    r = client.post(f"/api/sessions/{code}/run", json={"source": LOOP + f"# {uuid.uuid4().hex}\n", "values": "summary"},
+                    headers=headers)
+    assert r.status_code == 200, r.text
+    assert client.get(f"/api/sessions/{code}").json()["run"] == r.json()["run"]

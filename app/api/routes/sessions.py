@@ -435,7 +435,10 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
             events.append(event)
             progress.take(event)
             if progress.due():
-                await classroom.broker.progress(code, progress.payload())
+                try:
+                    await classroom.broker.progress(code, progress.payload())
+                except (BrokerDown, NoSuchSession):
+                    pass  # progress is best effort: the run goes on (its end says whether the class can have it)
     finally:
         if progress.sent_any:  # the class stops showing it as running (the run's id follows in the next state)
             try:
