@@ -294,9 +294,12 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                     await broker.heartbeat(code, conn)
                 yield b": ping\n\n"
                 continue
-            beat["waiting"] = listening.wait()
-            await beat["waiting"]  # the next frame, or the heartbeat
-            beat["waiting"] = None
+            waiting = beat["waiting"] = listening.wait()
+            try:
+                await waiting  # the next frame, or the heartbeat
+            finally:
+                beat["waiting"] = None
+                listening.forget(waiting)
     finally:
         beat["timer"].cancel()
         hub.leave(channel)
