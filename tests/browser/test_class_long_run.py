@@ -48,6 +48,9 @@ def test_followers_see_a_long_loop_while_it_runs(lecture, shot):
                           "window.__fg.lossChart.xs.length]")
     assert "running…" in phone.locator("#stream-status").inner_text()
     assert phone.locator("#training").is_visible()
+    # the last run's graph is dimmed, this run's loss curve is not
+    assert phone.evaluate("getComputedStyle(document.getElementById('training')).opacity") == "1"
+    assert float(phone.evaluate("getComputedStyle(document.getElementById('graph')).opacity")) < 1
     snap(phone, "class-long-run-phone", shot)
     teacher.wait_for_function("() => document.body.classList.contains('class-running')", timeout=60000)
     assert "running…" in teacher.locator("#stream-status").inner_text()
