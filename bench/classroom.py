@@ -67,7 +67,11 @@ Old (HEAD before) and new, alternately, same bench client, 300 followers one pro
   111 / 68 µs; p99 1353 / 1596 ms, then 1544 / 1172 ms; 3.0 / 1.9, then 1.7 / 2.9 states/s (load 14-15).
 * earlier at load 8: one process 87 / 54 µs per frame, p99 451 / 229 ms, 6.8 / 10.0 states/s; Redis (old only)
   149 µs, p99 1353 ms.
-The targets were not reachable on this machine tonight (the servers got ~20% of a core each); at 10 states/s the
+* 05:03-05:06, the load falling to 2-5 (the quietest minutes): one process, old / new: 103 / 65 µs per frame,
+  p50 36.4 / 33.5 ms, p99 102 / 145 ms (max 198 / 414; the load rose 2 -> 4 during the new run, its client's loop
+  p99 late 22 / 50 ms), 10.0 / 10.0 states/s. Redis, 1,000: 115 / 82 µs per frame, p50 224 / 72 ms, p99 794 / 212 ms
+  (target 250), max 1205 / 333 ms, 5.2 / 10.0 states/s reached, presenter POST p50 170 / 31 ms, p99 583 / 200 ms.
+Before these minutes the targets were not reachable (the servers got ~20% of a core each); at 10 states/s the
 bench needs ~0.65 core (one process, 300) and ~1.3 cores (Redis, 1,000: ~0.6 server, ~0.6 client) of the two.
 The followers run in this process (one raw connection each), so the machine's cores are shared by the
 clients and the servers: latencies include that; the report gives the load average beside them.
