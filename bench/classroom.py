@@ -51,6 +51,28 @@ Session 5 (wip-class, 2026-11-28 00:40-01:42), the machine loaded by others' sui
 * memory through Redis, 1,000 followers (two --minutes 10 runs cut short by the load): each process's RSS
   103.5 / 103.1 MB at minute 14 of the first; 103.54 / 103.22 MB at minutes 20-25 of the second, sampled each
   minute (+0.004 MB over 5 minutes): flat. A 20 s run ends at ~114 MB: the 1,000 shared-run loads at its end.
+Session 6 (wip-class, 2026-11-28 04:00-04:40), load 3 rising to 15 (others' suites; no quiet minute): where the
+time goes, by py-spy on a server at 300 followers: a third is uvicorn's write (one send() per follower per frame,
+the minimum: frames are already encoded once per process and joined into one write when several are due); a tenth
+was the follower stream's asyncio.timeout around each wait (a timer heap push and cancel per frame and stream: now
+one heartbeat timer per stream, armed again only when it rings); ~15% SendGuard's own asyncio.timeout per send and
+~15% the eight ASGI middleware hops per frame (app/api/send_guard.py, app/main.py: not this area). The client is not
+free: its followers cost 60-90 µs per frame (¾ of it kernel: recv and epoll, measured by py-spy), as much as the
+server, on the same two cores; they now parse in a Protocol callback (no task wake per frame), and the report gives
+the client's CPU and its loop's lateness (p99 40-100 ms at load 13: part of every latency below).
+Old (HEAD before) and new, alternately, same bench client, 300 followers one process / 1,000 through Redis:
+* one process: 106 / 66 µs server CPU per frame, then 76 / 63; p99 564 / 315 ms, then 419 / 286 ms; 5.8 / 7.4,
+  then 7.6 / 8.7 states/s reached (load 13-14).
+* Redis, 1,000: 100 / 112 µs per frame (the new run reached 1.9 states/s: fixed costs over fewer frames), then
+  111 / 68 µs; p99 1353 / 1596 ms, then 1544 / 1172 ms; 3.0 / 1.9, then 1.7 / 2.9 states/s (load 14-15).
+* earlier at load 8: one process 87 / 54 µs per frame, p99 451 / 229 ms, 6.8 / 10.0 states/s; Redis (old only)
+  149 µs, p99 1353 ms.
+* 05:03-05:06, the load falling to 2-5 (the quietest minutes): one process, old / new: 103 / 65 µs per frame,
+  p50 36.4 / 33.5 ms, p99 102 / 145 ms (max 198 / 414; the load rose 2 -> 4 during the new run, its client's loop
+  p99 late 22 / 50 ms), 10.0 / 10.0 states/s. Redis, 1,000: 115 / 82 µs per frame, p50 224 / 72 ms, p99 794 / 212 ms
+  (target 250), max 1205 / 333 ms, 5.2 / 10.0 states/s reached, presenter POST p50 170 / 31 ms, p99 583 / 200 ms.
+Before these minutes the targets were not reachable (the servers got ~20% of a core each); at 10 states/s the
+bench needs ~0.65 core (one process, 300) and ~1.3 cores (Redis, 1,000: ~0.6 server, ~0.6 client) of the two.
 The followers run in this process (one raw connection each), so the machine's cores are shared by the
 clients and the servers: latencies include that; the report gives the load average beside them.
 """
@@ -71,15 +93,20 @@ from pathlib import Path
 
 import httpx
 import orjson
-from _harness import chunks, free_port, host_port, pct, read_head, request, start_server
+from _harness import free_port, host_port, pct, request, start_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def cpu_split(pid: int) -> tuple[float, float]:
+    """CPU seconds process ``pid`` used so far: (user, system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_s(pid: int) -> float:
     """CPU seconds (user + system) process ``pid`` used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_split(pid))
 
 
 def load_average() -> str:
@@ -129,44 +156,105 @@ async def load_run(url, code, run_id, loads: list, asked: float) -> None:
     loads.append((done - asked, len(body), done - sent))
 
 
+class FollowerStream(asyncio.Protocol):
+    """One follower's event stream, parsed as bytes arrive (chunked HTTP, then SSE frames), in the transport's
+    callback: no task wakes per frame on the client (1,000 StreamReader tasks took a third of the CPU the
+    whole benchmark used, on the cores the servers measured share)."""
+
+    def __init__(self, request_head: bytes, on_event, opened: asyncio.Future):
+        self.request_head, self.on_event, self.opened = request_head, on_event, opened
+        self.raw = b""  # bytes not parsed yet (the head, then the chunked body)
+        self.events = b""  # the SSE text of whole chunks, not yet split into frames
+        self.head_done = False
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        transport.write(self.request_head)
+
+    def data_received(self, data: bytes) -> None:
+        self.raw += data
+        if not self.head_done:
+            end = self.raw.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            status = int(self.raw[:end].split(b" ", 2)[1])
+            if b"transfer-encoding: chunked" not in self.raw[:end].lower() or status != 200:
+                if not self.opened.done():
+                    self.opened.set_exception(RuntimeError(f"stream refused: {status}"))
+                self.transport.close()
+                return
+            self.head_done = True
+            self.raw = self.raw[end + 4:]
+            self.opened.set_result(True)
+        raw, pos = self.raw, 0
+        while True:  # whole chunks: "<hex size>\r\n<bytes>\r\n"
+            eol = raw.find(b"\r\n", pos)
+            if eol < 0:
+                break
+            size = int(raw[pos:eol].split(b";")[0], 16)
+            if len(raw) < eol + 2 + size + 2:
+                break
+            self.events += raw[eol + 2: eol + 2 + size]
+            pos = eol + 2 + size + 2
+        self.raw = raw[pos:]
+        if b"\n\n" not in self.events:
+            return
+        *frames, self.events = self.events.split(b"\n\n")
+        now = time.time()
+        for frame in frames:
+            for line in frame.split(b"\n"):
+                if line.startswith(b"data:"):
+                    self.on_event(orjson.loads(line[5:]), now)
+
+    def connection_lost(self, exc) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(RuntimeError("stream closed before its head"))
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
 async def follower(url, code, name, received: list, ready: asyncio.Event, counter: list, questions: dict,
                    loads: list, connected: list):
     token = await join(url, code)
     loaded, pending = None, set()
     host, port = host_port(url)
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.write(f"GET /api/sessions/{code}/events?follower={token} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                 "Accept: text/event-stream\r\n\r\n".encode())
+
+    def on_event(ev: dict, now: float) -> None:
+        nonlocal loaded
+        state, q = ev["state"], ev["question"]
+        received.append((ev["seq"], now - state.get("t", now), state.get("i")))
+        if q is not None and (q["id"], q["status"]) not in questions.setdefault(name, {}):
+            questions[name][(q["id"], q["status"])] = now
+        if state.get("run") and state["run"] != loaded:
+            loaded = state["run"]
+            task = asyncio.create_task(load_run(url, code, loaded, loads, now))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        if len(received) == 1:  # the latest state arrived: this follower is listening
+            counter[0] += 1
+            if counter[0] == counter[1]:
+                ready.set()
+
+    head = (f"GET /api/sessions/{code}/events?follower={token} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Accept: text/event-stream\r\n\r\n").encode()
+    loop = asyncio.get_running_loop()
+    opened = loop.create_future()
+    transport, stream = await loop.create_connection(lambda: FollowerStream(head, on_event, opened), host, port)
     try:
-        status, headers = await read_head(reader)
-        if status != 200:
-            raise RuntimeError(f"stream refused: {status}")
+        await opened
         connected[0] += 1
-        buffer = b""
-        async for chunk in chunks(reader, headers):
-            buffer += chunk
-            *frames, buffer = buffer.split(b"\n\n")
-            for frame in frames:
-                data = next((line[5:] for line in frame.split(b"\n") if line.startswith(b"data:")), None)
-                if data is None:
-                    continue
-                now = time.time()
-                ev = orjson.loads(data)
-                state, q = ev["state"], ev["question"]
-                received.append((ev["seq"], now - state.get("t", now), state.get("i")))
-                if q is not None and (q["id"], q["status"]) not in questions.setdefault(name, {}):
-                    questions[name][(q["id"], q["status"])] = now
-                if state.get("run") and state["run"] != loaded:
-                    loaded = state["run"]
-                    task = asyncio.create_task(load_run(url, code, loaded, loads, now))
-                    pending.add(task)
-                    task.add_done_callback(pending.discard)
-                if len(received) == 1:  # the latest state arrived: this follower is listening
-                    counter[0] += 1
-                    if counter[0] == counter[1]:
-                        ready.set()
+        await stream.closed
     finally:
-        writer.close()
+        transport.close()
+
+
+async def loop_lag(lags: list, every: float = 0.01) -> None:
+    """How late this process's event loop wakes a 10 ms timer: a busy client would delay every frame it times."""
+    while True:
+        before = time.monotonic()
+        await asyncio.sleep(every)
+        lags.append(time.monotonic() - before - every)
 
 
 async def runs_done(client, urls) -> int:
@@ -224,6 +312,10 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
         post_s = []  # each presenter POST …/state, sent to answered: what caps the states a second it reaches
         received_before = sum(len(g) for g in got)
         cpu_before, client_before = [cpu_s(p.pid) for p in procs], time.process_time()
+        system_before = sum(cpu_split(p.pid)[1] for p in procs)
+        lags: list = []
+        lagging = asyncio.create_task(loop_lag(lags))
+        asking = None
         t0 = time.monotonic()
         last_sample = t0
         for i in range(posts):
@@ -243,22 +335,22 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             await client.post(f"{url}/api/sessions/{code}/state",
                               json={**base, "draft": draft, "t": time.time(), "i": i, "step": i % 10}, headers=headers)
             post_s.append(time.monotonic() - sent)
-            if i == ask_at:
+            if i == ask_at:  # the page sends its question beside the stepping, not between two steps
                 opened = time.time()
-                q = (await client.post(f"{url}/api/sessions/{code}/questions", json={"node": "t1", "answer": 10,
-                                                                                     "label": "∂L/∂x"},
-                                       headers=headers)).json()
-                for k in range(answering):  # the class answers over the next second, stepping goes on
-                    answer_tasks.append(asyncio.create_task(answer_later(urls[k % len(urls)], code, q["id"],
-                                                                         tokens[k], 9 + k % 3, k / answering)))
+                asking = asyncio.create_task(open_question(client, url, code, headers, answering, tokens, urls,
+                                                           answer_tasks))
             if i == reveal_at:
                 revealed = time.time()
-                await client.post(f"{url}/api/sessions/{code}/questions/{q['id']}/reveal", headers=headers)
+                reveal_task = asyncio.create_task(reveal_question(client, url, code, headers, asking))
             if time.monotonic() - last_sample > 10:
                 last_sample = time.monotonic()
                 memory.append((last_sample - started, [rss_mb(p.pid) for p in procs]))
+        posting_s = time.monotonic() - t0  # the rate reached: states over the time they took to send
+        await reveal_task
         await asyncio.sleep(1.0)  # the last states arrive
+        lagging.cancel()
         stepping_s = time.monotonic() - t0
+        system_used = sum(cpu_split(p.pid)[1] for p in procs) - system_before
         cpu_used = sum(cpu_s(p.pid) for p in procs) - sum(cpu_before)
         client_cpu = time.process_time() - client_before
         delivered = sum(len(g) for g in got) - received_before
@@ -310,7 +402,23 @@ async def fanout(urls, followers: int, rate: float, seconds: float, procs, answe
             "load_p99": pct([t for t, _, _ in loads], 99) * 1000, "load_bytes": loads[0][1] if loads else 0,
             "request_p99": pct([t for _, _, t in loads], 99) * 1000, "delivered": delivered,
             "post_p50": pct(post_s, 50) * 1000, "post_p99": pct(post_s, 99) * 1000,
-            "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s, "load_cpu_s": load_cpu}
+            "cpu_s": cpu_used, "client_cpu_s": client_cpu, "stepping_s": stepping_s, "load_cpu_s": load_cpu,
+            "posting_s": posting_s, "system_s": system_used, "lag_p50": pct(lags, 50) * 1000,
+            "lag_p99": pct(lags, 99) * 1000}
+
+
+async def open_question(client, url, code, headers, answering: int, tokens, urls, answer_tasks: list) -> dict:
+    q = (await client.post(f"{url}/api/sessions/{code}/questions", json={"node": "t1", "answer": 10, "label": "∂L/∂x"},
+                           headers=headers)).json()
+    for k in range(answering):  # the class answers over the next second, stepping goes on
+        answer_tasks.append(asyncio.create_task(answer_later(urls[k % len(urls)], code, q["id"], tokens[k],
+                                                             9 + k % 3, k / answering)))
+    return q
+
+
+async def reveal_question(client, url, code, headers, asking: asyncio.Task) -> None:
+    q = await asking
+    await client.post(f"{url}/api/sessions/{code}/questions/{q['id']}/reveal", headers=headers)
 
 
 async def answer_later(url, code, qid, token, value, after: float) -> int:
@@ -394,7 +502,7 @@ def main() -> int:
               f"load average {load_average()}")
         f = asyncio.run(fanout(urls, args.followers, args.rate, seconds, procs, args.answers))
         print(f"  {args.followers} followers joined and got their first state in {f['join_s']:.1f} s")
-        print(f"  delivery: {f['states']} states to each follower ({f['states'] / f['stepping_s']:.1f} states/s "
+        print(f"  delivery: {f['states']} states to each follower ({f['states'] / f['posting_s']:.1f} states/s "
               f"reached); in order: {f['in_order']}; none lost: {f['complete']}; the presenter's POST …/state "
               f"p50 {f['post_p50']:.1f} ms, p99 {f['post_p99']:.1f} ms")
         print(f"  question round while stepping: {f['asked']}/{args.followers} got the question (p99 "
@@ -409,8 +517,10 @@ def main() -> int:
               f"max {f['max']:.1f} ms; ratio p99/target {f['p99'] / target:.2f}; load average {load_average()}")
         per_state = 1e6 * f["cpu_s"] / max(1, f["delivered"])
         print(f"  server CPU while stepping: {f['cpu_s']:.2f} s for {f['delivered']} delivered frames = "
-              f"{per_state:.0f} µs per delivered frame ({100 * f['cpu_s'] / f['stepping_s']:.0f}% of a core); "
-              f"the followers' client {f['client_cpu_s']:.2f} s")
+              f"{per_state:.0f} µs per delivered frame ({100 * f['cpu_s'] / f['stepping_s']:.0f}% of a core; system "
+              f"{100 * f['system_s'] / max(f['cpu_s'], 1e-9):.0f}% of it); the followers' client "
+              f"{f['client_cpu_s']:.2f} s ({1e6 * f['client_cpu_s'] / max(1, f['delivered']):.0f} µs per frame), its "
+              f"loop late p50 {f['lag_p50']:.1f} ms, p99 {f['lag_p99']:.1f} ms")
         first, last = f["memory"][0][1], f["memory"][-1][1]
         slopes = [slope_mb_per_min([(t, m[k]) for t, m in f["memory"] if t >= 60 or seconds < 120])
                   for k in range(len(procs))]

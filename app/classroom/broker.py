@@ -90,9 +90,12 @@ def tally_channel(code: str) -> str:
     return "tally:" + code
 
 
-def state_payload(seq: int, state: bytes, question: bytes, away: bool = False, ended: bool = False) -> bytes:
-    """One frame's JSON; ``"away": true`` while the presenter is quiet, ``"ended": true`` on the last one."""
-    tail = (b',"away":true' if away else b"") + (b',"ended":true' if ended else b"")
+def state_payload(seq: int, state: bytes, question: bytes, away: bool = False, ended: bool = False,
+                  progress: bytes = b"") -> bytes:
+    """One frame's JSON; ``"away": true`` while the presenter is quiet, ``"ended": true`` on the last one,
+    ``"progress"`` while the class's run streams (app/classroom/progress.py)."""
+    tail = (b',"away":true' if away else b"") + (b',"ended":true' if ended else b"") + \
+        (b',"progress":' + progress if progress else b"")
     return b'{"seq":' + str(seq).encode() + b',"state":' + state + b',"question":' + question + tail + b"}"
 
 
@@ -144,6 +147,7 @@ class _Session:
     away: bool = False  # followers were told the presenter is quiet
     run_id: str | None = None  # the presenter's shared run (what followers load instead of running)
     run_answer: bytes = b""  # its answer, gzip-compressed
+    progress: bytes = b""  # the class's run under way (JSON), shown by followers until its answer comes
 
 
 class MemoryBroker:
@@ -228,18 +232,20 @@ class MemoryBroker:
             return None
         return {"code": code, "digest": s.digest, "seq": s.seq, "created": s.created,
                 "followers": self._count(s, time.time()), "question": public_question(s.question),
-                "presenter_seen": s.presenter_seen, "away": s.away, "run": s.run_id}
+                "presenter_seen": s.presenter_seen, "away": s.away, "run": s.run_id,
+                "progress": orjson.loads(s.progress) if s.progress else None}
 
     async def latest(self, code: str) -> tuple[int, bytes] | None:
         s = self._get(code)
         if s is None or s.seq == 0:
             return None
-        return s.seq, state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)), s.away)
+        return s.seq, state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)), s.away,
+                                    progress=s.progress)
 
     def _publish(self, s: _Session, ended: bool = False) -> int:
         s.seq += 1
         s.touched = time.time()
-        payload = state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)), s.away, ended)
+        payload = state_payload(s.seq, s.state, orjson.dumps(public_question(s.question)), s.away, ended, s.progress)
         self.hub.put(state_channel(s.code), s.seq, sse_frame(s.seq, payload))
         return s.seq
 
@@ -294,6 +300,12 @@ class MemoryBroker:
             if other is not s and other.run_answer:
                 self.run_bytes -= len(other.run_answer)
                 other.run_id, other.run_answer = None, b""
+
+    async def progress(self, code: str, progress: bytes | None) -> int:
+        """The class's run under way (``None``: it ended): one frame to every follower."""
+        s = self._must(code)
+        s.progress = progress or b""
+        return self._publish(s)
 
     async def get_run(self, code: str, run_id: str) -> bytes | None:
         s = self._must(code)

@@ -28,7 +28,7 @@ class Channel:
     keep: int
     hub: Hub | None = None  # whose byte budget the frames count against
     log: deque = field(default_factory=deque)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    waiters: dict = field(default_factory=dict)  # futures of the streams waiting for the next frame (as a set)
     listeners: int = 0
     nbytes: int = 0
 
@@ -45,8 +45,22 @@ class Channel:
             self.drop_oldest()
         if self.hub is not None:
             self.hub.fit()
-        woken, self.changed = self.changed, asyncio.Event()
-        woken.set()
+        woken, self.waiters = self.waiters, {}
+        for waiter in woken:
+            if not waiter.done():  # (a stream cancelled while waiting)
+                waiter.set_result(None)
+
+    def wait(self) -> asyncio.Future:
+        """A future done at the next frame (or sooner, by whoever else holds it: a stream's own heartbeat timer).
+        A plain future, not an Event's wait(): no task, no timer and no deque search per frame and stream."""
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters[waiter] = None
+        return waiter
+
+    def forget(self, waiter: asyncio.Future) -> None:
+        """A wait ended by something else than a frame (a heartbeat): its future goes, or an idle class would pile
+        one up per stream and heartbeat until the next frame."""
+        self.waiters.pop(waiter, None)
 
     def drop_oldest(self) -> None:
         _, frame = self.log.popleft()

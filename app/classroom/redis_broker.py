@@ -56,7 +56,7 @@ CHANNEL_PREFIX = "fg:ch:"
 # KEYS: session hash, followers, questions, follower tokens taken, shared run, fg:sessions
 # ARGV: state ('' keeps it), public question ('' keeps it), channel, now, idle ttl, away ('' keeps it, '0' / '1'),
 # ended ('1': the last frame, then the session's keys go), presenter heard ('1'), token digest ('' : not checked),
-# unjoined_s, code, owners' key prefix
+# unjoined_s, code, owners' key prefix, the class run's progress ('' keeps it, '-' clears it)
 # Returns the new seq; -1 no such session, -2 the digest is not the presenter's.
 PUBLISH_STATE = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
@@ -73,6 +73,8 @@ if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[1]) end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'qpub', ARGV[2]) end
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'away', ARGV[6]) end
 if ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'seen', ARGV[4]) end
+if ARGV[13] == '-' then redis.call('HDEL', KEYS[1], 'progress')
+elseif ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'progress', ARGV[13]) end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('HSET', KEYS[1], 'touched', ARGV[4])
 local st = redis.call('HGET', KEYS[1], 'state') or 'null'
@@ -80,6 +82,8 @@ local q = redis.call('HGET', KEYS[1], 'qpub') or 'null'
 local tail = ''
 if redis.call('HGET', KEYS[1], 'away') == '1' then tail = ',"away":true' end
 if ARGV[7] == '1' then tail = tail .. ',"ended":true' end
+local progress = redis.call('HGET', KEYS[1], 'progress')
+if progress then tail = tail .. ',"progress":' .. progress end
 redis.call('PUBLISH', ARGV[3], seq .. ' {"seq":' .. seq .. ',"state":' .. st .. ',"question":' .. q .. tail .. '}')
 local owned = (owner and owner ~= '') and (ARGV[12] .. owner) or nil
 if ARGV[7] == '1' then
@@ -275,7 +279,8 @@ class RedisBroker:
                 "created": float(h.get(b"created", 0)), "followers": await self._count(code),
                 "question": orjson.loads(h[b"qpub"]) if h.get(b"qpub") else None,
                 "presenter_seen": float(h.get(b"seen") or h.get(b"created") or 0), "away": h.get(b"away") == b"1",
-                "run": h[b"run"].decode() if h.get(b"run") else None}
+                "run": h[b"run"].decode() if h.get(b"run") else None,
+                "progress": orjson.loads(h[b"progress"]) if h.get(b"progress") else None}
 
     async def _must(self, code: str) -> None:
         if not await self.redis.exists(self._key(code)):
@@ -283,10 +288,11 @@ class RedisBroker:
 
     @_down
     async def latest(self, code: str) -> tuple[int, bytes] | None:
-        seq, state, q, away = await self.redis.hmget(self._key(code), "seq", "state", "qpub", "away")
+        seq, state, q, away, progress = await self.redis.hmget(self._key(code), "seq", "state", "qpub", "away",
+                                                               "progress")
         if not seq or int(seq) == 0:
             return None
-        return int(seq), state_payload(int(seq), state or b"null", q or b"null", away == b"1")
+        return int(seq), state_payload(int(seq), state or b"null", q or b"null", away == b"1", progress=progress or b"")
 
     async def _touch(self, code: str, conn: str | None = None) -> None:
         """Two round trips: the session's keys live another ``idle_s`` (what is left of ``unjoined_s`` while nobody
@@ -312,13 +318,13 @@ class RedisBroker:
         await pipe.execute()
 
     async def _publish_state(self, code: str, state: bytes = b"", question: bytes = b"", away: str = "0",
-                             ended: bool = False, heard: bool = True, digest: str = "") -> int:
+                             ended: bool = False, heard: bool = True, digest: str = "", progress: bytes = b"") -> int:
         """One published frame, one round trip; by default the presenter spoke (seen now, not away)."""
         seq = await self._publish(keys=[self._key(code), "fg:f:" + code, "fg:q:" + code, "fg:m:" + code,
                                         "fg:r:" + code, "fg:sessions"],
                                   args=[state, question, CHANNEL_PREFIX + "state:" + code, time.time(), self.ttl, away,
                                         "1" if ended else "", "1" if heard else "", digest,
-                                        self.limits.unjoined_s, code, "fg:o:"])
+                                        self.limits.unjoined_s, code, "fg:o:", progress])
         if seq == -1:
             raise NoSuchSession(NOT_FOUND)
         if seq == -2:
@@ -364,6 +370,11 @@ class RedisBroker:
         pipe.expire("fg:r:" + code, life)
         pipe.hset(self._key(code), "run", run_id)
         await pipe.execute()
+
+    @_down
+    async def progress(self, code: str, progress: bytes | None) -> int:
+        """The class's run under way (``None``: it ended): one frame; the presenter is not "heard" by it."""
+        return await self._publish_state(code, away="", heard=False, progress=progress or b"-")
 
     @_down
     async def get_run(self, code: str, run_id: str) -> bytes | None:

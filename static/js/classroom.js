@@ -21,6 +21,7 @@ const LECTURE = {
   presenceMs: 5000,        // the presenter's page beats this often (the server's presenter_quiet_s is 30 s)
   draftChars: 16000,       // the typed text mirrored to followers, at most (a state is at most 64 KB)
   shareRetryMs: 2000,      // a shared run the server refused (busy) is asked again after this
+  progressPollMs: 500,     // the presenter reads its class run's progress this often while it runs
   shareTries: 3,
 };
 const PRESENTER_KEY = "fg-class-presenter";  // {code, token, url}: sessionStorage (this tab), localStorage (any tab)
@@ -126,7 +127,18 @@ async function askShare(shared) {
 async function runForClass(source, signal) {
   if (session.shared && session.shared.source === source && session.shared.id) session.shared = null;
   const stop = new Promise((resolve) => signal.addEventListener("abort", () => resolve(null), { once: true }));
-  const id = await Promise.race([shareRun(source), stop]);
+  // the server streams the class's run: a long loop's progress shows here as on every follower's page
+  const polling = setInterval(async () => {
+    const r = await traceSource.sessionInfo(session.code).catch(() => ({ ok: false }));
+    if (r.ok && session.role === "presenter" && !signal.aborted) showRunProgress(r.body.progress);
+  }, LECTURE.progressPollMs);
+  let id;
+  try {
+    id = await Promise.race([shareRun(source), stop]);
+  } finally {
+    clearInterval(polling);
+    showRunProgress(null);
+  }
   if (signal.aborted) {  // the teacher cancelled: the class does not get the run either
     if (session.shared && session.shared.source === source && !session.shared.id) session.shared = null;
     return null;
@@ -411,6 +423,35 @@ function forgetSession(message) {
   setStatus(message);
 }
 
+// ---------------------------------------------------------------- a class run under way
+
+// The class's run while the server streams it (frames' "progress", null once it ended): "running…", the passes so
+// far and the loss curve, in the training panel, as the teacher's own streamed run shows them. Its answer, when it
+// comes, is loaded as any run (loadTrace redraws the panel from the whole run).
+function showRunProgress(progress) {
+  const status = $("stream-status");
+  if (!progress) {
+    if (document.body.classList.contains("class-running")) {
+      document.body.classList.remove("class-running");
+      if (session.role === "follower") document.body.classList.remove("stale-result");
+      status.textContent = "";
+      delete status.dataset.classPasses;
+    }
+    return;
+  }
+  document.body.classList.add("class-running");
+  // the graph shown is the last run's: dimmed, as on the presenter's page (run.js) while a run is under way
+  if (session.role === "follower") document.body.classList.add("stale-result");
+  const n = progress.passes;
+  const text = `running… · ${n} pass${n === 1 ? "" : "es"}`;
+  status.textContent = session.role === "follower" ? `the teacher's program: ${text}` : `the class's run: ${text}`;
+  status.dataset.classPasses = String(n);
+  $("training").hidden = false;
+  const losses = Array.isArray(progress.losses) ? progress.losses : [];
+  state.lossChart.setData(losses.map((p) => p[0]), losses.map((p) => p[1]));
+  setStatus(text);
+}
+
 // ---------------------------------------------------------------- follower
 
 // The teacher's run, as the server answered it: loaded, never run here (a run the server no longer holds is
@@ -601,7 +642,10 @@ async function follow(code, fresh = false) {
       setFollowing(session.following);
     }
     showQuestion(ev.question);
-    if (session.following) apply(ev.state);
+    if (session.following) {
+      showRunProgress(ev.progress || null);
+      apply(ev.state);
+    }
   };
   es.onerror = () => {
     if (session.ended) return;

@@ -276,6 +276,24 @@ def test_a_slow_follower_skips_to_the_latest_instead_of_growing_memory():
     assert len(channel.log) == 4 and channel.log[-1] == (10, b"f10")
 
 
+def test_streams_wait_on_a_future_the_next_frame_resolves():
+    async def scenario():
+        channel = Hub().listen("state:X")
+        waiting, gone = channel.wait(), channel.wait()
+        gone.cancel()  # a stream cancelled while it waited: skipped, not an error
+        channel.put(1, b"f1")
+        assert waiting.done() and not channel.waiters
+        again = channel.wait()
+        channel.put(1, b"f1 twice")  # the same event twice wakes nobody
+        assert not again.done()
+        channel.put(2, b"f2")
+        assert again.done()
+        for _ in range(1000):  # an idle class: every heartbeat ends a wait without a frame, and nothing piles up
+            channel.forget(channel.wait())
+        assert not channel.waiters
+    run(scenario())
+
+
 # ---- several processes through Redis ----
 
 def free_port():

@@ -24,7 +24,6 @@ import asyncio
 import gzip
 import math
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
@@ -56,10 +55,11 @@ from app.classroom.broker import (
 )
 from app.classroom.codes import new_token, normalise_code, token_digest, token_matches
 from app.classroom.hub import sse_frame
+from app.classroom.progress import RunProgress
 from app.classroom.shared_runs import answer_of_events
 from app.core.errors import busy_response, problem_response
 from app.core.identity import new_id, secret_of, signed_token, token_ident
-from app.runner.service import clean_source, run_options
+from app.runs.answer_cache import EVENT_SEPARATOR
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -233,9 +233,21 @@ async def post_state(claim: PresenterClaimDep, request: Request, classroom: Clas
 async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: int, latest, heartbeat_s: float,
                   event: str | None = None, watch_presenter: bool = False) -> AsyncIterator[bytes]:
     """One follower's stream: the latest first (a late joiner catches up at once), then every later event
-    in order; a follower that fell behind the hub's buffer gets the latest again instead of a gap."""
+    in order; a follower that fell behind the hub's buffer gets the latest again instead of a gap.
+    Its heartbeat is one timer every ``heartbeat_s``, armed again only when it fires: a timeout around each wait
+    cost a timer heap push and cancel per frame and stream (a tenth of the server's CPU at 300 followers)."""
     broker, hub = classroom.broker, classroom.hub
-    last_beat = time.monotonic()
+    loop = asyncio.get_running_loop()
+    beat = {"due": False, "waiting": None, "sent": False}  # sent: frames went out since the last beat
+
+    def ring() -> None:
+        beat["due"] = True
+        waiting = beat["waiting"]
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+        beat["timer"] = loop.call_later(heartbeat_s, ring)
+
+    beat["timer"] = loop.call_later(heartbeat_s, ring)
     listening = hub.listen(channel)  # before reading the latest: nothing published in between is missed
     try:
         yield b"retry: 1000\n\n"
@@ -256,16 +268,15 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                 frames, newest, _ = listening.after(cursor)
             if frames:
                 cursor = newest
+                beat["sent"] = True
                 yield frames[0] if len(frames) == 1 else b"".join(frames)  # the hub's bytes, as encoded once
-                if conn is not None and time.monotonic() - last_beat > heartbeat_s:  # busy streams stay present too
-                    last_beat = time.monotonic()
-                    _background(broker.heartbeat(code, conn))  # presence never delays delivery
                 continue
-            try:
-                async with asyncio.timeout(heartbeat_s):  # not wait_for: on 3.11 that is a new task per wake-up
-                    await listening.changed.wait()
-            except TimeoutError:
-                if listening.last_seq > cursor:  # a frame came as the timer fired: send it first (the last one too)
+            if beat["due"]:
+                beat["due"] = False
+                if beat["sent"]:  # a busy stream: presence only (never delaying delivery), no ping needed
+                    beat["sent"] = False
+                    if conn is not None:
+                        _background(broker.heartbeat(code, conn))
                     continue
                 try:
                     if not await broker.alive(code):  # the session ended: so does the stream
@@ -280,10 +291,17 @@ async def _follow(classroom, channel: str, code: str, conn: str | None, cursor: 
                 except BrokerDown:
                     pass  # the broker is away: keep the follower's stream (and its last state) open
                 if conn is not None:
-                    last_beat = time.monotonic()
                     await broker.heartbeat(code, conn)
                 yield b": ping\n\n"
+                continue
+            waiting = beat["waiting"] = listening.wait()
+            try:
+                await waiting  # the next frame, or the heartbeat
+            finally:
+                beat["waiting"] = None
+                listening.forget(waiting)
     finally:
+        beat["timer"].cancel()
         hub.leave(channel)
         if conn is not None:
             await broker.leave(code, conn)
@@ -407,30 +425,48 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
                     identity: IdentityDep) -> Response:
     """The server runs the presenter's program once (runs are deterministic: the presenter's own run shows the same)
     and keeps the answer: ``{"run"}``, the id followers load with ``GET …/runs/{run}`` instead of running it. A
-    deterministic program the page has just streamed is not run again: its streamed answer is the class's."""
-    answer = await _streamed_answer(runs, body.source, body.values)
+    deterministic program the page has just streamed is not run again: its streamed answer is the class's.
+    The run streams: while a long loop runs, its progress ("running…", passes, the loss curve) goes to the class
+    in its frames (``"progress"``) and to the presenter's ``GET /api/sessions/{code}`` (issue 24)."""
+    opened = await runs.open_stream(body.source, client=identity.refined("class:" + code), values=body.values)
+    if opened.events is None:
+        return busy_response(opened.busy, opened.retry_after)
+    progress = RunProgress()
+    events: list[bytes] = []
+    try:
+        async for event in opened.events:
+            events.append(event)
+            progress.take(event)
+            if progress.due():
+                try:
+                    await classroom.broker.progress(code, progress.payload())
+                except (BrokerDown, NoSuchSession):
+                    pass  # progress is best effort: the run goes on (its end says whether the class can have it)
+    finally:
+        if progress.sent_any:  # the class stops showing it as running (the run's id follows in the next state)
+            try:
+                await classroom.broker.progress(code, None)
+            except (BrokerDown, NoSuchSession):
+                pass  # the class ended or the broker is away: its frames carry nothing more of this run
+    busy = _waited_past_queue(events[-1] if events else b"")
+    if busy is not None:  # nothing ran: the presenter's page asks again, as for a full queue
+        return busy_response(busy, 1)
+    answer = await run_in_threadpool(answer_of_events, EVENT_SEPARATOR.join(events))
     if answer is None:
-        result = await runs.run(body.source, client=identity.refined("class:" + code), values=body.values)
-        if result.busy is not None:
-            return busy_response(result.busy, result.retry_after)
-        if result.answer is None:
-            return Response(status_code=204)
-        answer = result.answer
+        return Response(status_code=204)
     run_id = run_id_of(answer)
     compressed = await run_in_threadpool(gzip.compress, answer, 6)  # once, for every follower
     await classroom.broker.put_run(code, run_id, compressed)
     return Response(orjson.dumps({"run": run_id, "bytes": len(answer)}), media_type="application/json")
 
 
-async def _streamed_answer(runs, source: str, values: str) -> bytes | None:
-    """The answer of this program's run the presenter's page just streamed (a deterministic program's events are
-    in the answer cache): a class started on the program shown, or its Run pressed again, is not one more run."""
-    shared = runs.answers
-    if shared is None:
+def _waited_past_queue(last_event: bytes) -> str | None:
+    """The message of a stream that ended ``Busy`` (it waited in the queue past queue_timeout_s), else None."""
+    if b'"Busy"' not in last_event:
         return None
-    key = shared.key(clean_source(source), run_options(stream=True, values=values))
-    got = await shared.get(key) if key is not None else None
-    return None if got is None else await run_in_threadpool(answer_of_events, got[0])
+    done = orjson.loads(last_event)
+    error = done.get("error") if isinstance(done, dict) and done.get("type") == "done" else None
+    return str(error.get("message", "")) if isinstance(error, dict) and error.get("type") == "Busy" else None
 
 
 def _etag_matches(if_none_match: str | None, etag: str) -> bool:
