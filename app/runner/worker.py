@@ -1,8 +1,9 @@
 """A pool worker: a warm process that never runs user code itself.
 
 It imports the engine and numpy once, keeps a long-lived ``dot`` and a layout cache, and runs
-every program in a child forked from itself (``os.fork`` from this single-threaded process: a
-copy-on-write snapshot). The child for the *next* run is forked ahead of time, right after a run
+every program in a child forked from its zygote (``app.runner.zygote``: a copy of this single-threaded process
+forked once, when it is warm, so that the worker itself never forks per run and its writes never page-fault on
+copy-on-write pages). The child for the *next* run is forked ahead of time, right after a run
 ends: it drops the descriptors it does not need (server connection, dot's pipes), sets rlimits
 (address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no core dumps),
 runs a tiny warm-up program so the pages a run touches are already copied, then blocks until it
@@ -30,6 +31,7 @@ import os
 import pickle
 import resource
 import signal
+import socket
 import time
 
 from app.core.answer import failed_answer
@@ -51,6 +53,7 @@ from app.runner.protocol import (
     WorkerRecycled,
 )
 from app.runner.session import PAYLOAD_TIME_FACTOR, RunSession, exit_problem
+from app.runner.zygote import ZygoteClient, serve_runs
 from app.trace.budget import fit_answer
 from app.trace.build import TraceBuilder
 from app.trace.policy import RunPolicy
@@ -179,9 +182,11 @@ class Worker:
         self.spare = None
         # the payload processes building folded runs' groups: (pid, its pipe, run id, wall deadline), oldest first
         self.storers: list[tuple] = []
+        self.zygote: ZygoteClient | None = None
         gc.collect()
         gc.freeze()  # keep the forked children from touching (copying) the worker's objects
         self.base_rss_mb = resident_mb()
+        self._start_zygote()
         self._prefork()
 
     def _capture(self, source: str, send, options: RunOptions | None = None) -> None:
@@ -249,37 +254,87 @@ class Worker:
                 break
         self._finish_storers()
         if self.spare is not None:
-            self._reap(self.spare[0], self.spare[2])
+            self._reap_run(self.spare[0], self.spare[2])
+        if self.zygote is not None:
+            self.zygote.close()
         self.layout.close()
 
-    def _prefork(self, warm: bool = True) -> None:
-        """Fork the next run's process now, off the critical path, and let it warm up.
-
-        The spare child sets its rlimits, runs a tiny program (so the pages a run touches are
-        already copied from the worker), then blocks until it gets a source — or its job pipe
-        closes because the worker died, and it exits.
-        """
-        job_r, job_w = mpc.Pipe(duplex=False)
-        reader, writer = mpc.Pipe(duplex=False)
+    def _start_zygote(self) -> None:
+        """Fork the process every run process comes from (``app.runner.zygote``): the worker's warm image, which
+        then writes next to nothing, so the worker itself never forks per run."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
-        if pid == 0:  # ---------------- child
+        if pid == 0:  # ---------------- the zygote
             code = 0
             try:
-                job_w.close()
-                reader.close()
-                self._child_setup(warm)
-                try:
-                    program: Program = job_r.recv()
-                except (EOFError, OSError):
-                    os._exit(0)
-                self._capture(program.source, writer.send, program.options)
-                writer.close()
+                ours.close()
+                self._zygote_setup()
+                serve_runs(theirs, self._run_child)
             except BaseException:  # noqa: BLE001
                 code = 1
             finally:
                 os._exit(code)
-        job_r.close()
+        theirs.close()
+        self.zygote = ZygoteClient(pid, ours)
+
+    def _zygote_setup(self) -> None:
+        """In the zygote: nothing of the worker's connections (server, dot, payload processes, the spare, an
+        earlier zygote) stays open in it or in the run processes it forks."""
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        self._drop_storers()
+        self.storers = []
+        self._drop_dot()
+        if self.spare is not None:
+            for end in self.spare[1:]:
+                end.close()
+            self.spare = None
+        if self.zygote is not None:
+            for pidfd in self.zygote.pidfds.values():
+                os.close(pidfd)
+            self.zygote.sock.close()
+            self.zygote = None
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    def _run_child(self, job_r, writer, warm: bool) -> None:
+        """A run process (forked by the zygote): set up, wait for the program, run it, ship the capture."""
+        self._child_setup(warm)
+        try:
+            program: Program = job_r.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        self._capture(program.source, writer.send, program.options)
         writer.close()
+
+    def _prefork(self, warm: bool = True) -> None:
+        """Have the zygote fork the next run's process now, off the critical path, and let it warm up.
+
+        The spare child sets its rlimits, runs a tiny program (so the pages a run touches are
+        already copied), then blocks until it gets a source — or its job pipe
+        closes because the worker died, and it exits. A zygote that is gone is started again (once).
+        """
+        job_r, job_w = mpc.Pipe(duplex=False)
+        reader, writer = mpc.Pipe(duplex=False)
+        try:
+            for attempt in range(2):
+                if self.zygote is None:
+                    self._start_zygote()
+                try:
+                    pid = self.zygote.fork(job_r, writer, warm)
+                    break
+                except (OSError, EOFError):
+                    self.zygote.kill()
+                    self.zygote = None
+                    if attempt:
+                        job_w.close()
+                        reader.close()
+                        raise
+        finally:
+            job_r.close()
+            writer.close()
         self.spare = (pid, job_w, reader)
 
     def _take_spare(self, program: Program):
@@ -294,8 +349,18 @@ class Worker:
                 job_w.close()
                 return pid, reader
             except (OSError, BrokenPipeError):
-                self._reap(pid, reader)
+                self._reap_run(pid, reader)
         raise RuntimeError("could not start a run process")
+
+    def _reap_run(self, pid: int, reader) -> int:
+        """SIGKILL a run process (harmless when it has finished), close its pipe; its wait status (the zygote
+        reaps it)."""
+        status = self.zygote.reap(pid) if self.zygote is not None else 0
+        try:
+            reader.close()
+        except OSError:
+            pass
+        return status
 
     @staticmethod
     def _reap(pid: int, reader) -> int:
@@ -371,7 +436,7 @@ class Worker:
                 except (EOFError, OSError):
                     break
         # stop and reap the child (SIGKILL is harmless when it has already finished)
-        status = self._reap(pid, reader)
+        status = self._reap_run(pid, reader)
         if end is None and error is None:
             error = exit_problem(status, s)
         if session.finish(end, error):

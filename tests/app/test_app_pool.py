@@ -119,9 +119,10 @@ def test_hard_kill_of_a_stuck_run(small):
     t = threading.Thread(target=lambda: got.setdefault("r", small.post("/api/run", json={"source": LONG})))
     t.start()
     worker = wait_for(lambda: [w for w in workers(small) if w["busy"]])[0]["pid"]
-    # the running child is the worker's python child at normal priority (the warm spare is forked after the run;
-    # payload processes of earlier folded runs run niced)
-    child = wait_for(lambda: [c for c in _children(worker) if _comm(c) != "dot" and _nice(c) == 0])[0]
+    # the running child is a child of the worker's zygote (its python child at normal priority; payload processes
+    # of earlier folded runs run niced), and the only one: the warm spare is forked after the run
+    zygotes = [c for c in _children(worker) if _comm(c) != "dot" and _nice(c) == 0]
+    child = wait_for(lambda: [g for z in zygotes for g in _children(z)])[0]
     os.kill(child, signal.SIGSTOP)
     t.join(10)
     d = got["r"].json()
