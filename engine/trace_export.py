@@ -34,9 +34,17 @@ def dtype_name(dt) -> str:
     return name
 
 
+_FLOAT_SCALARS = frozenset({np.float32, np.float64, np.float16})
+_isfinite = math.isfinite
+
+
 def encode_value(arr, limit: int):
     """A JSON-ready value: number, nested list, or a summary for arrays above `limit` elements."""
-    if type(arr) is not np.ndarray:
+    t = type(arr)
+    if t is not np.ndarray:
+        if t in _FLOAT_SCALARS:  # a reduction's result (a loss): the most common scalar, the shortest way
+            v = arr.item()
+            return v if _isfinite(v) else json_number(v)
         if isinstance(arr, (np.generic, int, float, bool)):
             v = arr.item() if isinstance(arr, np.generic) else arr
             return json_number(int(v) if isinstance(v, bool) else v)
@@ -58,7 +66,6 @@ def encode_value(arr, limit: int):
 
 # the reductions `ndarray.min/max/sum` run, called directly: a summary is taken for every big value an op makes
 _MIN, _MAX, _SUM = np.minimum.reduce, np.maximum.reduce, np.add.reduce
-_isfinite = math.isfinite
 
 
 def summarize(arr) -> dict:

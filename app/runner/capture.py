@@ -426,15 +426,31 @@ class StreamingRecorder(Recorder):
         return export_values(piece, limit)
 
     def emit(self, event):
-        forget = None
         # an op record (a tuple) opens a pass when it records a graph (`opens_pass` of its `op` event)
         if self._after_bw and (event[OP_GRAD_FN] is not None if type(event) is tuple else opens_pass(event)):
-            self._marks.append(self.n_events)
-            self._after_bw = False
-            # the pass now out of the last ones cannot be drawn: the builder drops its values
-            self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
-            forget = self._unreachable()
-        if self.pass_events >= self.max_events:  # Recorder.emit, inlined: this runs once per event
+            self._open_pass(event)
+            return
+        pass_events = self.pass_events
+        if pass_events >= self.max_events:  # Recorder.emit, inlined: this runs once per event
+            self.too_many_events()
+        self.pass_events = pass_events + 1
+        self.n_events += 1
+        captured = self.captured
+        captured.append(event)
+        n = len(captured)
+        if n & SETTLED_EVERY and n < self._batch:  # most events: nothing to ship yet
+            return
+        self._ship_some(n)
+
+    def _open_pass(self, event) -> None:
+        """``emit`` of the event that opens the next pass after a backward: the pass is marked, and the ids no later
+        event can name go right after it (``forget``)."""
+        self._marks.append(self.n_events)
+        self._after_bw = False
+        # the pass now out of the last ones cannot be drawn: the builder drops its values
+        self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
+        forget = self._unreachable()
+        if self.pass_events >= self.max_events:
             self.too_many_events()
         self.pass_events += 1
         self.n_events += 1
@@ -444,7 +460,11 @@ class StreamingRecorder(Recorder):
             self.pass_events += 1
             self.n_events += 1
             captured.append({"kind": FORGET, "ids": forget})
-        n = len(captured)
+        self._ship_some(len(captured))
+
+    def _ship_some(self, n: int) -> None:
+        """After an event is captured (``n`` held): a full batch is shipped; every 512 events, the settled passes
+        (or, streaming, what is held once BATCH_SECONDS passed)."""
         if n >= self._batch:
             self.flush()
         elif n & SETTLED_EVERY:
