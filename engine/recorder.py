@@ -8,8 +8,9 @@ stays cheap by holding numpy snapshots of values up to `copy_limit` elements (40
 them only when `events` is read; larger values are summarised at once and never copied whole.
 
 Extending it (the runner ships events as they come): subclass and override `emit`, the one place
-every captured event passes (call `super().emit`); `captured` holds the events as captured and
-`export_event` encodes one of them (or a part of one) as `events` would. `n_events` counts the
+every captured event passes (call `super().emit`); `captured` holds the events as captured (an op as a flat
+tuple, engine/trace_export.py `OP_*`: `split_event` gives its dicts) and `export_event` encodes one of them (or
+a part of one) as `events` would. `n_events` counts the
 events kept over the run (`pass_events` those of the current pass), so a subclass may ship `captured` and
 empty it as it goes.
 
