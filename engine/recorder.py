@@ -8,8 +8,9 @@ stays cheap by holding numpy snapshots of values up to `copy_limit` elements (40
 them only when `events` is read; larger values are summarised at once and never copied whole.
 
 Extending it (the runner ships events as they come): subclass and override `emit`, the one place
-every captured event passes (call `super().emit`); `captured` holds the events as captured and
-`export_event` encodes one of them (or a part of one) as `events` would. `n_events` counts the
+every captured event passes (call `super().emit`); `captured` holds the events as captured (an op as a flat
+tuple, engine/trace_export.py `OP_*`: `split_event` gives its dicts) and `export_event` encodes one of them (or
+a part of one) as `events` would. `n_events` counts the
 events kept over the run (`pass_events` those of the current pass), so a subclass may ship `captured` and
 empty it as it goes.
 
@@ -312,23 +313,31 @@ class Recorder:
 
     def on_op(self, op, inputs, params, result):
         """The hot path: one op ran (engine/dispatch.py `apply`). Its node is stamped with (epoch, op id, input ids,
-        output id), what its backward step is drawn with, so that nothing here outlives the graph."""
+        output id), what its backward step is drawn with, so that nothing here outlives the graph. Captured as one
+        flat tuple (`OpRecord`, engine/trace_export.py), not a dict: the dicts are built when it is exported."""
         epoch = self._epoch
         ins = []
-        append = ins.append
         for x in inputs:
             stamp = getattr(x, "_rid", False)
             if stamp is False:
-                append(self._const(x) if x is not None else None)
+                ins.append(self._const(x) if x is not None else None)
             elif stamp is not None and stamp[0] is epoch:
-                append(stamp[1])
+                ins.append(stamp[1])
             else:
-                append(self.tid(x))
+                ins.append(self.tid(x))
         nid = "n" + str(next(self._node_ids))
-        module, line = self._module, self.line
+        node = result._grad_fn
+        if node is not None and node.op is op:
+            grad_fn = type(node).__name__
+        else:
+            node = grad_fn = None
         stamp = result._rid
+        born = self._born
         if stamp is not None and stamp[0] is epoch:  # an output seen before (the op returned an input)
-            out, out_tensor = stamp[1], None
+            out = stamp[1]
+            record = (nid, op.name, op.label, ins, out, grad_fn, self._module, self.line, STATE.grad_enabled,
+                      _params(params) if params else [])
+            ref = None
         else:
             out = "t" + str(next(self._tensor_ids))
             result._rid = (epoch, out)
@@ -337,27 +346,18 @@ class Recorder:
                 value = data.copy() if data.size <= self.copy_limit else summarize(data)
             else:
                 value = encode_value(data, self.value_limit)
-            # the last item: a weak reference to the tensor while a subclass tracks which ids live (`_born`)
-            out_tensor = (out, data.shape, data.dtype, result._requires_grad, value, module, line,
-                          None if self._born is None else weakref.ref(result))
-        node = result._grad_fn
-        if node is not None and node.op is op:
+            # a weak reference to the output while a subclass tracks which ids live (`_born`)
+            ref = None if born is None else weakref.ref(result)
+            record = (nid, op.name, op.label, ins, out, grad_fn, self._module, self.line, STATE.grad_enabled,
+                      _params(params) if params else [], value, data.shape, data.dtype, result._requires_grad, ref)
+        if node is not None:
             node._rid = (epoch, nid, ins, out)
-            grad_fn = type(node).__name__
-        else:
-            node = grad_fn = None
-        born = self._born
         if born is not None:  # the op lives while its graph node does (a later backward walks it)
             # tensors and graph nodes take weak references (`__weakref__` in their slots)
             born.append((nid, None if node is None else weakref.ref(node)))
-            if out_tensor is not None:
-                born.append((out, out_tensor[7]))
-        event = {"kind": OP, "id": nid, "op": op.name, "label": op.label, "grad_fn": grad_fn, "inputs": ins,
-                 "output": out, "module": module, "line": line, "grad_enabled": STATE.grad_enabled,
-                 "params": _params(params) if params else []}
-        if out_tensor is not None:
-            event["out_tensor"] = out_tensor
-        self.emit(event)
+            if ref is not None:
+                born.append((out, ref))
+        self.emit(record)
 
     def on_function(self, op, fn_name, args, outputs, forward):
         """`Fn.apply(...)`: one op node named after the Function (its own ops are not recorded)."""

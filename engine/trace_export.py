@@ -2,9 +2,9 @@
 and the runner (app/runner/capture.py, which ships events as it goes) share.
 
 A captured event is JSON-ready except in its value fields (`VALUE_FIELDS`, engine/trace_events.py), which may hold
-numpy snapshots of small arrays, encoded only when exported (`export_values`). An op event also holds its output
-tensor inline (`out_tensor`, one dict instead of two on the recorder's hot path): `split_event`, or `op_tensor`
-with the value the caller decided on, makes it the `tensor` event that goes before the op.
+numpy snapshots of small arrays, encoded only when exported (`export_values`). An op event is captured as a flat
+tuple holding its new output tensor too (`OP_*`, `OUT_*`: no dict on the recorder's hot path): `split_event`, or
+`op_tensor` with the value the caller decided on and `op_event`, make it the `tensor` event then the `op` event.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .trace_events import TENSOR, VALUE_FIELDS, json_number
+from .trace_events import OP, TENSOR, VALUE_FIELDS, json_number
 
 # the types an export walks into (everything else in a captured event is JSON-ready as it is)
 _NESTED = frozenset({np.ndarray, dict, list})
@@ -34,9 +34,17 @@ def dtype_name(dt) -> str:
     return name
 
 
+_FLOAT_SCALARS = frozenset({np.float32, np.float64, np.float16})
+_isfinite = math.isfinite
+
+
 def encode_value(arr, limit: int):
     """A JSON-ready value: number, nested list, or a summary for arrays above `limit` elements."""
-    if type(arr) is not np.ndarray:
+    t = type(arr)
+    if t is not np.ndarray:
+        if t in _FLOAT_SCALARS:  # a reduction's result (a loss): the most common scalar, the shortest way
+            v = arr.item()
+            return v if _isfinite(v) else json_number(v)
         if isinstance(arr, (np.generic, int, float, bool)):
             v = arr.item() if isinstance(arr, np.generic) else arr
             return json_number(int(v) if isinstance(v, bool) else v)
@@ -58,7 +66,6 @@ def encode_value(arr, limit: int):
 
 # the reductions `ndarray.min/max/sum` run, called directly: a summary is taken for every big value an op makes
 _MIN, _MAX, _SUM = np.minimum.reduce, np.maximum.reduce, np.add.reduce
-_isfinite = math.isfinite
 
 
 def summarize(arr) -> dict:
@@ -112,20 +119,34 @@ def export_values(e: dict, limit: int) -> dict:
     return e if out is None else out
 
 
-def op_tensor(e: dict, out: tuple, value) -> dict:
-    """The `tensor` event of the output `out` an op event `e` captured inline (`out_tensor`), holding `value`."""
-    rid, shape, dtype, requires_grad, _, module, line, _ = out
-    return {"kind": TENSOR, "id": rid, "shape": list(shape), "dtype": dtype_name(dtype), "requires_grad": requires_grad,
-            "is_leaf": e["grad_fn"] is None, "value": value, "origin": "op", "op": e["id"], "module": module, "line": line}
+# An op event as captured (`Recorder.on_op`, the hot path): one flat tuple, the dicts built only when exported.
+# (id, op name, label, input ids, output id, grad_fn name, module, line, grad_enabled, params) and, when the op made
+# a new output tensor, (its value snapshot, shape, dtype, requires_grad, weak reference to it or None) after them.
+OP_ID, OP_NAME, OP_LABEL, OP_INPUTS, OP_OUTPUT, OP_GRAD_FN, OP_MODULE, OP_LINE, OP_GRAD_ENABLED, OP_PARAMS = range(10)
+OUT_VALUE, OUT_SHAPE, OUT_DTYPE, OUT_REQUIRES_GRAD, OUT_REF = range(10, 15)
 
 
-def split_event(e: dict) -> list[dict]:
-    """A captured event as the events it stands for: an op captures its output tensor inline
-    (one dict instead of two on the hot path), exported as the `tensor` event then the `op` event."""
-    out = e.get("out_tensor")
-    if out is None:
+def op_event(r: tuple) -> dict:
+    """The `op` event of a captured op record."""
+    return {"kind": OP, "id": r[0], "op": r[1], "label": r[2], "grad_fn": r[5], "inputs": r[3], "output": r[4],
+            "module": r[6], "line": r[7], "grad_enabled": r[8], "params": r[9]}
+
+
+def op_tensor(r: tuple, value) -> dict:
+    """The `tensor` event of the new output a captured op record holds, with `value` (as the caller decided)."""
+    return {"kind": TENSOR, "id": r[4], "shape": list(r[11]), "dtype": dtype_name(r[12]), "requires_grad": r[13],
+            "is_leaf": r[5] is None, "value": value, "origin": "op", "op": r[0], "module": r[6], "line": r[7]}
+
+
+def split_event(e) -> list[dict]:
+    """A captured event as the events it stands for: an op record (a tuple) with a new output is the `tensor`
+    event of that output then the `op` event; every other event is a dict already."""
+    if type(e) is not tuple:
         return [e]
-    return [op_tensor(e, out, out[4]), {k: v for k, v in e.items() if k != "out_tensor"}]
+    if len(e) > OUT_VALUE:
+        return [op_tensor(e, e[OUT_VALUE]), op_event(e)]
+    return [op_event(e)]
 
 
-__all__ = ["dtype_name", "encode_value", "export_event", "export_value", "export_values", "op_tensor", "split_event", "summarize"]
+__all__ = ["OP_PARAMS", "OUT_VALUE", "dtype_name", "encode_value", "export_event", "export_value", "export_values",
+           "op_event", "op_tensor", "split_event", "summarize"]

@@ -39,7 +39,20 @@ from engine.trace_events import (
     json_number,
     opens_pass,
 )
-from engine.trace_export import encode_value, export_value, export_values, op_tensor, summarize
+from engine.trace_export import (
+    OP_GRAD_FN,
+    OP_INPUTS,
+    OP_OUTPUT,
+    OUT_REF,
+    OUT_REQUIRES_GRAD,
+    OUT_VALUE,
+    encode_value,
+    export_value,
+    export_values,
+    op_event,
+    op_tensor,
+    summarize,
+)
 
 FLUSH_EVENTS = 2_000
 FLUSH_SECONDS = 0.05
@@ -272,32 +285,73 @@ class StreamingRecorder(Recorder):
         next_mark = marks[idx] if idx < n_marks else None
         full = stream or idx >= full_from or policy.kept_from_start(idx)
         reached = self._reached_outputs(raw)
+        pass_cost = self._pass_cost
+        kept = policy.kept_from_start(idx)
         i = self._base
         for e in raw:
             if next_mark is not None and next_mark <= i:
                 while idx < n_marks and marks[idx] <= i:
                     idx += 1
                 next_mark = marks[idx] if idx < n_marks else None
-                full = stream or idx >= full_from or policy.kept_from_start(idx)
+                kept = policy.kept_from_start(idx)
+                full = stream or idx >= full_from or kept
             i += 1
+            if type(e) is tuple:  # an op record (engine/trace_export.py OP_*): its output's tensor event, then it
+                if len(e) > OUT_VALUE:
+                    v = e[OUT_VALUE]
+                    if budget is not None and self._value_bytes > budget:
+                        append(self._piece(op_tensor(e, v), full, idx))  # past the value budget: bare
+                    elif full:
+                        # the output's value in full, counted against the value budget
+                        tv = type(v)
+                        if tv is np.ndarray:
+                            size = v.size
+                            cost = size * VALUE_COST if size <= limit else SUMMARY_COST
+                            # a value no pass can draw is left out (counted all the same: the budget is unchanged)
+                            v = encode_value(v, limit) if reached is None or e[OP_OUTPUT] in reached else None
+                        elif tv is dict:  # a summary taken at capture: JSON-ready
+                            cost = SUMMARY_COST
+                            if reached is not None and e[OP_OUTPUT] not in reached:
+                                v = None
+                        else:  # a number
+                            cost = 0
+                        if cost and budget is not None:
+                            self._value_bytes += cost
+                            if not kept:  # dropped once its pass cannot be drawn
+                                pass_cost[idx] = pass_cost.get(idx, 0) + cost
+                        append(op_tensor(e, v))
+                    elif type(v) is np.ndarray:  # light: an output tensor of a summary pass keeps a scalar only
+                        append(op_tensor(e, encode_value(v, limit) if v.size <= 1 else None))
+                    else:  # light: a number, or a summary taken at capture (JSON-ready)
+                        append(op_tensor(e, v))
+                if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                    self._over_budget()
+                append(op_event(e))
+                continue
             kind = e["kind"]
-            if kind == OP:
-                t = e.pop("out_tensor", None)  # the event is shipped (dropped here) next: no copy without it
-                if t is not None:
-                    v = t[4]
-                    if full and (budget is None or self._value_bytes <= budget):
-                        if reached is not None and (type(v) is np.ndarray or type(v) is dict) and t[0] not in reached:
-                            self._full_value(v, idx, encode=False)  # counted all the same: the budget is unchanged
-                            v = None
-                        else:
-                            v = self._full_value(v, idx)
-                        append(op_tensor(e, t, v))
-                    elif full or type(v) is not np.ndarray or v.size <= 1 or budget is not None and \
-                            self._value_bytes > budget:
-                        append(self._piece(op_tensor(e, t, v), full, idx))
-                    else:  # light, within the budget: an output tensor of a summary pass keeps no value
-                        append(op_tensor(e, t, None))
-            elif kind in VALUE_FIELDS:
+            if kind == TENSOR and (budget is None or self._value_bytes <= budget):
+                # `_piece`, inline, for the tensors the program made outside an op (leaves, gradients, numbers)
+                v = e["value"]
+                tv = type(v)
+                if tv is np.ndarray:
+                    size = v.size
+                    if full:
+                        if budget is not None and size:
+                            cost = size * VALUE_COST if size <= limit else SUMMARY_COST
+                            self._value_bytes += cost
+                            if not kept and e["origin"] == "op":  # new leaves are kept all run long
+                                pass_cost[idx] = pass_cost.get(idx, 0) + cost
+                        append({**e, "value": encode_value(v, limit)})
+                    else:
+                        op_made = e["origin"] == "op"
+                        if budget is not None and not op_made:  # leaf values stay all run long: counted
+                            self._value_bytes += size * VALUE_COST if size <= limit else SUMMARY_COST
+                        append({**e, "value": None if size > 1 and op_made else encode_value(v, limit)})
+                    continue
+                if tv is not dict and tv is not list:  # a number (or null): JSON-ready, costs nothing
+                    append(e)
+                    continue
+            if kind in VALUE_FIELDS:
                 if full or budget is not None and (self._value_bytes > budget or kind == TENSOR):
                     append(self._piece(e, full, idx))
                 else:  # light, within the budget (and nothing to count)
@@ -325,11 +379,12 @@ class StreamingRecorder(Recorder):
         if self._first_nodes <= limit:
             n = self._first_nodes
             for e in raw:
-                kind = e["kind"]
-                if kind == OP:
-                    n += 2 if "out_tensor" in e else 1
-                elif kind == TENSOR:
-                    n += 1
+                if type(e) is tuple:  # an op record, with its new output or not
+                    n += 2 if len(e) > OUT_VALUE else 1
+                else:
+                    kind = e["kind"]
+                    if kind == OP or kind == TENSOR:
+                        n += 1
             self._first_nodes = n
             if n <= limit:
                 return None
@@ -338,26 +393,6 @@ class StreamingRecorder(Recorder):
     def _over_budget(self) -> None:
         budget = self._value_budget
         self.budget_reason = f"values past the first {budget:,} bytes were left out (limit max_answer_bytes = {budget:,})"
-
-    def _full_value(self, v, idx: int, encode: bool = True):
-        """An op's output value (as captured) JSON-ready in pass ``idx``, kept in full within the value budget:
-        what ``_piece`` does with the op's ``tensor`` event, without building that event twice. Without
-        ``encode``: only counted against the value budget."""
-        limit, budget = self.value_limit, self._value_budget
-        if type(v) is np.ndarray:
-            size = v.size
-            cost = size * VALUE_COST if size <= limit else SUMMARY_COST
-            if encode:
-                v = encode_value(v, limit)
-        elif type(v) is dict:  # a summary taken at capture: JSON-ready
-            cost = SUMMARY_COST
-        else:  # a number
-            return v
-        if budget is not None:
-            self._value_bytes += cost
-            if not self._policy.kept_from_start(idx):  # dropped once its pass cannot be drawn
-                self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
-        return v
 
     def _piece(self, piece: dict, full: bool, idx: int) -> dict:
         """One captured event (an op's output tensor split off) JSON-ready, in pass ``idx``: past the value
@@ -391,14 +426,31 @@ class StreamingRecorder(Recorder):
         return export_values(piece, limit)
 
     def emit(self, event):
-        forget = None
-        if self._after_bw and opens_pass(event):
-            self._marks.append(self.n_events)
-            self._after_bw = False
-            # the pass now out of the last ones cannot be drawn: the builder drops its values
-            self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
-            forget = self._unreachable()
-        if self.pass_events >= self.max_events:  # Recorder.emit, inlined: this runs once per event
+        # an op record (a tuple) opens a pass when it records a graph (`opens_pass` of its `op` event)
+        if self._after_bw and (event[OP_GRAD_FN] is not None if type(event) is tuple else opens_pass(event)):
+            self._open_pass(event)
+            return
+        pass_events = self.pass_events
+        if pass_events >= self.max_events:  # Recorder.emit, inlined: this runs once per event
+            self.too_many_events()
+        self.pass_events = pass_events + 1
+        self.n_events += 1
+        captured = self.captured
+        captured.append(event)
+        n = len(captured)
+        if n & SETTLED_EVERY and n < self._batch:  # most events: nothing to ship yet
+            return
+        self._ship_some(n)
+
+    def _open_pass(self, event) -> None:
+        """``emit`` of the event that opens the next pass after a backward: the pass is marked, and the ids no later
+        event can name go right after it (``forget``)."""
+        self._marks.append(self.n_events)
+        self._after_bw = False
+        # the pass now out of the last ones cannot be drawn: the builder drops its values
+        self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
+        forget = self._unreachable()
+        if self.pass_events >= self.max_events:
             self.too_many_events()
         self.pass_events += 1
         self.n_events += 1
@@ -408,7 +460,11 @@ class StreamingRecorder(Recorder):
             self.pass_events += 1
             self.n_events += 1
             captured.append({"kind": FORGET, "ids": forget})
-        n = len(captured)
+        self._ship_some(len(captured))
+
+    def _ship_some(self, n: int) -> None:
+        """After an event is captured (``n`` held): a full batch is shipped; every 512 events, the settled passes
+        (or, streaming, what is held once BATCH_SECONDS passed)."""
         if n >= self._batch:
             self.flush()
         elif n & SETTLED_EVERY:
@@ -524,21 +580,21 @@ def _reached(captured: list[dict], aliases: dict) -> set[str]:
     lived, in this pass, which is not drawn."""
     reached: set[str] = set()
     for e in reversed(captured):
-        if e["kind"] != OP:
-            continue
-        t = e.get("out_tensor")
-        if t is None:
-            reached.update(e["inputs"])
-        elif e["grad_fn"] is not None or t[3] or t[0] in reached or not _died(t, aliases):
-            reached.add(t[0])
-            reached.update(e["inputs"])
+        if type(e) is not tuple:
+            if e["kind"] == OP:  # a failed op or a custom Function: no output of its own here
+                reached.update(e["inputs"])
+        elif len(e) <= OUT_VALUE:
+            reached.update(e[OP_INPUTS])
+        elif e[OP_GRAD_FN] is not None or e[OUT_REQUIRES_GRAD] or e[OP_OUTPUT] in reached or not _died(e, aliases):
+            reached.add(e[OP_OUTPUT])
+            reached.update(e[OP_INPUTS])
     return reached
 
 
-def _died(t: tuple, aliases: dict) -> bool:
-    """The output ``t`` an op captured inline died, and no other tensor stamped with its id (``x.data``) lives."""
-    ref = t[7]
-    return ref is not None and ref() is None and (not aliases or _gone(t[0], aliases))
+def _died(r: tuple, aliases: dict) -> bool:
+    """The new output an op record ``r`` holds died, and no other tensor stamped with its id (``x.data``) lives."""
+    ref = r[OUT_REF]
+    return ref is not None and ref() is None and (not aliases or _gone(r[OP_OUTPUT], aliases))
 
 
 def _gone(rid: str, aliases: dict) -> bool:
