@@ -15,13 +15,14 @@ import ast
 
 from .compiled_comprehensions import CompiledComprehensions
 from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions
+from .compiled_flow import CompiledFlow
 from .expressions import _BINOPS
 from .objects import BREAK, CONTINUE, PRIMITIVES, Return
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 
 
-class Compiler(CompiledExpressions, CompiledComprehensions):
+class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
     """Mixed into the Interpreter: `code_of(node)` is the node's closure, `block_of(body)` a block's."""
 
     def code_of(self, node):
@@ -409,5 +410,5 @@ class Compiler(CompiledExpressions, CompiledComprehensions):
         return loop
 
 
-_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, Compiler)
+_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, CompiledFlow, Compiler)
            for name, method in vars(cls).items() if name.startswith("_c_")}
