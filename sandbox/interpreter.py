@@ -40,6 +40,7 @@ from .objects import (
     INTERP_TYPES,
     MISSING,
     PRIMITIVES,
+    SCALARS,
     SUBSCRIPTABLE,
     USER_EXCEPTION_TYPES,
     BoundMethod,
@@ -454,7 +455,8 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
                 return r
             return obj[key]
         if t is self.tensor_type or t is self.parameter_type:  # (the isinstance branch below, taken directly)
-            self.check_data(key)
+            if type(key) not in SCALARS:  # (a number counts nothing)
+                self.check_data(key)
             return obj[key]
         if t is UserInstance:  # its class's __getitem__ (instance_protocol)
             return obj[key]

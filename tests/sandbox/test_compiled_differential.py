@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 BENCH = HERE.parents[1] / "bench" / "programs"
 # the node types whose compiled closures are compared with their ev_ methods
 COMPARED = (ast.Call, ast.JoinedStr, ast.Compare, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-            ast.Set, ast.Lambda, ast.Try, ast.With)
+            ast.Set, ast.Lambda, ast.Try, ast.With, ast.Tuple, ast.List)
 
 
 def _bench_programs():
