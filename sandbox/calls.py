@@ -201,7 +201,7 @@ class Calls:
         owner = getattr(f, "__self__", None)
         if isinstance(owner, B.Optimizer):
             # param_groups are plain lists the program can grow: step() loops over groups x params
-            self.check_data(owner.param_groups)
+            self.check_param_groups(owner.param_groups)
         if f in B.not_constructible:
             raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
         if f is B.Generator:  # its MT19937 state: 624 words kept for the run, charged as items
