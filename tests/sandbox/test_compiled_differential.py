@@ -116,6 +116,15 @@ EXTRA = [
     "with open('f.txt', 'w') as f:\n    f.write('abc')\nwith open('f.txt') as f, open('f.txt') as g:\n"
     "    print(f.read(), g.read())\n",
     "import torch\nwith torch.no_grad() as a, torch.enable_grad() as b:\n    print(a, b, torch.is_grad_enabled())\n",
+    # assignment into attributes and items: the value, then the object, then the key; the refusals
+    "def f():\n    print('v')\n    return 1\ndef o():\n    print('o')\n    return {}\ndef k():\n    print('k')\n"
+    "    return 'x'\no()[k()] = f()\nxs = [0, 1]\nxs[1] = 5\nxs[-1:] = range(3)\nprint(xs)\nxs[9] = 1\n",
+    "import torch\nw = torch.ones(2, requires_grad=True)\n(w * 2).sum().backward()\nw.grad = None\nprint(w.grad)\n"
+    "w[0] = 3.0\n",
+    "import torch\nm = torch.nn.Linear(1, 1)\nm.named_parameters = 3\n",
+    "x = 1\nx.y = 2\n",
+    "s = 'ab'\ns[0] = 'c'\n",
+    "class A:\n    pass\na = A()\na.v = [1]\na.v[0] = a.v\nprint(len(a.v))\nundefined.x = 1\n",
 ]
 
 
@@ -127,6 +136,8 @@ def test_compiled_calls_and_f_strings_run_as_their_methods(source, monkeypatch):
     compiled = run(source, limits=limits)
     monkeypatch.setattr(compiler, "_MAKERS", {t: m for t, m in compiler._MAKERS.items() if t not in COMPARED})
     monkeypatch.setattr(compiler.Compiler, "_target_names", staticmethod(lambda target: None))  # `assign` unpacks
+    monkeypatch.setattr(compiler.Compiler, "_assign_into",  # `obj.attr = v`, `obj[k] = v` through `assign`
+                        lambda self, target, value_code: lambda scope: self.assign(target, value_code(scope), scope))
     by_method = run(source, limits=limits)
     if _timed_out(compiled.error) != _timed_out(by_method.error):
         # NOTE: one path reached the CPU limit before a counted limit that the other reached first: which binds
