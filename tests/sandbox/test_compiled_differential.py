@@ -116,6 +116,10 @@ EXTRA = [
     "with open('f.txt', 'w') as f:\n    f.write('abc')\nwith open('f.txt') as f, open('f.txt') as g:\n"
     "    print(f.read(), g.read())\n",
     "import torch\nwith torch.no_grad() as a, torch.enable_grad() as b:\n    print(a, b, torch.is_grad_enabled())\n",
+    # in a generator: a try or with holding a yield suspends (flow.py), one without runs compiled
+    "import torch\ndef g():\n    try:\n        yield 1\n        x = 1 / 0\n    except ZeroDivisionError:\n        yield 2\n"
+    "    try:\n        y = [][0]\n    except IndexError as e:\n        print('c', e)\n    with torch.no_grad():\n"
+    "        yield torch.is_grad_enabled()\n    with torch.no_grad():\n        z = 3\n    yield z\nprint(list(g()))\n",
     # assignment into attributes and items: the value, then the object, then the key; the refusals
     "def f():\n    print('v')\n    return 1\ndef o():\n    print('o')\n    return {}\ndef k():\n    print('k')\n"
     "    return 'x'\no()[k()] = f()\nxs = [0, 1]\nxs[1] = 5\nxs[-1:] = range(3)\nprint(xs)\nxs[9] = 1\n",
