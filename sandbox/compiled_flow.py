@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 class CompiledFlow:
-    """Mixed into the Compiler: `_c_Try` and `_c_With`."""
+    """Mixed into the Compiler: `_c_Try`, `_c_Assert` and `_c_With`."""
 
     def _c_Try(self, node):
         body = self.block_of(node.body)
@@ -67,6 +67,17 @@ class CompiledFlow:
                 if name is not None:
                     scope.vars.pop(name, None)  # Python deletes the name at the end of the handler
         return handler, type_code, run_handler
+
+    def _c_Assert(self, node):
+        test = self.code_of(node.test)
+        message = self.code_of(node.msg) if node.msg is not None else None
+        exception_error = self.exception_error
+
+        def assert_statement(scope):
+            if not test(scope):
+                value = AssertionError() if message is None else AssertionError(message(scope))
+                raise exception_error(value, node)
+        return assert_statement
 
     def _c_With(self, node):
         run = self.block_of(node.body)

@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 BENCH = HERE.parents[1] / "bench" / "programs"
 # the node types whose compiled closures are compared with their ev_ methods
 COMPARED = (ast.Call, ast.JoinedStr, ast.Compare, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-            ast.Set, ast.Lambda, ast.Try, ast.With, ast.Tuple, ast.List)
+            ast.Set, ast.Lambda, ast.Try, ast.With, ast.Tuple, ast.List, ast.Assert)
 
 
 def _bench_programs():
@@ -120,6 +120,11 @@ EXTRA = [
     "import torch\ndef g():\n    try:\n        yield 1\n        x = 1 / 0\n    except ZeroDivisionError:\n        yield 2\n"
     "    try:\n        y = [][0]\n    except IndexError as e:\n        print('c', e)\n    with torch.no_grad():\n"
     "        yield torch.is_grad_enabled()\n    with torch.no_grad():\n        z = 3\n    yield z\nprint(list(g()))\n",
+    "for i in range(3):\n    assert i < 5\n    assert i < 5, 'm'\ntry:\n    assert 1 > 2, f'no {i}'\nexcept AssertionError as e:\n"
+    "    print(e, e.args)\nassert [], 'empty'\n",
+    "assert 1 / 0, 'x'\n",
+    "assert 0, 1 / 0\n",
+    "assert False\n",
     # assignment into attributes and items: the value, then the object, then the key; the refusals
     "def f():\n    print('v')\n    return 1\ndef o():\n    print('o')\n    return {}\ndef k():\n    print('k')\n"
     "    return 'x'\no()[k()] = f()\nxs = [0, 1]\nxs[1] = 5\nxs[-1:] = range(3)\nprint(xs)\nxs[9] = 1\n",
