@@ -286,6 +286,42 @@ class Budgets:
         limits.before_alloc(shape)
 
     # ---------------------------------------------------------------- data handed to the engine
+    def check_param_groups(self, groups):
+        """`check_data(groups)` for an optimizer's param_groups (checked on every `step()`/`zero_grad()`): the
+        engine's layout (dicts of names to numbers, tensors and flat lists or tuples of them) counted as the
+        walk counts it; anything else, or a count past the limit, goes to `check_data` (and its error)."""
+        if type(groups) is not list:
+            return self.check_data(groups)
+        T = self.tensor_type
+        n = len(groups)
+        for g in groups:
+            if type(g) is not dict:
+                return self.check_data(groups)
+            n += 2 * len(g)
+            for k, v in g.items():
+                if type(k) is not str:
+                    return self.check_data(groups)
+                n += len(k)
+                tv = type(v)
+                if tv in SCALARS:
+                    continue
+                if tv is list or tv is tuple:
+                    n += len(v)
+                    for x in v:
+                        if isinstance(x, T):
+                            n += x.numel()
+                        elif type(x) not in SCALARS:
+                            return self.check_data(groups)
+                elif isinstance(v, T):
+                    n += v.numel()
+                elif tv is str:
+                    n += len(v)
+                else:
+                    return self.check_data(groups)
+        if n > self.max_seq:
+            return self.check_data(groups)
+        return None
+
     def check_data(self, *values, names=False):
         """Values handed to the engine or to numpy (arguments, operands, indices, values a program
         function returns to engine code) hold at most max_live_elements items in all. Nested lists,

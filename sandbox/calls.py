@@ -9,7 +9,7 @@ import ast
 import contextlib
 import copy
 import functools
-from types import MethodType
+from types import FunctionType, MethodType
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
@@ -123,6 +123,19 @@ class Calls:
                     if isinstance(r, SIZED):
                         self.alloc(len(r))
                     return r
+        if not kwargs and (t in self.engine_module_types or (t is FunctionType and f in self.engine_functions)):
+            # an engine layer or function given tensors and numbers alone (`model(x)`, `F.mse_loss(p, y)`): every
+            # check of the general path below passes for them untouched (it saw this type or function before),
+            # except what a result that is a copy costs
+            T = self.tensor_type
+            for a in args:
+                if type(a) not in SCALARS and not isinstance(a, T):
+                    break
+            else:
+                r = f(*args)
+                if isinstance(r, SIZED):
+                    self.alloc(len(r))
+                return r
         if t is BoundMethod:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)
@@ -162,6 +175,10 @@ class Calls:
                     args[i] = self.take(a)
         if type(getattr(f, "__self__", None)) not in PLAIN_TYPES:  # not a str/list/... method
             self._engine_call_args(f, args, kwargs)
+            if t is FunctionType and f is not self.B.Generator:  # (a Generator's state is charged every time)
+                self.engine_functions.add(f)  # (the fast path above: the checks on `f` alone have passed)
+            elif isinstance(f, self.B.Module) and t is not self.B.UserModule and t not in gm:
+                self.engine_module_types.add(t)  # (the fast path above: its checks depend on the type alone)
         r = f(*args, **kwargs)
         if isinstance(r, SIZED):  # copies made by allowlisted methods (str.split, dict.copy, ...) count
             self.alloc(len(r))
@@ -184,7 +201,7 @@ class Calls:
         owner = getattr(f, "__self__", None)
         if isinstance(owner, B.Optimizer):
             # param_groups are plain lists the program can grow: step() loops over groups x params
-            self.check_data(owner.param_groups)
+            self.check_param_groups(owner.param_groups)
         if f in B.not_constructible:
             raise TypeError(f"cannot create '{B.class_names.get(f, f.__name__)}' instances")
         if f is B.Generator:  # its MT19937 state: 624 words kept for the run, charged as items

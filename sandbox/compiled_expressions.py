@@ -323,6 +323,18 @@ class CompiledExpressions:
         if type(node.ctx) is not ast.Load or any(type(e) is ast.Starred for e in node.elts):
             return None
         items = tuple(self.code_of(e) for e in node.elts)
+        if len(items) == 1:
+            (only,) = items
+
+            def list_of_one(scope):
+                return [only(scope)]
+            return list_of_one
+        if len(items) == 2:
+            first, second = items
+
+            def list_of_two(scope):
+                return [first(scope), second(scope)]
+            return list_of_two
 
         def list_display(scope):
             return [c(scope) for c in items]
@@ -332,6 +344,18 @@ class CompiledExpressions:
         if type(node.ctx) is not ast.Load or any(type(e) is ast.Starred for e in node.elts):
             return None
         items = tuple(self.code_of(e) for e in node.elts)
+        if len(items) == 2:  # (a pair, an index `P[i, j]`: no list comprehension, a call of its own in 3.11)
+            first, second = items
+
+            def pair(scope):
+                return first(scope), second(scope)
+            return pair
+        if len(items) == 3:
+            first, second, third = items
+
+            def triple(scope):
+                return first(scope), second(scope), third(scope)
+            return triple
 
         def tuple_display(scope):
             return tuple([c(scope) for c in items])

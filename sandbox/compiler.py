@@ -15,13 +15,14 @@ import ast
 
 from .compiled_comprehensions import CompiledComprehensions
 from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions
+from .compiled_flow import CompiledFlow
 from .expressions import _BINOPS
 from .objects import BREAK, CONTINUE, PRIMITIVES, Return
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 
 
-class Compiler(CompiledExpressions, CompiledComprehensions):
+class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
     """Mixed into the Interpreter: `code_of(node)` is the node's closure, `block_of(body)` a block's."""
 
     def code_of(self, node):
@@ -209,6 +210,8 @@ class Compiler(CompiledExpressions, CompiledComprehensions):
             return assign_name
         if len(node.targets) == 1 and self._target_names(node.targets[0]) is not None:
             return self._assign_names(node, value_code)
+        if len(node.targets) == 1 and type(node.targets[0]) in (ast.Attribute, ast.Subscript):
+            return self._assign_into(node.targets[0], value_code)
         targets = tuple((t, t.id if type(t) is ast.Name else None) for t in node.targets)
 
         def assign_targets(scope):
@@ -221,6 +224,27 @@ class Compiler(CompiledExpressions, CompiledComprehensions):
                 else:
                     assign(target, value, scope)
         return assign_targets
+
+    def _assign_into(self, target, value_code):
+        """`obj.attr = value` / `obj[key] = value`: `assign`'s branch for the target, its parts compiled (the value
+        first, then the object, then the key, as `assign` evaluates them)."""
+        obj_code = self.code_of(target.value)
+        if type(target) is ast.Attribute:
+            attr = target.attr
+            set_attribute = self.set_attribute
+
+            def assign_attribute(scope):
+                value = value_code(scope)
+                set_attribute(obj_code(scope), attr, value)
+            return assign_attribute
+        key_code = self.code_of(target.slice)
+        set_item = self.set_item
+
+        def assign_item(scope):
+            value = value_code(scope)
+            obj = obj_code(scope)
+            set_item(obj, key_code(scope), value)
+        return assign_item
 
     def _assign_names(self, node, value_code):
         """`a, b = value`: a list or tuple of as many items unpacked inline (as `_unpack` does), else `assign`."""
@@ -409,5 +433,5 @@ class Compiler(CompiledExpressions, CompiledComprehensions):
         return loop
 
 
-_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, Compiler)
+_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, CompiledFlow, Compiler)
            for name, method in vars(cls).items() if name.startswith("_c_")}

@@ -4,8 +4,9 @@
 The statements that can suspend are run by generator methods (`g_<Stmt>`): a generator function's body
 runs as a Python generator that yields where the program yields; every statement without a `yield` in
 it runs through the ordinary `exec_block`, so a generator costs nothing in code that does not suspend.
-`try` and `with` are written once, as generator methods, and driven to completion when nothing in them
-suspends.
+`try` and `with` are written as generator methods here (`ex_Try`/`ex_With` drive them when nothing in them
+suspends); the compiled interpreter runs a `try` or `with` without a `yield` in it as closures that do the
+same (compiled_flow.py).
 
 Limits are never catchable: a `LimitError` (steps, time, loop, memory, output, call depth), the engine's
 LimitExceeded and the host's RecursionError/MemoryError pass every `except` (also `except BaseException`

@@ -40,6 +40,7 @@ from .objects import (
     INTERP_TYPES,
     MISSING,
     PRIMITIVES,
+    SCALARS,
     SUBSCRIPTABLE,
     USER_EXCEPTION_TYPES,
     BoundMethod,
@@ -135,6 +136,8 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         self.has_properties = False  # a program made a property: attribute assignments look for setters
         self._numpy = None  # (numpy, numpy.random) proxies, made on first import
         self._code = {}  # node -> its closure (compiler.py)
+        self.engine_module_types = set()  # engine nn.Module classes a program called through `call` (calls.py)
+        self.engine_functions = set()  # engine functions a program called through `call` (calls.py)
         self._blocks = {}  # id(list of statements) -> (the list, its closure); statement -> its block (compiler.py)
         self._ev = {}
         self._ex = {}
@@ -430,6 +433,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         if t is list or t is dict or t is UserInstance or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
             obj[key] = value
             return
+        if t is self.tensor_type or t is self.parameter_type:  # (the isinstance branch below, taken directly)
+            self.check_data(key, value)
+            obj[key] = value
+            return
         if t is np.ndarray:
             gate_of(self).set_item(obj, key, value)
             return
@@ -446,6 +453,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
                 r = obj[key]
                 self.alloc(len(r))  # slices copy
                 return r
+            return obj[key]
+        if t is self.tensor_type or t is self.parameter_type:  # (the isinstance branch below, taken directly)
+            if type(key) not in SCALARS:  # (a number counts nothing)
+                self.check_data(key)
             return obj[key]
         if t is UserInstance:  # its class's __getitem__ (instance_protocol)
             return obj[key]

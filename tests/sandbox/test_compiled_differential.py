@@ -1,8 +1,8 @@
 """Differential check of the compiled interpreter: calls (positional, `print(x)`, `*args`/`**kwargs`), f-strings,
 comparisons (chains too), list/set/dict comprehensions and generator expressions (any number of `for`
-clauses) and name-tuple unpacking run through their compiled closures (sandbox/compiler.py,
+clauses), `try`/`with` statements and name-tuple unpacking run through their compiled closures (sandbox/compiler.py,
 compiled_expressions.py, compiled_comprehensions.py) and through the node-by-node methods they replace
-(`ev_Call`, `ev_JoinedStr`, `ev_Compare`, `ev_ListComp`, ..., `assign`) give the same run:
+(`ev_Call`, `ev_JoinedStr`, `ev_Compare`, `ev_ListComp`, ..., `ex_Try`, `ex_With`, `assign`) give the same run:
 the same stdout, the same error (type, message, line) and the same output cut, on the programs of
 tests/sandbox (this file's neighbours, the hostile inputs) and on bench/programs at a short length."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 BENCH = HERE.parents[1] / "bench" / "programs"
 # the node types whose compiled closures are compared with their ev_ methods
 COMPARED = (ast.Call, ast.JoinedStr, ast.Compare, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-            ast.Set, ast.Lambda)
+            ast.Set, ast.Lambda, ast.Try, ast.With, ast.Tuple, ast.List, ast.Assert)
 
 
 def _bench_programs():
@@ -84,6 +84,56 @@ EXTRA = [
     "print({[1]})\n",
     "a, b = 'xyz'\n",
     "import torch\nw, b = torch.ones(2, requires_grad=True), torch.zeros(1)\nfor i, x in enumerate(w):\n    print(i, x)\n",
+    # try/except/else/finally: handlers chosen in order, names deleted after them, bare raise, flow out of finally
+    "def f(x):\n    try:\n        return 1 / x\n    except (KeyError, ZeroDivisionError) as e:\n        print('c', e)\n"
+    "        return -1\n    finally:\n        print('fin', x)\nprint(f(2), f(0))\n",
+    "for i in range(4):\n    try:\n        if i == 1:\n            continue\n        if i == 3:\n            break\n"
+    "        print('b', i)\n    except Exception:\n        pass\n    else:\n        print('else', i)\n"
+    "    finally:\n        print('f', i)\n",
+    "try:\n    try:\n        raise ValueError('a')\n    except KeyError:\n        print('no')\n    finally:\n"
+    "        print('inner')\nexcept ValueError as e:\n    print('outer', e)\n    try:\n        raise\n"
+    "    except ValueError as e2:\n        print('re', e2, e)\nprint(e)\n",
+    "def g():\n    for i in range(3):\n        try:\n            return i\n        finally:\n            if i < 2:\n"
+    "                continue\nprint(g())\n",
+    "try:\n    x = [1][2]\nexcept 5:\n    pass\n",
+    "try:\n    x = {}['k']\nexcept KeyError:\n    y = 1 / 0\nfinally:\n    print('fin')\n",
+    "try:\n    pass\nexcept ValueError:\n    pass\nelse:\n    z = undefined_name\nfinally:\n    print('f')\n",
+    "raise\n",
+    "try:\n    while True:\n        pass\nexcept BaseException:\n    print('caught a limit')\nfinally:\n    print('f')\n",
+    "class E(Exception):\n    pass\ntry:\n    raise E('mine')\nexcept E as e:\n    print(type(e).__name__, e.args)\n",
+    # with: engine grad modes, program context managers (one that swallows the error), several items, errors
+    "import torch\nw = torch.ones(2, requires_grad=True)\nfor i in range(3):\n    with torch.no_grad():\n"
+    "        w -= 0.5\nprint(w, torch.is_grad_enabled())\n",
+    "import torch\nclass CM:\n    def __init__(self, swallow):\n        self.swallow = swallow\n"
+    "    def __enter__(self):\n        print('enter')\n        return 5\n    def __exit__(self, a, b, c):\n"
+    "        print('exit', a, b)\n        return self.swallow\nwith CM(True) as v, torch.no_grad():\n"
+    "    print(v, torch.is_grad_enabled())\n    raise KeyError('k')\nprint('after', torch.is_grad_enabled())\n"
+    "with CM(False):\n    x = 1 / 0\n",
+    "import torch\ntry:\n    with torch.no_grad():\n        x = 1 / 0\nexcept ZeroDivisionError:\n"
+    "    print(torch.is_grad_enabled())\n",
+    "with 3:\n    pass\n",
+    "class A:\n    def __enter__(self):\n        return 1\nwith A():\n    pass\n",
+    "with open('f.txt', 'w') as f:\n    f.write('abc')\nwith open('f.txt') as f, open('f.txt') as g:\n"
+    "    print(f.read(), g.read())\n",
+    "import torch\nwith torch.no_grad() as a, torch.enable_grad() as b:\n    print(a, b, torch.is_grad_enabled())\n",
+    # in a generator: a try or with holding a yield suspends (flow.py), one without runs compiled
+    "import torch\ndef g():\n    try:\n        yield 1\n        x = 1 / 0\n    except ZeroDivisionError:\n        yield 2\n"
+    "    try:\n        y = [][0]\n    except IndexError as e:\n        print('c', e)\n    with torch.no_grad():\n"
+    "        yield torch.is_grad_enabled()\n    with torch.no_grad():\n        z = 3\n    yield z\nprint(list(g()))\n",
+    "for i in range(3):\n    assert i < 5\n    assert i < 5, 'm'\ntry:\n    assert 1 > 2, f'no {i}'\nexcept AssertionError as e:\n"
+    "    print(e, e.args)\nassert [], 'empty'\n",
+    "assert 1 / 0, 'x'\n",
+    "assert 0, 1 / 0\n",
+    "assert False\n",
+    # assignment into attributes and items: the value, then the object, then the key; the refusals
+    "def f():\n    print('v')\n    return 1\ndef o():\n    print('o')\n    return {}\ndef k():\n    print('k')\n"
+    "    return 'x'\no()[k()] = f()\nxs = [0, 1]\nxs[1] = 5\nxs[-1:] = range(3)\nprint(xs)\nxs[9] = 1\n",
+    "import torch\nw = torch.ones(2, requires_grad=True)\n(w * 2).sum().backward()\nw.grad = None\nprint(w.grad)\n"
+    "w[0] = 3.0\n",
+    "import torch\nm = torch.nn.Linear(1, 1)\nm.named_parameters = 3\n",
+    "x = 1\nx.y = 2\n",
+    "s = 'ab'\ns[0] = 'c'\n",
+    "class A:\n    pass\na = A()\na.v = [1]\na.v[0] = a.v\nprint(len(a.v))\nundefined.x = 1\n",
 ]
 
 
@@ -95,6 +145,8 @@ def test_compiled_calls_and_f_strings_run_as_their_methods(source, monkeypatch):
     compiled = run(source, limits=limits)
     monkeypatch.setattr(compiler, "_MAKERS", {t: m for t, m in compiler._MAKERS.items() if t not in COMPARED})
     monkeypatch.setattr(compiler.Compiler, "_target_names", staticmethod(lambda target: None))  # `assign` unpacks
+    monkeypatch.setattr(compiler.Compiler, "_assign_into",  # `obj.attr = v`, `obj[k] = v` through `assign`
+                        lambda self, target, value_code: lambda scope: self.assign(target, value_code(scope), scope))
     by_method = run(source, limits=limits)
     if _timed_out(compiled.error) != _timed_out(by_method.error):
         # NOTE: one path reached the CPU limit before a counted limit that the other reached first: which binds
