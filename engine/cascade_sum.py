@@ -194,6 +194,11 @@ def torch_sum(a, dims=None, keepdim=False):
     than two nested loops keep numpy's sum."""
     ndim = a.ndim
     if dims is None:
+        if a.dtype is _F32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous:  # a loss's sum: the common case
+            total = _quiet_flat_total(a.reshape(-1)) + _ZERO  # ATen's sums start from +0: an all-zero sum is +0
+            if keepdim:
+                return total.reshape((1,) * ndim) if ndim else np.array(total)
+            return total
         dims = tuple(range(ndim))
     elif type(dims) is not tuple:
         dims = (dims % max(ndim, 1),)

@@ -36,31 +36,24 @@ def apply(op, inputs, params=()):
     """Run one op-table primitive: forward in numpy, then (if needed) its graph node and record."""
     Tensor = registry.Tensor  # defined above this layer (engine/tensor_core.py), which registers it
     arrays = []
+    append = arrays.append
     needs_grad = False
     wants_f64 = False
-    # the node's edges and input shapes are gathered in the same walk when a graph may be built (one pass)
-    edges = [] if STATE.grad_enabled and op.grad_fn is not None else None
     for x in inputs:
         if isinstance(x, Tensor):
             a = x._data
-            arrays.append(a)
+            append(a)
             if a.dtype is _F64:
                 wants_f64 = True
             if x._requires_grad:
                 needs_grad = True
-                if edges is not None:
-                    fn = x._grad_fn
-                    # a custom Function's outputs share one node: the edge says which output (autograd.edge_of)
-                    edges.append((fn, fn.output_nr(x) if fn._multi else 0) if fn is not None else (accumulator(x), 0))
-            elif edges is not None:
-                edges.append(_NO_EDGE)
         else:
-            arrays.append(x)
-            if edges is not None:
-                edges.append(_NO_EDGE)
+            append(x)
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)
+    # the edges are taken before the forward runs, as a graph's nodes are numbered (a leaf's AccumulateGrad first)
+    edges = _edges(inputs, Tensor) if needs_grad and STATE.grad_enabled and op.grad_fn is not None else None
     try:
         out = op.forward(arrays, *params) if op.variadic else op.forward(*arrays, *params)
     except ValueError as e:
@@ -73,23 +66,23 @@ def apply(op, inputs, params=()):
     except Exception as e:  # noqa: BLE001 - recorded (the page draws the op that failed), then raised as it was
         _failed(op, inputs, params, e)
         raise
-    if out.dtype.kind not in NUMERIC_KINDS:  # a list of objects as an operand: tensors hold numbers only
+    dtype = out.dtype
+    if dtype.kind not in NUMERIC_KINDS:  # a list of objects as an operand: tensors hold numbers only
         raise not_numeric(out)
-    if out.dtype is _F64 and not wants_f64:
+    if dtype is _F64 and not wants_f64:
         # PyTorch's promotion: ints and Python floats meet in the default float32, not numpy's float64.
         out = out.astype(_F32)
     result = object.__new__(Tensor)
     result._data = out
-    result._grad = result._grad_fn = result._acc = result._rid = None
-    result._retains_grad = result._untracked = False
     # a view remembers its base, which an in-place op on the view writes through (PyTorch's CopySlices)
-    result._view_base = None
+    result._grad = result._grad_fn = result._acc = result._rid = result._view_base = None
+    result._retains_grad = result._untracked = False
     if op.view and isinstance(inputs[0], Tensor):
         result._view_base = inputs[0] if inputs[0]._view_base is None else inputs[0]._view_base
-        if edges is not None:  # grad mode: a later in-place op on the base re-derives this view (engine/views.py)
+        if STATE.grad_enabled:  # grad mode: a later in-place op on the base re-derives this view (engine/views.py)
             remember_view(result)
-    if needs_grad and edges is not None:  # edges: grad mode was on and the op has a backward
-        shapes = [a.shape if hasattr(a, "shape") else () for a in arrays]
+    if edges is not None:  # an input requires grad, grad mode is on and the op has a backward
+        shapes = [getattr(a, "shape", ()) for a in arrays]
         result._grad_fn = NODE_CLASSES[op.grad_fn](op, edges, (out, *arrays), params, shapes)
         result._requires_grad = True
         if limits is not None:
@@ -105,6 +98,19 @@ def apply(op, inputs, params=()):
 
 
 _NO_EDGE = (None, 0)
+
+
+def _edges(inputs, Tensor):  # noqa: N803 - the class, passed in (registered above this layer)
+    """The node's edge per input: (node, output number), or (None, 0) where the input needs no gradient."""
+    edges = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            fn = x._grad_fn
+            # a custom Function's outputs share one node: the edge says which output (autograd.edge_of)
+            edges.append((fn, fn.output_nr(x) if fn._multi else 0) if fn is not None else (accumulator(x), 0))
+        else:
+            edges.append(_NO_EDGE)
+    return edges
 
 
 def _broadcast_message(arrays):

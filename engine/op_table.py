@@ -131,6 +131,8 @@ def unbroadcast(g, shape):
         return g
     if type(g) is np.ndarray and g.dtype == np.float32:
         # torch's sum_to: one sum over the leading and the size-1 dims, in ATen's order (engine/cascade_sum.py)
+        if not shape:  # a scalar's gradient (a, b, c, d in the tutorial's polynomials): the sum of all
+            return torch_sum(g, None, True).reshape(shape)
         extra = g.ndim - len(shape)
         axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
         return torch_sum(g, axes, True).reshape(shape) if axes else g.reshape(shape)

@@ -34,7 +34,7 @@ def fma32(x, y, z, out=None):
     converts a Scalar alpha to the dtype)."""
     if not isinstance(x, np.ndarray):
         x = np.float32(x)
-    if np.size(z) < _BRACKET_FROM:
+    if (z.size if type(z) is np.ndarray else np.size(z)) < _BRACKET_FROM:
         new = _rounded_once(x, y, z)
         if out is None:
             return new
@@ -85,25 +85,30 @@ def _bracketed(x, y, z):
     return lo, np.not_equal(lo, hi)
 
 
+# 0 * inf, inf - inf give NaN silently, as in torch; the decorator form costs half the `with` statement's time
+_quiet = np.errstate(over="ignore", invalid="ignore")
+
+
+@_quiet
 def _rounded_once(x, y, z):
     """x * y + z in float64 (the product is exact there), rounded to float32 with the halfway cases fixed."""
     # Direct ufunc calls (no .any()/.min() wrappers, no out= buffer): this runs on small arrays, once a step.
     if not (isinstance(x, np.ndarray) and x.ndim):
         x = _F64.type(x)  # a float64 scalar: the product below is computed (exactly) in float64
-    with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf, inf - inf give NaN silently, as in torch
-        s = np.multiply(x, y, dtype=_F64)
-        if type(s) is not np.ndarray or s.shape != np.shape(z):  # 0-d, or y broadcast to z's shape
-            s = np.multiply(x, y, out=np.empty(np.shape(z), _F64), dtype=_F64)
-        np.add(s, z, out=s)
-        if np.count_nonzero(np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)):
-            _nudge(s, np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY), x, y, z)
-        out = s.astype(_F32)
-        if out.size and not np.minimum.reduce(np.abs(out), axis=None) > _SMALLEST_NORMAL32:  # zeros, subnormals, NaN: rare
-            small = np.abs(s) < _SMALLEST_NORMAL32
-            halfway = small & (np.mod(np.where(small, s, 0.0) * 2.0 ** 150, 2.0) == 1.0)  # odd multiples of 2**-150
-            if halfway.any():
-                _nudge(s, halfway, x, y, z)
-                out = s.astype(_F32)
+    s = np.multiply(x, y, dtype=_F64)
+    shape = z.shape if type(z) is np.ndarray else np.shape(z)
+    if type(s) is not np.ndarray or s.shape != shape:  # 0-d, or y broadcast to z's shape
+        s = np.multiply(x, y, out=np.empty(shape, _F64), dtype=_F64)
+    np.add(s, z, out=s)
+    if np.count_nonzero(np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY)):
+        _nudge(s, np.equal(np.bitwise_and(s.view(np.uint64), _LOW29), _HALFWAY), x, y, z)
+    out = s.astype(_F32)
+    if out.size and not np.minimum.reduce(np.abs(out), axis=None) > _SMALLEST_NORMAL32:  # zeros, subnormals, NaN: rare
+        small = np.abs(s) < _SMALLEST_NORMAL32
+        halfway = small & (np.mod(np.where(small, s, 0.0) * 2.0 ** 150, 2.0) == 1.0)  # odd multiples of 2**-150
+        if halfway.any():
+            _nudge(s, halfway, x, y, z)
+            out = s.astype(_F32)
     return out
 
 
