@@ -226,6 +226,12 @@ def _write_into_base(t, result) -> bool:
             and data.dtype == result._data.dtype and has_views(t)):
         return False
     np.copyto(data, result._data)
+    node = result._grad_fn
+    saved = node._saved if node is not None else None
+    if saved and saved[0] is result._data:
+        # the node saved its result (exp_, sigmoid_): it must read t's memory, so that a later in-place op on t
+        # makes it stale as in PyTorch, not a private copy no write ever reaches
+        node._saved = (data, *saved[1:])
     t._grad_fn, t._requires_grad = result._grad_fn, True
     replay_views(t)
     return True

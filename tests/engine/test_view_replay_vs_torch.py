@@ -111,3 +111,20 @@ def test_an_expanded_sibling_is_left_alone_and_writes_through_it_are_refused():
     assert wide.shape == (4, 3)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
         wide.add_(1)
+
+
+@pytest.mark.parametrize("op", ["exp_", "sigmoid_", "tanh_"])
+def test_a_base_with_views_keeps_its_version_check_on_a_saved_result(op):
+    """An op that saves its result (exp_) on a base with a live view, then another in-place op: backward is refused
+    with PyTorch's message, as it is without the view (the written-into memory is what the node reads)."""
+    messages = []
+    for lib in (engine, torch):
+        x = lib.tensor(X, requires_grad=True)
+        y = x * 1
+        v = y[0]  # noqa: F841 - kept alive: the base has a live view
+        getattr(y, op)()
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
