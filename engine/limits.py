@@ -37,10 +37,10 @@ class Limits:
         # `_counted` adds them all, the dead ones too until a sweep drops them. Every check compares `_counted`
         # first and sweeps only when it would fail, so a limit is exact where it is checked, while an op pays
         # one weak reference (no callback per tensor death, ~1.5 us an op before). NOTE: a sweep must not
-        # recurse (a numpy array's finalizer may set live_elements during one): `_sweeping` guards it.
+        # recurse (a numpy array's finalizer may call count_external during one): `_sweeping` guards it.
         self._tracked: list[tuple[weakref.ref, int]] = []
         self._counted = 0  # elements of the tracked tensors (dead ones included until a sweep) + `_external`
-        self._external = 0  # what others added through the live_elements setter (the sandbox's numpy arrays)
+        self._external = 0  # what others counted through count_external (the sandbox's numpy arrays)
         self._sweep_at = _SWEEP_MIN  # entries of `_tracked` that make track() sweep: memory stays bounded
         self._sweeping = False
 
@@ -50,10 +50,15 @@ class Limits:
         self._sweep()
         return self._counted
 
-    @live_elements.setter
-    def live_elements(self, value: int):
-        self._external += value - self._counted
-        self._counted = value
+    def count_external(self, n: int) -> None:
+        """Elements held outside tensors (the sandbox's numpy arrays; negative when one dies), counted without a
+        sweep: this runs for every array a program makes."""
+        self._external += n
+        self._counted += n
+
+    def over_live(self, extra: int = 0) -> bool:
+        """Whether the live elements and `extra` more exceed max_live_elements (a sweep only when the count says so)."""
+        return self._counted + extra > self.max_live_elements and self.live_elements + extra > self.max_live_elements
 
     def _sweep(self):
         """Drop the dead tensors' entries and their elements from the count."""
@@ -89,7 +94,7 @@ class Limits:
         if n > self.max_tensor_elements or n == 0:
             n = 0
             self._check_extent(shape)
-        if self._counted + n > self.max_live_elements and self.live_elements + n > self.max_live_elements:
+        if self.over_live(n):
             raise LimitExceeded(f"this run would hold {self.live_elements + n:,} tensor elements at once; the limit is "
                                 f"max_live_elements = {self.max_live_elements:,}")
 

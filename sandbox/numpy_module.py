@@ -121,9 +121,9 @@ class NumpyGate:
         n = int(arr.size)
         if n > limits.max_tensor_elements or n == 0:
             self.before(arr.shape)  # the limit's own message (an empty array: what it spans, as a tensor's)
-        limits.live_elements += n
-        weakref.finalize(arr, _release, limits, n)
-        if limits.live_elements > limits.max_live_elements:
+        limits.count_external(n)
+        weakref.finalize(arr, limits.count_external, -n)
+        if limits.over_live():
             raise self.B.LimitExceeded(f"this run holds {limits.live_elements:,} tensor elements at once; the limit is "
                                        f"max_live_elements = {limits.max_live_elements:,}")
 
@@ -136,7 +136,7 @@ class NumpyGate:
         for shape in (*inputs, *cost.temporaries, *cost.outputs):
             self.before(shape)
         total = sum(math.prod(int(d) for d in s) for s in cost.outputs)
-        if len(cost.outputs) > 1 and limits.live_elements + total > limits.max_live_elements:
+        if len(cost.outputs) > 1 and limits.over_live(total):
             raise self.B.LimitExceeded(f"this run would hold {limits.live_elements + total:,} tensor elements at once; "
                                        f"the limit is max_live_elements = {limits.max_live_elements:,}")
         flops = limits.max_op_flops
@@ -320,10 +320,6 @@ class NumpyGate:
         if isinstance(value, (list, tuple, np.ndarray)):
             raise TypeError(f"{cls.__name__}() in flowgrad programs takes a number")
         return cls(value)
-
-
-def _release(limits, n):
-    limits.live_elements -= n
 
 
 def _random_functions(gate) -> dict:

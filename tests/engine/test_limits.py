@@ -267,3 +267,23 @@ def test_live_elements_are_given_back_when_tensors_die():
         with pytest.raises(LimitExceeded, match="max_live_elements = 1,000,000"):
             held = [torch.zeros(100_000) for _ in range(20)]  # noqa: F841
         del keep
+
+
+def test_elements_counted_outside_tensors_are_exact_and_need_no_sweep(monkeypatch):
+    """The sandbox counts every numpy array a program makes (count_external, and its negative when it dies): that
+    path must not walk the tracked tensors, and the count stays exact for the check that reads it."""
+    with limited(**LIMITS) as lim:
+        held = [torch.zeros(10) for _ in range(100)]
+        base = lim.live_elements
+        sweeps = []
+        real_sweep = lim._sweep
+        monkeypatch.setattr(lim, "_sweep", lambda: (sweeps.append(1), real_sweep()))
+        for _ in range(1000):
+            lim.count_external(50)
+            assert not lim.over_live()
+            lim.count_external(-50)
+        assert sweeps == []
+        lim.count_external(LIMITS["max_live_elements"] - base)
+        assert lim.over_live(1) and sweeps  # past the limit: swept, then refused on the exact count
+        lim.count_external(base - LIMITS["max_live_elements"])
+        assert lim.live_elements == base and len(held) == 100
