@@ -176,9 +176,9 @@ def test_worker_json_fallback_never_strs_program_objects():
         __repr__ = __str__
 
     z = [[[0] * 1000] * 1000] * 1000  # 10**9 items seen by anyone who walks it
-    t = time.monotonic()
+    t = time.process_time()
     out = _json_safe({"lr": Loud(), "big": 2**100, "nan": float("nan"), "surrogate": "\ud800", 3: (1,), Loud(): [z]})
-    assert time.monotonic() - t < 5
+    assert time.process_time() - t < 5  # CPU, not wall: walking the 10**9 items would take minutes
     assert out["lr"] == "<Loud>" and out["big"] == float(2**100) and out["nan"] == "nan" and out["3"] == [1]
     assert out["surrogate"] == "?" and out["<Loud>"][0][0][0][:2] == [0, 0]
     assert len(json.dumps(out)) < 10_000_000

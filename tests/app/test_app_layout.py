@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -73,18 +71,18 @@ def test_cache_by_structure_not_ids(engine):
 
 def test_big_graph_is_grouped_by_period(engine):
     g = chain(400)  # 1,203 nodes
-    t = time.perf_counter()
+    misses = engine.misses
     res = engine.layout(g)
-    first = time.perf_counter() - t
     check_complete(g, res)
     assert res.method == "grouped" and len(res.groups) > 3
     sigs = [gr["signature"] for gr in res.groups]
     assert len(set(sigs)) <= 4, "repeated loop bodies share a representative"
     assert sum(len(gr["nodes"]) for gr in res.groups) == len(g.nodes)
-    t = time.perf_counter()
-    engine.layout(g)
-    assert time.perf_counter() - t < max(first, 0.05) + 0.2
-    assert first < 2.0
+    assert engine.misses - misses <= len(set(sigs)) + 1, "one dot layout per distinct group (and the overview)"
+    misses = engine.misses
+    again = engine.layout(g)
+    assert engine.misses == misses, "the same graph again is served from the cache, without dot"
+    assert again.nodes == res.nodes
 
 
 def test_period_detection():
@@ -111,13 +109,12 @@ def test_dot_timeout_falls_back():
 
 
 @pytest.mark.slow
-def test_layout_sizes_timing(engine):
+def test_layout_sizes_finish_with_dot(engine):
     for n_iter in (17, 67, 333, 1667):  # ~50, 200, 1,000, 5,000 nodes
         g = chain(n_iter)
-        t = time.perf_counter()
         res = engine.layout(g)
         check_complete(g, res)
-        assert time.perf_counter() - t < 3.0
+        assert res.method != "fallback", "dot finished within its timeout"  # speed itself: bench/
 
 
 @st.composite
