@@ -29,6 +29,7 @@ from engine.trace_events import (
     GRAD_INPLACE,
     HOOK,
     INPLACE,
+    NAME,
     OP,
     OPTIM_STEP,
     RETAIN_GRAD,
@@ -42,6 +43,7 @@ from engine.trace_events import (
 from engine.trace_export import (
     OP_GRAD_FN,
     OP_INPUTS,
+    OP_NAME,
     OP_OUTPUT,
     OUT_REF,
     OUT_REQUIRES_GRAD,
@@ -196,12 +198,20 @@ class StreamingRecorder(Recorder):
     the ones it may draw.
     """
 
+    # past max_pass_nodes, the first pass's events that change nothing the builder answers are left out
+    # (``_export_batch``); False ships them all, as the reference tests/app/test_pruned_first_pass.py compares with
+    prune_folded_first_pass = True
+
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
                  value_budget: int | None = None, max_pass_nodes: int | None = None, **kw):
         super().__init__(**kw)
         # the trace builder draws no graph of a pass with more graph nodes than this (None: not known here)
         self._max_pass_nodes = max_pass_nodes
         self._first_nodes = 0  # graph nodes of the first pass shipped while no backward has run
+        # while no backward has run: the name each tensor was last shipped with, and the ops shipped by kind
+        # (`_export_batch` leaves out what the builder would only repeat once it folded that pass)
+        self._first_names: dict[str, str] = {}
+        self._first_ops: set[str] = set()
         self._send = send
         self._stream = stream
         self._policy = policy
@@ -284,7 +294,14 @@ class StreamingRecorder(Recorder):
         n_marks = len(marks)
         next_mark = marks[idx] if idx < n_marks else None
         full = stream or idx >= full_from or policy.kept_from_start(idx)
+        nodes = self._first_nodes  # graph nodes of the first pass before this batch (while no backward has run)
         reached = self._reached_outputs(raw)
+        # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
+        # pass can draw, and a name it already has, change nothing it answers, so they are left out
+        prune = reached is not None and self.prune_folded_first_pass
+        node_limit = self._max_pass_nodes
+        first_names, first_ops = self._first_names, self._first_ops
+        pruned: set[str] = set()
         pass_cost = self._pass_cost
         kept = policy.kept_from_start(idx)
         i = self._base
@@ -297,6 +314,15 @@ class StreamingRecorder(Recorder):
                 full = stream or idx >= full_from or kept
             i += 1
             if type(e) is tuple:  # an op record (engine/trace_export.py OP_*): its output's tensor event, then it
+                if prune:
+                    new_output = len(e) > OUT_VALUE
+                    folded = nodes > node_limit
+                    nodes += 2 if new_output else 1
+                    if folded and new_output and e[OP_OUTPUT] not in reached and e[OP_NAME] in first_ops:
+                        self._count_left_out(e, full, kept, idx)
+                        pruned.add(e[OP_OUTPUT])
+                        continue
+                    first_ops.add(e[OP_NAME])  # an op of each kind goes: the answer's op table lists those used
                 if len(e) > OUT_VALUE:
                     v = e[OUT_VALUE]
                     if budget is not None and self._value_bytes > budget:
@@ -329,6 +355,17 @@ class StreamingRecorder(Recorder):
                 append(op_event(e))
                 continue
             kind = e["kind"]
+            if kind == NAME and self._backward is None:
+                if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                    self._over_budget()
+                tensor = e["tensor"]
+                if prune and nodes > node_limit and (tensor in pruned or first_names.get(tensor) == e["name"]):
+                    continue  # a tensor left out, or a name it has: the folded pass shows neither
+                first_names[tensor] = e["name"]
+                append(e)
+                continue
+            if prune and (kind == OP or kind == TENSOR):
+                nodes += 1
             if kind == TENSOR and (budget is None or self._value_bytes <= budget):
                 # `_piece`, inline, for the tensors the program made outside an op (leaves, gradients, numbers)
                 v = e["value"]
@@ -363,7 +400,32 @@ class StreamingRecorder(Recorder):
         self._mark_idx = idx
         self._base = i
         del captured[:count]  # shipped: the worker holds them now
+        if self._backward is not None and first_names:
+            first_names.clear()  # only the first pass before its backward is pruned
         return out
+
+    def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
+        """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
+        had gone, so that the budget runs out where it did."""
+        budget = self._value_budget
+        if budget is None:
+            return
+        if self._value_bytes > budget:
+            if self.budget_reason is None:
+                self._over_budget()
+            return
+        if full:
+            v = r[OUT_VALUE]
+            tv = type(v)
+            limit = self.value_limit
+            cost = ((v.size * VALUE_COST if v.size <= limit else SUMMARY_COST) if tv is np.ndarray
+                    else SUMMARY_COST if tv is dict else 0)
+            if cost:
+                self._value_bytes += cost
+                if not kept:
+                    self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
+        if self.budget_reason is None and self._value_bytes > budget:
+            self._over_budget()
 
     def _reached_outputs(self, raw: list[dict]) -> set[str] | None:
         """None, or the op outputs whose values must be shipped (``_reached``) when the others no pass draws.
