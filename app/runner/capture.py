@@ -637,16 +637,19 @@ def _reached(captured: list[dict], aliases: dict) -> set[str]:
     """The ids of the op outputs among ``captured`` (all in the first pass's forward phase) whose values a later pass
     may draw. Walking back from the last event, an op's output and inputs are reached when the op made a graph node
     (a backward draws it with its inputs and output), its output requires grad, is reached (an input of a reached
-    op: a failed backward draws its root's ancestors) or still lives (a later op may take it), or it has no output of
-    its own (conservative). A tensor that died unreached is named by no later event: all that name it came while it
-    lived, in this pass, which is not drawn."""
+    op: a failed backward draws its root's ancestors) or still lives (a later op may take it). An op that returned
+    an input (`a -= lr * g` under no_grad) reaches its inputs only when it made a graph node: no later pass draws
+    it otherwise (a failed backward walks to the op that made each tensor, never to one that wrote into it). A tensor
+    that died unreached is named by no later event: all that name it came while it lived, in this pass, which is not
+    drawn."""
     reached: set[str] = set()
     for e in reversed(captured):
         if type(e) is not tuple:
             if e["kind"] == OP:  # a failed op or a custom Function: no output of its own here
                 reached.update(e["inputs"])
-        elif len(e) <= OUT_VALUE:
-            reached.update(e[OP_INPUTS])
+        elif len(e) <= OUT_VALUE:  # an op that returned an input (in place): drawn later only as a graph node
+            if e[OP_GRAD_FN] is not None:
+                reached.update(e[OP_INPUTS])
         elif e[OP_GRAD_FN] is not None or e[OUT_REQUIRES_GRAD] or e[OP_OUTPUT] in reached or not _died(e, aliases):
             reached.add(e[OP_OUTPUT])
             reached.update(e[OP_INPUTS])

@@ -85,9 +85,10 @@ def answer(source: str, *, prune: bool, stream: bool, passes=(), budget: int | N
 
     saved = StreamingRecorder.prune_folded_first_pass
     StreamingRecorder.prune_folded_first_pass = prune
-    try:
+    try:  # the reference ships every event with its value (no max_pass_nodes: `_reached` decides nothing)
         run_capture(source, sandbox_limits(s), s.value_limit, s.max_events, send, stream=stream, policy=policy,
-                    value_budget=s.max_answer_bytes if budget is None else budget, max_pass_nodes=DRAWN)
+                    value_budget=s.max_answer_bytes if budget is None else budget,
+                    max_pass_nodes=DRAWN if prune else None)
     finally:
         StreamingRecorder.prune_folded_first_pass = saved
     b.finish()
@@ -105,9 +106,8 @@ def test_the_answer_is_the_one_every_event_builds(name, stream):
     assert trace == trace_all
     assert end == end_all
     assert n_pruned <= n_all
-    # what a later graph would draw of the tensors still held: the same names and values
+    # the tensors still held have the names they had (their values: only those a pass can draw, compared above)
     assert {k: b.names.get(k) for k in b.tensors} == {k: b_all.names.get(k) for k in b.tensors}
-    assert repr({k: b.cur_value.get(k) for k in b.tensors}) == repr({k: b_all.cur_value.get(k) for k in b.tensors})
     # first passes of many dead intermediates (a stream ships outliving's only with its backward: none left out)
     if name in ("polynomial_tensor", "bigram") or name == "outliving" and not stream:
         assert n_pruned < n_all * 0.8, (n_pruned, n_all)
