@@ -198,9 +198,10 @@ class StreamingRecorder(Recorder):
     the ones it may draw.
     """
 
-    # past max_pass_nodes, the first pass's events that change nothing the builder answers are left out
-    # (``_export_batch``); False ships them all, as the reference tests/app/test_pruned_first_pass.py compares with
-    prune_folded_first_pass = True
+    # events that change nothing the builder answers are left out (``_export_batch``: past max_pass_nodes, the first
+    # pass's ops no pass can draw; in passes sent light, a name a tensor already has); False ships them all, as the
+    # reference of tests/app/test_pruned_first_pass.py
+    leave_out_unread = True
 
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
                  value_budget: int | None = None, max_pass_nodes: int | None = None, **kw):
@@ -208,9 +209,9 @@ class StreamingRecorder(Recorder):
         # the trace builder draws no graph of a pass with more graph nodes than this (None: not known here)
         self._max_pass_nodes = max_pass_nodes
         self._first_nodes = 0  # graph nodes of the first pass shipped while no backward has run
-        # while no backward has run: the name each tensor was last shipped with, and the ops shipped by kind
-        # (`_export_batch` leaves out what the builder would only repeat once it folded that pass)
-        self._first_names: dict[str, str] = {}
+        # the name each tensor was last shipped with (until a `forget` of it ships), and the ops shipped by kind while
+        # no backward has run: `_export_batch` leaves out what the builder would only repeat
+        self._shipped_names: dict[str, str] = {}
         self._first_ops: set[str] = set()
         self._send = send
         self._stream = stream
@@ -298,9 +299,10 @@ class StreamingRecorder(Recorder):
         reached = self._reached_outputs(raw)
         # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
         # pass can draw, and a name it already has, change nothing it answers, so they are left out
-        prune = reached is not None and self.prune_folded_first_pass
+        leave_out = self.leave_out_unread
+        prune = reached is not None and leave_out
         node_limit = self._max_pass_nodes
-        first_names, first_ops = self._first_names, self._first_ops
+        shipped_names, first_ops = self._shipped_names, self._first_ops
         pruned: set[str] = set()
         pass_cost = self._pass_cost
         kept = policy.kept_from_start(idx)
@@ -355,15 +357,22 @@ class StreamingRecorder(Recorder):
                 append(op_event(e))
                 continue
             kind = e["kind"]
-            if kind == NAME and self._backward is None:
+            if kind == NAME and leave_out:
                 if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                     self._over_budget()
                 tensor = e["tensor"]
-                if prune and nodes > node_limit and (tensor in pruned or first_names.get(tensor) == e["name"]):
-                    continue  # a tensor left out, or a name it has: the folded pass shows neither
-                first_names[tensor] = e["name"]
+                if shipped_names.get(tensor) == e["name"]:
+                    # the name it has: only a frame of its pass would show it, and a light or folded pass has none
+                    if not full or prune and nodes > node_limit:
+                        continue
+                elif prune and nodes > node_limit and tensor in pruned:
+                    continue  # a tensor left out
+                shipped_names[tensor] = e["name"]
                 append(e)
                 continue
+            if kind == FORGET and shipped_names:
+                for x in e["ids"]:  # the builder forgets their names: a name given again goes again
+                    shipped_names.pop(x, None)
             if prune and (kind == OP or kind == TENSOR):
                 nodes += 1
             if kind == TENSOR and (budget is None or self._value_bytes <= budget):
@@ -400,8 +409,6 @@ class StreamingRecorder(Recorder):
         self._mark_idx = idx
         self._base = i
         del captured[:count]  # shipped: the worker holds them now
-        if self._backward is not None and first_names:
-            first_names.clear()  # only the first pass before its backward is pruned
         return out
 
     def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
