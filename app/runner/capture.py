@@ -199,8 +199,8 @@ class StreamingRecorder(Recorder):
     """
 
     # events that change nothing the builder answers are left out (``_export_batch``: past max_pass_nodes, the first
-    # pass's ops no pass can draw; in passes sent light, a name a tensor already has); False ships them all, as the
-    # reference of tests/app/test_pruned_first_pass.py
+    # pass's ops no pass can draw; in passes sent light, a name a tensor already has and all but the first step of
+    # each backward); False ships them all, as the reference of tests/app/test_pruned_first_pass.py
     leave_out_unread = True
 
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
@@ -213,6 +213,7 @@ class StreamingRecorder(Recorder):
         # no backward has run: `_export_batch` leaves out what the builder would only repeat
         self._shipped_names: dict[str, str] = {}
         self._first_ops: set[str] = set()
+        self._light_backward: str | None = None  # the backward whose first step, in a pass sent light, has gone
         self._send = send
         self._stream = stream
         self._policy = policy
@@ -397,6 +398,14 @@ class StreamingRecorder(Recorder):
                 if tv is not dict and tv is not list:  # a number (or null): JSON-ready, costs nothing
                     append(e)
                     continue
+            if kind == BACKWARD_STEP and not full and leave_out:
+                # a step of a pass sent light makes only frames no one sees; the first of each backward goes, so the
+                # builder knows the backward walked (else it would look for the graph a failed one tried to walk)
+                if e["id"] == self._light_backward:
+                    if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                        self._over_budget()
+                    continue
+                self._light_backward = e["id"]
             if kind in VALUE_FIELDS:
                 if full or budget is not None and (self._value_bytes > budget or kind == TENSOR):
                     append(self._piece(e, full, idx))
