@@ -424,23 +424,14 @@ class StreamingRecorder(Recorder):
         """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
         had gone, so that the budget runs out where it did."""
         budget = self._value_budget
-        if budget is None:
-            return
-        if self._value_bytes > budget:
-            if self.budget_reason is None:
-                self._over_budget()
-            return
-        if full:
+        if budget is not None and full and self._value_bytes <= budget:
             v = r[OUT_VALUE]
-            tv = type(v)
-            limit = self.value_limit
-            cost = ((v.size * VALUE_COST if v.size <= limit else SUMMARY_COST) if tv is np.ndarray
-                    else SUMMARY_COST if tv is dict else 0)
-            if cost:
-                self._value_bytes += cost
-                if not kept:
-                    self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
-        if self.budget_reason is None and self._value_bytes > budget:
+            cost = ((v.size * VALUE_COST if v.size <= self.value_limit else SUMMARY_COST) if type(v) is np.ndarray
+                    else SUMMARY_COST if type(v) is dict else 0)
+            self._value_bytes += cost
+            if cost and not kept:
+                self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
+        if budget is not None and self.budget_reason is None and self._value_bytes > budget:
             self._over_budget()
 
     def _reached_outputs(self, raw: list[dict]) -> set[str] | None:
