@@ -29,6 +29,7 @@ from engine.trace_events import (
     GRAD_INPLACE,
     HOOK,
     INPLACE,
+    NAME,
     OP,
     OPTIM_STEP,
     RETAIN_GRAD,
@@ -42,6 +43,7 @@ from engine.trace_events import (
 from engine.trace_export import (
     OP_GRAD_FN,
     OP_INPUTS,
+    OP_NAME,
     OP_OUTPUT,
     OUT_REF,
     OUT_REQUIRES_GRAD,
@@ -196,12 +198,22 @@ class StreamingRecorder(Recorder):
     the ones it may draw.
     """
 
+    # events that change nothing the builder answers are left out (``_export_batch``: past max_pass_nodes, the first
+    # pass's ops no pass can draw; in passes sent light, a name a tensor already has and all but the first step of
+    # each backward); False ships them all, as the reference of tests/app/test_pruned_first_pass.py
+    leave_out_unread = True
+
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
                  value_budget: int | None = None, max_pass_nodes: int | None = None, **kw):
         super().__init__(**kw)
         # the trace builder draws no graph of a pass with more graph nodes than this (None: not known here)
         self._max_pass_nodes = max_pass_nodes
         self._first_nodes = 0  # graph nodes of the first pass shipped while no backward has run
+        # the name each tensor was last shipped with (until a `forget` of it ships), and the ops shipped by kind while
+        # no backward has run: `_export_batch` leaves out what the builder would only repeat
+        self._shipped_names: dict[str, str] = {}
+        self._first_ops: set[str] = set()
+        self._light_backward: str | None = None  # the backward whose first step, in a pass sent light, has gone
         self._send = send
         self._stream = stream
         self._policy = policy
@@ -284,7 +296,15 @@ class StreamingRecorder(Recorder):
         n_marks = len(marks)
         next_mark = marks[idx] if idx < n_marks else None
         full = stream or idx >= full_from or policy.kept_from_start(idx)
+        nodes = self._first_nodes  # graph nodes of the first pass before this batch (while no backward has run)
         reached = self._reached_outputs(raw)
+        # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
+        # pass can draw, and a name it already has, change nothing it answers, so they are left out
+        leave_out = self.leave_out_unread
+        prune = reached is not None and leave_out
+        node_limit = self._max_pass_nodes
+        shipped_names, first_ops = self._shipped_names, self._first_ops
+        pruned: set[str] = set()
         pass_cost = self._pass_cost
         kept = policy.kept_from_start(idx)
         i = self._base
@@ -297,6 +317,15 @@ class StreamingRecorder(Recorder):
                 full = stream or idx >= full_from or kept
             i += 1
             if type(e) is tuple:  # an op record (engine/trace_export.py OP_*): its output's tensor event, then it
+                if prune:
+                    new_output = len(e) > OUT_VALUE
+                    folded = nodes > node_limit
+                    nodes += 2 if new_output else 1
+                    if folded and new_output and e[OP_OUTPUT] not in reached and e[OP_NAME] in first_ops:
+                        self._count_left_out(e, full, kept, idx)
+                        pruned.add(e[OP_OUTPUT])
+                        continue
+                    first_ops.add(e[OP_NAME])  # an op of each kind goes: the answer's op table lists those used
                 if len(e) > OUT_VALUE:
                     v = e[OUT_VALUE]
                     if budget is not None and self._value_bytes > budget:
@@ -329,6 +358,24 @@ class StreamingRecorder(Recorder):
                 append(op_event(e))
                 continue
             kind = e["kind"]
+            if kind == NAME and leave_out:
+                if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                    self._over_budget()
+                tensor = e["tensor"]
+                if shipped_names.get(tensor) == e["name"]:
+                    # the name it has: only a frame of its pass would show it, and a light or folded pass has none
+                    if not full or prune and nodes > node_limit:
+                        continue
+                elif prune and nodes > node_limit and tensor in pruned:
+                    continue  # a tensor left out
+                shipped_names[tensor] = e["name"]
+                append(e)
+                continue
+            if kind == FORGET and shipped_names:
+                for x in e["ids"]:  # the builder forgets their names: a name given again goes again
+                    shipped_names.pop(x, None)
+            if prune and (kind == OP or kind == TENSOR):
+                nodes += 1
             if kind == TENSOR and (budget is None or self._value_bytes <= budget):
                 # `_piece`, inline, for the tensors the program made outside an op (leaves, gradients, numbers)
                 v = e["value"]
@@ -351,6 +398,14 @@ class StreamingRecorder(Recorder):
                 if tv is not dict and tv is not list:  # a number (or null): JSON-ready, costs nothing
                     append(e)
                     continue
+            if kind == BACKWARD_STEP and not full and leave_out:
+                # a step of a pass sent light makes only frames no one sees; the first of each backward goes, so the
+                # builder knows the backward walked (else it would look for the graph a failed one tried to walk)
+                if e["id"] == self._light_backward:
+                    if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                        self._over_budget()
+                    continue
+                self._light_backward = e["id"]
             if kind in VALUE_FIELDS:
                 if full or budget is not None and (self._value_bytes > budget or kind == TENSOR):
                     append(self._piece(e, full, idx))
@@ -364,6 +419,20 @@ class StreamingRecorder(Recorder):
         self._base = i
         del captured[:count]  # shipped: the worker holds them now
         return out
+
+    def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
+        """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
+        had gone, so that the budget runs out where it did."""
+        budget = self._value_budget
+        if budget is not None and full and self._value_bytes <= budget:
+            v = r[OUT_VALUE]
+            cost = ((v.size * VALUE_COST if v.size <= self.value_limit else SUMMARY_COST) if type(v) is np.ndarray
+                    else SUMMARY_COST if type(v) is dict else 0)
+            self._value_bytes += cost
+            if cost and not kept:
+                self._pass_cost[idx] = self._pass_cost.get(idx, 0) + cost
+        if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+            self._over_budget()
 
     def _reached_outputs(self, raw: list[dict]) -> set[str] | None:
         """None, or the op outputs whose values must be shipped (``_reached``) when the others no pass draws.
@@ -575,16 +644,19 @@ def _reached(captured: list[dict], aliases: dict) -> set[str]:
     """The ids of the op outputs among ``captured`` (all in the first pass's forward phase) whose values a later pass
     may draw. Walking back from the last event, an op's output and inputs are reached when the op made a graph node
     (a backward draws it with its inputs and output), its output requires grad, is reached (an input of a reached
-    op: a failed backward draws its root's ancestors) or still lives (a later op may take it), or it has no output of
-    its own (conservative). A tensor that died unreached is named by no later event: all that name it came while it
-    lived, in this pass, which is not drawn."""
+    op: a failed backward draws its root's ancestors) or still lives (a later op may take it). An op that returned
+    an input (`a -= lr * g` under no_grad) reaches its inputs only when it made a graph node: no later pass draws
+    it otherwise (a failed backward walks to the op that made each tensor, never to one that wrote into it). A tensor
+    that died unreached is named by no later event: all that name it came while it lived, in this pass, which is not
+    drawn."""
     reached: set[str] = set()
     for e in reversed(captured):
         if type(e) is not tuple:
             if e["kind"] == OP:  # a failed op or a custom Function: no output of its own here
                 reached.update(e["inputs"])
-        elif len(e) <= OUT_VALUE:
-            reached.update(e[OP_INPUTS])
+        elif len(e) <= OUT_VALUE:  # an op that returned an input (in place): drawn later only as a graph node
+            if e[OP_GRAD_FN] is not None:
+                reached.update(e[OP_INPUTS])
         elif e[OP_GRAD_FN] is not None or e[OUT_REQUIRES_GRAD] or e[OP_OUTPUT] in reached or not _died(e, aliases):
             reached.add(e[OP_OUTPUT])
             reached.update(e[OP_INPUTS])
