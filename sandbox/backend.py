@@ -69,8 +69,8 @@ class Backend:
 
         F = _submodule(nn, "functional")
         init = _submodule(nn, "init")
-        f_proxy = ModuleProxy("torch.nn.functional", _functions(F, self.prefix))
-        init_proxy = ModuleProxy("torch.nn.init", _functions(init, self.prefix))
+        f_proxy = ModuleProxy("torch.nn.functional", _functions(F, self.prefix, "torch.nn.functional"))
+        init_proxy = ModuleProxy("torch.nn.init", _functions(init, self.prefix, "torch.nn.init"))
         nn_attrs = {}
         for name in dir(nn):
             if name.startswith("_"):
@@ -242,11 +242,12 @@ def _submodule(mod, name):
     return importlib.import_module(f"{mod.__name__}.{name}")
 
 
-def _functions(mod, prefix):
+def _functions(mod, prefix, shown_as):
     """Public functions (and classes) defined in the engine itself, never imported helpers or modules."""
     out = {}
+    deny = names.TORCH_DENY | names.SUBMODULE_DENY.get(shown_as, frozenset())
     for name in dir(mod):
-        if name.startswith("_") or name in names.TORCH_DENY:
+        if name.startswith("_") or name in deny:
             continue
         v = getattr(mod, name)
         if isinstance(v, types.ModuleType):
