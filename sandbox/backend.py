@@ -63,6 +63,8 @@ class Backend:
         self.reset_run_state = mod.reset_run_state
         self.serialization = _submodule(mod, "serialization")  # what torch.save keeps (sandbox/files.py stores it)
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
+        # engine exceptions a program catches as themselves (re-made from type and message, never the original)
+        self.program_exception_classes = frozenset({_submodule(mod, "gradcheck").GradcheckError})
         self.set_grad_enabled = autograd.set_grad_enabled
         self.grad_mode_types = frozenset(getattr(autograd, n) for n in
                                          ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled"))

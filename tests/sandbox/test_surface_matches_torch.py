@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import importlib
 
-import engine
 import pytest
+from sandbox_testing import err, ok
+
+import engine
 from sandbox.attributes import ATTRIBUTE_POLICY
 from sandbox.backend import backend_for
-from sandbox_testing import err, ok
 
 torch = pytest.importorskip("torch")
 
@@ -80,4 +81,32 @@ def test_grad_mode_with_as_binds_none(mode):
 
 def test_hostile_grad_mode_as_target_cannot_reach_the_context_object():
     e = err("import torch\nwith torch.no_grad() as a:\n    a.__enter__\n")
+    assert e["type"] == "AttributeError", e
+
+
+WRONG_BACKWARD = """import torch
+class Wrong(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+x = torch.tensor([0.5, -1.5], dtype=torch.float64, requires_grad=True)
+try:
+    torch.autograd.gradcheck(Wrong.apply, (x,))
+except RuntimeError as e:
+    print(type(e), repr(e)[:40], isinstance(e, RuntimeError))
+"""
+
+
+def test_a_caught_gradcheck_error_is_torchs_class():
+    expected = ("<class 'torch.autograd.gradcheck.GradcheckError'> GradcheckError('Jacobian mismatch for ou "
+                "True\n")
+    assert ok(WRONG_BACKWARD) == expected
+
+
+@pytest.mark.parametrize("probe", ["e.__traceback__", "type(e).__init__", "type(e).__mro__", "e.__dict__"])
+def test_hostile_a_caught_gradcheck_error_reaches_nothing_of_the_host(probe):
+    e = err(WRONG_BACKWARD + f"    print({probe})\n")
     assert e["type"] == "AttributeError", e
