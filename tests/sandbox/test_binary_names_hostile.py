@@ -42,3 +42,12 @@ def test_hostile_wrong_types_are_type_errors(call):
 def test_heaviside_backward_is_pytorchs_error():
     e = err("import torch\nx = torch.ones(2, requires_grad=True)\ntorch.heaviside(x, x.detach()).sum().backward()")
     assert (e["type"], e["message"]) == ("RuntimeError", "derivative for aten::heaviside is not implemented")
+
+
+@pytest.mark.parametrize("use", ["torch.bfloat16", "torch.ones(2, dtype=torch.bfloat16)", "torch.ones(2).to(torch.bfloat16)"])
+def test_bfloat16_is_refused_with_the_reason(use):
+    assert hasattr(torch, "bfloat16")
+    e = err(f"import torch\nx = {use}")
+    assert e["type"] == "AttributeError", e
+    assert "module 'torch' has no attribute 'bfloat16'" in e["message"]
+    assert "numpy has no bfloat16" in e["message"]
