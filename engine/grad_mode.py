@@ -139,7 +139,7 @@ class _GradMode:
         rec = STATE.recorder
         if rec is not None:
             rec.on_grad_mode(self._target)
-        return self
+        return None  # `with torch.no_grad() as a:` binds None in torch
 
     def __exit__(self, *exc):
         STATE.grad_enabled = self._prev
@@ -179,7 +179,7 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         STATE.grad_enabled = self._target  # takes effect as a plain call too, as in torch
 
     def __enter__(self):
-        return self
+        return None  # as torch: the mode was already set by the constructor; `as` binds None
 
     def __call__(self, fn):
         STATE.grad_enabled = self._prev  # as a decorator it changes nothing until the function runs, as in torch

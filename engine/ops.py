@@ -9,7 +9,19 @@ so `OPS` is complete wherever it is read. Composite ops (linear, cross_entropy, 
 """
 from __future__ import annotations
 
-from . import linalg_ops, ops_conv, ops_loss, ops_math, ops_nn, ops_reduce, ops_rnn, ops_scaled_products, ops_shape, ops_tutorial_math  # noqa: F401, E501
+from . import (  # noqa: F401, E501
+    linalg_ops,
+    ops_binary_names,
+    ops_conv,
+    ops_loss,
+    ops_math,
+    ops_nn,
+    ops_reduce,
+    ops_rnn,
+    ops_scaled_products,
+    ops_shape,
+    ops_tutorial_math,
+)
 from .graphed import map_table_ufuncs
 from .op_table import ARGS, DIM, OPS, REDUCE, REDUCTION, Op, Params, SameAs, defop, unbroadcast  # noqa: F401
 

@@ -236,10 +236,10 @@ uniform_ random_ bernoulli_ exponential_ fill_diagonal_ flip roll type_as to cpu
 lerp erf isnan isinf isfinite isposinf isneginf isreal nan_to_num histc histogram count_nonzero nonzero unique
 cross det inverse logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ swapaxes swapdims resize_ narrow
 select
-index_add index_add_ index_fill masked_select softplus gelu tile addmm baddbmm mean_ sum_to_size
-float_power std_mean var_mean requires_grad_ name names_ is_inference output_nr
+index_add index_add_ index_fill masked_select tile addmm baddbmm sum_to_size
+float_power requires_grad_ name is_inference output_nr
 register_post_accumulate_grad_hook
-mH nbytes itemsize addmm_ logical_xor lerp_ diff""" + _TENSOR_FUNCS,
+mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside""" + _TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""

@@ -63,14 +63,16 @@ class Backend:
         self.reset_run_state = mod.reset_run_state
         self.serialization = _submodule(mod, "serialization")  # what torch.save keeps (sandbox/files.py stores it)
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
+        # engine exceptions a program catches as themselves (re-made from type and message, never the original)
+        self.program_exception_classes = frozenset({_submodule(mod, "gradcheck").GradcheckError})
         self.set_grad_enabled = autograd.set_grad_enabled
         self.grad_mode_types = frozenset(getattr(autograd, n) for n in
                                          ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled"))
 
         F = _submodule(nn, "functional")
         init = _submodule(nn, "init")
-        f_proxy = ModuleProxy("torch.nn.functional", _functions(F, self.prefix))
-        init_proxy = ModuleProxy("torch.nn.init", _functions(init, self.prefix))
+        f_proxy = ModuleProxy("torch.nn.functional", _functions(F, self.prefix, "torch.nn.functional"))
+        init_proxy = ModuleProxy("torch.nn.init", _functions(init, self.prefix, "torch.nn.init"))
         nn_attrs = {}
         for name in dir(nn):
             if name.startswith("_"):
@@ -242,11 +244,12 @@ def _submodule(mod, name):
     return importlib.import_module(f"{mod.__name__}.{name}")
 
 
-def _functions(mod, prefix):
+def _functions(mod, prefix, shown_as):
     """Public functions (and classes) defined in the engine itself, never imported helpers or modules."""
     out = {}
+    deny = names.TORCH_DENY | names.SUBMODULE_DENY.get(shown_as, frozenset())
     for name in dir(mod):
-        if name.startswith("_") or name in names.TORCH_DENY:
+        if name.startswith("_") or name in deny:
             continue
         v = getattr(mod, name)
         if isinstance(v, types.ModuleType):

@@ -257,7 +257,9 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             msg = type(e).__name__
         pe = ProgramError(type(e).__name__, self.scrub_message(msg), line, col)
         pe.exc_args = exc_args
-        if pe.type_name not in EXCEPTIONS_BY_NAME:  # UnicodeDecodeError: caught as the ValueError it is
+        if type(e) in self.B.program_exception_classes:  # GradcheckError: caught as itself, as under torch
+            pe.exc_class = type(e)
+        elif pe.type_name not in EXCEPTIONS_BY_NAME:  # UnicodeDecodeError: caught as the ValueError it is
             pe.exc_class = next((c for c in type(e).__mro__ if c in CATCHABLE_BASES), None)
         return pe
 

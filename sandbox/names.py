@@ -22,7 +22,7 @@ is_grad_enabled is_inference_mode_enabled Size dtype float32 float64 float16 bfl
 int16 int8 uint8 bool float double long int half device get_default_dtype flip roll tile
 repeat_interleave cross det inverse logical_and logical_or logical_not logical_xor eq ne lt le gt ge
 greater less any all count_nonzero nonzero unique cdist dist addmm baddbmm outer relu_ sigmoid_
-tanh_ softplus celu selu gelu silu mish hardtanh dropout cosine_similarity pairwise_distance
+tanh_ celu selu dropout cosine_similarity pairwise_distance
 heaviside sinc deg2rad rad2deg hypot fmax fmin nan_to_num cummax cummin diff kron meshgrid
 nn optim autograd float_power reciprocal xlogy
 """.split())
@@ -49,9 +49,15 @@ save load set_default_dtype set_default_tensor_type compile jit
 use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
 unbroadcast STATE Op OPS reset_run_state
 """.split())
+# Engine helpers that nn.functional / nn.init import for their own use: torch's modules have no such names
+SUBMODULE_DENY = {
+    "torch.nn.functional": frozenset("expect_attribute expect_tensor matmul refused".split()),
+    "torch.nn.init": frozenset("expect_attribute fill_normal fill_uniform no_grad plain_text".split()),
+}
 # devices as a CPU-only torch has them, and print options (engine/devices.py, engine/formatting.py; the engine
 # resets both at the start of every run)
-TORCH_NAMES |= frozenset("set_default_device get_default_device set_printoptions get_printoptions".split())
+# (torch has no top-level get_printoptions: tests/sandbox/test_surface_matches_torch.py walks the surface)
+TORCH_NAMES |= frozenset("set_default_device get_default_device set_printoptions".split())
 # torch.cuda, torch.backends.mps / cudnn, torch.accelerator: submodules with a CPU-only build's answers
 DEVICE_MODULES = {
     "cuda": frozenset("""is_available device_count is_initialized manual_seed manual_seed_all current_device

@@ -36,11 +36,19 @@ def did_you_mean(name: str, candidates) -> str:
     return f". Did you mean: '{best}'?" if best else ""
 
 
+# names flowgrad refuses on purpose, and why (issue 21 §3: refuse rather than fake)
+_WHY_NOT = {
+    ("torch", "bfloat16"): " (numpy has no bfloat16, so flowgrad cannot compute in it exactly; use torch.float32)",
+    ("torch", "BFloat16Tensor"): " (numpy has no bfloat16, so flowgrad cannot compute in it exactly; use torch.float32)",
+}
+
+
 def missing_from_module(module: str, name: str, available) -> str:
     """The AttributeError of ``module.name``: PyTorch's text, then why."""
     head = f"module '{module}' has no attribute '{name}'"
     if in_pytorch(module, name):
-        return f"{head}: {module}.{name} exists in PyTorch but is not available in flowgrad"
+        why = _WHY_NOT.get((module, name), "")
+        return f"{head}: {module}.{name} exists in PyTorch but is not available in flowgrad{why}"
     if module in pytorch_names():  # a typo, not a gap: say so, then what was probably meant
         return f"{head}: {module}.{name} does not exist in PyTorch either{did_you_mean(name, available)}"
     return head + did_you_mean(name, available)

@@ -13,6 +13,7 @@ _EMPTY = np.zeros((0, 5, 7))
 # cases for the ops without a derivative (gradcheck has none), and inputs that make an op outgrow them: a
 # reduction over a zero-size dim, a product of a column by a row, broadcasting, concatenation
 EXTRA = {
+    "heaviside": [((_X, _X[:1]), ()), ((rng.uniform(size=(5, 1)), rng.uniform(size=(1, 6))), ())],  # issue 21
     "nonzero": [((_X > 0,), ()), ((np.ones((3, 4), dtype=bool),), ())],
     "index_select": [((_X, np.zeros(10, dtype=np.int64)), (0,))],
     "index": [((_X,), (np.zeros(10, dtype=np.int64),))],

@@ -204,6 +204,7 @@ TORCH.update({
     "clamp_min": lambda a, lo: a.clamp_min(lo),
     "clamp_max": lambda a, hi: a.clamp_max(hi),
     "erf": torch.erf, "log1p": torch.log1p, "expm1": torch.expm1, "atan2": torch.atan2,
+    "hypot": torch.hypot, "xlogy": torch.xlogy,  # issue 21 §3
     "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "sign": torch.sign,
     "nan_to_num": lambda a, nan, posinf, neginf: torch.nan_to_num(a, nan, posinf, neginf),
     "round_decimals": lambda a, dec: torch.round(a, decimals=dec),
