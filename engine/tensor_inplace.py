@@ -15,6 +15,7 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 # In-place overwrites of a tensor with history, and the op each records (PyTorch's ZeroBackward0, FillBackward2, ...)
 OVERWRITE_OPS = {"zero_": "overwrite_zero", "fill_": "overwrite_fill", "normal_": "overwrite_normal",
                  "uniform_": "overwrite_uniform"}
+_HAS_SHAPE = (np.ndarray, np.generic)
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
@@ -41,12 +42,15 @@ class InplaceMixin:
                 self._data = shared
             rebase(self, result)
         else:
-            value = fn(registry.Tensor._wrap(self._data), other)._data
-            if isinstance(self._data, np.ndarray) and self._data.shape == np.shape(value):
+            data = self._data
+            value = fn(registry.Tensor._wrap(data), other)._data
+            # an op's result is an ndarray or a numpy scalar: both have .shape, without np.shape's dispatch
+            value_shape = value.shape if isinstance(value, _HAS_SHAPE) else np.shape(value)
+            if isinstance(data, np.ndarray) and data.shape == value_shape:
                 _note_write(self)
-                np.copyto(self._data, value, casting="unsafe")
+                np.copyto(data, value, casting="unsafe")
             else:
-                self._data = np.asarray(value, dtype=self._data.dtype)
+                self._data = np.asarray(value, dtype=data.dtype)
         rec = STATE.recorder
         if rec is not None:
             rec.on_inplace(self, name)
