@@ -11,8 +11,8 @@ worker turns into the run's error (``session.exit_problem``). When the worker go
 children and exits (its socket closes; ``PR_SET_PDEATHSIG`` if the worker is killed).
 
 Messages on the socket (``SOCK_SEQPACKET``, one struct each): worker → zygote ``b"W"``/``b"C"`` (a warm or a
-cold run process) with two descriptors; zygote → worker ``b"P"`` (its pid) and ``b"X"`` (a child's pid and wait
-status).
+cold run process) with two descriptors, ``b"K"`` (kill this child: only where pidfds are refused); zygote → worker
+``b"P"`` (its pid, with its pidfd where pidfds work) and ``b"X"`` (a child's pid and wait status).
 """
 
 from __future__ import annotations
@@ -41,15 +41,61 @@ def _die_with_parent() -> None:
         pass
 
 
+def _pidfds_work() -> bool:
+    """Whether this kernel lets us open pidfds (Linux 5.3+, not blocked by a seccomp filter)."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
 def serve_runs(sock: socket.socket, run_child: Callable[[mpc.Connection, mpc.Connection, bool], None]) -> None:
     """The zygote's loop: fork a run process per request (``run_child(job_reader, event_writer, warm)`` runs in
-    it and must not return), report each child's exit; return when the worker's socket closes."""
+    it and must not return), report each child's exit; return when the worker's socket closes.
+
+    Children are watched through pidfds; where pidfds are refused (an old kernel, a seccomp filter) through
+    ``SIGCHLD`` and ``waitpid``, and the worker then asks the zygote for kills (``b"K"``): only the reaper can
+    kill a pid without racing its reuse."""
     _die_with_parent()
-    children: dict[int, int] = {}  # pidfd → pid of a run process not yet reaped
+    use_pidfds = _pidfds_work()
+    children: dict[int, int] = {}  # pidfd (or the pid itself without pidfds) → pid of a run process not yet reaped
     poller = select.poll()
     poller.register(sock, select.POLLIN)
+    wake_r = wake_w = -1
+    if not use_pidfds:  # SIGCHLD writes a byte to wake_w: the poll wakes for an exit as it would on a pidfd
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        poller.register(wake_r, select.POLLIN)
+
+    def report_exited() -> None:
+        try:
+            while os.read(wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if children.pop(pid, None) is not None:
+                sock.send(MESSAGE.pack(b"X", pid, status))
+
+    def kill(key: int) -> None:
+        if use_pidfds:
+            signal.pidfd_send_signal(key, signal.SIGKILL)
+        else:
+            os.kill(key, signal.SIGKILL)
+
     while True:
         for fd, _events in poller.poll():
+            if fd == wake_r:
+                report_exited()
+                continue
             if fd != sock.fileno():
                 pid = children.pop(fd)
                 poller.unregister(fd)
@@ -61,12 +107,17 @@ def serve_runs(sock: socket.socket, run_child: Callable[[mpc.Connection, mpc.Con
                 msg, fds, _flags, _addr = socket.recv_fds(sock, MESSAGE.size, 2)
             except OSError:
                 msg, fds = b"", []
+            if len(msg) == MESSAGE.size and not fds and MESSAGE.unpack(msg)[0] == b"K":
+                pid = MESSAGE.unpack(msg)[1]
+                if not use_pidfds and pid in children:  # not reaped yet: the pid is still this child's
+                    kill(pid)
+                continue
             if len(msg) != MESSAGE.size or len(fds) != 2:  # the worker is gone (or confused): so are its runs
                 for f in fds:
                     os.close(f)
-                for pidfd, pid in children.items():
+                for key, pid in children.items():
                     try:
-                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                        kill(key)
                         os.waitpid(pid, 0)
                     except (OSError, ChildProcessError):
                         pass
@@ -77,8 +128,14 @@ def serve_runs(sock: socket.socket, run_child: Callable[[mpc.Connection, mpc.Con
                 code = 0
                 try:
                     sock.close()
-                    for pidfd in children:
-                        os.close(pidfd)
+                    if use_pidfds:
+                        for pidfd in children:
+                            os.close(pidfd)
+                    else:
+                        signal.set_wakeup_fd(-1)
+                        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                        os.close(wake_r)
+                        os.close(wake_w)
                     run_child(mpc.Connection(fds[0], writable=False), mpc.Connection(fds[1], readable=False), warm)
                 except BaseException:  # noqa: BLE001
                     code = 1
@@ -86,6 +143,10 @@ def serve_runs(sock: socket.socket, run_child: Callable[[mpc.Connection, mpc.Con
                     os._exit(code)
             for f in fds:
                 os.close(f)
+            if not use_pidfds:
+                children[pid] = pid
+                sock.send(MESSAGE.pack(b"P", pid, 0))
+                continue
             pidfd = os.pidfd_open(pid)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
@@ -123,6 +184,8 @@ class ZygoteClient:
                 pass
             os.close(pidfd)
         try:
+            if pidfd is None and pid not in self.exits:  # no pidfd (refused here): the zygote, its reaper, kills
+                self.sock.send(MESSAGE.pack(b"K", pid, 0))
             while pid not in self.exits:
                 self._next()
         except (OSError, EOFError):

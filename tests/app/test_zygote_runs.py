@@ -3,6 +3,7 @@ reach only its own children, and nothing left behind when it or the worker goes.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing.connection as mpc
 import os
 import signal
@@ -11,9 +12,20 @@ import time
 
 import pytest
 
-from app.runner.zygote import ZygoteClient, serve_runs
+from app.runner.zygote import ZygoteClient, _pidfds_work, serve_runs
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd (Linux 5.3+)")
+HAS_PIDFD = hasattr(os, "pidfd_open")
+
+
+@pytest.fixture(params=[pytest.param(True, marks=pytest.mark.skipif(not HAS_PIDFD, reason="needs pidfd (Linux 5.3+)")),
+                        False], ids=["pidfds", "no-pidfds"])
+def pidfds(request) -> bool:
+    """Each zygote test with pidfds and without them (refused as a seccomp filter or a kernel before 5.3 does)."""
+    return request.param
+
+
+def _refused(pid: int, flags: int = 0) -> int:
+    raise OSError(errno.ENOSYS, "pidfd_open refused")
 
 
 def _run_child(job_r, writer, warm: bool) -> None:
@@ -24,13 +36,15 @@ def _run_child(job_r, writer, warm: bool) -> None:
     os._exit(code)
 
 
-def _start() -> ZygoteClient:
+def _start(pidfds: bool) -> ZygoteClient:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
             ours.close()
+            if not pidfds:
+                os.pidfd_open = _refused
             serve_runs(theirs, _run_child)
         except BaseException:  # noqa: BLE001
             code = 1
@@ -62,8 +76,13 @@ def _gone(pid: int, timeout: float = 10.0) -> bool:
     return False
 
 
-def test_a_run_process_gets_its_pipes_and_its_exit_status_comes_back():
-    zygote = _start()
+def test_pidfds_refused_are_noticed(monkeypatch):
+    monkeypatch.setattr(os, "pidfd_open", _refused, raising=False)
+    assert not _pidfds_work()
+
+
+def test_a_run_process_gets_its_pipes_and_its_exit_status_comes_back(pidfds):
+    zygote = _start(pidfds)
     try:
         pid, job_w, reader = _spawn(zygote, warm=False)
         assert pid != zygote.pid and pid != os.getpid()
@@ -77,8 +96,8 @@ def test_a_run_process_gets_its_pipes_and_its_exit_status_comes_back():
         zygote.close()
 
 
-def test_reap_kills_a_run_process_that_has_not_finished():
-    zygote = _start()
+def test_reap_kills_a_run_process_that_has_not_finished(pidfds):
+    zygote = _start(pidfds)
     try:
         pid, job_w, reader = _spawn(zygote)
         status = zygote.reap(pid)  # it still waits for its job
@@ -91,8 +110,8 @@ def test_reap_kills_a_run_process_that_has_not_finished():
         zygote.close()
 
 
-def test_many_run_processes_in_turn_leave_nothing_behind():
-    zygote = _start()
+def test_many_run_processes_in_turn_leave_nothing_behind(pidfds):
+    zygote = _start(pidfds)
     try:
         pids = []
         for code in range(20):
@@ -107,15 +126,15 @@ def test_many_run_processes_in_turn_leave_nothing_behind():
         zygote.close()
 
 
-def test_closing_the_zygote_ends_its_waiting_run_processes():
-    zygote = _start()
+def test_closing_the_zygote_ends_its_waiting_run_processes(pidfds):
+    zygote = _start(pidfds)
     pid, job_w, reader = _spawn(zygote)
     zygote.close()
     assert _gone(zygote.pid) and _gone(pid)
 
 
-def test_a_dead_zygote_is_noticed_not_waited_for():
-    zygote = _start()
+def test_a_dead_zygote_is_noticed_not_waited_for(pidfds):
+    zygote = _start(pidfds)
     pid, job_w, reader = _spawn(zygote)
     os.kill(zygote.pid, signal.SIGKILL)
     os.waitpid(zygote.pid, 0)
@@ -141,6 +160,7 @@ def _comm(pid: int) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not HAS_PIDFD, reason="needs pidfd (Linux 5.3+)")
 def test_a_worker_whose_zygote_died_starts_another_and_keeps_answering():
     from fastapi.testclient import TestClient
 
