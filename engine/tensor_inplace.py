@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import registry
+from . import dtypes, registry
 from .dispatch import apply
 from .grad_mode import STATE, _versions, carry_writes, note_replaced, note_write
 from .ops import OPS
@@ -40,12 +40,14 @@ class InplaceMixin:
                 result = fn(self, other)
             finally:
                 self._data = shared
+            _check_writable(shared, result._data)
             rebase(self, result)
         else:
             data = self._data
             value = fn(registry.Tensor._wrap(data), other)._data
             # an op's result is an ndarray or a numpy scalar: both have .shape, without np.shape's dispatch
             value_shape = value.shape if isinstance(value, _HAS_SHAPE) else np.shape(value)
+            _check_writable(data, value, value_shape)
             if isinstance(data, np.ndarray) and data.shape == value_shape:
                 _note_write(self)
                 np.copyto(data, value, casting="unsafe")
@@ -188,6 +190,19 @@ def put_recorded(t, key, value, op_name, leaf_message):
     rec = STATE.recorder
     if rec is not None:
         rec.on_inplace(t, "__setitem__" if op_name != "copy_into" else "copy_")
+
+
+def _check_writable(data, value, value_shape=None):
+    """PyTorch's checks before an in-place op writes its result into the tensor: the broadcast shape is the tensor's
+    own, and the result's type casts to the tensor's (a float result never truncates into an integer tensor)."""
+    shape = np.shape(data)
+    value_shape = np.shape(value) if value_shape is None else value_shape
+    if value_shape != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(value_shape)}")
+    src, dst = np.result_type(value), np.result_type(data)
+    if src is not dst and not np.can_cast(src, dst, casting="same_kind"):
+        raise RuntimeError(f"result type {dtypes.scalar_type_name(src)} can't be cast to the desired output type "
+                           f"{dtypes.scalar_type_name(dst)}")
 
 
 def rebase(t, result):
