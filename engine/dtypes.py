@@ -41,6 +41,14 @@ def scalar_type_name(np_dtype) -> str:
     return SCALAR_TYPE_NAMES.get(name, name)
 
 
+def check_can_cast(src, dst) -> None:
+    """PyTorch's refusal to write a result of numpy dtype `src` into a tensor of `dst` (a float into an integer
+    tensor, anything but bool into a bool one): an in-place op's or an `out=` argument's."""
+    if src is not dst and not np.can_cast(src, dst, casting="same_kind"):
+        raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to the desired output type "
+                           f"{scalar_type_name(dst)}")
+
+
 def legacy_tensor_type(np_dtype) -> str:
     """`FloatTensor`, `LongTensor`…: PyTorch's legacy type name; `Tensor` for a dtype without one."""
     name = SCALAR_TYPE_NAMES.get(np.dtype(np_dtype).name)

@@ -55,10 +55,7 @@ def with_out(fn, name=None):
         result = fn(*args, **kwargs)
         if not isinstance(result, Tensor):
             return result
-        src, dst = result._data.dtype, out._data.dtype
-        if not np.can_cast(src, dst, casting="same_kind"):
-            raise RuntimeError(f"result type {dtypes.scalar_type_name(src)} can't be cast to the desired output type "
-                               f"{dtypes.scalar_type_name(dst)}")
+        dtypes.check_can_cast(result._data.dtype, out._data.dtype)
         return write_out(out, result._data)
 
     return call

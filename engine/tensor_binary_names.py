@@ -10,14 +10,9 @@ from .ops import OPS
 from .tensor_core import Tensor
 
 
-def _tensor_other(fn, other, what="other"):
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{fn}(): argument '{what}' (position 2) must be Tensor, not {type(other).__name__}")
-
-
 def hypot(input, other):  # noqa: A002 — torch's names
     expect_tensor(input, "hypot", "input", 1)
-    _tensor_other("hypot", other)
+    expect_tensor(other, "hypot", "other", 2)
     promoted = np.result_type(input._data.dtype, other._data.dtype)
     if input._data.dtype.kind != "f" and other._data.dtype.kind != "f":  # a float operand promotes the other
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{dtypes.scalar_type_name(promoted)}'")
@@ -43,7 +38,7 @@ def xlogy(input, other):  # noqa: A002
 def heaviside(input, values):  # noqa: A002
     """0 below zero, 1 above, `values` at zero."""
     expect_tensor(input, "heaviside", "input", 1)
-    _tensor_other("heaviside", values, "values")
+    expect_tensor(values, "heaviside", "values", 2)
     if input._data.dtype != values._data.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     if input._data.dtype.kind == "c":

@@ -48,7 +48,7 @@ class InplaceMixin:
             # an op's result is an ndarray or a numpy scalar: both have .shape, without np.shape's dispatch
             value_shape = value.shape if isinstance(value, _HAS_SHAPE) else np.shape(value)
             _check_writable(data, value, value_shape)
-            if isinstance(data, np.ndarray) and data.shape == value_shape:
+            if isinstance(data, np.ndarray):  # the shapes match (checked): numpy writes in place, aliases see it
                 _note_write(self)
                 np.copyto(data, value, casting="unsafe")
             else:
@@ -199,10 +199,7 @@ def _check_writable(data, value, value_shape=None):
     value_shape = np.shape(value) if value_shape is None else value_shape
     if value_shape != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(value_shape)}")
-    src, dst = np.result_type(value), np.result_type(data)
-    if src is not dst and not np.can_cast(src, dst, casting="same_kind"):
-        raise RuntimeError(f"result type {dtypes.scalar_type_name(src)} can't be cast to the desired output type "
-                           f"{dtypes.scalar_type_name(dst)}")
+    dtypes.check_can_cast(np.result_type(value), np.result_type(data))
 
 
 def rebase(t, result):

@@ -37,10 +37,8 @@ def did_you_mean(name: str, candidates) -> str:
 
 
 # names flowgrad refuses on purpose, and why (issue 21 §3: refuse rather than fake)
-_WHY_NOT = {
-    ("torch", "bfloat16"): " (numpy has no bfloat16, so flowgrad cannot compute in it exactly; use torch.float32)",
-    ("torch", "BFloat16Tensor"): " (numpy has no bfloat16, so flowgrad cannot compute in it exactly; use torch.float32)",
-}
+_NO_BFLOAT16 = " (numpy has no bfloat16, so flowgrad cannot compute in it exactly; use torch.float32)"
+_WHY_NOT = {("torch", "bfloat16"): _NO_BFLOAT16, ("torch", "BFloat16Tensor"): _NO_BFLOAT16}
 
 
 def missing_from_module(module: str, name: str, available) -> str:
