@@ -110,3 +110,15 @@ def test_a_caught_gradcheck_error_is_torchs_class():
 def test_hostile_a_caught_gradcheck_error_reaches_nothing_of_the_host(probe):
     e = err(WRONG_BACKWARD + f"    print({probe})\n")
     assert e["type"] == "AttributeError", e
+
+
+@pytest.mark.parametrize("probe, refusal", [
+    ("print(type(e).mro())", "AttributeError"),  # the class's MRO would reach object and its subclasses
+    ("print(getattr(type(e), 'mro')())", "AttributeError"),
+    ("print(type(e)('made'))", "TypeError"),  # the engine's class is shown, never called by the program
+    ("print(e.with_traceback(None))", "AttributeError"),
+    ("e.add_note('x')", "AttributeError"),
+])
+def test_hostile_the_caught_error_class_is_only_shown(probe, refusal):
+    e = err(WRONG_BACKWARD + f"    {probe}\n")
+    assert e["type"] == refusal, e
