@@ -25,8 +25,10 @@ from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
     BACKWARD_STEP,
+    DETACH,
     FORGET,
     GRAD_INPLACE,
+    GRAD_MODE,
     HOOK,
     INPLACE,
     NAME,
@@ -42,6 +44,7 @@ from engine.trace_events import (
 )
 from engine.trace_export import (
     OP_GRAD_FN,
+    OP_ID,
     OP_INPUTS,
     OP_NAME,
     OP_OUTPUT,
@@ -72,6 +75,10 @@ STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPL
 # 7-14% of a recorded run (polynomial_tensor 2.02 -> 1.74 s, bigram 3.33 -> 3.04 s). Cycles a program makes are still
 # collected, every YOUNG_GC_THRESHOLD allocations instead of 700 (a bounded delay, not a leak)
 YOUNG_GC_THRESHOLD = 10_000
+DEAD_IDS_KEPT = 1 << 17  # ids of `StreamingRecorder._dead` at most (then forgotten: less is left out, nothing wrong)
+# the events of a pass sent light whose ids keep nothing alive in the builder's eyes (it reads them only to draw
+# frames no one sees): a tensor they name may be left out all the same
+_NAMING_NOTHING_KEPT = frozenset({NAME, BACKWARD_STEP, BACKWARD_BEGIN, DETACH, FORGET, STEP_STATS, GRAD_MODE})
 
 
 def _small(v) -> bool:
@@ -213,6 +220,9 @@ class StreamingRecorder(Recorder):
         # no backward has run: `_export_batch` leaves out what the builder would only repeat
         self._shipped_names: dict[str, str] = {}
         self._first_ops: set[str] = set()
+        # ids whose tensor and graph node the program dropped (the `forget` lists): in a pass sent light, an op or
+        # tensor among them that no event kept names changes nothing the builder answers (`_light_unread`)
+        self._dead: set[str] = set()
         self._light_backward: str | None = None  # the backward whose first step, in a pass sent light, has gone
         self._send = send
         self._stream = stream
@@ -298,6 +308,7 @@ class StreamingRecorder(Recorder):
         full = stream or idx >= full_from or policy.kept_from_start(idx)
         nodes = self._first_nodes  # graph nodes of the first pass before this batch (while no backward has run)
         reached = self._reached_outputs(raw)
+        unread = self._light_unread(count) if self._dead and not stream and self.leave_out_unread else None
         # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
         # pass can draw, and a name it already has, change nothing it answers, so they are left out
         leave_out = self.leave_out_unread
@@ -317,6 +328,8 @@ class StreamingRecorder(Recorder):
                 full = stream or idx >= full_from or kept
             i += 1
             if type(e) is tuple:  # an op record (engine/trace_export.py OP_*): its output's tensor event, then it
+                if unread is not None and e[OP_ID] in unread:
+                    continue  # in a pass sent light, gone with its output: no event the builder keeps names them
                 if prune:
                     new_output = len(e) > OUT_VALUE
                     folded = nodes > node_limit
@@ -355,9 +368,17 @@ class StreamingRecorder(Recorder):
                         append(op_tensor(e, v))
                 if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                     self._over_budget()
+                first_ops.add(e[OP_NAME])
                 append(op_event(e))
                 continue
             kind = e["kind"]
+            if unread is not None and kind == TENSOR and e["id"] in unread:
+                v = e["value"]  # a leaf's value counts against the budget as if it had gone light (`_piece`)
+                if budget is not None and e["origin"] != "op" and type(v) is np.ndarray and self._value_bytes <= budget:
+                    self._value_bytes += v.size * VALUE_COST if v.size <= limit else SUMMARY_COST
+                if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                    self._over_budget()
+                continue
             if kind == NAME and leave_out:
                 if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                     self._over_budget()
@@ -366,7 +387,7 @@ class StreamingRecorder(Recorder):
                     # the name it has: only a frame of its pass would show it, and a light or folded pass has none
                     if not full or prune and nodes > node_limit:
                         continue
-                elif prune and nodes > node_limit and tensor in pruned:
+                elif prune and nodes > node_limit and tensor in pruned or unread is not None and tensor in unread:
                     continue  # a tensor left out
                 shipped_names[tensor] = e["name"]
                 append(e)
@@ -419,6 +440,67 @@ class StreamingRecorder(Recorder):
         self._base = i
         del captured[:count]  # shipped: the worker holds them now
         return out
+
+    def _light_unread(self, count: int) -> set[str]:
+        """The ids of ops and tensors among the first ``count`` captured events, in passes sent light, that the
+        builder would take only to forget: the program dropped them (``_dead``: their tensor and graph node are gone,
+        so no event captured after now can name them) and no event it keeps names them. Every event captured so far
+        is walked back (the later ones too: a pass still to ship may name an id of this one while it lived); an op
+        kept marks its inputs, and an event kept its ids, as needed. Events of a light pass that draw frames no one
+        sees (``_NAMING_NOTHING_KEPT``: a name, its backward's first step, ...) mark nothing. An op of a kind not
+        shipped yet, and the event that opens a pass, always go."""
+        captured, marks, policy, dead, known = self.captured, self._marks, self._policy, self._dead, self._first_ops
+        base, n_marks = self._base, len(marks)
+        full_from = policy.tail_from(n_marks + 1)
+        light: list[tuple[int, int]] = []  # [start, end) of each light pass among the first `count` (relative)
+        openers: set[int] = set()
+        idx, start = self._mark_idx, 0
+        while start < count:
+            end = min(marks[idx] - base, count) if idx < n_marks else count
+            if end > start and not (idx >= full_from or policy.kept_from_start(idx)):
+                light.append((start, end))
+            if idx < n_marks and 0 <= marks[idx] - base < count:
+                openers.add(marks[idx] - base)
+            start = max(end, start)
+            idx += 1
+        unread: set[str] = set()
+        if not light:
+            return unread
+        needed: set[str] = set()
+        lo, hi = light.pop()
+        for i in range(len(captured) - 1, -1, -1):
+            while i < lo and light:
+                lo, hi = light.pop()
+            e = captured[i]
+            is_light = lo <= i < hi
+            if type(e) is tuple:
+                nid, out = e[OP_ID], e[OP_OUTPUT]
+                if (is_light and nid in dead and nid not in needed and (len(e) <= OUT_VALUE or out in dead and out not in needed)
+                        and e[OP_NAME] in known and i not in openers):
+                    unread.add(nid)
+                    if len(e) > OUT_VALUE:
+                        unread.add(out)
+                    continue
+                needed.update(e[OP_INPUTS])
+                needed.add(out)
+                continue
+            kind = e["kind"]
+            if is_light:
+                if kind == TENSOR:
+                    rid = e["id"]
+                    if rid in dead and rid not in needed and i not in openers:
+                        unread.add(rid)
+                    elif e["op"] is not None:
+                        needed.add(e["op"])
+                    continue
+                if kind in _NAMING_NOTHING_KEPT:
+                    continue
+            elif kind == FORGET:  # names only what is gone
+                continue
+            _ids_named(e, needed)
+        for rid in unread:
+            dead.discard(rid)
+        return unread
 
     def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
         """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
@@ -519,6 +601,11 @@ class StreamingRecorder(Recorder):
         # the pass now out of the last ones cannot be drawn: the builder drops its values
         self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
         forget = self._unreachable()
+        if forget and not self._stream and self.leave_out_unread:
+            dead = self._dead
+            if len(dead) > DEAD_IDS_KEPT:  # ids born in passes sent full: never looked up (a bound, not a leak)
+                dead.clear()
+            dead.update(forget)
         if self.pass_events >= self.max_events:
             self.too_many_events()
         self.pass_events += 1
@@ -661,6 +748,26 @@ def _reached(captured: list[dict], aliases: dict) -> set[str]:
             reached.add(e[OP_OUTPUT])
             reached.update(e[OP_INPUTS])
     return reached
+
+
+def _ids_named(x, into: set) -> None:
+    """Every string in a captured event (its ids among them), taken generously: what an event kept may name."""
+    t = type(x)
+    if t is dict:
+        for k, v in x.items():
+            into.add(k)
+            tv = type(v)
+            if tv is str:
+                into.add(v)
+            elif tv is dict or tv is list or tv is tuple:
+                _ids_named(v, into)
+    elif t is list or t is tuple:
+        for v in x:
+            tv = type(v)
+            if tv is str:
+                into.add(v)
+            elif tv is dict or tv is list or tv is tuple:
+                _ids_named(v, into)
 
 
 def _died(r: tuple, aliases: dict) -> bool:
