@@ -24,6 +24,8 @@ from engine.recorder import Recorder
 from engine.trace_events import (
     ACCUMULATE,
     BACKWARD_BEGIN,
+    BACKWARD_END,
+    BACKWARD_ERROR,
     BACKWARD_STEP,
     DETACH,
     FORGET,
@@ -31,13 +33,17 @@ from engine.trace_events import (
     GRAD_MODE,
     HOOK,
     INPLACE,
+    MARK_RETAIN_GRAD,
+    MODULE,
     NAME,
     OP,
     OPTIM_STEP,
+    REQUIRES_GRAD,
     RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
     VALUE_FIELDS,
+    ZERO_GRAD,
     clip_text,
     json_number,
     opens_pass,
@@ -316,6 +322,9 @@ class StreamingRecorder(Recorder):
         node_limit = self._max_pass_nodes
         shipped_names, first_ops = self._shipped_names, self._first_ops
         pruned: set[str] = set()
+        # the last in-place write of each tensor in this batch (its position), while the first pass may fold
+        last_write = {e["tensor"]: j for j, e in enumerate(raw, self._base)
+                      if type(e) is dict and e["kind"] == INPLACE} if prune else None
         pass_cost = self._pass_cost
         kept = policy.kept_from_start(idx)
         i = self._base
@@ -395,6 +404,18 @@ class StreamingRecorder(Recorder):
             if kind == FORGET and shipped_names:
                 for x in e["ids"]:  # the builder forgets their names: a name given again goes again
                     shipped_names.pop(x, None)
+            if prune and nodes > node_limit:  # the first pass is folded: what no pass can draw is left out
+                if kind == TENSOR and e["origin"] == "const" and e["id"] not in reached:
+                    nodes += 1
+                    continue  # a number: only the op that took it (left out) names it
+                if kind == INPLACE and (e["tensor"] in pruned or last_write[e["tensor"]] != i - 1):
+                    # a tensor left out, or a value a later write in this batch replaces: only the last one is drawn
+                    # (by a later pass). Counted against the value budget all the same: it runs out where it did
+                    if budget is not None and self._value_bytes <= budget:
+                        self._value_bytes += event_cost(e, limit)
+                    if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                        self._over_budget()
+                    continue
             if prune and (kind == OP or kind == TENSOR):
                 nodes += 1
             if kind == TENSOR and (budget is None or self._value_bytes <= budget):
@@ -467,8 +488,16 @@ class StreamingRecorder(Recorder):
         if not light:
             return unread
         needed: set[str] = set()
+        first = light[0][0]  # no event before the first light pass can name an id born in it
+        # the first op record of each kind not shipped yet goes (the answer's op table lists the ops used)
+        firsts: dict[str, int] = {}
+        for j in range(count):
+            e = captured[j]
+            if type(e) is tuple and e[OP_NAME] not in known and e[OP_NAME] not in firsts:
+                firsts[e[OP_NAME]] = j
+        keep = openers.union(firsts.values())
         lo, hi = light.pop()
-        for i in range(len(captured) - 1, -1, -1):
+        for i in range(len(captured) - 1, first - 1, -1):
             while i < lo and light:
                 lo, hi = light.pop()
             e = captured[i]
@@ -476,7 +505,7 @@ class StreamingRecorder(Recorder):
             if type(e) is tuple:
                 nid, out = e[OP_ID], e[OP_OUTPUT]
                 if (is_light and nid in dead and nid not in needed and (len(e) <= OUT_VALUE or out in dead and out not in needed)
-                        and e[OP_NAME] in known and i not in openers):
+                        and i not in keep):
                     unread.add(nid)
                     if len(e) > OUT_VALUE:
                         unread.add(out)
@@ -488,16 +517,14 @@ class StreamingRecorder(Recorder):
             if is_light:
                 if kind == TENSOR:
                     rid = e["id"]
-                    if rid in dead and rid not in needed and i not in openers:
+                    if rid in dead and rid not in needed and i not in keep:
                         unread.add(rid)
-                    elif e["op"] is not None:
+                    else:
                         needed.add(e["op"])
                     continue
                 if kind in _NAMING_NOTHING_KEPT:
                     continue
-            elif kind == FORGET:  # names only what is gone
-                continue
-            _ids_named(e, needed)
+            _mark_named(e, kind, needed)
         for rid in unread:
             dead.discard(rid)
         return unread
@@ -748,6 +775,36 @@ def _reached(captured: list[dict], aliases: dict) -> set[str]:
             reached.add(e[OP_OUTPUT])
             reached.update(e[OP_INPUTS])
     return reached
+
+
+_NAMES_ONE_TENSOR = frozenset({NAME, REQUIRES_GRAD, INPLACE, GRAD_INPLACE, ACCUMULATE, RETAIN_GRAD, MARK_RETAIN_GRAD,
+                               HOOK})
+_NAMES_NONE = frozenset({GRAD_MODE, BACKWARD_END, STEP_STATS, FORGET, MODULE})  # FORGET names only what is gone
+
+
+def _mark_named(e: dict, kind: str, into: set) -> None:
+    """The ids a captured event (not an op record) names, added to ``into``."""
+    if kind == BACKWARD_STEP:
+        into.add(e["node"])
+        into.add(e["output"])
+        for c in e["contributions"]:
+            into.add(c["input"])
+        return
+    if kind in _NAMES_ONE_TENSOR:
+        into.add(e["tensor"])
+    elif kind == TENSOR:
+        into.add(e["op"])
+    elif kind in _NAMES_NONE:
+        return
+    elif kind == DETACH:
+        into.add(e["source"])
+        into.add(e["tensor"])
+    elif kind == BACKWARD_BEGIN or kind == BACKWARD_ERROR:
+        into.add(e["root"])
+    elif kind == ZERO_GRAD:
+        into.update(e["tensors"])
+    else:  # an op that failed or a custom Function, an optimizer step, module names: every string, generously
+        _ids_named(e, into)
 
 
 def _ids_named(x, into: set) -> None:
