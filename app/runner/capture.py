@@ -2,7 +2,7 @@
 and ship the raw capture to the worker in pieces.
 
 Messages sent on ``out`` (a ``multiprocessing`` connection; ``app.runner.protocol``):
-``Events`` at every backward's end and every ~2,000 events, ``Stdout`` batched, ``Figure`` as each figure
+``Events`` as passes settle (a stream: at least every BATCH_SECONDS), ``Stdout`` batched, ``Figure`` as each figure
 is shown (after the text printed before it), and last ``End`` (the whole stdout, error, variables, figures).
 A ``step_stats`` event (loss, parameter and gradient L2 norms over the leaves this backward
 reached) follows every ``backward_end``; it is computed here from the real arrays.
@@ -196,12 +196,13 @@ def light_event(e: dict, limit: int) -> dict:
 
 
 class StreamingRecorder(Recorder):
-    """Ships events as they come (stream) or in few large batches with summary passes kept light.
+    """Ships events in batches, with the passes no one will see kept light.
 
-    Non-streaming runs send every ``batch`` events (or every ``BATCH_SECONDS``) and at the end; events of passes the
-    run's ``policy`` (``app.trace.policy.RunPolicy``, the trace builder's too) can no longer keep in full are sent
-    light, which skips encoding their values. Passes are counted like the trace builder does
-    (``engine.trace_events.opens_pass``). Shipped events are dropped here, so a run holds at most
+    Events of passes the run's ``policy`` (``app.trace.policy.RunPolicy``, the trace builder's too) can no longer keep
+    in full are sent light, which skips encoding their values, and without what died with them. Non-streaming runs send
+    the settled passes every 512 events, everything every ``batch`` events and at the end; a stream also sends its
+    settled passes at each backward's end and what it holds once it held it ``BATCH_SECONDS``. Passes are counted like
+    the trace builder does (``engine.trace_events.opens_pass``). Shipped events are dropped here, so a run holds at most
     one batch.
 
     ``value_budget`` bounds the values shipped (estimated JSON bytes of the values of passes that may
@@ -246,7 +247,7 @@ class StreamingRecorder(Recorder):
         self._loss: float | None = None
         self._stdout: list[str] = []
         self._stdout_bytes = 0
-        self._last_flush = time.monotonic()
+        self._last_flush = self._full_flush = time.monotonic()  # the last ship of anything / of everything held
         self._born = []  # the ids recorded in the current pass (Recorder._born): tracked, so that
         self._aging: deque[tuple[int, list]] = deque()  # ... the builder forgets them once no event can name them
         self._survivors: list = []  # (id, reference): still reachable when checked
@@ -274,7 +275,7 @@ class StreamingRecorder(Recorder):
             self._stdout.clear()
         if self.captured:
             self._send(Events(self._export_batch(len(self.captured))))
-        self._last_flush = time.monotonic()
+        self._last_flush = self._full_flush = time.monotonic()
 
     def _ship_settled(self) -> None:
         """Ship the captured events whose pass is settled: kept in full from the start, or no longer able to
@@ -305,16 +306,15 @@ class StreamingRecorder(Recorder):
         raw = captured if count == len(captured) else captured[:count]
         full_from = policy.tail_from(len(marks) + 1)  # passes from here on may still be in the tail
         budget = self._value_budget
-        stream = self._stream
         out: list[dict] = []
         append = out.append
         idx = self._mark_idx
         n_marks = len(marks)
         next_mark = marks[idx] if idx < n_marks else None
-        full = stream or idx >= full_from or policy.kept_from_start(idx)
+        full = idx >= full_from or policy.kept_from_start(idx)
         nodes = self._first_nodes  # graph nodes of the first pass before this batch (while no backward has run)
         reached = self._reached_outputs(raw)
-        unread = self._light_unread(count) if self._dead and not stream and self.leave_out_unread else None
+        unread = self._light_unread(count) if self._dead and self.leave_out_unread else None
         # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
         # pass can draw, and a name it already has, change nothing it answers, so they are left out
         leave_out = self.leave_out_unread
@@ -334,7 +334,7 @@ class StreamingRecorder(Recorder):
                     idx += 1
                 next_mark = marks[idx] if idx < n_marks else None
                 kept = policy.kept_from_start(idx)
-                full = stream or idx >= full_from or kept
+                full = idx >= full_from or kept
             i += 1
             if type(e) is tuple:  # an op record (engine/trace_export.py OP_*): its output's tensor event, then it
                 if unread is not None and e[OP_ID] in unread:
@@ -628,7 +628,7 @@ class StreamingRecorder(Recorder):
         # the pass now out of the last ones cannot be drawn: the builder drops its values
         self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
         forget = self._unreachable()
-        if forget and not self._stream and self.leave_out_unread:
+        if forget and self.leave_out_unread:
             dead = self._dead
             if len(dead) > DEAD_IDS_KEPT:  # ids born in passes sent full: never looked up (a bound, not a leak)
                 dead.clear()
@@ -654,8 +654,21 @@ class StreamingRecorder(Recorder):
             return
         elif not self._stream:
             self._ship_settled()  # so a run stopped at its time limit has little left to send, too
-        elif not n & 1023 and time.monotonic() - self._last_flush > BATCH_SECONDS:
-            self.flush()  # a stream: also every BATCH_SECONDS
+        else:
+            self._stream_ship()
+
+    def _stream_ship(self) -> None:
+        """A stream ships its stdout and its settled passes now, and what it holds once it held it BATCH_SECONDS: a
+        fast loop's middle passes wait to be settled (then go light), a slow one's go in full, so the page's loss
+        curve is never more than that behind."""
+        if self.captured and time.monotonic() - self._full_flush > BATCH_SECONDS:
+            self.flush()
+            return
+        if self._stdout:
+            self._send(Stdout("".join(self._stdout)))
+            self._stdout.clear()
+            self._last_flush = time.monotonic()
+        self._ship_settled()
 
     def _unreachable(self) -> list[str]:
         """As pass ``len(self._marks)`` opens: the ids recorded ``FORGET_AFTER`` passes before (and earlier ones
@@ -709,7 +722,7 @@ class StreamingRecorder(Recorder):
             return  # the whole stdout goes with "end"
         self._stdout.append(text)
         if time.monotonic() - self._last_flush > FLUSH_SECONDS:
-            self.flush()
+            self._stream_ship()
 
     # ---- per-step statistics ----
     def on_backward_begin(self, root, g, retain):
@@ -743,8 +756,8 @@ class StreamingRecorder(Recorder):
         super().on_backward_end(retain)
         self._after_bw = True  # what follows is the update phase, until an event opens the next pass
         self._stats()
-        if self._stream:
-            self.flush()
+        if self._stream and time.monotonic() - self._last_flush > FLUSH_SECONDS:  # a few passes per batch
+            self._stream_ship()
 
     def on_backward_error(self, root, error):
         super().on_backward_error(root, error)
