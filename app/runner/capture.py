@@ -84,6 +84,8 @@ YOUNG_GC_THRESHOLD = 10_000
 DEAD_IDS_KEPT = 1 << 17  # ids of `StreamingRecorder._dead` at most (then forgotten: less is left out, nothing wrong)
 # the events of a pass sent light whose ids keep nothing alive in the builder's eyes (it reads them only to draw
 # frames no one sees): a tensor they name may be left out all the same
+# the events of a light pass that set a value or a gradient (or draw a frame only: grad_mode), `_light_unread`
+_SETS_STATE = frozenset({INPLACE, OPTIM_STEP, ZERO_GRAD, ACCUMULATE, RETAIN_GRAD, GRAD_MODE})
 _NAMING_NOTHING_KEPT = frozenset({NAME, BACKWARD_STEP, BACKWARD_BEGIN, DETACH, FORGET, STEP_STATS, GRAD_MODE})
 
 
@@ -314,7 +316,7 @@ class StreamingRecorder(Recorder):
         full = idx >= full_from or policy.kept_from_start(idx)
         nodes = self._first_nodes  # graph nodes of the first pass before this batch (while no backward has run)
         reached = self._reached_outputs(raw)
-        unread = self._light_unread(count) if self._dead and self.leave_out_unread else None
+        unread, superseded = self._light_unread(count) if self.leave_out_unread else (None, None)
         # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
         # pass can draw, and a name it already has, change nothing it answers, so they are left out
         leave_out = self.leave_out_unread
@@ -381,6 +383,8 @@ class StreamingRecorder(Recorder):
                 append(op_event(e))
                 continue
             kind = e["kind"]
+            if superseded and i - 1 in superseded:
+                continue  # in a pass sent light: a value or gradient a later one replaces, or a grad mode's frame
             if unread is not None and kind == TENSOR and e["id"] in unread:
                 v = e["value"]  # a leaf's value counts against the budget as if it had gone light (`_piece`)
                 if budget is not None and e["origin"] != "op" and type(v) is np.ndarray and self._value_bytes <= budget:
@@ -462,14 +466,19 @@ class StreamingRecorder(Recorder):
         del captured[:count]  # shipped: the worker holds them now
         return out
 
-    def _light_unread(self, count: int) -> set[str]:
-        """The ids of ops and tensors among the first ``count`` captured events, in passes sent light, that the
+    def _light_unread(self, count: int) -> tuple[set[str] | None, set[int] | None]:
+        """What the builder would take only to forget or replace among the first ``count`` captured events, in passes
+        sent light: ids of ops and tensors, and event positions (counted over the run). The ids are those that the
         builder would take only to forget: the program dropped them (``_dead``: their tensor and graph node are gone,
         so no event captured after now can name them) and no event it keeps names them. Every event captured so far
         is walked back (the later ones too: a pass still to ship may name an id of this one while it lived); an op
         kept marks its inputs, and an event kept its ids, as needed. Events of a light pass that draw frames no one
         sees (``_NAMING_NOTHING_KEPT``: a name, its backward's first step, ...) mark nothing. An op of a kind not
-        shipped yet, and the event that opens a pass, always go."""
+        shipped yet, and the event that opens a pass, always go.
+
+        The positions are of events that set a value (``inplace``, ``optim_step``) or a gradient (``accumulate``,
+        ``retain_grad``, ``zero_grad``) that a later one in the light passes of this batch sets again (no pass drawn
+        lies between them, so the builder would only keep the last), and of ``grad_mode`` events (frames only)."""
         captured, marks, policy, dead, known = self.captured, self._marks, self._policy, self._dead, self._first_ops
         base, n_marks = self._base, len(marks)
         full_from = policy.tail_from(n_marks + 1)
@@ -484,9 +493,12 @@ class StreamingRecorder(Recorder):
                 openers.add(marks[idx] - base)
             start = max(end, start)
             idx += 1
-        unread: set[str] = set()
         if not light:
-            return unread
+            return None, None
+        unread: set[str] = set()
+        superseded: set[int] = set()
+        seen_value: set[str] = set()  # tensors a later event of these light passes gives a value
+        seen_grad: set[str] = set()  # ... a gradient
         needed: set[str] = set()
         first = light[0][0]  # no event before the first light pass can name an id born in it
         # the first op record of each kind not shipped yet goes (the answer's op table lists the ops used)
@@ -514,6 +526,26 @@ class StreamingRecorder(Recorder):
                 needed.add(out)
                 continue
             kind = e["kind"]
+            if not is_light:
+                if seen_value or seen_grad:  # a pass drawn lies between: it shows what the earlier ones set
+                    seen_value.clear()
+                    seen_grad.clear()
+            elif kind in _SETS_STATE and i not in keep:
+                if kind == INPLACE:
+                    tensors, seen = (e["tensor"],), seen_value
+                elif kind == OPTIM_STEP:
+                    tensors, seen = (*e["params"], *e["values"]), seen_value
+                elif kind == ZERO_GRAD:
+                    tensors, seen = e["tensors"], seen_grad
+                elif kind == GRAD_MODE:
+                    superseded.add(base + i)
+                    continue
+                else:  # accumulate, retain_grad
+                    tensors, seen = (e["tensor"],), seen_grad
+                if all(t in seen for t in tensors):
+                    superseded.add(base + i)
+                    continue
+                seen.update(tensors)
             if is_light:
                 if kind == TENSOR:
                     rid = e["id"]
@@ -527,7 +559,7 @@ class StreamingRecorder(Recorder):
             _mark_named(e, kind, needed)
         for rid in unread:
             dead.discard(rid)
-        return unread
+        return unread, superseded
 
     def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
         """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
