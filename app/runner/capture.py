@@ -503,10 +503,11 @@ class StreamingRecorder(Recorder):
         first = light[0][0]  # no event before the first light pass can name an id born in it
         # the first op record of each kind not shipped yet goes (the answer's op table lists the ops used)
         firsts: dict[str, int] = {}
-        for j in range(count):
-            e = captured[j]
-            if type(e) is tuple and e[OP_NAME] not in known and e[OP_NAME] not in firsts:
-                firsts[e[OP_NAME]] = j
+        if {e[OP_NAME] for e in itertools.islice(captured, count) if type(e) is tuple} - known:
+            for j in range(count):
+                e = captured[j]
+                if type(e) is tuple and e[OP_NAME] not in known and e[OP_NAME] not in firsts:
+                    firsts[e[OP_NAME]] = j
         keep = openers.union(firsts.values())
         lo, hi = light.pop()
         for i in range(len(captured) - 1, first - 1, -1):
