@@ -82,10 +82,10 @@ STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPL
 # collected, every YOUNG_GC_THRESHOLD allocations instead of 700 (a bounded delay, not a leak)
 YOUNG_GC_THRESHOLD = 10_000
 DEAD_IDS_KEPT = 1 << 17  # ids of `StreamingRecorder._dead` at most (then forgotten: less is left out, nothing wrong)
-# the events of a pass sent light whose ids keep nothing alive in the builder's eyes (it reads them only to draw
-# frames no one sees): a tensor they name may be left out all the same
 # the events of a light pass that set a value or a gradient (or draw a frame only: grad_mode), `_light_unread`
 _SETS_STATE = frozenset({INPLACE, OPTIM_STEP, ZERO_GRAD, ACCUMULATE, RETAIN_GRAD, GRAD_MODE})
+# the events of a pass sent light whose ids keep nothing alive in the builder's eyes (it reads them only to draw
+# frames no one sees): a tensor they name may be left out all the same
 _NAMING_NOTHING_KEPT = frozenset({NAME, BACKWARD_STEP, BACKWARD_BEGIN, DETACH, FORGET, STEP_STATS, GRAD_MODE})
 
 
