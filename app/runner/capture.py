@@ -18,32 +18,20 @@ from collections import deque
 
 import numpy as np
 
+from app.runner.light import LIGHT, SUMMARY_COST, VALUE_COST, bare, event_cost, light_event, lighten, value_cost
 from app.runner.protocol import End, Events, Figure, Stdout
+from app.runner.unread import gone, light_unread, reached
 from app.trace.policy import RunPolicy
 from engine.recorder import Recorder
 from engine.trace_events import (
-    ACCUMULATE,
-    BACKWARD_BEGIN,
-    BACKWARD_END,
-    BACKWARD_ERROR,
     BACKWARD_STEP,
-    DETACH,
     FORGET,
-    GRAD_INPLACE,
-    GRAD_MODE,
-    HOOK,
     INPLACE,
-    MARK_RETAIN_GRAD,
-    MODULE,
     NAME,
     OP,
-    OPTIM_STEP,
-    REQUIRES_GRAD,
-    RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
     VALUE_FIELDS,
-    ZERO_GRAD,
     clip_text,
     json_number,
     opens_pass,
@@ -51,14 +39,10 @@ from engine.trace_events import (
 from engine.trace_export import (
     OP_GRAD_FN,
     OP_ID,
-    OP_INPUTS,
     OP_NAME,
     OP_OUTPUT,
-    OUT_REF,
-    OUT_REQUIRES_GRAD,
     OUT_VALUE,
     encode_value,
-    export_value,
     export_values,
     op_event,
     op_tensor,
@@ -71,130 +55,12 @@ BATCH_SECONDS = 0.25  # a stream ships what it has at least this often
 SETTLED_EVERY = 511  # a non-streaming run ships the events of settled passes every 512 events
 FORGET_AFTER = 3  # the ids a pass recorded are checked this many passes after it (most are gone by then)
 SURVIVORS_CHECKED = 256  # ids still reachable are checked again once this many (then twice as many) wait
-# JSON bytes of one exported element (a float32 as a Python float is up to ~20 characters) and of a summary
-VALUE_COST = 20
-SUMMARY_COST = 400
-# what a value changes to (the builder keeps only the last ones it may draw): kept uncounted when light
-STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPLACE})
 # the collector's first-generation threshold while a run records: the events held until shipped (and the engine's
 # tensors) are acyclic and freed by reference counting; at Python's 700 the young-generation passes over them cost
 # 7-14% of a recorded run (polynomial_tensor 2.02 -> 1.74 s, bigram 3.33 -> 3.04 s). Cycles a program makes are still
 # collected, every YOUNG_GC_THRESHOLD allocations instead of 700 (a bounded delay, not a leak)
 YOUNG_GC_THRESHOLD = 10_000
 DEAD_IDS_KEPT = 1 << 17  # ids of `StreamingRecorder._dead` at most (then forgotten: less is left out, nothing wrong)
-# the events of a light pass that set a value or a gradient (or draw a frame only: grad_mode), `_light_unread`
-_SETS_STATE = frozenset({INPLACE, OPTIM_STEP, ZERO_GRAD, ACCUMULATE, RETAIN_GRAD, GRAD_MODE})
-# the events of a pass sent light whose ids keep nothing alive in the builder's eyes (it reads them only to draw
-# frames no one sees): a tensor they name may be left out all the same
-_NAMING_NOTHING_KEPT = frozenset({NAME, BACKWARD_STEP, BACKWARD_BEGIN, DETACH, FORGET, STEP_STATS, GRAD_MODE})
-
-
-def _small(v) -> bool:
-    return not isinstance(v, np.ndarray) or v.size <= 1
-
-
-def value_cost(x, limit: int) -> int:
-    """Estimated JSON bytes of the values in `x` (a captured value, or a list / dict holding some)."""
-    t = type(x)
-    if t is np.ndarray:
-        return x.size * VALUE_COST if x.size <= limit else SUMMARY_COST
-    if t is dict:
-        if x.get("summary") is True:
-            return SUMMARY_COST
-        return sum(value_cost(v, limit) for v in x.values())
-    if t is list:
-        return sum(value_cost(v, limit) for v in x)
-    return 0
-
-
-def event_cost(e: dict, limit: int) -> int:
-    fields = VALUE_FIELDS.get(e["kind"])
-    if fields is None:
-        return 0
-    total = 0
-    for f in fields:
-        v = e.get(f)
-        if v is not None:
-            total += v.size * VALUE_COST if type(v) is np.ndarray and v.size <= limit else value_cost(v, limit)
-    return total
-
-
-def lighten(e: dict) -> dict:
-    """A captured event of a summary-only pass: ids and structure kept, bulky values dropped (never
-    encoded). What later passes need is kept: leaf and scalar values, ``.grad`` after accumulation,
-    in-place and optimizer values (not the optimizer's state: no later pass draws it)."""
-    k = e["kind"]
-    if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
-        return {**e, "value": None}
-    if k == BACKWARD_STEP:
-        out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e.get("contributions") or []]}
-        out.pop("upstream_parts", None)
-        out.pop("upstream_outputs", None)
-        return out
-    if k == HOOK:
-        return {**e, "grad": None, "replaced": None}
-    if k == BACKWARD_BEGIN:
-        return {**e, "gradient": None}
-    if k == ACCUMULATE:
-        return {**e, "incoming": None, "before": None}
-    if k == OPTIM_STEP and e.get("state"):
-        return {**e, "state": {}}
-    return e
-
-
-def _bare_value(v):
-    t = type(v)
-    if t is np.ndarray:
-        return v if v.size <= 1 else None
-    if t is dict:
-        return None if v.get("summary") is True else {k: _bare_value(x) for k, x in v.items()}
-    if t is list:
-        return [_bare_value(x) for x in v]
-    return v
-
-
-def bare(e: dict) -> dict:
-    """A captured event with every value above one element dropped (null): past the value budget."""
-    fields = VALUE_FIELDS.get(e["kind"])
-    if not fields:
-        return e
-    return {**e, **{f: _bare_value(e[f]) for f in fields if f in e}}
-
-
-def _light_tensor(e, limit):
-    v = e["value"]
-    if type(v) is np.ndarray:
-        return {**e, "value": None if v.size > 1 and e["origin"] == "op" else encode_value(v, limit)}
-    return export_values(e, limit)
-
-
-def _light_step(e, limit):
-    out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e["contributions"]]}
-    if "upstream_parts" in out:
-        del out["upstream_parts"]
-    if "upstream_outputs" in out:
-        del out["upstream_outputs"]
-    return out
-
-
-def _light_accumulate(e, limit):
-    return {**e, "incoming": None, "before": None, "after": export_value(e["after"], limit)}
-
-
-def _light_lightened(e, limit):
-    return export_values(lighten(e), limit)
-
-
-# ``export_event(lighten(e), limit)`` by kind, in one copy of the event (most light events hold no array then)
-_LIGHT = {TENSOR: _light_tensor, BACKWARD_STEP: _light_step, ACCUMULATE: _light_accumulate,
-          INPLACE: export_values, RETAIN_GRAD: export_values, GRAD_INPLACE: export_values,
-          BACKWARD_BEGIN: _light_lightened, HOOK: _light_lightened, OPTIM_STEP: _light_lightened}
-
-
-def light_event(e: dict, limit: int) -> dict:
-    """``export_event(lighten(e), limit)``, encoding only what is left (most light events hold no array)."""
-    light = _LIGHT.get(e["kind"])
-    return e if light is None else light(e, limit)
 
 
 class StreamingRecorder(Recorder):
@@ -456,7 +322,7 @@ class StreamingRecorder(Recorder):
                 if full or budget is not None and (self._value_bytes > budget or kind == TENSOR):
                     append(self._piece(e, full, idx))
                 else:  # light, within the budget (and nothing to count)
-                    append(_LIGHT[kind](e, limit))
+                    append(LIGHT[kind](e, limit))
                 continue
             if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                 self._over_budget()
@@ -467,100 +333,9 @@ class StreamingRecorder(Recorder):
         return out
 
     def _light_unread(self, count: int) -> tuple[set[str] | None, set[int] | None]:
-        """What the builder would take only to forget or replace among the first ``count`` captured events, in passes
-        sent light: ids of ops and tensors, and event positions (counted over the run). The ids are those that the
-        builder would take only to forget: the program dropped them (``_dead``: their tensor and graph node are gone,
-        so no event captured after now can name them) and no event it keeps names them. Every event captured so far
-        is walked back (the later ones too: a pass still to ship may name an id of this one while it lived); an op
-        kept marks its inputs, and an event kept its ids, as needed. Events of a light pass that draw frames no one
-        sees (``_NAMING_NOTHING_KEPT``: a name, its backward's first step, ...) mark nothing. An op of a kind not
-        shipped yet, and the event that opens a pass, always go.
-
-        The positions are of events that set a value (``inplace``, ``optim_step``) or a gradient (``accumulate``,
-        ``retain_grad``, ``zero_grad``) that a later one in the light passes of this batch sets again (no pass drawn
-        lies between them, so the builder would only keep the last), and of ``grad_mode`` events (frames only)."""
-        captured, marks, policy, dead, known = self.captured, self._marks, self._policy, self._dead, self._first_ops
-        base, n_marks = self._base, len(marks)
-        full_from = policy.tail_from(n_marks + 1)
-        light: list[tuple[int, int]] = []  # [start, end) of each light pass among the first `count` (relative)
-        openers: set[int] = set()
-        idx, start = self._mark_idx, 0
-        while start < count:
-            end = min(marks[idx] - base, count) if idx < n_marks else count
-            if end > start and not (idx >= full_from or policy.kept_from_start(idx)):
-                light.append((start, end))
-            if idx < n_marks and 0 <= marks[idx] - base < count:
-                openers.add(marks[idx] - base)
-            start = max(end, start)
-            idx += 1
-        if not light:
-            return None, None
-        unread: set[str] = set()
-        superseded: set[int] = set()
-        seen_value: set[str] = set()  # tensors a later event of these light passes gives a value
-        seen_grad: set[str] = set()  # ... a gradient
-        needed: set[str] = set()
-        first = light[0][0]  # no event before the first light pass can name an id born in it
-        # the first op record of each kind not shipped yet goes (the answer's op table lists the ops used)
-        firsts: dict[str, int] = {}
-        if {e[OP_NAME] for e in itertools.islice(captured, count) if type(e) is tuple} - known:
-            for j in range(count):
-                e = captured[j]
-                if type(e) is tuple and e[OP_NAME] not in known and e[OP_NAME] not in firsts:
-                    firsts[e[OP_NAME]] = j
-        keep = openers.union(firsts.values())
-        lo, hi = light.pop()
-        for i in range(len(captured) - 1, first - 1, -1):
-            while i < lo and light:
-                lo, hi = light.pop()
-            e = captured[i]
-            is_light = lo <= i < hi
-            if type(e) is tuple:
-                nid, out = e[OP_ID], e[OP_OUTPUT]
-                if (is_light and nid in dead and nid not in needed and (len(e) <= OUT_VALUE or out in dead and out not in needed)
-                        and i not in keep):
-                    unread.add(nid)
-                    if len(e) > OUT_VALUE:
-                        unread.add(out)
-                    continue
-                needed.update(e[OP_INPUTS])
-                needed.add(out)
-                continue
-            kind = e["kind"]
-            if not is_light:
-                if seen_value or seen_grad:  # a pass drawn lies between: it shows what the earlier ones set
-                    seen_value.clear()
-                    seen_grad.clear()
-            elif kind in _SETS_STATE and i not in keep:
-                if kind == INPLACE:
-                    tensors, seen = (e["tensor"],), seen_value
-                elif kind == OPTIM_STEP:
-                    tensors, seen = (*e["params"], *e["values"]), seen_value
-                elif kind == ZERO_GRAD:
-                    tensors, seen = e["tensors"], seen_grad
-                elif kind == GRAD_MODE:
-                    superseded.add(base + i)
-                    continue
-                else:  # accumulate, retain_grad
-                    tensors, seen = (e["tensor"],), seen_grad
-                if all(t in seen for t in tensors):
-                    superseded.add(base + i)
-                    continue
-                seen.update(tensors)
-            if is_light:
-                if kind == TENSOR:
-                    rid = e["id"]
-                    if rid in dead and rid not in needed and i not in keep:
-                        unread.add(rid)
-                    else:
-                        needed.add(e["op"])
-                    continue
-                if kind in _NAMING_NOTHING_KEPT:
-                    continue
-            _mark_named(e, kind, needed)
-        for rid in unread:
-            dead.discard(rid)
-        return unread, superseded
+        """``app.runner.unread.light_unread`` of the first ``count`` captured events."""
+        return light_unread(self.captured, count, marks=self._marks, policy=self._policy, dead=self._dead,
+                            known=self._first_ops, base=self._base, first_pass=self._mark_idx)
 
     def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
         """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
@@ -599,7 +374,7 @@ class StreamingRecorder(Recorder):
             self._first_nodes = n
             if n <= limit:
                 return None
-        return _reached(self.captured, self._aliases)
+        return reached(self.captured, self._aliases)
 
     def _over_budget(self) -> None:
         budget = self._value_budget
@@ -722,14 +497,14 @@ class StreamingRecorder(Recorder):
                 continue
             for entry in born:
                 ref = entry[1]
-                if (ref is None or ref() is None) and (not aliases or _gone(entry[0], aliases)):
+                if (ref is None or ref() is None) and (not aliases or gone(entry[0], aliases)):
                     out.append(entry[0])
                 else:
                     survivors.append(entry)
         if len(survivors) >= self._survivors_checked:
             kept = []
             for entry in survivors:
-                if entry[1]() is None and (not aliases or _gone(entry[0], aliases)):
+                if entry[1]() is None and (not aliases or gone(entry[0], aliases)):
                     out.append(entry[0])
                 else:
                     kept.append(entry)
@@ -798,96 +573,6 @@ class StreamingRecorder(Recorder):
         self._stats()
         if self._stream:
             self.flush()
-
-
-def _reached(captured: list[dict], aliases: dict) -> set[str]:
-    """The ids of the op outputs among ``captured`` (all in the first pass's forward phase) whose values a later pass
-    may draw. Walking back from the last event, an op's output and inputs are reached when the op made a graph node
-    (a backward draws it with its inputs and output), its output requires grad, is reached (an input of a reached
-    op: a failed backward draws its root's ancestors) or still lives (a later op may take it). An op that returned
-    an input (`a -= lr * g` under no_grad) reaches its inputs only when it made a graph node: no later pass draws
-    it otherwise (a failed backward walks to the op that made each tensor, never to one that wrote into it). A tensor
-    that died unreached is named by no later event: all that name it came while it lived, in this pass, which is not
-    drawn."""
-    reached: set[str] = set()
-    for e in reversed(captured):
-        if type(e) is not tuple:
-            if e["kind"] == OP:  # a failed op or a custom Function: no output of its own here
-                reached.update(e["inputs"])
-        elif len(e) <= OUT_VALUE:  # an op that returned an input (in place): drawn later only as a graph node
-            if e[OP_GRAD_FN] is not None:
-                reached.update(e[OP_INPUTS])
-        elif e[OP_GRAD_FN] is not None or e[OUT_REQUIRES_GRAD] or e[OP_OUTPUT] in reached or not _died(e, aliases):
-            reached.add(e[OP_OUTPUT])
-            reached.update(e[OP_INPUTS])
-    return reached
-
-
-_NAMES_ONE_TENSOR = frozenset({NAME, REQUIRES_GRAD, INPLACE, GRAD_INPLACE, ACCUMULATE, RETAIN_GRAD, MARK_RETAIN_GRAD,
-                               HOOK})
-_NAMES_NONE = frozenset({GRAD_MODE, BACKWARD_END, STEP_STATS, FORGET, MODULE})  # FORGET names only what is gone
-
-
-def _mark_named(e: dict, kind: str, into: set) -> None:
-    """The ids a captured event (not an op record) names, added to ``into``."""
-    if kind == BACKWARD_STEP:
-        into.add(e["node"])
-        into.add(e["output"])
-        for c in e["contributions"]:
-            into.add(c["input"])
-        return
-    if kind in _NAMES_ONE_TENSOR:
-        into.add(e["tensor"])
-    elif kind == TENSOR:
-        into.add(e["op"])
-    elif kind in _NAMES_NONE:
-        return
-    elif kind == DETACH:
-        into.add(e["source"])
-        into.add(e["tensor"])
-    elif kind == BACKWARD_BEGIN or kind == BACKWARD_ERROR:
-        into.add(e["root"])
-    elif kind == ZERO_GRAD:
-        into.update(e["tensors"])
-    else:  # an op that failed or a custom Function, an optimizer step, module names: every string, generously
-        _ids_named(e, into)
-
-
-def _ids_named(x, into: set) -> None:
-    """Every string in a captured event (its ids among them), taken generously: what an event kept may name."""
-    t = type(x)
-    if t is dict:
-        for k, v in x.items():
-            into.add(k)
-            tv = type(v)
-            if tv is str:
-                into.add(v)
-            elif tv is dict or tv is list or tv is tuple:
-                _ids_named(v, into)
-    elif t is list or t is tuple:
-        for v in x:
-            tv = type(v)
-            if tv is str:
-                into.add(v)
-            elif tv is dict or tv is list or tv is tuple:
-                _ids_named(v, into)
-
-
-def _died(r: tuple, aliases: dict) -> bool:
-    """The new output an op record ``r`` holds died, and no other tensor stamped with its id (``x.data``) lives."""
-    ref = r[OUT_REF]
-    return ref is not None and ref() is None and (not aliases or _gone(r[OP_OUTPUT], aliases))
-
-
-def _gone(rid: str, aliases: dict) -> bool:
-    """No other tensor stamped with ``rid`` (``x.data``) lives (its entry goes when none does)."""
-    refs = aliases.get(rid)
-    if refs is None:
-        return True
-    if any(r() is not None for r in refs):
-        return False
-    del aliases[rid]
-    return True
 
 
 def _square_sum(a) -> float:
