@@ -8,7 +8,8 @@ runs three ways, and the table shows the CPU time of each (the least of --repeat
 
   sandbox  `sandbox.run_program` with the recorder the worker uses (`app.runner.capture.StreamingRecorder`,
            built as `run_capture` builds it from the server's Settings), under generous limits (`GENEROUS`:
-           the server's defaults are the config's business, not this benchmark's)
+           the server's defaults are the config's business, not this benchmark's), pickling what it ships
+  build    the worker's side of the same run: unpickling what it shipped and the trace builder (no layout)
   engine   the same source as plain Python with `import torch` bound to the engine, the same recorder around it
   torch    PyTorch, in a process of its own (`--torch-only`; one thread, as numpy's BLAS here): the engine tunes
            glibc's malloc when it is imported, which would speed PyTorch up too if it ran in this process
@@ -25,6 +26,7 @@ import dataclasses
 import io
 import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -86,8 +88,9 @@ def torch_results(names, repeat: int) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- flowgrad
-def worker_recorder():
-    """The recorder a non-streaming /api/run gets (app.runner.capture.run_capture), from the server's Settings."""
+def worker_recorder(send=lambda message: None):
+    """The recorder a non-streaming /api/run gets (app.runner.capture.run_capture), from the server's Settings;
+    ``send`` takes what it ships."""
     from app.core.config import Settings
     from app.runner.capture import StreamingRecorder
     from app.runner.worker import capture_budgets
@@ -95,7 +98,7 @@ def worker_recorder():
 
     s = Settings()
     b = capture_budgets(s)
-    return StreamingRecorder(lambda message: None, policy=RunPolicy.from_settings(s), stream=False,
+    return StreamingRecorder(send, policy=RunPolicy.from_settings(s), stream=False,
                              value_limit=s.value_limit, max_events=s.max_events,
                              max_string_chars=b["max_string_chars"], max_path_chars=b["max_path_chars"],
                              value_budget=b["value_budget"], max_pass_nodes=b["max_pass_nodes"])
@@ -113,15 +116,43 @@ def run_sandbox(name: str, repeat: int) -> dict:
     from sandbox import backend_for, run_program
 
     source, limits, backend = program_source(name), bench_limits(), backend_for(engine)
-    best_cpu = best_wall = float("inf")
+    best_cpu = best_wall = best_build = float("inf")
     outcome = None
     for _ in range(repeat):
-        rec = worker_recorder()
+        shipped: list[bytes] = []
+        rec = worker_recorder(pickling(shipped))
         c0, w0 = time.process_time(), time.perf_counter()
-        outcome = run_program(source, limits, backend, recorder=rec, on_print=rec.on_print)
+        with rec:
+            outcome = run_program(source, limits, backend, recorder=rec, on_print=rec.on_print)
+            rec.flush(final=True)
         best_cpu = min(best_cpu, time.process_time() - c0)
         best_wall = min(best_wall, time.perf_counter() - w0)
-    return {"cpu": best_cpu, "wall": best_wall, "stdout": outcome.stdout, "error": outcome.error}
+        best_build = min(best_build, build_cpu(shipped))
+    return {"cpu": best_cpu, "wall": best_wall, "build": best_build, "stdout": outcome.stdout, "error": outcome.error}
+
+
+def pickling(shipped: list[bytes]):
+    """A recorder's ``send`` that pickles each message as the run process's pipe does (its CPU is the run's)."""
+    return lambda message: shipped.append(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+
+
+def build_cpu(shipped: list[bytes]) -> float:
+    """CPU seconds the worker spends on what a run shipped: unpickling it and the trace builder (without dot's
+    layout, which its cache makes a matter of the program's shape, not its length)."""
+    from app.core.config import Settings
+    from app.runner.protocol import Events
+    from app.trace.build import TraceBuilder
+    from app.trace.policy import RunPolicy
+
+    s = Settings()
+    c0 = time.process_time()
+    builder = TraceBuilder(None, policy=RunPolicy.from_settings(s), max_nodes=s.max_drawn_nodes)
+    for blob in shipped:
+        message = pickle.loads(blob)  # noqa: S301 - our own run's messages
+        if isinstance(message, Events):
+            builder.feed_all(message.events)
+    builder.finish()
+    return time.process_time() - c0
 
 
 @contextlib.contextmanager
@@ -156,7 +187,7 @@ def run_engine(name: str, repeat: int) -> dict:
     best_cpu = best_wall = float("inf")
     stdout, error = "", None
     for _ in range(repeat):
-        rec = worker_recorder()
+        rec = worker_recorder(pickling([]))  # the same recording, shipped the same way
         buf = io.StringIO()
         engine.reset_run_state()
         c0, w0 = time.process_time(), time.perf_counter()
@@ -188,7 +219,7 @@ def main() -> None:
         print(json.dumps({n: run_torch(n, args.repeat) for n in names}))
         return
     ref = {} if args.no_torch else torch_results(names, args.repeat)
-    head = (f"{'program':28} {'sandbox cpu':>11} {'(wall)':>7} {'engine cpu':>10} {'(wall)':>7} {'torch cpu':>9} "
+    head = (f"{'program':28} {'sandbox cpu':>11} {'(wall)':>7} {'build':>6} {'engine cpu':>10} {'(wall)':>7} {'torch cpu':>9} "
             f"{'(wall)':>7} {'sb/eng':>6} {'sb/torch':>8}  =eng  =torch  notes")
     print(head)
     print("-" * len(head))
@@ -209,7 +240,7 @@ def main() -> None:
             notes.append(f"first difference at line {k + 1}: {ours[k] if k < len(ours) else '<end>'!r} vs "
                          f"{theirs[k] if k < len(theirs) else '<end>'!r}")
         tc = f"{t['cpu']:9.2f} {t['wall']:7.2f}" if t else f"{'-':>9} {'-':>7}"
-        print(f"{n:28} {sb['cpu']:11.2f} {sb['wall']:7.2f} {en['cpu']:10.2f} {en['wall']:7.2f} {tc} "
+        print(f"{n:28} {sb['cpu']:11.2f} {sb['wall']:7.2f} {sb['build']:6.2f} {en['cpu']:10.2f} {en['wall']:7.2f} {tc} "
               f"{ratio(sb['cpu'], en['cpu']):>6} {ratio(sb['cpu'], t['cpu'] if t else None):>8}  {same_engine}  {same}  "
               + "; ".join(notes), flush=True)
 

@@ -2,7 +2,7 @@
 and ship the raw capture to the worker in pieces.
 
 Messages sent on ``out`` (a ``multiprocessing`` connection; ``app.runner.protocol``):
-``Events`` at every backward's end and every ~2,000 events, ``Stdout`` batched, ``Figure`` as each figure
+``Events`` as passes settle (a stream: at least every BATCH_SECONDS), ``Stdout`` batched, ``Figure`` as each figure
 is shown (after the text printed before it), and last ``End`` (the whole stdout, error, variables, figures).
 A ``step_stats`` event (loss, parameter and gradient L2 norms over the leaves this backward
 reached) follows every ``backward_end``; it is computed here from the real arrays.
@@ -18,21 +18,17 @@ from collections import deque
 
 import numpy as np
 
+from app.runner.light import LIGHT, SUMMARY_COST, VALUE_COST, bare, event_cost, light_event, lighten, value_cost
 from app.runner.protocol import End, Events, Figure, Stdout
+from app.runner.unread import gone, light_unread, reached
 from app.trace.policy import RunPolicy
 from engine.recorder import Recorder
 from engine.trace_events import (
-    ACCUMULATE,
-    BACKWARD_BEGIN,
     BACKWARD_STEP,
     FORGET,
-    GRAD_INPLACE,
-    HOOK,
     INPLACE,
     NAME,
     OP,
-    OPTIM_STEP,
-    RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
     VALUE_FIELDS,
@@ -42,14 +38,11 @@ from engine.trace_events import (
 )
 from engine.trace_export import (
     OP_GRAD_FN,
-    OP_INPUTS,
+    OP_ID,
     OP_NAME,
     OP_OUTPUT,
-    OUT_REF,
-    OUT_REQUIRES_GRAD,
     OUT_VALUE,
     encode_value,
-    export_value,
     export_values,
     op_event,
     op_tensor,
@@ -62,133 +55,22 @@ BATCH_SECONDS = 0.25  # a stream ships what it has at least this often
 SETTLED_EVERY = 511  # a non-streaming run ships the events of settled passes every 512 events
 FORGET_AFTER = 3  # the ids a pass recorded are checked this many passes after it (most are gone by then)
 SURVIVORS_CHECKED = 256  # ids still reachable are checked again once this many (then twice as many) wait
-# JSON bytes of one exported element (a float32 as a Python float is up to ~20 characters) and of a summary
-VALUE_COST = 20
-SUMMARY_COST = 400
-# what a value changes to (the builder keeps only the last ones it may draw): kept uncounted when light
-STATE_KINDS = frozenset({INPLACE, OPTIM_STEP, ACCUMULATE, RETAIN_GRAD, GRAD_INPLACE})
 # the collector's first-generation threshold while a run records: the events held until shipped (and the engine's
 # tensors) are acyclic and freed by reference counting; at Python's 700 the young-generation passes over them cost
 # 7-14% of a recorded run (polynomial_tensor 2.02 -> 1.74 s, bigram 3.33 -> 3.04 s). Cycles a program makes are still
 # collected, every YOUNG_GC_THRESHOLD allocations instead of 700 (a bounded delay, not a leak)
 YOUNG_GC_THRESHOLD = 10_000
-
-
-def _small(v) -> bool:
-    return not isinstance(v, np.ndarray) or v.size <= 1
-
-
-def value_cost(x, limit: int) -> int:
-    """Estimated JSON bytes of the values in `x` (a captured value, or a list / dict holding some)."""
-    t = type(x)
-    if t is np.ndarray:
-        return x.size * VALUE_COST if x.size <= limit else SUMMARY_COST
-    if t is dict:
-        if x.get("summary") is True:
-            return SUMMARY_COST
-        return sum(value_cost(v, limit) for v in x.values())
-    if t is list:
-        return sum(value_cost(v, limit) for v in x)
-    return 0
-
-
-def event_cost(e: dict, limit: int) -> int:
-    fields = VALUE_FIELDS.get(e["kind"])
-    if fields is None:
-        return 0
-    total = 0
-    for f in fields:
-        v = e.get(f)
-        if v is not None:
-            total += v.size * VALUE_COST if type(v) is np.ndarray and v.size <= limit else value_cost(v, limit)
-    return total
-
-
-def lighten(e: dict) -> dict:
-    """A captured event of a summary-only pass: ids and structure kept, bulky values dropped (never
-    encoded). What later passes need is kept: leaf and scalar values, ``.grad`` after accumulation,
-    in-place and optimizer values (not the optimizer's state: no later pass draws it)."""
-    k = e["kind"]
-    if k == TENSOR and e.get("origin") == "op" and not _small(e.get("value")):
-        return {**e, "value": None}
-    if k == BACKWARD_STEP:
-        out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e.get("contributions") or []]}
-        out.pop("upstream_parts", None)
-        out.pop("upstream_outputs", None)
-        return out
-    if k == HOOK:
-        return {**e, "grad": None, "replaced": None}
-    if k == BACKWARD_BEGIN:
-        return {**e, "gradient": None}
-    if k == ACCUMULATE:
-        return {**e, "incoming": None, "before": None}
-    if k == OPTIM_STEP and e.get("state"):
-        return {**e, "state": {}}
-    return e
-
-
-def _bare_value(v):
-    t = type(v)
-    if t is np.ndarray:
-        return v if v.size <= 1 else None
-    if t is dict:
-        return None if v.get("summary") is True else {k: _bare_value(x) for k, x in v.items()}
-    if t is list:
-        return [_bare_value(x) for x in v]
-    return v
-
-
-def bare(e: dict) -> dict:
-    """A captured event with every value above one element dropped (null): past the value budget."""
-    fields = VALUE_FIELDS.get(e["kind"])
-    if not fields:
-        return e
-    return {**e, **{f: _bare_value(e[f]) for f in fields if f in e}}
-
-
-def _light_tensor(e, limit):
-    v = e["value"]
-    if type(v) is np.ndarray:
-        return {**e, "value": None if v.size > 1 and e["origin"] == "op" else encode_value(v, limit)}
-    return export_values(e, limit)
-
-
-def _light_step(e, limit):
-    out = {**e, "upstream": None, "contributions": [{**c, "grad": None} for c in e["contributions"]]}
-    if "upstream_parts" in out:
-        del out["upstream_parts"]
-    if "upstream_outputs" in out:
-        del out["upstream_outputs"]
-    return out
-
-
-def _light_accumulate(e, limit):
-    return {**e, "incoming": None, "before": None, "after": export_value(e["after"], limit)}
-
-
-def _light_lightened(e, limit):
-    return export_values(lighten(e), limit)
-
-
-# ``export_event(lighten(e), limit)`` by kind, in one copy of the event (most light events hold no array then)
-_LIGHT = {TENSOR: _light_tensor, BACKWARD_STEP: _light_step, ACCUMULATE: _light_accumulate,
-          INPLACE: export_values, RETAIN_GRAD: export_values, GRAD_INPLACE: export_values,
-          BACKWARD_BEGIN: _light_lightened, HOOK: _light_lightened, OPTIM_STEP: _light_lightened}
-
-
-def light_event(e: dict, limit: int) -> dict:
-    """``export_event(lighten(e), limit)``, encoding only what is left (most light events hold no array)."""
-    light = _LIGHT.get(e["kind"])
-    return e if light is None else light(e, limit)
+DEAD_IDS_KEPT = 1 << 17  # ids of `StreamingRecorder._dead` at most (then forgotten: less is left out, nothing wrong)
 
 
 class StreamingRecorder(Recorder):
-    """Ships events as they come (stream) or in few large batches with summary passes kept light.
+    """Ships events in batches, with the passes no one will see kept light.
 
-    Non-streaming runs send every ``batch`` events (or every ``BATCH_SECONDS``) and at the end; events of passes the
-    run's ``policy`` (``app.trace.policy.RunPolicy``, the trace builder's too) can no longer keep in full are sent
-    light, which skips encoding their values. Passes are counted like the trace builder does
-    (``engine.trace_events.opens_pass``). Shipped events are dropped here, so a run holds at most
+    Events of passes the run's ``policy`` (``app.trace.policy.RunPolicy``, the trace builder's too) can no longer keep
+    in full are sent light, which skips encoding their values, and without what died with them. Non-streaming runs send
+    the settled passes every 512 events, everything every ``batch`` events and at the end; a stream also sends its
+    settled passes at each backward's end and what it holds once it held it ``BATCH_SECONDS``. Passes are counted like
+    the trace builder does (``engine.trace_events.opens_pass``). Shipped events are dropped here, so a run holds at most
     one batch.
 
     ``value_budget`` bounds the values shipped (estimated JSON bytes of the values of passes that may
@@ -213,6 +95,9 @@ class StreamingRecorder(Recorder):
         # no backward has run: `_export_batch` leaves out what the builder would only repeat
         self._shipped_names: dict[str, str] = {}
         self._first_ops: set[str] = set()
+        # ids whose tensor and graph node the program dropped (the `forget` lists): in a pass sent light, an op or
+        # tensor among them that no event kept names changes nothing the builder answers (`_light_unread`)
+        self._dead: set[str] = set()
         self._light_backward: str | None = None  # the backward whose first step, in a pass sent light, has gone
         self._send = send
         self._stream = stream
@@ -230,7 +115,7 @@ class StreamingRecorder(Recorder):
         self._loss: float | None = None
         self._stdout: list[str] = []
         self._stdout_bytes = 0
-        self._last_flush = time.monotonic()
+        self._last_flush = self._full_flush = time.monotonic()  # the last ship of anything / of everything held
         self._born = []  # the ids recorded in the current pass (Recorder._born): tracked, so that
         self._aging: deque[tuple[int, list]] = deque()  # ... the builder forgets them once no event can name them
         self._survivors: list = []  # (id, reference): still reachable when checked
@@ -258,7 +143,7 @@ class StreamingRecorder(Recorder):
             self._stdout.clear()
         if self.captured:
             self._send(Events(self._export_batch(len(self.captured))))
-        self._last_flush = time.monotonic()
+        self._last_flush = self._full_flush = time.monotonic()
 
     def _ship_settled(self) -> None:
         """Ship the captured events whose pass is settled: kept in full from the start, or no longer able to
@@ -289,15 +174,15 @@ class StreamingRecorder(Recorder):
         raw = captured if count == len(captured) else captured[:count]
         full_from = policy.tail_from(len(marks) + 1)  # passes from here on may still be in the tail
         budget = self._value_budget
-        stream = self._stream
         out: list[dict] = []
         append = out.append
         idx = self._mark_idx
         n_marks = len(marks)
         next_mark = marks[idx] if idx < n_marks else None
-        full = stream or idx >= full_from or policy.kept_from_start(idx)
+        full = idx >= full_from or policy.kept_from_start(idx)
         nodes = self._first_nodes  # graph nodes of the first pass before this batch (while no backward has run)
         reached = self._reached_outputs(raw)
+        unread, superseded = self._light_unread(count) if self.leave_out_unread else (None, None)
         # past max_pass_nodes the builder has folded the first pass (no graph, no frames): an op whose output no
         # pass can draw, and a name it already has, change nothing it answers, so they are left out
         leave_out = self.leave_out_unread
@@ -305,6 +190,9 @@ class StreamingRecorder(Recorder):
         node_limit = self._max_pass_nodes
         shipped_names, first_ops = self._shipped_names, self._first_ops
         pruned: set[str] = set()
+        # the last in-place write of each tensor in this batch (its position), while the first pass may fold
+        last_write = {e["tensor"]: j for j, e in enumerate(raw, self._base)
+                      if type(e) is dict and e["kind"] == INPLACE} if prune else None
         pass_cost = self._pass_cost
         kept = policy.kept_from_start(idx)
         i = self._base
@@ -314,9 +202,11 @@ class StreamingRecorder(Recorder):
                     idx += 1
                 next_mark = marks[idx] if idx < n_marks else None
                 kept = policy.kept_from_start(idx)
-                full = stream or idx >= full_from or kept
+                full = idx >= full_from or kept
             i += 1
             if type(e) is tuple:  # an op record (engine/trace_export.py OP_*): its output's tensor event, then it
+                if unread is not None and e[OP_ID] in unread:
+                    continue  # in a pass sent light, gone with its output: no event the builder keeps names them
                 if prune:
                     new_output = len(e) > OUT_VALUE
                     folded = nodes > node_limit
@@ -355,9 +245,19 @@ class StreamingRecorder(Recorder):
                         append(op_tensor(e, v))
                 if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                     self._over_budget()
+                first_ops.add(e[OP_NAME])
                 append(op_event(e))
                 continue
             kind = e["kind"]
+            if superseded and i - 1 in superseded:
+                continue  # in a pass sent light: a value or gradient a later one replaces, or a grad mode's frame
+            if unread is not None and kind == TENSOR and e["id"] in unread:
+                v = e["value"]  # a leaf's value counts against the budget as if it had gone light (`_piece`)
+                if budget is not None and e["origin"] != "op" and type(v) is np.ndarray and self._value_bytes <= budget:
+                    self._value_bytes += v.size * VALUE_COST if v.size <= limit else SUMMARY_COST
+                if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                    self._over_budget()
+                continue
             if kind == NAME and leave_out:
                 if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                     self._over_budget()
@@ -366,7 +266,7 @@ class StreamingRecorder(Recorder):
                     # the name it has: only a frame of its pass would show it, and a light or folded pass has none
                     if not full or prune and nodes > node_limit:
                         continue
-                elif prune and nodes > node_limit and tensor in pruned:
+                elif prune and nodes > node_limit and tensor in pruned or unread is not None and tensor in unread:
                     continue  # a tensor left out
                 shipped_names[tensor] = e["name"]
                 append(e)
@@ -374,6 +274,18 @@ class StreamingRecorder(Recorder):
             if kind == FORGET and shipped_names:
                 for x in e["ids"]:  # the builder forgets their names: a name given again goes again
                     shipped_names.pop(x, None)
+            if prune and nodes > node_limit:  # the first pass is folded: what no pass can draw is left out
+                if kind == TENSOR and e["origin"] == "const" and e["id"] not in reached:
+                    nodes += 1
+                    continue  # a number: only the op that took it (left out) names it
+                if kind == INPLACE and (e["tensor"] in pruned or last_write[e["tensor"]] != i - 1):
+                    # a tensor left out, or a value a later write in this batch replaces: only the last one is drawn
+                    # (by a later pass). Counted against the value budget all the same: it runs out where it did
+                    if budget is not None and self._value_bytes <= budget:
+                        self._value_bytes += event_cost(e, limit)
+                    if budget is not None and self.budget_reason is None and self._value_bytes > budget:
+                        self._over_budget()
+                    continue
             if prune and (kind == OP or kind == TENSOR):
                 nodes += 1
             if kind == TENSOR and (budget is None or self._value_bytes <= budget):
@@ -410,7 +322,7 @@ class StreamingRecorder(Recorder):
                 if full or budget is not None and (self._value_bytes > budget or kind == TENSOR):
                     append(self._piece(e, full, idx))
                 else:  # light, within the budget (and nothing to count)
-                    append(_LIGHT[kind](e, limit))
+                    append(LIGHT[kind](e, limit))
                 continue
             if budget is not None and self.budget_reason is None and self._value_bytes > budget:
                 self._over_budget()
@@ -419,6 +331,11 @@ class StreamingRecorder(Recorder):
         self._base = i
         del captured[:count]  # shipped: the worker holds them now
         return out
+
+    def _light_unread(self, count: int) -> tuple[set[str] | None, set[int] | None]:
+        """``app.runner.unread.light_unread`` of the first ``count`` captured events."""
+        return light_unread(self.captured, count, marks=self._marks, policy=self._policy, dead=self._dead,
+                            known=self._first_ops, base=self._base, first_pass=self._mark_idx)
 
     def _count_left_out(self, r: tuple, full: bool, kept: bool, idx: int) -> None:
         """An op record left out (``_export_batch``): its output's value counted against the value budget as if it
@@ -457,7 +374,7 @@ class StreamingRecorder(Recorder):
             self._first_nodes = n
             if n <= limit:
                 return None
-        return _reached(self.captured, self._aliases)
+        return reached(self.captured, self._aliases)
 
     def _over_budget(self) -> None:
         budget = self._value_budget
@@ -519,6 +436,11 @@ class StreamingRecorder(Recorder):
         # the pass now out of the last ones cannot be drawn: the builder drops its values
         self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
         forget = self._unreachable()
+        if forget and self.leave_out_unread:
+            dead = self._dead
+            if len(dead) > DEAD_IDS_KEPT:  # ids born in passes sent full: never looked up (a bound, not a leak)
+                dead.clear()
+            dead.update(forget)
         if self.pass_events >= self.max_events:
             self.too_many_events()
         self.pass_events += 1
@@ -540,8 +462,21 @@ class StreamingRecorder(Recorder):
             return
         elif not self._stream:
             self._ship_settled()  # so a run stopped at its time limit has little left to send, too
-        elif not n & 1023 and time.monotonic() - self._last_flush > BATCH_SECONDS:
-            self.flush()  # a stream: also every BATCH_SECONDS
+        else:
+            self._stream_ship()
+
+    def _stream_ship(self) -> None:
+        """A stream ships its stdout and its settled passes now, and what it holds once it held it BATCH_SECONDS: a
+        fast loop's middle passes wait to be settled (then go light), a slow one's go in full, so the page's loss
+        curve is never more than that behind."""
+        if self.captured and time.monotonic() - self._full_flush > BATCH_SECONDS:
+            self.flush()
+            return
+        if self._stdout:
+            self._send(Stdout("".join(self._stdout)))
+            self._stdout.clear()
+            self._last_flush = time.monotonic()
+        self._ship_settled()
 
     def _unreachable(self) -> list[str]:
         """As pass ``len(self._marks)`` opens: the ids recorded ``FORGET_AFTER`` passes before (and earlier ones
@@ -562,14 +497,14 @@ class StreamingRecorder(Recorder):
                 continue
             for entry in born:
                 ref = entry[1]
-                if (ref is None or ref() is None) and (not aliases or _gone(entry[0], aliases)):
+                if (ref is None or ref() is None) and (not aliases or gone(entry[0], aliases)):
                     out.append(entry[0])
                 else:
                     survivors.append(entry)
         if len(survivors) >= self._survivors_checked:
             kept = []
             for entry in survivors:
-                if entry[1]() is None and (not aliases or _gone(entry[0], aliases)):
+                if entry[1]() is None and (not aliases or gone(entry[0], aliases)):
                     out.append(entry[0])
                 else:
                     kept.append(entry)
@@ -595,7 +530,7 @@ class StreamingRecorder(Recorder):
             return  # the whole stdout goes with "end"
         self._stdout.append(text)
         if time.monotonic() - self._last_flush > FLUSH_SECONDS:
-            self.flush()
+            self._stream_ship()
 
     # ---- per-step statistics ----
     def on_backward_begin(self, root, g, retain):
@@ -629,8 +564,8 @@ class StreamingRecorder(Recorder):
         super().on_backward_end(retain)
         self._after_bw = True  # what follows is the update phase, until an event opens the next pass
         self._stats()
-        if self._stream:
-            self.flush()
+        if self._stream and time.monotonic() - self._last_flush > FLUSH_SECONDS:  # a few passes per batch
+            self._stream_ship()
 
     def on_backward_error(self, root, error):
         super().on_backward_error(root, error)
@@ -638,46 +573,6 @@ class StreamingRecorder(Recorder):
         self._stats()
         if self._stream:
             self.flush()
-
-
-def _reached(captured: list[dict], aliases: dict) -> set[str]:
-    """The ids of the op outputs among ``captured`` (all in the first pass's forward phase) whose values a later pass
-    may draw. Walking back from the last event, an op's output and inputs are reached when the op made a graph node
-    (a backward draws it with its inputs and output), its output requires grad, is reached (an input of a reached
-    op: a failed backward draws its root's ancestors) or still lives (a later op may take it). An op that returned
-    an input (`a -= lr * g` under no_grad) reaches its inputs only when it made a graph node: no later pass draws
-    it otherwise (a failed backward walks to the op that made each tensor, never to one that wrote into it). A tensor
-    that died unreached is named by no later event: all that name it came while it lived, in this pass, which is not
-    drawn."""
-    reached: set[str] = set()
-    for e in reversed(captured):
-        if type(e) is not tuple:
-            if e["kind"] == OP:  # a failed op or a custom Function: no output of its own here
-                reached.update(e["inputs"])
-        elif len(e) <= OUT_VALUE:  # an op that returned an input (in place): drawn later only as a graph node
-            if e[OP_GRAD_FN] is not None:
-                reached.update(e[OP_INPUTS])
-        elif e[OP_GRAD_FN] is not None or e[OUT_REQUIRES_GRAD] or e[OP_OUTPUT] in reached or not _died(e, aliases):
-            reached.add(e[OP_OUTPUT])
-            reached.update(e[OP_INPUTS])
-    return reached
-
-
-def _died(r: tuple, aliases: dict) -> bool:
-    """The new output an op record ``r`` holds died, and no other tensor stamped with its id (``x.data``) lives."""
-    ref = r[OUT_REF]
-    return ref is not None and ref() is None and (not aliases or _gone(r[OP_OUTPUT], aliases))
-
-
-def _gone(rid: str, aliases: dict) -> bool:
-    """No other tensor stamped with ``rid`` (``x.data``) lives (its entry goes when none does)."""
-    refs = aliases.get(rid)
-    if refs is None:
-        return True
-    if any(r() is not None for r in refs):
-        return False
-    del aliases[rid]
-    return True
 
 
 def _square_sum(a) -> float:

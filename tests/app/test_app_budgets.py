@@ -22,7 +22,7 @@ from flowgrad_testing import identity_headers, real_server, strict_json
 import app.trace.build as build
 from app.core.config import Settings
 from app.main import BodyLimit, create_app
-from app.runner.capture import run_capture
+from app.runner.capture import StreamingRecorder, run_capture
 from app.runner.protocol import End, Events
 from app.runner.worker import MAX_STORERS, capture_budgets, sandbox_limits
 from app.trace.budget import fit_answer, fold_pass, nbytes, summarize_value
@@ -295,8 +295,9 @@ def test_binding_a_model_again_names_nothing_new():
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_max_events_counts_per_pass(stream):
+def test_max_events_counts_per_pass(stream, monkeypatch):
     """A loop recording 5 times max_events over the run finishes; the pass past it stops (tests/app/test_pass_events.py)."""
+    monkeypatch.setattr(StreamingRecorder, "leave_out_unread", False)  # every event recorded ships: counted here
     msgs = capture(HOLES["a long training run"].replace("3000", "200"), stream=stream, max_events=500)
     end = msgs[-1]
     assert end.error is None and not end.truncated
@@ -423,6 +424,7 @@ def test_trace_building_is_linear():
 
 
 def test_compacted_histories_draw_what_full_ones_draw(monkeypatch):
+    monkeypatch.setattr(StreamingRecorder, "leave_out_unread", False)  # every value set ships: the builder compacts
     msgs = capture("import torch\nw = torch.randn(4, requires_grad=True)\nopt = torch.optim.SGD([w], lr=0.1)\n"
                    "for i in range(300):\n    opt.zero_grad()\n    loss = (w * w).sum()\n    loss.backward()\n"
                    "    opt.step()\n    with torch.no_grad():\n        w.mul_(0.99)\n")

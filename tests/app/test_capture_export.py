@@ -111,7 +111,7 @@ class ReferenceRecorder(StreamingRecorder):
         for i, e in enumerate(raw, self._base):
             while idx < len(marks) and marks[idx] <= i:
                 idx += 1
-            full = self._stream or idx >= full_from or policy.kept_from_start(idx)
+            full = idx >= full_from or policy.kept_from_start(idx)  # a stream too: its settled passes go light
             for piece in split_event(e):
                 if budget is not None and self._value_bytes > budget:
                     if self.budget_reason is None:

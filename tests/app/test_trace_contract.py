@@ -18,6 +18,8 @@ from engine.trace_events import json_number, opens_pass
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = RunPolicy.from_settings(Settings())
+# every pass drawn (and so recorded in full: a pass the recorder sends light leaves out what died with it)
+DRAW_ALL = RunPolicy(head=1_000, tail=0, max_passes=10_000)
 
 # what the examples may not reach: every recorder hook at least once
 EXTRA = """import torch
@@ -83,8 +85,8 @@ def documented() -> dict[str, set[str]]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def runs() -> list[list[dict]]:
+@pytest.fixture(scope="module", params=[POLICY])
+def runs(request) -> list[list[dict]]:
     """The events of each run: every example and the extras, streamed and not."""
     limits = sandbox_limits(Settings())
     sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))] + [EXTRA]
@@ -93,7 +95,7 @@ def runs() -> list[list[dict]]:
     for source in sources:
         for stream in (True, False):
             msgs: list = []
-            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream, policy=POLICY)
+            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream, policy=request.param)
             assert isinstance(msgs[-1], End)
             out.append([e for m in msgs if isinstance(m, Events) for e in m.events])
     return out
@@ -127,13 +129,14 @@ def test_the_contract_helpers():
     assert opens_pass({"kind": "zero_grad"}), "clearing the gradients starts the next step (issue 23 §3)"
 
 
+@pytest.mark.parametrize("runs", [DRAW_ALL], indirect=True)
 def test_every_frame_names_its_node(runs):
     """The server writes `node` on every frame (docs/trace.md §2): the graph node the frame is about, or null."""
     pass_kinds = trace_events.KINDS - trace_events.META_KINDS
     assert set(NODE_FIELD) | NO_NODE == pass_kinds and not set(NODE_FIELD) & NO_NODE
     seen = set()
     for events in runs:
-        b = TraceBuilder(None, policy=RunPolicy(head=1_000, tail=0, max_passes=10_000))
+        b = TraceBuilder(None, policy=DRAW_ALL)
         b.feed_all(events)
         b.finish()
         for p in b.passes:
