@@ -174,12 +174,14 @@ from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, H
 
 # torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
 from .linalg import amax, amin
+from .linalg_more import cdist, cross, cummax, cummin, det, inverse, kron  # issue 21 §3
 from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the same functions as F's
 from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_binary_names import heaviside, hypot, xlogy  # issue 21 §3
 from .tensor_core import Size, Tensor
+from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
 from .tensor_tutorial_names import (
     addmm,

@@ -111,3 +111,5 @@ TORCH_NUMPY_NAMES = frozenset({"from_numpy"})
 
 # torch.linalg: the norms tutorials use and the singular values behind the nuclear and 2-norms (engine/linalg.py)
 LINALG_NAMES = frozenset("norm vector_norm matrix_norm svdvals".split())
+# issue 21 §3: determinants, inverses and cross products (engine/linalg_more.py)
+LINALG_NAMES = LINALG_NAMES | frozenset("det inv cross LinAlgError".split())
