@@ -155,16 +155,16 @@ def kron(input, other):  # noqa: A002
 
 
 # ---------------------------------------------------------------- cdist: distances between the rows of two sets
-_COMPUTE_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+_COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
                   "donot_use_mm_for_euclid_dist": 2}
 
 
-def cdist(x1, x2, p=2.0, compute_mode=None):
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     expect_tensor(x1, "cdist", "x1", 1)
     expect_tensor(x2, "cdist", "x2", 2)
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"cdist(): argument 'p' (position 3) must be float, not {type_name(p)}")
-    if not isinstance(compute_mode, (str, type(None))) or compute_mode not in _COMPUTE_MODES:
+    if not isinstance(compute_mode, str) or compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
