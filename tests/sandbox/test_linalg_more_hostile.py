@@ -104,3 +104,35 @@ try:
 except RuntimeError as error:
     print(error)
 """)
+
+
+@pytest.mark.parametrize("line, kind, words", [
+    ("torch.zeros(10**5, 10**5, dtype=torch.int8)", "LimitExceeded", "max_tensor_elements"),
+    ("torch.ones(10**6, dtype=torch.int16).repeat(10**4)", "LimitExceeded", "max_tensor_elements"),
+    ("torch.tensor([300], dtype=torch.int8)", "RuntimeError", "value cannot be converted to type int8 without overflow"),
+    ("torch.tensor([1], dtype='int8')", "TypeError", "dtype must be a torch.dtype"),
+    ("torch.arange(5.)[torch.tensor([1], dtype=torch.int16)]", "IndexError",
+     "tensors used as indices must be long, int, byte or bool tensors"),
+    ("torch.int8(3)", "TypeError", ""),
+    ("torch.int8.__class__.__subclasses__()", "", ""),
+])
+def test_small_integer_dtypes_are_bounded_and_typed(line, kind, words):
+    e = err(f"import torch\ny = {line}\n", limits=CLASSIC_LIMITS)
+    assert e["line"] == 2, e
+    if kind:
+        assert e["type"] == kind and words in e["message"], e
+    assert not leaks(e["message"])
+
+
+def test_a_program_with_small_integers_prints_what_pytorch_prints():
+    same_as_cpython("""import torch
+a = torch.tensor([100, 120, -7], dtype=torch.int8)
+b = torch.tensor([[1, -2], [300, 4]], dtype=torch.int16)
+print(a, b, a + a, a * 2, a + 1000, a / 2, a // 2, a.sum(), b.prod(), a.to(torch.int16) + b[0, 0])
+print(a.dtype, b.dtype, torch.short, torch.int8.itemsize, a.type(), b.type(), (a + b[0]).dtype)
+print(torch.tensor([300.7, -1.5]).to(torch.int8), a.float().mean(), torch.zeros(2, dtype=torch.int8).tolist())
+try:
+    torch.tensor([128], dtype=torch.int8)
+except RuntimeError as error:
+    print(error)
+""")
