@@ -91,7 +91,7 @@ def _det_vjp(g, ans, a):
     singular = ans == 0
     inverse = np.zeros(a.shape, a.dtype)
     if a.shape[-1]:
-        inverse[~singular] = np.linalg.inv(a[~singular])
+        inverse[~singular] = inv(a[~singular])
     return scale * _mT(inverse)
 
 
