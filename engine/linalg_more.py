@@ -56,7 +56,7 @@ def _lu_dtype(A, fn):
         raise RuntimeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. Got {_type_name(A)}")
 
 
-def linalg_det(A, *, out=None):
+def linalg_det(A):
     expect_tensor(A, "linalg_det", "A", 1)
     return _det(A)
 
@@ -73,12 +73,12 @@ def _det(A):
     return apply(OPS["linalg_det"], (A,))
 
 
-def inv(A, *, out=None):
+def inv(A):
     expect_tensor(A, "linalg_inv", "A", 1)
     return _inv(A)
 
 
-def inverse(input, *, out=None):  # noqa: A002
+def inverse(input):  # noqa: A002 — out= is engine/outparam.py's (surface.py)
     expect_tensor(input, "inverse", "input", 1)
     return _inv(input)
 
@@ -96,13 +96,13 @@ _CROSS_DEPRECATED = ("Using torch.cross without specifying the dim arg is deprec
                      "that of linalg.cross in a future release.")
 
 
-def linalg_cross(input, other, *, dim=-1, out=None):  # noqa: A002
+def linalg_cross(input, other, *, dim=-1):  # noqa: A002
     expect_tensor(input, "linalg_cross", "input", 1)
     expect_tensor(other, "linalg_cross", "other", 2)
     return _cross(input, other, dim)
 
 
-def cross(input, other, dim=None, *, out=None):  # noqa: A002
+def cross(input, other, dim=None):  # noqa: A002
     """torch.cross: without dim, the first dimension of size 3 of the broadcast shape (deprecated, with a warning)."""
     expect_tensor(input, "cross", "input", 1)
     expect_tensor(other, "cross", "other", 2)

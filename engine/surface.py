@@ -220,7 +220,7 @@ for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum 
               "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
               "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any isposinf isneginf logical_and "
               "logical_or logical_xor logical_not multiply subtract divide true_divide negative concatenate addmm masked_select "
-              "hstack vstack").split():
+              "hstack vstack inverse cross kron").split():
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 

@@ -226,3 +226,15 @@ def test_fill_diagonal_writes_through_views_and_bumps_the_version():
     before = base._version
     view.fill_diagonal_(7)
     assert base.numpy()[1:, 1:].tolist() == (7 * np.eye(3)).tolist() and base._version == before + 1
+
+
+@pytest.mark.parametrize("fn, args", [("inverse", lambda m: (m.eye(2) * 2,)), ("cross", lambda m: (m.eye(3), m.ones(3, 3), 1)),
+                                      ("kron", lambda m: (m.ones(2), m.arange(3.0)))])
+def test_out_writes_the_result_as_torchs_out(fn, args):
+    results = []
+    for m in (torch, fg):
+        out = m.zeros(*(2, 2) if fn == "inverse" else (3, 3) if fn == "cross" else (6,))
+        returned = getattr(m, fn)(*args(m), out=out)
+        assert returned is out
+        results.append(out.numpy().tolist())
+    assert results[0] == results[1]
