@@ -238,3 +238,19 @@ def test_out_writes_the_result_as_torchs_out(fn, args):
         assert returned is out
         results.append(out.numpy().tolist())
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("value, dtype", [
+    (1e40, "float32"), (float("inf"), "float32"), (float("nan"), "float32"), (70000, "float16"), (2**31, "int32"),
+    (-129, "int8"), (-255, "uint8"), (-256, "uint8"), (1.5, "int8"), (True, "int8"), (200.0, "uint8"), (-1.0, "uint8"),
+    (1e300, "float64"), (300, "int8"), (float("nan"), "int64"), (2, "bool"), (-1.7, "int8"), (2**2000, "float32"),
+])
+def test_fill_diagonal_checks_the_value_against_the_dtype_as_torch(value, dtype):
+    """c10::checked_convert: past the range is refused in PyTorch's words, an unsigned type wraps small negatives."""
+    def run(m):
+        try:
+            return str(m.zeros(2, 2, dtype=getattr(m, dtype)).fill_diagonal_(value))
+        except Exception as e:  # noqa: BLE001
+            return f"{type(e).__name__}: {e}"
+
+    assert run(fg) == run(torch)
