@@ -473,6 +473,12 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     def int(self):
         return self._cast(dtypes.int32)
 
+    def short(self):
+        return self._cast(dtypes.int16)
+
+    def char(self):
+        return self._cast(dtypes.int8)
+
     def bool(self):
         return self._cast(dtypes.bool_)
 

@@ -68,6 +68,7 @@ CASES = {
     "pow": lambda m, d: _t(m, [2, 3], d) ** 2,
     "numpy": lambda m, d: _t(m, [2, 3], d).numpy().dtype,
     "from_numpy": lambda m, d: m.from_numpy(np.array([1, 2], dtype=d)),
+    "short_char": lambda m, d: (m.tensor([1.7, -300.2]).short(), m.tensor([1.7, -300.2]).char(), _t(m, [3], d).long()),
     "clamp_where_sort": lambda m, d: (_t(m, [1, 50], d).clamp(0, 10), _t(m, [3, 1, 2], d).sort()),
 }
 
