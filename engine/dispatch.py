@@ -55,7 +55,13 @@ def apply(op, inputs, params=()):
     # the edges are taken before the forward runs, as a graph's nodes are numbered (a leaf's AccumulateGrad first)
     edges = _edges(inputs, Tensor) if needs_grad and STATE.grad_enabled and op.grad_fn is not None else None
     try:
-        out = op.forward(arrays, *params) if op.variadic else op.forward(*arrays, *params)
+        try:
+            out = op.forward(arrays, *params) if op.variadic else op.forward(*arrays, *params)
+        except OverflowError:
+            wrapped = None if op.variadic else _wrapped_python_ints(arrays)
+            if wrapped is None:
+                raise
+            out = op.forward(*wrapped, *params)
     except ValueError as e:
         if "broadcast" in str(e):
             error = RuntimeError(_broadcast_message(arrays))
@@ -95,6 +101,19 @@ def apply(op, inputs, params=()):
     if rec is not None:
         rec.on_op(op, inputs, params, result)
     return result
+
+
+def _wrapped_python_ints(arrays):
+    """A Python int past a small integer tensor's range (int8 + 1000) is cast to the tensor's dtype and wraps, as in
+    PyTorch; numpy refuses it (OverflowError). None where nothing is to be wrapped."""
+    target = next((a.dtype for a in arrays if type(a) is np.ndarray and a.dtype.kind in "iu"), None)
+    if target is None:
+        return None
+    info = np.iinfo(np.int64)
+    if not any(type(a) is int and info.min <= a <= info.max for a in arrays):
+        return None
+    return [np.array(a, np.int64).astype(target)[()] if type(a) is int and info.min <= a <= info.max else a
+            for a in arrays]
 
 
 _NO_EDGE = (None, 0)

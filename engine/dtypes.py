@@ -24,12 +24,15 @@ float16 = dtype("float16", np.float16)
 int64 = dtype("int64", np.int64)
 int32 = dtype("int32", np.int32)
 uint8 = dtype("uint8", np.uint8)
+int16 = dtype("int16", np.int16)  # issue 21 §3
+int8 = dtype("int8", np.int8)
 bool_ = dtype("bool", np.bool_)
 float = float32  # noqa: A001 — torch.float is float32
 double = float64
 long = int64
 int = int32  # noqa: A001
 half = float16
+short = int16
 
 # PyTorch's ScalarType names, as its messages print them ("expected ... Long", "torch.FloatTensor [3]").
 SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -56,10 +59,11 @@ def legacy_tensor_type(np_dtype) -> str:
 
 
 # 'FloatTensor' -> float32 ...: the names Tensor.type() accepts (the legacy classes of engine/legacy_tensors.py)
-LEGACY_BY_NAME = {SCALAR_TYPE_NAMES[d.np.name] + "Tensor": d for d in (float32, float64, float16, int64, int32, uint8, bool_)}
+LEGACY_BY_NAME = {SCALAR_TYPE_NAMES[d.np.name] + "Tensor": d for d in (float32, float64, float16, int64, int32, int16, int8,
+                                                                     uint8, bool_)}
 
 
-_BY_NP = {d.np: d for d in (float32, float64, float16, int64, int32, uint8, bool_)}
+_BY_NP = {d.np: d for d in (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)}
 NP_F32 = np.dtype(np.float32)
 NP_F64 = np.dtype(np.float64)
 

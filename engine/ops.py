@@ -13,6 +13,7 @@ from . import (  # noqa: F401, E501
     linalg_ops,
     ops_binary_names,
     ops_conv,
+    ops_linalg_more,
     ops_loss,
     ops_math,
     ops_nn,

@@ -30,7 +30,7 @@ from .creation import (
 )
 from .devices import accelerator, backends, cuda, device, get_default_device, reset_default_device, set_default_device
 from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
-from .dtypes import double, dtype, float16, float32, float64, half, int32, int64, long, uint8
+from .dtypes import double, dtype, float16, float32, float64, half, int8, int16, int32, int64, long, short, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
 from .formatting import get_printoptions, reset_printoptions, set_printoptions
@@ -174,12 +174,14 @@ from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, H
 
 # torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
 from .linalg import amax, amin
+from .linalg_more import cdist, cross, cummax, cummin, det, inverse, kron  # issue 21 §3
 from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the same functions as F's
 from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_binary_names import heaviside, hypot, xlogy  # issue 21 §3
 from .tensor_core import Size, Tensor
+from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
 from .tensor_tutorial_names import (
     addmm,
@@ -218,7 +220,7 @@ for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum 
               "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
               "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any isposinf isneginf logical_and "
               "logical_or logical_xor logical_not multiply subtract divide true_divide negative concatenate addmm masked_select "
-              "hstack vstack").split():
+              "hstack vstack inverse cross kron").split():
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 

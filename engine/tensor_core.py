@@ -84,7 +84,10 @@ def _to_array(data, dtype=None):
     else:
         arr = np.asarray(data)
     if dtype is not None:
-        return arr.astype(_np_dtype(dtype))
+        target = _np_dtype(dtype)
+        if target.kind in "iu" and not isinstance(data, np.ndarray):
+            _check_fits(arr, target)
+        return arr.astype(target)
     if arr.dtype.kind == "f":
         return arr.astype(dtypes.NP_F32) if arr.dtype != dtypes.NP_F32 and not isinstance(data, np.ndarray) else arr
     if arr.dtype.kind in "iu":
@@ -92,6 +95,19 @@ def _to_array(data, dtype=None):
     if arr.dtype.kind == "b":
         return arr
     raise infer_error(data)
+
+
+def _check_fits(arr, target):
+    """PyTorch's check of Python numbers made into an integer tensor (c10::overflows): the value must lie in the
+    type's range (NaN never does); an unsigned type also takes negatives down to -max, which wrap."""
+    if arr.dtype.kind not in "iuf" or not arr.size:
+        return
+    info = np.iinfo(target)
+    low = -int(info.max) if target.kind == "u" and arr.dtype.kind != "f" else int(info.min)
+    with np.errstate(invalid="ignore"):
+        bad = (arr.min() < low) | (arr.max() > int(info.max)) | (arr.dtype.kind == "f" and np.isnan(arr).any())
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
 
 
 def legacy_array(args, np_dtype):
@@ -456,6 +472,12 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
 
     def int(self):
         return self._cast(dtypes.int32)
+
+    def short(self):
+        return self._cast(dtypes.int16)
+
+    def char(self):
+        return self._cast(dtypes.int8)
 
     def bool(self):
         return self._cast(dtypes.bool_)

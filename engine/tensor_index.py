@@ -46,12 +46,18 @@ def _put_recorded(t, key, value):
         put_recorded(t, _index_key(key), value, "copy_slices", VIEW_OF_LEAF_INPLACE)
 
 
+_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.int64, np.int32, np.uint8, np.bool_))  # PyTorch's index types
+
+
 def _index_key(key):
     """A numpy index from a torch one: tensors become arrays."""
     if isinstance(key, tuple):
         return tuple(_index_key(k) for k in key)
     if isinstance(key, registry.Tensor):
-        return np.asarray(key._data)
+        arr = np.asarray(key._data)
+        if arr.dtype not in _INDEX_DTYPES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return arr
     if isinstance(key, list):
         return np.asarray([k.item() if isinstance(k, registry.Tensor) else k for k in key])
     if isinstance(key, range):

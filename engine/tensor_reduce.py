@@ -33,7 +33,7 @@ class ReduceMixin:
     def mean(self, dim=None, keepdim=False):
         if self._data.dtype.kind != "f":
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
-                               f"or complex dtype. Got: {str(self.dtype)[6:].capitalize()}")
+                               f"or complex dtype. Got: {dtypes.scalar_type_name(self._data.dtype)}")
         if dim is None:
             return apply(OPS["mean"], (self,))
         return apply(OPS["mean_dim"], (self,), (_dims(dim, self.ndim), keepdim))

@@ -33,6 +33,7 @@ TORCH_NAMES |= frozenset("""asinh acosh atanh arcsin arccos arctan arcsinh arcco
 FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ByteTensor BoolTensor __version__""".split())
 # issue 21: the rest of the value tests (isnan isinf isfinite are above)
 TORCH_NAMES |= frozenset("isposinf isneginf isreal".split())
+TORCH_NAMES |= frozenset(["short"])  # issue 21 §3: torch.int16's other name (int8 and int16 are above)
 TORCH_NAMES |= frozenset(["narrow"])  # issue 21: Tensor.narrow was allowed but the engine had none
 # issue 21: torch functions of the Tensor methods added with them (engine/tensor_tutorial_names.py)
 TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
@@ -111,3 +112,5 @@ TORCH_NUMPY_NAMES = frozenset({"from_numpy"})
 
 # torch.linalg: the norms tutorials use and the singular values behind the nuclear and 2-norms (engine/linalg.py)
 LINALG_NAMES = frozenset("norm vector_norm matrix_norm svdvals".split())
+# issue 21 §3: determinants, inverses and cross products (engine/linalg_more.py)
+LINALG_NAMES = LINALG_NAMES | frozenset("det inv cross".split())

@@ -279,6 +279,22 @@ CASES.update({
 })
 
 
+# issue 21 §3 (engine/ops_linalg_more.py): determinants, inverses (well-conditioned), cross products, distances
+# (random values: no zero difference for p <= 1, no tie for p = inf), running extremes (no ties)
+_EYE3 = 3 * np.eye(3)
+CASES.update({
+    "linalg_det": [((r(3, 3),), ()), ((r(2, 3, 3),), ()), ((r(1, 1),), ())],
+    "linalg_inv": [((r(3, 3) + _EYE3,), ()), ((r(2, 3, 3) + _EYE3,), ())],
+    "linalg_cross": [((r(4, 3), r(4, 3)), (-1,)), ((r(2, 3), r(1, 3)), (-1,)), ((r(3, 4), r(3, 4)), (-2,))],
+    "cdist": [((r(4, 3), r(5, 3)), (2.0,)), ((r(4, 3), r(5, 3)), (1.0,)),
+              ((r(4, 3), r(5, 3)), (np.inf,)), ((r(4, 3), r(5, 3)), (0.5,)),
+              ((r(2, 4, 3), r(5, 3)), (3.0,)), ((r(3, 2), r(2, 2)), (0.0,))],
+    "euclidean_dist": [((r(4, 3), r(5, 3)), ()), ((r(2, 4, 3), r(1, 5, 3)), ())],
+    "cummax": [((distinct(3, 4),), (0,)), ((distinct(3, 4),), (1,))],
+    "cummin": [((distinct(3, 4),), (0,)), ((distinct(5),), (0,))],
+})
+
+
 def off_integers(divisor, *shape):
     """Dividends whose quotients by `divisor` sit between integers: remainder, fmod, frac, trunc are smooth there."""
     k = rng.integers(-3, 4, shape)

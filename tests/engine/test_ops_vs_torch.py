@@ -255,6 +255,16 @@ TORCH.update({
     "squeeze_dims_inplace": lambda a, dims: (a * 1).squeeze_(dims),
     "unsqueeze_inplace": lambda a, d: (a * 1).unsqueeze_(d),
 })
+# issue 21 §3: engine/ops_linalg_more.py (cdist's cases have at most 25 rows: torch's direct CdistBackward0)
+TORCH.update({
+    "linalg_det": torch.linalg.det,
+    "linalg_inv": torch.linalg.inv,
+    "linalg_cross": lambda a, b, dim: torch.linalg.cross(a, b, dim=dim),
+    "cdist": lambda a, b, p: torch.cdist(a, b, p=p),
+    "euclidean_dist": torch._euclidean_dist,
+    "cummax": lambda a, dim: torch.cummax(a, dim).values,
+    "cummin": lambda a, dim: torch.cummin(a, dim).values,
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
