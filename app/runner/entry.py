@@ -45,9 +45,13 @@ def worker_main(conn, settings_dict: dict, dot: str) -> None:
         # the values the server validated: pydantic, like the trace and the layout, loads after the zygote forks
         image = RunImage(SimpleNamespace(**settings_dict))
         zygote = image.start_zygote(conn.close)  # a smaller image: every run process's fork and exit cost less
+        plots_zygote = None
+        if image.settings.preload_matplotlib:  # the runs of programs that plot come from a zygote with matplotlib
+            image.preload_plots()
+            plots_zygote = image.start_zygote(lambda: (conn.close(), zygote.sock.close()))
         from app.runner.worker import Worker
 
-        w = Worker(conn, settings_dict, dot, image=image, zygote=zygote)
+        w = Worker(conn, settings_dict, dot, image=image, zygote=zygote, plots_zygote=plots_zygote)
     except Exception as e:  # noqa: BLE001
         try:
             conn.send(WorkerFailed(os.getpid(), f"{type(e).__name__}: {e}"))

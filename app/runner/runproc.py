@@ -99,18 +99,22 @@ class RunImage:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.limits = sandbox_limits(settings)
-        if settings.preload_matplotlib:
-            try:
-                from sandbox.plots import preload
-
-                preload()  # ~0.3 s once per worker instead of in every run that plots
-            except Exception:  # noqa: BLE001 - best effort: without it, the first plot of each run imports it
-                pass
         self.warm_messages: list = []  # what the warm-up program sent: the worker warms its trace builder on it
         try:
             self.capture(WARM_SOURCE, self.warm_messages.append)
         except Exception:  # noqa: BLE001 - warming is best effort
             self.warm_messages = []
+
+    def preload_plots(self) -> None:
+        """Load matplotlib (for the plotting zygote, forked after this): ~1 s once per worker instead of in every
+        run that plots. The other zygote is forked before it: matplotlib is ~27 MB and ~120 mappings that every
+        other run's fork and exit would copy and tear down (~2.5 ms a run)."""
+        try:
+            from sandbox.plots import preload
+
+            preload()
+        except Exception:  # noqa: BLE001 - best effort: without it, the first plot of each run imports it
+            pass
 
     def capture(self, source: str, send, options: RunOptions | None = None) -> None:
         """Run ``source`` in this process (the run process's side), shipping through ``send``."""

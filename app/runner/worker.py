@@ -102,9 +102,9 @@ def cpu_seconds(pid: int) -> float:
 
 class Worker:
     def __init__(self, conn, settings_dict: dict, dot: str, image: RunImage | None = None,
-                 zygote: ZygoteClient | None = None):
-        """``image`` and ``zygote``: what ``app.runner.entry`` made before the trace and layout loaded (else made
-        here, from this larger image)."""
+                 zygote: ZygoteClient | None = None, plots_zygote: ZygoteClient | None = None):
+        """``image``, ``zygote`` and ``plots_zygote``: what ``app.runner.entry`` made before the trace and layout
+        loaded (else made here, from this larger image)."""
         self.conn = conn
         self.settings = Settings(**settings_dict)
         s = self.settings
@@ -115,12 +115,18 @@ class Worker:
         self.spare = None
         # the payload processes building folded runs' groups: (pid, its pipe, run id, wall deadline), oldest first
         self.storers: list[tuple] = []
-        self.zygote: ZygoteClient | None = zygote
+        # the run processes' zygote, and the one with matplotlib loaded that forks the runs of plotting programs
+        # (None without preload_matplotlib: those import it as they plot); key: whether it is the plotting one
+        self.zygotes: dict[bool, ZygoteClient | None] = {False: zygote, True: plots_zygote}
+        self.plots = s.preload_matplotlib
         gc.collect()
         gc.freeze()  # keep the payload processes forked from the worker from touching (copying) its objects
         self.base_rss_mb = resident_mb()
-        if self.zygote is None:
-            self._start_zygote()
+        if zygote is None:
+            self._start_zygote(plots=False)
+        if self.plots and plots_zygote is None:
+            self.image.preload_plots()
+            self._start_zygote(plots=True)
         self._prefork()
 
     def _warm(self) -> None:
@@ -180,14 +186,15 @@ class Worker:
         self._finish_storers()
         if self.spare is not None:
             self._reap_run(self.spare[0], self.spare[2])
-        if self.zygote is not None:
-            self.zygote.close()
+        for zygote in self.zygotes.values():
+            if zygote is not None:
+                zygote.close()
         self.layout.close()
 
-    def _start_zygote(self) -> None:
+    def _start_zygote(self, plots: bool) -> None:
         """Fork a new zygote (``app.runner.runproc``) from the worker itself, when the first one is gone: this
         worker's larger image, which then writes next to nothing, so the worker itself never forks per run."""
-        self.zygote = self.image.start_zygote(self._zygote_setup)
+        self.zygotes[plots] = self.image.start_zygote(self._zygote_setup)
 
     def _zygote_setup(self) -> None:
         """In the zygote: nothing of the worker's connections (server, dot, payload processes, the spare, an
@@ -203,31 +210,37 @@ class Worker:
             for end in self.spare[1:]:
                 end.close()
             self.spare = None
-        if self.zygote is not None:
-            for pidfd in self.zygote.pidfds.values():
-                os.close(pidfd)
-            self.zygote.sock.close()
-            self.zygote = None
+        for zygote in self.zygotes.values():
+            if zygote is not None:
+                for pidfd in zygote.pidfds.values():
+                    os.close(pidfd)
+                zygote.sock.close()
+        self.zygotes = {False: None, True: None}
 
     def _prefork(self, warm: bool = True) -> None:
         """Have the zygote fork the next run's process now, off the critical path, and let it warm up.
 
         The spare child sets its rlimits, runs a tiny program (so the pages a run touches are
         already copied), then blocks until it gets a source — or its job pipe
-        closes because the worker died, and it exits. A zygote that is gone is started again (once).
+        closes because the worker died, and it exits.
         """
+        self.spare = self._fork_run(plots=False, warm=warm)
+
+    def _fork_run(self, plots: bool, warm: bool) -> tuple:
+        """A new run process from the zygote ``plots`` says: (pid, its job pipe, its event pipe). A zygote that is
+        gone is started again (once)."""
         job_r, job_w = mpc.Pipe(duplex=False)
         reader, writer = mpc.Pipe(duplex=False)
         try:
             for attempt in range(2):
-                if self.zygote is None:
-                    self._start_zygote()
+                if self.zygotes[plots] is None:
+                    self._start_zygote(plots)
                 try:
-                    pid = self.zygote.fork(job_r, writer, warm)
+                    pid = self.zygotes[plots].fork(job_r, writer, warm)
                     break
                 except (OSError, EOFError):
-                    self.zygote.kill()
-                    self.zygote = None
+                    self.zygotes[plots].kill()
+                    self.zygotes[plots] = None
                     if attempt:
                         job_w.close()
                         reader.close()
@@ -235,27 +248,35 @@ class Worker:
         finally:
             job_r.close()
             writer.close()
-        self.spare = (pid, job_w, reader)
+        return pid, job_w, reader
 
-    def _take_spare(self, program: Program):
-        """The warm spare child with ``program`` handed to it (a fresh fork if it died meanwhile)."""
+    def _take_spare(self, program: Program) -> tuple[int, object, bool]:
+        """A run process with ``program`` handed to it: (pid, its event pipe, whether the plotting zygote forked
+        it). The warm spare (a fresh fork if it died meanwhile); for a program that names matplotlib (the only
+        way a program plots), a fresh fork of the plotting zygote: the spare, without matplotlib, stays for the
+        next run."""
+        plots = self.plots and "matplotlib" in program.source
         for _ in range(2):
-            if self.spare is None:
-                self._prefork()
-            pid, job_w, reader = self.spare
-            self.spare = None
+            if plots:
+                pid, job_w, reader = self._fork_run(plots=True, warm=False)
+            else:
+                if self.spare is None:
+                    self._prefork()
+                pid, job_w, reader = self.spare
+                self.spare = None
             try:
                 job_w.send(program)
                 job_w.close()
-                return pid, reader
+                return pid, reader, plots
             except (OSError, BrokenPipeError):
-                self._reap_run(pid, reader)
+                self._reap_run(pid, reader, plots)
         raise RuntimeError("could not start a run process")
 
-    def _reap_run(self, pid: int, reader) -> int:
-        """SIGKILL a run process (harmless when it has finished), close its pipe; its wait status (the zygote
-        reaps it)."""
-        status = self.zygote.reap(pid) if self.zygote is not None else 0
+    def _reap_run(self, pid: int, reader, plots: bool = False) -> int:
+        """SIGKILL a run process (harmless when it has finished), close its pipe; its wait status (its zygote,
+        the plotting one when ``plots``, reaps it)."""
+        zygote = self.zygotes[plots]
+        status = zygote.reap(pid) if zygote is not None else 0
         try:
             reader.close()
         except OSError:
@@ -307,7 +328,7 @@ class Worker:
         s = self.settings
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
-        pid, reader = self._take_spare(Program(job.source, job.options))
+        pid, reader, plots = self._take_spare(Program(job.source, job.options))
         cpu_before = cpu_seconds(pid)  # the spare's warm-up is not the program's
         session = RunSession(job.job_id, job.source, job.options, s, self.layout, self.op_table, self.conn.send,
                              started=started, sent=time.monotonic())
@@ -336,7 +357,7 @@ class Worker:
                 except (EOFError, OSError):
                     break
         # stop and reap the child (SIGKILL is harmless when it has already finished)
-        status = self._reap_run(pid, reader)
+        status = self._reap_run(pid, reader, plots)
         if end is None and error is None:
             error = exit_problem(status, s)
         if session.finish(end, error):

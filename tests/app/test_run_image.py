@@ -61,13 +61,34 @@ def test_the_zygote_carries_neither_pydantic_nor_the_worker_side():
         worker = client.app.state.pool.workers_info()[0]["pid"]
         pythons = [c for c in _children(worker) if "python" in open(f"/proc/{c}/cmdline", "rb").read().decode()
                    and os.getpriority(os.PRIO_PROCESS, c) == 0]
-        zygote = min(pythons)  # forked first, before dot and every run process
+        zygote, plots_zygote = sorted(pythons)[:2]  # forked first, before dot and every run process
         assert "pydantic_core" in _maps(worker)  # the worker validates its settings
-        assert "pydantic_core" not in _maps(zygote)
-        # its run processes: a fresh copy each, answering as before
+        assert "ft2font" in _maps(worker) and "ft2font" in _maps(plots_zygote)  # matplotlib: preloaded for plots
+        assert "pydantic_core" not in _maps(zygote) and "pydantic_core" not in _maps(plots_zygote)
+        assert "ft2font" not in _maps(zygote)
+        # their run processes: a fresh copy each, answering as before, a plot as before
         for k in range(3):
             r = client.post("/api/run", json={"source": f"import torch\nprint(torch.tensor({k}.0) + 1)\n"})
             assert r.json()["error"] is None and r.json()["stdout"] == f"tensor({k + 1}.)\n"
+            r = client.post("/api/run", json={"source": f"import matplotlib.pyplot as plt\nplt.plot([0, {k}])\n"
+                                                        "plt.show()\nprint('drawn')\n"})
+            assert r.json()["error"] is None and r.json()["stdout"] == "drawn\n"
+            assert len(r.json()["figures"]) == 1 and r.json()["figures"][0]["svg"].startswith("<?xml")
+        assert set(_children(worker)) >= {zygote, plots_zygote}  # neither was replaced
+
+
+def test_without_preloading_matplotlib_there_is_one_zygote_and_plots_still_draw():
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+
+    with TestClient(create_app(Settings(workers=1, preload_matplotlib=False))) as client:
+        r = client.post("/api/run", json={"source": "import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.show()\n"})
+        assert r.json()["error"] is None and len(r.json()["figures"]) == 1
+        worker = client.app.state.pool.workers_info()[0]["pid"]
+        pythons = [c for c in _children(worker) if "python" in open(f"/proc/{c}/cmdline", "rb").read().decode()
+                   and os.getpriority(os.PRIO_PROCESS, c) == 0]
+        assert not any("ft2font" in _maps(c) for c in pythons + [worker])
 
 
 class _Conn:
@@ -102,13 +123,12 @@ def test_runs_of_a_burst_from_cold_run_processes_answer_as_warm_ones():
     from app.main import create_app
 
     answers: dict[int, dict] = {}
-    with TestClient(create_app(Settings(workers=1))) as client:
+    # one client here: it may have all four waiting (each run after the first is dispatched with runs behind it)
+    with TestClient(create_app(Settings(workers=1, identity_queue_limit=4))) as client:
 
         def run(k: int) -> None:
-            client.cookies.clear()
             r = client.post("/api/run", json={"source": f"import torch\nx = torch.tensor({k}.0, requires_grad=True)\n"
-                                                        "(x * x).backward()\nprint(x.grad)\n"},
-                            headers={"X-Forwarded-For": f"10.0.0.{k}"})
+                                                        "(x * x).backward()\nprint(x.grad)\n"})
             answers[k] = r.json() if r.status_code == 200 else {"status": r.status_code}
 
         threads = [threading.Thread(target=run, args=(k,)) for k in range(1, 5)]
