@@ -138,3 +138,29 @@ def test_runs_of_a_burst_from_cold_run_processes_answer_as_warm_ones():
             t.join(120)
     assert {k: (a.get("error"), a.get("stdout")) for k, a in answers.items()} == \
         {k: (None, f"tensor({2 * k}.)\n") for k in range(1, 5)}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd (Linux 5.3+)")
+def test_a_plotting_zygote_that_died_is_started_again():
+    import signal
+
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+
+    def plot(k: int) -> dict:  # a program of its own each time: never served from the answer cache
+        r = client.post("/api/run", json={"source": f"import matplotlib.pyplot as plt\nplt.plot([0, {k}])\nplt.show()\n"})
+        assert r.status_code == 200
+        return r.json()
+
+    with TestClient(create_app(Settings(workers=1))) as client:
+        assert plot(1)["error"] is None
+        worker = client.app.state.pool.workers_info()[0]["pid"]
+        plotting = [c for c in _children(worker) if "ft2font" in _maps(c) and os.getpriority(os.PRIO_PROCESS, c) == 0]
+        assert len(plotting) == 1
+        os.kill(plotting[0], signal.SIGKILL)
+        for k in range(2, 4):
+            d = plot(k)
+            assert d["error"] is None and len(d["figures"]) == 1
+        assert client.app.state.pool.workers_info()[0]["pid"] == worker
