@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import SimpleNamespace
 
 from app.runner.protocol import WorkerFailed
 
@@ -39,9 +40,18 @@ def worker_main(conn, settings_dict: dict, dot: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops us; Ctrl-C goes to it
     try:
         setup_process()
-        from app.runner.worker import Worker  # the engine loads here, in this process, after the settings above
+        from app.runner.runproc import RunImage  # the engine loads here, in this process, after the settings above
 
-        w = Worker(conn, settings_dict, dot)
+        # the values the server validated: pydantic, like the trace and the layout, loads after the zygote forks
+        image = RunImage(SimpleNamespace(**settings_dict))
+        zygote = image.start_zygote(conn.close)  # a smaller image: every run process's fork and exit cost less
+        plots_zygote = None
+        if image.settings.preload_matplotlib:  # the runs of programs that plot come from a zygote with matplotlib
+            image.preload_plots()
+            plots_zygote = image.start_zygote(lambda: (conn.close(), zygote.sock.close()))
+        from app.runner.worker import Worker
+
+        w = Worker(conn, settings_dict, dot, image=image, zygote=zygote, plots_zygote=plots_zygote)
     except Exception as e:  # noqa: BLE001
         try:
             conn.send(WorkerFailed(os.getpid(), f"{type(e).__name__}: {e}"))

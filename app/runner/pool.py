@@ -412,7 +412,7 @@ class Pool:
         job.worker = h
         job.started = time.monotonic()
         try:
-            h.conn.send(RunJob(job.id, job.source, job.options))
+            h.conn.send(RunJob(job.id, job.source, job.options, backlog=bool(self.queues)))
         except Exception:  # noqa: BLE001 - a broken pipe: the reader thread reports the death
             h.job = None
             job.worker = None

@@ -1,16 +1,16 @@
 """A pool worker: a warm process that never runs user code itself.
 
-It imports the engine and numpy once, keeps a long-lived ``dot`` and a layout cache, and runs
-every program in a child forked from its zygote (``app.runner.zygote``: a copy of this single-threaded process
-forked once, when it is warm, so that the worker itself never forks per run and its writes never page-fault on
-copy-on-write pages). The child for the *next* run is forked ahead of time, right after a run
-ends: it drops the descriptors it does not need (server connection, dot's pipes), sets rlimits
-(address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no core dumps),
-runs a tiny warm-up program so the pages a run touches are already copied, then blocks until it
-is handed a source. It runs the program (``capture``) and ships the raw capture; the worker
-builds the trace (``app.runner.session``) and answers the server; once the run's housekeeping is done (its trace
-freed, a folded run's payload process forked, the next run process warm) it says ``WorkerReady`` again, and only then
-does the pool give it another run. A run past ``hard_kill_s`` of its own
+It keeps a long-lived ``dot`` and a layout cache, and runs every program in a child forked from its zygote
+(``app.runner.zygote``): a single-threaded process forked once, before this module loads, from the run image
+(``app.runner.runproc``: the engine, numpy and the sandbox imported and warmed, nothing of the trace, the layout
+or pydantic), so that the worker itself never forks per run, its writes never page-fault on copy-on-write pages,
+and each run's fork and exit copy a smaller image. The child for the *next* run is forked ahead of time, right
+after a run ends: it sets rlimits (address space = current + ``memory_limit_mb``, CPU seconds, no file writes, no
+core dumps), runs a tiny warm-up program so the pages a run touches are already copied (not under a burst:
+``RunJob.backlog``), then blocks until it is handed a source. It runs the program (``capture``) and ships the raw
+capture; the worker builds the trace (``app.runner.session``) and answers the server; once the run's housekeeping
+is done (its trace freed, a folded run's payload process forked, the next run process forked) it says
+``WorkerReady`` again, and only then does the pool give it another run. A run past ``hard_kill_s`` of its own
 CPU time (or ``max_wall_s`` of wall time), or a cancel from the server, SIGKILLs the child. Because every run is a
 fresh fork of the same clean image, nothing a program does (``nn.ReLU.forward = …``, a leaked
 global, a corrupted cache) can be seen by another run, and the layout cache lives in the worker,
@@ -29,16 +29,13 @@ import mmap
 import multiprocessing.connection as mpc
 import os
 import pickle
-import resource
 import signal
-import socket
 import time
 
 from app.core.answer import failed_answer
-from app.core.config import Settings, build_sandbox_limits
+from app.core.config import Settings
 from app.core.problems import problem
 from app.layout import LayoutEngine
-from app.runner.capture import run_capture
 from app.runner.protocol import (
     CancelJob,
     Done,
@@ -46,80 +43,20 @@ from app.runner.protocol import (
     Events,
     Program,
     RunJob,
-    RunOptions,
     RunStored,
     StopWorker,
     WorkerReady,
     WorkerRecycled,
 )
+from app.runner.runproc import RunImage, capture_budgets, sandbox_limits, set_limits
 from app.runner.session import PAYLOAD_TIME_FACTOR, RunSession, exit_problem
-from app.runner.zygote import ZygoteClient, serve_runs
+from app.runner.zygote import ZygoteClient
 from app.trace.budget import fit_answer
 from app.trace.build import TraceBuilder
 from app.trace.policy import RunPolicy
 from engine.recorder import op_table
 
-WARM_SOURCE = (
-    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
-    "model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))\n"
-    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 2)\n"
-    "for i in range(2):\n    opt.zero_grad()\n    loss = ((model(x) - 1) ** 2).mean()\n"
-    "    loss.backward()\n    opt.step()\nprint(loss, x.grad)\n"
-)
-
-
-# what a spare run process executes before it waits for its program: it touches (copies from the
-# worker) the pages a typical run needs, so the run itself starts hot; kept tiny because for
-# back-to-back requests it is on the critical path
-SPARE_WARM_SOURCE = "import torch\nx = torch.tensor(1.0, requires_grad=True)\n(x * 2).backward()\nprint(x)\n"
-
-
-def _vm_bytes() -> int:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def capture_budgets(settings: Settings) -> dict:
-    """The keyword budgets ``run_capture`` takes, every one from ``settings`` (the passes kept in full are the
-    run's ``RunPolicy``)."""
-    s = settings
-    return {"max_string_chars": s.max_string_chars, "max_path_chars": s.max_path_chars,
-            "value_budget": s.max_answer_bytes,
-            # past this many graph nodes the trace builder draws no graph of a pass (folded or not)
-            "max_pass_nodes": max(s.max_drawn_nodes, s.max_folded_nodes)}
-
-
-def sandbox_limits(settings: Settings):
-    """The interpreter's limits (the sandbox's ``SandboxLimits``), every one from ``settings``."""
-    from sandbox import SandboxLimits
-
-    return build_sandbox_limits(SandboxLimits, settings.limit_values())
-
-
-
-def _set_limits(cpu_s: int, memory_mb: int) -> None:
-    """This process's rlimits: ``cpu_s`` CPU seconds (SIGXCPU), no file writes, no core dumps, and its address
-    space now plus ``memory_mb``."""
-    limits = [
-        (resource.RLIMIT_CPU, (cpu_s, cpu_s + 1)),
-        (resource.RLIMIT_FSIZE, (0, 0)),
-        (resource.RLIMIT_CORE, (0, 0)),
-    ]
-    vm = _vm_bytes()
-    if vm:
-        cap = vm + memory_mb * 1024 * 1024
-        limits.append((resource.RLIMIT_AS, (cap, cap)))
-    for which, value in limits:
-        try:
-            resource.setrlimit(which, value)
-        except (ValueError, OSError):
-            pass
+__all__ = ["MAX_STORERS", "Worker", "capture_budgets", "payload_budget", "sandbox_limits"]  # the tests' names
 
 
 def resident_mb() -> int:
@@ -164,46 +101,40 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Worker:
-    def __init__(self, conn, settings_dict: dict, dot: str):
+    def __init__(self, conn, settings_dict: dict, dot: str, image: RunImage | None = None,
+                 zygote: ZygoteClient | None = None, plots_zygote: ZygoteClient | None = None):
+        """``image``, ``zygote`` and ``plots_zygote``: what ``app.runner.entry`` made before the trace and layout
+        loaded (else made here, from this larger image)."""
         self.conn = conn
         self.settings = Settings(**settings_dict)
         s = self.settings
         self.layout = LayoutEngine.from_settings(s, dot_binary=dot)  # dot: the startup check's path
-        self.limits = sandbox_limits(s)
+        self.image = image if image is not None else RunImage(s)
         self.op_table = op_table()
-        if s.preload_matplotlib:
-            try:
-                from sandbox.plots import preload
-
-                preload()  # ~0.3 s once per worker instead of in every run that plots
-            except Exception:  # noqa: BLE001 - best effort: without it, the first plot of each run imports it
-                pass
         self._warm()
         self.spare = None
         # the payload processes building folded runs' groups: (pid, its pipe, run id, wall deadline), oldest first
         self.storers: list[tuple] = []
-        self.zygote: ZygoteClient | None = None
+        # the run processes' zygote, and the one with matplotlib loaded that forks the runs of plotting programs
+        # (None without preload_matplotlib: those import it as they plot); key: whether it is the plotting one
+        self.zygotes: dict[bool, ZygoteClient | None] = {False: zygote, True: plots_zygote}
+        self.plots = s.preload_matplotlib
         gc.collect()
-        gc.freeze()  # keep the forked children from touching (copying) the worker's objects
+        gc.freeze()  # keep the payload processes forked from the worker from touching (copying) its objects
         self.base_rss_mb = resident_mb()
-        self._start_zygote()
+        if zygote is None:
+            self._start_zygote(plots=False)
+        if self.plots and plots_zygote is None:
+            self.image.preload_plots()
+            self._start_zygote(plots=True)
         self._prefork()
 
-    def _capture(self, source: str, send, options: RunOptions | None = None) -> None:
-        """Run ``source`` in this process (the run process's side), shipping through ``send``."""
-        s = self.settings
-        passes, stream, values = (options.passes, options.stream, options.values) if options else ((), True, "full")
-        run_capture(source, self.limits, s.value_limit, s.max_events, send, stream=stream,
-                    policy=RunPolicy.from_settings(s, passes), values=values, **capture_budgets(s))
-
     def _warm(self) -> None:
-        """Import and exercise everything once, so a run's child starts hot."""
+        """Exercise the trace builder and the answer once, on the warm-up program's capture."""
         s = self.settings
-        msgs: list = []
         try:
-            self._capture(WARM_SOURCE, msgs.append)
             b = TraceBuilder(self.layout, policy=RunPolicy.from_settings(s), max_nodes=s.max_drawn_nodes)
-            for m in msgs:
+            for m in self.image.warm_messages:
                 if isinstance(m, Events):
                     b.feed_all(m.events)
             b.finish()
@@ -255,27 +186,15 @@ class Worker:
         self._finish_storers()
         if self.spare is not None:
             self._reap_run(self.spare[0], self.spare[2])
-        if self.zygote is not None:
-            self.zygote.close()
+        for zygote in self.zygotes.values():
+            if zygote is not None:
+                zygote.close()
         self.layout.close()
 
-    def _start_zygote(self) -> None:
-        """Fork the process every run process comes from (``app.runner.zygote``): the worker's warm image, which
-        then writes next to nothing, so the worker itself never forks per run."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-        if pid == 0:  # ---------------- the zygote
-            code = 0
-            try:
-                ours.close()
-                self._zygote_setup()
-                serve_runs(theirs, self._run_child)
-            except BaseException:  # noqa: BLE001
-                code = 1
-            finally:
-                os._exit(code)
-        theirs.close()
-        self.zygote = ZygoteClient(pid, ours)
+    def _start_zygote(self, plots: bool) -> None:
+        """Fork a new zygote (``app.runner.runproc``) from the worker itself, when the first one is gone: this
+        worker's larger image, which then writes next to nothing, so the worker itself never forks per run."""
+        self.zygotes[plots] = self.image.start_zygote(self._zygote_setup)
 
     def _zygote_setup(self) -> None:
         """In the zygote: nothing of the worker's connections (server, dot, payload processes, the spare, an
@@ -291,43 +210,37 @@ class Worker:
             for end in self.spare[1:]:
                 end.close()
             self.spare = None
-        if self.zygote is not None:
-            for pidfd in self.zygote.pidfds.values():
-                os.close(pidfd)
-            self.zygote.sock.close()
-            self.zygote = None
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-    def _run_child(self, job_r, writer, warm: bool) -> None:
-        """A run process (forked by the zygote): set up, wait for the program, run it, ship the capture."""
-        self._child_setup(warm)
-        try:
-            program: Program = job_r.recv()
-        except (EOFError, OSError):
-            os._exit(0)
-        self._capture(program.source, writer.send, program.options)
-        writer.close()
+        for zygote in self.zygotes.values():
+            if zygote is not None:
+                for pidfd in zygote.pidfds.values():
+                    os.close(pidfd)
+                zygote.sock.close()
+        self.zygotes = {False: None, True: None}
 
     def _prefork(self, warm: bool = True) -> None:
         """Have the zygote fork the next run's process now, off the critical path, and let it warm up.
 
         The spare child sets its rlimits, runs a tiny program (so the pages a run touches are
         already copied), then blocks until it gets a source — or its job pipe
-        closes because the worker died, and it exits. A zygote that is gone is started again (once).
+        closes because the worker died, and it exits.
         """
+        self.spare = self._fork_run(plots=False, warm=warm)
+
+    def _fork_run(self, plots: bool, warm: bool) -> tuple:
+        """A new run process from the zygote ``plots`` says: (pid, its job pipe, its event pipe). A zygote that is
+        gone is started again (once)."""
         job_r, job_w = mpc.Pipe(duplex=False)
         reader, writer = mpc.Pipe(duplex=False)
         try:
             for attempt in range(2):
-                if self.zygote is None:
-                    self._start_zygote()
+                if self.zygotes[plots] is None:
+                    self._start_zygote(plots)
                 try:
-                    pid = self.zygote.fork(job_r, writer, warm)
+                    pid = self.zygotes[plots].fork(job_r, writer, warm)
                     break
                 except (OSError, EOFError):
-                    self.zygote.kill()
-                    self.zygote = None
+                    self.zygotes[plots].kill()
+                    self.zygotes[plots] = None
                     if attempt:
                         job_w.close()
                         reader.close()
@@ -335,27 +248,35 @@ class Worker:
         finally:
             job_r.close()
             writer.close()
-        self.spare = (pid, job_w, reader)
+        return pid, job_w, reader
 
-    def _take_spare(self, program: Program):
-        """The warm spare child with ``program`` handed to it (a fresh fork if it died meanwhile)."""
+    def _take_spare(self, program: Program) -> tuple[int, object, bool]:
+        """A run process with ``program`` handed to it: (pid, its event pipe, whether the plotting zygote forked
+        it). The warm spare (a fresh fork if it died meanwhile); for a program that names matplotlib (the only
+        way a program plots), a fresh fork of the plotting zygote: the spare, without matplotlib, stays for the
+        next run."""
+        plots = self.plots and "matplotlib" in program.source
         for _ in range(2):
-            if self.spare is None:
-                self._prefork()
-            pid, job_w, reader = self.spare
-            self.spare = None
+            if plots:
+                pid, job_w, reader = self._fork_run(plots=True, warm=False)
+            else:
+                if self.spare is None:
+                    self._prefork()
+                pid, job_w, reader = self.spare
+                self.spare = None
             try:
                 job_w.send(program)
                 job_w.close()
-                return pid, reader
+                return pid, reader, plots
             except (OSError, BrokenPipeError):
-                self._reap_run(pid, reader)
+                self._reap_run(pid, reader, plots)
         raise RuntimeError("could not start a run process")
 
-    def _reap_run(self, pid: int, reader) -> int:
-        """SIGKILL a run process (harmless when it has finished), close its pipe; its wait status (the zygote
-        reaps it)."""
-        status = self.zygote.reap(pid) if self.zygote is not None else 0
+    def _reap_run(self, pid: int, reader, plots: bool = False) -> int:
+        """SIGKILL a run process (harmless when it has finished), close its pipe; its wait status (its zygote,
+        the plotting one when ``plots``, reaps it)."""
+        zygote = self.zygotes[plots]
+        status = zygote.reap(pid) if zygote is not None else 0
         try:
             reader.close()
         except OSError:
@@ -389,9 +310,9 @@ class Worker:
             gc.enable()
             self._release_memory()
             if self.spare is None:
-                # always warm: skipping it when runs are queued was measured slower (the COW page
-                # copies then land inside the next run instead of overlapping the worker's work)
-                self._prefork()
+                # a burst (runs queued): no warm-up, it costs ~5 ms of CPU a run while every core is busy (its
+                # page copies are mostly ones the run takes anyway); idle: warm, its copies overlap idle time
+                self._prefork(warm=not job.backlog)
 
     def _release_memory(self) -> None:
         """After a run that grew this worker (a big trace): give the freed heap back to the kernel, so later runs
@@ -407,7 +328,7 @@ class Worker:
         s = self.settings
         started = time.monotonic()
         self.layout.begin_run()  # cache status in the answer: this run's hits only
-        pid, reader = self._take_spare(Program(job.source, job.options))
+        pid, reader, plots = self._take_spare(Program(job.source, job.options))
         cpu_before = cpu_seconds(pid)  # the spare's warm-up is not the program's
         session = RunSession(job.job_id, job.source, job.options, s, self.layout, self.op_table, self.conn.send,
                              started=started, sent=time.monotonic())
@@ -436,7 +357,7 @@ class Worker:
                 except (EOFError, OSError):
                     break
         # stop and reap the child (SIGKILL is harmless when it has already finished)
-        status = self._reap_run(pid, reader)
+        status = self._reap_run(pid, reader, plots)
         if end is None and error is None:
             error = exit_problem(status, s)
         if session.finish(end, error):
@@ -500,7 +421,7 @@ class Worker:
             os.nice(PAYLOAD_NICE)  # a student's run on the same cores goes first
         except OSError:
             pass
-        _set_limits(max(1, int(PAYLOAD_TIME_FACTOR * s.hard_kill_s)), s.memory_limit_mb)
+        set_limits(max(1, int(PAYLOAD_TIME_FACTOR * s.hard_kill_s)), s.memory_limit_mb)
 
     def _storers_ready(self, ready) -> None:
         """Forward what the payload processes in ``ready`` answered; stop those past their wall deadline."""
@@ -581,21 +502,3 @@ class Worker:
         if isinstance(msg, StopWorker):
             return problem("Cancelled", "the server is stopping")
         return None  # anything else while a run goes on (an older job's cancel) is dropped
-
-    def _child_setup(self, warm: bool = True) -> None:
-        """In a run's process: drop the worker's connection, set rlimits, warm up."""
-        s = self.settings
-        try:
-            self.conn.close()
-        except OSError:
-            pass
-        self._drop_storers()
-        self._drop_dot()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        _set_limits(int(s.hard_kill_s) + 2, s.memory_limit_mb)
-        if warm:
-            try:
-                self._capture(SPARE_WARM_SOURCE, lambda m: None)
-            except Exception:  # noqa: BLE001
-                pass

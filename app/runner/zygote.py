@@ -1,4 +1,5 @@
-"""The run-process factory: a process forked from the warm worker once, which forks every run process after it.
+"""The run-process factory: a process forked once from the warm run image (``app.runner.runproc``, before the
+worker loads the rest), which forks every run process after it.
 
 Why not fork from the worker itself: a fork write-protects every page of the parent, so after each per-run fork
 the worker page-faulted once on every page it then wrote while building the trace (~1,650 faults a run, 4-10 us

@@ -62,5 +62,6 @@ def test_the_server_takes_only_the_trace_contract_from_the_engine():
             "sys.modules['engine'] = pkg\nimport app.main")
     loaded = _loaded_after(stub)
     assert sorted(m for m in loaded if m.split(".")[0] == "engine") == ["engine", "engine.trace_events"]
-    worker_side = {"app.runner.worker", "app.runner.session", "app.runner.capture", "app.trace.build"}
+    worker_side = {"app.runner.worker", "app.runner.runproc", "app.runner.session", "app.runner.capture",
+                   "app.trace.build"}
     assert not worker_side & loaded, sorted(worker_side & loaded)  # the workers' part stays in the workers
