@@ -118,15 +118,24 @@ class Limits:
         if sizes is broadcast_sizes:
             # Whether the broadcast surely passes `before_alloc`, known without its shape: the output has at most
             # the product of the inputs' sizes (each dimension is one input's), and no empty dimension when no
-            # input has one (np.broadcast_shapes is most of what the check costs on small tensors). Inline: this
-            # runs on every elementwise op.
+            # input has one (np.broadcast_shapes is most of what the check costs on small tensors). An input of the
+            # shape seen just before adds no dimension the product lacks: `x * x` on 2,000 elements is bounded by
+            # 2,000, not 4,000,000. Inline: this runs on every elementwise op.
             bound = 1
+            seen = None
             for a in arrays:
                 kind = type(a)
-                n = a.size if kind is np.ndarray else 1 if kind in _NUMBERS or isinstance(a, np.generic) else 0
-                if not n:
-                    break  # an empty input (its extent is checked), or an operand that is not an array
-                bound *= n
+                if kind is np.ndarray:
+                    n = a.size
+                    if not n:
+                        break  # an empty input: its extent is checked below
+                    if n != 1:  # (one element adds none, whatever its dimensions)
+                        shape = a.shape
+                        if shape != seen:
+                            seen = shape
+                            bound *= n
+                elif not (kind in _NUMBERS or isinstance(a, np.generic)):
+                    break  # an operand that is not an array
             else:
                 if bound <= self.max_tensor_elements and self._counted + bound <= self.max_live_elements:
                     return
