@@ -18,6 +18,8 @@ class LimitExceeded(RuntimeError):
 
 _NUMBERS = (int, float, bool)
 _NUMPY_VALUES = (np.ndarray, np.generic)  # what a tensor's data is: its `.size` is a Python int
+_NDARRAY = np.ndarray
+_weak = weakref.ref  # (a global, not an attribute read: `track` runs on every op)
 MAX_DIMS = 64  # PyTorch's own limit on a tensor's dimensions
 _SWEEP_MIN = 4096  # tracked entries below which no sweep runs for memory's sake
 
@@ -146,17 +148,17 @@ class Limits:
 
     def track(self, tensor):
         data = tensor._data
-        n = data.size if isinstance(data, _NUMPY_VALUES) else int(np.size(data))
+        n = data.size if type(data) is _NDARRAY or isinstance(data, _NUMPY_VALUES) else int(np.size(data))
         if n > self.max_tensor_elements:
             raise LimitExceeded(f"tensor of shape {list(np.shape(data))} has {n:,} elements; the limit is "
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
         if not n:  # a view of an empty tensor can reshape it to any dims (zeros(0).view(10**5, 10**5, 0))
             self._check_extent(np.shape(data))
             return  # nothing to give back
-        self._counted += n
+        counted = self._counted = self._counted + n
         tracked = self._tracked
-        tracked.append((weakref.ref(tensor), n))
-        if self._counted > self.max_live_elements or len(tracked) > self._sweep_at:
+        tracked.append((_weak(tensor), n))
+        if counted > self.max_live_elements or len(tracked) > self._sweep_at:
             self._sweep()
             if self._counted > self.max_live_elements:
                 raise LimitExceeded(f"this run holds {self._counted:,} tensor elements at once; the limit is "

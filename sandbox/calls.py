@@ -9,7 +9,7 @@ import ast
 import contextlib
 import copy
 import functools
-from types import FunctionType, MethodType
+from types import BuiltinMethodType, FunctionType, MethodType
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH
@@ -123,6 +123,19 @@ class Calls:
                     if isinstance(r, SIZED):
                         self.alloc(len(r))
                     return r
+        if t is BuiltinMethodType and not kwargs and type(f.__self__) in PLAIN_TYPES:
+            # a method of a plain value (`xs.append(i)`, `d.get(k)`, `s.split()`) given no iterator to bound: the
+            # general path below only counts the copy it returns
+            T = self.tensor_type
+            for a in args:
+                ta = type(a)
+                if ta not in PRIMITIVES and ta not in CONTAINERS and ta is not T:
+                    break
+            else:
+                r = f(*args)
+                if isinstance(r, SIZED):
+                    self.alloc(len(r))
+                return r
         if not kwargs and (t in self.engine_module_types or (t is FunctionType and f in self.engine_functions)):
             # an engine layer or function given tensors and numbers alone (`model(x)`, `F.mse_loss(p, y)`): every
             # check of the general path below passes for them untouched (it saw this type or function before),

@@ -22,6 +22,23 @@ _INT_SAFE_OPS = frozenset({ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast
 _NUMBER_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div})  # on two floats (or a float and an int): plain
 
 
+def scalar_key_items(key):
+    """What `check_data(key)` counts for an index of numbers (`t[i]`, `t[i, j]`, `t[1:, 0]`); past any limit (so
+    the caller takes its general path) for any other key."""
+    tk = type(key)
+    if tk in SCALARS:
+        return 0
+    if tk is tuple:
+        for x in key:
+            if type(x) not in SCALARS:
+                return _NOT_SCALAR_KEY
+        return len(key)
+    return _NOT_SCALAR_KEY
+
+
+_NOT_SCALAR_KEY = float("inf")
+
+
 class CompiledExpressions:
     """Mixed into the Compiler: one `_c_<Expr>` maker per expression node type it compiles."""
 
@@ -90,12 +107,18 @@ class CompiledExpressions:
         key = self.code_of(node.slice)
         get_item = self.get_item
         at = self._at
+        T = self.tensor_type
+        P = self.parameter_type
+        interp = self
 
         def subscript(scope):
             d = scope.vars
             obj = d[value_name] if value_name in d else value(scope)
             k = key(scope)
             try:
+                t = type(obj)
+                if (t is T or t is P) and scalar_key_items(k) <= interp.max_seq:
+                    return obj[k]  # (get_item's tensor branch: a key of numbers passes its check_data)
                 return get_item(obj, k)
             except Exception as e:
                 raise at(e, node) from None
@@ -474,6 +497,9 @@ class CompiledExpressions:
         func_name = self._read_name(node.func)
         if len(args) == 1 and type(node.func) is ast.Name and node.func.id == "print":
             return self._print_call(node, func, first)
+        method_call = self._method_call(node, args)
+        if method_call is not None:
+            return method_call
 
         def call_positional(scope):
             d = scope.vars

@@ -1,0 +1,81 @@
+"""Method calls compiled as one closure: `obj.name(a, b)` with at most two positional arguments (`x.pow(2)`,
+`loss.item()`, `xs.append(i)`, `torch.log(p)`), the attribute read and the call that `_c_Attribute` and
+`_positional_call` would make, in the same order, with the same checks and error locations."""
+
+from __future__ import annotations
+
+import ast
+from types import MethodType
+
+from .attributes import _TENSOR, ATTRIBUTE_POLICY
+from .checks import DUNDER_READS
+from .objects import SCALARS, SIZED, SUPER, Builtin, UserFunction
+
+
+class CompiledCalls:
+    """Mixed into the Compiler: `_method_call(node, args)` for `_positional_call`."""
+
+    def _method_call(self, node, args):
+        """The closure of `obj.name(...)` (node.func a loaded Attribute whose name is no dunder), else None.
+
+        A tensor's method that the table lets through unwrapped is read with `getattr` (what `get_attribute`
+        answers for it once the tensor rule is known) and, given numbers and tensors alone, called directly (what
+        `call` does first for a tensor's bound method); every other object goes through `get_attribute` and the
+        call dispatch of `_positional_call`."""
+        func_node = node.func
+        if type(func_node) is not ast.Attribute or type(func_node.ctx) is not ast.Load \
+                or func_node.attr in DUNDER_READS:
+            return None
+        obj_code = self.code_of(func_node.value)
+        obj_name = self._read_name(func_node.value)
+        attr = func_node.attr
+        T = self.tensor_type
+        P = self.parameter_type
+        # (the tensor rule is what `_rule_for` gives a tensor or parameter: the table has no entry for their types)
+        tensor_plain = (attr in _TENSOR.names and attr not in _TENSOR.wrapped
+                        and ATTRIBUTE_POLICY.get(T) is None and ATTRIBUTE_POLICY.get(P) is None)
+        get_attribute = self.get_attribute
+        call = self.call
+        call_user = self.call_user
+        alloc = self.alloc
+        at = self._at
+        interp = self
+        first = args[0] if args else None
+        second = args[1] if len(args) == 2 else None
+
+        def method_call(scope):
+            d = scope.vars
+            obj = d[obj_name] if obj_name in d else obj_code(scope)
+            t = type(obj)
+            on_tensor = tensor_plain and (t is T or t is P)
+            try:
+                f = getattr(obj, attr) if on_tensor else get_attribute(obj, attr)
+            except Exception as e:
+                raise at(e, func_node) from None
+            if first is None:
+                values = []
+            elif second is None:
+                values = [first(scope)]
+            else:
+                values = [first(scope), second(scope)]
+            if f is SUPER:
+                return interp._super(values, scope, node)
+            try:
+                tf = type(f)
+                if on_tensor and tf is MethodType:
+                    for a in values:
+                        if type(a) not in SCALARS and not isinstance(a, T):
+                            break
+                    else:
+                        r = f(*values)
+                        if isinstance(r, SIZED):  # (a copy, as `call` counts it)
+                            alloc(len(r))
+                        return r
+                if tf is Builtin:
+                    return f.fn(*values)
+                if tf is UserFunction:
+                    return call_user(f, values, {})
+                return call(f, values, {})
+            except Exception as e:
+                raise at(e, node) from None
+        return method_call
