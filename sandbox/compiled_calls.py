@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import ast
-from types import MethodType
+from types import BuiltinMethodType, FunctionType, MethodType
 
-from .attributes import _TENSOR, ATTRIBUTE_POLICY
+from .attributes import _TENSOR, ATTRIBUTE_POLICY, PLAIN_TYPES
 from .checks import DUNDER_READS
-from .objects import SCALARS, SIZED, SUPER, Builtin, UserFunction
+from .objects import CONTAINERS, PRIMITIVES, SCALARS, SIZED, SUPER, Builtin, UserFunction
 
 
 class CompiledCalls:
@@ -42,6 +42,8 @@ class CompiledCalls:
         interp = self
         first = args[0] if args else None
         second = args[1] if len(args) == 2 else None
+        first_name = self._read_name(node.args[0]) if args else None
+        engine_functions = self.engine_functions
 
         def method_call(scope):
             d = scope.vars
@@ -54,10 +56,11 @@ class CompiledCalls:
                 raise at(e, func_node) from None
             if first is None:
                 values = []
-            elif second is None:
-                values = [first(scope)]
             else:
-                values = [first(scope), second(scope)]
+                d = scope.vars
+                values = [d[first_name] if first_name in d else first(scope)]
+                if second is not None:
+                    values.append(second(scope))
             if f is SUPER:
                 return interp._super(values, scope, node)
             try:
@@ -75,6 +78,28 @@ class CompiledCalls:
                     return f.fn(*values)
                 if tf is UserFunction:
                     return call_user(f, values, {})
+                if tf is FunctionType and f in engine_functions:
+                    # `torch.log(p)`: `call`'s fast path for an engine function it checked before, given numbers
+                    # and tensors alone
+                    for a in values:
+                        if type(a) not in SCALARS and not isinstance(a, T):
+                            break
+                    else:
+                        r = f(*values)
+                        if isinstance(r, SIZED):
+                            alloc(len(r))
+                        return r
+                elif tf is BuiltinMethodType and type(f.__self__) in PLAIN_TYPES:
+                    # `xs.append(i)`: `call`'s fast path for a plain value's method given no iterator to bound
+                    for a in values:
+                        ta = type(a)
+                        if ta not in PRIMITIVES and ta not in CONTAINERS and ta is not T:
+                            break
+                    else:
+                        r = f(*values)
+                        if isinstance(r, SIZED):
+                            alloc(len(r))
+                        return r
                 return call(f, values, {})
             except Exception as e:
                 raise at(e, node) from None

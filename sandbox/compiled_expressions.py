@@ -105,6 +105,7 @@ class CompiledExpressions:
         value = self.code_of(node.value)
         value_name = self._read_name(node.value)
         key = self.code_of(node.slice)
+        key_name = self._read_name(node.slice)
         get_item = self.get_item
         at = self._at
         T = self.tensor_type
@@ -114,9 +115,11 @@ class CompiledExpressions:
         def subscript(scope):
             d = scope.vars
             obj = d[value_name] if value_name in d else value(scope)
-            k = key(scope)
+            k = d[key_name] if key_name in d else key(scope)
             try:
                 t = type(obj)
+                if t is dict or ((t is list or t is tuple) and type(k) is int):
+                    return obj[k]  # (get_item's first branch: no copy to count)
                 if (t is T or t is P) and scalar_key_items(k) <= interp.max_seq:
                     return obj[k]  # (get_item's tensor branch: a key of numbers passes its check_data)
                 return get_item(obj, k)

@@ -87,3 +87,18 @@ def test_augmented_assignment_on_big_operands_still_refused():
     assert e["type"] == "LimitExceeded" and e["line"] == 3
     e = err("import torch\na = torch.ones(1000, 1)\nb = torch.ones(1, 1000)\nb += a\n", limits=CLASSIC_LIMITS)
     assert e["type"] == "LimitExceeded" and e["line"] == 4
+
+
+def test_engine_function_called_again_keeps_its_checks():
+    # the second call of torch.log takes `call`'s fast path only for numbers and tensors; data is still measured
+    src = "import torch\nx = torch.ones(3)\nfor i in range(2):\n    y = torch.log(x)\nz = torch.log([0.5] * 1_200_000)\n"
+    e = err(src, limits=CLASSIC_LIMITS)
+    assert e["type"] == "LimitExceeded" and e["line"] == 5
+    e = err("import torch\nx = torch.ones(3)\ny = torch.log(x)\ny = torch.log('_x')\n")  # (a name the engine refuses)
+    assert e["type"] == "ValueError" and e["line"] == 4 and "not allowed" in e["message"]
+
+
+def test_container_items_read_inline():
+    same_as_cpython("d = {'a': 1, 2: 'b'}\nxs = [5, 6, 7]\nt = (8, 9)\nk = 'a'\ni = -1\n"
+                    "print(d[k], d[2], xs[i], xs[0], t[1], xs[True])\nprint(xs[5])\n")
+    same_as_cpython("d = {'a': 1}\nk = 'b'\nprint(d[k])\n")
