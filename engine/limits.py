@@ -19,6 +19,7 @@ class LimitExceeded(RuntimeError):
 _NUMBERS = (int, float, bool)
 _NUMPY_VALUES = (np.ndarray, np.generic)  # what a tensor's data is: its `.size` is a Python int
 _NDARRAY = np.ndarray
+_GENERIC = np.generic
 _weak = weakref.ref  # (a global, not an attribute read: `track` runs on every op)
 MAX_DIMS = 64  # PyTorch's own limit on a tensor's dimensions
 _SWEEP_MIN = 4096  # tracked entries below which no sweep runs for memory's sake
@@ -127,16 +128,16 @@ class Limits:
             seen = None
             for a in arrays:
                 kind = type(a)
-                if kind is np.ndarray:
+                if kind is _NDARRAY:
                     n = a.size
-                    if not n:
-                        break  # an empty input: its extent is checked below
                     if n != 1:  # (one element adds none, whatever its dimensions)
+                        if not n:
+                            break  # an empty input: its extent is checked below
                         shape = a.shape
                         if shape != seen:
                             seen = shape
                             bound *= n
-                elif not (kind in _NUMBERS or isinstance(a, np.generic)):
+                elif kind not in _NUMBERS and not isinstance(a, _GENERIC):
                     break  # an operand that is not an array
             else:
                 if bound <= self.max_tensor_elements and self._counted + bound <= self.max_live_elements:
