@@ -102,3 +102,27 @@ def test_container_items_read_inline():
     same_as_cpython("d = {'a': 1, 2: 'b'}\nxs = [5, 6, 7]\nt = (8, 9)\nk = 'a'\ni = -1\n"
                     "print(d[k], d[2], xs[i], xs[0], t[1], xs[True])\nprint(xs[5])\n")
     same_as_cpython("d = {'a': 1}\nk = 'b'\nprint(d[k])\n")
+
+
+def test_keyword_calls_count_what_check_data_counts():
+    out = ok("import torch\ng = torch.Generator().manual_seed(1)\np = torch.tensor([[0.2, 0.8], [0.5, 0.5]])\n"
+             "for i in range(3):\n    s = p.sum(1, keepdim=True)\n    k = torch.multinomial(p[0], num_samples=1, generator=g)\n"
+             "print(s.tolist(), k.shape, torch.add(p, other=p, alpha=2).tolist())\n")
+    assert out == "[[1.0], [1.0]] torch.Size([1]) [[0.6000000238418579, 2.4000000953674316], [1.5, 1.5]]\n"
+    # one tensor handed twice is counted twice, by name as by position through check_data
+    src = ("import torch\na = torch.ones(600_000)\nw = torch.ones(2)\nfor i in range(2):\n    b = torch.add(w, other=w)\n"
+           "d = torch.add(a, other=a)\n")
+    e = err(src, limits=make_limits(max_tensor_elements=600_000, max_live_elements=1_100_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 6 and "data handed to the engine" in e["message"]
+    # a method's own tensor is not an argument: the engine's live-element limit refuses its output instead
+    e = err(src.replace("d = torch.add(a, other=a)", "d = a.add(other=a)"),
+            limits=make_limits(max_tensor_elements=600_000, max_live_elements=1_100_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 6 and "max_live_elements" in e["message"]
+
+
+def test_keyword_names_the_engine_refuses_still_refused():
+    long_name = "k" * 201
+    e = err(f"import torch\nx = torch.ones(2)\ny = x.sum(0)\ny = x.sum(0, {long_name}=1)\n")
+    assert e["type"] == "LimitExceeded" and e["line"] == 4
+    e = err("import torch\nx = torch.ones(2)\ny = torch.add(x, x)\ny = torch.add(x, other='_private')\n")
+    assert e["type"] == "ValueError" and e["line"] == 4 and "not allowed" in e["message"]
