@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from types import BuiltinMethodType, FunctionType, MethodType
 
-from .attributes import _TENSOR, ATTRIBUTE_POLICY, PLAIN_TYPES
+from .attributes import _COLLECTIONS_POLICY, _TENSOR, ATTRIBUTE_POLICY, PLAIN_TYPES
 from .checks import DUNDER_READS
 from .objects import CONTAINERS, PRIMITIVES, SCALARS, SIZED, SUPER, Builtin, UserFunction
 
@@ -34,6 +34,11 @@ class CompiledCalls:
         # (the tensor rule is what `_rule_for` gives a tensor or parameter: the table has no entry for their types)
         tensor_plain = (attr in _TENSOR.names and attr not in _TENSOR.wrapped
                         and ATTRIBUTE_POLICY.get(T) is None and ATTRIBUTE_POLICY.get(P) is None)
+        # the plain types (list, dict, str, ...) whose rule lets `attr` through unwrapped: `get_attribute` answers
+        # `getattr(obj, attr)` for them (their rule is the table's entry for their type)
+        # (not the collections types: whose deque it is decides their rule)
+        plain_direct = frozenset(pt for pt in PLAIN_TYPES if pt not in _COLLECTIONS_POLICY
+                                 and attr in ATTRIBUTE_POLICY[pt].names and attr not in ATTRIBUTE_POLICY[pt].wrapped)
         get_attribute = self.get_attribute
         call = self.call
         call_user = self.call_user
@@ -51,7 +56,7 @@ class CompiledCalls:
             t = type(obj)
             on_tensor = tensor_plain and (t is T or t is P)
             try:
-                f = getattr(obj, attr) if on_tensor else get_attribute(obj, attr)
+                f = getattr(obj, attr) if on_tensor or t in plain_direct else get_attribute(obj, attr)
             except Exception as e:
                 raise at(e, func_node) from None
             if first is None:

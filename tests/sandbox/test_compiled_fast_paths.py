@@ -126,3 +126,15 @@ def test_keyword_names_the_engine_refuses_still_refused():
     assert e["type"] == "LimitExceeded" and e["line"] == 4
     e = err("import torch\nx = torch.ones(2)\ny = torch.add(x, x)\ny = torch.add(x, other='_private')\n")
     assert e["type"] == "ValueError" and e["line"] == 4 and "not allowed" in e["message"]
+
+
+def test_methods_of_collections_and_wrapped_methods_keep_their_rules():
+    out = ok("import collections\nimport torch\nimport torch.nn as nn\nd = collections.deque()\nd.append(1)\n"
+             "d.appendleft(0)\nsd = nn.Linear(2, 1).state_dict()\nprint(list(d), list(sd.keys()), 'a,b'.split(','))\n")
+    assert out == "[0, 1] ['weight', 'bias'] ['a', 'b']\n"
+    # str.replace is the table's wrapped (bounded) version, not the C method
+    e = err("s = 'a' * 1000\nfor i in range(2):\n    t = s.replace('a', 'a' * 1000)\n",
+            limits=make_limits(max_live_elements=500_000))
+    assert e["type"] == "LimitExceeded" and e["line"] == 3
+    e = err("xs = [1, 2]\nxs.nosuch(1)\n")
+    assert e["type"] == "AttributeError" and e["line"] == 2 and "nosuch" in e["message"]
