@@ -372,9 +372,12 @@ class CompiledExpressions:
         items = tuple(self.code_of(e) for e in node.elts)
         if len(items) == 2:  # (a pair, an index `P[i, j]`: no list comprehension, a call of its own in 3.11)
             first, second = items
+            first_name, second_name = (self._read_name(e) for e in node.elts)
 
             def pair(scope):
-                return first(scope), second(scope)
+                d = scope.vars
+                return (d[first_name] if first_name in d else first(scope),
+                        d[second_name] if second_name in d else second(scope))
             return pair
         if len(items) == 3:
             first, second, third = items

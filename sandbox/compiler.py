@@ -279,6 +279,8 @@ class Compiler(CompiledExpressions, CompiledCalls, CompiledComprehensions, Compi
         name = target.id
         value_code = self.code_of(node.value)
         value_name = self._read_name(node.value)
+        is_constant = type(node.value) is ast.Constant  # `n += 1`: the number itself, no closure call
+        constant = node.value.value if is_constant else None
         op = type(node.op)
         fn = _BINOPS[op]
         lookup = self.lookup
@@ -299,7 +301,7 @@ class Compiler(CompiledExpressions, CompiledCalls, CompiledComprehensions, Compi
         def augmented(scope):
             d = scope.vars
             cur = d[name] if name in d else lookup(name, scope, target)
-            b = d[value_name] if value_name in d else value_code(scope)
+            b = constant if is_constant else d[value_name] if value_name in d else value_code(scope)
             ta = type(cur)
             tb = type(b)
             value = None
