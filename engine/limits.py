@@ -18,6 +18,9 @@ class LimitExceeded(RuntimeError):
 
 _NUMBERS = (int, float, bool)
 _NUMPY_VALUES = (np.ndarray, np.generic)  # what a tensor's data is: its `.size` is a Python int
+_NDARRAY = np.ndarray
+_GENERIC = np.generic
+_weak = weakref.ref  # (a global, not an attribute read: `track` runs on every op)
 MAX_DIMS = 64  # PyTorch's own limit on a tensor's dimensions
 _SWEEP_MIN = 4096  # tracked entries below which no sweep runs for memory's sake
 
@@ -118,15 +121,24 @@ class Limits:
         if sizes is broadcast_sizes:
             # Whether the broadcast surely passes `before_alloc`, known without its shape: the output has at most
             # the product of the inputs' sizes (each dimension is one input's), and no empty dimension when no
-            # input has one (np.broadcast_shapes is most of what the check costs on small tensors). Inline: this
-            # runs on every elementwise op.
+            # input has one (np.broadcast_shapes is most of what the check costs on small tensors). An input of the
+            # shape seen just before adds no dimension the product lacks: `x * x` on 2,000 elements is bounded by
+            # 2,000, not 4,000,000. Inline: this runs on every elementwise op.
             bound = 1
+            seen = None
             for a in arrays:
                 kind = type(a)
-                n = a.size if kind is np.ndarray else 1 if kind in _NUMBERS or isinstance(a, np.generic) else 0
-                if not n:
-                    break  # an empty input (its extent is checked), or an operand that is not an array
-                bound *= n
+                if kind is _NDARRAY:
+                    n = a.size
+                    if n != 1:  # (one element adds none, whatever its dimensions)
+                        if not n:
+                            break  # an empty input: its extent is checked below
+                        shape = a.shape
+                        if shape != seen:
+                            seen = shape
+                            bound *= n
+                elif kind not in _NUMBERS and not isinstance(a, _GENERIC):
+                    break  # an operand that is not an array
             else:
                 if bound <= self.max_tensor_elements and self._counted + bound <= self.max_live_elements:
                     return
@@ -137,17 +149,17 @@ class Limits:
 
     def track(self, tensor):
         data = tensor._data
-        n = data.size if isinstance(data, _NUMPY_VALUES) else int(np.size(data))
+        n = data.size if type(data) is _NDARRAY or isinstance(data, _NUMPY_VALUES) else int(np.size(data))
         if n > self.max_tensor_elements:
             raise LimitExceeded(f"tensor of shape {list(np.shape(data))} has {n:,} elements; the limit is "
                                 f"max_tensor_elements = {self.max_tensor_elements:,}")
         if not n:  # a view of an empty tensor can reshape it to any dims (zeros(0).view(10**5, 10**5, 0))
             self._check_extent(np.shape(data))
             return  # nothing to give back
-        self._counted += n
+        counted = self._counted = self._counted + n
         tracked = self._tracked
-        tracked.append((weakref.ref(tensor), n))
-        if self._counted > self.max_live_elements or len(tracked) > self._sweep_at:
+        tracked.append((_weak(tensor), n))
+        if counted > self.max_live_elements or len(tracked) > self._sweep_at:
             self._sweep()
             if self._counted > self.max_live_elements:
                 raise LimitExceeded(f"this run holds {self._counted:,} tensor elements at once; the limit is "

@@ -9,10 +9,10 @@ import ast
 import contextlib
 import copy
 import functools
-from types import FunctionType, MethodType
+from types import BuiltinMethodType, FunctionType, MethodType
 
 from .attributes import PLAIN_TYPES
-from .budgets import MAX_CALL_DEPTH
+from .budgets import MAX_CALL_DEPTH, MAX_ENGINE_STRING
 from .errors import ProgramError, limit_error
 from .flow import UserGenerator
 from .instance_protocol import ABSENT, DATASET_DUNDERS, EXCEPTION_DUNDERS, MODULE_DUNDERS
@@ -123,6 +123,28 @@ class Calls:
                     if isinstance(r, SIZED):
                         self.alloc(len(r))
                     return r
+        elif kwargs and ((t is MethodType and type(f.__self__) in (self.tensor_type, self.parameter_type))
+                         or (t is FunctionType and f in self.engine_functions)) and self._plain_keywords_fit(args, kwargs):
+            # `p.sum(1, keepdim=True)`, `torch.multinomial(p, num_samples=1, generator=g)`: a tensor's method or
+            # an engine function checked before, given numbers, tensors and generators by name: the general
+            # path's checks pass for them untouched (`_plain_keywords_fit` counts what its check_data counts)
+            r = f(*args, **kwargs)
+            if isinstance(r, SIZED):
+                self.alloc(len(r))
+            return r
+        if t is BuiltinMethodType and not kwargs and type(f.__self__) in PLAIN_TYPES:
+            # a method of a plain value (`xs.append(i)`, `d.get(k)`, `s.split()`) given no iterator to bound: the
+            # general path below only counts the copy it returns
+            T = self.tensor_type
+            for a in args:
+                ta = type(a)
+                if ta not in PRIMITIVES and ta not in CONTAINERS and ta is not T:
+                    break
+            else:
+                r = f(*args)
+                if isinstance(r, SIZED):
+                    self.alloc(len(r))
+                return r
         if not kwargs and (t in self.engine_module_types or (t is FunctionType and f in self.engine_functions)):
             # an engine layer or function given tensors and numbers alone (`model(x)`, `F.mse_loss(p, y)`): every
             # check of the general path below passes for them untouched (it saw this type or function before),
@@ -194,6 +216,27 @@ class Calls:
         if type(f) is UserFunction:
             return self.call_user(f, (obj, *args), {})
         return self.call(self.class_attribute(f, obj, cls, name), list(args), {})
+
+    def _plain_keywords_fit(self, args, kwargs):
+        """Whether `_engine_call_args(f, args, kwargs)` would leave the arguments as they are and pass: numbers,
+        tensors and torch generators alone, keywords that are names, and no more items than `check_data(args,
+        kwargs, names=True)` allows (it counts the list and the dict, each key's characters, each tensor's
+        elements)."""
+        T = self.tensor_type
+        G = self.B.Generator
+        n = len(args) + 2 * len(kwargs)
+        for a in (*args, *kwargs.values()):
+            ta = type(a)
+            if ta in SCALARS or (ta is G and G is not None):
+                continue
+            if not isinstance(a, T):
+                return False
+            n += a.numel()
+        for k in kwargs:
+            if type(k) is not str or k[:1] == "_" or len(k) > MAX_ENGINE_STRING:
+                return False
+            n += len(k)
+        return n <= self.max_seq
 
     def _engine_call_args(self, f, args, kwargs):
         """Check (and where needed replace, in place) the arguments of a call into engine code."""

@@ -22,6 +22,23 @@ _INT_SAFE_OPS = frozenset({ast.Add, ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast
 _NUMBER_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div})  # on two floats (or a float and an int): plain
 
 
+def scalar_key_items(key):
+    """What `check_data(key)` counts for an index of numbers (`t[i]`, `t[i, j]`, `t[1:, 0]`); past any limit (so
+    the caller takes its general path) for any other key."""
+    tk = type(key)
+    if tk in SCALARS:
+        return 0
+    if tk is tuple:
+        for x in key:
+            if type(x) not in SCALARS:
+                return _NOT_SCALAR_KEY
+        return len(key)
+    return _NOT_SCALAR_KEY
+
+
+_NOT_SCALAR_KEY = float("inf")
+
+
 class CompiledExpressions:
     """Mixed into the Compiler: one `_c_<Expr>` maker per expression node type it compiles."""
 
@@ -88,14 +105,23 @@ class CompiledExpressions:
         value = self.code_of(node.value)
         value_name = self._read_name(node.value)
         key = self.code_of(node.slice)
+        key_name = self._read_name(node.slice)
         get_item = self.get_item
         at = self._at
+        T = self.tensor_type
+        P = self.parameter_type
+        interp = self
 
         def subscript(scope):
             d = scope.vars
             obj = d[value_name] if value_name in d else value(scope)
-            k = key(scope)
+            k = d[key_name] if key_name in d else key(scope)
             try:
+                t = type(obj)
+                if t is dict or ((t is list or t is tuple) and type(k) is int):
+                    return obj[k]  # (get_item's first branch: no copy to count)
+                if (t is T or t is P) and scalar_key_items(k) <= interp.max_seq:
+                    return obj[k]  # (get_item's tensor branch: a key of numbers passes its check_data)
                 return get_item(obj, k)
             except Exception as e:
                 raise at(e, node) from None
@@ -346,9 +372,12 @@ class CompiledExpressions:
         items = tuple(self.code_of(e) for e in node.elts)
         if len(items) == 2:  # (a pair, an index `P[i, j]`: no list comprehension, a call of its own in 3.11)
             first, second = items
+            first_name, second_name = (self._read_name(e) for e in node.elts)
 
             def pair(scope):
-                return first(scope), second(scope)
+                d = scope.vars
+                return (d[first_name] if first_name in d else first(scope),
+                        d[second_name] if second_name in d else second(scope))
             return pair
         if len(items) == 3:
             first, second, third = items
@@ -474,6 +503,9 @@ class CompiledExpressions:
         func_name = self._read_name(node.func)
         if len(args) == 1 and type(node.func) is ast.Name and node.func.id == "print":
             return self._print_call(node, func, first)
+        method_call = self._method_call(node, args)
+        if method_call is not None:
+            return method_call
 
         def call_positional(scope):
             d = scope.vars

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import ast
 
+from .compiled_calls import CompiledCalls
 from .compiled_comprehensions import CompiledComprehensions
-from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions
+from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions, scalar_key_items
 from .compiled_flow import CompiledFlow
-from .expressions import _BINOPS
-from .objects import BREAK, CONTINUE, PRIMITIVES, Return
+from .expressions import _BINOPS, _BIT_OPS, _INPLACE
+from .objects import BREAK, CONTINUE, PRIMITIVES, SCALARS, Return
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 
 
-class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
+class Compiler(CompiledExpressions, CompiledCalls, CompiledComprehensions, CompiledFlow):
     """Mixed into the Interpreter: `code_of(node)` is the node's closure, `block_of(body)` a block's."""
 
     def code_of(self, node):
@@ -278,6 +279,8 @@ class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
         name = target.id
         value_code = self.code_of(node.value)
         value_name = self._read_name(node.value)
+        is_constant = type(node.value) is ast.Constant  # `n += 1`: the number itself, no closure call
+        constant = node.value.value if is_constant else None
         op = type(node.op)
         fn = _BINOPS[op]
         lookup = self.lookup
@@ -287,11 +290,18 @@ class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
         max_bits = self.max_bits
         int_safe = op in _INT_SAFE_OPS
         float_ok = op in _NUMBER_OPS
+        tensor_ok = op not in _BIT_OPS  # (`&=` & co. on tensors: binop checks their broadcast first)
+        inplace_fn = _INPLACE[op]
+        T = self.tensor_type
+        P = self.parameter_type
+        binop_result = self._binop_result
+        interp = self
+        at = self._at
 
         def augmented(scope):
             d = scope.vars
             cur = d[name] if name in d else lookup(name, scope, target)
-            b = d[value_name] if value_name in d else value_code(scope)
+            b = constant if is_constant else d[value_name] if value_name in d else value_code(scope)
             ta = type(cur)
             tb = type(b)
             value = None
@@ -308,6 +318,21 @@ class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
                     value = fn(cur, b)
                 except Exception:
                     value = None
+            elif tensor_ok and (((ta is T or ta is P) and (tb is T or tb is P or tb in SCALARS))
+                                or ((tb is T or tb is P) and ta in SCALARS)):
+                # tensors and numbers (`a -= lr * g`): binop's tensor branch, its `check_data` inlined
+                if (cur.numel() if ta is T or ta is P else 0) + (b.numel() if tb is T or tb is P else 0) \
+                        <= interp.max_seq:
+                    try:
+                        value = inplace_fn(cur, b)
+                    except Exception as e:
+                        raise at(e, node) from None
+                    if type(value) is not T:
+                        value = binop_result(value, True, node)
+                    scope.vars[name] = value  # (whatever the operator gave, None too: it ran once)
+                    if rec is not None and type(value) not in PRIMITIVES and isinstance(value, nameable):
+                        rec.name_tensor(value, name)
+                    return
             if value is None:
                 value = binop(op, cur, b, node, inplace=True)
             scope.vars[name] = value
@@ -338,10 +363,42 @@ class Compiler(CompiledExpressions, CompiledComprehensions, CompiledFlow):
         get_item = self.get_item
         set_item = self.set_item
         binop = self.binop
+        interp = self
+        at = self._at
+        T = self.tensor_type
+        P = self.parameter_type
+        inplace_fn = _INPLACE[op]
+        tensor_ok = op not in _BIT_OPS  # (`&=` & co. on tensors: binop checks their broadcast first)
 
         def augmented_item(scope):
             obj = obj_code(scope)
             key = key_code(scope)
+            t = type(obj)
+            if tensor_ok and (t is T or t is P):
+                # `N[i, j] += 1`: get_item's, binop's and set_item's tensor branches, their check_data inlined
+                key_items = scalar_key_items(key)
+                max_seq = interp.max_seq
+                if key_items <= max_seq:
+                    cur = obj[key]
+                    value = value_code(scope)
+                    tc = type(cur)
+                    tv = type(value)
+                    value_tensor = tv is T or tv is P
+                    if (tc is T or tc is P) and (value_tensor or tv in SCALARS) \
+                            and cur.numel() + (value.numel() if value_tensor else 0) <= max_seq:
+                        try:
+                            r = inplace_fn(cur, value)
+                        except Exception as e:
+                            raise at(e, node) from None
+                        if type(r) is not T:
+                            r = interp._binop_result(r, True, node)
+                        if type(r) is T and key_items + r.numel() <= max_seq:
+                            obj[key] = r
+                        else:
+                            set_item(obj, key, r)
+                        return
+                    set_item(obj, key, binop(op, cur, value, node, inplace=True))
+                    return
             cur = get_item(obj, key)
             set_item(obj, key, binop(op, cur, value_code(scope), node, inplace=True))
         return augmented_item
