@@ -285,6 +285,6 @@ _RUNNING = Params("call", ("dim",))
 for _name, _grad_fn, _larger in (("cummax", "CummaxBackward0", True), ("cummin", "CumminBackward0", False)):
     defop(_name, _grad_fn, _name, lambda a, dim, larger=_larger: cumulative_extreme(a, dim, larger),
           (lambda g, ans, a, dim, larger=_larger: _cumulative_extreme_vjp(g, ans, a, dim, larger),
-           r"\mathbb{1}[i=\arg" + ("max" if _larger else "min") + r"_{k\le j}a_k]"), needs=("a",), params=_RUNNING)
+           r"\mathbb{1}[i=\arg" + (r"\max" if _larger else r"\min") + r"_{k\le j}a_k]"), needs=("a",), params=_RUNNING)
     defop(_name + "_indices", None, _name, lambda a, dim, larger=_larger: cumulative_extreme_indices(a, dim, larger),
           saves=False, params=_RUNNING)

@@ -37,7 +37,7 @@ COMMAND_GLYPHS = {
 # commands drawn from letters of the kept fonts, rules or SVG (no glyph of their own)
 STRUCTURAL = frozenset("""
 \\frac \\tfrac \\textstyle \\displaystyle \\text \\mathrm \\mathbf \\mathbb \\operatorname \\underbrace \\quad
-\\begin \\end \\arg \\max \\min \\ln \\log \\exp \\sin \\cos \\tanh \\tan \\sinh \\cosh
+\\begin \\end \\arg \\max \\min \\det \\ln \\log \\exp \\sin \\cos \\tanh \\tan \\sinh \\cosh
 """.split())
 # fonts only these commands select: left out when no LaTeX of ours uses one of them
 FONT_COMMANDS = {
