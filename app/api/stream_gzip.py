@@ -6,10 +6,9 @@ Pure ASGI (not BaseHTTPMiddleware, which hides client disconnects from the route
 
 from __future__ import annotations
 
-import zlib
+from app.core.compression import Z_FINISH, Z_SYNC_FLUSH, stream_compressor
 
 STREAM_PATH = "/api/stream"
-LEVEL = 1  # measured on the folded 10,000-op pass: level 1 gives 8.6x in 15 ms, level 6 gives 10.8x in 42 ms
 
 
 class StreamGzip:
@@ -28,7 +27,7 @@ class StreamGzip:
                 headers = list(message.get("headers") or [])
                 ctype = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 if ctype.startswith(b"text/event-stream") and not any(k.lower() == b"content-encoding" for k, _ in headers):
-                    state["z"] = zlib.compressobj(LEVEL, zlib.DEFLATED, 31)  # 31: gzip framing
+                    state["z"] = stream_compressor()
                     headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
                     headers += [(b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding")]
                     message = {**message, "headers": headers}
@@ -36,7 +35,7 @@ class StreamGzip:
                 z = state["z"]
                 body = z.compress(message.get("body", b""))
                 more = message.get("more_body", False)
-                body += z.flush(zlib.Z_SYNC_FLUSH if more else zlib.Z_FINISH)
+                body += z.flush(Z_SYNC_FLUSH if more else Z_FINISH)
                 message = {**message, "body": body}
             await send(message)
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import hashlib
 import io
 import logging
@@ -34,6 +33,8 @@ import tokenize
 from collections import OrderedDict
 
 import orjson
+
+from app.core.compression import gunzip, gzip_fast, gzip_small
 
 log = logging.getLogger("flowgrad")
 VERSION = "1"  # bump when what an answer holds changes for the same program (old entries are then never read)
@@ -50,10 +51,8 @@ FOLDED = b'"folded":true'
 # errors that tell what happened to one run, not what the program does
 CIRCUMSTANTIAL = frozenset({"Cancelled", "WorkerError", "Busy", "Unavailable", "TimeoutError", "MemoryError",
                             "LimitExceeded"})
-# an answer no other request waited for is compressed fast (a hall of 200 different programs); one that others
-# waited for is sent to all of them, so smaller pays: a 2-16-1 MLP's 20 steps (240 KB of JSON) takes 3.5 ms at
-# level 1 (60 KB) and 9 ms at level 6 (50 KB) on one core
-PACK_LEVEL, SHARED_PACK_LEVEL = 1, 6
+# an answer no other request waited for is compressed fast (a hall of 200 different programs, `gzip_fast`); one
+# that others waited for is sent to all of them, so smaller pays (`gzip_small`): app/core/compression.py
 # every name ``deterministic`` looks for, as a whole word: a program without one needs no tokenizing (~2 ms)
 _SUSPECT_WORD = re.compile(r"\b(?:" + "|".join(sorted(CLOCKS | {"seed", "random"})) + r")\b")
 EVENT_SEPARATOR = b"\n"  # between a stream's events (JSON without raw newlines)
@@ -299,7 +298,7 @@ class SharedAnswers:
         if packed is None:
             return None
         self.hits += 1
-        return gzip.decompress(packed), packed
+        return gunzip(packed), packed
 
     def settle(self, key: str, future: asyncio.Future, answer: bytes | None, complete: bool) -> bytes | None:
         """The leader's outcome: a shareable answer goes to the waiting requests and the store; a complete answer
@@ -309,7 +308,7 @@ class SharedAnswers:
         if answer is not None and complete and shareable(answer):
             entry = self.flights.under_way.get(key)
             shared = entry is not None and entry[0] is future and self.flights.asked.get(key, 0) > 0
-            packed = gzip.compress(answer, SHARED_PACK_LEVEL if shared else PACK_LEVEL, mtime=0)  # once for all
+            packed = gzip_small(answer) if shared else gzip_fast(answer)  # once for all
             self.flights.land(key, future, (answer, packed))
             self.storing[key] = packed
             task = asyncio.get_running_loop().create_task(self.store.put(key, packed))

@@ -21,7 +21,6 @@ stream with a follower token the server did not sign for this session is 403 ``U
 from __future__ import annotations
 
 import asyncio
-import gzip
 import math
 import re
 from collections.abc import AsyncIterator
@@ -57,6 +56,7 @@ from app.classroom.codes import new_token, normalise_code, token_digest, token_m
 from app.classroom.hub import sse_frame
 from app.classroom.progress import RunProgress
 from app.classroom.shared_runs import answer_of_events
+from app.core.compression import gunzip, gzip_small
 from app.core.errors import busy_response, problem_response
 from app.core.identity import new_id, secret_of, signed_token, token_ident
 from app.runs.answer_cache import EVENT_SEPARATOR
@@ -455,7 +455,7 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
     if answer is None:
         return Response(status_code=204)
     run_id = run_id_of(answer)
-    compressed = await run_in_threadpool(gzip.compress, answer, 6)  # once, for every follower
+    compressed = await run_in_threadpool(gzip_small, answer)  # once, for every follower
     await classroom.broker.put_run(code, run_id, compressed)
     return Response(orjson.dumps({"run": run_id, "bytes": len(answer)}), media_type="application/json")
 
@@ -496,5 +496,5 @@ async def shared_run(code: str, run_id: Annotated[str, FastPath(pattern=r"^[0-9a
         return Response(status_code=304, headers=headers)
     if "gzip" in request.headers.get("accept-encoding", "").lower():
         return Response(compressed, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
-    return Response(await run_in_threadpool(gzip.decompress, compressed), media_type="application/json",
+    return Response(await run_in_threadpool(gunzip, compressed), media_type="application/json",
                     headers=headers)
