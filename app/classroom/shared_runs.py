@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from app.runs.answer_cache import EVENT_SEPARATOR
+from app.core.answer import EVENT_SEPARATOR
 
 
 def answer_of_events(events: bytes) -> bytes | None:

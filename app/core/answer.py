@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import orjson
 
+# between a stream's events wherever several go together (JSON has no raw newline): in one worker message, one
+# HTTP chunk, a shared stream's record
+EVENT_SEPARATOR = b"\n"
 # the keys, in the order the answer carries them; a stream's `done` has "type" first and no "passes"
 ANSWER_KEYS = ("stdout", "error", "variables", "ops", "passes", "steps", "modules", "figures", "truncated",
                "truncated_reason")

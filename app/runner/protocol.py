@@ -77,7 +77,8 @@ class RunStored(NamedTuple):
 
 
 class Piece(NamedTuple):
-    """One stream event's JSON (``{"type": ...}`` first); also what the pool queues for the route."""
+    """Stream events' JSON (``{"type": ...}`` first), one or more (``app.core.answer.EVENT_SEPARATOR`` between
+    them); also what the pool queues for the route."""
 
     job_id: int
     data: bytes

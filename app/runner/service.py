@@ -5,7 +5,8 @@ synchronous); both take a program through ``run_options`` and ``clean_source``.
 * ``run``: the whole answer (``POST /api/run``); ``record_pass``: the same with one pass kept in full (a
   training run's middle pass, run again: runs are deterministic);
 * ``open_stream``: the answer's events as they come (``/api/stream``), admitted before the first event is sent
-  (a full queue is a 429, not an event);
+  (a full queue is a 429, not an event), in chunks: each chunk holds one or more events, separated by
+  ``EVENT_SEPARATOR`` (what the worker made of one message of the run process; a shared answer in one);
 * ``cancel``: a tab's current run.
 
 Every call names its ``Identity`` (app/core/identity.py): the pool admits runs by it (one running, a short queue,
@@ -23,12 +24,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 
-from app.core.answer import failed_answer
+from app.core.answer import EVENT_SEPARATOR, failed_answer
 from app.core.identity import Identity
 from app.core.problems import problem
 from app.runner.pool import BUSY_MESSAGE, Job, Pool, PoolBusy
 from app.runner.protocol import Done, JobFailed, Piece, RunOptions
-from app.runs.answer_cache import EVENT_SEPARATOR
 
 POLL_S = 0.25  # how often a waiting run checks that its client is still there
 LEFT = object()  # a request waiting for an identical run saw its client go
@@ -68,7 +68,7 @@ class RunResult:
 
 @dataclass(frozen=True)
 class OpenedStream:
-    """``open_stream``'s answer: ``events`` to iterate, or ``busy`` (nothing ran) with its ``retry_after``."""
+    """``open_stream``'s answer: ``events`` (chunks of events) to iterate, or ``busy`` (nothing ran) with its ``retry_after``."""
 
     events: AsyncIterator[bytes] | None = None
     busy: str | None = None
@@ -195,8 +195,9 @@ class RunService:
         if opened.events is None:
             yield failed_answer(problem("Busy", opened.busy or ""), stream=True)
             return
-        async for data in opened.events:
-            yield data
+        async for chunk in opened.events:
+            for data in chunk.split(EVENT_SEPARATOR):
+                yield data
 
     async def _events(self, job: Job, shared=None, key: str = "", flight=None, *,
                       client: Identity | None = None, mark: tuple | None = None) -> AsyncIterator[bytes]:
@@ -415,5 +416,4 @@ async def _follow(flight: asyncio.Future, disconnected: Callable[[], Awaitable[b
 
 
 async def _replay(events: bytes) -> AsyncIterator[bytes]:
-    for data in events.split(EVENT_SEPARATOR):
-        yield data
+    yield events  # one chunk: a hall asking for one program gets its stream in one write each

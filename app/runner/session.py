@@ -14,11 +14,21 @@ from collections.abc import Callable
 
 import orjson
 
-from app.core.answer import run_answer, stamp_timing, stopped_reason
+from app.core.answer import EVENT_SEPARATOR, run_answer, stamp_timing, stopped_reason
 from app.core.config import Settings
 from app.core.problems import problem
 from app.layout import LayoutEngine
-from app.runner.protocol import Done, End, Events, Figure, Piece, RunOptions, RunPending, RunStored, Stdout
+from app.runner.protocol import (
+    Done,
+    End,
+    Events,
+    Figure,
+    Piece,
+    RunOptions,
+    RunPending,
+    RunStored,
+    Stdout,
+)
 from app.trace.budget import clip_error, fit_answer, fold_pass
 from app.trace.build import FoldOptions, TraceBuilder
 from app.trace.policy import RunPolicy
@@ -149,6 +159,10 @@ class RunSession:
         self.last_progress = started
         self.build_error = False  # a builder bug costs the graph, not the run
         self.announced = False
+        # the pieces made from one message of the run process go to the server as one Piece (a training loop's
+        # batch makes a step and a pass piece per pass: ~45 for 20 SGD steps, each a message, a queue item and
+        # an HTTP chunk on the server)
+        self.held: list[bytes] = []
 
     # ------------------------------------------------------------------ while it runs
     def piece(self, obj: dict, small: bool = True, data: bytes | None = None) -> None:
@@ -162,7 +176,13 @@ class RunSession:
                                       f"max_answer_bytes = {budget.budget:,}); steps and stdout are in done")
             return
         budget.sent += len(data) + SSE_FRAMING
-        self.send(Piece(self.job_id, data))
+        self.held.append(data)
+
+    def send_held(self) -> None:
+        """The pieces held so far, as one ``Piece`` (events separated by ``EVENT_SEPARATOR``)."""
+        if self.held:
+            self.send(Piece(self.job_id, EVENT_SEPARATOR.join(self.held)))
+            self.held = []
 
     def announce(self) -> None:
         """A folded pass is about to go out: the server learns its run id first, so a group request that
@@ -197,7 +217,13 @@ class RunSession:
         self.piece(obj, small=False, data=data)
 
     def receive(self, msg) -> End | None:
-        """One message of the run process; its ``End`` when it is the last."""
+        """One message of the run process; its ``End`` when it is the last. The pieces it made go at once."""
+        try:
+            return self._receive(msg)
+        finally:
+            self.send_held()
+
+    def _receive(self, msg) -> End | None:
         match msg:
             case Events(events):
                 if not self.build_error:
@@ -231,6 +257,7 @@ class RunSession:
         data = self._answer(end, error)
         if self.builder.folded_passes:
             self.announce()
+        self.send_held()
         self.send(Done(self.job_id, data))
         return bool(self.builder.folded_passes)
 

@@ -34,6 +34,7 @@ from collections import OrderedDict
 
 import orjson
 
+from app.core.answer import EVENT_SEPARATOR
 from app.core.compression import gunzip, gzip_fast, gzip_small
 
 log = logging.getLogger("flowgrad")
@@ -55,7 +56,6 @@ CIRCUMSTANTIAL = frozenset({"Cancelled", "WorkerError", "Busy", "Unavailable", "
 # that others waited for is sent to all of them, so smaller pays (`gzip_small`): app/core/compression.py
 # every name ``deterministic`` looks for, as a whole word: a program without one needs no tokenizing (~2 ms)
 _SUSPECT_WORD = re.compile(r"\b(?:" + "|".join(sorted(CLOCKS | {"seed", "random"})) + r")\b")
-EVENT_SEPARATOR = b"\n"  # between a stream's events (JSON without raw newlines)
 
 
 def deterministic(source: str) -> bool:

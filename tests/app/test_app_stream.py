@@ -168,3 +168,47 @@ def test_figures_stream_in_order_with_the_printed_text(client, run):
     done = events[-1][1]
     assert done["figures"] == [{"svg": f["svg"], "at": f["at"]} for f in figures]  # done repeats them
     assert run(PLOTS)["figures"] == done["figures"]  # and /api/run answers the same
+
+
+def test_the_events_of_one_batch_go_in_one_chunk_and_frame_as_fastapi_would():
+    # the worker sends what it made of one message of the run process as one Piece; the route frames its events
+    # in one write, byte for byte as FastAPI's format_sse_event frames each
+    import pickle
+
+    from fastapi.sse import format_sse_event
+
+    from app.api.routes.stream import frames
+    from app.core.answer import EVENT_SEPARATOR
+    from app.core.config import Settings
+    from app.runner.protocol import Done, Events, Piece, RunOptions
+    from app.runner.runproc import RunImage
+    from app.runner.session import RunSession
+    from engine.recorder import op_table
+
+    settings = Settings()
+    shipped: list = []
+    RunImage(settings).capture(LOOP, shipped.append, RunOptions(stream=True, values="summary"))
+    sent: list = []
+    session = RunSession(1, LOOP, RunOptions(stream=True, values="summary"), settings, None, op_table(), sent.append,
+                         started=time.monotonic(), sent=time.monotonic())
+    end = None
+    for message in shipped:
+        before = len(sent)
+        end = session.receive(pickle.loads(pickle.dumps(message))) or end
+        assert len(sent) - before <= 1  # at most one Piece per message of the run process
+        if isinstance(message, Events) and any(e.get("kind") == "backward_end" for e in message.events
+                                               if isinstance(e, dict)):
+            assert len(sent) == before + 1
+    session.finish(end, None)
+    pieces = [m for m in sent if isinstance(m, Piece)]
+    assert isinstance(sent[-1], Done) and pieces
+    events = [e for p in pieces for e in p.data.split(EVENT_SEPARATOR)]
+    kinds = [json.loads(e)["type"] for e in events]
+    assert kinds.count("step") == 8 and "pass" in kinds and any(EVENT_SEPARATOR in p.data for p in pieces)
+    for p in pieces:
+        expected = b"".join(format_sse_event(data_str=e.decode(), event=json.loads(e)["type"])
+                            for e in p.data.split(EVENT_SEPARATOR))
+        assert frames(p.data) == expected
+    odd = '{"type":"stdout","text":"caf\\u00e9 ☕"}'.encode()
+    assert frames(odd) == format_sse_event(data_str=odd.decode(), event="stdout")
+    assert frames(b'[1,2]') == format_sse_event(data_str="[1,2]", event="message")

@@ -56,10 +56,10 @@ from app.classroom.codes import new_token, normalise_code, token_digest, token_m
 from app.classroom.hub import sse_frame
 from app.classroom.progress import RunProgress
 from app.classroom.shared_runs import answer_of_events
+from app.core.answer import EVENT_SEPARATOR
 from app.core.compression import gunzip, gzip_small
 from app.core.errors import busy_response, problem_response
 from app.core.identity import new_id, secret_of, signed_token, token_ident
-from app.runs.answer_cache import EVENT_SEPARATOR
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -434,9 +434,10 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
     progress = RunProgress()
     events: list[bytes] = []
     try:
-        async for event in opened.events:
-            events.append(event)
-            progress.take(event)
+        async for chunk in opened.events:
+            for event in chunk.split(EVENT_SEPARATOR):
+                events.append(event)
+                progress.take(event)
             if progress.due():
                 try:
                     await classroom.broker.progress(code, progress.payload())

@@ -34,6 +34,7 @@ from fastapi.sse import EventSourceResponse, format_sse_event
 
 from app.api.deps import IdentityDep, RunsDep, SettingsDep
 from app.api.schemas import Problem, RunRequest
+from app.core.answer import EVENT_SEPARATOR
 from app.core.errors import busy_response
 from app.core.identity import Identity
 from app.runner.service import RunService
@@ -42,12 +43,22 @@ router = APIRouter(prefix="/api", tags=["stream"])
 
 
 def _event(payload: bytes) -> bytes:
+    """One event's SSE frame. The worker always puts "type" first: read it without parsing the (possibly large)
+    rest. Its JSON has no raw line break: the frame is built as bytes (format_sse_event's for anything else)."""
+    if payload.startswith(b'{"type":"') and b"\r" not in payload and b"\n" not in payload:
+        kind = payload[9 : payload.index(b'"', 9)]
+        if kind.isascii() and kind.replace(b"_", b"").isalnum():
+            return b"event: " + kind + b"\ndata: " + payload + b"\n\n"
     text = payload.decode()
-    kind = "message"
-    # the worker always puts "type" first: read it without parsing the (possibly large) rest
-    if text.startswith('{"type":"'):
-        kind = text[9 : text.index('"', 9)]
+    kind = text[9 : text.index('"', 9)] if text.startswith('{"type":"') else "message"
     return format_sse_event(data_str=text, event=kind)
+
+
+def frames(chunk: bytes) -> bytes:
+    """A chunk of events (``EVENT_SEPARATOR`` between them) as SSE frames: one write, one gzip flush."""
+    if EVENT_SEPARATOR not in chunk:
+        return _event(chunk)
+    return b"".join(_event(part) for part in chunk.split(EVENT_SEPARATOR))
 
 
 def query_source(settings: SettingsDep, source: Annotated[str, Query(description="the program")]) -> str:
@@ -70,8 +81,8 @@ BUSY = {200: {"content": {"text/event-stream": {}}, "description": "the run's ev
 
 async def _encoded(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     try:
-        async for data in events:
-            yield _event(data)
+        async for chunk in events:
+            yield frames(chunk)
     finally:
         await events.aclose()  # the client went away (or we finished): the run does not go on
 
