@@ -10,6 +10,8 @@ server-side error (a 429 is an error: the page shows it, it does not retry). Two
 * ``same``: everyone runs the same tutorial program (a 2-16-1 MLP, 20 SGD steps). Target p99 <= 1 s.
 * ``different``: everyone runs the same program with a learning rate of their own (200 different programs).
   Targets p50 <= 3 s, p99 <= 6 s, 0 errors.
+* ``different, streamed``: the same, through ``POST /api/stream`` as the page runs a program (the events of each
+  run until its ``done``). No target of its own; it shows what the page's path costs beside ``/api/run``.
 
 Latency is from the request to the whole answer. Figures go to bench/RESULTS.md.
 """
@@ -49,17 +51,25 @@ class Student:
         _, headers, _ = await request(self.url, "GET", "/healthz")
         self.cookie = headers.get("set-cookie", "").split(";")[0]
 
-    async def run(self, source: str) -> tuple[float, str | None]:
-        """Seconds to the whole answer, and what went wrong (None: a 200 answer without a server-side error)."""
+    async def run(self, source: str, stream: bool = False) -> tuple[float, str | None]:
+        """Seconds to the whole answer (``stream``: to the stream's end), and what went wrong (None: a 200 answer
+        without a server-side error)."""
         t0 = time.perf_counter()
+        path, body = ("/api/stream", {"source": source, "values": "summary"}) if stream else ("/api/run", {"source": source})
         try:
-            status, headers, body = await request(self.url, "POST", "/api/run", orjson.dumps({"source": source}),
-                                                  {"Cookie": self.cookie, "Accept-Encoding": "gzip"})
+            status, headers, body = await request(self.url, "POST", path, orjson.dumps(body),
+                                                  {"Cookie": self.cookie, "Accept-Encoding": "gzip",
+                                                   "Accept": "text/event-stream"})
         except OSError as e:
             return time.perf_counter() - t0, type(e).__name__
         took = time.perf_counter() - t0
         if status != 200:
             return took, f"HTTP {status}"
+        if stream:  # the last event is `done`, carrying the run's error
+            if headers.get("content-encoding") == "gzip":
+                body = zlib.decompressobj(wbits=31).decompress(body)
+            error = orjson.loads(body.rstrip().rpartition(b"\ndata: ")[2]).get("error")
+            return took, None if error is None else str(error.get("type"))
         if headers.get("content-encoding") == "gzip":  # the answer's head says its error: read only that
             body = zlib.decompressobj(wbits=31).decompress(body, 1 << 16)
         head = body[:body.index(b',"variables"')] + b"}" if b',"variables"' in body else body
@@ -90,6 +100,11 @@ async def hall(url: str, n: int) -> None:
                                        for i, c in enumerate(students)))
     print("different programs", summary(different), f"wall {time.perf_counter() - t0:.2f} s",
           "  targets p50 <= 3 s, p99 <= 6 s, 0 errors")
+    t0 = time.perf_counter()
+    streamed = await asyncio.gather(*(c.run(MLP.format(lr=round(0.3 + 0.001 * i, 3)), stream=True)
+                                      for i, c in enumerate(students)))
+    print("different, streamed", summary(streamed), f"wall {time.perf_counter() - t0:.2f} s",
+          "  (the page's path; no target of its own)")
     # one client sending 20 runs at once among 20 students doing one each: it may keep one running and
     # identity_queue_limit waiting, the rest answered 429 at once
     rivals = [c.run(MLP.format(lr=round(0.5 + 0.001 * i, 3))) for i, c in enumerate(students[:20])]
