@@ -27,11 +27,15 @@ for step in range({STEPS}):
 print(w.item(), b.item())
 """
 
+# read in the same moment as the state it waits for (no race with the DOM: the run may end right after)
 MID_RUN = """p => {
     const status = document.getElementById('stream-status');
-    return document.body.classList.contains('class-running') && Number(status.dataset.classPasses) > 0
-        && !document.getElementById('training').hidden && window.__fg.lastSource !== p
-        && window.__fg.lossChart.xs.length > 0;
+    const training = document.getElementById('training');
+    if (!(document.body.classList.contains('class-running') && Number(status.dataset.classPasses) > 0
+          && !training.hidden && window.__fg.lastSource !== p && window.__fg.lossChart.xs.length > 0)) return false;
+    return {status: status.innerText, passes: Number(status.dataset.classPasses),
+            points: window.__fg.lossChart.xs.length, training: getComputedStyle(training).opacity,
+            graph: getComputedStyle(document.getElementById('graph')).opacity};
 }"""
 
 
@@ -43,14 +47,11 @@ def test_followers_see_a_long_loop_while_it_runs(lecture, shot):
     teacher.get_by_role("button", name="Run", exact=True).click()
 
     # mid-run, before any answer: the phone shows the run under way (it still shows the last run's graph)
-    phone.wait_for_function(MID_RUN, arg=program, timeout=60000)
-    seen = phone.evaluate("[Number(document.getElementById('stream-status').dataset.classPasses), "
-                          "window.__fg.lossChart.xs.length]")
-    assert "running…" in phone.locator("#stream-status").inner_text()
-    assert phone.locator("#training").is_visible()
+    mid = phone.wait_for_function(MID_RUN, arg=program, timeout=60000).json_value()
+    seen = [mid["passes"], mid["points"]]
+    assert "running…" in mid["status"]
     # the last run's graph is dimmed, this run's loss curve is not
-    assert phone.evaluate("getComputedStyle(document.getElementById('training')).opacity") == "1"
-    assert float(phone.evaluate("getComputedStyle(document.getElementById('graph')).opacity")) < 1
+    assert mid["training"] == "1" and float(mid["graph"]) < 1
     # the presenter shows it under way too, unless the run ended meanwhile (a fast machine: no race with the DOM)
     running = teacher.evaluate("() => document.body.classList.contains('class-running')"
                                " && document.getElementById('stream-status').innerText")
