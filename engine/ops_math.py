@@ -67,6 +67,19 @@ def _sigmoid(a):
         return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
 
 
+def _power(a, b):
+    """np.power, with float32 and float16 results computed in float64 and rounded once.
+    NOTE: numpy's float32 power is SVML's on AVX-512 machines, a few ULP off (3 ** 1.5 = 5.1961527, ATen's and
+    libm's 5.196152): through float64 every machine gives the correctly rounded value, as ATen does in practice."""
+    dt = np.result_type(a, b)
+    if dt != np.float32 and dt != np.float16:
+        return np.power(a, b)
+    wide = np.power(a.astype(np.float64) if type(a) is np.ndarray else a,
+                    b.astype(np.float64) if type(b) is np.ndarray else b, dtype=np.float64)
+    with np.errstate(over="ignore"):  # float32 overflows where float64 does not: inf, as the float32 power gives
+        return wide.astype(dt)
+
+
 def _pow_scalar(a, c):
     """x ** c as ATen's pow_tensor_scalar computes float tensors: products for 2, 3 and -2, sqrt for 0.5 and a
     reciprocal for -1 (np.power rounds x ** 3 and x ** -2 once, ATen twice)."""
@@ -80,7 +93,7 @@ def _pow_scalar(a, c):
         if c == -2:
             with np.errstate(divide="ignore"):
                 return np.reciprocal(a * a)
-    return np.power(a, c)
+    return _power(a, c)
 
 
 def _pow_scalar_vjp(g, ans, a, c):
@@ -111,7 +124,7 @@ defop("div", "DivBackward0", "÷", np.true_divide, (lambda g, ans, a, b: g / b, 
       (lambda g, ans, a, b: -g * a / (b * b), r"-\frac{a}{b^{2}}"), needs=("b", "ab"), broadcasts=True)
 
 
-defop("pow", "PowBackward1", "pow", np.power, (lambda g, ans, a, b: g * b * a ** (b - 1), r"b\,a^{b-1}"),
+defop("pow", "PowBackward1", "pow", _power, (lambda g, ans, a, b: g * b * _power(a, b - 1), r"b\,a^{b-1}"),
       (_pow_exponent_vjp, r"a^{b}\ln a"), needs=("ab", "ar"), broadcasts=True)
 
 
@@ -135,7 +148,7 @@ defop("pow_scalar", "PowBackward0", "pow", _pow_scalar, (_pow_scalar_vjp, r"c\,a
       params=Params("right", ("exponent",), "**"))
 
 
-defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
+defop("rpow", "PowBackward2", "pow", lambda a, c: _power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
       needs=("r",), params=Params("left", ("base",), "**"))
 
 

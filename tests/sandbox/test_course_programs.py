@@ -27,6 +27,9 @@ _SGEMM = ("torch's float32 matrix products (MKL sgemm, 784-long sums) round othe
           "differs in its 7th digit after a few SGD steps")
 NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox prints PyTorch's stdout
     "optimization_loop": _SGEMM,
+    "d2l_linear_regression_scratch": "on AVX-512 machines numpy's BLAS (OpenBLAS's sgemv kernel) sums X @ w's two "
+                                     "products otherwise than torch's: y, then the fitted w, differ in the last "
+                                     "digits (it matches on AVX2 machines)",
     "makemore_layers": "torch's float32 tanh (most likely MKL's VML) differs from numpy's in the last bit: a printed "
                        "gradient std differs in its 7th digit (8.774805e-04 vs 8.774807e-04)",
 }
