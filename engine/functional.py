@@ -219,6 +219,16 @@ def _method(name, what="input"):
                          "argwhere narrow").split())
 
 
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    expect_tensor(input, "std_mean", "input", 1)
+    return input._spread("std", dim, unbiased, keepdim, correction, with_mean=True)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    expect_tensor(input, "var_mean", "input", 1)
+    return input._spread("var", dim, unbiased, keepdim, correction, with_mean=True)
+
+
 def nonzero(input, *, as_tuple=False):  # noqa: A002
     expect_tensor(input, "nonzero", "input", 1)
     return input.nonzero(as_tuple=as_tuple)
