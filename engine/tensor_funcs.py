@@ -95,6 +95,8 @@ class FuncsMixin:
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
         dims = None if dim is None else _dims(dim, self.ndim)
+        if dims is not None and len(set(dims)) != len(dims):  # numpy's words would be "duplicate value in 'axis'"
+            raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple times in the list of dims")
         if with_mean:  # torch.std_mean / var_mean: (spread, mean), each carrying its gradient back
             params = (dims, correction, keepdim)
             return apply(OPS[f"{name}_mean_{name}"], (self,), params), apply(OPS[f"{name}_mean_mean"], (self,), params)
