@@ -148,6 +148,8 @@ def add(input, other, *, alpha=1):  # noqa: A002
 
 
 def sub(input, other, *, alpha=1):  # noqa: A002
+    if isinstance(input, _REAL) and not isinstance(other, _REAL):  # torch.sub(5, t): 5 - t, in t's dtype
+        return (other * alpha if alpha != 1 else other).__rsub__(input)
     return _t(input).sub(other, alpha=alpha)
 
 

@@ -111,7 +111,17 @@ defop("div", "DivBackward0", "÷", np.true_divide, (lambda g, ans, a, b: g / b, 
       (lambda g, ans, a, b: -g * a / (b * b), r"-\frac{a}{b^{2}}"), needs=("b", "ab"), broadcasts=True)
 
 
-defop("pow", "PowBackward1", "pow", np.power, (lambda g, ans, a, b: g * b * a ** (b - 1), r"b\,a^{b-1}"),
+def _power(a, b):
+    """np.power, with PyTorch's integer powers: a negative exponent gives 0, or ±1 for a base of ±1 (numpy refuses)."""
+    if np.result_type(a, b).kind not in "iu" or not np.any(np.asarray(b) < 0):
+        return np.power(a, b)
+    negative = np.asarray(b) < 0
+    out = np.power(a, np.where(negative, 0, b))
+    unit = np.where(np.asarray(b) % 2 == 0, 1, a)  # 1 ** -k = 1, (-1) ** -k = ±1
+    return np.where(negative, np.where((np.asarray(a) == 1) | (np.asarray(a) == -1), unit, 0), out).astype(out.dtype)
+
+
+defop("pow", "PowBackward1", "pow", _power, (lambda g, ans, a, b: g * b * a ** (b - 1), r"b\,a^{b-1}"),
       (_pow_exponent_vjp, r"a^{b}\ln a"), needs=("ab", "ar"), broadcasts=True)
 
 
@@ -135,7 +145,7 @@ defop("pow_scalar", "PowBackward0", "pow", _pow_scalar, (_pow_scalar_vjp, r"c\,a
       params=Params("right", ("exponent",), "**"))
 
 
-defop("rpow", "PowBackward2", "pow", lambda a, c: np.power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
+defop("rpow", "PowBackward2", "pow", lambda a, c: _power(c, a), (lambda g, ans, a, c: g * ans * np.log(c), r"c^{a}\ln c"),
       needs=("r",), params=Params("left", ("base",), "**"))
 
 

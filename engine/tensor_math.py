@@ -5,7 +5,7 @@ import numpy as np
 
 from . import registry
 from .boundary import expect_tensor
-from .dispatch import _REAL, _binary, _dim, apply, refused
+from .dispatch import _REAL, _binary, _dim, apply, refused, wrapped_scalar
 from .ops import OPS
 from .product_errors import check_bmm, check_dot, check_matmul, check_mm, check_mv
 
@@ -28,7 +28,7 @@ class MathMixin:
     def __rsub__(self, other):
         if not isinstance(other, _REAL):
             return NotImplemented
-        return apply(OPS["rsub"], (self,), (other,))
+        return apply(OPS["rsub"], (self,), (wrapped_scalar(self, other),))
 
     def __mul__(self, other):
         return _binary("mul", self, other)
@@ -61,7 +61,7 @@ class MathMixin:
     def __rmod__(self, other):
         if not isinstance(other, _REAL):
             return NotImplemented
-        return apply(OPS["rremainder"], (self,), (other,))  # PyTorch: grad_fn=<NotImplemented>
+        return apply(OPS["rremainder"], (self,), (wrapped_scalar(self, other),))  # PyTorch: grad_fn=<NotImplemented>
 
     def __floordiv__(self, other):
         return self.floor_divide(other)
@@ -69,16 +69,16 @@ class MathMixin:
     def __rfloordiv__(self, other):
         if not isinstance(other, _REAL):
             return NotImplemented
-        return apply(OPS["rfloor_divide"], (self,), (other,))
+        return apply(OPS["rfloor_divide"], (self,), (wrapped_scalar(self, other),))
 
     def remainder(self, other):
         if _scalar_keeps_dtype(self, other):
-            return apply(OPS["remainder_scalar"], (self,), (other,))
+            return apply(OPS["remainder_scalar"], (self,), (wrapped_scalar(self, other),))
         return _binary("remainder", self, other)
 
     def fmod(self, other):
         if _scalar_keeps_dtype(self, other):
-            return apply(OPS["fmod_scalar"], (self,), (other,))
+            return apply(OPS["fmod_scalar"], (self,), (wrapped_scalar(self, other),))
         return _binary("fmod", self, other)
 
     def floor_divide(self, other):
