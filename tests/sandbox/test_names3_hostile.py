@@ -81,3 +81,37 @@ def test_a_loop_raising_the_class_stops_at_its_budget():
     e = err("import torch\nwhile True:\n    try:\n        raise torch.linalg.LinAlgError('x' * 1000)\n"
             "    except torch.linalg.LinAlgError as e:\n        pass\n")
     assert e["type"] == "LimitExceeded", e
+
+
+SMALL_INTS = """import torch
+t = torch.tensor([1, 2, 100, 7, -3], dtype=torch.int8)
+u = torch.tensor([1, 2, 100, 7, 253], dtype=torch.uint8)
+for x in (t, u, t.short()):
+    print(5 - x, 5 % x, 300 - x, 300 % x, 300 // x, x.fmod(300), torch.sub(5, x))
+    print(x < 1000, x > -1000, x == 300, 1000 > x, x.lt(1000), torch.ge(x, -129), x >= 2**63)
+print(2 ** t, (-1) ** t, 1 ** t, t ** t)
+try:
+    t < 2**64
+except OverflowError as e:
+    print("refused:", e)
+"""
+
+
+def test_small_int_tensors_wrap_as_pytorch_prints():
+    same_as_cpython(SMALL_INTS)
+
+
+@pytest.mark.parametrize("line, words", [
+    ("t < 2**64", "int too big to convert"), ("2**70 - t", "int too big to convert"),
+    ("t % 10**100", "int too big to convert"), ("t == -2**63 - 1", "can't convert negative int to unsigned"),
+    ("torch.ones(2) * 2**64", "int too big to convert"), ("t.lt(-10**30)", "can't convert negative int to unsigned"),
+])
+def test_ints_past_64_bits_are_refused_with_the_programs_line(line, words):
+    e = err(f"import torch\nt = torch.tensor([1, 2], dtype=torch.int8)\ny = {line}\n")
+    assert e["type"] == "OverflowError" and words in e["message"] and e["line"] == 3, e
+    assert not leaks(e["message"])
+
+
+def test_negative_integer_powers_of_huge_tensors_stay_within_the_budgets():
+    e = err("import torch\nt = -torch.arange(10**9, dtype=torch.int16)\ny = 2 ** t\n")
+    assert e["type"] == "LimitExceeded", e
