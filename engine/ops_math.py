@@ -248,6 +248,12 @@ defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
 defop("logical_or", None, "or", np.logical_or, saves=False, broadcasts=True)
 
 
+# & | ^ on integer tensors (bool tensors keep logical_and / logical_or): no derivative, as in PyTorch
+defop("bitwise_and", None, "&", np.bitwise_and, saves=False, broadcasts=True)
+defop("bitwise_or", None, "|", np.bitwise_or, saves=False, broadcasts=True)
+defop("bitwise_xor", None, "^", np.bitwise_xor, saves=False, broadcasts=True)
+
+
 defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)
 
 

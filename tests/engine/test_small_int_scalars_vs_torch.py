@@ -14,6 +14,9 @@ EXPRESSIONS = [
     "t < 1000", "t > -1000", "t == 300", "t != 300", "t <= 255", "1000 > t", "t >= 2**63", "t < 2**64 - 1",
     "t.eq(1000)", "t.lt(1000)", "torch.lt(t, 1000)", "torch.ge(t, -129)", "t < 1e10", "t + 2**63",
     "t < 2**64", "t + 2**70", "2**70 - t", "t < -2**63 - 1", "t % 2**64", "t.eq(2**64)",
+    # & | ^ are bitwise on integers (they were logical, giving bool), wrap their int, refuse floats
+    "t & 300", "300 | t", "t ^ 3", "5 ^ t", "t & -1", "t | torch.tensor([300])", "t & 1.5", "t ^ (t > 2)",
+    "(t > 2) & 3", "(t > 2) & (t < 50)", "True ^ (t > 2)", "(t > 2) | False", "t.float() & t", "t & 2**64",
 ]
 
 

@@ -90,6 +90,11 @@ for x in (t, u, t.short()):
     print(5 - x, 5 % x, 300 - x, 300 % x, 300 // x, x.fmod(300), torch.sub(5, x))
     print(x < 1000, x > -1000, x == 300, 1000 > x, x.lt(1000), torch.ge(x, -129), x >= 2**63)
 print(2 ** t, (-1) ** t, 1 ** t, t ** t)
+print(t & 300, 300 | u, u ^ -1, 5 ^ t, (t > 2) & (t < 50), (t > 2) & 3)
+try:
+    t.float() & t
+except NotImplementedError as e:
+    print("refused:", e)
 try:
     t < 2**64
 except OverflowError as e:
