@@ -266,8 +266,12 @@ TORCH.update({
     "cummin": lambda a, dim: torch.cummin(a, dim).values,
 })
 # issue 21 §3: torch.std_mean / var_mean, one row per output of torch's one node
-TORCH.update({f"{op}_{part}": (lambda op, i: lambda a, dims, c, keep: getattr(torch, op)(
-    a, dims, correction=c, keepdim=keep)[i])(op, i) for op in ("std_mean", "var_mean") for i, part in enumerate((op[:3], "mean"))})
+def _spread_and_mean(fn, output):
+    return lambda a, dims, c, keep: getattr(torch, fn)(a, dims, correction=c, keepdim=keep)[output]
+
+
+TORCH.update({f"{fn}_{part}": _spread_and_mean(fn, i) for fn in ("std_mean", "var_mean")
+              for i, part in enumerate((fn[:3], "mean"))})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
