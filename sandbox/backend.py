@@ -137,6 +137,7 @@ class Backend:
         # `except torch.linalg.LinAlgError`: a class to catch and raise, printed as PyTorch's, no attributes
         linalg_proxy.attrs["LinAlgError"] = BuiltinType("torch._C._LinAlgError", linalg.LinAlgError,
                                                          _exception_constructor(linalg.LinAlgError))
+        self.exception_types = {linalg.LinAlgError: linalg_proxy.attrs["LinAlgError"]}  # what `type(e)` gives
         torch_attrs["linalg"] = linalg_proxy
         data_proxy = utils_proxy = None
         if data is not None:

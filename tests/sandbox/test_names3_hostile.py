@@ -15,6 +15,7 @@ try:
     torch.linalg.inv(torch.ones(2, 2))
 except torch.linalg.LinAlgError as e:
     print("caught", type(e), type(e).__name__, isinstance(e, RuntimeError), e)
+    print(type(e) is torch.linalg.LinAlgError, type(e) == torch.linalg.LinAlgError, type(e) is RuntimeError)
 try:
     torch.inverse(torch.zeros(3, 3))
 except RuntimeError as e:
