@@ -154,10 +154,37 @@ def _as_tensor_operand(x):
 
 
 def _binary(name, a, b):
-    b = _as_tensor_operand(b)
-    if b is NotImplemented:
-        return NotImplemented
+    if type(b) is int:
+        b = wrapped_scalar(a, b)
+    else:
+        b = _as_tensor_operand(b)
+        if b is NotImplemented:
+            return NotImplemented
     return apply(OPS[name], (a, b))
+
+
+_UINT64_TOP, _INT64_BOTTOM = 2 ** 64 - 1, -2 ** 63
+
+
+def wrapped_scalar(tensor, value):
+    """A Python int past an integer tensor's range, cast to its dtype as PyTorch casts it: `int8 < 1000` compares
+    with -24 and `300 - int8` wraps. NOTE: numpy would compare the true values (all True) or raise OverflowError."""
+    dtype = tensor._data.dtype
+    if type(value) is not int:
+        return value
+    if dtype.kind not in "iu":  # a float or bool tensor: the int is read as 64 bits, and only refused past them
+        if not _INT64_BOTTOM <= value < 1 << 63:  # NOTE: torch lets a bool tensor meet up to 2**64 - 1; refused here
+            raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+        return value
+    bits = dtype.itemsize * 8
+    low = -(1 << (bits - 1)) if dtype.kind == "i" else 0
+    if low <= value < low + (1 << bits):
+        return value
+    if value > _UINT64_TOP:  # PyTorch reads the int as 64 bits first
+        raise OverflowError("int too big to convert")
+    if value < _INT64_BOTTOM:
+        raise OverflowError("can't convert negative int to unsigned")
+    return (value - low) % (1 << bits) + low
 
 
 def _dim(d, ndim):

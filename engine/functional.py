@@ -148,6 +148,8 @@ def add(input, other, *, alpha=1):  # noqa: A002
 
 
 def sub(input, other, *, alpha=1):  # noqa: A002
+    if isinstance(input, _REAL) and not isinstance(other, _REAL):  # torch.sub(5, t): 5 - t, in t's dtype
+        return (other * alpha if alpha != 1 else other).__rsub__(input)
     return _t(input).sub(other, alpha=alpha)
 
 
@@ -217,6 +219,16 @@ def _method(name, what="input"):
                          "split tril triu diag diagonal outer ger flip fliplr flipud roll index_select isclose "
                          "clamp_min clamp_max erf log1p expm1 atan2 arctan2 floor ceil round prod std var "
                          "argwhere narrow").split())
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    expect_tensor(input, "std_mean", "input", 1)
+    return input._spread("std", dim, unbiased, keepdim, correction, with_mean=True)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    expect_tensor(input, "var_mean", "input", 1)
+    return input._spread("var", dim, unbiased, keepdim, correction, with_mean=True)
 
 
 def nonzero(input, *, as_tuple=False):  # noqa: A002

@@ -22,6 +22,7 @@ class _LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError, named as PyTorch's class is (torch._C._LinAlgError): a singular matrix for inv."""
 
 
+_LinAlgError.__module__ = "torch._C"  # `type(e)` prints <class 'torch._C._LinAlgError'> as under torch
 LinAlgError = _LinAlgError
 
 

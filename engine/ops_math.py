@@ -68,16 +68,29 @@ def _sigmoid(a):
 
 
 def _power(a, b):
-    """np.power, with float32 and float16 results computed in float64 and rounded once.
+    """np.power as ATen computes it: float32 and float16 results computed in float64 and rounded once, integer
+    powers with PyTorch's negative exponents (`_int_power`).
     NOTE: numpy's float32 power is SVML's on AVX-512 machines, a few ULP off (3 ** 1.5 = 5.1961527, ATen's and
     libm's 5.196152): through float64 every machine gives the correctly rounded value, as ATen does in practice."""
     dt = np.result_type(a, b)
+    if dt.kind in "iu":
+        return _int_power(a, b)
     if dt != np.float32 and dt != np.float16:
         return np.power(a, b)
     wide = np.power(a.astype(np.float64) if type(a) is np.ndarray else a,
                     b.astype(np.float64) if type(b) is np.ndarray else b, dtype=np.float64)
     with np.errstate(over="ignore"):  # float32 overflows where float64 does not: inf, as the float32 power gives
         return wide.astype(dt)
+
+
+def _int_power(a, b):
+    """np.power of integers with PyTorch's negative exponents: 0, or ±1 for a base of ±1 (numpy refuses)."""
+    if not np.any(np.asarray(b) < 0):
+        return np.power(a, b)
+    negative = np.asarray(b) < 0
+    out = np.power(a, np.where(negative, 0, b))
+    unit = np.where(np.asarray(b) % 2 == 0, 1, a)  # 1 ** -k = 1, (-1) ** -k = ±1
+    return np.where(negative, np.where((np.asarray(a) == 1) | (np.asarray(a) == -1), unit, 0), out).astype(out.dtype)
 
 
 def _pow_scalar(a, c):
@@ -93,7 +106,8 @@ def _pow_scalar(a, c):
         if c == -2:
             with np.errstate(divide="ignore"):
                 return np.reciprocal(a * a)
-    return _power(a, c)
+        return _power(a, c)
+    return np.power(a, c)  # an integer tensor: a negative exponent is refused, as torch refuses it
 
 
 def _pow_scalar_vjp(g, ans, a, c):
@@ -249,6 +263,12 @@ defop("logical_and", None, "and", np.logical_and, saves=False, broadcasts=True)
 
 
 defop("logical_or", None, "or", np.logical_or, saves=False, broadcasts=True)
+
+
+# & | ^ on integer tensors (bool tensors keep logical_and / logical_or): no derivative, as in PyTorch
+defop("bitwise_and", None, "&", np.bitwise_and, saves=False, broadcasts=True)
+defop("bitwise_or", None, "|", np.bitwise_or, saves=False, broadcasts=True)
+defop("bitwise_xor", None, "^", np.bitwise_xor, saves=False, broadcasts=True)
 
 
 defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)

@@ -7,7 +7,7 @@ from . import linalg_ops as _la
 from .cascade_sum import torch_sum
 from .graphed import Graphed, vjps_by_decomposition
 from .graphed import raw as _raw
-from .op_table import DIM, REDUCE, Params, _count, _expand_reduced, defop, reduce_sizes
+from .op_table import DIM, OPS, REDUCE, Params, _count, _expand_reduced, defop, reduce_sizes
 from .ops_shape import _along, _scatter
 
 
@@ -296,6 +296,18 @@ defop("var", "VarBackward0", "var", _var, (_var_vjp, r"\frac{2(a-\bar a)}{n-c}")
 defop("std", "StdBackward0", "std", lambda a, dims, c, keep: np.sqrt(_var(a, dims, c, keep)),
       (_std_vjp, r"\frac{a-\bar a}{(n-c)\,\sigma}"), needs=("ar",), params=Params("args", ("dim", "correction", "keepdim")),
       sizes=reduce_sizes(0, 2))
+
+
+# torch.std_mean / var_mean: one node in PyTorch (StdMeanBackward0) with two outputs; here a row per output, both
+# named as PyTorch names the node, so a loss of the spread and the mean together sends both gradients back.
+_SPREAD = Params("args", ("dim", "correction", "keepdim"))
+for _op, _name in (("std_mean", "StdMeanBackward0"), ("var_mean", "VarMeanBackward0")):
+    _spread = OPS[_op[:3]]
+    defop(f"{_op}_{_op[:3]}", _name, _op[:3], _spread.forward, (_spread.vjps[0], _spread.latex[0]),
+          needs=_spread.needs, params=_SPREAD, sizes=reduce_sizes(0, 2))
+    defop(f"{_op}_mean", _name, "mean", lambda a, dims, c, keep: _mean(a, dims, keep),
+          (lambda g, ans, a, dims, c, keep: _expand_reduced(g / _count(a.shape, dims), a.shape, dims, keep),
+           r"\frac{1}{n}"), saves=False, params=_SPREAD, sizes=reduce_sizes(0, 2))
 
 
 defop("vector_norm", "LinalgVectorNormBackward0", "‖·‖", _vector_norm,

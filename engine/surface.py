@@ -155,6 +155,7 @@ from .functional import (  # noqa: F811
     squeeze,
     stack,
     std,
+    std_mean,
     sub,
     sum,
     t,
@@ -167,6 +168,7 @@ from .functional import (  # noqa: F811
     trunc,
     unsqueeze,
     var,
+    var_mean,
     where,
 )
 from .histograms import histc, histogram

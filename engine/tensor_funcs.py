@@ -86,14 +86,20 @@ class FuncsMixin:
             return apply(OPS["prod"], (x,))
         return apply(OPS["prod_dim"], (x,), (_dim(dim, self.ndim), keepdim))
 
-    def _spread(self, name, dim, unbiased, keepdim, correction):
+    def _spread(self, name, dim, unbiased, keepdim, correction, with_mean=False):
         if self._data.dtype.kind != "f":
-            raise RuntimeError("std and var only support floating point and complex dtypes")
+            what = f"{name}_mean" if with_mean else "std and var"
+            raise RuntimeError(f"{what} only support floating point and complex dtypes")
         if isinstance(dim, bool):  # x.std(False): the old positional `unbiased`
             dim, unbiased = None, dim
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
         dims = None if dim is None else _dims(dim, self.ndim)
+        if dims is not None and len(set(dims)) != len(dims):  # numpy's words would be "duplicate value in 'axis'"
+            raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple times in the list of dims")
+        if with_mean:  # torch.std_mean / var_mean: (spread, mean), each carrying its gradient back
+            params = (dims, correction, keepdim)
+            return apply(OPS[f"{name}_mean_{name}"], (self,), params), apply(OPS[f"{name}_mean_mean"], (self,), params)
         return apply(OPS[name], (self,), (dims, correction, keepdim))
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -5,9 +5,25 @@ import numpy as np
 
 from . import registry
 from .boundary import expect_tensor
-from .dispatch import _REAL, _binary, _dim, apply, refused
+from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, apply, refused, wrapped_scalar
 from .ops import OPS
 from .product_errors import check_bmm, check_dot, check_matmul, check_mm, check_mv
+
+
+def _bitwise(word, a, b):
+    """`a & b`, `a | b`, `a ^ b`: bitwise on integers (an out-of-range int wraps first), logical on two bools,
+    refused on floats in PyTorch's words."""
+    b = wrapped_scalar(a, b) if type(b) is int else b if isinstance(b, _REAL) else _as_tensor_operand(b)
+    if b is NotImplemented:
+        return NotImplemented
+    arrays = (a._data, b._data if isinstance(b, registry.Tensor) else b)
+    if any(isinstance(x, float) or getattr(x, "dtype", None) is not None and x.dtype.kind in "fc" for x in arrays):
+        kind = "Double" if any(getattr(x, "dtype", None) == np.float64 for x in arrays) else "Float"
+        raise NotImplementedError(f'"bitwise_{word}_cpu" not implemented for \'{kind}\'')
+    both_bool = all(isinstance(x, bool) or getattr(x, "dtype", None) == np.bool_ for x in arrays)
+    if both_bool and word != "xor":
+        return apply(OPS[f"logical_{word}"], (a, b))
+    return apply(OPS[f"bitwise_{word}"], (a, b))
 
 
 class MathMixin:
@@ -28,7 +44,7 @@ class MathMixin:
     def __rsub__(self, other):
         if not isinstance(other, _REAL):
             return NotImplemented
-        return apply(OPS["rsub"], (self,), (other,))
+        return apply(OPS["rsub"], (self,), (wrapped_scalar(self, other),))
 
     def __mul__(self, other):
         return _binary("mul", self, other)
@@ -61,7 +77,7 @@ class MathMixin:
     def __rmod__(self, other):
         if not isinstance(other, _REAL):
             return NotImplemented
-        return apply(OPS["rremainder"], (self,), (other,))  # PyTorch: grad_fn=<NotImplemented>
+        return apply(OPS["rremainder"], (self,), (wrapped_scalar(self, other),))  # PyTorch: grad_fn=<NotImplemented>
 
     def __floordiv__(self, other):
         return self.floor_divide(other)
@@ -69,16 +85,16 @@ class MathMixin:
     def __rfloordiv__(self, other):
         if not isinstance(other, _REAL):
             return NotImplemented
-        return apply(OPS["rfloor_divide"], (self,), (other,))
+        return apply(OPS["rfloor_divide"], (self,), (wrapped_scalar(self, other),))
 
     def remainder(self, other):
         if _scalar_keeps_dtype(self, other):
-            return apply(OPS["remainder_scalar"], (self,), (other,))
+            return apply(OPS["remainder_scalar"], (self,), (wrapped_scalar(self, other),))
         return _binary("remainder", self, other)
 
     def fmod(self, other):
         if _scalar_keeps_dtype(self, other):
-            return apply(OPS["fmod_scalar"], (self,), (other,))
+            return apply(OPS["fmod_scalar"], (self,), (wrapped_scalar(self, other),))
         return _binary("fmod", self, other)
 
     def floor_divide(self, other):
@@ -118,10 +134,15 @@ class MathMixin:
         return _binary("ge", self, other)
 
     def __and__(self, other):
-        return _binary("logical_and", self, other)
+        return _bitwise("and", self, other)
 
     def __or__(self, other):
-        return _binary("logical_or", self, other)
+        return _bitwise("or", self, other)
+
+    def __xor__(self, other):
+        return _bitwise("xor", self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self):
         return apply(OPS["invert"], (self,))

@@ -7,7 +7,7 @@ import operator
 
 from . import creation
 from .boundary import expect_tensor
-from .dispatch import _as_tensor_operand, _dim, apply
+from .dispatch import _as_tensor_operand, _dim, apply, wrapped_scalar
 from .functional import maximum as _maximum
 from .functional import minimum as _minimum
 from .functional import where as _where
@@ -21,7 +21,7 @@ def _comparison(name):
         if operand is NotImplemented:
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(other).__name__}), "
                             "but expected one of:\n * (Tensor other)\n * (Number other)")
-        return apply(OPS[name], (self, operand))
+        return apply(OPS[name], (self, wrapped_scalar(self, operand)))
 
     def function(input, other, *, out=None):  # noqa: A002 — torch's names
         expect_tensor(input, name, "input", 1)

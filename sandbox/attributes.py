@@ -605,7 +605,7 @@ class Attributes:
         elif t is BuiltinType or t is Builtin:
             if name == "__doc__":
                 return None
-            return obj.name
+            return obj.name.rsplit(".", 1)[-1]  # torch._C._LinAlgError: printed whole, named by its last part
         elif t is TypeView:
             if name == "__doc__":
                 return None

@@ -16,7 +16,7 @@ import types
 
 from . import names
 from .numpy_module import CLASS_NAMES as NUMPY_CLASS_NAMES
-from .objects import Builtin, ModuleProxy, user_dataset_class, user_module_class
+from .objects import Builtin, BuiltinType, ModuleProxy, user_dataset_class, user_module_class
 from .plots import CLASS_NAMES as PLOT_CLASS_NAMES
 
 
@@ -64,7 +64,8 @@ class Backend:
         self.serialization = _submodule(mod, "serialization")  # what torch.save keeps (sandbox/files.py stores it)
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
         # engine exceptions a program catches as themselves (re-made from type and message, never the original)
-        self.program_exception_classes = frozenset({_submodule(mod, "gradcheck").GradcheckError})
+        linalg_error = _submodule(mod, "linalg").LinAlgError  # torch._C._LinAlgError, a RuntimeError
+        self.program_exception_classes = frozenset({_submodule(mod, "gradcheck").GradcheckError, linalg_error})
         self.set_grad_enabled = autograd.set_grad_enabled
         self.grad_mode_types = frozenset(getattr(autograd, n) for n in
                                          ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled"))
@@ -133,6 +134,10 @@ class Backend:
         torch_attrs["func"] = func_proxy
         linalg = _submodule(mod, "linalg")
         linalg_proxy = ModuleProxy("torch.linalg", {n: getattr(linalg, n) for n in names.LINALG_NAMES})
+        # `except torch.linalg.LinAlgError`: a class to catch and raise, printed as PyTorch's, no attributes
+        linalg_proxy.attrs["LinAlgError"] = BuiltinType("torch._C._LinAlgError", linalg.LinAlgError,
+                                                         _exception_constructor(linalg.LinAlgError))
+        self.exception_types = {linalg.LinAlgError: linalg_proxy.attrs["LinAlgError"]}  # what `type(e)` gives
         torch_attrs["linalg"] = linalg_proxy
         data_proxy = utils_proxy = None
         if data is not None:
@@ -264,3 +269,12 @@ def _functions(mod, prefix, shown_as):
 def backend_for(engine_module) -> Backend:
     """The Backend of an engine package, built on first use (a few ms) and shared by every later run."""
     return Backend(engine_module)
+
+
+def _exception_constructor(cls):
+    """`cls(*args)` as a program calls an exception class: positional arguments only, as Python's."""
+    def make(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
+        return cls(*args)
+    return make

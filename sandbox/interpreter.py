@@ -508,6 +508,8 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         bt = self.builtins.get(t.__name__)
         if type(bt) is BuiltinType and bt.pytype is t:
             return bt
+        if t in self.B.exception_types:  # `type(e) is torch.linalg.LinAlgError`
+            return self.B.exception_types[t]
         if isinstance(obj, self.B.UserModule) or t is self.B.UserDataset:
             return obj.__dict__["_fg_cls"]
         if t in self.B.class_names:

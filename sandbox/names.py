@@ -34,6 +34,7 @@ FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ByteTensor BoolTensor _
 # issue 21: the rest of the value tests (isnan isinf isfinite are above)
 TORCH_NAMES |= frozenset("isposinf isneginf isreal".split())
 TORCH_NAMES |= frozenset(["short"])  # issue 21 §3: torch.int16's other name (int8 and int16 are above)
+TORCH_NAMES |= frozenset("std_mean var_mean".split())  # issue 21 §3: (spread, mean), both with gradients
 TORCH_NAMES |= frozenset(["narrow"])  # issue 21: Tensor.narrow was allowed but the engine had none
 # issue 21: torch functions of the Tensor methods added with them (engine/tensor_tutorial_names.py)
 TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())

@@ -333,6 +333,9 @@ CASES.update({
     "div_floor": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(_B4, 2, 4), _B4), ())],
     "div_trunc": [((off_integers(_B34, 3, 4), _B34), ()), ((off_integers(-_B4, 2, 4), -_B4), ())],
 })
+# torch.std_mean / var_mean: one row per output (engine/ops_reduce.py)
+_SPREAD_CASES = [((r(3, 4),), ((1,), 1, False)), ((r(3, 4),), (None, 0, False)), ((r(3, 4),), ((0,), 1, True))]
+CASES.update({f"{op}_{part}": _SPREAD_CASES for op in ("std_mean", "var_mean") for part in (op[:3], "mean")})
 # PyTorch records these with grad_fn=<NotImplemented>: backward raises (tests/engine/test_surface_ops_vs_torch.py)
 NO_DERIVATIVE = sorted(n for n, op in OPS.items() if op.grad_fn == "NotImplemented")
 DIFFERENTIABLE = [n for n in DIFFERENTIABLE if n not in NO_DERIVATIVE]

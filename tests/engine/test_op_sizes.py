@@ -26,6 +26,8 @@ EXTRA = {
        for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal")},
     "logical_and": [((rng.uniform(size=(5, 1)) > 0.5, rng.uniform(size=(6,)) > 0.5), ())],
     "logical_or": [((_X > 0, _X < 1), ())],
+    **{f"bitwise_{w}": [((np.arange(5)[:, None], np.arange(6, dtype=np.int8)), ()), ((np.arange(6), 300), ())]
+       for w in ("and", "or", "xor")},
     "isclose": [((rng.uniform(size=(5, 1)), rng.uniform(size=(1, 6)), 1e-5, 1e-8, False), ())],
     "argmax": [((_X,), (1, False)), ((_EMPTY,), (1, False))],
     "argmin": [((_X,), (0, True)), ((_EMPTY,), (2, True))],

@@ -265,6 +265,13 @@ TORCH.update({
     "cummax": lambda a, dim: torch.cummax(a, dim).values,
     "cummin": lambda a, dim: torch.cummin(a, dim).values,
 })
+# issue 21 §3: torch.std_mean / var_mean, one row per output of torch's one node
+def _spread_and_mean(fn, output):
+    return lambda a, dims, c, keep: getattr(torch, fn)(a, dims, correction=c, keepdim=keep)[output]
+
+
+TORCH.update({f"{fn}_{part}": _spread_and_mean(fn, i) for fn in ("std_mean", "var_mean")
+              for i, part in enumerate((fn[:3], "mean"))})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
