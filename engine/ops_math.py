@@ -162,7 +162,7 @@ def _tanh_vjp(g, ans, a):
     """g·(1 − tanh²a). NOTE: ATen's float32 tanh_backward rounds 1 − y·y once (an fma): rounding y·y first
     differs in the last bit for ~30% of inputs (makemore's manual backprop then reads `exact: False`).
     float64 is fused too there, which numpy cannot round once cheaply: it keeps the two roundings."""
-    if ans.dtype == np.float32:
+    if isinstance(ans, (np.ndarray, np.generic)) and ans.dtype == np.float32:  # not a graphed Tensor (create_graph)
         from .optim.fma import fma32  # here, not at the top: engine.optim imports the ops
 
         ans = np.asarray(ans)
