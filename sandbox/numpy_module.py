@@ -45,6 +45,9 @@ power float_power mod remainder fmod maximum minimum fmax fmin clip where isnan 
 equal not_equal less less_equal greater greater_equal logical_and logical_or logical_not logical_xor
 heaviside sinc nan_to_num copysign signbit
 """.split()
+# the elementwise functions that take `out=` (numpy ufuncs plus clip/around/round)
+ELEMENTWISE_OUT = frozenset(n for n in ELEMENTWISE if isinstance(getattr(np, n), np.ufunc)) | {"clip", "round",
+                                                                                             "around"}
 # Reductions and other functions whose output is no bigger than their input.
 NOT_GROWING = """
 sum mean std var max min amax amin argmax argmin prod cumsum cumprod median average any all
@@ -243,10 +246,28 @@ class NumpyGate:
 
     # ------------------------------------------------------------ calls
     def call(self, name, fn, args, kwargs):
+        out = self.out_array(name, kwargs)
+        if out is not None:
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         args, kwargs = self.prepare(name, args, kwargs)
         bound = bind(name, fn, args, kwargs)
         self.check_cost(name, cost_of(name, bound), conversions(bound))
+        if out is not None:
+            fn(*args, out=out, **kwargs)  # numpy checks the shape, the casting and that `out` is writable
+            return out  # NOTE: already counted as live when the program got it; counting again would leak
         return self.result(fn(*args, **kwargs))
+
+    def out_array(self, name, kwargs):
+        """`np.add(n, 1, out=n)` (the PyTorch "Tensors" tutorial): elementwise functions may write into an array the
+        program already holds; nothing new is allocated, so no limit is passed (as `n[...] = ...`)."""
+        if "out" not in kwargs:
+            return None
+        out = kwargs["out"]
+        if name not in ELEMENTWISE_OUT:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out' (not available in flowgrad)")
+        if type(out) is not np.ndarray or out.dtype.kind not in NUMERIC_KINDS:
+            raise TypeError(f"{name}(): out= takes a numpy array of numbers, not '{self.interp.type_name(out)}'")
+        return out
 
     def method(self, arr, name):
         """A bound, checked method of an array or numpy scalar (`a.reshape(2, 3)`, `a.astype(np.float32)`).

@@ -340,3 +340,16 @@ def test_op_matches_pytorch(name, case):
         if tt is not None and tt.requires_grad:
             assert te.grad is not None
             np.testing.assert_allclose(te.grad._data, tt.grad.numpy(), rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+@pytest.mark.parametrize("shape", [(), (13,), (3, 7), (4099,)])
+def test_tanh_backward_is_atens_bit_for_bit_in_float32(shape):
+    # ATen rounds 1 - y*y once (an fma); karpathy's manual backprop compares gradients with ==
+    rng = np.random.default_rng(0)
+    y = np.tanh(rng.standard_normal(shape)).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    y, g = np.asarray(y), np.asarray(g)
+    theirs = torch.ops.aten.tanh_backward(torch.from_numpy(g), torch.from_numpy(y)).numpy()
+    from engine.ops_math import _tanh_vjp
+
+    assert np.array_equal(_tanh_vjp(g, y, None), theirs)

@@ -256,3 +256,52 @@ def test_ordinary_programs_still_run_fast():
     out = run("import numpy as np\nx = np.linspace(-1, 1, 100)\ny = 3 * x + 0.5\n"
               "w = np.dot(x, y) / np.dot(x, x)\nprint(round(float(w), 3))")
     assert out.error is None and out.stdout == "3.0\n"
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+def test_out_writes_into_an_array_the_program_holds():
+    # the PyTorch "Tensors" tutorial: np.add(n, 1, out=n) changes the tensor made by torch.from_numpy(n)
+    source = """
+import numpy as np
+import torch
+n = np.ones(5)
+t = torch.from_numpy(n)
+r = np.add(n, 1, out=n)
+print(t, r is n, n)
+np.multiply(n, n, out=n)
+np.clip(n, 0, 3, out=n)
+np.sqrt(n, out=n)
+m = np.zeros(5, dtype=np.float32)
+np.subtract(n, 0.5, out=m)
+print(t, m, m.dtype)
+"""
+    assert ok(source) == reference(source)
+
+
+@pytest.mark.parametrize("call", [
+    "np.add(n, 1, out=torch.ones(5))",  # a tensor is no array numpy may write into
+    "np.add(n, 1, out=[0.0] * 5)",
+    "np.add(n, 1, out=(n,))",
+    "np.sum(n, out=n)",  # a reduction keeps refusing out=
+    "np.concatenate([n, n], out=n)",
+    "np.where(n > 0, n, 0.0, out=n)",
+    "np.add(n, 1.5, out=np.ones(5, dtype=np.int64))",  # numpy's casting rule: float into int refused
+])
+def test_out_refused_for_anything_but_a_held_numeric_array(call):
+    e = err(f"import numpy as np\nimport torch\nn = np.ones(5)\n{call}")
+    assert e["type"].endswith("TypeError") and e["line"] == 4
+
+
+@pytest.mark.parametrize("call, kind", [
+    ("np.add(n, np.ones((2, 5)), out=n)", "ValueError"),  # the broadcast shape is not out's
+    ("np.add(n, 1, out=torch.ones(3).expand(5, 3).numpy()[:, 0])", "ValueError"),  # a read-only broadcast view
+])
+def test_out_shape_and_writability_are_numpys_checks(call, kind):
+    e = err(f"import numpy as np\nimport torch\nn = np.ones(5)\n{call}")
+    assert e["type"] == kind and e["line"] == 4
+
+
+def test_out_does_not_count_the_array_again():
+    # each call returns the program's own array: counting it as new live elements would exhaust the limit
+    assert ok("import numpy as np\nn = np.ones(400_000)\nfor _ in range(200):\n    np.add(n, 1, out=n)\n"
+              "print(n[0])") == "201.0\n"
