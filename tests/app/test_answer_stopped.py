@@ -26,7 +26,8 @@ def test_other_errors_cut_nothing():
 
 
 def test_a_run_stopped_by_its_time_limit_says_how_far_it_got(run, settings):
-    src = ("import torch\nw = torch.zeros(2, requires_grad=True)\nx = torch.ones(2)\nfor step in range(10 ** 6):\n"
+    # big enough that 10,000 steps (max_loop_iterations) take ~10x time_limit_s: on any machine the time stops it
+    src = ("import torch\nw = torch.zeros(200_000, requires_grad=True)\nx = torch.ones(200_000)\nfor step in range(10 ** 6):\n"
            "    loss = ((w * x - 1.0) ** 2).sum()\n    loss.backward()\n    with torch.no_grad():\n"
            "        w -= 0.1 * w.grad\n    w.grad = None\n")
     d = run(src, values="summary")
