@@ -44,7 +44,12 @@ class InplaceMixin:
             rebase(self, result)
         else:
             data = self._data
-            value = fn(registry.Tensor._wrap(data), other)._data
+            operand = registry.Tensor._wrap(data)
+            rec = STATE.recorder
+            if rec is not None:  # the op reads this tensor (drawn as itself, not as a copy of its old value)
+                rec.tid(self)
+                operand._rid = self._rid
+            value = fn(operand, other)._data
             # an op's result is an ndarray or a numpy scalar: both have .shape, without np.shape's dispatch
             value_shape = value.shape if isinstance(value, _HAS_SHAPE) else np.shape(value)
             _check_writable(data, value, value_shape)

@@ -261,3 +261,21 @@ def test_changing_a_saved_tensor_in_place_fails_backward_like_torch():
     e = x.exp()
     e.data.add_(1)  # writes through .data bypass the check, as in torch
     e.sum().backward()
+
+
+def test_an_update_without_graph_reads_the_tensor_it_writes():
+    """`a -= lr * g` under no_grad: the subtraction's input is `a` itself (drawn with its value before the write),
+    then the in-place write to `a`; no copy of `a` appears as a tensor of its own."""
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    g = torch.tensor([0.5, -0.5])
+    with Recorder(**REC) as rec:
+        with torch.no_grad():
+            a -= 0.1 * g
+    ev = rec.events
+    (write,) = [e for e in ev if e["kind"] == "inplace"]
+    sub = next(e for e in ev if e["kind"] == "op" and e["op"] == "sub")
+    assert sub["inputs"][0] == write["tensor"]
+    leaves = [e for e in ev if e["kind"] == "tensor" and e["origin"] == "leaf"]
+    assert [e["value"] for e in leaves if e["id"] == write["tensor"]] == [[1.0, 2.0]]  # its value before the write
+    assert len(leaves) == 2  # a and g, nothing else
+    assert write["value"] == pytest.approx([0.95, 2.05])
