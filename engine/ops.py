@@ -21,6 +21,7 @@ from . import (  # noqa: F401, E501
     ops_rnn,
     ops_scaled_products,
     ops_shape,
+    ops_stats,
     ops_tutorial_math,
 )
 from .graphed import map_table_ufuncs

@@ -185,6 +185,21 @@ from .tensor_binary_names import heaviside, hypot, xlogy  # issue 21 §3
 from .tensor_core import Size, Tensor
 from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
+from .tensor_stats import (  # issue 21: names programs bring
+    addcdiv,
+    addcmul,
+    bincount,
+    dist,
+    median,
+    moveaxis,
+    movedim,
+    nanmean,
+    nansum,
+    repeat_interleave,
+    take_along_dim,
+    tril_indices,
+    triu_indices,
+)
 from .tensor_tutorial_names import (
     addmm,
     broadcast_tensors,

@@ -77,10 +77,10 @@ class InplaceMixin:
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 
     def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda a, b: a + (b * alpha if alpha != 1 else b), other)
+        return self._inplace("add_", lambda a, b: a.add(b, alpha=alpha), other)
 
     def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda a, b: a - (b * alpha if alpha != 1 else b), other)
+        return self._inplace("sub_", lambda a, b: a.sub(b, alpha=alpha), other)
 
     def mul_(self, other):
         return self._inplace("mul_", lambda a, b: a * b, other)

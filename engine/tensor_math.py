@@ -148,10 +148,10 @@ class MathMixin:
         return apply(OPS["invert"], (self,))
 
     def add(self, other, alpha=1):
-        return self + (other * alpha if alpha != 1 else other)
+        return self + other if type(alpha) is int and alpha == 1 else _scaled(self, other, alpha, "add_scaled")
 
     def sub(self, other, alpha=1):
-        return self - (other * alpha if alpha != 1 else other)
+        return self - other if type(alpha) is int and alpha == 1 else _scaled(self, other, alpha, "sub_scaled")
 
     def mul(self, other):
         return self * other
@@ -275,3 +275,19 @@ def matmul(a, b):
         return apply(OPS["squeeze_dim"], (matmul(a, b.unsqueeze(-1)),), (da - 1,))
     out = apply(OPS["bmm"], (a, b))
     return apply(OPS["unsafe_view"], (out,), (out.shape,))
+
+
+def _scaled(self, other, alpha, op):
+    """self ± alpha * other as PyTorch computes it: one AddBackward0 / SubBackward0 node, one fused multiply-add
+    (engine/ops_stats.py `_scaled_sum`), not a product then a sum."""
+    if isinstance(alpha, registry.Tensor) or not isinstance(alpha, _REAL):
+        raise TypeError(f"{op[:3]}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
+    operand = _as_tensor_operand(other)
+    if operand is NotImplemented:
+        raise TypeError(f"{op[:3]}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    integral = all(getattr(getattr(x, "_data", x), "dtype", np.dtype(type(x))).kind in "biu"
+                   for x in (self, operand) if x is not None)
+    if integral and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return apply(OPS[op], (self, operand), (alpha,))
+

@@ -295,6 +295,21 @@ CASES.update({
 })
 
 
+# issue 21 (engine/ops_stats.py): medians (no ties: the gradient goes to one element), nansum, distances (no zero
+# difference), the fused products (denominators away from 0) and add / sub with alpha
+CASES.update({
+    "median": [((distinct(7),), ()), ((distinct(2, 4),), ())],
+    "median_dim": [((distinct(3, 4),), (1, False)), ((distinct(3, 5),), (0, True))],
+    "nansum": [((r(3, 4),), (None, False)), ((r(3, 4),), ((1,), True)), ((r(2, 3, 4),), ((0, 2), False))],
+    "dist": [((r(3, 4), r(3, 4)), (2.0,)), ((r(3, 4), r(4)), (1.0,)), ((r(3, 4), r(3, 1)), (3.0,)),
+             ((r(5), r(5)), (np.inf,))],  # (p = 0: torch's gradient is undefined, the engine's zeros)
+    "addcmul": [((r(3, 4), r(3, 4), r(3, 4)), (0.5,)), ((r(4), r(3, 4), r(3, 1)), (-2.0,))],
+    "addcdiv": [((r(3, 4), r(3, 4), pos(3, 4)), (0.5,)), ((r(1), r(3, 4), pos(4)), (3.0,))],
+    "add_scaled": [((r(3, 4), r(3, 4)), (0.3,)), ((r(3, 4), r(4)), (-2.0,))],
+    "sub_scaled": [((r(3, 4), r(3, 4)), (0.3,)), ((r(3, 1), r(4)), (5.0,))],
+})
+
+
 def off_integers(divisor, *shape):
     """Dividends whose quotients by `divisor` sit between integers: remainder, fmod, frac, trunc are smooth there."""
     k = rng.integers(-3, 4, shape)

@@ -51,6 +51,9 @@ EXTRA = {
     "convolution": [((rng.uniform(size=(1, 1, 8, 8)), rng.uniform(size=(16, 1, 1, 1)), None), ((1, 1), (0, 0), (1, 1), 1))],
     # a long sequence of one feature through a wider layer: the states outgrow every input
     "cummax_indices": [((_X,), (1,))], "cummin_indices": [((_X,), (0,))],  # issue 21 §3
+    # issue 21 (engine/ops_stats.py): ops without a gradient
+    "median_indices": [((_X,), (1, False))], "bincount": [((np.array([0, 3, 3, 1]),), (10,))],
+    "bincount_weighted": [((np.array([0, 3, 3, 1]), np.ones(4)), (2,))],
     "lstm_layer": [((rng.uniform(size=(40, 1, 1)), *(rng.uniform(size=s) for s in ((20, 1), (20, 5), (20,), (20,))),
                      np.zeros((1, 5)), np.zeros((1, 5))), (False,))],
     "lstm_cell_state": [((rng.uniform(size=(40, 1, 1)), *(rng.uniform(size=s) for s in ((20, 1), (20, 5), (20,), (20,))),

@@ -272,6 +272,17 @@ def _spread_and_mean(fn, output):
 
 TORCH.update({f"{fn}_{part}": _spread_and_mean(fn, i) for fn in ("std_mean", "var_mean")
               for i, part in enumerate((fn[:3], "mean"))})
+# issue 21 (engine/ops_stats.py): medians, nansum, dist, the fused products, add / sub with alpha
+TORCH.update({
+    "median": torch.median,
+    "median_dim": lambda a, dim, keep: torch.median(a, dim, keepdim=keep).values,
+    "nansum": lambda a, dims, keep: torch.nansum(a, dims, keepdim=keep) if dims is not None else torch.nansum(a),
+    "dist": lambda a, b, p: torch.dist(a, b, p),
+    "addcmul": lambda a, t1, t2, v: torch.addcmul(a, t1, t2, value=v),
+    "addcdiv": lambda a, t1, t2, v: torch.addcdiv(a, t1, t2, value=v),
+    "add_scaled": lambda a, b, alpha: torch.add(a, b, alpha=alpha),
+    "sub_scaled": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
+})
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
