@@ -258,6 +258,18 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     return apply(OPS["adaptive_avg_pool2d"], (input,), (size,))
 
 
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """PyTorch's composite: the 2-d pool of input.unsqueeze(-2) to (1, output_size), squeezed back (its nodes:
+    SqueezeBackward1 over AdaptiveAvgPool2DBackward0, or MeanBackward1 for one output)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {_size(input.shape)}")
+    size = output_size[0] if isinstance(output_size, (list, tuple)) and len(output_size) == 1 else output_size
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"adaptive_avg_pool1d(): argument 'output_size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+
+
 # ---------------------------------------------------------------- normalisation
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,  # noqa: A002
                eps=1e-05):

@@ -77,3 +77,16 @@ class AdaptiveAvgPool2d(Module):
 
     def forward(self, input):  # noqa: A002
         return FL.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool1d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+    def forward(self, input):  # noqa: A002
+        return FL.adaptive_avg_pool1d(input, self.output_size)
+

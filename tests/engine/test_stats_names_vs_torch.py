@@ -159,3 +159,18 @@ def test_wrong_arguments_raise_as_torch_raises(call, kind):
     for lib in (torch, fg):
         with pytest.raises(kind):
             call(lib)
+
+
+@pytest.mark.parametrize("size", [4, 1, 3, (5,), 10])
+def test_adaptive_avg_pool1d_matches_torch(size):
+    x = rng.normal(size=(2, 3, 10)).astype(np.float32)
+    got = []
+    for lib in (torch, fg):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.adaptive_avg_pool1d(t, size)
+        (y * lib.arange(y.numel()).reshape(y.shape)).sum().backward()
+        module = lib.nn.AdaptiveAvgPool1d(size)
+        got.append((y.detach().numpy(), t.grad.numpy(), y.grad_fn.name(), repr(module), module(t[0]).shape))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-6)
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+    assert got[1][2:] == got[0][2:]

@@ -29,6 +29,8 @@ print(torch.take_along_dim(x.detach(), x.detach().argsort(1), 1), x.detach().tak
 print(torch.repeat_interleave(torch.tensor([1, 2]), 2), torch.tensor([[1, 2]]).repeat_interleave(torch.tensor([2]), 0))
 print(torch.repeat_interleave(torch.tensor([1, 3])), torch.tril_indices(3, 3), torch.triu_indices(3, 3, 1))
 print(torch.tensor([0.1, 0.9]).multinomial(4, True, generator=torch.Generator().manual_seed(0)))
+pool = torch.nn.AdaptiveAvgPool1d(2)
+print(pool, pool(torch.arange(12.).view(2, 6)), torch.nn.functional.adaptive_avg_pool1d(torch.ones(1, 2, 5), 1))
 try:
     torch.tensor([1, 2]).add(torch.tensor([1, 1]), alpha=0.5)
 except RuntimeError as e:
@@ -58,6 +60,8 @@ def test_a_program_using_them_prints_what_pytorch_prints():
     ("torch.repeat_interleave(x, -1)", "RuntimeError", "negative"),
     ("torch.repeat_interleave(x, torch.tensor([1.5]))", "RuntimeError", "Long or Int"),
     ("torch.tril_indices(-1, 2)", "RuntimeError", "non-negative"),
+    ("torch.nn.functional.adaptive_avg_pool1d(x, 'a')", "TypeError", "output_size"),
+    ("torch.nn.AdaptiveAvgPool1d(2)(torch.ones(2, 2, 2, 2))", "RuntimeError", "Expected 2D or 3D"),
     ("x.multinomial(4)", "RuntimeError", "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
 ])
 def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
