@@ -177,6 +177,10 @@ from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, H
 # torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
 from .linalg import amax, amin
 from .linalg_more import cdist, cross, cummax, cummin, det, inverse, kron  # issue 21 §3
+from .linalg_solve import corrcoef, cov, pinverse  # issue 21: courses' linear algebra
+from .linalg_solve import old_cholesky as cholesky
+from .linalg_solve import old_slogdet as slogdet
+from .linalg_solve import old_svd as svd
 from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the same functions as F's
 from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out

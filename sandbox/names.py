@@ -41,6 +41,7 @@ TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 # issue 21: statistics, fused products and index helpers programs bring (engine/tensor_stats.py)
 TORCH_NAMES |= frozenset("""median nansum nanmean bincount addcmul addcdiv movedim moveaxis take_along_dim
 tril_indices triu_indices""".split())
+TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef".split())  # engine/linalg_solve.py
 # issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
 # are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
 RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())
@@ -118,3 +119,5 @@ TORCH_NUMPY_NAMES = frozenset({"from_numpy"})
 LINALG_NAMES = frozenset("norm vector_norm matrix_norm svdvals".split())
 # issue 21 §3: determinants, inverses and cross products (engine/linalg_more.py)
 LINALG_NAMES = LINALG_NAMES | frozenset("det inv cross".split())
+# issue 21: least squares, PCA, Gaussian processes (engine/linalg_solve.py)
+LINALG_NAMES = LINALG_NAMES | frozenset("solve lstsq pinv eigh eigvalsh cholesky slogdet matrix_rank svd".split())

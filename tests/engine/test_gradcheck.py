@@ -310,6 +310,29 @@ CASES.update({
 })
 
 
+# issue 21 (engine/ops_linalg_solve.py): solvers and factorisations; symmetric positive-definite matrices with
+# distinct eigenvalues (eigenvectors unique up to sign), well-conditioned square ones
+def spd(n, batch=()):
+    m = rng.normal(size=batch + (n + 2, n))
+    return np.swapaxes(m, -1, -2) @ m + np.eye(n)
+
+
+_SQ = r(3, 3) + 3 * np.eye(3)
+CASES.update({
+    "linalg_solve": [((_SQ, r(3, 2)), (False, True)), ((_SQ, r(3)), (True, True)), ((_SQ, r(2, 3)), (False, False)),
+                     ((r(2, 3, 3) + 3 * np.eye(3), r(2, 3, 1)), (False, True))],
+    "linalg_pinv": [((r(5, 3),), (1e-7,)), ((r(3, 5),), (1e-7,)), ((_SQ,), (1e-7,))],
+    "linalg_lstsq": [((r(6, 3), r(6, 2)), (False,)), ((r(5, 2), r(5)), (True,))],
+    "linalg_eigh_values": [((spd(3),), (False,)), ((spd(4),), (True,))],
+    "linalg_eigh_vectors": [((spd(3),), (False,)), ((spd(3, (2,)),), (True,))],
+    "linalg_cholesky": [((spd(3),), (False,)), ((spd(4),), (True,))],
+    "cholesky": [((spd(3),), (False,)), ((spd(2, (2,)),), (True,))],
+    "linalg_slogdet": [((_SQ,), ()), ((-_SQ,), ()), ((r(2, 3, 3) + 3 * np.eye(3),), ())],
+    "svd_u_full": [((r(4, 3),), ()), ((r(3, 5),), ())],
+    "svd_vh_full": [((r(5, 3),), ()), ((r(3, 4),), ())],
+})
+
+
 def off_integers(divisor, *shape):
     """Dividends whose quotients by `divisor` sit between integers: remainder, fmod, frac, trunc are smooth there."""
     k = rng.integers(-3, 4, shape)
@@ -388,6 +411,38 @@ def _flat_inputs(tensors):
 CASE_IDS = [(name, i) for name in DIFFERENTIABLE for i in range(len(CASES.get(name, [])))]
 
 
+# ops of a symmetric matrix that read one triangle (PyTorch's too): checked along symmetric directions E_ij + E_ji,
+# where the derivative is g_ij + g_ji (g_ii on the diagonal)
+SYMMETRIC_INPUT = frozenset({"linalg_eigh_values", "linalg_eigh_vectors", "linalg_cholesky", "cholesky"})
+FULL_SVD = frozenset({"svd_u_full", "svd_vh_full"})
+
+
+def _check_symmetric(op, tensors, params, weights, eps, what):
+    (t,) = tensors
+    a = t._data
+    n = a.shape[-1]
+    grad = t.grad._data
+    expected = grad + np.swapaxes(grad, -1, -2) - grad * np.eye(n)
+    numeric = np.zeros(a.shape)
+    for index in np.ndindex(*a.shape[:-2], n, n):
+        *batch, i, j = index
+        if j < i:
+            continue
+        orig = a.copy()
+        for sign, store in ((1, "plus"), (-1, "minus")):
+            a[index] += sign * eps
+            if i != j:
+                a[(*batch, j, i)] += sign * eps
+            value = float((np.asarray(_run(op, tensors, params)._data) * weights).sum())
+            a[...] = orig
+            if store == "plus":
+                plus = value
+            else:
+                minus = value
+        numeric[index] = numeric[(*batch, j, i)] = (plus - minus) / (2 * eps)
+    np.testing.assert_allclose(expected, numeric, rtol=1e-5, atol=1e-6, err_msg=what)
+
+
 @pytest.mark.parametrize("name,case", CASE_IDS, ids=[f"{n}-{i}" for n, i in CASE_IDS])
 def test_gradcheck(name, case):
     op = OPS[name]
@@ -396,8 +451,16 @@ def test_gradcheck(name, case):
     out = _run(op, tensors, params)
     assert out.grad_fn is not None and type(out.grad_fn).__name__ == op.grad_fn
     weights = np.random.default_rng(1).normal(size=np.shape(out._data))
+    k = min(np.shape(inputs[0])[-2:]) if name in FULL_SVD else None
+    if name == "svd_u_full":  # U's columns past min(m, n) are not unique: torch's gradient ignores them
+        weights[..., k:] = 0
+    elif name == "svd_vh_full":
+        weights[..., k:, :] = 0
     (out * Tensor._wrap(weights)).sum().backward()
     eps = 1e-6
+    if name in SYMMETRIC_INPUT:
+        _check_symmetric(op, tensors, params, weights, eps, f"{name} case {case}")
+        return
     for t in _flat_inputs(tensors):
         numeric = np.zeros(t._data.shape)
         flat = t._data.reshape(-1)

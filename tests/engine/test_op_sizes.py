@@ -54,6 +54,7 @@ EXTRA = {
     # issue 21 (engine/ops_stats.py): ops without a gradient
     "median_indices": [((_X,), (1, False))], "bincount": [((np.array([0, 3, 3, 1]),), (10,))],
     "bincount_weighted": [((np.array([0, 3, 3, 1]), np.ones(4)), (2,))],
+    "linalg_slogdet_sign": [((np.eye(3),), ())],
     "lstm_layer": [((rng.uniform(size=(40, 1, 1)), *(rng.uniform(size=s) for s in ((20, 1), (20, 5), (20,), (20,))),
                      np.zeros((1, 5)), np.zeros((1, 5))), (False,))],
     "lstm_cell_state": [((rng.uniform(size=(40, 1, 1)), *(rng.uniform(size=s) for s in ((20, 1), (20, 5), (20,), (20,))),

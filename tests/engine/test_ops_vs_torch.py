@@ -283,11 +283,42 @@ TORCH.update({
     "add_scaled": lambda a, b, alpha: torch.add(a, b, alpha=alpha),
     "sub_scaled": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
 })
+# issue 21 (engine/ops_linalg_solve.py): vectors compared up to sign (np.linalg's choice, as _svd_signs)
+def _eigh_signs(a, upper):
+    _, V = np.linalg.eigh(a.detach().numpy(), UPLO="U" if upper else "L")
+    t = torch.linalg.eigh(a, UPLO="U" if upper else "L").eigenvectors
+    return t * torch.tensor(np.sign((V * t.detach().numpy()).sum(-2, keepdims=True)))
+
+
+def _full_svd_signs(a, which):
+    U, _, Vh = np.linalg.svd(a.detach().numpy(), full_matrices=True)
+    t = torch.linalg.svd(a, full_matrices=True)
+    # (the cases leave one column past min(m, n): unique up to sign as well; the gradient ignores it, as torch's does)
+    if which == "U":
+        return t.U * torch.tensor(np.sign((U * t.U.detach().numpy()).sum(-2, keepdims=True)))
+    return t.Vh * torch.tensor(np.sign((Vh * t.Vh.detach().numpy()).sum(-1, keepdims=True)))
+
+
+TORCH.update({
+    "linalg_solve": lambda a, b, vector, left: torch.linalg.solve(a, b, left=left),
+    "linalg_pinv": lambda a, rtol: torch.linalg.pinv(a, rtol=rtol),
+    "linalg_lstsq": lambda a, b, vector: torch.linalg.lstsq(a, b).solution,
+    "linalg_eigh_values": lambda a, upper: torch.linalg.eigvalsh(a, UPLO="U" if upper else "L"),
+    "linalg_eigh_vectors": _eigh_signs,
+    "linalg_cholesky": lambda a, upper: torch.linalg.cholesky(a, upper=upper),
+    "cholesky": lambda a, upper: torch.cholesky(a, upper=upper),
+    "linalg_slogdet": lambda a: torch.linalg.slogdet(a).logabsdet,
+    "svd_u_full": lambda a: _full_svd_signs(a, "U"),
+    "svd_vh_full": lambda a: _full_svd_signs(a, "Vh"),
+})
+TOP_NODE_SOLVE = {"linalg_eigh_vectors": "LinalgEighBackward0", "svd_u_full": None, "svd_vh_full": None,
+                  "linalg_eigh_values": "LinalgEighBackward0"}
 # Where the torch expression above reaches the primitive through a different top node.
 TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around torch's fused layer: checked in test_layers
             "select_backward": None, "slice_backward": None,  # torch: CopySlices of a written zeros tensor
             "mul_scalar": "MulBackward1", "div_scalar": "DivBackward1", "unsafe_view": "UnsafeViewBackward0", "bmm": None, "matmul_squeeze": "SqueezeBackward4"}
-TOP_NODE.update({"svd_u": "LinalgSvdBackward0", "svd_vh": "LinalgSvdBackward0"})  # torch's side ends in the sign flip
+TOP_NODE.update({"svd_u": "LinalgSvdBackward0", "svd_vh": "LinalgSvdBackward0"})
+TOP_NODE.update(TOP_NODE_SOLVE)  # torch's side ends in the sign flip
 
 def _lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """PyTorch's fused CPU LSTM layer (what nn.LSTM calls): (output, h_n, c_n); reverse runs backwards in time."""
