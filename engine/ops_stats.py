@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .graphed import Graphed
+from .graphed import op as _graphed_op
 from .op_table import ARGS, OPS, Params, defop
 from .ops_shape import _along, _scatter
 
@@ -175,6 +177,57 @@ defop("add_scaled", "AddBackward0", "+", lambda a, b, alpha: _scaled_sum(a, b, a
 defop("sub_scaled", "SubBackward0", "−", lambda a, b, alpha: _scaled_sum(a, b, alpha, -1),
       (lambda g, ans, a, b, alpha: g, "1"), (lambda g, ans, a, b, alpha: -g * alpha, r"-\alpha"), saves=False,
       broadcasts=True, params=_ALPHA)
+
+
+def _windows(n, size, step):
+    return (np.arange((n - size) // step + 1) * step)[:, None] + np.arange(size)[None, :]  # (windows, size)
+
+
+def _unfold(a, dim, size, step):
+    """Tensor.unfold: every `size`-long window of dim `dim`, `step` apart, as a new last dim (a copy here)."""
+    if type(a) is Graphed:
+        return _graphed_op("unfold", (a,), (dim, size, step))
+    if a.ndim == 0:
+        return np.broadcast_to(a, (size,)).copy()
+    index = _windows(a.shape[dim], size, step)
+    return np.moveaxis(np.take(a, index, axis=dim), dim + 1, -1).copy()
+
+
+def _unfold_vjp(g, ans, a, dim, size, step):
+    return _unfold_backward(g, tuple(a.shape), dim, size, step)
+
+
+def _unfold_backward(g, shape, dim, size, step):
+    """Each window's gradient added back where it was taken from (windows overlap when step < size): ATen's
+    unfold_backward, itself a recorded op under create_graph (its derivative is unfold again)."""
+    if type(g) is Graphed:
+        return _graphed_op("unfold_backward", (g,), (shape, dim, size, step))
+    if not shape:
+        return g.sum().reshape(())
+    index = _windows(shape[dim], size, step)
+    out = np.zeros(shape, g.dtype)
+    moved = np.moveaxis(out, dim, -1)  # a view: (..., n)
+    np.add.at(moved, (Ellipsis, index), np.moveaxis(g, dim, -2))
+    return out
+
+
+def _unfold_sizes(arrays, params):
+    shape = np.shape(arrays[0])
+    dim, size, step = params
+    if not shape:
+        return ((size,),)
+    windows = (shape[dim] - size) // step + 1
+    return (tuple(shape[:dim]) + (max(windows, 0),) + tuple(shape[dim + 1:]) + (size,),)
+
+
+defop("unfold", "UnfoldBackward0", "unfold", _unfold, (_unfold_vjp, r"\sum_{\text{windows}}"), saves=False,
+      params=Params("keywords", ("dimension", "size", "step")), sizes=_unfold_sizes)
+
+
+defop("unfold_backward", "UnfoldBackwardBackward0", "unfold_backward", _unfold_backward,
+      (lambda g, ans, x, shape, dim, size, step: _unfold(g, dim, size, step), r"\operatorname{unfold}"), saves=False,
+      params=Params("keywords", ("input_sizes", "dim", "size", "step")),
+      sizes=lambda arrays, params: (tuple(params[0]),))
 
 
 def _bincount(a, weights, minlength):

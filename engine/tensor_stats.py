@@ -238,6 +238,29 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices("triu_indices", row, col, offset, dtype, False)
 
 
+# ---------------------------------------------------------------- stride / unfold
+def _stride(self, dim=None):
+    """Elements to step in each dim (numpy's byte strides over the item size): PyTorch's for the views it shares."""
+    data = self._data
+    strides = tuple(s // data.itemsize for s in data.strides) if isinstance(data, np.ndarray) else ()
+    if dim is None:
+        return strides
+    return strides[_dim(_int_arg(dim, "stride", "dim", 1), self.ndim)] if self.ndim else 1
+
+
+def _unfold_method(self, dimension, size, step):
+    d = _dim(_int_arg(dimension, "unfold", "dimension", 1), self.ndim) if self.ndim else 0
+    size, step = _int_arg(size, "unfold", "size", 2), _int_arg(step, "unfold", "step", 3)
+    length = self.shape[d] if self.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(OPS["unfold"], (self,), (d, size, step))
+
+
 # ---------------------------------------------------------------- the Tensor methods
 def _addcmul_(self, tensor1, tensor2, *, value=1):
     return self._inplace("addcmul_", lambda a, b: addcmul(a, tensor1, tensor2, value=value),
@@ -254,6 +277,8 @@ def _grad_operand(*tensors):
     return next((t for t in tensors if isinstance(t, Tensor) and t._requires_grad), None)
 
 
+Tensor.stride = _stride
+Tensor.unfold = _unfold_method
 Tensor.median = lambda self, dim=None, keepdim=False: median(self, dim, keepdim)
 Tensor.nansum = lambda self, dim=None, keepdim=False, *, dtype=None: nansum(self, dim, keepdim, dtype=dtype)
 Tensor.nanmean = lambda self, dim=None, keepdim=False, *, dtype=None: nanmean(self, dim, keepdim, dtype=dtype)

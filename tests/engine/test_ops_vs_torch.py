@@ -281,6 +281,8 @@ TORCH.update({
     "addcmul": lambda a, t1, t2, v: torch.addcmul(a, t1, t2, value=v),
     "addcdiv": lambda a, t1, t2, v: torch.addcdiv(a, t1, t2, value=v),
     "add_scaled": lambda a, b, alpha: torch.add(a, b, alpha=alpha),
+    "unfold": lambda a, dim, size, step: a.unfold(dim, size, step),
+    "unfold_backward": lambda g, shape, dim, size, step: torch.ops.aten.unfold_backward(g, list(shape), dim, size, step),
     "sub_scaled": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
 })
 # issue 21 (engine/ops_linalg_solve.py): vectors compared up to sign (np.linalg's choice, as _svd_signs)

@@ -44,6 +44,9 @@ CASES = [
     ("repeat_interleave int", lambda L, x: L.repeat_interleave(x, 2), DATA),
     ("repeat_interleave dim", lambda L, x: x.repeat_interleave(3, dim=1), DATA),
     ("repeat_interleave counts", lambda L, x: x.repeat_interleave(L.tensor([1, 0, 2]), dim=0), DATA),
+    ("unfold overlapping", lambda L, x: x.unfold(1, 3, 1), DATA),
+    ("unfold strided", lambda L, x: x.unfold(0, 2, 2), DATA),
+    ("unfold whole", lambda L, x: x.reshape(-1).unfold(0, 12, 5), DATA),
 ]
 
 
@@ -174,3 +177,11 @@ def test_adaptive_avg_pool1d_matches_torch(size):
     np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-6)
     np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
     assert got[1][2:] == got[0][2:]
+
+
+def test_strides_match_torchs_for_views():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for make in (lambda L, t: t, lambda L, t: t.transpose(0, 2), lambda L, t: t.expand(5, 2, 3, 4), lambda L, t: t[:, 1],
+                 lambda L, t: t[..., ::2], lambda L, t: t.permute(1, 0, 2).contiguous(), lambda L, t: t.sum(1)):
+        got = [make(lib, lib.tensor(x)) for lib in (torch, fg)]
+        assert got[1].stride() == got[0].stride() and got[1].stride(-1) == got[0].stride(-1)

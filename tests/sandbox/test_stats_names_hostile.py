@@ -29,6 +29,7 @@ print(torch.take_along_dim(x.detach(), x.detach().argsort(1), 1), x.detach().tak
 print(torch.repeat_interleave(torch.tensor([1, 2]), 2), torch.tensor([[1, 2]]).repeat_interleave(torch.tensor([2]), 0))
 print(torch.repeat_interleave(torch.tensor([1, 3])), torch.tril_indices(3, 3), torch.triu_indices(3, 3, 1))
 print(torch.tensor([0.1, 0.9]).multinomial(4, True, generator=torch.Generator().manual_seed(0)))
+print(x.unfold(1, 2, 1), x.stride(), x.t().stride(0), torch.arange(6).unfold(0, 3, 2))
 pool = torch.nn.AdaptiveAvgPool1d(2)
 print(pool, pool(torch.arange(12.).view(2, 6)), torch.nn.functional.adaptive_avg_pool1d(torch.ones(1, 2, 5), 1))
 try:
@@ -62,6 +63,9 @@ def test_a_program_using_them_prints_what_pytorch_prints():
     ("torch.tril_indices(-1, 2)", "RuntimeError", "non-negative"),
     ("torch.nn.functional.adaptive_avg_pool1d(x, 'a')", "TypeError", "output_size"),
     ("torch.nn.AdaptiveAvgPool1d(2)(torch.ones(2, 2, 2, 2))", "RuntimeError", "Expected 2D or 3D"),
+    ("x.unfold(1, 5, 1)", "RuntimeError", "maximum size for tensor at dimension 1 is 3"),
+    ("x.unfold(1, 2, 0)", "RuntimeError", "step is 0"),
+    ("x.stride(5)", "IndexError", "Dimension out of range"),
     ("x.multinomial(4)", "RuntimeError", "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
 ])
 def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
@@ -78,6 +82,7 @@ def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
     "torch.ones(3).repeat_interleave(torch.tensor([10**11, 1, 1]))",
     "torch.repeat_interleave(torch.tensor([10**11]))",
     "torch.tril_indices(10**6, 10**6)",
+    "torch.ones(10**5).unfold(0, 10**4, 1)",  # 10**9 elements of overlapping windows
     "torch.triu_indices(10**7, 3)",
 ])
 def test_sizes_a_program_picks_are_refused_before_they_are_made(line):
