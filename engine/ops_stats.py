@@ -230,6 +230,55 @@ defop("unfold_backward", "UnfoldBackwardBackward0", "unfold_backward", _unfold_b
       sizes=lambda arrays, params: (tuple(params[0]),))
 
 
+def _nearest_index(n_in, n_out, scale):
+    """ATen's nearest_idx: the source of each output index (float32 arithmetic, as its kernel computes it)."""
+    i = np.arange(n_out)
+    if n_out == n_in:
+        return i
+    if n_out == 2 * n_in:
+        return i >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n_in) / np.float32(n_out)
+    return np.minimum(np.floor(i.astype(np.float32) * s).astype(np.int64), n_in - 1)
+
+
+def _one_hot_rows(n_in, n_out, scale):
+    """(n_out, n_in): row k picks the source of output k, so the forward is M x and the backward Mᵀ g (matmuls:
+    recorded as they are under create_graph)."""
+    m = np.zeros((n_out, n_in))
+    m[np.arange(n_out), _nearest_index(n_in, n_out, scale)] = 1
+    return m
+
+
+def _upsample_nearest(a, size, scales):
+    """Nearest-neighbour resize of the last len(size) dims of (N, C, *spatial)."""
+    out = a
+    for k, (n_out, scale) in enumerate(zip(size, scales)):
+        axis = a.ndim - len(size) + k
+        out = np.take(out, _nearest_index(a.shape[axis], n_out, scale), axis=axis)
+    return out
+
+
+def _upsample_nearest_vjp(g, ans, a, size, scales):
+    out = g
+    for k, (n_out, scale) in enumerate(zip(size, scales)):
+        axis = a.ndim - len(size) + k
+        m = _one_hot_rows(a.shape[axis], n_out, scale).astype(a.dtype)
+        out = np.swapaxes(np.swapaxes(out, axis, -1) @ m, axis, -1)  # sums each output's gradient into its source
+    return out
+
+
+def _upsample_sizes(arrays, params):
+    shape = np.shape(arrays[0])
+    return (tuple(shape[:len(shape) - len(params[0])]) + tuple(params[0]),)
+
+
+_UPSAMPLE = Params("keywords", ("output_size", "scales"))
+defop("upsample_nearest1d", "UpsampleNearest1DBackward0", "upsample", _upsample_nearest,
+      (_upsample_nearest_vjp, r"\sum_{\text{copies}}"), saves=False, params=_UPSAMPLE, sizes=_upsample_sizes)
+defop("upsample_nearest2d", "UpsampleNearest2DBackward0", "upsample", _upsample_nearest,
+      (_upsample_nearest_vjp, r"\sum_{\text{copies}}"), saves=False, params=_UPSAMPLE, sizes=_upsample_sizes)
+
+
 def _bincount(a, weights, minlength):
     if weights is None:
         return np.bincount(a, minlength=minlength).astype(np.int64)

@@ -47,7 +47,7 @@ from .modules import (
     Tanh,
 )
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample
 from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
@@ -56,7 +56,7 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
            "Softmax", "LogSoftmax", "Flatten",
            "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "Unflatten",
+           "AdaptiveAvgPool2d", "Unflatten", "Upsample",
            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",

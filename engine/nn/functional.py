@@ -107,6 +107,7 @@ conv1d, conv2d, pad = _layers.conv1d, _layers.conv2d, _layers.pad
 max_pool1d, max_pool2d, avg_pool1d, avg_pool2d = _layers.max_pool1d, _layers.max_pool2d, _layers.avg_pool1d, _layers.avg_pool2d
 adaptive_avg_pool2d = _layers.adaptive_avg_pool2d
 adaptive_avg_pool1d = _layers.adaptive_avg_pool1d
+interpolate = _layers.interpolate
 batch_norm, layer_norm, embedding = _layers.batch_norm, _layers.layer_norm, _layers.embedding
 dropout, dropout1d, dropout2d = _layers.dropout, _layers.dropout1d, _layers.dropout2d
 gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _layers.elu, _layers.selu, _layers.celu, _layers.silu

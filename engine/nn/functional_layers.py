@@ -258,6 +258,46 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     return apply(OPS["adaptive_avg_pool2d"], (input,), (size,))
 
 
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+                recompute_scale_factor=None, antialias=False):
+    """Nearest-neighbour resizing of (N, C, L) or (N, C, H, W): one UpsampleNearest1D/2DBackward0 node, each
+    output taking the input element ATen's nearest_idx picks."""
+    if mode != "nearest":
+        raise NotImplementedError(f"F.interpolate: mode={mode!r} is not available in flowgrad yet (mode='nearest' is)")
+    if input.ndim not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
+                                  f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    spatial = input.ndim - 2
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined" if size is not None
+                         else "either size or scale_factor should be defined")
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * spatial
+        if len(sizes) != spatial:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(input.shape[2:])} and output size of {list(sizes)}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             "format.")
+        sizes = tuple(int(s) for s in sizes)
+        scales = (None,) * spatial
+    else:
+        factors = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * spatial
+        if len(factors) != spatial:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                             f"{list(factors)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                             "scale_factor in (s1, s2, ...,sK) format.")
+        factors = tuple(float(f) for f in factors)
+        sizes = tuple(int(np.floor(n * f)) for n, f in zip(input.shape[2:], factors))
+        scales = (None,) * spatial if recompute_scale_factor else factors
+    if any(s <= 0 for s in sizes):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(f'{d}: {n}' for d, n in enumerate(input.shape[2:], 1))}) and output "
+                           f"({', '.join(f'{d}: {n}' for d, n in enumerate(sizes, 1))})")
+    return apply(OPS["upsample_nearest1d" if spatial == 1 else "upsample_nearest2d"], (input,), (sizes, scales))
+
+
 def adaptive_avg_pool1d(input, output_size):  # noqa: A002
     """PyTorch's composite: the 2-d pool of input.unsqueeze(-2) to (1, output_size), squeezed back (its nodes:
     SqueezeBackward1 over AdaptiveAvgPool2DBackward0, or MeanBackward1 for one output)."""

@@ -90,3 +90,24 @@ class AdaptiveAvgPool1d(Module):
     def forward(self, input):  # noqa: A002
         return FL.adaptive_avg_pool1d(input, self.output_size)
 
+
+class Upsample(Module):
+    """nn.Upsample: F.interpolate with the sizes it was made with (mode 'nearest')."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        super().__init__()
+        self.size = size
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else \
+            (tuple(float(f) for f in scale_factor) if scale_factor is not None else None)
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def extra_repr(self):
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return info + f", mode={self.mode!r}"
+
+    def forward(self, input):  # noqa: A002
+        return FL.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                              recompute_scale_factor=self.recompute_scale_factor)
+

@@ -282,6 +282,8 @@ TORCH.update({
     "addcdiv": lambda a, t1, t2, v: torch.addcdiv(a, t1, t2, value=v),
     "add_scaled": lambda a, b, alpha: torch.add(a, b, alpha=alpha),
     "unfold": lambda a, dim, size, step: a.unfold(dim, size, step),
+    "upsample_nearest1d": lambda a, size, scales: torch._C._nn.upsample_nearest1d(a, list(size), *scales),
+    "upsample_nearest2d": lambda a, size, scales: torch._C._nn.upsample_nearest2d(a, list(size), *scales),
     "unfold_backward": lambda g, shape, dim, size, step: torch.ops.aten.unfold_backward(g, list(shape), dim, size, step),
     "sub_scaled": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
 })

@@ -185,3 +185,22 @@ def test_strides_match_torchs_for_views():
                  lambda L, t: t[..., ::2], lambda L, t: t.permute(1, 0, 2).contiguous(), lambda L, t: t.sum(1)):
         got = [make(lib, lib.tensor(x)) for lib in (torch, fg)]
         assert got[1].stride() == got[0].stride() and got[1].stride(-1) == got[0].stride(-1)
+
+
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 2}, {"size": (5, 7)}, {"scale_factor": (0.5, 1.5)}, {"size": 3},
+                                    {"scale_factor": 3, "recompute_scale_factor": True}, {"size": (3, 4)}])
+@pytest.mark.parametrize("spatial", [1, 2])
+def test_nearest_interpolation_matches_torch(kwargs, spatial):
+    if spatial == 1:
+        kwargs = {k: (v[0] if isinstance(v, tuple) else v) for k, v in kwargs.items()}
+    x = rng.normal(size=(2, 3, 5) if spatial == 1 else (2, 3, 3, 4)).astype(np.float32)
+    got = []
+    for lib in (torch, fg):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.interpolate(t, **kwargs)
+        (y * lib.arange(y.numel()).reshape(y.shape)).sum().backward()
+        up = lib.nn.Upsample(**{k: v for k, v in kwargs.items() if k != "recompute_scale_factor"})
+        got.append((y.detach().numpy(), t.grad.numpy(), y.grad_fn.name(), repr(up)))
+    np.testing.assert_array_equal(got[1][0], got[0][0])
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+    assert got[1][2:] == got[0][2:]

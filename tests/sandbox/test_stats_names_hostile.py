@@ -30,6 +30,8 @@ print(torch.repeat_interleave(torch.tensor([1, 2]), 2), torch.tensor([[1, 2]]).r
 print(torch.repeat_interleave(torch.tensor([1, 3])), torch.tril_indices(3, 3), torch.triu_indices(3, 3, 1))
 print(torch.tensor([0.1, 0.9]).multinomial(4, True, generator=torch.Generator().manual_seed(0)))
 print(x.unfold(1, 2, 1), x.stride(), x.t().stride(0), torch.arange(6).unfold(0, 3, 2))
+up = torch.nn.Upsample(scale_factor=2)
+print(up, up(torch.arange(4.).view(1, 1, 2, 2)), torch.nn.functional.interpolate(torch.arange(5.).view(1, 1, 5), size=7))
 pool = torch.nn.AdaptiveAvgPool1d(2)
 print(pool, pool(torch.arange(12.).view(2, 6)), torch.nn.functional.adaptive_avg_pool1d(torch.ones(1, 2, 5), 1))
 try:
@@ -66,6 +68,10 @@ def test_a_program_using_them_prints_what_pytorch_prints():
     ("x.unfold(1, 5, 1)", "RuntimeError", "maximum size for tensor at dimension 1 is 3"),
     ("x.unfold(1, 2, 0)", "RuntimeError", "step is 0"),
     ("x.stride(5)", "IndexError", "Dimension out of range"),
+    ("torch.nn.functional.interpolate(x, scale_factor=2)", "NotImplementedError", "Only 3D, 4D and 5D"),
+    ("torch.nn.functional.interpolate(x[None], scale_factor=2, mode='bilinear')", "NotImplementedError", "bilinear"),
+    ("torch.nn.functional.interpolate(x[None])", "ValueError", "either size or scale_factor"),
+    ("torch.nn.Upsample(size=(1, 2, 3))(x[None])", "ValueError", "same number of spatial dimensions"),
     ("x.multinomial(4)", "RuntimeError", "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
 ])
 def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
@@ -83,6 +89,8 @@ def test_wrong_arguments_raise_with_the_programs_line(line, kind, words):
     "torch.repeat_interleave(torch.tensor([10**11]))",
     "torch.tril_indices(10**6, 10**6)",
     "torch.ones(10**5).unfold(0, 10**4, 1)",  # 10**9 elements of overlapping windows
+    "torch.nn.functional.interpolate(torch.ones(1, 1, 4, 4), scale_factor=10**5)",
+    "torch.nn.Upsample(size=(10**5, 10**5))(torch.ones(1, 1, 2, 2))",
     "torch.triu_indices(10**7, 3)",
 ])
 def test_sizes_a_program_picks_are_refused_before_they_are_made(line):
