@@ -177,6 +177,7 @@ from .legacy_tensors import BoolTensor, ByteTensor, DoubleTensor, FloatTensor, H
 # torch.linalg (norms, singular values) and torch.amax / torch.amin (engine/linalg.py)
 from .linalg import amax, amin
 from .linalg_more import cdist, cross, cummax, cummin, det, inverse, kron  # issue 21 §3
+from .nn.functional import cosine_similarity, pairwise_distance  # torch.cosine_similarity is F's
 from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the same functions as F's
 from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
