@@ -1,9 +1,9 @@
 """Tutorial and course programs as students paste them (tests/programs/courses: the PyTorch blitz, basics (tensors,
 build model, autograd, quickstart) and nn_tutorial, the examples_autograd/examples_nn polynomials, the
 custom-Function, hooks, NLP-from-scratch and "Deep Learning for NLP" tutorials (bag-of-words, word embeddings, the
-LSTM tagger, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP concise, weight decay)), with downloads
-replaced by synthetic data of the same shape: each prints under the installed PyTorch exactly what it prints
-in-process on the engine (`import torch` bound to the engine) and in the sandbox.
+LSTM tagger, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP concise, weight decay)),
+with downloads replaced by synthetic data of the same shape: each prints under the installed PyTorch exactly what
+it prints in-process on the engine (`import torch` bound to the engine) and in the sandbox.
 
 Object addresses (`<AddBackward0 object at 0x...>`) are the only text normalised. Where a program's stdout is not
 PyTorch's, the reason is written in GAPS (an expected failure: a fixed gap shows as XPASS)."""
