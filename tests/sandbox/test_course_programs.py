@@ -1,7 +1,7 @@
 """Tutorial and course programs as students paste them (tests/programs/courses: the PyTorch blitz, basics (tensors,
 build model, autograd, quickstart) and nn_tutorial, the examples_autograd/examples_nn polynomials, the
 custom-Function, hooks, NLP-from-scratch and "Deep Learning for NLP" tutorials (bag-of-words, word embeddings, the
-LSTM tagger, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP concise, weight decay)),
+LSTM tagger, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP concise, weight decay, dropout)),
 with downloads replaced by synthetic data of the same shape: each prints under the installed PyTorch exactly what
 it prints in-process on the engine (`import torch` bound to the engine) and in the sandbox.
 
