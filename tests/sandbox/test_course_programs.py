@@ -1,9 +1,10 @@
 """Tutorial and course programs as students paste them (tests/programs/courses: the PyTorch blitz, basics (tensors,
 build model, autograd, quickstart) and nn_tutorial, the examples_autograd/examples_nn polynomials, the
 custom-Function, hooks, NLP-from-scratch and "Deep Learning for NLP" tutorials (bag-of-words, word embeddings, the
-LSTM tagger, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP concise, weight decay, dropout)),
-with downloads replaced by synthetic data of the same shape: each prints under the installed PyTorch exactly what
-it prints in-process on the engine (`import torch` bound to the engine) and in the sandbox.
+LSTM tagger and its char-level exercise, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP
+concise, weight decay, dropout)), with downloads replaced by synthetic data of the same shape: each prints under
+the installed PyTorch exactly what it prints in-process on the engine (`import torch` bound to the engine) and in
+the sandbox.
 
 Object addresses (`<AddBackward0 object at 0x...>`) are the only text normalised. Where a program's stdout is not
 PyTorch's, the reason is written in GAPS (an expected failure: a fixed gap shows as XPASS)."""
@@ -53,6 +54,11 @@ NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox
     "d2l_weight_decay": "torch's float32 products with one output column (X @ w and the Linear(200, 1): 200-long dot "
                         "products in MKL's AVX-512 kernel order) differ from numpy's (OpenBLAS) in the last bit for "
                         "every batch tried: the printed losses (full repr) differ from their 7th digit",
+    "nlp_lstm_tagger_char_features": "not yet traced: after the first backward the gradients of lstm.weight_ih_l0 "
+                                     "(input: word embeddings cat the char LSTM's h_n, 8 features), lstm.bias_hh_l0 "
+                                     "and hidden2tag.weight differ from torch's in the last bit while the loss is "
+                                     "equal; a summed epoch loss differs in its 7th digit (2.064016 vs 2.064017). "
+                                     "The 6-feature tagger (nlp_sequence_models_lstm) matches",
     "makemore_layers": "torch's float32 tanh (most likely MKL's VML) differs from numpy's in the last bit: a printed "
                        "gradient std differs in its 7th digit (8.774805e-04 vs 8.774807e-04)",
 }
