@@ -165,6 +165,33 @@ class Limits:
                 raise LimitExceeded(f"this run holds {self._counted:,} tensor elements at once; the limit is "
                                     f"max_live_elements = {self.max_live_elements:,}")
 
+    def track_replaced(self, tensor, old_size: int):
+        """`tensor.data = x` gave a tensor new data in place of `old_size` elements. A tensor a run counted
+        already keeps its entry: only growth is added (an entry on the same tensor, which dies with it), so a
+        training loop's `p.data += -lr * p.grad` does not count p again at every step. A `.data` alias (never
+        counted, `_untracked`) is counted whole, as any new tensor is.
+        NOTE: a shrink is not given back (its old entry stays): a count may run high, never low."""
+        if tensor._untracked:
+            self.track(tensor)
+            return
+        data = tensor._data
+        n = int(np.size(data))
+        if n > self.max_tensor_elements:
+            raise LimitExceeded(f"tensor of shape {list(np.shape(data))} has {n:,} elements; the limit is "
+                                f"max_tensor_elements = {self.max_tensor_elements:,}")
+        if not n:
+            self._check_extent(np.shape(data))
+        growth = n - old_size
+        if growth <= 0:
+            return
+        self._counted += growth
+        self._tracked.append((_weak(tensor), growth))
+        if self._counted > self.max_live_elements or len(self._tracked) > self._sweep_at:
+            self._sweep()
+            if self._counted > self.max_live_elements:
+                raise LimitExceeded(f"this run holds {self._counted:,} tensor elements at once; the limit is "
+                                    f"max_live_elements = {self.max_live_elements:,}")
+
     def _check_flops(self, flops):
         if self.max_op_flops is None:
             return

@@ -153,7 +153,7 @@ def _sum_method(g, axis, keepdims=False):
 
 def _expand_reduced(g, shape, dims, keepdim):
     """Broadcast a reduction's gradient back over the reduced dims."""
-    if not keepdim and dims is not None:
+    if not keepdim and dims is not None and shape:  # (a 0-d input's dim 0 is itself: nothing to expand)
         g = np.expand_dims(g, tuple(d % len(shape) for d in dims))
     return np.broadcast_to(g, shape)
 

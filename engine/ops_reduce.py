@@ -36,6 +36,8 @@ def _evenly(a, ans, g):
 def _sum(a, dims=None, keep=False):
     """float32 sums in ATen's order (engine/cascade_sum.py), others numpy's."""
     if type(a) is not np.ndarray:
+        if not np.ndim(a):  # a numpy scalar (a 0-d op's result): its dim 0 is itself, which numpy has no axis for
+            return a.sum()
         return a.sum(axis=dims, keepdims=keep)
     return torch_sum(a, dims, keep)
 
@@ -313,6 +315,12 @@ for _op, _name in (("std_mean", "StdMeanBackward0"), ("var_mean", "VarMeanBackwa
 defop("vector_norm", "LinalgVectorNormBackward0", "‖·‖", _vector_norm,
       (_vector_norm_vjp, r"\frac{\operatorname{sign}(a)\,|a|^{p-1}}{\lVert a\rVert_p^{p-1}}"), needs=("ar",),
       params=Params("keywords", ("ord", "dim", "keepdim"), defaults=(("dim", None), ("keepdim", False))), sizes=reduce_sizes(1, 2))
+
+
+# at::norm(x, p, dim, keepdim) (F.pairwise_distance's): linalg_vector_norm's values and gradient, PyTorch's other node
+defop("norm_dim", "NormBackward1", "‖·‖", _vector_norm,
+      (_vector_norm_vjp, r"\frac{\operatorname{sign}(a)\,|a|^{p-1}}{\lVert a\rVert_p^{p-1}}"), needs=("ar",),
+      params=Params("keywords", ("p", "dim", "keepdim")), sizes=reduce_sizes(1, 2))
 
 
 # No derivative

@@ -181,6 +181,7 @@ from .linalg_solve import corrcoef, cov, pinverse  # issue 21: courses' linear a
 from .linalg_solve import old_cholesky as cholesky
 from .linalg_solve import old_slogdet as slogdet
 from .linalg_solve import old_svd as svd
+from .nn.functional import cosine_similarity, pairwise_distance  # torch.cosine_similarity is F's
 from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the same functions as F's
 from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out

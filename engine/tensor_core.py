@@ -347,10 +347,11 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         limits = STATE.limits
         if limits is not None:
             limits.before_alloc(arr.shape)
+        old_size = int(np.size(self._data))
         carry_writes(self._data, arr)
         self._data = arr
         if limits is not None:
-            limits.track(self)
+            limits.track_replaced(self, old_size)  # not track(): `p.data += ...` in a loop would count p every step
 
     # ----- metadata -----
     @property

@@ -82,4 +82,6 @@ class ReduceMixin:
         if p == 2 and dim is None and not keepdim:
             return apply(OPS["norm"], (self,))
         dims = None if dim is None else _dims(dim, self.ndim)
+        if not self.ndim:
+            dims = None  # a 0-d tensor's dim 0 (or -1, checked above) is the tensor itself: numpy has no axis
         return apply(OPS["vector_norm"], (self,), (float(p), dims, keepdim))

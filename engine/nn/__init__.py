@@ -20,6 +20,7 @@ from .activation import (
     Threshold,
 )
 from .conv import Conv1d, Conv2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .loss import (
     BCELoss,
@@ -61,4 +62,4 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
-           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance"]

@@ -5,16 +5,20 @@ PyTorch's message (`engine.boundary`).
 """
 from __future__ import annotations
 
+import numbers
 import operator
 
 import numpy as np
 
+from .. import dtypes
 from ..boundary import expect_attribute, expect_tensor
 from ..creation import _check, _leaf
 from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
+from ..grad_mode import no_grad as _no_grad
 from ..ops import OPS
 from ..tensor_core import Tensor, apply
+from ..tensor_tutorial_names import broadcast_tensors as _broadcast_tensors  # (torch's F has neither name)
 from . import functional_layers as _layers
 from . import functional_loss as _loss
 
@@ -99,6 +103,72 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):  # noqa: A002
         raise NotImplementedError("flowgrad's normalize does not write into out=")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
     return input / denom.expand_as(input)
+
+
+def _float_argument(value, fn: str, arg: str, position: int) -> float:
+    if not isinstance(value, numbers.Real):  # (a bool is a Real: PyTorch takes eps=True as 1.0)
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be float, not {type(value).__name__}")
+    return float(value)
+
+
+def _int_argument(value, fn: str, arg: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}(): argument '{arg}' must be int, not {type(value).__name__}")
+    return int(value)
+
+
+def _floating_pair(x1, x2, fn: str):
+    """ATen's result_type check for two tensors: integer (or bool) inputs are cast to the common floating dtype,
+    two integer inputs are refused."""
+    k1, k2 = x1._data.dtype, x2._data.dtype
+    if k1.kind != "f" and k2.kind != "f":
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{dtypes.scalar_type_name(np.promote_types(k1, k2))}")
+    if k1.kind != "f":
+        x1 = x1.to(x2.dtype)
+    if k2.kind != "f":
+        x2 = x2.to(x1.dtype)
+    return x1, x2
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """PyTorch's (ATen's Distance.cpp): each input over its 2-norm along dim, then the product summed over dim
+    (SumBackward1). The norms are clones clamped below at eps under no_grad, so a gradient flows through them as
+    if unclamped (at a zero vector the input's own term, 1/eps, is what remains, as in PyTorch)."""
+    expect_tensor(x1, "cosine_similarity", "x1", 1)
+    expect_tensor(x2, "cosine_similarity", "x2", 2)
+    dim = _int_argument(dim, "cosine_similarity", "dim")
+    eps = _float_argument(eps, "cosine_similarity", "eps", 4)
+    x1, x2 = _floating_pair(x1, x2, "cosine_similarity")
+    if x1.shape != x2.shape:
+        x1, x2 = _broadcast_tensors(x1, x2)
+    norm1 = x1.norm(2, dim, keepdim=True).clone()
+    norm2 = x2.norm(2, dim, keepdim=True).clone()
+    with _no_grad():
+        norm1.clamp_(min=eps)  # ATen's clamp_min_
+        norm2.clamp_(min=eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """PyTorch's: at::norm(x1 - x2 + eps, p, last dim of the broadcast, keepdim), a NormBackward1 node."""
+    expect_tensor(x1, "pairwise_distance", "x1", 1)
+    expect_tensor(x2, "pairwise_distance", "x2", 2)
+    p = _float_argument(p, "pairwise_distance", "p", 3)
+    eps = _float_argument(eps, "pairwise_distance", "eps", 4)
+    if not isinstance(keepdim, bool):
+        raise TypeError(f"pairwise_distance(): argument 'keepdim' (position 5) must be bool, not {type(keepdim).__name__}")
+    diff = x1 - x2 + eps  # floating whatever the inputs (two bool tensors are refused by the subtraction)
+    last = max(x1.ndim, x2.ndim) - 1
+    dims = (_canonical_dim(last, diff.ndim),) if diff.ndim else None  # a 0-d difference is its own norm's input
+    return apply(OPS["norm_dim"], (diff,), (p, dims, keepdim))
+
+
+def _canonical_dim(dim: int, ndim: int) -> int:
+    rank = max(ndim, 1)
+    if not -rank <= dim < rank:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})")
+    return dim % rank
 
 
 # Layers (convolution, pooling, padding, normalisation...): engine/nn/functional_layers.py

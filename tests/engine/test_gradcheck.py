@@ -240,6 +240,7 @@ CASES.update({
     "std": [((r(3, 4),), ((1,), 1, False)), ((r(3, 4),), (None, 1, False)), ((r(3, 4),), ((0,), 0, True))],
     "vector_norm": [((r(3, 4),), (2, (1,), False)), ((distinct(3, 4),), (1, None, False)), ((distinct(3, 4),), (np.inf, (1,), True)),
                     ((r(3, 4),), (3, None, False)), ((distinct(3, 4),), (-np.inf, (0,), False)), ((r(3, 4),), (0.5, (0,), False))],
+    "norm_dim": [((r(3, 4),), (2.0, (1,), False)), ((distinct(3, 4),), (1.0, (0,), True)), ((r(3, 4),), (3.0, (1,), False))],
     "reflection_pad1d": [((r(2, 3, 5),), ((2, 1),))],
     "reflection_pad2d": [((r(1, 2, 4, 5),), ((1, 2, 2, 1),))],
     "reflection_pad3d": [((r(1, 1, 3, 3, 3),), ((1, 1, 2, 0, 1, 2),))],

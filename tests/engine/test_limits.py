@@ -256,7 +256,7 @@ def test_live_elements_are_given_back_when_tensors_die():
             torch.zeros(100, 100).sum()
         assert lim.live_elements == base
         w = torch.zeros(3, 4, requires_grad=True)
-        for _ in range(3):  # `.data = ...` tracks the live tensor again (conservatively: both sizes until it dies)
+        for _ in range(3):  # `.data = ...` of the same size counts nothing more (tests below: growth does)
             w.data = w.data + 1.0
         assert float(w.sum()) == 36.0
         del w
@@ -267,6 +267,40 @@ def test_live_elements_are_given_back_when_tensors_die():
         with pytest.raises(LimitExceeded, match="max_live_elements = 1,000,000"):
             held = [torch.zeros(100_000) for _ in range(20)]  # noqa: F841
         del keep
+
+
+def test_data_updates_in_a_training_loop_count_the_parameter_once():
+    # makemore's update, `p.data += -lr * p.grad`, once per step: p was counted again at every assignment
+    # (300 steps of a 76,000-element model went past 16,000,000)
+    with limited(**LIMITS) as lim:
+        p = torch.zeros(100_000, requires_grad=True)
+        base = lim.live_elements
+        for _ in range(50):  # 5,000,000 elements if each step counted p again: past max_live_elements
+            p.grad = torch.ones(100_000)
+            p.data += -0.1 * p.grad
+        p.grad = None
+        assert lim.live_elements == base
+        assert float(p[0]) == pytest.approx(-5.0)
+
+
+def test_data_replacement_counts_growth_and_data_aliases_whole():
+    with limited(**LIMITS) as lim:
+        base = lim.live_elements
+        w = torch.zeros(10)
+        w.data = torch.zeros(1000)
+        assert lim.live_elements == base + 1000  # the new 1,000 elements (the temporary's entry died with it)
+        w.data = torch.zeros(10)
+        assert lim.live_elements == base + 1000  # a shrink is not given back while w lives: high, never low
+        alias = w.data  # uncounted itself (it shares w's memory)
+        alias.data = torch.zeros(500)
+        assert lim.live_elements == base + 1500  # an alias given new data holds memory of its own: counted whole
+        del w, alias
+        assert lim.live_elements == base
+        keep = [torch.zeros(100_000) for _ in range(9)]
+        x, w = torch.zeros(99_000), torch.zeros(10)
+        with pytest.raises(LimitExceeded, match="max_live_elements = 1,000,000"):
+            w.data = x  # growth past the limit is refused as a new tensor is
+        del keep, x, w
 
 
 def test_elements_counted_outside_tensors_are_exact_and_need_no_sweep(monkeypatch):

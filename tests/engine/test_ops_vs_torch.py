@@ -211,6 +211,8 @@ TORCH.update({
     "var": lambda a, dims, c, keep: a.var(dims, correction=c, keepdim=keep),
     "std": lambda a, dims, c, keep: a.std(dims, correction=c, keepdim=keep),
     "vector_norm": lambda a, p, dims, keep: torch.linalg.vector_norm(a, p, dims, keep),
+    # F.pairwise_distance's at::norm (NormBackward1): torch.norm itself now calls linalg.vector_norm
+    "norm_dim": lambda a, p, dims, keep: torch._VF.norm(a, p, dims, keep),
     **{f"reflection_pad{_PADDED[n]}": lambda a, pad: F.pad(a, pad, mode="reflect") for n in (1, 2, 3)},
     **{f"replication_pad{_PADDED[n]}": lambda a, pad: F.pad(a, pad, mode="replicate") for n in (1, 2, 3)},
 })
