@@ -254,7 +254,7 @@ register_backward_hook cuda"""),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
 eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best num_bad_epochs cooldown_counter
-in_cooldown"""),
+in_cooldown start_factor end_factor total_iters power T_0 T_i T_mult T_cur total_steps cycle_momentum use_beta1"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),

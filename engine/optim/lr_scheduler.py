@@ -1,5 +1,5 @@
 """torch.optim.lr_scheduler: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR and
-ReduceLROnPlateau with PyTorch's chainable formulas (the same float operations, so the same lrs)."""
+ReduceLROnPlateau (the others: lr_scheduler_more.py) with PyTorch's chainable formulas (the same float operations, so the same lrs)."""
 from __future__ import annotations
 
 import math
@@ -53,6 +53,9 @@ class LRScheduler:
                         "last_epoch >= 0 for a fresh training run (not recommended)")
         self.base_lrs = _lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
         self._step_count = 0
         self._is_initial = True
         try:
@@ -80,6 +83,9 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -317,5 +323,17 @@ class ReduceLROnPlateau(LRScheduler):
 for _cls in (LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, ReduceLROnPlateau):
     _cls.__module__ = "torch.optim.lr_scheduler"  # printed as PyTorch prints them
 
+from .lr_scheduler_more import (  # noqa: E402 — they subclass LRScheduler above
+    ChainedScheduler,
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    LinearLR,
+    MultiplicativeLR,
+    OneCycleLR,
+    PolynomialLR,
+    SequentialLR,
+)
+
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ChainedScheduler"]
