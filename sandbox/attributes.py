@@ -246,7 +246,7 @@ mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cumm
 parameters named_parameters buffers named_buffers children named_children modules named_modules
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
-get_parameter append extend insert keys values items pop update
+get_parameter append extend insert keys values items pop update clear get setdefault popitem copy
 register_forward_hook register_forward_pre_hook register_full_backward_hook
 register_backward_hook cuda"""),
     "device": _rule("type index"),  # torch.device

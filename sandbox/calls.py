@@ -259,6 +259,8 @@ class Calls:
                 links += 1
             elif type(a) in (list, tuple):
                 links += sum(1 for x in a if isinstance(x, B.Module))
+            elif isinstance(a, dict):  # ModuleDict({...}), Sequential(OrderedDict(...)), md.update({...})
+                links += sum(1 for x in a.values() if isinstance(x, B.Module))
         if links:
             self.module_links(links)
         for i, a in enumerate(args):

@@ -373,7 +373,9 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         elif t is ast.Subscript:
             obj = self.ev(target.value, scope)
             key = self.ev(target.slice, scope)
-            if type(obj) not in (list, dict, UserInstance) and id(obj) not in self.own_collections:
+            if isinstance(obj, self.B.Module) and hasattr(type(obj), "__delitem__"):  # ModuleDict, ParameterDict
+                self.check_data(key)
+            elif type(obj) not in (list, dict, UserInstance) and id(obj) not in self.own_collections:
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -444,6 +446,8 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
             self.check_data(key, value)
+            if isinstance(value, self.B.Module):  # `md[key] = module`: a submodule, as add_module makes
+                self.module_links(1)
             obj[key] = value
             return
         raise TypeError(f"'{self.type_name(obj)}' object does not support item assignment")

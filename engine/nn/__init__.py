@@ -19,6 +19,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .loss import (
@@ -60,4 +61,5 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
-           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+           "ModuleDict", "ParameterList", "ParameterDict"]
