@@ -40,6 +40,7 @@ from .objects import (
     INTERP_TYPES,
     INTS,
     MISSING,
+    NAMEDTUPLE_PUBLIC,
     USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
@@ -361,6 +362,8 @@ class Attributes:
                 return self._descriptor(v, obj, obj.cls, name) if type(v) in DESCRIPTORS else v
             raise AttributeError(f"'{obj.cls.name}' object has no attribute '{name}'")
         if name[:1] == "_" and name[1:2] != "_":
+            if name in NAMEDTUPLE_PUBLIC and (t is NamedTupleValue or t is NamedTupleClass):
+                return self.namedtuple_public(obj, name) if t is NamedTupleClass else self.namedtuple_attr(obj, name)
             check_private_attribute(self, obj, name)
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)

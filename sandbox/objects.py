@@ -277,6 +277,11 @@ class CachedFunction:
     __str__ = __repr__
 
 
+# collections.namedtuple's documented API, public although its names start with '_' (no others: _field_defaults,
+# _source... stay refused as every '_' attribute of a value the program did not define)
+NAMEDTUPLE_PUBLIC = frozenset({"_fields", "_make", "_asdict", "_replace"})
+
+
 class NamedTupleClass:
     """A class made by `collections.namedtuple`: its instances are `NamedTupleValue`s (real tuples)."""
 
