@@ -51,6 +51,7 @@ from .objects import (
     ModuleProxy,
     NamedTupleClass,
     NamedTupleValue,
+    NumpyRandomState,
     Partial,
     Property,
     RandomObject,
@@ -395,10 +396,10 @@ class Attributes:
             if name in ATTRIBUTE_POLICY["generator" if t is UserGenerator else "lru_cache"].names:
                 return Builtin(name, getattr(obj, name), self)
             raise self._no_attr(obj, name)
-        if t is RandomObject:
+        if t is RandomObject or t is NumpyRandomState:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
-                raise AttributeError(f"'Random' object has no attribute '{name}'")
+                raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
             return v
         if t is Partial:
             if name in ATTRIBUTE_POLICY["partial"].names:
@@ -460,7 +461,8 @@ class Attributes:
             return hasattr(base, name)
         if t in INTERP_TYPES or t is UserGenerator:
             if name == "__call__":
-                return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject, TypeView)
+                return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject,
+                                 NumpyRandomState, TypeView)
             return t is UserGenerator and name in ("__iter__", "__next__")
         return hasattr(t, name)
 

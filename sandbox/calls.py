@@ -36,6 +36,7 @@ from .objects import (
     DeclaredVars,
     GradModeFunction,
     ModuleProxy,
+    NumpyRandomState,
     Partial,
     Property,
     RandomObject,
@@ -52,7 +53,8 @@ from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
 
 # classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
 _CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)
-_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject}
+_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject,
+                                           NumpyRandomState}
 
 
 TORCH_GENERATOR_ITEMS = 5056  # bytes of a torch.Generator's state, charged per generator a program makes

@@ -48,6 +48,7 @@ from .objects import (
     BuiltinType,
     ModuleProxy,
     NamedTupleValue,
+    NumpyRandomState,
     RandomObject,
     Scope,
     TypeView,
@@ -528,6 +529,8 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return TypeView("generator", UserGenerator)
         if t is RandomObject:
             return TypeView("random.Random", RandomObject)
+        if t is NumpyRandomState:
+            return TypeView("numpy.random.mtrand.RandomState", NumpyRandomState)
         if t.__module__ in ("collections", "itertools", "functools"):  # `<class 'collections.deque'>`
             return TypeView(f"{t.__module__}.{t.__qualname__}", t)
         return TypeView(self.B.display_name(t) if t.__module__ != "builtins" else self.type_name(obj), t)

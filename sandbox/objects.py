@@ -411,6 +411,20 @@ class RandomObject:
     __str__ = __repr__
 
 
+class NumpyRandomState:
+    """What `np.random.RandomState(seed)` makes: a MT19937 generator of its own with np.random's draws."""
+
+    __slots__ = ("attrs",)
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def __repr__(self):
+        return "RandomState(MT19937)"
+
+    __str__ = __repr__
+
+
 class Builtin:
     """A builtin function of the sandbox (print, len, ...)."""
 
@@ -642,7 +656,7 @@ for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), 
                           (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
                           (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function"),
                           (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type"),
-                          (RandomObject, "Random")):
+                          (RandomObject, "Random"), (NumpyRandomState, "RandomState")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 
@@ -658,7 +672,7 @@ SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
 INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
                           SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction, Partial,
-                          CachedFunction, NamedTupleClass, RandomObject})
+                          CachedFunction, NamedTupleClass, RandomObject, NumpyRandomState})
 # what a class attribute turns into when read: functions bind, the decorators' objects do their part
 DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction, CachedFunction})
 # interpreter objects a call unwraps (`Calls._call_wrapped`): each call through one is a call level
