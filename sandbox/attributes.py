@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import files, plots
+from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
 from .numpy_module import (
@@ -640,7 +641,7 @@ class Attributes:
 
     def class_attribute(self, v, obj, cls, name):
         """Class attribute `v` read through instance `obj` of class `cls`: functions bind."""
-        if type(v) is UserFunction:
+        if type(v) is UserFunction or type(v) is DataclassMethod:
             return BoundMethod(v, obj)
         return self._descriptor(v, obj, cls, name) if type(v) in DESCRIPTORS else v
 

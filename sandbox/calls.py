@@ -13,6 +13,7 @@ from types import BuiltinMethodType, FunctionType, MethodType
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH, MAX_ENGINE_STRING
+from .dataclasses_module import DataclassMethod
 from .errors import ProgramError, limit_error
 from .flow import UserGenerator
 from .instance_protocol import ABSENT, DATASET_DUNDERS, EXCEPTION_DUNDERS, MODULE_DUNDERS
@@ -164,7 +165,7 @@ class Calls:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)
             return self.call(f.func, [f.obj, *args], kwargs)
-        if t is Builtin or t is BuiltinType:
+        if t is Builtin or t is BuiltinType or t is DataclassMethod:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
@@ -532,8 +533,10 @@ class Calls:
         cls.doc = docstring(node.body)
         body_scope = Scope(cls.ns, scope, CLASS)
         body_scope.defs = []
+        body_scope.annotations = []
         body_scope.qualname = cls.qualname
         self.exec_block(node.body, body_scope)
+        cls.annotations = tuple(body_scope.annotations)
         for f in body_scope.defs:  # also the ones a decorator wrapped: super() works in them
             f.owner = cls
         self._check_class_dunders(cls, node)

@@ -280,6 +280,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
 
     # ================================================================= statements (the rest: compiler.py)
     def ex_AnnAssign(self, node, scope):
+        if scope.kind == CLASS and node.simple and type(node.target) is ast.Name:
+            names = scope.annotations
+            if node.target.id not in names:
+                names.append(node.target.id)
         if node.value is not None:
             self.assign(node.target, self.ev(node.value, scope), scope)
 

@@ -32,7 +32,8 @@ class Scope:
     # set only on class scopes: defs, the body's functions (their owner is the class, for super());
     # qualname, the class's `__qualname__` (its functions' names start with it)
     # handling: the exception an `except` block of this scope is handling (for a bare `raise`)
-    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname", "handling")
+    # annotations: on class scopes, the names annotated in the body, in order (what @dataclass reads)
+    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname", "handling", "annotations")
 
     def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
         self.vars = vars
@@ -312,7 +313,7 @@ NamedTupleValue.__name__ = NamedTupleValue.__qualname__ = "tuple"
 
 class UserClass:
     __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "qualname", "doc",
-                 "exc_base", "__weakref__")
+                 "exc_base", "annotations", "dataclass_fields", "__weakref__")
 
     def __init__(self, name, bases, interp, module_base, dataset_base=None):
         self.name = self.qualname = name
@@ -326,6 +327,8 @@ class UserClass:
                 break
         self.bases = bases
         self.ns = {}
+        self.annotations = ()  # the names annotated in the class body, in order
+        self.dataclass_fields = None  # @dataclass: its fields (sandbox/dataclasses_module.py)
         self.interp = interp
         mro = [self]
         for b in bases:

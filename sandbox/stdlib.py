@@ -18,6 +18,7 @@ import math
 import time
 
 from .budgets import NO_NODE
+from .dataclasses_module import dataclasses_module
 from .errors import limit_error
 from .objects import (
     INTERP_TYPES,
@@ -468,6 +469,7 @@ def _matplotlib_part(name):
 
 
 _MAKERS = {"time": time_module, "collections": collections_module, "functools": functools_module,
+           "dataclasses": dataclasses_module,
            "itertools": itertools_module, "os": lambda interp: os_modules(interp)[0],
            "os.path": lambda interp: interp.stdlib_module("os").attrs["path"], "string": string_module,
            "unicodedata": unicodedata_module, "statistics": statistics_module,
