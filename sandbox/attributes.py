@@ -26,6 +26,7 @@ from . import files, plots
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
+from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS
 from .numpy_module import (
     ALLOWED_DTYPES,
     ARRAY_ATTRIBUTES,
@@ -305,12 +306,6 @@ def _numpy_method(name):
 _NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
 _NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
 _NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
-# torch.backends.cudnn's switches with a CPU build's values, and the setter names its errors quote
-CUDNN_SWITCHES = MappingProxyType({"enabled": True, "deterministic": False, "benchmark": False, "allow_tf32": True})
-CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "deterministic": "set_deterministic_cudnn",
-                                           "benchmark": "set_benchmark_cudnn", "allow_tf32": "set_allow_tf32_cublas"})
-DETERMINISM_FUNCTIONS = frozenset({"use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-                                   "is_deterministic_algorithms_warn_only_enabled"})
 MAX_ATTRIBUTE_NAME = 200
 # `getattr(x, "__len__")` & co.: the interpreter's own operation on x, handed out as a builtin
 PROTOCOL_PROBES = MappingProxyType({
