@@ -451,8 +451,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
             self.check_data(key, value)
-            if isinstance(value, self.B.Module):  # `md[key] = module`: a submodule, as add_module makes
-                self.module_links(1)
+            if isinstance(obj, self.B.Module):  # `md[key] = v`: the key becomes a registered name (add_module's)
+                self.check_data(key, names=True)
+                if isinstance(value, self.B.Module):
+                    self.module_links(1)
             obj[key] = value
             return
         raise TypeError(f"'{self.type_name(obj)}' object does not support item assignment")

@@ -88,6 +88,15 @@ def test_wrong_uses_raise_with_the_programs_line(line, kind, words):
     assert not leaks(e["message"])
 
 
+@pytest.mark.parametrize("line, kind", [
+    ("md['x' * 10 ** 6] = nn.ReLU()", "LimitExceeded"), ("pd['y' * 10 ** 6] = torch.ones(1)", "LimitExceeded"),
+    ("md['_hidden'] = nn.ReLU()", "ValueError"), ("pd['_keys'] = 3", "ValueError"),
+])
+def test_item_assignment_keys_are_checked_as_names(line, kind):
+    e = err(HEAD + line + "\n")
+    assert e["type"] == kind and e["line"] == 6 and not leaks(e["message"]), e
+
+
 def test_module_links_through_item_assignment_are_counted():
     e = err(HEAD + "for i in range(2000):\n    md[str(i)] = nn.ReLU()\n")
     assert e["type"] == "LimitExceeded" and "modules to other modules" in e["message"] and e["line"] == 7, e
