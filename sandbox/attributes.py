@@ -23,8 +23,10 @@ from typing import NamedTuple
 import numpy as np
 
 from . import files, plots
+from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
+from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS
 from .numpy_module import (
     ALLOWED_DTYPES,
     ARRAY_ATTRIBUTES,
@@ -40,6 +42,7 @@ from .objects import (
     INTERP_TYPES,
     INTS,
     MISSING,
+    NAMEDTUPLE_PUBLIC,
     USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
@@ -50,6 +53,7 @@ from .objects import (
     ModuleProxy,
     NamedTupleClass,
     NamedTupleValue,
+    NumpyRandomState,
     Partial,
     Property,
     RandomObject,
@@ -248,7 +252,7 @@ multinomial svd cholesky slogdet pinverse stride unfold""" + _TENSOR_FUNCS,
 parameters named_parameters buffers named_buffers children named_children modules named_modules
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
-get_parameter append extend insert keys values items pop update
+get_parameter append extend insert keys values items pop update clear get setdefault popitem copy
 register_forward_hook register_forward_pre_hook register_full_backward_hook
 register_backward_hook cuda"""),
     "device": _rule("type index"),  # torch.device
@@ -256,7 +260,7 @@ register_backward_hook cuda"""),
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
 eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best num_bad_epochs cooldown_counter
-in_cooldown"""),
+in_cooldown start_factor end_factor total_iters power T_0 T_i T_mult T_cur total_steps cycle_momentum use_beta1"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"),
     "dataset": _rule("tensors dataset indices"),
@@ -304,12 +308,6 @@ def _numpy_method(name):
 _NUMPY_ARRAY = _rule(ARRAY_ATTRIBUTES + ARRAY_METHODS, {n: _numpy_method(n) for n in ARRAY_METHODS})
 _NUMPY_SCALAR = _rule(SCALAR_ATTRIBUTES + SCALAR_METHODS, {n: _numpy_method(n) for n in SCALAR_METHODS})
 _NUMPY_DTYPE = _rule(DTYPE_ATTRIBUTES)
-# torch.backends.cudnn's switches with a CPU build's values, and the setter names its errors quote
-CUDNN_SWITCHES = MappingProxyType({"enabled": True, "deterministic": False, "benchmark": False, "allow_tf32": True})
-CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "deterministic": "set_deterministic_cudnn",
-                                           "benchmark": "set_benchmark_cudnn", "allow_tf32": "set_allow_tf32_cublas"})
-DETERMINISM_FUNCTIONS = frozenset({"use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-                                   "is_deterministic_algorithms_warn_only_enabled"})
 MAX_ATTRIBUTE_NAME = 200
 # `getattr(x, "__len__")` & co.: the interpreter's own operation on x, handed out as a builtin
 PROTOCOL_PROBES = MappingProxyType({
@@ -363,6 +361,8 @@ class Attributes:
                 return self._descriptor(v, obj, obj.cls, name) if type(v) in DESCRIPTORS else v
             raise AttributeError(f"'{obj.cls.name}' object has no attribute '{name}'")
         if name[:1] == "_" and name[1:2] != "_":
+            if name in NAMEDTUPLE_PUBLIC and (t is NamedTupleValue or t is NamedTupleClass):
+                return self.namedtuple_public(obj, name) if t is NamedTupleClass else self.namedtuple_attr(obj, name)
             check_private_attribute(self, obj, name)
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
@@ -394,10 +394,10 @@ class Attributes:
             if name in ATTRIBUTE_POLICY["generator" if t is UserGenerator else "lru_cache"].names:
                 return Builtin(name, getattr(obj, name), self)
             raise self._no_attr(obj, name)
-        if t is RandomObject:
+        if t is RandomObject or t is NumpyRandomState:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:
-                raise AttributeError(f"'Random' object has no attribute '{name}'")
+                raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
             return v
         if t is Partial:
             if name in ATTRIBUTE_POLICY["partial"].names:
@@ -459,7 +459,8 @@ class Attributes:
             return hasattr(base, name)
         if t in INTERP_TYPES or t is UserGenerator:
             if name == "__call__":
-                return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject, TypeView)
+                return t not in (UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject,
+                                 NumpyRandomState, TypeView)
             return t is UserGenerator and name in ("__iter__", "__next__")
         return hasattr(t, name)
 
@@ -637,7 +638,7 @@ class Attributes:
 
     def class_attribute(self, v, obj, cls, name):
         """Class attribute `v` read through instance `obj` of class `cls`: functions bind."""
-        if type(v) is UserFunction:
+        if type(v) is UserFunction or type(v) is DataclassMethod:
             return BoundMethod(v, obj)
         return self._descriptor(v, obj, cls, name) if type(v) in DESCRIPTORS else v
 

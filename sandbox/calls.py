@@ -13,6 +13,7 @@ from types import BuiltinMethodType, FunctionType, MethodType
 
 from .attributes import PLAIN_TYPES
 from .budgets import MAX_CALL_DEPTH, MAX_ENGINE_STRING
+from .dataclasses_module import DataclassMethod
 from .errors import ProgramError, limit_error
 from .flow import UserGenerator
 from .instance_protocol import ABSENT, DATASET_DUNDERS, EXCEPTION_DUNDERS, MODULE_DUNDERS
@@ -36,6 +37,7 @@ from .objects import (
     DeclaredVars,
     GradModeFunction,
     ModuleProxy,
+    NumpyRandomState,
     Partial,
     Property,
     RandomObject,
@@ -52,7 +54,8 @@ from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
 
 # classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
 _CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)
-_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject}
+_NOT_CALLABLE = PRIMITIVES | CONTAINERS | {UserInstance, ModuleProxy, SuperProxy, ClassMethod, Property, RandomObject,
+                                           NumpyRandomState}
 
 
 TORCH_GENERATOR_ITEMS = 5056  # bytes of a torch.Generator's state, charged per generator a program makes
@@ -162,7 +165,7 @@ class Calls:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)
             return self.call(f.func, [f.obj, *args], kwargs)
-        if t is Builtin or t is BuiltinType:
+        if t is Builtin or t is BuiltinType or t is DataclassMethod:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
@@ -259,6 +262,8 @@ class Calls:
                 links += 1
             elif type(a) in (list, tuple):
                 links += sum(1 for x in a if isinstance(x, B.Module))
+            elif isinstance(a, dict):  # ModuleDict({...}), Sequential(OrderedDict(...)), md.update({...})
+                links += sum(1 for x in a.values() if isinstance(x, B.Module))
         if links:
             self.module_links(links)
         for i, a in enumerate(args):
@@ -528,8 +533,10 @@ class Calls:
         cls.doc = docstring(node.body)
         body_scope = Scope(cls.ns, scope, CLASS)
         body_scope.defs = []
+        body_scope.annotations = []
         body_scope.qualname = cls.qualname
         self.exec_block(node.body, body_scope)
+        cls.annotations = tuple(body_scope.annotations)
         for f in body_scope.defs:  # also the ones a decorator wrapped: super() works in them
             f.owner = cls
         self._check_class_dunders(cls, node)

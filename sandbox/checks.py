@@ -47,7 +47,8 @@ ALLOWED_DUNDER_NAMES = {"__name__"}
 DUNDER_READS = frozenset({"__name__", "__class__", "__doc__", "__qualname__", "__version__"})
 # methods a class body may define: __init__, __enter__/__exit__ and Python's protocols (instance_protocol.py;
 # module, dataset and exception classes take fewer: calls.Calls._check_class_dunders)
-CLASS_DUNDER_NAMES = frozenset({"__init__", "__enter__", "__exit__"}) | PROTOCOL_METHODS
+# (__post_init__: what a @dataclass's generated __init__ calls last, sandbox/dataclasses_module.py)
+CLASS_DUNDER_NAMES = frozenset({"__init__", "__enter__", "__exit__", "__post_init__"}) | PROTOCOL_METHODS
 
 
 def _unsupported(what: str, node, line) -> ProgramError:

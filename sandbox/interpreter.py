@@ -48,6 +48,7 @@ from .objects import (
     BuiltinType,
     ModuleProxy,
     NamedTupleValue,
+    NumpyRandomState,
     RandomObject,
     Scope,
     TypeView,
@@ -279,6 +280,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
 
     # ================================================================= statements (the rest: compiler.py)
     def ex_AnnAssign(self, node, scope):
+        if scope.kind == CLASS and node.simple and type(node.target) is ast.Name:
+            names = scope.annotations
+            if node.target.id not in names:
+                names.append(node.target.id)
         if node.value is not None:
             self.assign(node.target, self.ev(node.value, scope), scope)
 
@@ -373,7 +378,9 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         elif t is ast.Subscript:
             obj = self.ev(target.value, scope)
             key = self.ev(target.slice, scope)
-            if type(obj) not in (list, dict, UserInstance) and id(obj) not in self.own_collections:
+            if isinstance(obj, self.B.Module) and hasattr(type(obj), "__delitem__"):  # ModuleDict, ParameterDict
+                self.check_data(key)
+            elif type(obj) not in (list, dict, UserInstance) and id(obj) not in self.own_collections:
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -444,6 +451,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return
         if isinstance(obj, (self.B.Tensor, self.B.Module)) and hasattr(t, "__setitem__"):
             self.check_data(key, value)
+            if isinstance(obj, self.B.Module):  # `md[key] = v`: the key becomes a registered name (add_module's)
+                self.check_data(key, names=True)
+                if isinstance(value, self.B.Module):
+                    self.module_links(1)
             obj[key] = value
             return
         raise TypeError(f"'{self.type_name(obj)}' object does not support item assignment")
@@ -524,6 +535,8 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return TypeView("generator", UserGenerator)
         if t is RandomObject:
             return TypeView("random.Random", RandomObject)
+        if t is NumpyRandomState:
+            return TypeView("numpy.random.mtrand.RandomState", NumpyRandomState)
         if t.__module__ in ("collections", "itertools", "functools"):  # `<class 'collections.deque'>`
             return TypeView(f"{t.__module__}.{t.__qualname__}", t)
         return TypeView(self.B.display_name(t) if t.__module__ != "builtins" else self.type_name(obj), t)

@@ -6,6 +6,8 @@ Which *attributes* of a value a program may use is the attribute policy, in `att
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 TORCH_NAMES = frozenset("""
 tensor Tensor as_tensor zeros ones zeros_like ones_like full full_like empty empty_like eye arange
 linspace logspace rand randn randint rand_like randn_like randint_like randperm normal bernoulli
@@ -121,3 +123,9 @@ LINALG_NAMES = frozenset("norm vector_norm matrix_norm svdvals".split())
 LINALG_NAMES = LINALG_NAMES | frozenset("det inv cross".split())
 # issue 21: least squares, PCA, Gaussian processes (engine/linalg_solve.py)
 LINALG_NAMES = LINALG_NAMES | frozenset("solve lstsq pinv eigh eigvalsh cholesky slogdet matrix_rank svd".split())
+# torch.backends.cudnn's switches with a CPU build's values, and the setter names its errors quote
+CUDNN_SWITCHES = MappingProxyType({"enabled": True, "deterministic": False, "benchmark": False, "allow_tf32": True})
+CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "deterministic": "set_deterministic_cudnn",
+                                           "benchmark": "set_benchmark_cudnn", "allow_tf32": "set_allow_tf32_cublas"})
+DETERMINISM_FUNCTIONS = frozenset({"use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                                   "is_deterministic_algorithms_warn_only_enabled"})

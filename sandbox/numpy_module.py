@@ -19,7 +19,10 @@ import weakref
 import numpy as np
 
 from .numpy_costs import Cost, as_shape, bind, conversions, cost_of, product_cost, random_cost, shape_of
-from .objects import Builtin, BuiltinType, ModuleProxy
+from .objects import Builtin, BuiltinType, ModuleProxy, NumpyRandomState
+
+# what one np.random.RandomState keeps for the run (MT19937: 624 words, and its position), charged as items
+RANDOM_STATE_ITEMS = 640
 
 # ---------------------------------------------------------------- dtypes
 ALLOWED_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
@@ -343,9 +346,10 @@ class NumpyGate:
         return cls(value)
 
 
-def _random_functions(gate) -> dict:
-    """np.random: the run's own RandomState, with sizes checked before it draws."""
-    rng = gate.rng
+def _random_functions(gate, rng=None) -> dict:
+    """np.random: the run's own RandomState (or `rng`, a program's `np.random.RandomState(seed)`), with sizes
+    checked before it draws."""
+    rng = gate.rng if rng is None else rng
     interp = gate.interp
 
     def sized(name):
@@ -408,6 +412,15 @@ def numpy_module(interp) -> tuple[ModuleProxy, ModuleProxy]:
     attrs.update({"ndarray": np.ndarray, "integer": np.integer, "floating": np.floating, "number": np.number,
                   "generic": np.generic, "dtype": np.dtype})
     random_attrs = {name: Builtin(name, fn, interp) for name, fn in _random_functions(gate).items()}
+
+    def random_state(seed=None):
+        if seed is not None and not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+            raise TypeError("np.random.RandomState() in flowgrad programs takes an int seed")
+        interp.alloc(RANDOM_STATE_ITEMS, "RandomState")
+        rng = np.random.RandomState(seed)  # (seed None: fresh entropy, as numpy's)
+        return NumpyRandomState({name: Builtin(name, fn, interp) for name, fn in _random_functions(gate, rng).items()})
+
+    random_attrs["RandomState"] = BuiltinType("RandomState", NumpyRandomState, random_state, interp)
     random_proxy = ModuleProxy("numpy.random", random_attrs)
     attrs["random"] = random_proxy
     from .numpy_linalg import linalg_module  # np.linalg: norm, inv, det, solve, eigh, svd, lstsq

@@ -32,7 +32,8 @@ class Scope:
     # set only on class scopes: defs, the body's functions (their owner is the class, for super());
     # qualname, the class's `__qualname__` (its functions' names start with it)
     # handling: the exception an `except` block of this scope is handling (for a bare `raise`)
-    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname", "handling")
+    # annotations: on class scopes, the names annotated in the body, in order (what @dataclass reads)
+    __slots__ = ("vars", "parent", "kind", "func", "defs", "qualname", "handling", "annotations")
 
     def __init__(self, vars, parent=None, kind=0, func=None):  # noqa: A002
         self.vars = vars
@@ -277,6 +278,11 @@ class CachedFunction:
     __str__ = __repr__
 
 
+# collections.namedtuple's documented API, public although its names start with '_' (no others: _field_defaults,
+# _source... stay refused as every '_' attribute of a value the program did not define)
+NAMEDTUPLE_PUBLIC = frozenset({"_fields", "_make", "_asdict", "_replace"})
+
+
 class NamedTupleClass:
     """A class made by `collections.namedtuple`: its instances are `NamedTupleValue`s (real tuples)."""
 
@@ -307,7 +313,7 @@ NamedTupleValue.__name__ = NamedTupleValue.__qualname__ = "tuple"
 
 class UserClass:
     __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "qualname", "doc",
-                 "exc_base", "__weakref__")
+                 "exc_base", "annotations", "dataclass_fields", "__weakref__")
 
     def __init__(self, name, bases, interp, module_base, dataset_base=None):
         self.name = self.qualname = name
@@ -321,6 +327,8 @@ class UserClass:
                 break
         self.bases = bases
         self.ns = {}
+        self.annotations = ()  # the names annotated in the class body, in order
+        self.dataclass_fields = None  # @dataclass: its fields (sandbox/dataclasses_module.py)
         self.interp = interp
         mro = [self]
         for b in bases:
@@ -402,6 +410,20 @@ class RandomObject:
 
     def __repr__(self):
         return "<random.Random object>"
+
+    __str__ = __repr__
+
+
+class NumpyRandomState:
+    """What `np.random.RandomState(seed)` makes: a MT19937 generator of its own with np.random's draws."""
+
+    __slots__ = ("attrs",)
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def __repr__(self):
+        return "RandomState(MT19937)"
 
     __str__ = __repr__
 
@@ -637,7 +659,7 @@ for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), 
                           (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
                           (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function"),
                           (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type"),
-                          (RandomObject, "Random")):
+                          (RandomObject, "Random"), (NumpyRandomState, "RandomState")):
     _cls.__name__ = _cls.__qualname__ = _shown_name
 
 
@@ -653,7 +675,7 @@ SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
 INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
                           SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction, Partial,
-                          CachedFunction, NamedTupleClass, RandomObject})
+                          CachedFunction, NamedTupleClass, RandomObject, NumpyRandomState})
 # what a class attribute turns into when read: functions bind, the decorators' objects do their part
 DESCRIPTORS = frozenset({StaticMethod, ClassMethod, Property, GradModeFunction, CachedFunction})
 # interpreter objects a call unwraps (`Calls._call_wrapped`): each call through one is a call level

@@ -18,10 +18,12 @@ import math
 import time
 
 from .budgets import NO_NODE
+from .dataclasses_module import dataclasses_module
 from .errors import limit_error
 from .objects import (
     INTERP_TYPES,
     INTS,
+    NAMEDTUPLE_PUBLIC,
     Builtin,
     BuiltinType,
     CachedFunction,
@@ -123,7 +125,58 @@ class Stdlib:
             return v[cls.fields.index(name)]
         if name == "index" or name == "count":
             return getattr(v, name)
+        if name in NAMEDTUPLE_PUBLIC:
+            return self.namedtuple_public(cls, name, v)
         raise AttributeError(f"'{cls.name}' object has no attribute '{name}'")
+
+    def namedtuple_public(self, cls, name, bound=None):
+        """A namedtuple's documented '_' API (`_fields`, `_make`, `_asdict`, `_replace`), on the class or on an
+        instance (`bound`), as CPython's."""
+        if name == "_fields":
+            return cls.fields
+
+        def instance(args, method):
+            if bound is not None:
+                return bound, args
+            if not args:
+                raise TypeError(f"{cls.name}.{method}() missing 1 required positional argument: 'self'")
+            v = args[0]
+            if type(v) is not NamedTupleValue:  # (a plain tuple has no fields to name)
+                raise AttributeError(f"'{self.type_name(v)}' object has no attribute '_fields'")
+            return v, args[1:]
+
+        def make(iterable):
+            values = self.take(iterable)
+            if len(values) != len(cls.fields):
+                raise TypeError(f"Expected {len(cls.fields)} arguments, got {len(values)}")
+            out = NamedTupleValue(values)
+            out.__dict__["_fg_cls"] = cls
+            return out
+
+        def asdict(*args):
+            v, rest = instance(args, "_asdict")
+            if rest:
+                raise TypeError(f"{cls.name}._asdict() takes 1 positional argument but {len(rest) + 1} were given")
+            fields = v.__dict__["_fg_cls"].fields
+            self.alloc(2 * len(fields), "dict")
+            return dict(zip(fields, v))
+
+        def replace(*args, **changes):
+            v, rest = instance(args, "_replace")
+            if rest:
+                raise TypeError(f"{cls.name}._replace() takes 1 positional argument but {len(rest) + 1} were given")
+            own = v.__dict__["_fg_cls"]
+            values = dict(zip(own.fields, v))
+            unexpected = [k for k in changes if k not in values]
+            if unexpected:
+                raise ValueError(f"Got unexpected field names: {unexpected!r}")
+            values.update(changes)
+            out = NamedTupleValue([values[f] for f in own.fields])
+            out.__dict__["_fg_cls"] = own
+            return out
+
+        fn = {"_make": make, "_asdict": asdict, "_replace": replace}[name]
+        return Builtin(f"{cls.name}.{name}", fn, self)
 
     def call_partial(self, p, args, kwargs):
         return self.call(p.func, [*p.args, *args], {**p.keywords, **kwargs})
@@ -416,6 +469,7 @@ def _matplotlib_part(name):
 
 
 _MAKERS = {"time": time_module, "collections": collections_module, "functools": functools_module,
+           "dataclasses": dataclasses_module,
            "itertools": itertools_module, "os": lambda interp: os_modules(interp)[0],
            "os.path": lambda interp: interp.stdlib_module("os").attrs["path"], "string": string_module,
            "unicodedata": unicodedata_module, "statistics": statistics_module,

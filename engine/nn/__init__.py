@@ -4,6 +4,7 @@ from .activation import (
     CELU,
     ELU,
     GELU,
+    GLU,
     SELU,
     Hardsigmoid,
     Hardswish,
@@ -11,6 +12,7 @@ from .activation import (
     LeakyReLU,
     LogSigmoid,
     Mish,
+    PReLU,
     ReLU6,
     SiLU,
     Softmin,
@@ -19,6 +21,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
@@ -47,7 +50,7 @@ from .modules import (
     Softmax,
     Tanh,
 )
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample
 from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
@@ -62,4 +65,5 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
-           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance"]
+           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "CosineSimilarity", "PairwiseDistance"]

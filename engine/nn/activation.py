@@ -1,8 +1,12 @@
 """Activation modules beyond ReLU/Tanh/Sigmoid/Softmax (modules.py), with PyTorch's printouts."""
 from __future__ import annotations
 
+from .. import creation
+from ..devices import resolve as resolve_device
+from . import functional_extra as FX
 from . import functional_layers as FL
-from .modules import Module
+from . import init as nn_init
+from .modules import Module, Parameter
 
 
 class _Act(Module):
@@ -62,6 +66,39 @@ class Softmin(Module):
 
     def forward(self, input):  # noqa: A002
         return FL.softmin(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """One learnt negative slope per channel (or one for all), each starting at `init`."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(creation.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        nn_init.constant_(self.weight, self.init)
+
+    def forward(self, input):  # noqa: A002
+        return FX.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):  # noqa: A002
+        return FX.glu(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"

@@ -19,6 +19,7 @@ from ..grad_mode import no_grad as _no_grad
 from ..ops import OPS
 from ..tensor_core import Tensor, apply
 from ..tensor_tutorial_names import broadcast_tensors as _broadcast_tensors  # (torch's F has neither name)
+from . import functional_extra as _extra
 from . import functional_layers as _layers
 from . import functional_loss as _loss
 
@@ -184,6 +185,7 @@ gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _lay
 softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid
 hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
 softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
+prelu, glu, group_norm = _extra.prelu, _extra.glu, _extra.group_norm
 
 # Losses: engine/nn/functional_loss.py
 mse_loss, nll_loss, cross_entropy = _loss.mse_loss, _loss.nll_loss, _loss.cross_entropy

@@ -1,8 +1,9 @@
-"""BatchNorm1d/2d (running statistics, momentum, train/eval) and LayerNorm, as PyTorch builds them."""
+"""BatchNorm1d/2d (running statistics, momentum, train/eval), LayerNorm and GroupNorm, as PyTorch builds them."""
 from __future__ import annotations
 
 from .. import creation
 from ..devices import resolve as resolve_device
+from . import functional_extra as FX
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter, _optional_parameters
@@ -94,4 +95,29 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        resolve_device(device)  # CPU, or the error a CPU-only torch raises
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        _optional_parameters(self, affine, ("weight",), num_channels, dtype=dtype)
+        _optional_parameters(self, affine and bias, ("bias",), num_channels, dtype=dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):  # noqa: A002
+        return FX.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")

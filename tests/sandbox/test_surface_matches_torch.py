@@ -17,7 +17,8 @@ from sandbox.backend import backend_for
 torch = pytest.importorskip("torch")
 
 # container methods the module rule allows for ModuleList / ModuleDict, and the per-instance `training` flag
-_MODULE_CONTAINER_NAMES = frozenset("append extend insert keys values items pop update training".split())
+_MODULE_CONTAINER_NAMES = frozenset("append extend insert keys values items pop update training clear get setdefault "
+                                    "popitem copy".split())
 
 
 def _exposed_modules():
@@ -41,7 +42,7 @@ def test_every_module_attribute_exists_on_torch_module():
     names = ATTRIBUTE_POLICY["module"].names - _MODULE_CONTAINER_NAMES
     missing = sorted(n for n in names if not hasattr(torch.nn.Module, n))
     assert missing == []
-    containers = torch.nn.ModuleList, torch.nn.ModuleDict
+    containers = torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList, torch.nn.ParameterDict
     assert all(any(hasattr(c, n) for c in containers) for n in _MODULE_CONTAINER_NAMES - {"training"})
 
 
