@@ -227,6 +227,14 @@ def make_builtins(interp) -> dict:
     def _all(iterable):
         return not _first(iterable, False)
 
+    def _digits(fn):
+        """bin / hex / oct: an int's digits, their length counted as any string's (ints are bounded by max_int_bits)."""
+        def digits(x):
+            text = fn(x)
+            interp.alloc(len(text), "string")
+            return text
+        return digits
+
     it = interp.iterate
     functions = {
         "print": _print, "len": _len, "range": range, "abs": abs, "round": _round, "sum": _sum,
@@ -239,11 +247,13 @@ def make_builtins(interp) -> dict:
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
         "callable": _callable, "type": _type, "getattr": _getattr, "hasattr": interp.has_attribute,
         "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
+        "bin": _digits(bin), "hex": _digits(hex), "oct": _digits(oct),
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
     types = {"float": (float, lambda x=0.0: float(x)), "int": (int, _int), "bool": (bool, lambda x=False: bool(x)),
              "str": (str, _str), "list": (list, _collect(list, "list")), "tuple": (tuple, _collect(tuple, "tuple")),
-             "dict": (dict, _dict), "set": (set, _collect(set, "set"))}
+             "dict": (dict, _dict), "set": (set, _collect(set, "set")),
+             "frozenset": (frozenset, _collect(frozenset, "frozenset"))}
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in types.items())
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
     b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)

@@ -107,3 +107,26 @@ def test_what_they_return_reaches_nothing_outside(line):
     e = err(f"import torch\nx = torch.ones(2, 3, requires_grad=True)\ny = {line}\nprint(y)\n")
     assert e["type"] in ("AttributeError", "SandboxViolation", "TypeError"), e
     assert e["line"] == 3 and not leaks(e["message"])
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("print(bin(5), hex(255), oct(8), bin(-3), hex(10**30))", "0b101 0xff 0o10 -0b11 0xc9f2c9cd04674edea40000000\n"),
+    ("f = frozenset([1, 2, 2])\nprint(f, len(f), 1 in f, f | {3}, sorted(f), frozenset(), type(f))",
+     "frozenset({1, 2}) 2 True frozenset({1, 2, 3}) [1, 2] frozenset() <class 'frozenset'>\n"),
+])
+def test_bin_hex_oct_and_frozenset_print_what_python_prints(source, expected):
+    assert same_as_cpython(source + "\n") == expected
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("bin(2**100000)", "LimitExceeded"),  # the int itself is past max_int_bits
+    ("frozenset(range(10**9))", "LimitExceeded"),
+    ("hex(1.5)", "TypeError"),
+    ("frozenset(5)", "TypeError"),
+    ("frozenset([1]).__class__.__subclasses__()", "AttributeError"),
+    ("bin.__self__", "AttributeError"),
+])
+def test_bin_and_frozenset_refuse_what_they_must(line, kind):
+    e = err(f"x = 1\ny = {line}\n")
+    assert e["type"] in (kind, "SandboxViolation") and e["line"] == 2, e
+    assert not leaks(e["message"])

@@ -1,0 +1,28 @@
+# A program people bring (issue 21): written as students write them, checked against PyTorch's stdout
+import torch
+import numpy as np
+import matplotlib.pyplot as plt
+a = np.linspace(0, 1, 5, dtype=np.float32)
+t = torch.from_numpy(a); print(t, t.dtype)
+print(torch.tensor(a).sum(), np.array(t) * 2, t.numpy().mean())
+m = np.arange(6).reshape(2, 3); print(m.T, m.sum(axis=0), np.dot(m, m.T), m.astype(float).std())
+torch.set_printoptions(precision=2); print(torch.tensor([1.23456, 2.34567])); torch.set_printoptions(precision=4)
+print(torch.tensor([1e-5, 1e5]), torch.tensor([[0.1, 200.0]]), torch.tensor([1, 2], dtype=torch.float64))
+print(torch.tensor([True, False]), torch.tensor([]), torch.zeros(2, 0).shape, torch.tensor(3.5).item())
+x = torch.linspace(-3, 3, 50)
+fig, ax = plt.subplots(1, 2, figsize=(8, 3))
+ax[0].plot(x, torch.tanh(x), label="tanh"); ax[0].legend(); ax[0].set_title("tanh")
+ax[1].hist(torch.randn(1000, generator=torch.Generator().manual_seed(0)).numpy(), bins=20)
+plt.tight_layout(); plt.show()
+print(torch.float32 == torch.float, torch.get_default_dtype(), torch.is_tensor(t), t.device, torch.cuda.is_available())
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu"); print(dev, t.to(dev).device)
+print(torch.tensor([[1, 2], [3, 4]]).float().norm(), torch.dist(torch.zeros(2), torch.ones(2)))
+print(torch.allclose(torch.tensor([1.0]), torch.tensor([1.0 + 1e-9])), torch.equal(t, t), torch.isnan(torch.tensor([float('nan')])))
+print(torch.arange(0, 1, 0.25), torch.logspace(0, 2, 3), torch.zeros(3).uniform_(generator=torch.Generator().manual_seed(0)))
+print(torch.chunk(torch.arange(6), 3), torch.split(torch.arange(5), 2))
+print(torch.gather(torch.tensor([[1, 2], [3, 4]]), 1, torch.tensor([[0], [1]])), torch.tensor([[1, 2], [3, 4]]).scatter(1, torch.tensor([[1], [0]]), 9))
+print(torch.tril(torch.ones(3, 3)), torch.triu(torch.ones(2, 2), diagonal=1), torch.diag(torch.tensor([1, 2])))
+print(torch.cumsum(torch.arange(4), 0), torch.prod(torch.tensor([1., 2., 3.])), torch.argsort(torch.tensor([3, 1, 2])))
+print(torch.nn.init.xavier_uniform_(torch.empty(2, 2), generator=None).shape if hasattr(torch.nn.init, "xavier_uniform_") else None)
+print(torch.flip(torch.arange(3), [0]), torch.roll(torch.arange(4), 1), torch.outer(torch.arange(2), torch.arange(3)))
+print(torch.var(torch.tensor([1., 2., 3., 4.]), unbiased=False), torch.median(torch.tensor([3., 1., 2.])))

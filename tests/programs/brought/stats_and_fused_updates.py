@@ -1,0 +1,16 @@
+# A program people bring (issue 21): written as students write them, checked against PyTorch's stdout
+import torch
+x = torch.tensor([[3., 1., 2., 2.], [2., 2., 5., 2.]], requires_grad=True)
+print(torch.median(x), x.median(dim=1), x.median(0, keepdim=True).values)
+print(torch.nansum(torch.tensor([1., float('nan'), 2.])), torch.tensor([1., float('nan')]).nanmean())
+d = torch.dist(x, torch.ones(4)); d.backward(); print(d, x.grad)
+print(torch.bincount(torch.tensor([0, 1, 1, 3])), torch.tensor([2, 2]).bincount(minlength=4))
+p = torch.zeros(3); g = torch.tensor([0.1, -0.2, 0.3])
+p.add_(g, alpha=-0.5); p.sub_(g, alpha=2); print(p, torch.add(p, g, alpha=3))
+v = torch.zeros(3); v.mul_(0.9).addcmul_(g, g, value=0.1); p.addcdiv_(g, v.add(1e-8), value=-0.01); print(v, p)
+print(torch.addcmul(p, g, g), torch.addcdiv(p, g, g + 1, value=2))
+print(torch.movedim(torch.zeros(2, 3, 4), 0, -1).shape, torch.zeros(2, 3, 4).moveaxis(1, 0).shape)
+print(torch.take_along_dim(x.detach(), x.detach().argsort(1), 1), x.detach().take_along_dim(torch.tensor([0, 7])))
+print(torch.repeat_interleave(torch.tensor([1, 2]), 2), torch.tensor([[1, 2]]).repeat_interleave(torch.tensor([2]), dim=0), torch.repeat_interleave(torch.tensor([1, 3])))
+print(torch.tril_indices(3, 3), torch.triu_indices(3, 3, 1))
+print(torch.tensor([0.1, 0.9]).multinomial(4, True, generator=torch.Generator().manual_seed(0)))
