@@ -242,10 +242,9 @@ cross det inverse logical_and logical_or logical_not squeeze_ unsqueeze_ transpo
 select
 index_add index_add_ index_fill masked_select tile addmm baddbmm sum_to_size
 float_power requires_grad_ name is_inference output_nr
-register_post_accumulate_grad_hook
-mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cummax cummin short char
-median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim
-multinomial svd cholesky slogdet pinverse stride unfold""" + _TENSOR_FUNCS,
+register_post_accumulate_grad_hook median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_
+mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cummax cummin short char movedim moveaxis
+take_along_dim multinomial svd cholesky slogdet pinverse stride unfold""" + _TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""
