@@ -145,7 +145,7 @@ defop("linalg_eigh_values", "LinalgEighBackward0", "eigh.L", lambda a, upper: _e
 
 
 defop("linalg_eigh_vectors", "LinalgEighBackward0", "eigh.V", lambda a, upper: _eigh(a, upper)[1],
-      (lambda g, ans, a, upper: _eigh_backward(a, upper, g_v=g), r"V\,\frac{\mathrm{skew}(V^{\top} g)}{\lambda_j-\lambda_i}V^{\top}"),
+      (lambda g, ans, a, upper: _eigh_backward(a, upper, g_v=g), r"V\,\frac{\mathrm{skew}(V^{\top} g)}{L_j-L_i}V^{\top}"),
       needs=("a",), params=_UPLO, flops=lambda arrays, params: _cubic_flops(arrays, params))
 
 
