@@ -46,10 +46,27 @@ def _neg(a):
     return np.negative(a)
 
 
-def _sub(a, b):
+def _refuse_bool_sub(a, b):
     if _is_bool(a) or _is_bool(b):
         raise RuntimeError(_BOOL_SUB2 if _is_bool(a) and _is_bool(b) else _BOOL_SUB1)
+
+
+def _sub(a, b):
+    _refuse_bool_sub(a, b)
     return np.subtract(a, b)
+
+
+def _refuse_two_bools(kernel):
+    def check(a, b):
+        if _is_bool(a) and _is_bool(b):
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    return check
+
+
+# checks of an op's operands as given, run before type promotion casts them (a bool cast to float is no bool)
+OPERAND_CHECKS = {"sub": _refuse_bool_sub, "pow": _refuse_two_bools("pow"), "remainder": _refuse_two_bools("remainder_cpu"),
+                  "floor_divide": _refuse_two_bools("div_floor_cpu"), "div_floor": _refuse_two_bools("div_floor_cpu"),
+                  "div_trunc": _refuse_two_bools("div_trunc_cpu"), "fmod": _refuse_two_bools("fmod_cpu")}
 
 
 def _no_bool(a, kernel):
@@ -214,7 +231,12 @@ defop("abs", "AbsBackward0", "abs", np.abs, (lambda g, ans, a: g * np.sign(a), r
 defop("sqrt", "SqrtBackward0", "√", np.sqrt, (lambda g, ans, a: g / (2 * ans), r"\frac{1}{2\sqrt{a}}"), needs=("r",))
 
 
-defop("reciprocal", "ReciprocalBackward0", "1/x", np.reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
+def _reciprocal(a):
+    # integer and bool inputs compute in the default float32, as torch's reciprocal does (np.reciprocal(3) is 0)
+    return np.reciprocal(a.astype(np.float32) if a.dtype.kind in "biu" else a)
+
+
+defop("reciprocal", "ReciprocalBackward0", "1/x", _reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
       needs=("r",))
 
 

@@ -182,6 +182,7 @@ from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_binary_names import heaviside, hypot, xlogy  # issue 21 §3
+from .tensor_promotion_names import can_cast, promote_types, result_type
 from .tensor_core import Size, Tensor
 from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind

@@ -53,6 +53,9 @@ class MathMixin:
         return _binary("mul", self, other) if isinstance(other, _REAL) else NotImplemented
 
     def __truediv__(self, other):
+        if type(other) is int and self._data.dtype.kind in "biu":
+            # true division computes integers in float32: the int is not wrapped to the tensor's dtype (uint8 / -2)
+            return _binary("div", self, float(other))
         return _binary("div", self, other)
 
     def __rtruediv__(self, other):
