@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .dtypes import scalar_type_name
 from .graphed import Graphed
 from .graphed import op as _graphed_op
 from .graphed import raw as _graphed_raw
@@ -305,7 +306,33 @@ defop("bitwise_or", None, "|", np.bitwise_or, saves=False, broadcasts=True)
 defop("bitwise_xor", None, "^", np.bitwise_xor, saves=False, broadcasts=True)
 
 
-defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)
+def _shift(left):
+    """<< and >> as ATen's CPU kernels shift: a count below 0 or past the dtype's bits gives 0 (>> of a negative: -1),
+    where C (and numpy's loop) would be undefined or wrap the count."""
+    def forward(a, b):
+        dtype = np.result_type(a, b)
+        count = np.asarray(b)
+        outside = (count < 0) | (count >= dtype.itemsize * 8)
+        inside = np.where(outside, 0, count).astype(dtype, copy=False)
+        if left:
+            out, fill = np.left_shift(a, inside), 0
+        else:
+            out, fill = np.right_shift(a, inside), np.where(np.asarray(a) < 0, -1, 0)
+        return np.where(outside, fill, out).astype(dtype, copy=False)
+    return forward
+
+
+defop("bitwise_left_shift", None, "<<", _shift(True), saves=False, broadcasts=True)
+defop("bitwise_right_shift", None, ">>", _shift(False), saves=False, broadcasts=True)
+
+
+def _invert(a):
+    if a.dtype.kind in "fc":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
+    return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
+
+
+defop("invert", None, "not", _invert, saves=False)
 
 
 # What PyTorch's C++ losses compose with (Tensor-Scalar overloads), and the regression losses

@@ -70,20 +70,26 @@ def result_dtype(dims, zero_dims, scalars) -> np.dtype:
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
 
 
-def promote_operands(arrays, tensor_flags, positions):
-    """`arrays` with the operands at `positions` cast to their torch result dtype, as ATen casts a binary op's inputs
-    before it computes: a tensor's array by astype, a numpy number (read as a Python number) by .item(), so that numpy
-    casts it weakly. Other positions (a where's condition) are left alone. The list itself when nothing changes."""
+def operands_dtype(values, tensor_flags):
+    """The result dtype of operands given as arrays (tensors' data, flagged) and numbers; None for anything else."""
     dims, zero_dims, scalars = [], [], []
-    for i in positions:
-        a = arrays[i]
-        if tensor_flags[i] or type(a) is np.ndarray:  # an engine-internal call may pass an array: a tensor's
+    for a, is_tensor in zip(values, tensor_flags):
+        if is_tensor or type(a) is np.ndarray:  # an engine-internal call may pass an array: a tensor's
             (dims if a.ndim else zero_dims).append(a.dtype)
         elif isinstance(a, _NUMBERS):
             scalars.append(scalar_dtype(a))
         else:
-            return arrays  # not an operand promotion knows (an object list): the op reports it as before
-    common = result_dtype(dims, zero_dims, scalars)
+            return None
+    return result_dtype(dims, zero_dims, scalars)
+
+
+def promote_operands(arrays, tensor_flags, positions):
+    """`arrays` with the operands at `positions` cast to their torch result dtype, as ATen casts a binary op's inputs
+    before it computes: a tensor's array by astype, a numpy number (read as a Python number) by .item(), so that numpy
+    casts it weakly. Other positions (a where's condition) are left alone. The list itself when nothing changes."""
+    common = operands_dtype([arrays[i] for i in positions], [tensor_flags[i] for i in positions])
+    if common is None:
+        return arrays  # not an operand promotion knows (an object list): the op reports it as before
     out = None
     for i in positions:
         a = arrays[i]

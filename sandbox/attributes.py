@@ -198,6 +198,10 @@ _TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere flipl
 # issue 21: % and // as methods, Tensor.type(), the rest of the elementwise family
 _TENSOR_FUNCS += (" remainder remainder_ fmod fmod_ floor_divide floor_divide_ type exp2 asin acos atan sinh cosh asinh"
                   " acosh atanh arcsin arccos arctan arcsinh arccosh arctanh deg2rad rad2deg fix")
+# bitwise methods and their in-place forms, the logical family's in-place forms (engine/tensor_bitwise_names.py)
+_TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift bitwise_and_"
+                  " bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_left_shift_ bitwise_right_shift_ logical_and_"
+                  " logical_or_ logical_xor_ logical_not_")
 
 ATTRIBUTE_POLICY = MappingProxyType({
     # ---- plain values, by exact type

@@ -40,6 +40,8 @@ TORCH_NAMES |= frozenset(["narrow"])  # issue 21: Tensor.narrow was allowed but 
 TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 # type promotion asked directly (engine/tensor_promotion_names.py): dtypes in, a dtype or a bool out
 TORCH_NAMES |= frozenset("result_type promote_types can_cast".split())
+# bitwise ops on integer and bool tensors (engine/tensor_bitwise_names.py)
+TORCH_NAMES |= frozenset("bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift".split())
 # issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
 # are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
 RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())
