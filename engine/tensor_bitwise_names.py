@@ -10,7 +10,8 @@ from .tensor_core import Tensor
 from .tensor_math import _bitwise
 from .tensor_tutorial_names import logical_and, logical_not, logical_or, logical_xor
 
-_SIGNATURES = "\n * (Tensor input, Tensor other, *, Tensor out = None)\n * (Number self, Tensor other)\n * (Tensor input, Number other, *, Tensor out = None)\n"
+_SIGNATURES = ("\n * (Tensor input, Tensor other, *, Tensor out = None)\n * (Number self, Tensor other)"
+               "\n * (Tensor input, Number other, *, Tensor out = None)\n")
 
 
 def _binary_name(word):

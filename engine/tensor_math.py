@@ -4,13 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import registry
-from .dtypes import scalar_type_name
 from .boundary import expect_tensor
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, apply, refused, wrapped_scalar
+from .dtypes import scalar_type_name
 from .ops import OPS
-from .promotion import operands_dtype
 from .product_errors import check_bmm, check_dot, check_matmul, check_mm, check_mv
-
+from .promotion import operands_dtype
 
 _BITWISE_KERNELS = {"and": "bitwise_and_cpu", "or": "bitwise_or_cpu", "xor": "bitwise_xor_cpu",
                     "left_shift": "lshift_cpu", "right_shift": "rshift_cpu"}

@@ -42,7 +42,7 @@ def _mismatches(expression, cases, make_scope):
     """The cases where the engine's dtype, values or error differ from torch's."""
     bad = []
     for case in cases:
-        got = [_outcome(lambda lib=lib: _shown(eval(expression, make_scope(lib, *case))))  # noqa: S307 — fixed text
+        got = [_outcome(lambda lib=lib, case=case: _shown(eval(expression, make_scope(lib, *case))))  # noqa: S307 — fixed text
                for lib in (engine, torch)]
         if got[0] != got[1]:
             bad.append((case, got))
@@ -95,7 +95,7 @@ def test_in_place_ops_keep_their_dtype_and_refuse_what_it_cannot_hold(statement)
         return _shown(a)
     bad = []
     for da, db, zb in itertools.product(DTYPES, DTYPES, (True, False)):
-        got = [_outcome(lambda lib=lib: run(lib, da, db, zb)) for lib in (engine, torch)]
+        got = [_outcome(lambda lib=lib, case=(da, db, zb): run(lib, *case)) for lib in (engine, torch)]
         if got[0] != got[1]:
             bad.append(((da, db, zb), got))
     assert bad == []
@@ -127,7 +127,7 @@ def test_each_gradient_has_its_inputs_dtype(expression):
         return _shown(r), _shown(a.grad), _shown(b.grad), _shown(bz.grad)
     bad = []
     for (da, db), (za, zb) in itertools.product(itertools.product(FLOATS, FLOATS), TIERS):
-        got = [_outcome(lambda lib=lib: run(lib, da, db, za, zb)) for lib in (engine, torch)]
+        got = [_outcome(lambda lib=lib, case=(da, db, za, zb): run(lib, *case)) for lib in (engine, torch)]
         if got[0] != got[1]:
             bad.append(((da, db, za, zb), got))
     assert bad == []
