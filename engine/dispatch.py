@@ -5,7 +5,7 @@ import numpy as np
 
 from . import dtypes, registry
 from .boundary import NUMERIC_KINDS, not_numeric
-from .grad_mode import STATE
+from .grad_mode import STATE, note_replaced
 from .nodes import NODE_CLASSES, accumulator, edge_of
 from .ops import OPS
 from .ops_math import OPERAND_CHECKS
@@ -63,7 +63,13 @@ def apply(op, inputs, params=()):
         check = OPERAND_CHECKS.get(op.name)
         if check is not None:
             check(*arrays)
-        arrays = promote_operands(arrays, [isinstance(x, Tensor) for x in inputs], promoted)
+        cast = promote_operands(arrays, [isinstance(x, Tensor) for x in inputs], promoted)
+        if cast is not arrays and needs_grad:
+            # a node saves the cast copy: an in-place write to the tensor must still make it stale (version check)
+            for x, a, c in zip(inputs, arrays, cast):
+                if c is not a:
+                    note_replaced(c, x)
+        arrays = cast
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)

@@ -166,3 +166,17 @@ def test_a_bool_tensor_meets_an_int_past_int64_as_torch_does(expression):
         r = eval(expression, {"t": lib.tensor([True]), "f": lib.tensor([1.5])})  # noqa: S307
         return _shown(r)
     assert _outcome(lambda: run(engine)) == _outcome(lambda: run(torch))
+
+
+def test_a_promoted_operand_written_in_place_before_backward_is_torchs_version_error():
+    messages = []
+    for lib in (engine, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        c = lib.tensor(3.0, dtype=lib.float64)  # saved for x's gradient, cast to float32 by the promotion
+        y = x * c
+        c.add_(1)
+        with pytest.raises(RuntimeError) as caught:
+            y.sum().backward()
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert "[torch.DoubleTensor []] is at version 1; expected version 0" in messages[0]
