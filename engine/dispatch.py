@@ -60,16 +60,7 @@ def apply(op, inputs, params=()):
             append(x)
     promoted = PROMOTED_INPUTS.get(op.name)
     if promoted is not None:
-        check = OPERAND_CHECKS.get(op.name)
-        if check is not None:
-            check(*arrays)
-        cast = promote_operands(arrays, [isinstance(x, Tensor) for x in inputs], promoted)
-        if cast is not arrays and needs_grad:
-            # a node saves the cast copy: an in-place write to the tensor must still make it stale (version check)
-            for x, a, c in zip(inputs, arrays, cast):
-                if c is not a:
-                    note_replaced(c, x)
-        arrays = cast
+        arrays = _promoted(op, inputs, params, arrays, promoted, needs_grad, Tensor)
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)
@@ -122,6 +113,41 @@ def apply(op, inputs, params=()):
     if rec is not None:
         rec.on_op(op, inputs, params, result)
     return result
+
+
+def _promoted(op, inputs, params, arrays, positions, needs_grad, Tensor):  # noqa: N803 - the class, passed in
+    """`arrays` with the operands at `positions` cast to PyTorch's result dtype, after the op's checks of the operands
+    as given (a failure is recorded as the op's, as the forward's own errors are)."""
+    check = OPERAND_CHECKS.get(op.name)
+    if check is not None:
+        try:
+            check(*arrays)
+        except Exception as e:
+            _failed(op, inputs, params, e)
+            raise
+    if _same_dtype(arrays, positions):
+        return arrays
+    cast = promote_operands(arrays, [isinstance(x, Tensor) for x in inputs], positions)
+    if cast is not arrays and needs_grad:
+        # a node saves the cast copy: an in-place write to the tensor must still make it stale (version check)
+        for x, a, c in zip(inputs, arrays, cast):
+            if c is not a:
+                note_replaced(c, x)
+    return cast
+
+
+_NDARRAY = np.ndarray
+# Python numbers that never change the dtype of a tensor of this kind (the usual `x * 2.0`, `i + 1`)
+_ABSORBED = {"f": (float, int, bool), "i": (int, bool), "u": (int, bool), "b": (bool,)}
+
+
+def _same_dtype(arrays, positions):
+    """The hot path's shortcut past the promotion: a tensor (dim > 0 or not) meeting a tensor of its own dtype or a
+    number its dtype absorbs; every other case (bool checks included) goes through promote_operands."""
+    a, b = arrays[positions[0]], arrays[positions[1]]
+    if type(a) is not _NDARRAY:
+        return False
+    return a.dtype is b.dtype if type(b) is _NDARRAY else type(b) in _ABSORBED.get(a.dtype.kind, ())
 
 
 def _wrapped_python_ints(arrays):
