@@ -5,14 +5,23 @@ import numpy as np
 
 from . import dtypes, registry
 from .boundary import NUMERIC_KINDS, not_numeric
-from .grad_mode import STATE
+from .grad_mode import STATE, note_replaced
 from .nodes import NODE_CLASSES, accumulator, edge_of
 from .ops import OPS
+from .ops_math import OPERAND_CHECKS
+from .promotion import promote_operands
 from .views import remember_view
 
 _F32 = dtypes.NP_F32
 _F64 = dtypes.NP_F64
 _REAL = (int, float, bool, np.number, np.bool_)
+_BINARY = (0, 1)
+# The ops whose operands (at these positions) are cast to PyTorch's result type before numpy runs (engine/promotion.py)
+PROMOTED_INPUTS = {name: _BINARY for name in (
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "remainder", "fmod", "floor_divide", "div_floor",
+    "div_trunc", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "hypot", "xlogy")}
+PROMOTED_INPUTS["where"] = (1, 2)  # the condition stays bool
 
 def _edge(x):
     if isinstance(x, registry.Tensor) and x._requires_grad:
@@ -49,6 +58,9 @@ def apply(op, inputs, params=()):
                 needs_grad = True
         else:
             append(x)
+    promoted = PROMOTED_INPUTS.get(op.name)
+    if promoted is not None:
+        arrays = _promoted(op, inputs, params, arrays, promoted, needs_grad, Tensor)
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)
@@ -101,6 +113,41 @@ def apply(op, inputs, params=()):
     if rec is not None:
         rec.on_op(op, inputs, params, result)
     return result
+
+
+def _promoted(op, inputs, params, arrays, positions, needs_grad, Tensor):  # noqa: N803 - the class, passed in
+    """`arrays` with the operands at `positions` cast to PyTorch's result dtype, after the op's checks of the operands
+    as given (a failure is recorded as the op's, as the forward's own errors are)."""
+    check = OPERAND_CHECKS.get(op.name)
+    if check is not None:
+        try:
+            check(*arrays)
+        except Exception as e:
+            _failed(op, inputs, params, e)
+            raise
+    if _same_dtype(arrays, positions):
+        return arrays
+    cast = promote_operands(arrays, [isinstance(x, Tensor) for x in inputs], positions)
+    if cast is not arrays and needs_grad:
+        # a node saves the cast copy: an in-place write to the tensor must still make it stale (version check)
+        for x, a, c in zip(inputs, arrays, cast):
+            if c is not a:
+                note_replaced(c, x)
+    return cast
+
+
+_NDARRAY = np.ndarray
+# Python numbers that never change the dtype of a tensor of this kind (the usual `x * 2.0`, `i + 1`)
+_ABSORBED = {"f": (float, int, bool), "i": (int, bool), "u": (int, bool), "b": (bool,)}
+
+
+def _same_dtype(arrays, positions):
+    """The hot path's shortcut past the promotion: a tensor (dim > 0 or not) meeting a tensor of its own dtype or a
+    number its dtype absorbs; every other case (bool checks included) goes through promote_operands."""
+    a, b = arrays[positions[0]], arrays[positions[1]]
+    if type(a) is not _NDARRAY:
+        return False
+    return a.dtype is b.dtype if type(b) is _NDARRAY else type(b) in _ABSORBED.get(a.dtype.kind, ())
 
 
 def _wrapped_python_ints(arrays):
@@ -168,13 +215,17 @@ _UINT64_TOP, _INT64_BOTTOM = 2 ** 64 - 1, -2 ** 63
 
 def wrapped_scalar(tensor, value):
     """A Python int past an integer tensor's range, cast to its dtype as PyTorch casts it: `int8 < 1000` compares
-    with -24 and `300 - int8` wraps. NOTE: numpy would compare the true values (all True) or raise OverflowError."""
+    with -24 and `300 - int8` wraps. NOTE: numpy would compare the true values (all True) or raise OverflowError.
+    Any other operand (a float, a tensor: the reflected ops and comparisons pass them too) is returned as it is."""
     dtype = tensor._data.dtype
     if type(value) is not int:
         return value
     if dtype.kind not in "iu":  # a float or bool tensor: the int is read as 64 bits, and only refused past them
-        if not _INT64_BOTTOM <= value < 1 << 63:  # NOTE: torch lets a bool tensor meet up to 2**64 - 1; refused here
+        if not _INT64_BOTTOM <= value <= _UINT64_TOP:
             raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+        if value >= 1 << 63 and dtype.kind == "b":  # torch reads it as uint64, which meets no bool tensor
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                               "Bool and UInt64")
         return value
     bits = dtype.itemsize * 8
     low = -(1 << (bits - 1)) if dtype.kind == "i" else 0

@@ -1,6 +1,8 @@
 """PyTorch's dtype objects over numpy dtypes."""
 import numpy as np
 
+from .promotion import can_cast
+
 
 class dtype:  # noqa: N801 — named as torch names it
     __slots__ = ("name", "np", "is_floating_point", "itemsize")
@@ -47,7 +49,7 @@ def scalar_type_name(np_dtype) -> str:
 def check_can_cast(src, dst) -> None:
     """PyTorch's refusal to write a result of numpy dtype `src` into a tensor of `dst` (a float into an integer
     tensor, anything but bool into a bool one): an in-place op's or an `out=` argument's."""
-    if src is not dst and not np.can_cast(src, dst, casting="same_kind"):
+    if src is not dst and not can_cast(src, dst):  # an integer result writes into uint8 (int16 -> uint8 wraps)
         raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to the desired output type "
                            f"{scalar_type_name(dst)}")
 

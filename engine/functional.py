@@ -144,6 +144,8 @@ def pow(input, exponent):  # noqa: A001, A002 — torch's keyword names: torch.p
 
 
 def add(input, other, *, alpha=1):  # noqa: A002
+    if isinstance(input, _REAL) and isinstance(other, Tensor) and alpha == 1:  # torch.add(3, t): 3 stays a number
+        return other + input
     return _t(input).add(other, alpha=alpha)
 
 
@@ -154,6 +156,8 @@ def sub(input, other, *, alpha=1):  # noqa: A002
 
 
 def mul(input, other):  # noqa: A002
+    if isinstance(input, _REAL) and isinstance(other, Tensor):  # torch.mul(3, t): 3 is a Python number, not a tensor
+        return other * input
     return _t(input) * other
 
 

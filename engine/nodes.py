@@ -101,8 +101,9 @@ class Node:
                     "AsStridedBackward0" if getattr(getattr(fn, "op", None), "view", False) and owner is None else fn.name())
             owner = replaced_by(arr)  # the tensor's later arrays continue its one version counter
             now, then = _versions(arr if owner is None else owner._data, self._seq)
-            if now != then:
-                raise RuntimeError(_modified_message(now, then, arr.shape, arr.dtype, producer))
+            if now != then:  # (the tensor's dtype: the node may have saved it cast to the op's promoted dtype)
+                dtype = arr.dtype if owner is None else owner._data.dtype
+                raise RuntimeError(_modified_message(now, then, arr.shape, dtype, producer))
 
     def release(self):
         # Nodes whose backward needs only shapes (add, view, sum) stay runnable, as in PyTorch.

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .dtypes import scalar_type_name
 from .graphed import Graphed
 from .graphed import op as _graphed_op
 from .graphed import raw as _graphed_raw
@@ -46,10 +47,27 @@ def _neg(a):
     return np.negative(a)
 
 
-def _sub(a, b):
+def _refuse_bool_sub(a, b):
     if _is_bool(a) or _is_bool(b):
         raise RuntimeError(_BOOL_SUB2 if _is_bool(a) and _is_bool(b) else _BOOL_SUB1)
+
+
+def _sub(a, b):
+    _refuse_bool_sub(a, b)
     return np.subtract(a, b)
+
+
+def _refuse_two_bools(kernel):
+    def check(a, b):
+        if _is_bool(a) and _is_bool(b):
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    return check
+
+
+# checks of an op's operands as given, run before type promotion casts them (a bool cast to float is no bool)
+OPERAND_CHECKS = {"sub": _refuse_bool_sub, "pow": _refuse_two_bools("pow"), "remainder": _refuse_two_bools("remainder_cpu"),
+                  "floor_divide": _refuse_two_bools("div_floor_cpu"), "div_floor": _refuse_two_bools("div_floor_cpu"),
+                  "div_trunc": _refuse_two_bools("div_trunc_cpu"), "fmod": _refuse_two_bools("fmod_cpu")}
 
 
 def _no_bool(a, kernel):
@@ -214,7 +232,12 @@ defop("abs", "AbsBackward0", "abs", np.abs, (lambda g, ans, a: g * np.sign(a), r
 defop("sqrt", "SqrtBackward0", "√", np.sqrt, (lambda g, ans, a: g / (2 * ans), r"\frac{1}{2\sqrt{a}}"), needs=("r",))
 
 
-defop("reciprocal", "ReciprocalBackward0", "1/x", np.reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
+def _reciprocal(a):
+    # integer and bool inputs compute in the default float32, as torch's reciprocal does (np.reciprocal(3) is 0)
+    return np.reciprocal(a.astype(np.float32) if a.dtype.kind in "biu" else a)
+
+
+defop("reciprocal", "ReciprocalBackward0", "1/x", _reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
       needs=("r",))
 
 
@@ -283,7 +306,33 @@ defop("bitwise_or", None, "|", np.bitwise_or, saves=False, broadcasts=True)
 defop("bitwise_xor", None, "^", np.bitwise_xor, saves=False, broadcasts=True)
 
 
-defop("invert", None, "not", lambda a: np.logical_not(a) if a.dtype.kind == "b" else np.invert(a), saves=False)
+def _shift(left):
+    """<< and >> as ATen's CPU kernels shift: a count below 0 or past the dtype's bits gives 0 (>> of a negative: -1),
+    where C (and numpy's loop) would be undefined or wrap the count."""
+    def forward(a, b):
+        dtype = np.result_type(a, b)
+        count = np.asarray(b)
+        outside = (count < 0) | (count >= dtype.itemsize * 8)
+        inside = np.where(outside, 0, count).astype(dtype, copy=False)
+        if left:
+            out, fill = np.left_shift(a, inside), 0
+        else:
+            out, fill = np.right_shift(a, inside), np.where(np.asarray(a) < 0, -1, 0)
+        return np.where(outside, fill, out).astype(dtype, copy=False)
+    return forward
+
+
+defop("bitwise_left_shift", None, "<<", _shift(True), saves=False, broadcasts=True)
+defop("bitwise_right_shift", None, ">>", _shift(False), saves=False, broadcasts=True)
+
+
+def _invert(a):
+    if a.dtype.kind in "fc":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
+    return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
+
+
+defop("invert", None, "not", _invert, saves=False)
 
 
 # What PyTorch's C++ losses compose with (Tensor-Scalar overloads), and the regression losses

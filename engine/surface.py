@@ -187,9 +187,18 @@ from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor_binary_names import heaviside, hypot, xlogy  # issue 21 §3
+from .tensor_bitwise_names import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
 from .tensor_core import Size, Tensor
 from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
+from .tensor_promotion_names import can_cast, promote_types, result_type
 from .tensor_stats import (  # issue 21: names programs bring
     addcdiv,
     addcmul,
@@ -242,7 +251,8 @@ for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum 
               "sigmoid sign sin sqrt square stack sub tanh remainder fmod floor_divide exp2 log2 log10 rsqrt tan asin "
               "acos atan sinh cosh asinh acosh atanh trunc frac deg2rad rad2deg all any isposinf isneginf logical_and "
               "logical_or logical_xor logical_not multiply subtract divide true_divide negative concatenate addmm masked_select "
-              "hstack vstack inverse cross kron").split():
+              "hstack vstack inverse cross kron bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift "
+              "bitwise_right_shift").split():
     globals()[_name] = _with_out(globals()[_name], _name)
 del _name
 

@@ -353,7 +353,9 @@ class FuncsMixin:
         return apply(OPS["expm1"], (self._floating(),))
 
     def atan2(self, other):
-        return _binary("atan2", self._floating(), other)
+        # integer operands compute in float32; a float operand (of any tier) already makes the result its float
+        other_is_float = isinstance(other, float) or isinstance(other, registry.Tensor) and other._data.dtype.kind == "f"
+        return _binary("atan2", self if other_is_float else self._floating(), other)
 
     arctan2 = atan2
 

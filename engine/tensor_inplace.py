@@ -41,6 +41,8 @@ class InplaceMixin:
             finally:
                 self._data = shared
             _check_writable(shared, result._data)
+            if result._data.dtype != shared.dtype:  # computed in the promoted dtype, written in self's (float32 += float64)
+                result._data = result._data.astype(shared.dtype)
             rebase(self, result)
         else:
             data = self._data

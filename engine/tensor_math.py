@@ -6,24 +6,28 @@ import numpy as np
 from . import registry
 from .boundary import expect_tensor
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, apply, refused, wrapped_scalar
+from .dtypes import scalar_type_name
 from .ops import OPS
 from .product_errors import check_bmm, check_dot, check_matmul, check_mm, check_mv
+from .promotion import operands_dtype
+
+_BITWISE_KERNELS = {"and": "bitwise_and_cpu", "or": "bitwise_or_cpu", "xor": "bitwise_xor_cpu",
+                    "left_shift": "lshift_cpu", "right_shift": "rshift_cpu"}
 
 
-def _bitwise(word, a, b):
-    """`a & b`, `a | b`, `a ^ b`: bitwise on integers (an out-of-range int wraps first), logical on two bools,
-    refused on floats in PyTorch's words."""
+def _bitwise(word, a, b, reflected=False):
+    """`a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b` (`b op a` when reflected): bitwise on integers (an out-of-range
+    int wraps first), logical & and | on two bools, refused on floats (and shifts on bools) in PyTorch's words."""
     b = wrapped_scalar(a, b) if type(b) is int else b if isinstance(b, _REAL) else _as_tensor_operand(b)
     if b is NotImplemented:
         return NotImplemented
-    arrays = (a._data, b._data if isinstance(b, registry.Tensor) else b)
-    if any(isinstance(x, float) or getattr(x, "dtype", None) is not None and x.dtype.kind in "fc" for x in arrays):
-        kind = "Double" if any(getattr(x, "dtype", None) == np.float64 for x in arrays) else "Float"
-        raise NotImplementedError(f'"bitwise_{word}_cpu" not implemented for \'{kind}\'')
-    both_bool = all(isinstance(x, bool) or getattr(x, "dtype", None) == np.bool_ for x in arrays)
-    if both_bool and word != "xor":
+    b_is_tensor = isinstance(b, registry.Tensor)
+    common = operands_dtype((a._data, b._data if b_is_tensor else b), (True, b_is_tensor))
+    if common.kind in "fc" or common.kind == "b" and word.endswith("shift"):
+        raise NotImplementedError(f'"{_BITWISE_KERNELS[word]}" not implemented for \'{scalar_type_name(common)}\'')
+    if common.kind == "b" and word != "xor":
         return apply(OPS[f"logical_{word}"], (a, b))
-    return apply(OPS[f"bitwise_{word}"], (a, b))
+    return apply(OPS[f"bitwise_{word}"], (b, a) if reflected else (a, b))
 
 
 class MathMixin:
@@ -53,6 +57,9 @@ class MathMixin:
         return _binary("mul", self, other) if isinstance(other, _REAL) else NotImplemented
 
     def __truediv__(self, other):
+        if type(other) is int and self._data.dtype.kind in "biu":
+            # true division computes integers in float32: the int is not wrapped to the tensor's dtype (uint8 / -2)
+            return _binary("div", self, float(other))
         return _binary("div", self, other)
 
     def __rtruediv__(self, other):
@@ -144,7 +151,21 @@ class MathMixin:
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
+    def __lshift__(self, other):
+        return _bitwise("left_shift", self, other)
+
+    def __rshift__(self, other):
+        return _bitwise("right_shift", self, other)
+
+    def __rlshift__(self, other):
+        return _bitwise("left_shift", self, other, reflected=True) if isinstance(other, _REAL) else NotImplemented
+
+    def __rrshift__(self, other):
+        return _bitwise("right_shift", self, other, reflected=True) if isinstance(other, _REAL) else NotImplemented
+
     def __invert__(self):
+        if self._data.dtype.kind in "fc":  # the operator's own refusal (bitwise_not's is the kernel's)
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return apply(OPS["invert"], (self,))
 
     def add(self, other, alpha=1):

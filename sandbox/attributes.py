@@ -26,7 +26,7 @@ from . import files, plots
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
-from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS
+from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS, TENSOR_FUNCS
 from .numpy_module import (
     ALLOWED_DTYPES,
     ARRAY_ATTRIBUTES,
@@ -197,12 +197,6 @@ _SET_METHODS = {n: _set_method(n) for n in ("union", "intersection", "difference
                                             "issubset", "issuperset", "isdisjoint", "update")}
 _INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
 
-# Tensor functions tutorials use (issue 9 section 5): the methods the tensor list below lacks.
-_TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere fliplr flipud ger tril_ triu_"
-# issue 21: % and // as methods, Tensor.type(), the rest of the elementwise family
-_TENSOR_FUNCS += (" remainder remainder_ fmod fmod_ floor_divide floor_divide_ type exp2 asin acos atan sinh cosh asinh"
-                  " acosh atanh arcsin arccos arctan arcsinh arccosh arctanh deg2rad rad2deg fix")
-
 ATTRIBUTE_POLICY = MappingProxyType({
     # ---- plain values, by exact type
     str: _rule("""
@@ -242,9 +236,8 @@ cross det inverse logical_and logical_or logical_not squeeze_ unsqueeze_ transpo
 select
 index_add index_add_ index_fill masked_select tile addmm baddbmm sum_to_size
 float_power requires_grad_ name is_inference output_nr
-register_post_accumulate_grad_hook median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_
-mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cummax cummin short char movedim moveaxis
-take_along_dim multinomial svd cholesky slogdet pinverse stride unfold""" + _TENSOR_FUNCS,
+register_post_accumulate_grad_hook
+mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cummax cummin short char""" + TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""

@@ -16,7 +16,7 @@ import types
 
 from . import names
 from .numpy_module import CLASS_NAMES as NUMPY_CLASS_NAMES
-from .objects import Builtin, BuiltinType, ModuleProxy, user_dataset_class, user_module_class
+from .objects import Builtin, BuiltinType, ModuleProxy, exception_constructor, user_dataset_class, user_module_class
 from .plots import CLASS_NAMES as PLOT_CLASS_NAMES
 
 
@@ -136,7 +136,7 @@ class Backend:
         linalg_proxy = ModuleProxy("torch.linalg", {n: getattr(linalg, n) for n in names.LINALG_NAMES})
         # `except torch.linalg.LinAlgError`: a class to catch and raise, printed as PyTorch's, no attributes
         linalg_proxy.attrs["LinAlgError"] = BuiltinType("torch._C._LinAlgError", linalg.LinAlgError,
-                                                         _exception_constructor(linalg.LinAlgError))
+                                                         exception_constructor(linalg.LinAlgError))
         self.exception_types = {linalg.LinAlgError: linalg_proxy.attrs["LinAlgError"]}  # what `type(e)` gives
         torch_attrs["linalg"] = linalg_proxy
         data_proxy = utils_proxy = None
@@ -269,12 +269,3 @@ def _functions(mod, prefix, shown_as):
 def backend_for(engine_module) -> Backend:
     """The Backend of an engine package, built on first use (a few ms) and shared by every later run."""
     return Backend(engine_module)
-
-
-def _exception_constructor(cls):
-    """`cls(*args)` as a program calls an exception class: positional arguments only, as Python's."""
-    def make(*args, **kwargs):
-        if kwargs:
-            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
-        return cls(*args)
-    return make

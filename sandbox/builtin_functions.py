@@ -34,6 +34,7 @@ from .objects import (
     UserClass,
     UserFunction,
     UserInstance,
+    exception_constructor,
 )
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
@@ -256,7 +257,7 @@ def make_builtins(interp) -> dict:
              "frozenset": (frozenset, _collect(frozenset, "frozenset"))}
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in types.items())
     b.update((name, BuiltinType(name, pytype, fn, interp)) for name, (pytype, fn) in _decorator_types(interp).items())
-    b.update((c.__name__, BuiltinType(c.__name__, c, _exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
+    b.update((c.__name__, BuiltinType(c.__name__, c, exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
     b["open"] = Builtin("open", open_function(interp), interp)  # the run's own files only (files.py)
     b["NotImplemented"] = NotImplemented
@@ -334,11 +335,3 @@ def _decorator_types(interp) -> dict:
     return {"staticmethod": (StaticMethod, lambda f: StaticMethod(f, interp)),
             "classmethod": (ClassMethod, lambda f: ClassMethod(f, interp)),
             "property": (Property, _property)}
-
-
-def _exception_constructor(cls):
-    def make(*args, **kwargs):
-        if kwargs:
-            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
-        return cls(*args)
-    return make

@@ -44,6 +44,10 @@ TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 TORCH_NAMES |= frozenset("""median nansum nanmean bincount addcmul addcdiv movedim moveaxis take_along_dim
 tril_indices triu_indices""".split())
 TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef".split())  # engine/linalg_solve.py
+# type promotion asked directly (engine/tensor_promotion_names.py): dtypes in, a dtype or a bool out
+TORCH_NAMES |= frozenset("result_type promote_types can_cast".split())
+# bitwise ops on integer and bool tensors (engine/tensor_bitwise_names.py)
+TORCH_NAMES |= frozenset("bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift".split())
 # issue 10: PyTorch's generator objects and the global generator's state (engine/random.py). Generators
 # are per-run objects (the interpreter charges each one's state); get/set_rng_state copy a 5056-byte tensor.
 RANDOM_NAMES = frozenset("Generator seed get_rng_state set_rng_state".split())
@@ -129,3 +133,20 @@ CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "dete
                                            "benchmark": "set_benchmark_cudnn", "allow_tf32": "set_allow_tf32_cublas"})
 DETERMINISM_FUNCTIONS = frozenset({"use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
                                    "is_deterministic_algorithms_warn_only_enabled"})
+
+
+# ---- Tensor methods beyond the attribute table's own list (sandbox/attributes.py adds them to its tensor rule)
+# Tensor functions tutorials use (issue 9 section 5): the methods the tensor list below lacks.
+TENSOR_FUNCS = " scatter_ scatter_add scatter_add_ atan2 arctan2 argwhere fliplr flipud ger tril_ triu_"
+# issue 21: % and // as methods, Tensor.type(), the rest of the elementwise family
+TENSOR_FUNCS += (" remainder remainder_ fmod fmod_ floor_divide floor_divide_ type exp2 asin acos atan sinh cosh asinh"
+                  " acosh atanh arcsin arccos arctan arcsinh arccosh arctanh deg2rad rad2deg fix")
+# bitwise methods and their in-place forms, the logical family's in-place forms (engine/tensor_bitwise_names.py)
+TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift bitwise_and_"
+                  " bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_left_shift_ bitwise_right_shift_ logical_and_"
+                  " logical_or_ logical_xor_ logical_not_")
+
+# issue 21: statistics, fused updates, linear algebra and windows programs bring (engine/tensor_stats.py,
+# engine/linalg_solve.py)
+TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"
+                 " multinomial svd cholesky slogdet pinverse stride unfold")

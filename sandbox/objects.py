@@ -465,6 +465,16 @@ class BuiltinType(Builtin):
     __str__ = __repr__
 
 
+def exception_constructor(cls):
+    """`cls(*args)` as a program calls an exception class (a builtin one, torch.linalg.LinAlgError): positional
+    arguments only, as Python's."""
+    def make(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() takes no keyword arguments")
+        return cls(*args)
+    return make
+
+
 class TypeView:
     """What `type(x)` gives for values whose class is not otherwise reachable: a name to print and compare."""
 

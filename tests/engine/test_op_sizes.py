@@ -28,6 +28,8 @@ EXTRA = {
     "logical_or": [((_X > 0, _X < 1), ())],
     **{f"bitwise_{w}": [((np.arange(5)[:, None], np.arange(6, dtype=np.int8)), ()), ((np.arange(6), 300), ())]
        for w in ("and", "or", "xor")},
+    **{f"bitwise_{w}_shift": [((np.arange(5)[:, None], np.arange(6, dtype=np.int8)), ()), ((np.arange(6), 70), ())]
+       for w in ("left", "right")},
     "isclose": [((rng.uniform(size=(5, 1)), rng.uniform(size=(1, 6)), 1e-5, 1e-8, False), ())],
     "argmax": [((_X,), (1, False)), ((_EMPTY,), (1, False))],
     "argmin": [((_X,), (0, True)), ((_EMPTY,), (2, True))],
