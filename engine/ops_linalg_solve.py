@@ -10,13 +10,9 @@ import numpy as np
 
 from .graphed import Graphed
 from .graphed import op as _graphed_op
-from .linalg_ops import svd_backward
+from .linalg_ops import _mT, svd_backward
 from .op_table import Params, defop
 from .ops_linalg_more import _cubic_flops
-
-
-def _mT(x):
-    return np.swapaxes(x, -1, -2)
 
 
 def _svd_flops(arrays, params):

@@ -17,6 +17,7 @@ from .linalg_solve import old_cholesky, old_slogdet, old_svd, pinverse
 from .ops import OPS
 from .tensor_core import Tensor
 from .tensor_funcs import return_type
+from .tensor_tutorial_names import _grad_operand
 
 median_result = return_type("median")  # prints as torch.return_types.median(values=..., indices=...)
 
@@ -270,11 +271,6 @@ def _addcmul_(self, tensor1, tensor2, *, value=1):
 def _addcdiv_(self, tensor1, tensor2, *, value=1):
     return self._inplace("addcdiv_", lambda a, b: addcdiv(a, tensor1, tensor2, value=value),
                          _grad_operand(tensor1, tensor2))
-
-
-def _grad_operand(*tensors):
-    """The operand that tells Tensor._inplace whether the update builds a graph (one that requires grad, if any)."""
-    return next((t for t in tensors if isinstance(t, Tensor) and t._requires_grad), None)
 
 
 Tensor.stride = _stride
