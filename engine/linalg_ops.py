@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .gemm_order import ordered_product
 from .graphed import Graphed
 from .graphed import op as _graphed_op
 from .graphed import raw as _graphed_raw
@@ -118,36 +119,25 @@ def _mv_sizes(arrays, params):
     return (np.shape(arrays[0])[:1],)  # (n, 0) @ (0,) has n elements from two empty inputs
 
 
-def _one_row_product(a, b, start=None):
-    """a (1, K) @ b (K, N) for a row-major float32 b as MKL's sgemm sums it: each product rounded to float32, added
-    in k order from `start` (zero, or addmm's bias); None where that kernel is not the one torch runs.
-    NOTE: numpy's BLAS blocks k differently, so a Linear layer's weight gradient (grad.t() @ input) differs in the
-    last bit from torch's."""
-    if not (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.shape[0] == 1
-            and a.shape[1] and a.dtype == b.dtype == np.float32 and b.flags.c_contiguous):
-        return None
-    terms = a.reshape(-1, 1) * b
-    if start is not None:
-        terms = np.concatenate((np.broadcast_to(start, (1, b.shape[1])), terms))
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.add.accumulate(terms, axis=0)[-1:] + np.float32(0)  # the zero start: no -0 sums
-
-
 def _mm(a, b):
-    out = _one_row_product(a, b)
+    out = ordered_product(a, b)
     return a @ b if out is None else out
 
 
 def _addmm(c, a, b):
-    if getattr(c, "dtype", None) == np.float32 and np.ndim(c) <= 2 and np.shape(c)[:-1] in ((), (1,)):
-        out = _one_row_product(a, b, c)
-        if out is not None:
-            return out
+    out = ordered_product(a, b, c)
+    if out is not None:
+        return out
     out = a @ b
     if getattr(c, "dtype", None) != out.dtype:
         return out + c
     out += c  # in place: one allocation fewer than c + a @ b
     return out
+
+
+def _mv(a, v):
+    out = ordered_product(a, v[:, None]) if type(v) is np.ndarray and v.ndim == 1 else None
+    return np.matmul(a, v) if out is None else out[:, 0]
 
 
 def _mm_grad_b(g, a, b):
@@ -166,12 +156,12 @@ def _swap(m):
 
 
 # Linear algebra
-defop("mm", "MmBackward0", "matmul", _mm, (lambda g, ans, a, b: g @ b.T, r"\,\cdot B^{\top}"),
+defop("mm", "MmBackward0", "matmul", _mm, (lambda g, ans, a, b: _mm(g, b.T), r"\,\cdot B^{\top}"),
       (lambda g, ans, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"), needs=("b", "a"), sizes=_product_sizes, flops=_product_flops)
 
 
-defop("mv", "MvBackward0", "matmul", np.matmul, (lambda g, ans, a, b: np.outer(g, b), r"\,\cdot v^{\top}"),
-      (lambda g, ans, a, b: a.T @ g, r"A^{\top}\cdot"), needs=("b", "a"), sizes=_mv_sizes)
+defop("mv", "MvBackward0", "matmul", _mv, (lambda g, ans, a, b: np.outer(g, b), r"\,\cdot v^{\top}"),
+      (lambda g, ans, a, b: _mv(a.T, g), r"A^{\top}\cdot"), needs=("b", "a"), sizes=_mv_sizes)
 
 
 defop("dot", "DotBackward0", "dot", np.dot, (lambda g, ans, a, b: g * b, "b"), (lambda g, ans, a, b: g * a, "a"),
@@ -184,7 +174,7 @@ defop("bmm", "BmmBackward0", "matmul", np.matmul, (lambda g, ans, a, b: g @ _swa
 
 # c (the bias) broadcasts against a @ b
 defop("addmm", "AddmmBackward0", "addmm", _addmm, (lambda g, ans, c, a, b: g, "1"),
-      (lambda g, ans, c, a, b: g @ b.T, r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"),
+      (lambda g, ans, c, a, b: _mm(g, b.T), r"\,\cdot B^{\top}"), (lambda g, ans, c, a, b: _mm_grad_b(g, a, b), r"A^{\top}\cdot"),
       needs=("", "c", "b"), broadcasts=True, sizes=_product_sizes, flops=_product_flops)
 
 

@@ -32,9 +32,6 @@ _SIN = ("torch's float32 sin (vectorised, SLEEF) differs from numpy's in the las
         "y = sin(x): a printed loss differs in its 7th digit")
 NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox prints PyTorch's stdout
     "optimization_loop": _SGEMM,
-    "d2l_linear_regression_scratch": "on AVX-512 machines numpy's BLAS (OpenBLAS's sgemv kernel) sums X @ w's two "
-                                     "products otherwise than torch's: y, then the fitted w, differ in the last "
-                                     "digits (it matches on AVX2 machines)",
     # checked: with numpy's float32 sin for y (torch.from_numpy(np.sin(x.numpy()))) PyTorch prints the engine's stdout
     "examples_autograd_polynomial": _SIN,
     "examples_nn_polynomial_module": _SIN,

@@ -44,16 +44,6 @@ ENGINE_GAPS = {  # program -> why its stdout is not PyTorch's (engine/, not the 
               "vs 2.0654618740081787)",
 }
 
-def _aten_vector_width() -> str | None:
-    try:
-        import torch  # noqa: PLC0415 - a test-only extra, asked only here
-    except ImportError:
-        return None
-    return torch.backends.cpu.get_cpu_capability()
-
-
-if _aten_vector_width() not in (None, "AVX2"):  # NOTE: the engine's float32 sums follow ATen's AVX2 order
-    ENGINE_GAPS["print_every_step"] = "PyTorch sums float32 with wider vectors on this CPU than the AVX2 order the engine emulates"
 ENGINE_FAILS: set[str] = set()  # programs the engine itself cannot run to the end yet
 
 

@@ -1,0 +1,84 @@
+"""float32 matrix products (mm, addmm) summed in the order PyTorch's BLAS (MKL's sgemm) sums them on an AVX-512 host.
+
+MKL runs products with at most 9 output columns through a small kernel that adds each product, rounded to float32,
+in k order: from the bias first (`BIAS_FIRST`) when B is row-major, from zero with the bias added last (`BIAS_LAST`)
+when B is column-major (a Linear layer's `W.t()`) or the single column of a column-major A. numpy's BLAS (OpenBLAS)
+fuses the multiply-adds and blocks k otherwise, so a Linear(3, 1) layer's output differed from torch's in the last bit
+at a row in five, and a regression's printed losses drifted from PyTorch's. Products with 12 columns or more go
+through an FMA kernel that numpy's matches up to k = 24 (further out both block k, each its own way: left alone).
+
+The layouts and sizes where each order holds were measured against torch 2.13's addmm and mm over random shapes
+(tests/engine/test_gemm_order_vs_torch.py); elsewhere (None) the caller keeps numpy's product. On a host without
+AVX-512 MKL picks other kernels, which numpy's matched before this module: the orders here apply on AVX-512 only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_F32 = np.dtype(np.float32)
+BIAS_FIRST, BIAS_LAST = "bias first", "bias last"
+SMALL_KERNEL_COLUMNS = 9  # MKL's small kernel: products with at most this many columns
+MAX_TERMS = 1 << 20  # products summed here at most (k x m x n): past it numpy's product, whatever its order
+MAX_DEPTH = 256  # ... and k at most past one row (measured up to k = 784; the cost grows with k)
+
+
+def _has_avx512() -> bool:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features  # noqa: PLC0415 - numpy >= 2
+    except ImportError:  # pragma: no cover - older numpy
+        return False
+    return bool(features.get("AVX512F"))
+
+
+ACTIVE = _has_avx512()
+
+
+def product_order(a: np.ndarray, b: np.ndarray) -> str | None:
+    """The order MKL's kernel sums `a @ b` in (two float32 matrices), or None where it is not one of the two here."""
+    m, k = a.shape
+    n = b.shape[1]
+    if k == 0 or m == 0 or k * m * n > MAX_TERMS:
+        return None
+    if m == 1:  # one row, any number of columns: the k-ordered sum from the bias, for a row-major B
+        return BIAS_FIRST if b.flags.c_contiguous else None
+    if n > SMALL_KERNEL_COLUMNS or k > MAX_DEPTH:
+        return None
+    a_columns = a.flags.f_contiguous and not a.flags.c_contiguous  # A column-major (a transposed view: g.t())
+    b_rows = b.flags.c_contiguous and not b.flags.f_contiguous
+    b_columns = b.flags.f_contiguous and not b.flags.c_contiguous
+    if m < 4:  # two or three rows: kernels of their own, not measured enough to follow
+        return None
+    if n == 1:  # a matrix-vector product: k-ordered for a column-major A, or k <= 4; a blocked dot product past that
+        return BIAS_FIRST if a_columns else BIAS_LAST if k <= 4 else None
+    if b_rows or k == 1:
+        return BIAS_FIRST if n in (2, 3, 4, 8) or k <= 7 else None
+    if b_columns:
+        if a_columns:
+            return BIAS_LAST
+        return BIAS_LAST if k <= (7 if n <= 3 else 3) else None
+    return None
+
+
+def ordered_product(a, b, bias=None):
+    """`a @ b` (+ bias) as torch's addmm / mm computes it on this host, or None where numpy's product is the one to
+    use (another dtype, another kernel, or too large to sum one k at a time)."""
+    if not (ACTIVE and type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2
+            and a.dtype == _F32 and b.dtype == _F32 and a.shape[1] == b.shape[0]):
+        return None
+    if bias is not None and not (getattr(bias, "dtype", None) == _F32 and np.ndim(bias) <= 2):
+        return None
+    order = product_order(a, b)
+    if order is None:
+        return None
+    m, n = a.shape[0], b.shape[1]
+    # the products, k first: one sequential accumulate adds them in k order (np.add.reduce would pair them up)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf and nan go through as in BLAS, unannounced
+        terms = np.multiply(a.T[:, :, None], b[:, None, :])
+        if bias is not None and order == BIAS_FIRST:
+            start = np.broadcast_to(bias, (m, n))[None]
+        else:
+            start = np.zeros((1, m, n), _F32)  # from zero: a sum of -0 products is +0, as the kernel's
+        total = np.add.accumulate(np.concatenate((start, terms)), axis=0)[-1]
+        if bias is not None and order == BIAS_LAST:
+            total = total + bias
+    return np.ascontiguousarray(total)
