@@ -16,9 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 _F32 = np.dtype(np.float32)
+_ZERO = np.float32(0)
 BIAS_FIRST, BIAS_LAST = "bias first", "bias last"
+PAIRED_TAIL = "paired tail"  # one column, 5 <= k <= 8: products K-3 and K-1 summed apart, then added (blocks of 4 rows)
 SMALL_KERNEL_COLUMNS = 9  # MKL's small kernel: products with at most this many columns
 MAX_TERMS = 1 << 20  # products summed here at most (k x m x n): past it numpy's product, whatever its order
+LOOPED_DEPTH = 16  # up to this k the products are added one k at a time; past it by one accumulate
 MAX_DEPTH = 256  # ... and k at most past one row (measured up to k = 784; the cost grows with k)
 
 
@@ -48,8 +51,8 @@ def product_order(a: np.ndarray, b: np.ndarray) -> str | None:
     b_columns = b.flags.f_contiguous and not b.flags.c_contiguous
     if m < 4:  # two or three rows: kernels of their own, not measured enough to follow
         return None
-    if n == 1:  # a matrix-vector product: k-ordered for a column-major A, or k <= 4; a blocked dot product past that
-        return BIAS_FIRST if a_columns else BIAS_LAST if k <= 4 else None
+    if n == 1:  # a matrix-vector product: k-ordered for a column-major A, or k <= 4; blocked dot products past that
+        return BIAS_FIRST if a_columns else BIAS_LAST if k <= 4 else PAIRED_TAIL if k <= 8 else None
     if b_rows or k == 1:
         return BIAS_FIRST if n in (2, 3, 4, 8) or k <= 7 else None
     if b_columns:
@@ -71,14 +74,45 @@ def ordered_product(a, b, bias=None):
     if order is None:
         return None
     m, n = a.shape[0], b.shape[1]
-    # the products, k first: one sequential accumulate adds them in k order (np.add.reduce would pair them up)
+    if order == PAIRED_TAIL:
+        return _paired_tail(a, b[:, 0], bias)
     with np.errstate(invalid="ignore", over="ignore"):  # inf and nan go through as in BLAS, unannounced
-        terms = np.multiply(a.T[:, :, None], b[:, None, :])
         if bias is not None and order == BIAS_FIRST:
-            start = np.broadcast_to(bias, (m, n))[None]
+            total = np.add(np.broadcast_to(bias, (m, n)), np.multiply(a[:, 0:1], b[0:1, :]), dtype=_F32)
         else:
-            start = np.zeros((1, m, n), _F32)  # from zero: a sum of -0 products is +0, as the kernel's
-        total = np.add.accumulate(np.concatenate((start, terms)), axis=0)[-1]
+            total = np.multiply(a[:, 0:1], b[0:1, :]) + _ZERO  # from zero: a sum of -0 products is +0, as the kernel's
+        k = a.shape[1]
+        if k <= LOOPED_DEPTH:  # a few products: added one k at a time
+            for j in range(1, k):
+                total += a[:, j:j + 1] * b[j:j + 1, :]
+        else:  # many: one sequential accumulate along k, the last axis (np.add.reduce would pair them up)
+            terms = np.multiply(a[:, None, 1:], b.T[None, :, 1:])  # (m, n, k - 1)
+            terms[:, :, 0] += total
+            total = np.add.accumulate(terms, axis=-1)[:, :, -1]
         if bias is not None and order == BIAS_LAST:
             total = total + bias
     return np.ascontiguousarray(total)
+
+
+def _paired_tail(a, w, bias):
+    """A row-major (m, k) A times one column, 5 <= k <= 8: MKL's kernel takes rows four at a time, summing products 0
+    .. k-4 and k-2 in order, k-3 and k-1 apart, then the two; the last m % 4 rows are summed in plain k order."""
+    m, k = a.shape
+    with np.errstate(invalid="ignore", over="ignore"):
+        terms = a * w  # (m, k): each product rounded to float32
+        blocked = (m // 4) * 4
+        out = np.empty((m, 1), _F32)
+        if blocked:
+            t = terms[:blocked]
+            total = t[:, 0] + np.float32(0)
+            for j in (*range(1, k - 3), k - 2):
+                total = total + t[:, j]
+            out[:blocked, 0] = total + (t[:, k - 3] + t[:, k - 1])
+        if blocked < m:
+            total = terms[blocked:, 0] + np.float32(0)
+            for j in range(1, k):
+                total = total + terms[blocked:, j]
+            out[blocked:, 0] = total
+        if bias is not None:
+            out = out + bias
+    return out

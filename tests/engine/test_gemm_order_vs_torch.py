@@ -90,3 +90,15 @@ def test_what_it_leaves_to_numpy():
     assert gemm_order.ordered_product(f32, np.ones((4, 16), np.float32)) is None  # 16 columns: the FMA kernel
     assert gemm_order.product_order(np.ones((64, 300), np.float32), np.ones((300, 2), np.float32)) is None  # deep
     assert gemm_order.product_order(np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)) is None  # 3 rows
+
+
+@pytest.mark.parametrize("depth", [5, 6, 7, 8])
+@pytest.mark.parametrize("rows", [4, 5, 7, 64, 1001])
+def test_one_output_linear_layers_are_torchs(rows, depth):
+    """Linear(5..8, 1): MKL sums rows four at a time with two of the products apart, the rows left over in k order."""
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(rows * 10 + depth)
+    x, w, b = torch.randn(rows, depth, generator=gen), torch.randn(1, depth, generator=gen), torch.randn(1, generator=gen)
+    out = engine.nn.functional.linear(engine.tensor(x.numpy()), engine.tensor(w.numpy()), engine.tensor(b.numpy()))
+    assert np.array_equal(out.numpy(), torch.nn.functional.linear(x, w, b).numpy())
+    assert gemm_order.product_order(x.numpy(), w.numpy().T) == gemm_order.PAIRED_TAIL
