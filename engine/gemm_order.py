@@ -20,7 +20,10 @@ _ZERO = np.float32(0)
 BIAS_FIRST, BIAS_LAST = "bias first", "bias last"
 PAIRED_TAIL = "paired tail"  # one column, 5 <= k <= 8: products K-3 and K-1 summed apart, then added (blocks of 4 rows)
 SMALL_KERNEL_COLUMNS = 9  # MKL's small kernel: products with at most this many columns
-MAX_TERMS = 1 << 20  # products summed here at most (k x m x n): past it numpy's product, whatever its order
+MAX_TERMS = 1 << 20  # products summed here at most (k x m x n) for one row: past it numpy's product, whatever its order
+# ... and for more rows past LOOPED_DEPTH: accumulated, a k-ordered sum costs ~9 ns a product, 100x numpy's product.
+# NOTE: past this bound (a Linear(2, 32)'s weight gradient over 256 rows: 16,384) the last bits are numpy's again
+MAX_BLOCK_TERMS = 8192
 LOOPED_DEPTH = 16  # up to this k the products are added one k at a time; past it by one accumulate
 MAX_DEPTH = 256  # ... and k at most past one row (measured up to k = 784; the cost grows with k)
 
@@ -37,14 +40,14 @@ ACTIVE = _has_avx512()
 
 
 def product_order(a: np.ndarray, b: np.ndarray) -> str | None:
-    """The order MKL's kernel sums `a @ b` in (two float32 matrices), or None where it is not one of the two here."""
+    """The order MKL's kernel sums `a @ b` in (two float32 matrices), or None where it is none of those here."""
     m, k = a.shape
     n = b.shape[1]
     if k == 0 or m == 0 or k * m * n > MAX_TERMS:
         return None
     if m == 1:  # one row, any number of columns: the k-ordered sum from the bias, for a row-major B
         return BIAS_FIRST if b.flags.c_contiguous else None
-    if n > SMALL_KERNEL_COLUMNS or k > MAX_DEPTH:
+    if n > SMALL_KERNEL_COLUMNS or k > MAX_DEPTH or (k > LOOPED_DEPTH and k * m * n > MAX_BLOCK_TERMS):
         return None
     a_columns = a.flags.f_contiguous and not a.flags.c_contiguous  # A column-major (a transposed view: g.t())
     b_rows = b.flags.c_contiguous and not b.flags.f_contiguous

@@ -402,8 +402,22 @@ class Module:
         yield from self._named_members("_parameters", prefix, recurse)
 
     def parameters(self, recurse=True):
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        # named_parameters' order and distinct values, without building names no one reads (a training loop's
+        # `model.parameters()` and zero_grad() walk it every step)
+        seen = set()
+        stack = [self]
+        memo = set()
+        while stack:
+            m = stack.pop()
+            if m is None or m in memo:
+                continue
+            memo.add(m)
+            for v in m._parameters.values():
+                if v is not None and id(v) not in seen:
+                    seen.add(id(v))
+                    yield v
+            if recurse:
+                stack.extend(reversed(m._modules.values()))
 
     def named_buffers(self, prefix="", recurse=True):
         yield from self._named_members("_buffers", prefix, recurse)
