@@ -18,6 +18,7 @@ from . import names
 from .numpy_module import CLASS_NAMES as NUMPY_CLASS_NAMES
 from .objects import Builtin, BuiltinType, ModuleProxy, exception_constructor, user_dataset_class, user_module_class
 from .plots import CLASS_NAMES as PLOT_CLASS_NAMES
+from .stdlib_tools import JSONDecodeError
 
 
 class Backend:
@@ -65,7 +66,8 @@ class Backend:
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
         # engine exceptions a program catches as themselves (re-made from type and message, never the original)
         linalg_error = _submodule(mod, "linalg").LinAlgError  # torch._C._LinAlgError, a RuntimeError
-        self.program_exception_classes = frozenset({_submodule(mod, "gradcheck").GradcheckError, linalg_error})
+        self.program_exception_classes = frozenset({_submodule(mod, "gradcheck").GradcheckError, linalg_error,
+                                                    JSONDecodeError})  # (json.loads's: stdlib_tools.py)
         self.set_grad_enabled = autograd.set_grad_enabled
         self.grad_mode_types = frozenset(getattr(autograd, n) for n in
                                          ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled"))
@@ -137,7 +139,9 @@ class Backend:
         # `except torch.linalg.LinAlgError`: a class to catch and raise, printed as PyTorch's, no attributes
         linalg_proxy.attrs["LinAlgError"] = BuiltinType("torch._C._LinAlgError", linalg.LinAlgError,
                                                          exception_constructor(linalg.LinAlgError))
-        self.exception_types = {linalg.LinAlgError: linalg_proxy.attrs["LinAlgError"]}  # what `type(e)` gives
+        self.exception_types = {linalg.LinAlgError: linalg_proxy.attrs["LinAlgError"],  # what `type(e)` gives
+                                JSONDecodeError: BuiltinType("json.decoder.JSONDecodeError", JSONDecodeError,
+                                                             exception_constructor(JSONDecodeError))}
         torch_attrs["linalg"] = linalg_proxy
         data_proxy = utils_proxy = None
         if data is not None:

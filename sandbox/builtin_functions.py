@@ -36,6 +36,7 @@ from .objects import (
     UserInstance,
     exception_constructor,
 )
+from .stdlib_tools import StdStream
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
 FORBIDDEN_BUILTINS = frozenset("""eval exec compile setattr delattr globals locals vars
@@ -56,6 +57,10 @@ def make_builtins(interp) -> dict:
             s = args[0]
             emit((s if type(s) is str else to_str(s)) + end)
             return
+        if type(file) is StdStream:  # sys.stdout prints; sys.stderr is not the program's output
+            if not file.to_stdout:
+                return
+            file = None
         if file is not None and type(file) is not RunFile:  # the run's own open files only (files.py)
             raise TypeError("print(file=...) is not supported in flowgrad programs")
         if sep is None:

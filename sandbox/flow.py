@@ -20,7 +20,7 @@ import ast
 
 from .budgets import MAX_CALL_DEPTH
 from .errors import LimitError, ProgramError, limit_error
-from .files import CONTEXT_TYPES
+from .files import CONTEXT_TYPES as FILE_CONTEXT_TYPES
 from .objects import (
     BREAK,
     CONTINUE,
@@ -32,6 +32,7 @@ from .objects import (
     UserInstance,
     user_exception_class,
 )
+from .stdlib_tools import CONTEXT_TYPES as TOOL_CONTEXT_TYPES
 
 # errors the host raised that a program must not catch (its own `raise RecursionError()` it may)
 _LIMIT_TYPE_NAMES = frozenset({"LimitExceeded", "RecursionError", "MemoryError"})
@@ -259,7 +260,7 @@ class Flow:
     def _engine_cm_type(self, cm):
         """The class of an engine context manager (a grad mode), or the program's TypeError."""
         t = type(cm)
-        if t in CONTEXT_TYPES:  # the run's open files (files.py): closing one runs no program code
+        if t in FILE_CONTEXT_TYPES or t in TOOL_CONTEXT_TYPES:  # the run's open files, tqdm bars: no program code
             return t
         if not (t.__module__ + ".").startswith(self.B.prefix) or not hasattr(t, "__enter__"):
             raise TypeError(f"'{self.type_name(cm)}' object does not support the context manager protocol")

@@ -26,6 +26,7 @@ from .errors import limit_error, scrub
 from .files import RunFile
 from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor, UserInstance
 from .plots import HANDLE_TYPES as PLOT_HANDLES
+from .stdlib_tools import REPR_TYPES as TOOL_TYPES
 
 _SPEC_RE = re.compile(r"(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnosxX%]?\Z", re.S)
 _PERCENT_RE = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.S)
@@ -262,7 +263,7 @@ class Formatting:
             return _numpy_text(v, repr, 4 * self.max_out)          # summarising threshold, and checked)
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
             return repr(v)
-        if t is RunFile:  # Python's text for an open file: its name (at most MAX_NAME_CHARS) and mode
+        if t is RunFile or t in TOOL_TYPES:  # an open file's name and mode; a typing hint, sys's streams, a bar
             return repr(v)
         if isinstance(v, B.Tensor):
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either

@@ -57,6 +57,7 @@ from .objects import (
     UserInstance,
 )
 from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
+from .stdlib_tools import TypeHint
 from .suggest import did_you_mean
 
 
@@ -471,7 +472,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             if type(key) not in SCALARS:  # (a number counts nothing)
                 self.check_data(key)
             return obj[key]
-        if t is UserInstance:  # its class's __getitem__ (instance_protocol)
+        if t is UserInstance or t is TypeHint:  # its class's __getitem__ (instance_protocol); `List[int]`
             return obj[key]
         B = self.B
         if t is np.ndarray:

@@ -18,6 +18,7 @@ import math
 import time
 
 from .budgets import NO_NODE
+from .copy_module import copy_module
 from .dataclasses_module import dataclasses_module
 from .errors import limit_error
 from .objects import (
@@ -33,6 +34,7 @@ from .objects import (
     Partial,
 )
 from .stdlib_text import os_modules, statistics_module, string_module, unicodedata_module
+from .stdlib_tools import argparse_module, future_module, json_module, sys_module, tqdm_module, typing_module, warnings_module
 
 # The collections types a program can make (and index, assign items of, print like Python).
 COLLECTION_TYPES = (collections.OrderedDict, collections.defaultdict, collections.Counter, collections.deque)
@@ -472,7 +474,10 @@ _MAKERS = {"time": time_module, "collections": collections_module, "functools": 
            "dataclasses": dataclasses_module,
            "itertools": itertools_module, "os": lambda interp: os_modules(interp)[0],
            "os.path": lambda interp: interp.stdlib_module("os").attrs["path"], "string": string_module,
-           "unicodedata": unicodedata_module, "statistics": statistics_module,
+           "unicodedata": unicodedata_module, "statistics": statistics_module, "copy": copy_module,
+           "typing": typing_module, "__future__": future_module, "warnings": warnings_module, "sys": sys_module,
+           "json": json_module, "argparse": argparse_module,
+           **{n: lambda interp, n=n: tqdm_module(interp, n) for n in ("tqdm", "tqdm.auto", "tqdm.notebook")},
            **{n: _matplotlib_part(n) for n in ("matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
                                                "matplotlib.cm")}}
 STDLIB_NAMES = frozenset(_MAKERS)
