@@ -33,7 +33,7 @@ from .errors import LimitError, ProgramError, scrub
 from .expressions import Expressions
 from .flow import CATCHABLE_BASES, Flow, UserGenerator
 from .formatting import FakeAddresses, Formatting
-from .numpy_module import gate_of, numpy_module
+from .numpy_module import IndexTrick, gate_of, numpy_module
 from .objects import (
     CLASS,
     EXCEPTIONS_BY_NAME,
@@ -472,7 +472,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             if type(key) not in SCALARS:  # (a number counts nothing)
                 self.check_data(key)
             return obj[key]
-        if t is UserInstance or t is TypeHint:  # its class's __getitem__ (instance_protocol); `List[int]`
+        if t is UserInstance or t is TypeHint or t is IndexTrick:  # its class's __getitem__; `List[int]`; np.c_
             return obj[key]
         B = self.B
         if t is np.ndarray:

@@ -398,6 +398,44 @@ def _random_functions(gate, rng=None) -> dict:
     }
 
 
+class IndexTrick:
+    """`np.r_` / `np.c_`: `np.r_[a, b, 0:5]` joins along the first axis (a slice is an arange, or a linspace for a
+    complex step), `np.c_[xx.ravel(), yy.ravel()]` stacks columns; each part goes through the gate's checked
+    arange / linspace / concatenate / column_stack. numpy's string directives (`np.r_['0,2', ...]`) are not here."""
+
+    __slots__ = ("gate", "columns")
+
+    def __init__(self, gate, columns: bool):
+        self.gate = gate
+        self.columns = columns
+
+    def __getitem__(self, key):
+        gate = self.gate
+        parts = list(key) if type(key) is tuple else [key]
+        if parts and type(parts[0]) is str:
+            raise TypeError(f"np.{'c_' if self.columns else 'r_'}['{parts[0][:20]}', ...]: numpy's string "
+                            "directives are not available in flowgrad")
+        arrays = []
+        for p in parts:
+            if type(p) is slice:
+                start = 0 if p.start is None else p.start
+                step = 1 if p.step is None else p.step
+                if type(step) is complex:
+                    arrays.append(gate.call("linspace", np.linspace, [start, p.stop, int(abs(step.imag))], {}))
+                else:
+                    arrays.append(gate.call("arange", np.arange, [start, p.stop, step], {}))
+            else:
+                arrays.append(p)
+        if self.columns:
+            return gate.call("column_stack", np.column_stack, [arrays], {})
+        arrays = [gate.call("atleast_1d", np.atleast_1d, [a], {}) if isinstance(a, (int, float, np.number)) else a
+                  for a in arrays]
+        return gate.call("concatenate", np.concatenate, [arrays], {})
+
+    def __repr__(self):
+        return f"<numpy.lib._index_tricks_impl.{'CClass' if self.columns else 'RClass'} object>"
+
+
 def numpy_module(interp) -> tuple[ModuleProxy, ModuleProxy]:
     """The `numpy` and `numpy.random` proxies of one run."""
     gate = gate_of(interp)
@@ -410,7 +448,7 @@ def numpy_module(interp) -> tuple[ModuleProxy, ModuleProxy]:
     attrs.update(CONSTANTS)
     attrs.update(SCALAR_TYPES)
     attrs.update({"ndarray": np.ndarray, "integer": np.integer, "floating": np.floating, "number": np.number,
-                  "generic": np.generic, "dtype": np.dtype})
+                  "generic": np.generic, "dtype": np.dtype, "r_": IndexTrick(gate, False), "c_": IndexTrick(gate, True)})
     random_attrs = {name: Builtin(name, fn, interp) for name, fn in _random_functions(gate).items()}
 
     def random_state(seed=None):

@@ -39,6 +39,7 @@ from .plots_handles import (
     ColorbarHandle,
     ColormapHandle,
     ContainerHandle,
+    ContourHandle,
     FigureHandle,
     FormatterHandle,
     ImageHandle,
@@ -72,13 +73,13 @@ _COLORBAR_KEYWORDS = {"label", "orientation", "shrink", "pad", "fraction", "loca
 # ---------------------------------------------------------------- what a program may call
 AXES_METHODS = """plot scatter bar barh hist imshow axhline axvline legend set_title set_xlabel set_ylabel set_xlim
 set_ylim grid text set_xscale set_yscale fill_between errorbar set_aspect matshow set_xticks set_yticks set_xticklabels
-set_yticklabels cla clear""".split()
+set_yticklabels cla clear contour contourf""".split()
 AXIS_METHODS = "set_major_locator set_minor_locator set_major_formatter set_minor_formatter".split()
 FIGURE_METHODS = "suptitle tight_layout add_subplot savefig show gca subplots_adjust colorbar clf clear".split()
 GRID_ATTRIBUTES = "flat flatten ravel shape index count".split()
 PYPLOT_FUNCTIONS = """figure subplot subplots plot scatter bar barh hist imshow axhline axvline legend title xlabel
 ylabel xlim ylim grid text tight_layout show close suptitle savefig gca gcf xscale yscale fill_between errorbar
-axis colorbar matshow xticks yticks cla clf get_cmap""".split()  # and the modules style, cm
+axis colorbar matshow xticks yticks cla clf get_cmap contour contourf""".split()  # and the modules style, cm
 
 # keyword -> kind of value it takes
 _KEYWORDS = {
@@ -96,7 +97,7 @@ _KEYWORDS = {
     "horizontalalignment": "style", "verticalalignment": "style", "fontweight": "style", "visible": "bool",
     "hspace": "number", "wspace": "number", "pad": "number", "right": "number", "top": "number",
     "x": "number", "y": "number", "stacked": "bool", "orientation": "style", "extent": "data",
-    "edgecolors": "color", "linewidths": "number", "step": "style", "where": "data", "interpolate": "bool",
+    "edgecolors": "color", "levels": "levels", "linewidths": "number", "step": "style", "where": "data", "interpolate": "bool",
     # colorbar (a colorbar's `pad` and `orientation` are above)
     "shrink": "number", "fraction": "number", "location": "style", "extend": "style",
     "norm": "norm", "ncols": "number", "labelsize": "number", "fignum": "number",
@@ -223,6 +224,8 @@ class PlotGate(AxesCalls):
                 out[k] = self.number(v, k)
             elif kind == "bool":
                 out[k] = bool(v)
+            elif kind == "levels":  # contour levels: a count or values, checked by AxesCalls.contour
+                out[k] = v
             elif kind == "style":
                 out[k] = self.style(v, k)
             elif kind == "format":
@@ -435,6 +438,8 @@ class PlotGate(AxesCalls):
                 return ContainerHandle(artist, fig)
         elif name == "hist":
             return self.hist(handle, args, kw)
+        elif name in ("contour", "contourf"):
+            return self.contour(handle, name, args, kw)
         elif name in ("imshow", "matshow"):
             img = self.data(args[0], fig, "image") if len(args) == 1 else None
             if img is None or img.ndim not in (2, 3) or (name == "matshow" and img.ndim != 2):
@@ -692,7 +697,7 @@ def plots_module(interp) -> ModuleProxy:
         "title": title, "xlabel": xlabel, "ylabel": ylabel, "xlim": xlim, "ylim": ylim, "xscale": xscale,
         "yscale": yscale, "suptitle": suptitle, "tight_layout": tight_layout, "axis": axis,
         **{n: on_axes(n) for n in ("plot", "scatter", "bar", "barh", "hist", "imshow", "axhline", "axvline",
-                                   "legend", "grid", "text", "fill_between", "errorbar")},
+                                   "legend", "grid", "text", "fill_between", "errorbar", "contour", "contourf")},
     }
     assert set(functions) == set(PYPLOT_FUNCTIONS), set(functions) ^ set(PYPLOT_FUNCTIONS)
     attrs = {n: Builtin(n, f, interp) for n, f in functions.items()}
@@ -774,6 +779,7 @@ ATTRIBUTE_RULES = {
     AxesGrid: (GRID_ATTRIBUTES, {}),
     ImageHandle: ((), {}),
     CollectionHandle: ((), {}),
+    ContourHandle: ((), {}),
     ColorbarHandle: _methods(COLORBAR_METHODS, colorbar_method),
     LineHandle: ((), {}),
     TextHandle: ((), {}),

@@ -9,10 +9,11 @@ import numpy as np
 from . import plots_modules as companions
 from .errors import limit_error
 from .numpy_module import gate_of
-from .plots_handles import ArtistHandle, ContainerHandle, LocatorHandle, MappableHandle, TextHandle
+from .plots_handles import ArtistHandle, ContainerHandle, ContourHandle, LocatorHandle, MappableHandle, TextHandle
 
 MAX_TICKS = companions.MAX_TICKS
 DPI_RANGE = (10, 200)
+MAX_LEVELS = 256  # contour levels one contour / contourf call draws
 TEXT_KEYWORDS = {"rotation", "fontsize", "ha", "va", "horizontalalignment", "verticalalignment", "color",
                  "fontweight", "alpha"}
 
@@ -62,6 +63,33 @@ class AxesCalls:
             return ContainerHandle(v, fig)
         return [self.artist_handles(a, fig) if isinstance(a, (list, self.mpl.Container)) else ArtistHandle(a, fig)
                 for a in v]
+
+    def contour(self, handle, name, args, kw):
+        """contour / contourf (Z, or X, Y, Z; then levels: a count or the values): a decision boundary's map. Every
+        grid point counts as a point drawn, the levels as artists; returns a mappable (a colorbar can show it)."""
+        fig = handle.figure
+        if len(args) not in (1, 2, 3, 4):
+            raise TypeError(f"{name}() takes Z or X, Y, Z (and levels)")
+        grids = [self.data(a, fig, count=False) for a in args[:3 if len(args) >= 3 else 1]]
+        z = grids[-1]
+        if z.ndim != 2 or min(z.shape) < 2:
+            raise TypeError(f"Input z must be 2D, not {z.ndim}D" if z.ndim != 2 else "Input z must be at least a (2, 2)"
+                            " shaped array")
+        self.count_points(fig, sum(int(g.size) for g in grids))
+        levels = args[-1] if len(args) in (2, 4) else kw.pop("levels", None)
+        if levels is not None:
+            if isinstance(levels, (int, np.integer)) and not isinstance(levels, bool):
+                count = int(levels)
+            else:
+                levels = self.data(levels, fig, count=False)
+                count = int(levels.size)
+            if not 1 <= count <= MAX_LEVELS:
+                raise ValueError(f"{name}(levels=...) takes 1 to {MAX_LEVELS} levels in flowgrad plots")
+            self.count_artists(fig, count, "contour levels")
+            kw["levels"] = levels
+        artist = getattr(handle.ax, name)(*grids, **kw)
+        fig.mappable = ContourHandle(artist, fig)
+        return fig.mappable
 
     def legend(self, handle, args, kwargs):
         """legend(), legend(labels), legend(handles, labels), legend(handles=..., labels=...)."""

@@ -120,6 +120,11 @@ class CollectionHandle(MappableHandle):
     shown = "matplotlib.collections.PathCollection"
 
 
+class ContourHandle(MappableHandle):
+    __slots__ = ()
+    shown = "matplotlib.contour.QuadContourSet"
+
+
 class ColorbarHandle:
     """What plt.colorbar / fig.colorbar return: `cbar.set_label(...)`."""
 
@@ -234,12 +239,14 @@ class FormatterHandle(CompanionHandle):
 
 
 HANDLE_TYPES = (FigureHandle, AxesHandle, AxesGrid, ImageHandle, CollectionHandle, ColorbarHandle, ArtistHandle,
-                LineHandle, TextHandle, ContainerHandle, AxisHandle, NormHandle, ColormapHandle, LocatorHandle, FormatterHandle)
+                LineHandle, TextHandle, ContainerHandle, AxisHandle, NormHandle, ColormapHandle, LocatorHandle, FormatterHandle,
+                ContourHandle)
 for _cls, _shown in ((FigureHandle, "Figure"), (AxesHandle, "Axes"), (AxesGrid, "ndarray"), (ImageHandle, "AxesImage"),
                      (CollectionHandle, "PathCollection"), (ColorbarHandle, "Colorbar"), (ArtistHandle, "Artist"),
                      (LineHandle, "Line2D"), (TextHandle, "Text"),
                      (ContainerHandle, "BarContainer"), (AxisHandle, "Axis"), (NormHandle, "Normalize"),
-                     (ColormapHandle, "Colormap"), (LocatorHandle, "Locator"), (FormatterHandle, "Formatter")):
+                     (ColormapHandle, "Colormap"), (LocatorHandle, "Locator"), (FormatterHandle, "Formatter"),
+                     (ContourHandle, "QuadContourSet")):
     _cls.__name__ = _cls.__qualname__ = _shown
 CLASS_NAMES = {FigureHandle: "matplotlib.figure.Figure", AxesHandle: "matplotlib.axes._axes.Axes",
                AxesGrid: "numpy.ndarray", ImageHandle: "matplotlib.image.AxesImage",
@@ -248,4 +255,4 @@ CLASS_NAMES = {FigureHandle: "matplotlib.figure.Figure", AxesHandle: "matplotlib
                ContainerHandle: "matplotlib.container.BarContainer", TextHandle: "matplotlib.text.Text",
                AxisHandle: "matplotlib.axis.Axis", NormHandle: "matplotlib.colors.Normalize",
                ColormapHandle: "matplotlib.colors.Colormap", LocatorHandle: "matplotlib.ticker.Locator",
-               FormatterHandle: "matplotlib.ticker.Formatter"}
+               FormatterHandle: "matplotlib.ticker.Formatter", ContourHandle: "matplotlib.contour.QuadContourSet"}
