@@ -249,6 +249,8 @@ register_forward_hook register_forward_pre_hook register_full_backward_hook
 register_backward_hook cuda"""),
     "device": _rule("type index"),  # torch.device
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
+    "distribution": _rule("sample rsample log_prob entropy cdf mean mode stddev variance probs logits loc scale low high "
+                          "batch_shape event_shape has_rsample param_shape"),  # torch.distributions (engine/distributions.py)
     "scheduler": _rule("""
 step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_size gamma milestones T_max
 eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best num_bad_epochs cooldown_counter
@@ -502,6 +504,7 @@ class Attributes:
             return rule
         B = self.B
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
+                          ("distribution", B.Distribution),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
                           ("torch_generator", B.Generator), ("hook_handle", B.RemovableHandle)):

@@ -37,6 +37,8 @@ class Backend:
         self.Optimizer = optim.Optimizer
         sched = getattr(optim, "lr_scheduler", None)
         self.Scheduler = getattr(sched, "LRScheduler", None) or getattr(sched, "_LRScheduler", None)
+        distributions = _submodule(mod, "distributions")
+        self.Distribution = distributions.Distribution
         data = getattr(getattr(mod, "utils", None), "data", None)
         self.Dataset = getattr(data, "Dataset", None)
         self.DataLoader = getattr(data, "DataLoader", None)
@@ -119,6 +121,8 @@ class Backend:
         torch_attrs["nn"] = nn_proxy
         torch_attrs["optim"] = optim_proxy
         torch_attrs["autograd"] = autograd_proxy
+        dist_proxy = ModuleProxy("torch.distributions", {n: getattr(distributions, n) for n in distributions.__all__})
+        torch_attrs["distributions"] = dist_proxy
         # torch.autograd.function: Function and the once_differentiable decorator (its wrapper is a Builtin)
         function_proxy = ModuleProxy("torch.autograd.function", {
             "Function": function.Function,
@@ -159,6 +163,13 @@ class Backend:
         self.modules["torch.autograd.function"] = function_proxy
         self.modules["torch.autograd.functional"] = autograd_functional_proxy
         self.modules["torch.func"] = func_proxy
+        self.modules["torch.distributions"] = dist_proxy
+        # `from torch.distributions.normal import Normal`: the submodules programs import from
+        for sub, names_in in (("normal", ("Normal",)), ("categorical", ("Categorical",)), ("bernoulli", ("Bernoulli",)),
+                              ("uniform", ("Uniform",)), ("kl", ("kl_divergence",))):
+            proxy = dist_proxy.attrs[sub] = ModuleProxy(f"torch.distributions.{sub}", {
+                n: dist_proxy.attrs[n] for n in names_in})
+            self.modules[f"torch.distributions.{sub}"] = proxy
         self.modules["torch.linalg"] = linalg_proxy
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
@@ -179,6 +190,8 @@ class Backend:
         self.class_names[self.FunctionCtx] = "torch.autograd.function.FunctionCtx"
         self.class_names[self.RemovableHandle] = "torch.utils.hooks.RemovableHandle"
         self.class_names[self.Function] = "torch.autograd.function.Function"
+        for name in ("Normal", "Categorical", "Bernoulli", "Uniform", "Distribution"):  # where torch defines them
+            self.class_names[getattr(distributions, name)] = f"torch.distributions.{name.lower()}.{name}"
         self.class_names.update(NUMPY_CLASS_NAMES)  # numpy.ndarray, numpy.float64, ...
         self.class_names.update(PLOT_CLASS_NAMES)  # matplotlib.figure.Figure, ...
         for name, shown in names.TORCH_CLASS_NAMES.items():
