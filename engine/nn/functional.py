@@ -186,6 +186,7 @@ softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _l
 hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _layers.threshold
 softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
 prelu, glu, group_norm = _extra.prelu, _extra.glu, _extra.group_norm
+scaled_dot_product_attention = _extra.scaled_dot_product_attention
 
 # Losses: engine/nn/functional_loss.py
 mse_loss, nll_loss, cross_entropy = _loss.mse_loss, _loss.nll_loss, _loss.cross_entropy

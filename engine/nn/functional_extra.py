@@ -68,3 +68,44 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):  # noqa: A
 
 
 __all__ = ["prelu", "glu", "group_norm"]
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q kᵀ · scale + mask) v as ATen's math path computes it (`_scaled_dot_product_attention_math`): q and kᵀ
+    each scaled by √scale, a boolean mask (or is_causal's lower triangle) turned into -inf where it is False, rows that
+    are all masked giving 0 (`_safe_softmax`), dropout on the weights. NOTE: PyTorch runs its fused CPU flash kernel
+    for inputs that need no gradient; its sums are blocked, so those outputs may differ in the last bits."""
+    import math
+
+    from .. import surface as T
+    from . import functional as F
+
+    for i, (name, t) in enumerate((("query", query), ("key", key), ("value", value)), 1):
+        expect_tensor(t, "scaled_dot_product_attention", name, i)
+        if t.ndim < 2:
+            raise RuntimeError(f"scaled_dot_product_attention: {name} must be at least 2-dimensional")
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention(enable_gqa=True) is not available in flowgrad yet")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: query {list(query.shape)}, key {list(key.shape)} and value "
+                           f"{list(value.shape)} do not fit: query and key need the same last size, key and value the "
+                           "same sequence length")
+    length, source = query.shape[-2], key.shape[-2]
+    factor = math.sqrt(1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale))
+    attn = (query * factor) @ (key.transpose(-2, -1) * factor)
+    if is_causal:
+        attn_mask = T.ones(length, source, dtype=T.bool).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype == T.bool:  # True: take part in attention
+            attn_mask = T.zeros(attn_mask.shape, dtype=query.dtype).masked_fill(attn_mask.logical_not(), float("-inf"))
+        attn = attn + attn_mask
+    all_masked = (attn == float("-inf")).all(dim=-1, keepdim=True)
+    # NOTE: a row masked whole is softmax(-inf, ...) = nan, and nan's gradient poisons the rest: it is replaced first
+    weights = F.softmax(T.where(all_masked, T.zeros_like(attn), attn), dim=-1)
+    weights = T.where(all_masked, T.zeros_like(weights), weights)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, dropout_p, training=True)
+    return weights @ value
