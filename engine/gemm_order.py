@@ -15,6 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:
+    from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES  # numpy >= 2
+except ImportError:  # pragma: no cover - older numpy: no orders, numpy's products
+    _CPU_FEATURES = {}
+
 _F32 = np.dtype(np.float32)
 _ZERO = np.float32(0)
 BIAS_FIRST, BIAS_LAST = "bias first", "bias last"
@@ -28,15 +33,7 @@ LOOPED_DEPTH = 16  # up to this k the products are added one k at a time; past i
 MAX_DEPTH = 256  # ... and k at most past one row (measured up to k = 784; the cost grows with k)
 
 
-def _has_avx512() -> bool:
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features  # noqa: PLC0415 - numpy >= 2
-    except ImportError:  # pragma: no cover - older numpy
-        return False
-    return bool(features.get("AVX512F"))
-
-
-ACTIVE = _has_avx512()
+ACTIVE = bool(_CPU_FEATURES.get("AVX512F"))
 
 
 def product_order(a: np.ndarray, b: np.ndarray) -> str | None:

@@ -194,6 +194,19 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
         t._set_fields(arr, requires_grad)
         return t
 
+    def __deepcopy__(self, memo):
+        """copy.deepcopy(t), as torch.Tensor's: a leaf's data and requires_grad (and a deep copy of its .grad) in a new
+        tensor of its own (no recorder id, no view base); a non-leaf is refused with PyTorch's message."""
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        out = memo[id(self)] = type(self)._wrap(self._data.copy(), self._requires_grad)
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        return out
+
     # ----- autograd attributes -----
     @property
     def requires_grad(self) -> bool:

@@ -248,6 +248,7 @@ get_parameter append extend insert keys values items pop update clear get setdef
 register_forward_hook register_forward_pre_hook register_full_backward_hook
 register_backward_hook cuda"""),
     "device": _rule("type index"),  # torch.device
+    type: _rule("generate_square_subsequent_mask"),  # engine classes: nn.Transformer's static causal mask
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "distribution": _rule("sample rsample log_prob entropy cdf mean mode stddev variance probs logits loc scale low high "
                           "batch_shape event_shape has_rsample param_shape"),  # torch.distributions (engine/distributions.py)

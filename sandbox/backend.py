@@ -93,6 +93,8 @@ class Backend:
             utils_nn_proxy = ModuleProxy("torch.nn.utils", {n: getattr(nn_utils, n) for n in names.NN_UTILS_NAMES
                                                             if hasattr(nn_utils, n)})
             nn_attrs["utils"] = utils_nn_proxy
+            if hasattr(nn_utils, "pad_sequence"):  # torch.nn.utils.rnn (packed sequences are not here)
+                utils_nn_proxy.attrs["rnn"] = ModuleProxy("torch.nn.utils.rnn", {"pad_sequence": nn_utils.pad_sequence})
         nn_proxy = ModuleProxy("torch.nn", nn_attrs)
 
         optim_attrs = {name: v for name in dir(optim) if not name.startswith("_")
@@ -175,6 +177,8 @@ class Backend:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
         if utils_nn_proxy is not None:
             self.modules["torch.nn.utils"] = utils_nn_proxy
+            if "rnn" in utils_nn_proxy.attrs:
+                self.modules["torch.nn.utils.rnn"] = utils_nn_proxy.attrs["rnn"]
         if data_proxy is not None:
             self.modules["torch.utils"] = utils_proxy
             self.modules["torch.utils.data"] = data_proxy

@@ -21,8 +21,9 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .attention import MultiheadAttention, Transformer, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ParameterDict, ParameterList
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .loss import (
@@ -66,4 +67,6 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
            "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "CosineSimilarity", "PairwiseDistance"]
+           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "CosineSimilarity", "PairwiseDistance",
+           "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Transformer",
+           "ConvTranspose1d", "ConvTranspose2d"]

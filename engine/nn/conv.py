@@ -100,3 +100,55 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     _nd = 2
+
+
+class _ConvTransposeNd(_ConvNd):
+    """nn.ConvTranspose1d / 2d: the weight is (in_channels, out_channels // groups, *kernel), initialised as
+    PyTorch's (kaiming_uniform_ with a = √5, then the bias from the weight's fan-in)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise ValueError("padding must be an int or a tuple of ints for transposed convolutions")
+        Module.__init__(self)
+        resolve_device(device)
+        nd = self._nd
+        if groups <= 0 or in_channels % groups or out_channels % groups:
+            raise ValueError("in_channels and out_channels must be divisible by groups (a positive integer)")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = FL._tuple(kernel_size, nd), FL._tuple(stride, nd)
+        self.padding, self.dilation = FL._tuple(padding, nd), FL._tuple(dilation, nd)
+        self.transposed = True
+        self.output_padding = FL._tuple(output_padding, nd)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.weight = Parameter(creation.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = super().extra_repr()
+        if self.output_padding != (0,) * self._nd:
+            head, sep, tail = s.partition(", groups=") if ", groups=" in s else (s, "", "")
+            s = head + f", output_padding={self.output_padding}" + sep + tail
+        return s
+
+    def forward(self, input, output_size=None):  # noqa: A002
+        if output_size is not None:
+            raise NotImplementedError(f"{type(self).__name__}(output_size=...) is not available in flowgrad yet: "
+                                      "set output_padding when the layer is made")
+        return FL.conv_transpose(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                              self.groups, self.dilation, self._nd)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _nd = 2

@@ -188,6 +188,14 @@ softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.so
 prelu, glu, group_norm = _extra.prelu, _extra.glu, _extra.group_norm
 scaled_dot_product_attention = _extra.scaled_dot_product_attention
 
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):  # noqa: A002
+    return _layers.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):  # noqa: A002
+    return _layers.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
 # Losses: engine/nn/functional_loss.py
 mse_loss, nll_loss, cross_entropy = _loss.mse_loss, _loss.nll_loss, _loss.cross_entropy
 binary_cross_entropy, binary_cross_entropy_with_logits = _loss.binary_cross_entropy, _loss.binary_cross_entropy_with_logits

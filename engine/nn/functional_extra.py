@@ -2,7 +2,12 @@
 numbers; the graph's node names are those of the primitives). F.cosine_similarity / pairwise_distance: functional.py."""
 from __future__ import annotations
 
+import math
+
 from ..boundary import expect_tensor
+from ..creation import ones, zeros
+from ..dtypes import bool_
+from .functional_layers import dropout
 
 
 def prelu(input, weight):  # noqa: A002 — torch's names
@@ -76,11 +81,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     each scaled by √scale, a boolean mask (or is_causal's lower triangle) turned into -inf where it is False, rows that
     are all masked giving 0 (`_safe_softmax`), dropout on the weights. NOTE: PyTorch runs its fused CPU flash kernel
     for inputs that need no gradient; its sums are blocked, so those outputs may differ in the last bits."""
-    import math
-
-    from .. import surface as T
-    from . import functional as F
-
     for i, (name, t) in enumerate((("query", query), ("key", key), ("value", value)), 1):
         expect_tensor(t, "scaled_dot_product_attention", name, i)
         if t.ndim < 2:
@@ -97,15 +97,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     factor = math.sqrt(1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale))
     attn = (query * factor) @ (key.transpose(-2, -1) * factor)
     if is_causal:
-        attn_mask = T.ones(length, source, dtype=T.bool).tril()
+        attn_mask = ones(length, source, dtype=bool_).tril()
     if attn_mask is not None:
-        if attn_mask.dtype == T.bool:  # True: take part in attention
-            attn_mask = T.zeros(attn_mask.shape, dtype=query.dtype).masked_fill(attn_mask.logical_not(), float("-inf"))
+        if attn_mask.dtype == bool_:  # True: take part in attention
+            attn_mask = zeros(attn_mask.shape, dtype=query.dtype).masked_fill(attn_mask.logical_not(), float("-inf"))
         attn = attn + attn_mask
     all_masked = (attn == float("-inf")).all(dim=-1, keepdim=True)
     # NOTE: a row masked whole is softmax(-inf, ...) = nan, and nan's gradient poisons the rest: it is replaced first
-    weights = F.softmax(T.where(all_masked, T.zeros_like(attn), attn), dim=-1)
-    weights = T.where(all_masked, T.zeros_like(weights), weights)
+    weights = attn.masked_fill(all_masked, 0.0).softmax(dim=-1).masked_fill(all_masked, 0.0)
     if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p, training=True)
+        weights = dropout(weights, dropout_p, training=True)
     return weights @ value

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .. import batch_norm_cpu, ops_conv
+from ..creation import zeros
 from ..dispatch import apply
 from ..ops import OPS
 from ..random import dropout_noise
@@ -491,3 +492,46 @@ def tanhshrink(input):  # noqa: A002
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     return (-input).softmax(dim if dim is not None else -1)
+
+
+def conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    """F.conv_transpose1d / 2d composed from table ops: the input spread out by the stride (zeros between its
+    elements), padded by dilation * (kernel - 1) - padding on each side (+ output_padding after; a negative pad crops),
+    then a stride-1 convolution with each group's weight transposed and flipped. The same numbers as PyTorch's kernel
+    up to the order of its sums; the graph shows those primitives' nodes, not one ConvolutionBackward0."""
+    name = f"conv_transpose{nd}d"
+    if not isinstance(x, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(f"{name}(): argument 'input' and 'weight' must be Tensor")
+    if x.ndim not in (nd + 1, nd + 2) or weight.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(x.shape)}")
+    stride, padding = _tuple(stride, nd), _tuple(padding, nd)
+    output_padding, dilation = _tuple(output_padding, nd), _tuple(dilation, nd)
+    groups = int(groups)
+    batched = x.ndim == nd + 2
+    xb = x if batched else x.unsqueeze(0)
+    c_in, c_out_g, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    if xb.shape[1] != c_in or c_in % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(xb.shape)} "
+                           f"to have {c_in} channels, but got {xb.shape[1]} channels instead")
+    for i in range(nd):
+        if output_padding[i] >= max(stride[i], dilation[i]) or min(stride[i], dilation[i]) < 1 or padding[i] < 0:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, stride and dilation "
+                               "positive and padding non-negative")
+    spatial = xb.shape[2:]
+    spread = tuple((spatial[i] - 1) * stride[i] + 1 for i in range(nd))
+    if any(s > 1 for s in stride):
+        up = zeros((xb.shape[0], c_in, *spread), dtype=xb.dtype)
+        index = (slice(None), slice(None), *(slice(None, None, s) for s in stride))
+        up[index] = xb
+    else:
+        up = xb
+    pads = []
+    for i in reversed(range(nd)):  # F.pad's order: last dim first
+        edge = dilation[i] * (kernel[i] - 1) - padding[i]
+        pads += [edge, edge + output_padding[i]]
+    up = pad(up, pads)
+    w = weight.reshape(groups, c_in // groups, c_out_g, *kernel).transpose(1, 2)
+    w = w.reshape(groups * c_out_g, c_in // groups, *kernel).flip(list(range(2, nd + 2)))
+    out = _conv(up, w, bias, 1, 0, dilation, groups, nd)
+    return out if batched else out.squeeze(0)

@@ -31,6 +31,10 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         pass
 
+    def __deepcopy__(self, memo):  # Parameter.__deepcopy__: its data and requires_grad, never its .grad
+        out = memo[id(self)] = type(self)(Tensor._wrap(self._data.copy()), self._requires_grad)
+        return out
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
