@@ -44,6 +44,7 @@ TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 TORCH_NAMES |= frozenset("""median nansum nanmean bincount addcmul addcdiv movedim moveaxis take_along_dim
 tril_indices triu_indices""".split())
 TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef".split())  # engine/linalg_solve.py
+TORCH_NAMES |= frozenset("quantile nanquantile".split())  # engine/tensor_quantile.py
 # type promotion asked directly (engine/tensor_promotion_names.py): dtypes in, a dtype or a bool out
 TORCH_NAMES |= frozenset("result_type promote_types can_cast".split())
 # bitwise ops on integer and bool tensors (engine/tensor_bitwise_names.py)
@@ -149,4 +150,4 @@ TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_s
 # issue 21: statistics, fused updates, linear algebra and windows programs bring (engine/tensor_stats.py,
 # engine/linalg_solve.py)
 TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"
-                 " multinomial svd cholesky slogdet pinverse stride unfold")
+                 " multinomial svd cholesky slogdet pinverse stride unfold quantile nanquantile")

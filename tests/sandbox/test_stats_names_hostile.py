@@ -130,3 +130,25 @@ def test_bin_and_frozenset_refuse_what_they_must(line, kind):
     e = err(f"x = 1\ny = {line}\n")
     assert e["type"] in (kind, "SandboxViolation") and e["line"] == 2, e
     assert not leaks(e["message"])
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("torch.quantile(torch.ones(10), torch.rand(10**8))", "LimitExceeded"),
+    ("torch.quantile(torch.ones(3000, 3000), torch.rand(3000), dim=1)", "LimitExceeded"),
+    ("torch.quantile(torch.ones(3), 2.0)", "RuntimeError"),
+    ("torch.quantile(torch.ones(3), 'a')", "TypeError"),
+    ("torch.ones(3).quantile(0.5, dim='a')", "TypeError"),
+    ("torch.ones(3).nanquantile(0.5, interpolation='x')", "RuntimeError"),
+    ("torch.quantile.__globals__", "AttributeError"),
+])
+def test_quantile_is_bounded_and_sealed(line, kind):
+    e = err(f"import torch\nx = torch.ones(2, 3)\ny = {line}\n")
+    assert e["type"] in (kind, "SandboxViolation") and e["line"] == 3, e
+    assert not leaks(e["message"])
+
+
+def test_quantile_in_a_program_prints_what_pytorch_prints():
+    pytest.importorskip("torch")
+    same_as_cpython("import torch\ntorch.manual_seed(0)\nx = torch.randn(5, 4)\n"
+                    "print(torch.quantile(x, 0.5), x.quantile(torch.tensor([0.25, 0.75]), dim=0), "
+                    "torch.nanquantile(torch.tensor([1.0, float('nan'), 3.0]), 0.5, interpolation='lower'))\n")
