@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import files, plots, stdlib_tools
+from . import files, plots, stdlib_re, stdlib_tools
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
@@ -322,7 +322,7 @@ NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SC
 PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
 # ---- the run's files (sandbox/files.py): every method is the file object's own, bounded by the run's file budget
 FILE_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in
-              {**files.ATTRIBUTE_RULES, **stdlib_tools.ATTRIBUTE_RULES}.items()}  # (and tqdm bars, sys's streams)
+              {**files.ATTRIBUTE_RULES, **stdlib_tools.ATTRIBUTE_RULES, **stdlib_re.ATTRIBUTE_RULES}.items()}
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES, **FILE_RULES})
 
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES

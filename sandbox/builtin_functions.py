@@ -40,7 +40,7 @@ from .stdlib_tools import StdStream
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
 FORBIDDEN_BUILTINS = frozenset("""eval exec compile setattr delattr globals locals vars
-dir input breakpoint help memoryview object id hash exit quit __import__ __build_class__ issubclass
+dir input breakpoint help memoryview object hash exit quit __import__ __build_class__ issubclass
 bytearray""".split())
 
 
@@ -241,6 +241,15 @@ def make_builtins(interp) -> dict:
             return text
         return digits
 
+    def _id(obj):
+        """The stand-in address every repr of `obj` shows, as an int (CPython's id is the address its repr shows):
+        stable while the object lives, never the server's memory."""
+        number = interp.addresses.number(obj)
+        if number is None:
+            raise limit_error("id() of more distinct objects than a run remembers", None,
+                              f"{interp.addresses.MAX_REMEMBERED:,} objects")
+        return number
+
     it = interp.iterate
     functions = {
         "print": _print, "len": _len, "range": range, "abs": abs, "round": _round, "sum": _sum,
@@ -253,7 +262,7 @@ def make_builtins(interp) -> dict:
         "filter": lambda fn, iterable: filter(fn, it(iterable)), "iter": lambda x: it(x), "next": _next,
         "callable": _callable, "type": _type, "getattr": _getattr, "hasattr": interp.has_attribute,
         "divmod": lambda a, b: divmod(a, b), "pow": _pow, "chr": lambda i: chr(i), "ord": lambda c: ord(c),
-        "bin": _digits(bin), "hex": _digits(hex), "oct": _digits(oct),
+        "bin": _digits(bin), "hex": _digits(hex), "oct": _digits(oct), "id": _id,
     }
     b = {name: Builtin(name, fn, interp) for name, fn in functions.items()}
     types = {"float": (float, lambda x=0.0: float(x)), "int": (int, _int), "bool": (bool, lambda x=False: bool(x)),

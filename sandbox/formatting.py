@@ -26,6 +26,7 @@ from .errors import limit_error, scrub
 from .files import RunFile
 from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor, UserInstance
 from .plots import HANDLE_TYPES as PLOT_HANDLES
+from .stdlib_re import REPR_TYPES as RE_TYPES
 from .stdlib_tools import REPR_TYPES as TOOL_TYPES
 
 _SPEC_RE = re.compile(r"(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnosxX%]?\Z", re.S)
@@ -62,6 +63,14 @@ class FakeAddresses:
 
     def of(self, obj) -> str:
         return self._for(id(obj))
+
+    def number(self, obj) -> int | None:
+        """`of(obj)` as an int, for the program's id(): None when the table is full and obj is not in it (a stand-in
+        not remembered would change from call to call)."""
+        key = id(obj)
+        if key not in self._by_id and len(self._by_id) >= self.MAX_REMEMBERED:
+            return None
+        return int(self._for(key), 16)
 
     def _for(self, key: int) -> str:
         a = self._by_id.get(key)
@@ -263,7 +272,7 @@ class Formatting:
             return _numpy_text(v, repr, 4 * self.max_out)          # summarising threshold, and checked)
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
             return repr(v)
-        if t is RunFile or t in TOOL_TYPES:  # an open file's name and mode; a typing hint, sys's streams, a bar
+        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES:  # a file's name and mode; hints, streams, a bar, re's
             return repr(v)
         if isinstance(v, B.Tensor):
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either

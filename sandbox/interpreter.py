@@ -57,6 +57,7 @@ from .objects import (
     UserInstance,
 )
 from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
+from .stdlib_re import RegexMatch
 from .stdlib_tools import TypeHint
 from .suggest import did_you_mean
 
@@ -472,7 +473,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             if type(key) not in SCALARS:  # (a number counts nothing)
                 self.check_data(key)
             return obj[key]
-        if t is UserInstance or t is TypeHint or t is IndexTrick:  # its class's __getitem__; `List[int]`; np.c_
+        if t is UserInstance or t is TypeHint or t is IndexTrick or t is RegexMatch:  # __getitem__, List[int], np.c_, m[0]
             return obj[key]
         B = self.B
         if t is np.ndarray:

@@ -130,8 +130,8 @@ class UserFunction:
         self.interp.check_data(r)
         return r
 
-    def __repr__(self):
-        return f"<function {self.name}>" if not self.is_lambda else "<function <lambda>>"
+    def __repr__(self):  # CPython's, with the run's stand-in address (sandbox/formatting.py FakeAddresses)
+        return f"<function {'<lambda>' if self.is_lambda else self.qualname} at {self.interp.addresses.of(self)}>"
 
     __str__ = __repr__
 
@@ -150,7 +150,11 @@ class BoundMethod:
         return r
 
     def __repr__(self):
-        return f"<bound method {getattr(self.func, 'name', 'function')}>"
+        func = self.func
+        name = getattr(func, "qualname", None) or getattr(func, "name", "function")
+        interp = getattr(func, "interp", None)
+        return f"<bound method {name} of {interp.repr_value(self.obj)}>" if interp is not None else \
+            f"<bound method {name}>"
 
     __str__ = __repr__
 
@@ -351,7 +355,7 @@ class UserClass:
         return self.interp.instantiate(self, args, kwargs)
 
     def __repr__(self):
-        return f"<class '{self.name}'>"
+        return f"<class '__main__.{self.qualname}'>"
 
     __str__ = __repr__
 
@@ -365,8 +369,8 @@ class UserInstance(InstanceProtocol):
         self.cls = cls
         self.attrs = {}
 
-    def __repr__(self):
-        return f"<{self.cls.name} object>"
+    def __repr__(self):  # CPython's, with the run's stand-in address
+        return f"<__main__.{self.cls.qualname} object at {self.cls.interp.addresses.of(self)}>"
 
     __str__ = __repr__
 

@@ -231,3 +231,21 @@ def test_copies_count_against_the_runs_budget():
 def test_from_future_import_annotations_changes_nothing():
     assert same_as_cpython("from __future__ import annotations, division\ndef f(x: 'Undefined') -> 'Nope':\n"
                            "    return x / 2\nprint(f(3))\n") == "1.5\n"
+
+
+def test_id_is_the_address_every_repr_shows():
+    assert same_as_cpython("a = [1]\nb = a\nclass C:\n    pass\nc = C()\n"
+                           "print(id(a) == id(b), id(a) == id([1]), hex(id(c)) in repr(c), type(id(a)).__name__)\n"
+                           "seen = {id(a): 'a'}\nprint(seen.get(id(b)), id(c) == id(c))\n") == "True False True int\na True\n"
+    out = ok("x = [1]\nprint(hex(id(x)), x.__class__.__name__)\n")
+    assert out.startswith("0x7f0000") and not leaks(out.replace("0x7f0000", ""))
+
+
+@pytest.mark.parametrize("source, kind", [
+    ("y = id()", "TypeError"),
+    ("xs = [[] for _ in range(70000)]\ny = [id(x) for x in xs]", "LimitExceeded"),
+    ("y = id.__self__", "AttributeError"),
+])
+def test_id_is_bounded(source, kind):
+    e = err(source + "\n")
+    assert e["type"] in (kind, "SandboxViolation"), e
