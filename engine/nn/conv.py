@@ -43,12 +43,15 @@ class _ConvNd(Module):
         self.output_padding = (0,) * nd
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        self.weight = Parameter(creation.empty(*self._weight_shape(), dtype=dtype))
         if bias:
             self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _weight_shape(self):
+        return (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
 
     def reset_parameters(self):
         # PyTorch's default: kaiming_uniform(a=√5) on the weight, then U(±1/√fan_in) on the bias.
@@ -112,24 +115,13 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         if isinstance(padding, str):
             raise ValueError("padding must be an int or a tuple of ints for transposed convolutions")
-        Module.__init__(self)
-        resolve_device(device)
-        nd = self._nd
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError("in_channels and out_channels must be divisible by groups (a positive integer)")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = FL._tuple(kernel_size, nd), FL._tuple(stride, nd)
-        self.padding, self.dilation = FL._tuple(padding, nd), FL._tuple(dilation, nd)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         device, dtype)
         self.transposed = True
-        self.output_padding = FL._tuple(output_padding, nd)
-        self.groups = groups
-        self.padding_mode = padding_mode
-        self.weight = Parameter(creation.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        self.output_padding = FL._tuple(output_padding, self._nd)
+
+    def _weight_shape(self):
+        return (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
 
     def extra_repr(self):
         s = super().extra_repr()
