@@ -8,6 +8,7 @@ Unicode lookalikes of `__class__` or `eval` are seen as what they are.
 from __future__ import annotations
 
 import ast
+import gc
 import warnings
 
 from .errors import ProgramError, limit_error
@@ -63,6 +64,23 @@ def bad_name(name: str) -> bool:
     return name.startswith("__") and name not in ALLOWED_DUNDER_NAMES
 
 
+def _parse(source: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename="<program>", mode="exec")
+    except SystemError as e:
+        if "recursion depth mismatch" not in str(e):
+            raise
+    # NOTE: CPython 3.11's AST constructor can report a spurious recursion-depth mismatch when other Python code (a
+    # collector's weakref callback) runs while it builds the tree (python/cpython#106905): parsed again, collector off
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(source, filename="<program>", mode="exec")
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def parse_program(source: str, limits) -> ast.Module:
     """Parse and check `source`; raise ProgramError (or LimitError) on any problem."""
     if not isinstance(source, str):
@@ -72,7 +90,7 @@ def parse_program(source: str, limits) -> ast.Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings would go to the host's stderr
-            tree = ast.parse(source, filename="<program>", mode="exec")
+            tree = _parse(source)
     except SyntaxError as e:  # includes IndentationError, TabError
         line = e.lineno
         col = (e.offset - 1) if isinstance(e.offset, int) and e.offset > 0 else 0
