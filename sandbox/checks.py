@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import gc
+import os
+import threading
 import warnings
 
 from .errors import ProgramError, limit_error
@@ -64,21 +66,37 @@ def bad_name(name: str) -> bool:
     return name.startswith("__") and name not in ALLOWED_DUNDER_NAMES
 
 
-def _parse(source: str) -> ast.Module:
-    try:
-        return ast.parse(source, filename="<program>", mode="exec")
-    except SystemError as e:
-        if "recursion depth mismatch" not in str(e):
-            raise
-    # NOTE: CPython 3.11's AST constructor can report a spurious recursion-depth mismatch when other Python code (a
-    # collector's weakref callback) runs while it builds the tree (python/cpython#106905): parsed again, collector off
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return ast.parse(source, filename="<program>", mode="exec")
-    finally:
-        if enabled:
-            gc.enable()
+# NOTE: CPython 3.11's AST constructor keeps a recursion counter per interpreter, which two threads parsing at once
+# share: one of them then fails with a spurious "AST constructor recursion depth mismatch" (python/cpython#106905).
+# Every parse here takes this lock (the server's trace builder parses too: app/trace/hierarchy.py); a forked run
+# process gets a fresh one, as a lock a parent's thread held at the fork would never be released in the child.
+_PARSE_LOCK = threading.Lock()
+
+
+def _fresh_lock() -> None:
+    global _PARSE_LOCK
+    _PARSE_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
+
+
+def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+    """ast.parse, one thread at a time; a depth mismatch that still comes (a collector's callback that ran during
+    the parse) is parsed once more with the collector off."""
+    with _PARSE_LOCK:
+        try:
+            return ast.parse(source, filename=filename, mode="exec")
+        except SystemError as e:
+            if "recursion depth mismatch" not in str(e):
+                raise
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return ast.parse(source, filename=filename, mode="exec")
+        finally:
+            if enabled:
+                gc.enable()
 
 
 def parse_program(source: str, limits) -> ast.Module:
@@ -90,7 +108,7 @@ def parse_program(source: str, limits) -> ast.Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings would go to the host's stderr
-            tree = _parse(source)
+            tree = parse_python(source, "<program>")
     except SyntaxError as e:  # includes IndentationError, TabError
         line = e.lineno
         col = (e.offset - 1) if isinstance(e.offset, int) and e.offset > 0 else 0

@@ -23,6 +23,7 @@ import numpy as np
 
 from app.trace.values import flat_floats, num, to_float
 from engine.trace_events import BACKWARD_BEGIN, BACKWARD_ERROR
+from sandbox.checks import parse_python
 
 MIN_REPEATS = 3  # a fold is at least this many repetitions
 MAX_PERIOD = 400  # longest loop body (units) looked for
@@ -108,8 +109,8 @@ def loop_lines(source: str) -> list[tuple[int, int, str, tuple | None]]:
     """``for NAME in …`` loops of the source: (first body line, last line, NAME, range args or None),
     innermost last. Parsed only, never executed; a source that does not parse has none."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+        tree = parse_python(source)
+    except (SyntaxError, ValueError, RecursionError, SystemError):
         return []
     out = []
     for node in ast.walk(tree):
