@@ -2,9 +2,11 @@
 
 Python's regular expressions run in C and cannot be interrupted: a pattern that backtracks catastrophically would hold
 the run past every budget the interpreter checks. So a pattern is parsed first and refused when it has the shapes
-that backtrack exponentially or in a high power of the text's length: a repeat inside an unbounded repeat (`(a+)+`),
-an unbounded repeat of alternatives (`(a|ab)*`), backreferences, or more than MAX_UNBOUNDED unbounded repeats; texts
-are at most MAX_TEXT characters. The process's CPU limit (hard_kill_s) stays the last line behind these rules. Match
+that backtrack exponentially: a repeat inside a long repeat (`(a+)+`, `(a{1,1000}){1,1000}`), a long repeat of
+alternatives (`(a|ab)*`), backreferences, more than MAX_UNBOUNDED long repeats. A long repeat (unbounded, or more than
+LONG) can still backtrack in a power of the text's length (`re.findall('(?=(a*))', text)` is quadratic, `a*a*b`
+cubic): a pattern with k of them runs over at most WORK ** (1 / (k + 1)) characters (10,000 for one, 464 for two),
+MAX_TEXT for none. The process's CPU limit (hard_kill_s) stays the last line behind these rules. Match
 objects and compiled patterns are wrappers with the methods programs call; a function given as `repl` runs through
 the interpreter.
 """
@@ -24,7 +26,9 @@ from .objects import Builtin, ModuleProxy
 
 MAX_PATTERN = 1000  # characters of a pattern
 MAX_TEXT = 1_000_000  # characters of a text a pattern runs over
-MAX_UNBOUNDED = 4  # unbounded repeats (`*`, `+`, `{n,}`) in one pattern
+MAX_UNBOUNDED = 4  # long repeats (`*`, `+`, `{n,}`, `{n,m}` past LONG) in one pattern
+LONG = 16  # a repeat of at most this many is a constant factor; past it, a power of the text's length
+WORK = 10 ** 8  # characters ** (long repeats + 1) a pattern may cost: ~0.1 s of backtracking at worst
 _REPEATS = (_sre_constants.MAX_REPEAT, _sre_constants.MIN_REPEAT, getattr(_sre_constants, "POSSESSIVE_REPEAT", None))
 _MAXREPEAT = _sre_constants.MAXREPEAT
 FLAGS = {"I": re.I, "IGNORECASE": re.I, "M": re.M, "MULTILINE": re.M, "S": re.S, "DOTALL": re.S, "X": re.X,
@@ -41,43 +45,43 @@ def _has_branch(items) -> bool:
     return False
 
 
-def _risky(items, inside_unbounded: bool, counts: list) -> str | None:
-    """Why the parsed pattern `items` could backtrack without bound, or None."""
+def _risky(items, inside_long: bool, counts: list) -> str | None:
+    """Why the parsed pattern `items` could backtrack without bound, or None; `counts[0]` counts its long repeats."""
     for op, av in items:
         if op in _REPEATS and op is not None:
             low, high, body = av
-            unbounded = high == _MAXREPEAT
-            if unbounded:
+            long = high > LONG  # (an unbounded repeat's high is MAXREPEAT)
+            if long:
                 counts[0] += 1
-            if inside_unbounded and (unbounded or high > 1):
-                return "a repeat inside an unbounded repeat (such as (a+)+) can take exponential time"
-            if unbounded and _has_branch(body):
-                return "an unbounded repeat of alternatives (such as (a|ab)*) can take exponential time"
-            why = _risky(body, inside_unbounded or unbounded, counts)
+            if inside_long and high > 1:
+                return "a repeat inside a long repeat (such as (a+)+) can take exponential time"
+            if long and _has_branch(body):
+                return "a long repeat of alternatives (such as (a|ab)*) can take exponential time"
+            why = _risky(body, inside_long or long, counts)
             if why:
                 return why
         elif op == _sre_constants.SUBPATTERN:
-            why = _risky(av[-1], inside_unbounded, counts)
+            why = _risky(av[-1], inside_long, counts)
             if why:
                 return why
         elif op == _sre_constants.BRANCH:
             for branch in av[1]:
-                why = _risky(branch, inside_unbounded, counts)
+                why = _risky(branch, inside_long, counts)
                 if why:
                     return why
         elif op in (_sre_constants.GROUPREF, _sre_constants.GROUPREF_EXISTS):
             return "backreferences can take exponential time"
         elif op in (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT):
-            why = _risky(av[1], inside_unbounded, counts)
+            why = _risky(av[1], inside_long, counts)
             if why:
                 return why
     return None
 
 
 def checked_pattern(pattern, flags=0):
-    """`re.compile(pattern, flags)` once the pattern passed the rules above."""
+    """`re.compile(pattern, flags)` once the pattern passed the rules above, and the longest text it may run over."""
     if isinstance(pattern, RegexPattern):
-        return pattern.compiled
+        return pattern.compiled, pattern.max_text
     if type(pattern) is not str:
         raise TypeError(f"first argument must be string or compiled pattern, not {type(pattern).__name__} "
                         "(flowgrad's re takes str patterns)")
@@ -93,10 +97,11 @@ def checked_pattern(pattern, flags=0):
         raise ValueError(f"bad regular expression: {e}") from None
     why = _risky(parsed, False, counts)
     if why is None and counts[0] > MAX_UNBOUNDED:
-        why = f"more than {MAX_UNBOUNDED} unbounded repeats can take a high power of the text's length"
+        why = f"more than {MAX_UNBOUNDED} long repeats can take a high power of the text's length"
     if why:
         raise ValueError(f"this regular expression is refused in flowgrad: {why}")
-    return re.compile(pattern, flags)
+    max_text = MAX_TEXT if not counts[0] else int(round(WORK ** (1 / (counts[0] + 1))))
+    return re.compile(pattern, flags), max_text
 
 
 class RegexMatch:
@@ -142,10 +147,11 @@ def _wrap(m):
 class RegexPattern:
     """What re.compile returns: the module's functions bound to the pattern."""
 
-    __slots__ = ("compiled", "interp")
+    __slots__ = ("compiled", "max_text", "interp")
 
-    def __init__(self, compiled, interp):
+    def __init__(self, compiled, max_text, interp):
         self.compiled = compiled
+        self.max_text = max_text  # the longest text it runs over (checked_pattern)
         self.interp = interp
 
     @property
@@ -163,8 +169,10 @@ class RegexPattern:
     def _text(self, string):
         if type(string) is not str:
             raise TypeError(f"expected string or bytes-like object, got '{self.interp.type_name(string)}'")
-        if len(string) > MAX_TEXT:
-            raise limit_error(f"a regular expression over {len(string):,} characters", None, f"{MAX_TEXT:,} characters")
+        if len(string) > self.max_text:
+            raise limit_error(f"this regular expression over {len(string):,} characters", None,
+                              f"{self.max_text:,} characters for a pattern with "
+                              f"{'no' if self.max_text == MAX_TEXT else 'its'} long repeats")
         return string
 
     def match(self, string, pos=0, endpos=None):
@@ -191,14 +199,26 @@ class RegexPattern:
         return out
 
     def _repl(self, repl):
-        if type(repl) is str:
-            return repl
+        """`repl` as a function that counts what it puts in: re.sub builds its whole result in C before anything here
+        sees it, so a short template over a long text ('b' * 1000 for each of a million matches) is stopped as its
+        pieces pass the run's string budget, not after."""
         interp = self.interp
+        template = repl if type(repl) is str else None
+        if template is not None:
+            try:
+                self.compiled.sub(repl, "")  # a bad template (an unknown group, a bad escape): re's error, now
+            except re.error as e:  # (re.error is no ValueError: raised as one, as compile's, caught by `except re.error`)
+                raise ValueError(f"bad replacement: {e}") from None
+        made = [0]
 
         def call(m):
-            r = interp.call(repl, [RegexMatch(m)], {})
+            r = m.expand(template) if template is not None else interp.call(repl, [RegexMatch(m)], {})
             if type(r) is not str:
                 raise TypeError(f"expected str instance, {interp.type_name(r)} found")
+            made[0] += len(r)
+            if made[0] > interp.max_seq:
+                raise limit_error(f"re.sub made more than {interp.max_seq:,} characters", "max_live_elements",
+                                  interp.max_seq)
             return r
         return call
 
@@ -233,7 +253,7 @@ REPR_TYPES = (RegexPattern, RegexMatch)
 
 def re_module(interp) -> ModuleProxy:
     def compile_(pattern, flags=0):
-        return RegexPattern(checked_pattern(pattern, flags), interp)
+        return RegexPattern(*checked_pattern(pattern, flags), interp)
 
     def match(pattern, string, flags=0):
         return compile_(pattern, flags).match(string)

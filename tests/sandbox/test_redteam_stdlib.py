@@ -482,3 +482,28 @@ def test_colorbar_set_label_is_bounded():
     for args in [*_PLOT_ARGS, "'$\\\\frac{' * 40", "'x', fontsize=10**9", "'x', color=print"]:
         _within_budgets("import matplotlib.pyplot as plt\nim = plt.imshow([[1, 2], [3, 4]])\ncb = plt.colorbar(im)\n"
                         f"{SHARED_1E6}r = cb.set_label({args})\nplt.show()\nprint(type(r))", measure_memory=False)
+
+
+# ---------------------------------------------------------------- re (sandbox/stdlib_re.py): C code nothing interrupts
+@pytest.mark.parametrize("source, kind", [
+    # quadratic: a lookahead's repeat at every one of a million positions (it once ran past the 60 s alarm)
+    ("import re\nx = re.findall('(?=(a*))', 'a' * 999_999)", "LimitExceeded"),
+    # a bounded repeat inside a bounded repeat of a thousand: exponential (it once ran past the 60 s alarm)
+    ("import re\nx = re.match('(a{1,1000}){1,1000}$', 'a' * 5000 + 'b')", "ValueError"),
+    ("import re\nx = re.match('a{1,100000}a{1,100000}b', 'a' * 200_000)", "LimitExceeded"),
+    ("import re\nx = re.search('a*a*a*a*b', 'a' * 100)", "LimitExceeded"),
+    ("import re\nx = re.sub('a', 'b' * 20, 'a' * 999_999)", "LimitExceeded"),  # 20 million characters made
+    ("import re\nx = re.compile('a').compiled", "AttributeError"),
+    ("import re\nx = re.match('a', 'a').re", "AttributeError"),
+])
+def test_re_stays_bounded_and_closed(source, kind):
+    out = run(source)
+    assert out.error is not None and out.error["type"] == kind, (out.error, out.stdout[:100])
+    assert out.elapsed < 5
+
+
+def test_re_within_its_bounds_stays_quick():
+    # the worst the bounds let through: one long repeat over 10,000 characters, two over 464
+    out = run("import re\nx = re.findall('(?=(a*))', 'a' * 10_000)\ny = re.findall('a*a*b', 'a' * 464)\n"
+              "print(len(x), len(y))")
+    assert out.error is None and out.stdout == "10001 0\n" and out.elapsed < 5
