@@ -329,7 +329,7 @@ class ArgumentParser:
         interp = self.interp
         if len(self.specs) >= MAX_ARGUMENTS:
             raise limit_error(f"more than {MAX_ARGUMENTS:,} arguments", None, MAX_ARGUMENTS)
-        if not names or not all(type_ is str for type_ in map(builtins_type, names)):
+        if not names or not all(isinstance(n, str) for n in names):
             raise TypeError("add_argument() takes the argument's names as strings")
         if action not in ARG_ACTIONS:
             raise ValueError(f"unknown action {action!r} (flowgrad's argparse takes {', '.join(ARG_ACTIONS)})")
@@ -347,6 +347,10 @@ class ArgumentParser:
                 "optional": optional}
         self.specs.append(spec)
         return None
+
+    def __repr__(self):  # Python's, for `python program.py` (never the default repr: it would show a server address)
+        return (f"ArgumentParser(prog='program.py', usage=None, description={self.interp.repr_value(self.description)}, "
+                "formatter_class=<class 'argparse.HelpFormatter'>, conflict_handler='error', add_help=True)")
 
     def set_defaults(self, **kwargs):
         self.interp.check_data(kwargs)
@@ -444,10 +448,6 @@ class ArgumentParser:
                     and s["action"] == "store":
                 values[s["dest"]] = self._convert(s, values[s["dest"]])
         return namespace_of(interp, values), rest
-
-
-def builtins_type(x):
-    return type(x)
 
 
 def namespace_of(interp, values: dict):

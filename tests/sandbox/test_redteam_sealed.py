@@ -316,3 +316,43 @@ def test_create_graph_backward_twice_frees_nothing_it_needs():
     out = ok("x = torch.tensor([0.5, -1.0], requires_grad=True)\ny = (x ** 3).sum()\ny.backward(create_graph=True)\n"
              "y.backward(create_graph=True)\nx.grad.sum().backward()\nprint(x.grad)")
     assert out == "tensor([ 7.5000, -6.0000], grad_fn=<AddBackward0>)\n", out  # torch's
+
+
+# ---------------------------------------------------------------- eleventh session: the new names, tried from outside
+# copy, typing, sys, json, tqdm, argparse, re, torch.distributions, attention, np.c_, contourf, id(): each probe once
+# looked for a way past them (internals, the interpreter behind a bound method, a class's dunders, a program object
+# handed to C); every one is refused, and what the others print is sealed.
+@pytest.mark.parametrize("source", [
+    "import copy\nimport torch\nm = torch.nn.Linear(2, 2)\nm2 = copy.deepcopy(m)\nx = m2.__dict__",
+    "import copy\nclass C:\n    def __init__(self):\n        self.f = print\nx = copy.deepcopy(C()).f.fn",
+    "import typing\nx = typing.List[int].text",
+    "import typing\nx = getattr(typing.List, '__orig' + 'in__')",
+    "import sys\nx = sys.modules",
+    "import sys\nx = sys.stdout.write.__self__",
+    "import warnings\nx = warnings.warn.fn.__globals__",
+    "from tqdm import tqdm\nx = tqdm([1]).iterable",
+    "from tqdm import tqdm\nx = tqdm([1]).update.__self__",
+    "import argparse\nx = argparse.ArgumentParser().specs",
+    "import argparse\nx = argparse.Namespace(a=1).__class__.__dict__",
+    "import re\nx = re.match('a', 'a').re",
+    "import re\nx = re.compile('a').compiled",
+    "import torch\nx = torch.distributions.Normal(0., 1.).__dict__",
+    "import torch\nx = torch.distributions.Categorical(logits=torch.zeros(2)).__getattr__",
+    "import torch\nx = torch.nn.Transformer.generate_square_subsequent_mask.__code__",
+    "import torch\nx = torch.nn.MultiheadAttention(4, 2).__class__.__bases__",
+    "import matplotlib.pyplot as plt\nx = plt.contourf([[1, 2], [3, 4]]).__class__.__mro__",
+    "import numpy as np\nx = np.c_.gate",
+])
+def test_the_new_names_hold_no_way_out(source):
+    e = err(source + "\n")
+    assert e["type"] in ("AttributeError", "SandboxViolation", "NameError"), e
+    sealed(e["message"])
+
+
+def test_what_the_new_names_print_is_sealed():
+    out = ok("import sys, copy, torch, numpy as np\nfrom tqdm import tqdm\nimport argparse, re, typing\n"
+             "print(sys.stdout, sys.stdout.__class__, np.c_.__class__, tqdm([1]), argparse.ArgumentParser(), re.compile('a'),"
+             " re.match('a', 'a'), typing.Dict[str, int], torch.distributions.Normal(0., 1.), id(print), hex(id(copy)),"
+             " copy.deepcopy(torch.nn.Linear), torch.nn.MultiheadAttention(4, 2))\n")
+    sealed(out)
+    assert "StdStream" in out or "TextIOWrapper" in out
