@@ -50,7 +50,6 @@ class Distribution:
     """The base: batch and event shapes, sample through rsample without gradient, validation, PyTorch's repr."""
 
     has_rsample = False
-    arg_constraints: dict = {}
     _validate_args = True
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
@@ -158,12 +157,38 @@ def _probs_to_logits(probs, is_binary=False):
     return T.log(clamped) - T.log1p(-clamped) if is_binary else T.log(clamped)
 
 
-class Categorical(Distribution):
-    _params = ("probs", "logits")
+class _ProbsOrLogits(Distribution):
+    """Categorical's and Bernoulli's: one parameterisation given (`_given`), the other made from it on first read, as
+    PyTorch's lazy_property makes it (`_to_probs` / `_to_logits`)."""
 
-    def __init__(self, probs=None, logits=None, validate_args=None):
+    @staticmethod
+    def _one_of(probs, logits):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+    def __getattr__(self, name):
+        if name == "probs" and "logits" in self.__dict__:
+            self.probs = self._to_probs(self.logits)
+            return self.probs
+        if name == "logits" and "probs" in self.__dict__:
+            self.logits = self._to_logits(self.probs)
+            return self.logits
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __repr__(self):
+        v = self.__dict__[self._given]
+        return f"{type(self).__name__}({self._given}: {format(v, '') if v.numel() == 1 else v.size()})"
+
+
+class Categorical(_ProbsOrLogits):
+    @staticmethod
+    def _to_probs(logits):
+        return F.softmax(logits, dim=-1)
+
+    _to_logits = staticmethod(_probs_to_logits)
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._one_of(probs, logits)
         if probs is not None:
             if not isinstance(probs, Tensor) or probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
@@ -179,19 +204,6 @@ class Categorical(Distribution):
         super().__init__(param.size()[:-1] if param.dim() > 1 else Size(), validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((probs >= 0).all()):
             raise self._invalid("probs", self.probs, "Simplex()")
-
-    def __getattr__(self, name):  # PyTorch's lazy_property: the other parameterisation, made on first read
-        if name == "probs" and "logits" in self.__dict__:
-            self.probs = F.softmax(self.logits, dim=-1)
-            return self.probs
-        if name == "logits" and "probs" in self.__dict__:
-            self.logits = _probs_to_logits(self.probs)
-            return self.logits
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def __repr__(self):
-        v = self.__dict__[self._given]
-        return f"{type(self).__name__}({self._given}: {format(v, '') if v.numel() == 1 else v.size()})"
 
     @property
     def param_shape(self):
@@ -233,12 +245,15 @@ class Categorical(Distribution):
         return -p_log_p.sum(-1)
 
 
-class Bernoulli(Distribution):
-    _params = ("probs", "logits")
+class Bernoulli(_ProbsOrLogits):
+    _to_probs = staticmethod(T.sigmoid)
+
+    @staticmethod
+    def _to_logits(probs):
+        return _probs_to_logits(probs, is_binary=True)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        self._one_of(probs, logits)
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
             self._given = "probs"
@@ -248,17 +263,6 @@ class Bernoulli(Distribution):
             (self.logits,) = broadcast_all(logits)
             self._given = "logits"
         super().__init__(self.__dict__[self._given].size(), validate_args=validate_args)
-
-    def __getattr__(self, name):
-        if name == "probs" and "logits" in self.__dict__:
-            self.probs = T.sigmoid(self.logits)
-            return self.probs
-        if name == "logits" and "probs" in self.__dict__:
-            self.logits = _probs_to_logits(self.probs, is_binary=True)
-            return self.logits
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    __repr__ = Categorical.__repr__
 
     @property
     def mean(self):

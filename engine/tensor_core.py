@@ -165,6 +165,13 @@ class Size(tuple):
 
 
 
+def counted(t):
+    """`t`, a new tensor made outside an op (a deep copy), counted against the run's live elements."""
+    if STATE.limits is not None:
+        STATE.limits.track(t)
+    return t
+
+
 class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, FuncsMixin):
     __slots__ = ("_data", "_grad", "_requires_grad", "_grad_fn", "_acc", "_retains_grad", "_rid", "_untracked",
                  "_view_base", "__weakref__")
@@ -202,10 +209,16 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
                                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        out = memo[id(self)] = type(self)._wrap(self._data.copy(), self._requires_grad)
+        out = memo[id(self)] = counted(type(self)._wrap(self._copied_data(), self._requires_grad))
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
         return out
+
+    def _copied_data(self):
+        """A copy of the data for a deep copy, refused before it is made past the run's limits (engine/limits.py)."""
+        if STATE.limits is not None:
+            STATE.limits.before_alloc(self._data.shape)
+        return self._data.copy()
 
     # ----- autograd attributes -----
     @property

@@ -2,8 +2,8 @@
 
 Python's own deepcopy walks any object's `__dict__` and `__reduce_ex__`; here that would reach the interpreter behind
 a program's functions and classes. This walker copies only what a program's data is made of: numbers and strings
-(themselves), lists, dicts, tuples, sets and collections' containers, tensors as PyTorch copies them (a Parameter
-without its .grad, a tensor with it, a non-leaf refused with PyTorch's message), numpy arrays, modules (their
+(themselves), lists, dicts, tuples, sets and collections' containers, tensors by their own __deepcopy__ (the engine's,
+as PyTorch's: a Parameter without its .grad, a tensor with it, a non-leaf refused), numpy arrays, modules (their
 `__dict__`: parameters, buffers, submodules, attributes) and instances of the program's classes. Functions, classes
 and modules are shared, as Python shares them. Anything else (an optimizer, a DataLoader, an open file) is refused
 with a TypeError that says so. Every copied item counts against the run's list/string budget, every tensor against
@@ -22,9 +22,6 @@ MAX_DEPTH = 200  # containers inside containers (Python's own deepcopy stops at 
 CLOCK_EVERY = 4096  # items copied between checks of the run's clock
 # Python's atoms: deepcopy gives them back as they are
 _ATOMS = (type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis), type(NotImplemented))
-_NON_LEAF = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
-             "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
-             "see https://github.com/pytorch/pytorch/pull/103001")
 
 
 class _Copier:
@@ -128,26 +125,13 @@ class _Copier:
                         "take tensors, modules, numbers, strings, containers and instances of the program's classes")
 
     def _tensor(self, obj):
-        B = self.B
-        if not self.deep:  # copy.copy: a new tensor on the same storage (PyTorch rebuilds it from the same storage)
-            if obj.grad_fn is not None:
-                raise RuntimeError(_NON_LEAF)
+        if not self.deep:  # copy.copy: a new leaf on the same storage (PyTorch rebuilds it from the same storage)
             out = obj.detach()
             if obj.requires_grad:
                 out.requires_grad_(True)
             return out
-        if obj.grad_fn is not None:
-            raise RuntimeError(_NON_LEAF)
         self._count(1)
-        data = B.serialization.snapshot(obj.detach(), progress=self.interp.check_time)
-        if isinstance(obj, B.Parameter):  # Parameter.__deepcopy__: the data and requires_grad, never the .grad
-            return type(obj)(B.serialization.restore(data), obj.requires_grad)
-        out = B.serialization.restore(data)
-        if obj.requires_grad:
-            out.requires_grad_(True)
-        if obj.grad is not None:
-            out.grad = self.copy(obj.grad)
-        return out
+        return obj.__deepcopy__(self.memo)  # the engine's, as torch's (counted against the run's limits there)
 
 
 def copy_module(interp) -> ModuleProxy:

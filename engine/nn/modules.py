@@ -11,7 +11,7 @@ from ..boundary import plain_text
 from ..devices import CUDA_MISSING, parse_to, resolve
 from ..function import apply_function
 from ..nodes import add_post_hook, callable_name
-from ..tensor_core import Tensor
+from ..tensor_core import Tensor, counted
 from . import functional as F
 from . import init
 
@@ -32,7 +32,7 @@ class Parameter(Tensor):
         pass
 
     def __deepcopy__(self, memo):  # Parameter.__deepcopy__: its data and requires_grad, never its .grad
-        out = memo[id(self)] = type(self)(Tensor._wrap(self._data.copy()), self._requires_grad)
+        out = memo[id(self)] = counted(type(self)(Tensor._wrap(self._copied_data()), self._requires_grad))
         return out
 
     def __repr__(self):

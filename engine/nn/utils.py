@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
@@ -92,9 +93,4 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     return out
 
 
-class _RnnUtils:
-    """`torch.nn.utils.rnn`: pad_sequence (packed sequences are not available in flowgrad yet)."""
-    pad_sequence = staticmethod(pad_sequence)
-
-
-rnn = _RnnUtils()
+rnn = types.SimpleNamespace(pad_sequence=pad_sequence)  # torch.nn.utils.rnn (packed sequences are not here yet)
