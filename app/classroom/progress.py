@@ -14,13 +14,12 @@ import time
 import orjson
 
 MAX_POINTS = 240  # the loss chart's points at most: a phone's chart is narrower than this in pixels
-EVERY_S = 0.5  # the class hears of a running loop at most this often (each time is one frame to every follower)
 
 
 class RunProgress:
-    def __init__(self, max_points: int = MAX_POINTS, every_s: float | None = None):
+    def __init__(self, every_s: float, max_points: int = MAX_POINTS):
         self.max_points = max(2, max_points)
-        self.every_s = EVERY_S if every_s is None else every_s
+        self.every_s = every_s  # settings.class_progress_every_s: each time is one frame to every follower
         self.started = time.monotonic()
         self.last_sent = self.started
         self.passes: set[int] = set()

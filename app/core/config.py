@@ -160,6 +160,8 @@ class Settings(BaseSettings):
                                      "further behind gets the latest state instead")
     max_questions: int = Field(50, ge=1, description="questions remembered per session")
     max_answer_changes: int = Field(20, ge=1, description="answers one follower may give to one question")
+    class_progress_every_s: float = Field(0.5, ge=0, description="a class run's progress (\"running…\", passes, "
+                                          "the loss curve) goes to its followers at most this often: one frame each")
     follower_heartbeat_s: float = Field(15.0, gt=0, description="a follower stream's keep-alive and presence interval")
     max_sessions_per_identity: int = Field(3, ge=1, description="live class sessions one identity may hold; past it "
                                            "429 with Retry-After")

@@ -1,6 +1,7 @@
 """Issue 24: a presented long loop. The class's run streams on the server; while it runs, its progress ("running",
 passes so far, the loss curve thinned to a bound) is in every follower's frames and in the session's info, and is
-cleared when the run ends. Both brokers; the route with the progress sent at every event (EVERY_S = 0)."""
+cleared when the run ends. Both brokers; the route with the progress sent at every event
+(class_progress_every_s = 0)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import orjson
 import pytest
 from redis_process import redis_server
 
-from app.classroom import progress as progress_module
 from app.classroom.broker import Limits, MemoryBroker, state_channel
 from app.classroom.hub import Hub
 from app.classroom.progress import RunProgress
@@ -113,8 +113,8 @@ def test_redis_broker_frames_carry_the_progress_until_it_is_cleared(tmp_path):
         asyncio.run(scenario(url))
 
 
-def test_the_class_run_streams_its_progress_to_the_class_then_clears_it(client, monkeypatch):
-    monkeypatch.setattr(progress_module, "EVERY_S", 0.0)  # every event: a short loop shows what a long one does
+def test_the_class_run_streams_its_progress_to_the_class_then_clears_it(client, settings, monkeypatch):
+    monkeypatch.setattr(settings, "class_progress_every_s", 0.0)  # every event: a short loop shows what a long one does
     created = client.post("/api/sessions").json()
     code, headers = created["code"], {"Authorization": "Bearer " + created["presenter_token"]}
     broker = client.app.state.classroom.broker
@@ -138,10 +138,10 @@ def test_the_class_run_streams_its_progress_to_the_class_then_clears_it(client, 
     assert len(answer["passes"]) == 12 and answer["error"] is None
 
 
-def test_a_broker_away_while_the_run_streams_does_not_stop_the_class_run(client, monkeypatch):
+def test_a_broker_away_while_the_run_streams_does_not_stop_the_class_run(client, settings, monkeypatch):
     from app.classroom.broker import BrokerDown
 
-    monkeypatch.setattr(progress_module, "EVERY_S", 0.0)
+    monkeypatch.setattr(settings, "class_progress_every_s", 0.0)
     created = client.post("/api/sessions").json()
     code, headers = created["code"], {"Authorization": "Bearer " + created["presenter_token"]}
     broker = client.app.state.classroom.broker

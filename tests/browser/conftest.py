@@ -59,7 +59,8 @@ def _start_app():
         [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         # every browser of the suite comes from 127.0.0.1: each keeps its own identity however many there are
-        env={**os.environ, "FLOWGRAD_IDENTITIES_PER_ADDRESS": "1000000"},
+        # and a class run's progress goes out often enough that a test's loop is seen mid-run on a fast machine
+        env={**os.environ, "FLOWGRAD_IDENTITIES_PER_ADDRESS": "1000000", "FLOWGRAD_CLASS_PROGRESS_EVERY_S": "0.1"},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 30

@@ -9,7 +9,9 @@ import uuid
 
 from class_fixture import PHONE, lecture_fixture, snap  # noqa: F401  (lecture_fixture: the fixture `lecture`)
 
-STEPS = 1500  # long enough that the class hears of it before it ends (a frame every 0.5 s), short for a test
+# NOTE: long enough that the class hears of it several times before it ends on a fast machine (1,500 steps ran in
+# 0.45 s, before the first frame); the suite's server sends progress every 0.1 s (conftest.py)
+STEPS = 4000
 LOOP = f"""import torch
 
 x = torch.linspace(-1, 1, 8)

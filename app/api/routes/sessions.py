@@ -422,7 +422,7 @@ async def end_session(code: PresenterDep, classroom: ClassroomDep) -> dict:
 
 @router.post("/{code}/run", responses={429: {"description": "busy: the run queue is full (Retry-After)"}})
 async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDep, runs: RunsDep,
-                    identity: IdentityDep) -> Response:
+                    identity: IdentityDep, settings: SettingsDep) -> Response:
     """The server runs the presenter's program once (runs are deterministic: the presenter's own run shows the same)
     and keeps the answer: ``{"run"}``, the id followers load with ``GET …/runs/{run}`` instead of running it. A
     deterministic program the page has just streamed is not run again: its streamed answer is the class's.
@@ -431,7 +431,7 @@ async def share_run(code: PresenterDep, body: RunRequest, classroom: ClassroomDe
     opened = await runs.open_stream(body.source, client=identity.refined("class:" + code), values=body.values)
     if opened.events is None:
         return busy_response(opened.busy, opened.retry_after)
-    progress = RunProgress()
+    progress = RunProgress(every_s=settings.class_progress_every_s)
     events: list[bytes] = []
     try:
         async for chunk in opened.events:
