@@ -36,11 +36,11 @@ from .objects import (
     UserInstance,
     exception_constructor,
 )
-from .stdlib_tools import StdStream
+from .stdlib_tools import StdStream, exit_function
 
 # Python builtins a program does not get (a NameError says so, rather than "not defined").
 FORBIDDEN_BUILTINS = frozenset("""eval exec compile setattr delattr globals locals vars
-dir input breakpoint help memoryview object hash exit quit __import__ __build_class__ issubclass
+dir input breakpoint help memoryview object hash __import__ __build_class__ issubclass
 bytearray""".split())
 
 
@@ -274,6 +274,7 @@ def make_builtins(interp) -> dict:
     b.update((c.__name__, BuiltinType(c.__name__, c, exception_constructor(c), interp)) for c in EXCEPTION_CLASSES)
     b["super"] = SUPER
     b["open"] = Builtin("open", open_function(interp), interp)  # the run's own files only (files.py)
+    b["exit"], b["quit"] = exit_function(interp, "exit"), exit_function(interp, "quit")  # (the site module's)
     b["NotImplemented"] = NotImplemented
     b["__name__"] = "__main__"
     b.update(B.bare)

@@ -51,6 +51,7 @@ from .objects import (
     docstring,
 )
 from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
+from .stdlib_tools import TqdmFunction
 
 # classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
 _CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)
@@ -165,7 +166,7 @@ class Calls:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)
             return self.call(f.func, [f.obj, *args], kwargs)
-        if t is Builtin or t is BuiltinType or t is DataclassMethod:
+        if t is Builtin or t is BuiltinType or t is DataclassMethod or t is TqdmFunction:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)
@@ -254,7 +255,10 @@ class Calls:
             self.alloc(TORCH_GENERATOR_ITEMS, "generator state")
         T = self.tensor_type
         if kwargs or any(type(a) not in SCALARS and not isinstance(a, T) for a in args):
-            self.check_data(args, kwargs, names=True)  # (tensors and numbers alone are within the limits)
+            # a scheduler's own state_dict() has '_last_lr' & co.; its load_state_dict sets only those keys
+            names = not (B.Scheduler is not None and isinstance(owner, B.Scheduler)
+                         and getattr(f, "__name__", None) == "load_state_dict")
+            self.check_data(args, kwargs, names=names)  # (tensors and numbers alone are within the limits)
         # modules handed to the engine, directly or in a list, may become submodules
         links = 0
         for a in (*args, *kwargs.values()):

@@ -26,6 +26,7 @@ from .errors import limit_error, scrub
 from .files import RunFile
 from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor, UserInstance
 from .plots import HANDLE_TYPES as PLOT_HANDLES
+from .stdlib_logging import REPR_TYPES as LOGGING_TYPES
 from .stdlib_re import REPR_TYPES as RE_TYPES
 from .stdlib_tools import REPR_TYPES as TOOL_TYPES
 
@@ -272,7 +273,8 @@ class Formatting:
             return _numpy_text(v, repr, 4 * self.max_out)          # summarising threshold, and checked)
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
             return repr(v)
-        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES:  # a file's name and mode; hints, streams, a bar, re's
+        # a file's name and mode; hints, streams, a bar, re's objects, loggers
+        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES or t in LOGGING_TYPES:
             return repr(v)
         if isinstance(v, B.Tensor):
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either

@@ -62,6 +62,11 @@ from .stdlib_tools import TypeHint
 from .suggest import did_you_mean
 
 
+def ended_cleanly(pe: ProgramError) -> bool:
+    """`sys.exit()`, `sys.exit(0)`, `exit()`: the program ended itself with success; any other code is its error."""
+    return type(pe.value) is SystemExit and pe.value.code in (None, 0)  # (False == 0: success, as Python's)
+
+
 @dataclass
 class RunOutcome:
     stdout: str
@@ -168,7 +173,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             with self._engine_context():
                 self.exec_block(tree.body, Scope(self.globals))
         except ProgramError as e:
-            error = e.to_dict()
+            error = None if ended_cleanly(e) else e.to_dict()
         except RecursionError:
             error = {"type": "RecursionError", "message": "maximum recursion depth exceeded", "line": None,
                      "column": None}

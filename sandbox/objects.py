@@ -543,6 +543,7 @@ EXCEPTION_CLASSES = (
     IndexError, ZeroDivisionError, OverflowError, FloatingPointError, StopIteration, AssertionError,
     NotImplementedError, AttributeError, NameError, UnboundLocalError, ImportError, ModuleNotFoundError,
     RecursionError, UnicodeError, Warning, UserWarning, DeprecationWarning, RuntimeWarning,
+    SystemExit, KeyboardInterrupt,  # sys.exit() ends a run; `except KeyboardInterrupt:` around a loop never fires
 ) + (OSError, FileNotFoundError, FileExistsError, IsADirectoryError)  # the run's files (files.py)
 EXCEPTIONS_BY_NAME = {c.__name__: c for c in EXCEPTION_CLASSES}
 _USER_EXCEPTION_CLASSES: dict = {}

@@ -5,14 +5,14 @@ Each does what a program's stdout shows of it and nothing of the server: typing'
 interpreter does not evaluate annotations; a subscript such as `List[int]` builds a printable hint), warnings are
 Python's stderr (not the program's output), `sys` has this run's argv and streams (sys.stdout.write prints,
 sys.stderr is stderr) and no path into the server, json reads and writes text within the run's budgets, and a tqdm
-bar iterates what it wraps (its bar goes to stderr, so stdout is the program's own; `tqdm.write` is not here).
+bar iterates what it wraps (its bar goes to stderr, so stdout is the program's own; `tqdm.write` prints).
 """
 from __future__ import annotations
 
 import json
 import sys
 
-from .errors import limit_error
+from .errors import ProgramError, limit_error
 from .objects import Builtin, ModuleProxy
 
 TYPING_NAMES = ("Any", "Callable", "ClassVar", "Dict", "Final", "FrozenSet", "Generator", "Iterable", "Iterator",
@@ -161,6 +161,17 @@ class ProgressBar:
         return f"{self.desc + ': ' if self.desc else ''}{self.n}/{total}"
 
 
+class TqdmFunction(Builtin):
+    """`tqdm`: called, a ProgressBar; `tqdm.write(s)` prints a line (above the bar, in a terminal)."""
+
+    __slots__ = ("write",)
+
+    def __repr__(self):
+        return "<class 'tqdm.std.tqdm'>"
+
+    __str__ = __repr__
+
+
 _BAR_METHODS = ("update", "set_description", "set_description_str", "set_postfix", "set_postfix_str", "close",
                 "refresh", "clear", "reset")
 
@@ -174,8 +185,9 @@ ATTRIBUTE_RULES = {
     ProgressBar: (("n", "total", "desc", "disable", *_BAR_METHODS), {name: _method(name) for name in _BAR_METHODS}),
     # (ArgumentParser is defined below: its rule is added there)
     StdStream: (("write", "flush", "name"), {"write": _method("write"), "flush": _method("flush")}),
+    TqdmFunction: (("write",), {}),  # (a Builtin itself)
 }
-REPR_TYPES = (TypeHint, ProgressBar, StdStream)  # printed with their own repr (sandbox/formatting.py)
+REPR_TYPES = (TypeHint, ProgressBar, StdStream, TqdmFunction)  # printed with their own repr (sandbox/formatting.py)
 CONTEXT_TYPES = (ProgressBar,)  # `with tqdm(total=n) as bar:` (entering and leaving it runs no program code)
 
 
@@ -213,9 +225,20 @@ def warnings_module(interp) -> ModuleProxy:
                                     "resetwarnings": Builtin("resetwarnings", ignore, interp)})
 
 
+def exit_function(interp, name: str) -> Builtin:
+    """`sys.exit(status)`, `exit()`, `quit()`: raise the program's SystemExit, which `except Exception` does not catch
+    and `finally` blocks see; uncaught, a status of None or 0 ends the run cleanly, any other is its error."""
+    def program_exit(status=None, /):
+        message = "" if status is None else interp.to_str(status)[:1000]
+        pe = ProgramError("SystemExit", interp.scrub_message(message))
+        pe.value = SystemExit(status)
+        raise pe
+
+    return Builtin(name, program_exit, interp)
+
+
 def sys_module(interp) -> ModuleProxy:
-    """This run's `sys`: argv as `python program.py` gives it, its streams, a recursion limit it reports (no exit:
-    exit() and quit() are not builtins of flowgrad programs either)."""
+    """This run's `sys`: argv as `python program.py` gives it, its streams, a recursion limit it reports, exit."""
     stdout, stderr = StdStream(interp, True), StdStream(interp, False)
 
     def set_recursion_limit(n):
@@ -227,6 +250,7 @@ def sys_module(interp) -> ModuleProxy:
     return ModuleProxy("sys", {
         "argv": ["program.py"], "version": sys.version, "platform": "linux", "maxsize": sys.maxsize,
         "byteorder": sys.byteorder, "path": ["/program"], "stdout": stdout, "stderr": stderr,
+        "exit": exit_function(interp, "exit"),
         "getrecursionlimit": Builtin("getrecursionlimit", lambda: 1000, interp),
         "setrecursionlimit": Builtin("setrecursionlimit", set_recursion_limit, interp)})
 
@@ -302,7 +326,18 @@ def tqdm_module(interp, name="tqdm") -> ModuleProxy:
     def trange(*args, **kwargs):
         return tqdm(interp.builtins["range"].fn(*args), **kwargs)
 
-    attrs = {"tqdm": Builtin("tqdm", tqdm, interp), "trange": Builtin("trange", trange, interp)}
+    def write(s, file=None, end="\n", nolock=False):
+        if type(end) is not str:
+            raise TypeError(f"end must be None or a string, not {interp.type_name(end)}")
+        text = interp.to_str(s) + end
+        if file is None or (type(file) is StdStream and file.to_stdout):  # (tqdm.write goes to sys.stdout)
+            interp.emit(text)
+        elif type(file) is not StdStream:
+            raise TypeError("tqdm.write(file=...) takes sys.stdout or sys.stderr in flowgrad")
+
+    bar = TqdmFunction("tqdm", tqdm, interp)
+    bar.write = Builtin("write", write, interp)
+    attrs = {"tqdm": bar, "trange": Builtin("trange", trange, interp)}
     return ModuleProxy(name, attrs)
 
 

@@ -145,7 +145,6 @@ print(bar.n, list(auto_tqdm([1, 2, 3])), sum(tqdm(x * x for x in range(4))))
     ("import json\ny = json.dumps(list(range(10)), indent=10**9)", "TypeError"),
     ("import json\ny = json.dumps('x' * 9_000_000 + 'é' * 9_000_000)", "LimitExceeded"),
     ("import sys\ny = sys.stdout.write(5)", "TypeError"),
-    ("import sys\nsys.exit(0)", "AttributeError"),
     ("import sys\ny = sys.modules", "AttributeError"),
     ("from tqdm import tqdm\nfor x in tqdm(None):\n    pass", "TypeError"),
     ("from tqdm import tqdm\ny = tqdm(range(3)).update('a')", "TypeError"),
