@@ -413,6 +413,7 @@ def io_module(interp) -> ModuleProxy:
     return ModuleProxy("io", {
         "BytesIO": BuiltinType("BytesIO", RunFile, buffer(True), interp),
         "StringIO": BuiltinType("StringIO", RunFile, buffer(False), interp),
+        "open": Builtin("open", open_function(interp), interp),  # `from io import open` (the builtin's alias)
     })
 
 

@@ -202,6 +202,15 @@ def _nonzero(b):
     return Cost([(n,)] * max(len(a), 1), work=n)
 
 
+def _split(b):
+    """split / array_split: the sections as views of the input; each one is an array object, counted as an item
+    (np.array_split(a, 10**9) would make a billion empty arrays)."""
+    a = shape_of(b.get("ary")) or ()
+    sections = b.get("indices_or_sections")
+    n = len(sections) + 1 if isinstance(sections, (list, tuple, np.ndarray)) else int(sections)
+    return Cost([(size_of(a) + max(n, 0),)], work=size_of(a) + max(n, 0))
+
+
 def _argwhere(b):
     a = shape_of(_first(b)) or ()
     return Cost([(size_of(a), len(a))], work=size_of(a))
@@ -384,7 +393,7 @@ COST_RULES = {
     "eye": _eye, "identity": _identity, "arange": _arange, "linspace": _spaced, "logspace": _spaced,
     "concatenate": _joined, "stack": _joined, "vstack": _joined, "hstack": _joined, "column_stack": _joined,
     "dot": _product("dot"), "matmul": _product("matmul"), "inner": _product("inner"), "outer": _outer,
-    "diag": _diag, "meshgrid": _meshgrid, "tile": _tile, "repeat": _repeat,
+    "diag": _diag, "meshgrid": _meshgrid, "tile": _tile, "repeat": _repeat, "split": _split, "array_split": _split,
 }
 # views and same-size copies: the input's size bounds them (reshape of an empty array is checked on its result)
 for _name in """cumsum cumprod reshape transpose squeeze expand_dims ravel swapaxes moveaxis flip fliplr flipud copy

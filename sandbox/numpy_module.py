@@ -61,7 +61,7 @@ nonzero argwhere atleast_1d atleast_2d triu tril shape ndim size percentile quan
 # Functions whose output can be bigger than their inputs (sandbox/numpy_costs.py has a rule for each).
 SIZED = """
 zeros ones full zeros_like ones_like full_like arange linspace logspace eye identity concatenate
-stack vstack hstack column_stack dot matmul outer inner diag meshgrid tile repeat
+stack vstack hstack column_stack dot matmul outer inner diag meshgrid tile repeat split array_split
 """.split()
 RANDOM_FUNCTIONS = """
 seed rand randn randint random random_sample standard_normal normal uniform choice shuffle permutation

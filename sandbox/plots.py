@@ -79,7 +79,8 @@ FIGURE_METHODS = "suptitle tight_layout add_subplot savefig show gca subplots_ad
 GRID_ATTRIBUTES = "flat flatten ravel shape index count".split()
 PYPLOT_FUNCTIONS = """figure subplot subplots plot scatter bar barh hist imshow axhline axvline legend title xlabel
 ylabel xlim ylim grid text tight_layout show close suptitle savefig gca gcf xscale yscale fill_between errorbar
-axis colorbar matshow xticks yticks cla clf get_cmap contour contourf""".split()  # and the modules style, cm
+axis colorbar matshow xticks yticks cla clf get_cmap contour contourf switch_backend get_backend ion ioff
+isinteractive""".split()  # and the modules style, cm
 
 # keyword -> kind of value it takes
 _KEYWORDS = {
@@ -687,7 +688,19 @@ def plots_module(interp) -> ModuleProxy:
             g.figure(num=fignum)
         return g.draw(g.gca(), "matshow", (A,), kwargs)
 
+    interactive = [False]
+
+    def switch_backend(newbackend):
+        if type(newbackend) is not str:
+            raise TypeError("switch_backend() takes a backend name")
+        # the page is the program's one backend: figures are drawn as SVG whichever a script names
+
+    def set_interactive(on):
+        interactive[0] = on
+
     functions = {
+        "switch_backend": switch_backend, "get_backend": lambda: "agg", "ion": lambda: set_interactive(True),
+        "ioff": lambda: set_interactive(False), "isinteractive": lambda: interactive[0],
         "figure": g.figure, "subplot": subplot, "subplots": g.subplots, "gca": lambda: g.gca(), "gcf": g.gcf,
         "show": g.show, "close": g.close, "colorbar": colorbar,
         "savefig": lambda *args, **kwargs: g.savefig(g.gcf(), *args, **kwargs), "matshow": matshow,

@@ -35,7 +35,7 @@ from .objects import (
 )
 from .stdlib_logging import logging_module
 from .stdlib_re import re_module
-from .stdlib_text import os_modules, statistics_module, string_module, unicodedata_module
+from .stdlib_text import glob_module, os_modules, statistics_module, string_module, unicodedata_module
 from .stdlib_tools import argparse_module, future_module, json_module, sys_module, tqdm_module, typing_module, warnings_module
 
 # The collections types a program can make (and index, assign items of, print like Python).
@@ -479,6 +479,7 @@ _MAKERS = {"time": time_module, "collections": collections_module, "functools": 
            "unicodedata": unicodedata_module, "statistics": statistics_module, "copy": copy_module,
            "typing": typing_module, "__future__": future_module, "warnings": warnings_module, "sys": sys_module,
            "json": json_module, "argparse": argparse_module, "re": re_module, "logging": logging_module,
+           "glob": glob_module,
            **{n: lambda interp, n=n: tqdm_module(interp, n) for n in ("tqdm", "tqdm.auto", "tqdm.notebook")},
            **{n: _matplotlib_part(n) for n in ("matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
                                                "matplotlib.cm")}}

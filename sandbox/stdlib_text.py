@@ -11,6 +11,7 @@ interrupt).
 
 from __future__ import annotations
 
+import fnmatch
 import numbers
 import posixpath
 import statistics
@@ -94,10 +95,78 @@ def os_modules(interp):
                 "isabs": text_fn(posixpath.isabs)}
     path = ModuleProxy("os.path", {n: Builtin(n, f, interp) for n, f in path_fns.items()})
     path.attrs["sep"] = "/"
-    fns = {"getcwd": lambda: FAKE_CWD, "makedirs": makedirs, "mkdir": makedirs, "getenv": getenv}
+    def listdir(p="."):
+        folder = posixpath.normpath(_path_text(p))
+        if not isdir(folder):
+            raise FileNotFoundError(f"[Errno 2] No such file or directory: {p!r}")
+        names = run_paths(interp, folder)
+        interp.alloc(len(names), "list")
+        return names
+
+    fns = {"getcwd": lambda: FAKE_CWD, "makedirs": makedirs, "mkdir": makedirs, "getenv": getenv,
+           "listdir": listdir}
     attrs = {n: Builtin(n, f, interp) for n, f in fns.items()}
     attrs.update(path=path, environ=environ, sep="/", linesep="\n", curdir=".", pardir="..", name="posix")
     return ModuleProxy("os", attrs), path
+
+
+def run_paths(interp, folder: str) -> list:
+    """The names in `folder` of the run's files (their folders once each), in the order they were made."""
+    prefix = "" if folder in (".", FAKE_CWD) else folder.rstrip("/") + "/"
+    names: dict = {}
+    for key in files_of(interp).entries:  # (at most max_files names)
+        if key.startswith(prefix) and key != prefix:
+            names.setdefault(key[len(prefix):].split("/", 1)[0], None)
+    return list(names)
+
+
+def glob_module(interp):
+    """`glob.glob(pattern)`: the run's files whose path matches (Python's rules: '*' and '?' stay within one
+    folder and skip names starting with '.'; '**' with recursive=True spans folders)."""
+    def glob(pathname, *, root_dir=None, dir_fd=None, recursive=False, include_hidden=False):
+        pattern = _path_text(pathname, "pattern")
+        dot = "./" if pattern.startswith("./") else ""
+        parts = posixpath.normpath(pattern).split("/")
+        paths: dict = {}  # the run's files and the folders they are in, in the order they were made
+        for key in files_of(interp).entries:  # (at most max_files names)
+            names = key.split("/")
+            for k in range(1, len(names) + 1):
+                paths.setdefault("/".join(names[:k]), None)
+        found = []
+        for path in paths:
+            names = path.split("/")
+            if recursive and parts[-1] == "**" and _matches(parts[:-1], names, True, include_hidden):
+                found.append(dot + path + "/")  # (Python's: 'data/**' gives the folder itself as 'data/')
+            elif _matches(parts, names, recursive, include_hidden):
+                found.append(dot + path)
+        interp.alloc(len(found), "list")
+        return found
+
+    fns = {"glob": glob, "iglob": lambda *a, **k: iter(glob(*a, **k)),
+           "escape": lambda p: _path_text(p).replace("[", "[[]").replace("*", "[*]").replace("?", "[?]")}
+    return ModuleProxy("glob", {n: Builtin(n, f, interp) for n, f in fns.items()})
+
+
+def _matches(parts, names, recursive, hidden) -> bool:
+    """Whether a file's path components `names` match the pattern's `parts` (iterative: no deep recursion)."""
+    states = {(0, 0)}
+    while states:
+        nxt = set()
+        for i, j in states:
+            if i == len(parts):
+                if j == len(names):
+                    return True
+                continue
+            part = parts[i]
+            if part == "**" and recursive:
+                nxt.add((i + 1, j))  # zero folders
+                if j < len(names) and (hidden or not names[j].startswith(".")):
+                    nxt.add((i, j + 1))
+            elif j < len(names) and fnmatch.fnmatchcase(names[j], part) and (
+                    hidden or not names[j].startswith(".") or part.startswith(".")):
+                nxt.add((i + 1, j + 1))
+        states = nxt
+    return False
 
 
 def string_module(interp):
