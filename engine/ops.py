@@ -24,6 +24,7 @@ from . import (  # noqa: F401, E501
     ops_shape,
     ops_stats,
     ops_tutorial_math,
+    ops_upsample,
 )
 from .graphed import map_table_ufuncs
 from .op_table import ARGS, DIM, OPS, REDUCE, REDUCTION, Op, Params, SameAs, defop, unbroadcast  # noqa: F401

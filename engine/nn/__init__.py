@@ -62,7 +62,17 @@ from .padding import (
     ZeroPad1d,
     ZeroPad2d,
 )
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
@@ -71,7 +81,8 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
            "Softmax", "LogSoftmax", "Flatten",
            "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "Unflatten", "Upsample", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+           "AdaptiveAvgPool2d", "Unflatten", "Upsample",
+           "UpsamplingBilinear2d", "UpsamplingNearest2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
            "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d",
            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",

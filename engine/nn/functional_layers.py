@@ -261,13 +261,27 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
                 recompute_scale_factor=None, antialias=False):
-    """Nearest-neighbour resizing of (N, C, L) or (N, C, H, W): one UpsampleNearest1D/2DBackward0 node, each
-    output taking the input element ATen's nearest_idx picks."""
-    if mode != "nearest":
-        raise NotImplementedError(f"F.interpolate: mode={mode!r} is not available in flowgrad yet (mode='nearest' is)")
-    if input.ndim not in (3, 4):
+    """Resizing of (N, C, L) or (N, C, H, W): 'nearest' (each output the input element ATen's nearest_idx picks),
+    'linear' (3-D), 'bilinear' and 'bicubic' (4-D): weighted taps (engine/ops_upsample.py). One node each, named
+    as PyTorch's (UpsampleBilinear2DBackward0, ...)."""
+    weighted = {"linear": 3, "bilinear": 4, "bicubic": 4}
+    if mode not in ("nearest", *weighted):
+        if mode in ("trilinear", "area", "nearest-exact"):
+            raise NotImplementedError(f"F.interpolate: mode={mode!r} is not available in flowgrad (nearest, linear, "
+                                      "bilinear and bicubic are)")
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
+                                  f"(got {mode})")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("F.interpolate(antialias=True) is not available in flowgrad")
+    if mode in ("linear", "bilinear") and input.ndim != weighted[mode] and input.ndim in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {weighted[mode]}D input")
+    if input.ndim not in (3, 4) or (mode == "bicubic" and input.ndim != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
-                                  f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
                                   f"(got {mode})")
     spatial = input.ndim - 2
     if (size is None) == (scale_factor is None):
@@ -296,7 +310,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(f'{d}: {n}' for d, n in enumerate(input.shape[2:], 1))}) and output "
                            f"({', '.join(f'{d}: {n}' for d, n in enumerate(sizes, 1))})")
-    return apply(OPS["upsample_nearest1d" if spatial == 1 else "upsample_nearest2d"], (input,), (sizes, scales))
+    if mode == "nearest":
+        return apply(OPS["upsample_nearest1d" if spatial == 1 else "upsample_nearest2d"], (input,), (sizes, scales))
+    name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d"}[mode]
+    return apply(OPS[name], (input,), (sizes, bool(align_corners), scales))
 
 
 def adaptive_avg_pool1d(input, output_size):  # noqa: A002

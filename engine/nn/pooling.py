@@ -92,7 +92,7 @@ class AdaptiveAvgPool1d(Module):
 
 
 class Upsample(Module):
-    """nn.Upsample: F.interpolate with the sizes it was made with (mode 'nearest')."""
+    """nn.Upsample: F.interpolate with the sizes, mode and align_corners it was made with."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
         super().__init__()
@@ -111,3 +111,16 @@ class Upsample(Module):
         return FL.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
                               recompute_scale_factor=self.recompute_scale_factor)
 
+
+class UpsamplingNearest2d(Upsample):
+    """nn.UpsamplingNearest2d: Upsample(mode='nearest') (deprecated in PyTorch, still run as it runs)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """nn.UpsamplingBilinear2d: Upsample(mode='bilinear', align_corners=True)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

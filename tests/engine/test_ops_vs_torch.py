@@ -2,6 +2,8 @@
 
 Reuses the gradcheck cases; each op names the PyTorch call that builds the same node.
 """
+from functools import partial
+
 import numpy as np
 import pytest
 from test_gradcheck import CASES  # noqa: I001 — the gradcheck cases, shared
@@ -13,6 +15,15 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 RED = {"mean": "mean", "sum": "sum", "none": "none"}
+
+
+def _upsample(name, a, size, corners, scales):
+    return getattr(torch.ops.aten, name)(a, list(size), corners, *scales)
+
+
+def _upsample_backward(name, g, shape, size, corners, scales):
+    return getattr(torch.ops.aten, name + "_backward")(g, list(size), list(shape), corners, *scales)
+
 # op name -> function(torch inputs..., *params) building PyTorch's node for the same primitive
 TORCH = {
     "add": lambda a, b: a + b,
@@ -287,6 +298,9 @@ TORCH.update({
     "upsample_nearest1d": lambda a, size, scales: torch._C._nn.upsample_nearest1d(a, list(size), *scales),
     "upsample_nearest2d": lambda a, size, scales: torch._C._nn.upsample_nearest2d(a, list(size), *scales),
     "unfold_backward": lambda g, shape, dim, size, step: torch.ops.aten.unfold_backward(g, list(shape), dim, size, step),
+    **{name: partial(_upsample, name) for name in ("upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d")},
+    **{name + "_backward": partial(_upsample_backward, name)
+       for name in ("upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d")},
     "sub_scaled": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
 })
 # issue 21 (engine/ops_linalg_solve.py): vectors compared up to sign (np.linalg's choice, as _svd_signs)
