@@ -273,7 +273,6 @@ in_cooldown start_factor end_factor total_iters power T_0 T_i T_mult T_cur total
     "named_tuple": _rule("index count"),  # and the tuple's public field names (values, indices)
     # exceptions (a program's own exception classes: their instance attributes and methods too)
     "exception": _rule("args"),
-    SystemExit: _rule("args code"),  # sys.exit(status): `except SystemExit as e: e.code`
     "generator": _rule("send close"),
     "partial": _rule("func args keywords"),
     "lru_cache": _rule("cache_clear"),
@@ -322,9 +321,8 @@ NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SC
 # ---- plot handles (sandbox/plots.py lists them): every method is the plot gate's checked call
 PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
 # ---- the run's files (sandbox/files.py): every method is the file object's own, bounded by the run's file budget
-FILE_RULES = {cls: _rule(*rule) for cls, rule in
-              {**files.ATTRIBUTE_RULES, **stdlib_tools.ATTRIBUTE_RULES, **stdlib_re.ATTRIBUTE_RULES,
-               **stdlib_logging.ATTRIBUTE_RULES}.items()}
+FILE_RULES = {cls: _rule(*rule) for module in (files, stdlib_tools, stdlib_re, stdlib_logging)
+              for cls, rule in module.ATTRIBUTE_RULES.items()}
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES, **FILE_RULES})
 
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
@@ -788,10 +786,8 @@ class Attributes:
         if t is UserClass:
             obj.ns[name] = value
             return
-        rule = FILE_RULES.get(t)
-        if rule is not None and name in rule.settable:  # `logger.propagate = False`
-            setattr(obj, name, value)
-            return
+        if name in getattr(FILE_RULES.get(t), "settable", ()):  # `logger.propagate = False`
+            return setattr(obj, name, value)
         if isinstance(obj, type) or t in (BuiltinType, Builtin):
             cname = obj.__name__ if isinstance(obj, type) else obj.name
             raise TypeError(f"cannot set attribute '{name}' on class '{cname}' in flowgrad programs")

@@ -688,19 +688,8 @@ def plots_module(interp) -> ModuleProxy:
             g.figure(num=fignum)
         return g.draw(g.gca(), "matshow", (A,), kwargs)
 
-    interactive = [False]
-
-    def switch_backend(newbackend):
-        if type(newbackend) is not str:
-            raise TypeError("switch_backend() takes a backend name")
-        # the page is the program's one backend: figures are drawn as SVG whichever a script names
-
-    def set_interactive(on):
-        interactive[0] = on
-
     functions = {
-        "switch_backend": switch_backend, "get_backend": lambda: "agg", "ion": lambda: set_interactive(True),
-        "ioff": lambda: set_interactive(False), "isinteractive": lambda: interactive[0],
+        **companions.backend_functions(),
         "figure": g.figure, "subplot": subplot, "subplots": g.subplots, "gca": lambda: g.gca(), "gcf": g.gcf,
         "show": g.show, "close": g.close, "colorbar": colorbar,
         "savefig": lambda *args, **kwargs: g.savefig(g.gcf(), *args, **kwargs), "matshow": matshow,

@@ -282,3 +282,19 @@ def matplotlib_module(gate, pyplot, companions) -> ModuleProxy:
 
     attrs = {"pyplot": pyplot, "use": Builtin("use", use, gate.interp), **companions}
     return ModuleProxy("matplotlib", attrs)
+
+
+def backend_functions() -> dict:
+    """`plt.switch_backend('agg')`, `ion()` / `ioff()` / `isinteractive()`, `get_backend()`: the page is a program's
+    one backend (figures are drawn as SVG whichever a script names); interactive mode is remembered, not used."""
+    interactive = [False]
+
+    def switch_backend(newbackend):
+        if type(newbackend) is not str:
+            raise TypeError("switch_backend() takes a backend name")
+
+    def set_interactive(on):
+        interactive[0] = on
+
+    return {"switch_backend": switch_backend, "get_backend": lambda: "agg", "ion": lambda: set_interactive(True),
+            "ioff": lambda: set_interactive(False), "isinteractive": lambda: interactive[0]}

@@ -186,6 +186,7 @@ ATTRIBUTE_RULES = {
     # (ArgumentParser is defined below: its rule is added there)
     StdStream: (("write", "flush", "name"), {"write": _method("write"), "flush": _method("flush")}),
     TqdmFunction: (("write",), {}),  # (a Builtin itself)
+    SystemExit: (("args", "code"), {}),  # sys.exit(status): `except SystemExit as e: e.code`
 }
 REPR_TYPES = (TypeHint, ProgressBar, StdStream, TqdmFunction)  # printed with their own repr (sandbox/formatting.py)
 CONTEXT_TYPES = (ProgressBar,)  # `with tqdm(total=n) as bar:` (entering and leaving it runs no program code)
