@@ -18,6 +18,7 @@ from . import (  # noqa: F401, E501
     ops_loss,
     ops_math,
     ops_nn,
+    ops_packed,
     ops_reduce,
     ops_rnn,
     ops_scaled_products,

@@ -93,8 +93,9 @@ class Backend:
             utils_nn_proxy = ModuleProxy("torch.nn.utils", {n: getattr(nn_utils, n) for n in names.NN_UTILS_NAMES
                                                             if hasattr(nn_utils, n)})
             nn_attrs["utils"] = utils_nn_proxy
-            if hasattr(nn_utils, "pad_sequence"):  # torch.nn.utils.rnn (packed sequences are not here)
-                utils_nn_proxy.attrs["rnn"] = ModuleProxy("torch.nn.utils.rnn", {"pad_sequence": nn_utils.pad_sequence})
+            rnn_utils = getattr(nn_utils, "rnn", None)  # torch.nn.utils.rnn: padding and packed sequences
+            if rnn_utils is not None:
+                utils_nn_proxy.attrs["rnn"] = ModuleProxy("torch.nn.utils.rnn", dict(vars(rnn_utils)))
         nn_proxy = ModuleProxy("torch.nn", nn_attrs)
 
         optim_attrs = {name: v for name in dir(optim) if not name.startswith("_")

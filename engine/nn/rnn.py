@@ -18,6 +18,7 @@ from ..ops import OPS
 from . import functional_layers as FL
 from . import init
 from .modules import Module, Parameter, _optional_parameters
+from .packed import PackedSequence, packed_forward
 
 
 def _linear(x, w, b):
@@ -236,6 +237,8 @@ class RNNBase(_RNNModule):
         return out
 
     def forward(self, input, hx=None):  # noqa: A002
+        if isinstance(input, PackedSequence):
+            return packed_forward(self, input, hx)
         x, batched = self._time_major(input, hx)
         steps, batch = x.shape[0], x.shape[1]
         dirs = 2 if self.bidirectional else 1
@@ -327,6 +330,8 @@ class LSTM(RNNBase):
     _gates = 4
 
     def forward(self, input, hx=None):  # noqa: A002
+        if isinstance(input, PackedSequence):  # per step, as PyTorch's packed LSTM (no fused layer node)
+            return packed_forward(self, input, hx)
         x, batched = self._time_major(input, hx)
         dirs = 2 if self.bidirectional else 1
         states = self._initial(hx, x.shape[1], x.dtype, batched)

@@ -9,6 +9,7 @@ import numpy as np
 from ..creation import full, tensor
 from ..functional import cat
 from ..tensor_core import Tensor
+from . import packed
 
 
 def _grads(parameters):
@@ -93,4 +94,5 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     return out
 
 
-rnn = types.SimpleNamespace(pad_sequence=pad_sequence)  # torch.nn.utils.rnn (packed sequences are not here yet)
+# torch.nn.utils.rnn
+rnn = types.SimpleNamespace(pad_sequence=pad_sequence, **{name: getattr(packed, name) for name in packed.PUBLIC})

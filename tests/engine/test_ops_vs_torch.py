@@ -298,6 +298,8 @@ TORCH.update({
     "upsample_nearest1d": lambda a, size, scales: torch._C._nn.upsample_nearest1d(a, list(size), *scales),
     "upsample_nearest2d": lambda a, size, scales: torch._C._nn.upsample_nearest2d(a, list(size), *scales),
     "unfold_backward": lambda g, shape, dim, size, step: torch.ops.aten.unfold_backward(g, list(shape), dim, size, step),
+    "pack_padded_sequence": lambda a, sizes, batch_first: torch._VF._pack_padded_sequence(
+        a, torch.tensor([sum(1 for b in sizes if b > i) for i in range(sizes[0])]), batch_first)[0],
     **{name: partial(_upsample, name) for name in ("upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d")},
     **{name + "_backward": partial(_upsample_backward, name)
        for name in ("upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d")},
