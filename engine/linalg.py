@@ -16,7 +16,7 @@ from .limits import LimitExceeded
 from .linalg_more import LinAlgError, inv  # noqa: F401 — torch.linalg's (issue 21 §3)
 from .linalg_more import linalg_cross as cross  # noqa: F401
 from .linalg_more import linalg_det as det  # noqa: F401
-from .linalg_solve import cholesky, eigh, eigvalsh, lstsq, matrix_rank, pinv, slogdet, solve, svd  # noqa: F401
+from .linalg_solve import cholesky, eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, slogdet, solve, svd  # noqa: F401
 from .ops import OPS
 
 _INF = float("inf")
@@ -172,4 +172,4 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa
 
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "svdvals", "det", "inv", "cross", "LinAlgError", "cholesky", "eigh",
-           "eigvalsh", "lstsq", "matrix_rank", "pinv", "slogdet", "solve", "svd"]
+           "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd"]

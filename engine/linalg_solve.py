@@ -18,6 +18,8 @@ from .tensor_funcs import return_type
 
 lstsq_result = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 eigh_result = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+qr_result = return_type("linalg_qr", ("Q", "R"))
+old_qr_result = return_type("qr", ("Q", "R"))
 slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
 svd_result = return_type("linalg_svd", ("U", "S", "Vh"))
 old_svd_result = return_type("svd", ("U", "S", "V"))
@@ -145,6 +147,25 @@ def eigh(A, UPLO="L"):  # noqa: N803 — torch's name
     _check_lu_cost(A, "eigendecomposition")
     return eigh_result(apply(OPS["linalg_eigh_values"], (A,), (upper,)),
                        apply(OPS["linalg_eigh_vectors"], (A,), (upper,)))
+
+
+def qr(A, mode="reduced"):  # noqa: N803
+    """Q (orthonormal columns) and R (upper triangular) with A = Q R: two outputs of LinalgQrBackward0 (mode='r':
+    Q is an empty tensor)."""
+    from .ops_linalg_qr import QR_MODES
+
+    expect_tensor(A, "linalg_qr", "A", 1)
+    if mode not in QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    _matrices(A, "qr")
+    _check_lu_cost(A, "QR factorisation")
+    return qr_result(apply(OPS["linalg_qr_q"], (A,), (mode,)), apply(OPS["linalg_qr_r"], (A,), (mode,)))
+
+
+def old_qr(input, some=True):  # noqa: A002 — torch.qr / Tensor.qr (deprecated): linalg.qr's factors
+    q, r = qr(input, "reduced" if some else "complete")
+    return old_qr_result(q, r)
 
 
 def eigvalsh(A, UPLO="L"):  # noqa: N803

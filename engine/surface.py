@@ -179,6 +179,7 @@ from .linalg import amax, amin
 from .linalg_more import cdist, cross, cummax, cummin, det, inverse, kron  # issue 21 §3
 from .linalg_solve import corrcoef, cov, pinverse  # issue 21: courses' linear algebra
 from .linalg_solve import old_cholesky as cholesky
+from .linalg_solve import old_qr as qr
 from .linalg_solve import old_slogdet as slogdet
 from .linalg_solve import old_svd as svd
 from .nn.functional import cosine_similarity, pairwise_distance  # torch.cosine_similarity is F's

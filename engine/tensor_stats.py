@@ -13,7 +13,7 @@ from . import creation, dtypes
 from .boundary import expect_tensor, type_name
 from .dispatch import _as_tensor_operand, _dim, _dims, apply
 from .grad_mode import STATE
-from .linalg_solve import old_cholesky, old_slogdet, old_svd, pinverse
+from .linalg_solve import old_cholesky, old_qr, old_slogdet, old_svd, pinverse
 from .ops import OPS
 from .tensor_core import Tensor
 from .tensor_funcs import return_type
@@ -295,6 +295,7 @@ moveaxis = movedim
 # the linear-algebra methods (engine/linalg_solve.py sits below Tensor)
 Tensor.svd = lambda self, some=True, compute_uv=True: old_svd(self, some, compute_uv)
 Tensor.cholesky = lambda self, upper=False: old_cholesky(self, upper)
+Tensor.qr = lambda self, some=True: old_qr(self, some)
 Tensor.slogdet = lambda self: old_slogdet(self)
 Tensor.pinverse = lambda self, rcond=1e-15: pinverse(self, rcond)
 

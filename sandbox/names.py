@@ -43,7 +43,7 @@ TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 # issue 21: statistics, fused products and index helpers programs bring (engine/tensor_stats.py)
 TORCH_NAMES |= frozenset("""median nansum nanmean bincount addcmul addcdiv movedim moveaxis take_along_dim
 tril_indices triu_indices""".split())
-TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef".split())  # engine/linalg_solve.py
+TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef qr".split())  # engine/linalg_solve.py
 TORCH_NAMES |= frozenset("quantile nanquantile".split())  # engine/tensor_quantile.py
 # type promotion asked directly (engine/tensor_promotion_names.py): dtypes in, a dtype or a bool out
 TORCH_NAMES |= frozenset("result_type promote_types can_cast".split())
@@ -127,7 +127,7 @@ LINALG_NAMES = frozenset("norm vector_norm matrix_norm svdvals".split())
 # issue 21 §3: determinants, inverses and cross products (engine/linalg_more.py)
 LINALG_NAMES = LINALG_NAMES | frozenset("det inv cross".split())
 # issue 21: least squares, PCA, Gaussian processes (engine/linalg_solve.py)
-LINALG_NAMES = LINALG_NAMES | frozenset("solve lstsq pinv eigh eigvalsh cholesky slogdet matrix_rank svd".split())
+LINALG_NAMES = LINALG_NAMES | frozenset("solve lstsq pinv eigh eigvalsh cholesky slogdet matrix_rank svd qr".split())
 # torch.backends.cudnn's switches with a CPU build's values, and the setter names its errors quote
 CUDNN_SWITCHES = MappingProxyType({"enabled": True, "deterministic": False, "benchmark": False, "allow_tf32": True})
 CUDNN_SWITCHES_SETTERS = MappingProxyType({"enabled": "set_enabled_cudnn", "deterministic": "set_deterministic_cudnn",
@@ -150,4 +150,4 @@ TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_s
 # issue 21: statistics, fused updates, linear algebra and windows programs bring (engine/tensor_stats.py,
 # engine/linalg_solve.py)
 TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"
-                 " multinomial svd cholesky slogdet pinverse stride unfold quantile nanquantile")
+                 " multinomial svd cholesky slogdet pinverse stride unfold quantile nanquantile qr")

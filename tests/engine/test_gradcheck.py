@@ -338,6 +338,8 @@ CASES.update({
     "linalg_lstsq": [((r(6, 3), r(6, 2)), (False,)), ((r(5, 2), r(5)), (True,))],
     "linalg_eigh_values": [((spd(3),), (False,)), ((spd(4),), (True,))],
     "linalg_eigh_vectors": [((spd(3),), (False,)), ((spd(3, (2,)),), (True,))],
+    "linalg_qr_q": [((r(4, 3),), ("reduced",)), ((r(3, 3),), ("complete",)), ((r(2, 4),), ("reduced",))],
+    "linalg_qr_r": [((r(4, 3),), ("reduced",)), ((r(2, 3, 3),), ("reduced",)), ((r(2, 4),), ("complete",))],
     "linalg_cholesky": [((spd(3),), (False,)), ((spd(4),), (True,))],
     "cholesky": [((spd(3),), (False,)), ((spd(2, (2,)),), (True,))],
     "linalg_slogdet": [((_SQ,), ()), ((-_SQ,), ()), ((r(2, 3, 3) + 3 * np.eye(3),), ())],

@@ -327,6 +327,8 @@ TORCH.update({
     "linalg_lstsq": lambda a, b, vector: torch.linalg.lstsq(a, b).solution,
     "linalg_eigh_values": lambda a, upper: torch.linalg.eigvalsh(a, UPLO="U" if upper else "L"),
     "linalg_eigh_vectors": _eigh_signs,
+    "linalg_qr_q": lambda a, mode: torch.linalg.qr(a, mode=mode)[0],
+    "linalg_qr_r": lambda a, mode: torch.linalg.qr(a, mode=mode)[1],
     "linalg_cholesky": lambda a, upper: torch.linalg.cholesky(a, upper=upper),
     "cholesky": lambda a, upper: torch.cholesky(a, upper=upper),
     "linalg_slogdet": lambda a: torch.linalg.slogdet(a).logabsdet,

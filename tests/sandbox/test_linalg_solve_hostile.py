@@ -54,6 +54,10 @@ def test_a_program_using_them_prints_what_pytorch_prints():
     ("torch.linalg.pinv('a')", "TypeError", "must be Tensor"),
     ("torch.cov(torch.ones(2, 2, 2))", "RuntimeError", "two or fewer dimensions"),
     ("torch.cov(torch.ones(2, 2), correction='a')", "TypeError", "correction"),
+    ("torch.linalg.qr(A, mode='x')", "RuntimeError", "unrecognized mode"),
+    ("torch.linalg.qr(torch.ones(3))", "RuntimeError", "at least 2 dimensions"),
+    ("torch.linalg.qr(torch.ones(3, 2, requires_grad=True), mode='r').R.sum().backward()", "RuntimeError",
+     "mode='r'"),
 ])
 def test_wrong_inputs_raise_with_the_programs_line(line, kind, words):
     e = err(f"import torch\nA = torch.eye(3)\ny = {line}\n")
@@ -71,6 +75,8 @@ def test_wrong_inputs_raise_with_the_programs_line(line, kind, words):
     "torch.linalg.eigh(torch.eye(3000))",
     "torch.linalg.cholesky(torch.eye(3000))",
     "torch.cov(torch.ones(20000, 2))",
+    "torch.linalg.qr(torch.ones(100000, 2), mode='complete')",  # Q: 10**10 elements
+    "torch.qr(torch.ones(1, 1500, 1300))",
 ])
 def test_sizes_and_work_a_program_picks_are_refused_first(line):
     e = err(f"import torch\ny = {line}\n")
@@ -80,7 +86,8 @@ def test_sizes_and_work_a_program_picks_are_refused_first(line):
 @pytest.mark.parametrize("line", [
     "torch.linalg.eigh(A).__class__.__bases__", "torch.linalg.lstsq(A, A)._asdict()", "torch.linalg.solve.__globals__",
     "torch.linalg.svd(A).U.grad_fn.__class__.__mro__", "torch.linalg.__dict__", "torch.linalg.__getattr__",
-    "type(torch.linalg.slogdet(A)).__init__", "torch.cov.__code__",
+    "type(torch.linalg.slogdet(A)).__init__", "torch.cov.__code__", "torch.linalg.qr(A)._make",
+    "A.qr().Q.grad_fn._saved_self", "torch.qr.__wrapped__",
 ])
 def test_what_they_return_reaches_nothing_outside(line):
     e = err(f"import torch\nA = torch.eye(3, requires_grad=True)\ny = {line}\nprint(y)\n")
