@@ -1,13 +1,11 @@
 """The attribute policy: which attributes of which values a program may read or set, in ONE table.
 
-`ATTRIBUTE_POLICY` is built once at import and is read-only (a mapping proxy of immutable `Rule`s):
-no run can change what another run may reach. Plain values are keyed by their exact type, engine
-values by kind ("tensor", "optimizer", ...). A rule lists the readable names, the methods that are
-handed out wrapped (bounded versions of methods that would otherwise build unbounded data in C), and
-the settable names. Attribute names starting with `__` never get here (the syntax check refuses them but for
-`DUNDER_READS`); a single `_x` reaches the program's own objects only (private_attributes.py).
-Module and user-object attributes follow their own rules below (registered parameters and submodules,
-instance attributes, methods of user classes).
+`ATTRIBUTE_POLICY` is built once at import and is read-only (a mapping proxy of immutable `Rule`s): no run can
+change what another run may reach. Plain values are keyed by their exact type, engine values by kind ("tensor",
+"optimizer", ...). A rule lists the readable names, the methods handed out wrapped (bounded versions of methods
+that would otherwise build unbounded data in C), and the settable names. Names starting with `__` never get here
+(the syntax check refuses them but for `DUNDER_READS`); a single `_x` reaches the program's own objects only
+(private_attributes.py). Module and user-object attributes follow their own rules below.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import files, plots, stdlib_logging, stdlib_re, stdlib_tools
+from . import files, plots, stdlib_datetime, stdlib_logging, stdlib_re, stdlib_tools
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
@@ -46,6 +44,7 @@ from .objects import (
     USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
+    BuiltinClass,
     BuiltinType,
     CachedFunction,
     ClassMethod,
@@ -321,15 +320,13 @@ NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SC
 # ---- plot handles (sandbox/plots.py lists them): every method is the plot gate's checked call
 PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
 # ---- the run's files (sandbox/files.py): every method is the file object's own, bounded by the run's file budget
-FILE_RULES = {cls: _rule(*rule) for module in (files, stdlib_tools, stdlib_re, stdlib_logging)
+FILE_RULES = {cls: _rule(*rule) for module in (files, stdlib_tools, stdlib_re, stdlib_logging, stdlib_datetime)
               for cls, rule in module.ATTRIBUTE_RULES.items()}
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES, **FILE_RULES})
 
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
                         and k not in PLOT_RULES and k not in FILE_RULES)
-_MODULE_NAMES = ATTRIBUTE_POLICY["module"].names
-_TENSOR = ATTRIBUTE_POLICY["tensor"]
-_CTX = ATTRIBUTE_POLICY["function_ctx"]
+_MODULE_NAMES, _TENSOR, _CTX = ATTRIBUTE_POLICY["module"].names, ATTRIBUTE_POLICY["tensor"], ATTRIBUTE_POLICY["function_ctx"]
 FUNCTION_CLASS_NAMES = frozenset({"apply"})
 
 
@@ -360,6 +357,8 @@ class Attributes:
             if name in NAMEDTUPLE_PUBLIC and (t is NamedTupleValue or t is NamedTupleClass):
                 return self.namedtuple_public(obj, name) if t is NamedTupleClass else self.namedtuple_attr(obj, name)
             check_private_attribute(self, obj, name)
+        if t is BuiltinClass and name in obj.attrs:  # `datetime.now`
+            return obj.attrs[name]
         if t is ModuleProxy:
             v = obj.attrs.get(name, MISSING)
             if v is MISSING:

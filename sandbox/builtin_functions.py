@@ -22,6 +22,7 @@ from .objects import (
     USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
+    BuiltinClass,
     BuiltinType,
     ClassMethod,
     ModuleProxy,
@@ -153,7 +154,7 @@ def make_builtins(interp) -> dict:
     def _isinstance(obj, classinfo):
         if type(classinfo) is tuple:
             return any(_isinstance(obj, c) for c in classinfo)
-        if type(classinfo) is BuiltinType:
+        if type(classinfo) is BuiltinType or type(classinfo) is BuiltinClass:
             return isinstance(obj, classinfo.pytype)
         if type(classinfo) is UserClass:
             t = type(obj)

@@ -31,6 +31,7 @@ from .objects import (
     WRAPPERS,
     BoundMethod,
     Builtin,
+    BuiltinClass,
     BuiltinType,
     CachedFunction,
     ClassMethod,
@@ -166,7 +167,7 @@ class Calls:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)
             return self.call(f.func, [f.obj, *args], kwargs)
-        if t is Builtin or t is BuiltinType or t is DataclassMethod or t is TqdmFunction:
+        if t is Builtin or t is BuiltinType or t is DataclassMethod or t is TqdmFunction or t is BuiltinClass:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)

@@ -26,6 +26,8 @@ from .errors import limit_error, scrub
 from .files import RunFile
 from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Shown, ShownTensor, UserInstance
 from .plots import HANDLE_TYPES as PLOT_HANDLES
+from .stdlib_datetime import REPR_TYPES as DATETIME_TYPES
+from .stdlib_datetime import strftime_of as DATETIME_FORMAT
 from .stdlib_logging import REPR_TYPES as LOGGING_TYPES
 from .stdlib_re import REPR_TYPES as RE_TYPES
 from .stdlib_tools import REPR_TYPES as TOOL_TYPES
@@ -151,7 +153,7 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
-        if t is self.B.device:  # str(torch.device("cpu")) is 'cpu', its repr device(type='cpu')
+        if t is self.B.device or t in DATETIME_TYPES:  # str(torch.device("cpu")) is 'cpu'; a date's is ISO text
             return str(v)
         if isinstance(v, BaseException):
             return self.exception_str(v)
@@ -274,7 +276,7 @@ class Formatting:
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
             return repr(v)
         # a file's name and mode; hints, streams, a bar, re's objects, loggers
-        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES or t in LOGGING_TYPES:
+        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES or t in LOGGING_TYPES or t in DATETIME_TYPES:
             return repr(v)
         if isinstance(v, B.Tensor):
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either
@@ -317,6 +319,8 @@ class Formatting:
             if isinstance(value, self.tensor_type) and value.ndim == 0:
                 return format(value.item(), "")  # torch's Tensor.__format__: f"{loss}" is the number, 3.0399208068847656
             return self.to_str(value)
+        if type(value) in DATETIME_TYPES[:2]:  # f"{now:%H:%M}": datetime's __format__ is strftime
+            return DATETIME_FORMAT(self, value)(spec)
         m = _SPEC_RE.match(spec)
         if m is None:
             raise ValueError(f"Invalid format specifier '{spec[:50]}' for object of type '{self.type_name(value)}'")

@@ -469,6 +469,16 @@ class BuiltinType(Builtin):
     __str__ = __repr__
 
 
+class BuiltinClass(BuiltinType):
+    """A standard-library class with functions of its own a program calls on it (`datetime.now()`): `attrs`."""
+
+    __slots__ = ("attrs",)
+
+    def __init__(self, name, pytype, fn, interp=None, attrs=None):
+        super().__init__(name, pytype, fn, interp)
+        self.attrs = attrs or {}
+
+
 def exception_constructor(cls):
     """`cls(*args)` as a program calls an exception class (a builtin one, torch.linalg.LinAlgError): positional
     arguments only, as Python's."""
