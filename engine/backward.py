@@ -169,6 +169,7 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
         ready = [(-start._seq, 0, start)]  # one root: nothing reaches it
     pop, push = heapq.heappop, heapq.heappush
     watched = apply_node is not None or record is not None
+    anomaly = STATE.anomaly
     order = 0
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph  # backward builds a graph only for higher-order gradients
@@ -201,6 +202,8 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
                 grads = node.apply(g)
             if node._post_hooks is not None:  # Module.register_backward_hook: sees (and may replace) them
                 grads = run_node_post_hooks(node, grads, g)
+            if anomaly:
+                _check_nan(node, grads)
             if not retain_graph:
                 node.release()
             for (nxt, slot), gi in zip(node._edges, grads):
@@ -231,6 +234,14 @@ def run_backward(root, grad, retain_graph: bool, capture=None, more_roots=(), cr
                         push(ready, (-nxt._seq, order, nxt))
     finally:
         STATE.grad_enabled = prev_mode
+
+
+def _check_nan(node, grads):
+    """Anomaly mode: a node whose gradients hold a nan is named, as torch names it."""
+    for i, gi in enumerate(grads):
+        data = getattr(gi, "_data", gi)
+        if data is not None and np.isnan(np.asarray(data)).any():
+            raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its {i}th output.")
 
 
 def _add_root_grad(grads_in, node, t, g):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import warnings
 import weakref
 
 import numpy as np
@@ -15,10 +16,11 @@ class _State:
     """Process-wide switches, read on every op: grad mode, the active recorder, the active limits, and the run's
     step counter that loops inside the engine over a program's work call (jacobian rows, gradcheck perturbations)."""
 
-    __slots__ = ("grad_enabled", "recorder", "limits", "last_write", "tick")
+    __slots__ = ("grad_enabled", "recorder", "limits", "last_write", "tick", "anomaly")
 
     def __init__(self):
         self.grad_enabled = True
+        self.anomaly = False  # torch.autograd.set_detect_anomaly: backward checks each node's gradients for nan
         self.recorder = None
         self.limits = None
         self.last_write = -1  # sequence number of the latest in-place write to an array (see note_write)
@@ -193,6 +195,38 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 
     def __repr__(self):
         return f"torch.autograd.grad_mode.set_grad_enabled(mode={self._target})"
+
+
+class set_detect_anomaly:  # noqa: N801 — torch's name
+    """Anomaly mode on or off: a call switches it, a `with` block switches it back after (as torch's)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self._prev = STATE.anomaly
+        STATE.anomaly = bool(mode) and bool(check_nan)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        STATE.anomaly = self._prev
+        return False
+
+
+class detect_anomaly(set_detect_anomaly):  # noqa: N801
+    """`with torch.autograd.detect_anomaly():`: anomaly mode inside the block only."""
+
+    def __init__(self, check_nan: bool = True):
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", stacklevel=2)
+        self._check_nan = check_nan
+        self._prev = STATE.anomaly
+
+    def __enter__(self):
+        STATE.anomaly = bool(self._check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    return STATE.anomaly
 
 
 def is_grad_enabled() -> bool:

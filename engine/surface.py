@@ -1,7 +1,7 @@
 """The torch surface (`import engine as torch`): every public name of `engine`, loaded by engine/__init__.py on
 the first use of any of them, so a process that needs only the trace contract or the op table loads none of it."""
 from . import autograd, linalg, random
-from .autograd import STATE, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import STATE, enable_grad, inference_mode, is_anomaly_enabled, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     Variable,
     arange,
@@ -243,6 +243,7 @@ from .tensor_tutorial_names import (
     unique,
     vstack,
 )
+from .type_info import finfo, iinfo
 from .version import __version__  # torch.__version__: the release the engine follows
 
 # torch's other names for the same functions (torch.multiply is torch.mul, ...)
@@ -261,6 +262,7 @@ del _name
 def reset_run_state():
     """Fresh process-wide state for a new program run: grad mode on, default seed, no recorder or limits."""
     STATE.grad_enabled = True
+    STATE.anomaly = False
     STATE.recorder = None
     STATE.limits = None
     STATE.tick = None

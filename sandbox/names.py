@@ -44,6 +44,7 @@ TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 TORCH_NAMES |= frozenset("""median nansum nanmean bincount addcmul addcdiv movedim moveaxis take_along_dim
 tril_indices triu_indices""".split())
 TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef qr".split())  # engine/linalg_solve.py
+TORCH_NAMES |= frozenset("finfo iinfo".split())  # engine/type_info.py
 TORCH_NAMES |= frozenset("quantile nanquantile".split())  # engine/tensor_quantile.py
 # type promotion asked directly (engine/tensor_promotion_names.py): dtypes in, a dtype or a bool out
 TORCH_NAMES |= frozenset("result_type promote_types can_cast".split())
@@ -85,12 +86,17 @@ AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"Function"}
 # issue 21: gradcheck / gradgradcheck; torch.autograd.functional and torch.func (engine/autograd/functional.py,
 # engine/func.py): the programs' functions they take are called back through the interpreter
 AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"gradcheck", "gradgradcheck"}
+# issue 21: anomaly mode (backward names the node whose gradient holds a nan)
+AUTOGRAD_NAMES = AUTOGRAD_NAMES | {"set_detect_anomaly", "detect_anomaly"}
+TORCH_NAMES |= frozenset({"is_anomaly_enabled"})
 AUTOGRAD_FUNCTIONAL_NAMES = frozenset("jacobian hessian vjp jvp hvp vhp".split())
 FUNC_NAMES = frozenset("grad grad_and_value vjp jacrev jacfwd hessian vmap functional_call".split())
 # torch.utils.data (torch.utils has nothing else): datasets and the single-process DataLoader
 DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".split())
 # issue 10: the samplers DataLoader takes (RandomSampler with replacement draws PyTorch's indices)
 DATA_NAMES = DATA_NAMES | frozenset("Sampler SequentialSampler RandomSampler BatchSampler".split())
+# issue 21: what programs people bring combine datasets and sample with
+DATA_NAMES = DATA_NAMES | frozenset("ConcatDataset SubsetRandomSampler WeightedRandomSampler".split())
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 

@@ -18,12 +18,15 @@ from ..grad_mode import (
     WRITE_LOG_KEEP,
     _seq,
     carry_writes,
+    detect_anomaly,
     enable_grad,
     inference_mode,
+    is_anomaly_enabled,
     is_grad_enabled,
     no_grad,
     note_write,
     note_writes,
+    set_detect_anomaly,
     set_grad_enabled,
 )
 from ..nodes import (
@@ -61,7 +64,8 @@ def __getattr__(name):
 __all__ = [
     "_WRITES", "FREED_MESSAGE", "LEAF_HOOKS", "NODE_CLASSES", "STATE", "WRITE_LOG_KEEP", "AccumulateGrad", "Function",
     "FunctionCtx", "Node", "RemovableHandle", "_seq", "accumulator", "backward", "backward_into", "call_tensor_hook",
-    "callable_name", "carry_writes", "edge_of", "enable_grad", "function", "grad", "inference_mode",
+    "callable_name", "carry_writes", "detect_anomaly", "edge_of", "enable_grad", "is_anomaly_enabled",
+    "set_detect_anomaly", "function", "grad", "inference_mode",
     "is_grad_enabled", "leaf_hook_tables", "no_grad", "note_write", "note_writes", "root_gradient", "run_backward",
     "run_tensor_hooks", "set_grad_enabled", "source_lines", "user_code",
 ]

@@ -3,6 +3,7 @@ DataLoader with PyTorch's default collate and PyTorch's random draws, so that af
 shuffled loader gives PyTorch's batches (and leaves the global generator where PyTorch leaves it)."""
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import warnings
@@ -10,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from .. import random as _random
 from ..autograd import STATE
-from ..creation import empty, randint, randperm, tensor
+from ..creation import empty, multinomial, randint, randperm, tensor
 from ..dtypes import float64, int64
 from ..functional import stack
 from ..limits import LimitExceeded
@@ -27,6 +28,9 @@ class Dataset:
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -59,6 +63,27 @@ class Subset(Dataset):
 
     def __len__(self):
         return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """Datasets one after another: index i is found by the cumulative sizes, as PyTorch's."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        return self.datasets[which][idx if which == 0 else idx - self.cumulative_sizes[which - 1]]
 
 
 def random_split(dataset, lengths, generator=None):
@@ -134,6 +159,41 @@ class RandomSampler(Sampler):
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=generator).tolist()
         yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order: one randperm per pass."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices drawn with the given (float64) weights: one torch.multinomial per pass, as PyTorch's."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = weights.to(float64) if isinstance(weights, Tensor) else tensor(weights, dtype=float64)
+        if weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
+
+    def __iter__(self):
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples
@@ -298,9 +358,11 @@ class _SingleProcessDataLoaderIter:
 
 # printed as PyTorch prints them (`<torch.utils.data.dataloader.DataLoader object at …>`)
 for _cls, _where in ((Dataset, "dataset"), (TensorDataset, "dataset"), (Subset, "dataset"), (Sampler, "sampler"),
+                     (ConcatDataset, "dataset"), (SubsetRandomSampler, "sampler"), (WeightedRandomSampler, "sampler"),
                      (SequentialSampler, "sampler"), (RandomSampler, "sampler"), (BatchSampler, "sampler"),
                      (DataLoader, "dataloader"), (_SingleProcessDataLoaderIter, "dataloader")):
     _cls.__module__ = f"torch.utils.data.{_where}"
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "Sampler", "SequentialSampler",
-           "RandomSampler", "BatchSampler", "default_collate", "default_convert"]
+           "RandomSampler", "BatchSampler", "default_collate", "default_convert", "ConcatDataset", "SubsetRandomSampler",
+           "WeightedRandomSampler"]
