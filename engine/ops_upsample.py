@@ -192,7 +192,7 @@ _PARAMS = Params("keywords", ("output_size", "align_corners", "scales"))
 _BACKWARD_PARAMS = Params("keywords", ("input_size", "output_size", "align_corners", "scales"))
 _FORWARD = {(1, False): "upsample_linear1d", (2, False): "upsample_bilinear2d", (2, True): "upsample_bicubic2d"}
 _BACKWARD = {key: name + "_backward" for key, name in _FORWARD.items()}
-_LATEX = {False: r"\sum_{\text{outputs}} \lambda", True: r"\sum_{\text{outputs}} w_{\text{cubic}}"}
+_LATEX = {False: r"\sum_{\text{outputs}} w_{\text{linear}}", True: r"\sum_{\text{outputs}} w_{\text{cubic}}"}
 for (_dims, _cubic), _name in _FORWARD.items():
     _grad_fn = {"upsample_linear1d": "UpsampleLinear1D", "upsample_bilinear2d": "UpsampleBilinear2D",
                 "upsample_bicubic2d": "UpsampleBicubic2D"}[_name]

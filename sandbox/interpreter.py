@@ -58,13 +58,8 @@ from .objects import (
 )
 from .stdlib import COLLECTION_TYPES, STDLIB_NAMES, Stdlib, math_module
 from .stdlib_re import RegexMatch
-from .stdlib_tools import TypeHint
+from .stdlib_tools import TypeHint, exit_message
 from .suggest import did_you_mean
-
-
-def ended_cleanly(pe: ProgramError) -> bool:
-    """`sys.exit()`, `sys.exit(0)`, `exit()`: the program ended itself with success; any other code is its error."""
-    return type(pe.value) is SystemExit and pe.value.code in (None, 0)  # (False == 0: success, as Python's)
 
 
 @dataclass
@@ -173,7 +168,9 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             with self._engine_context():
                 self.exec_block(tree.body, Scope(self.globals))
         except ProgramError as e:
-            error = None if ended_cleanly(e) else e.to_dict()
+            error = e.to_dict()
+            if isinstance(e.value, SystemExit):  # why it stopped, in words (Python's str of SystemExit() is empty)
+                error["message"] = exit_message(self, e.value.code)
         except RecursionError:
             error = {"type": "RecursionError", "message": "maximum recursion depth exceeded", "line": None,
                      "column": None}

@@ -224,7 +224,14 @@ class RegexPattern:
 
     def subn(self, repl, string, count=0):
         text = self._text(string)
-        out, n = self.compiled.subn(self._repl(repl), text, count)
+        if type(repl) is str and "\\" not in repl:  # a literal: its result's size is known from one C pass first
+            kept, n = self.compiled.subn("", text, count)
+            if len(kept) + n * len(repl) > self.interp.max_seq:
+                raise limit_error(f"re.sub made more than {self.interp.max_seq:,} characters", "max_live_elements",
+                                  self.interp.max_seq)
+            out, n = self.compiled.subn(repl, text, count)
+        else:
+            out, n = self.compiled.subn(self._repl(repl), text, count)
         self.interp.alloc(len(out), "string")
         return out, n
 

@@ -226,9 +226,17 @@ def warnings_module(interp) -> ModuleProxy:
                                     "resetwarnings": Builtin("resetwarnings", ignore, interp)})
 
 
+def exit_message(interp, status) -> str:
+    """A SystemExit's status in words: a number is the process's exit status, anything else is what Python prints."""
+    if status is None or type(status) in (int, bool):
+        return f"the program exited (sys.exit / SystemExit) with status {int(status or 0)}"
+    return interp.scrub_message(interp.to_str(status)[:1000])
+
+
 def exit_function(interp, name: str) -> Builtin:
     """`sys.exit(status)`, `exit()`, `quit()`: raise the program's SystemExit, which `except Exception` does not catch
-    and `finally` blocks see; uncaught, a status of None or 0 ends the run cleanly, any other is its error."""
+    and `finally` blocks see; uncaught, it ends the run as an error on its line (its message the status, as
+    Python's str of it), so the page says why the program stopped: whatever the status, as a raised SystemExit."""
     def program_exit(status=None, /):
         message = "" if status is None else interp.to_str(status)[:1000]
         pe = ProgramError("SystemExit", interp.scrub_message(message))

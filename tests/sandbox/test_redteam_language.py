@@ -150,8 +150,8 @@ def test_recursion_with_handlers_stays_bounded():
     # exception classes only from the builtin exceptions and the program
     ("import torch\nclass E(torch.Tensor, Exception):\n    pass", "TypeError"),
     ("import torch\nclass E(Exception, torch.nn.Module):\n    pass", "TypeError"),
-    ("class E(SystemExit):\n    pass", "NameError"),
-    ("raise KeyboardInterrupt", "NameError"),
+    ("class E(SystemExit):\n    pass\nraise E(0)", "E"),  # a program's exit: an error with its line, as any raise
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
     ("raise GeneratorExit", "NameError"),
     # bare raise with nothing being handled
     ("raise", "RuntimeError"),
