@@ -241,6 +241,9 @@ def _nearest_index(n_in, n_out, scale):
     return np.minimum(np.floor(i.astype(np.float32) * s).astype(np.int64), n_in - 1)
 
 
+MAX_ONE_HOT = 1 << 22  # entries of the one-hot matrix a nearest resize's double backward multiplies by
+
+
 def _one_hot_rows(n_in, n_out, scale):
     """(n_out, n_in): row k picks the source of output k, so the forward is M x and the backward Mᵀ g (matmuls:
     recorded as they are under create_graph)."""
@@ -259,12 +262,30 @@ def _upsample_nearest(a, size, scales):
 
 
 def _upsample_nearest_vjp(g, ans, a, size, scales):
+    if type(g) is not Graphed:
+        return _upsample_nearest_scatter(g, a, size, scales)
     out = g
-    for k, (n_out, scale) in enumerate(zip(size, scales)):
+    for k, (n_out, scale) in enumerate(zip(size, scales)):  # create_graph: matmuls, recorded (bounded below)
         axis = a.ndim - len(size) + k
+        if n_out * a.shape[axis] > MAX_ONE_HOT:
+            raise RuntimeError(f"the gradient of a nearest resize from {a.shape[axis]} to {n_out} is too large to "
+                               "differentiate again in flowgrad")
         m = _one_hot_rows(a.shape[axis], n_out, scale).astype(a.dtype)
-        out = np.swapaxes(np.swapaxes(out, axis, -1) @ m, axis, -1)  # sums each output's gradient into its source
+        out = np.swapaxes(np.swapaxes(out, axis, -1) @ m, axis, -1)
     return out
+
+
+def _upsample_nearest_scatter(g, a, size, scales):
+    """Each output's gradient added into its source, outputs in order (ATen's loop), no n_out x n_in matrix."""
+    spatial = len(size)
+    target = np.zeros((), np.int64)
+    for k, (n_out, scale) in enumerate(zip(size, scales)):  # flat source index of each output, C order
+        target = target[..., None] * a.shape[a.ndim - spatial + k] + _nearest_index(a.shape[a.ndim - spatial + k],
+                                                                                     n_out, scale)
+    lead = a.shape[:a.ndim - spatial]
+    out = np.zeros(lead + (int(np.prod(a.shape[a.ndim - spatial:], dtype=np.int64)),), g.dtype)
+    np.add.at(out, (Ellipsis, target.reshape(-1)), g.reshape(lead + (-1,)))
+    return out.reshape(a.shape)
 
 
 def _upsample_sizes(arrays, params):

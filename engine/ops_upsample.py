@@ -16,7 +16,8 @@ from .graphed import op as _graphed_op
 from .op_table import Params, defop
 
 CUBIC_A = -0.75  # ATen's (and OpenCV's) bicubic kernel parameter
-MAX_ROUNDS = 64  # an input taking more adds than this (a resize by > ~8x): its gradient is summed unfused
+CHANNELS_LAST_OUTPUT = 128  # bilinear outputs with height + width up to this take ATen's channels-last kernel
+MAX_ROUNDS = 4096  # an input taking more adds than this (a resize by > ~30x): its gradient is summed unfused
 
 
 def _fma(a, b, c):
@@ -37,9 +38,11 @@ def _scale(n_in, n_out, align_corners, scale, dtype):
     return dtype.type(n_in) / dtype.type(n_out)
 
 
-def _taps(n_in, n_out, align_corners, scale, cubic, dtype):
-    """(indices (n_out, k), weights (n_out, k)) of each output along one dim."""
+def _taps(n_in, n_out, align_corners, scale, cubic, dtype, fused=True):
+    """(indices (n_out, k), weights (n_out, k)) of each output along one dim; `fused`: as the forward kernels compute
+    them (with fused multiply-adds), else as ATen's bicubic backward does (built without)."""
     dtype = np.dtype(dtype)
+    fma = _fma if fused else (lambda x, y, z: x * y + z)
     i = np.arange(n_out).astype(dtype)
     if not cubic and n_in == n_out:  # ATen copies: weights 1 and 0 on the same index
         idx = np.arange(n_out)
@@ -48,7 +51,7 @@ def _taps(n_in, n_out, align_corners, scale, cubic, dtype):
     if align_corners:
         real = s * i
     else:
-        real = _fma(s, i + dtype.type(0.5), dtype.type(-0.5))
+        real = fma(s, i + dtype.type(0.5), dtype.type(-0.5))
         if not cubic:
             real = np.maximum(real, dtype.type(0))
     index = np.minimum(np.floor(real).astype(np.int64), n_in - 1)
@@ -60,13 +63,13 @@ def _taps(n_in, n_out, align_corners, scale, cubic, dtype):
 
     # NOTE: which steps are fused is ATen's compiled kernel's (measured on torch 2.13's weights: 0 of 5 sizes differ)
     def near(x):  # |x| <= 1
-        return _fma(a + dtype.type(2), x, -(a + dtype.type(3))) * x * x + dtype.type(1)
+        return fma(a + dtype.type(2), x, -(a + dtype.type(3))) * x * x + dtype.type(1)
 
     def far(x):  # 1 < |x| < 2
-        return _fma(_fma(a, x, -(dtype.type(5) * a)), x, dtype.type(8) * a) * x - dtype.type(4) * a
+        return fma(fma(a, x, -(dtype.type(5) * a)), x, dtype.type(8) * a) * x - dtype.type(4) * a
 
-    one, two = dtype.type(1), dtype.type(2)
-    weights = np.stack([far(t + one), near(t), near(one - t), far(two - t)], 1)
+    one = dtype.type(1)
+    weights = np.stack([far(t + one), near(t), near(one - t), far((one - t) + one)], 1)  # (ATen: 1 - t, then + 1)
     idx = np.clip(index[:, None] + np.arange(-1, 3), 0, n_in - 1)
     return idx, weights.astype(dtype)
 
@@ -100,22 +103,30 @@ def _weighted_sum(terms):
 
 
 def _interpolate(a, size, align_corners, scales, cubic=False):
-    """Linear modes: one sum over each output's taps (bilinear: 4, with weight products). Bicubic: separable, along
-    the width first (4 taps), then the height (ATen's cubic_interp1d of four cubic_interp1d rows)."""
+    """Linear, and bilinear to outputs with height + width <= 128 (ATen's channels-last kernel): one sum over each
+    output's taps (bilinear: 4, with weight products). Bicubic, and larger bilinear outputs (ATen's generic kernel):
+    separable, along the width first, then the height."""
     spatial = len(size)
     lead = a.shape[:a.ndim - spatial]
-    if not cubic:
+    if not cubic and (spatial == 1 or sum(size) <= CHANNELS_LAST_OUTPUT):
         index, weight = _flat_taps(a.shape, size, align_corners, scales, cubic, a.dtype)
         block = a.reshape(lead + (-1,))
         terms = [(block[..., index[:, j]], weight[:, j]) for j in range(index.shape[1])]
-        return _weighted_sum(terms).reshape(lead + tuple(size))
+        out = _weighted_sum(terms).reshape(lead + tuple(size))
+        vector = a.shape[1] - a.shape[1] % 8 if spatial == 2 else 0
+        if vector:  # NOTE: ATen's channels-last kernel takes 8 channels a vector, its taps summed in another order
+            (x00, w00), (x01, w01), (x10, w10), (x11, w11) = [(t[:, :vector], w) for t, w in terms]
+            out[:, :vector] = _fma(x00, w00, _fma(x01, w01, _fma(x11, w11, x10 * w10))).reshape(
+                (a.shape[0], vector) + tuple(size))
+        return out
     out = a
-    taps = _all_taps(a.shape, size, align_corners, scales, True, a.dtype)
+    taps = _all_taps(a.shape, size, align_corners, scales, cubic, a.dtype)
     for k in reversed(range(spatial)):
         index, weight = taps[k]
         axis = a.ndim - spatial + k
         view = (-1,) + (1,) * (spatial - 1 - k)  # the weights along `axis`
-        out = _weighted_sum([(np.take(out, index[:, j], axis=axis), weight[:, j].reshape(view)) for j in range(4)])
+        out = _weighted_sum([(np.take(out, index[:, j], axis=axis), weight[:, j].reshape(view))
+                             for j in range(index.shape[1])])
     return out
 
 
@@ -127,13 +138,16 @@ def _interpolate_backward(g, shape, size, align_corners, scales, cubic=False):
     spatial = len(size)
     lead = tuple(shape[:len(shape) - spatial])
     grads = g.reshape(lead + (-1,))
-    if cubic:  # ATen's loops: the width's taps outer, the height's inner; each add (g · w_h) · w_w
-        (ih, wh), (iw, ww) = _all_taps(shape, size, align_corners, scales, True, g.dtype)
+    if cubic:  # ATen's bicubic backward: unfused; the width's taps outer, the height's inner; each add (g · w_h) · w_w
+        (ih, wh), (iw, ww) = (_taps(shape[-2 + k], size[k], align_corners, scales[k], True, g.dtype, fused=False)
+                              for k in range(2))
         n_w = shape[-1]
         target = (ih[:, None, None, :] * n_w + iw[None, :, :, None]).reshape(-1)  # (oh, ow, tap_w, tap_h)
         g4 = grads.reshape(lead + (len(ih), len(iw), 1, 1)) * wh[:, None, None, :]  # (…, oh, ow, 1, tap_h)
-        a = np.broadcast_to(g4, lead + (len(ih), len(iw), 4, 4)).reshape(lead + (-1,))
-        b = np.broadcast_to(ww[None, :, :, None], (len(ih), len(iw), 4, 4)).reshape(-1)
+        values = (g4 * ww[None, :, :, None]).reshape(lead + (-1,))
+        out = np.zeros(lead + (int(np.prod(shape[-spatial:], dtype=np.int64)),), g.dtype)
+        np.add.at(out, (Ellipsis, target), values)
+        return out.reshape(shape)
     else:
         index, weight = _flat_taps(shape, size, align_corners, scales, False, g.dtype)
         target = index.reshape(-1)  # (outputs, taps): the order the loop adds them in

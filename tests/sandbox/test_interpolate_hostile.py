@@ -52,6 +52,13 @@ def test_a_large_resize_and_its_gradient_stay_within_the_budgets():
     assert out == "torch.Size([1, 1, 1000, 1000]) 1000000.0\n"
 
 
+def test_a_wide_nearest_resize_differentiates_without_a_dense_matrix():
+    # (its backward once multiplied by a one-hot n_out x n_in matrix: 1.9 million x 1,000 float64s, 15 GB)
+    out = ok("import torch\nimport torch.nn.functional as F\nx = torch.ones(1, 1, 1, 1000, requires_grad=True)\n"
+             "F.interpolate(x, size=(1, 1_900_000)).sum().backward()\nprint(x.grad[0, 0, 0, :2])\n")
+    assert out == "tensor([1901., 1900.])\n"
+
+
 @pytest.mark.parametrize("line", ["F.interpolate.__globals__", "nn.Upsample(scale_factor=2).forward.__func__",
                                   "F.interpolate(torch.ones(1, 1, 4), scale_factor=2, mode='linear').grad_fn.__class__"
                                   ".__mro__", "nn.UpsamplingBilinear2d.__init__.__globals__"])
