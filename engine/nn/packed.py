@@ -124,8 +124,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 
 
 def pack_sequence(sequences, enforce_sorted=True):
-    from .utils import pad_sequence
-
     lengths = creation.tensor([s.shape[0] for s in sequences], dtype=int64)
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
@@ -139,6 +137,37 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
 def unpack_sequence(packed_sequences):
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
+
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """torch.nn.utils.rnn.pad_sequence: tensors of lengths L_i (and equal trailing sizes) in one (L_max, B, *) tensor
+    (B first with batch_first) filled with padding_value, each copied in at the start (or the end with
+    padding_side='left'); gradients flow back to each sequence through the copy."""
+    if isinstance(sequences, Tensor):
+        sequences = list(sequences.unbind(0))
+    sequences = list(sequences)
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
+    if padding_side not in ("left", "right"):
+        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+    for s in sequences:
+        if not isinstance(s, Tensor):
+            raise TypeError(f"pad_sequence(): argument 'sequences' must be tuple of Tensors, not {type(s).__name__}")
+        if s.dim() < 1 or tuple(s.shape[1:]) != tuple(sequences[0].shape[1:]):
+            raise RuntimeError("The size of tensor a must match the size of tensor b: sequences need the same "
+                               "trailing sizes (and at least one dimension)")
+    longest = max(s.shape[0] for s in sequences)
+    trailing = tuple(sequences[0].shape[1:])
+    shape = (len(sequences), longest, *trailing) if batch_first else (longest, len(sequences), *trailing)
+    out = creation.full(shape, padding_value, dtype=sequences[0].dtype)
+    for i, s in enumerate(sequences):
+        n = s.shape[0]
+        where = slice(0, n) if padding_side == "right" else slice(longest - n, longest)
+        if batch_first:
+            out[i, where] = s
+        else:
+            out[where, i] = s
+    return out
 
 
 # ---------------------------------------------------------------- recurrent layers over a PackedSequence
@@ -180,24 +209,20 @@ def _reverse_layer(module, data, batch_sizes, initial, params):
 
 
 def _cell(module, x, state, params):
-    from .rnn import LSTM
-
-    if isinstance(module, LSTM):
+    if len(state) == 2:  # an LSTM's (h, c)
         return module._step(x, state, params)
     return (module._step(x, state[0], params),)
 
 
-def packed_forward(module, packed, hx):
-    """`module(packed, hx)`: (PackedSequence output, hidden at each sequence's own length) in the caller's order."""
-    from .rnn import LSTM
-
+def packed_forward(module, packed, hx, lstm=False):
+    """`module(packed, hx)`: (PackedSequence output, hidden at each sequence's own length) in the caller's order;
+    `lstm`: the state is (h, c)."""
     data, batch_sizes, sorted_indices, unsorted_indices = packed
     sizes = [int(b) for b in batch_sizes.numpy()]
     if data.ndim != 2 or data.shape[-1] != module.input_size:
         raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {module.input_size}, got "
                            f"{data.shape[-1]}")
     dirs = 2 if module.bidirectional else 1
-    lstm = isinstance(module, LSTM)
     if hx is not None and sorted_indices is not None:  # the caller's order → the packing's
         hx = tuple(h.index_select(1, sorted_indices) for h in hx) if lstm else hx.index_select(1, sorted_indices)
     states = module._initial(hx, sizes[0], data.dtype, True)

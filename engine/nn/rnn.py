@@ -331,7 +331,7 @@ class LSTM(RNNBase):
 
     def forward(self, input, hx=None):  # noqa: A002
         if isinstance(input, PackedSequence):  # per step, as PyTorch's packed LSTM (no fused layer node)
-            return packed_forward(self, input, hx)
+            return packed_forward(self, input, hx, lstm=True)
         x, batched = self._time_major(input, hx)
         dirs = 2 if self.bidirectional else 1
         states = self._initial(hx, x.shape[1], x.dtype, batched)

@@ -6,10 +6,11 @@ import types
 
 import numpy as np
 
-from ..creation import full, tensor
+from ..creation import tensor
 from ..functional import cat
 from ..tensor_core import Tensor
 from . import packed
+from .packed import pad_sequence
 
 
 def _grads(parameters):
@@ -61,37 +62,6 @@ def vector_to_parameters(vec, parameters):
         n = p.numel()
         p.data = vec[offset:offset + n].view_as(p).detach().clone()
         offset += n
-
-
-def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    """torch.nn.utils.rnn.pad_sequence: tensors of lengths L_i (and equal trailing sizes) in one (L_max, B, *) tensor
-    (B first with batch_first) filled with padding_value, each copied in at the start (or the end with
-    padding_side='left'); gradients flow back to each sequence through the copy."""
-    if isinstance(sequences, Tensor):
-        sequences = list(sequences.unbind(0))
-    sequences = list(sequences)
-    if not sequences:
-        raise RuntimeError("received an empty list of sequences")
-    if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
-    for s in sequences:
-        if not isinstance(s, Tensor):
-            raise TypeError(f"pad_sequence(): argument 'sequences' must be tuple of Tensors, not {type(s).__name__}")
-        if s.dim() < 1 or tuple(s.shape[1:]) != tuple(sequences[0].shape[1:]):
-            raise RuntimeError("The size of tensor a must match the size of tensor b: sequences need the same "
-                               "trailing sizes (and at least one dimension)")
-    longest = max(s.shape[0] for s in sequences)
-    trailing = tuple(sequences[0].shape[1:])
-    shape = (len(sequences), longest, *trailing) if batch_first else (longest, len(sequences), *trailing)
-    out = full(shape, padding_value, dtype=sequences[0].dtype)
-    for i, s in enumerate(sequences):
-        n = s.shape[0]
-        where = slice(0, n) if padding_side == "right" else slice(longest - n, longest)
-        if batch_first:
-            out[i, where] = s
-        else:
-            out[where, i] = s
-    return out
 
 
 # torch.nn.utils.rnn
