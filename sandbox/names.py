@@ -44,7 +44,7 @@ TORCH_NAMES |= frozenset("unflatten index_add row_stack".split())
 TORCH_NAMES |= frozenset("""median nansum nanmean bincount addcmul addcdiv movedim moveaxis take_along_dim
 tril_indices triu_indices""".split())
 TORCH_NAMES |= frozenset("svd cholesky slogdet pinverse cov corrcoef qr".split())  # engine/linalg_solve.py
-TORCH_NAMES |= frozenset("finfo iinfo".split())  # engine/type_info.py
+TORCH_NAMES |= frozenset("finfo iinfo atleast_1d atleast_2d atleast_3d".split())  # engine/type_info.py, surface.py
 TORCH_NAMES |= frozenset("quantile nanquantile".split())  # engine/tensor_quantile.py
 # type promotion asked directly (engine/tensor_promotion_names.py): dtypes in, a dtype or a bool out
 TORCH_NAMES |= frozenset("result_type promote_types can_cast".split())

@@ -1,6 +1,6 @@
 """What programs people bring combine datasets and sample with, and debug with: torch.utils.data's ConcatDataset
 (and `ds1 + ds2`), WeightedRandomSampler, SubsetRandomSampler (engine/utils/data.py); torch.finfo / torch.iinfo
-(engine/type_info.py); anomaly mode (torch.autograd.set_detect_anomaly / detect_anomaly: backward names the node
+(engine/type_info.py), torch.atleast_1d / 2d / 3d; anomaly mode (torch.autograd.set_detect_anomaly / detect_anomaly: backward names the node
 whose gradient holds a nan). A program using them prints PyTorch's stdout; what they are handed is bounded."""
 import pytest
 from sandbox_testing import err, leaks, same_as_cpython
@@ -34,6 +34,9 @@ with torch.autograd.set_detect_anomaly(True):
 print(torch.is_anomaly_enabled())
 (x * 2).sum().backward()
 print(x.grad)
+s = torch.tensor(2.0, requires_grad=True)
+print(torch.atleast_1d(s), torch.atleast_2d(torch.ones(2), s), torch.atleast_3d([torch.ones(2, 2)])[0].shape)
+print(torch.atleast_3d(s).grad_fn.name(), torch.atleast_2d(x).grad_fn.name(), torch.atleast_1d(x) is x)
 """
 
 
