@@ -275,29 +275,29 @@ def dropout(input, p, train):  # noqa: A002 — torch.dropout(input, p, train): 
     return _dropout(input, p, train)
 
 
-def _atleast(reshape, *tensors):
+def _atleast(shaped, *tensors):
     """torch.atleast_Nd: one tensor, or a tuple of them for several (or a list) given."""
     many = len(tensors) != 1 or isinstance(tensors[0], (list, tuple))
     items = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
-    out = tuple(reshape(t) for t in items)
+    out = tuple(shaped(x) for x in items)
     return out if many else out[0]
 
 
 def atleast_1d(*tensors):
-    return _atleast(lambda t: t.reshape(1) if t.ndim == 0 else t, *tensors)
+    return _atleast(lambda x: x.reshape(1) if x.ndim == 0 else x, *tensors)
 
 
 def atleast_2d(*tensors):
-    return _atleast(lambda t: t.reshape(1, 1) if t.ndim == 0 else t.unsqueeze(0) if t.ndim == 1 else t, *tensors)
+    return _atleast(lambda x: x.reshape(1, 1) if x.ndim == 0 else x.unsqueeze(0) if x.ndim == 1 else x, *tensors)
 
 
 def atleast_3d(*tensors):
-    def three(t):
-        if t.ndim == 0:
-            return t.reshape(1, 1, 1)
-        if t.ndim == 1:
-            return t.unsqueeze(0).unsqueeze(-1)
-        return t.unsqueeze(-1) if t.ndim == 2 else t
+    def three(x):
+        if x.ndim == 0:
+            return x.reshape(1, 1, 1)
+        if x.ndim == 1:
+            return x.unsqueeze(0).unsqueeze(-1)
+        return x.unsqueeze(-1) if x.ndim == 2 else x
     return _atleast(three, *tensors)
 
 
