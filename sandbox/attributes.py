@@ -24,7 +24,7 @@ from . import files, plots, stdlib_datetime, stdlib_logging, stdlib_re, stdlib_t
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
-from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS, TENSOR_FUNCS
+from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS, PACKED_SEQUENCE_METHODS, TENSOR_FUNCS
 from .numpy_module import (
     ALLOWED_DTYPES,
     ARRAY_ATTRIBUTES,
@@ -516,7 +516,8 @@ class Attributes:
             return ATTRIBUTE_POLICY["device"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
-            return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")))
+            extra = PACKED_SEQUENCE_METHODS if t is self.B.PackedSequence else ()  # (packed.to(device), .float())
+            return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")) | extra)
         if isinstance(obj, dict):
             return ATTRIBUTE_POLICY["dict_subclass"]
         if isinstance(obj, list):

@@ -39,6 +39,7 @@ class Backend:
         self.Scheduler = getattr(sched, "LRScheduler", None) or getattr(sched, "_LRScheduler", None)
         distributions = _submodule(mod, "distributions")
         self.Distribution = distributions.Distribution
+        self.PackedSequence = getattr(getattr(getattr(mod.nn, "utils", None), "rnn", None), "PackedSequence", None)
         data = getattr(getattr(mod, "utils", None), "data", None)
         self.Dataset = getattr(data, "Dataset", None)
         self.DataLoader = getattr(data, "DataLoader", None)

@@ -157,3 +157,5 @@ TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_s
 # engine/linalg_solve.py)
 TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"
                  " multinomial svd cholesky slogdet pinverse stride unfold quantile nanquantile qr")
+# issue 21: a PackedSequence's methods (engine/nn/packed.py), besides its fields
+PACKED_SEQUENCE_METHODS = frozenset("to cpu double float half long int is_cuda is_pinned".split())

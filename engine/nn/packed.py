@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import creation
 from ..dispatch import apply
-from ..dtypes import int64
+from ..dtypes import float16, float32, float64, int32, int64
 from ..functional import cat, stack
 from ..ops import OPS
 from ..tensor_core import Tensor
@@ -36,9 +36,38 @@ class PackedSequence(_PackedSequenceBase):
     __slots__ = ()
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        # every field a tensor (the indices may be None): printing one or a layer reading one sees tensors only
+        for name, t in (("data", data), ("batch_sizes", batch_sizes), ("sorted_indices", sorted_indices),
+                        ("unsorted_indices", unsorted_indices)):
+            if not (isinstance(t, Tensor) or (t is None and name.endswith("indices"))):
+                raise TypeError(f"PackedSequence(): argument '{name}' must be Tensor, not {type(t).__name__}")
         if unsorted_indices is None and sorted_indices is not None:
             unsorted_indices = _invert(sorted_indices)
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def to(self, *args, **kwargs):
+        """The data moved or cast (batch sizes and indices stay int64 on the CPU, as torch's)."""
+        data = self.data.to(*args, **kwargs)
+        return self if data is self.data else type(self)(data, self.batch_sizes, self.sorted_indices,
+                                                          self.unsorted_indices)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def double(self):
+        return self.to(float64)
+
+    def float(self):
+        return self.to(float32)
+
+    def half(self):
+        return self.to(float16)
+
+    def long(self):
+        return self.to(int64)
+
+    def int(self):
+        return self.to(int32)
 
     @property
     def is_cuda(self):

@@ -89,3 +89,12 @@ def test_a_packed_sequence_unpacks_as_a_tuple_and_prints_as_torchs():
              "d, b, s, u = p\nprint(p)\nprint(len(p), p[1], p.batch_sizes.tolist(), s, u)\n")
     assert out == ("PackedSequence(data=tensor([1., 3., 2.]), batch_sizes=tensor([2, 1]), sorted_indices=None, "
                    "unsorted_indices=None)\n4 tensor([2, 1]) [2, 1] None None\n")
+
+
+def test_a_packed_sequence_moves_and_casts_as_torchs():
+    out = ok("import torch\np = torch.nn.utils.rnn.pack_sequence([torch.tensor([1., 2.]), torch.tensor([3.])])\n"
+             "q = p.to('cpu').double()\nprint(q.data.dtype, q.batch_sizes.dtype, q.is_cuda, p.float() is p, "
+             "p.to(torch.device('cpu')) is p, type(q).__name__)\n")
+    assert out == "torch.float64 torch.int64 False True True PackedSequence\n"  # (torch 2.13 prints the same)
+    e = err("import torch\np = torch.nn.utils.rnn.PackedSequence([print], torch.tensor([1]))\n")
+    assert e["type"] == "TypeError" and e["line"] == 2 and not leaks(e["message"])
