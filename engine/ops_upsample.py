@@ -16,7 +16,8 @@ from .graphed import op as _graphed_op
 from .op_table import Params, defop
 
 CUBIC_A = -0.75  # ATen's (and OpenCV's) bicubic kernel parameter
-CHANNELS_LAST_OUTPUT = 128  # bilinear outputs with height + width up to this take ATen's channels-last kernel
+CHANNELS_LAST_OUTPUT = 128  # bilinear outputs up to this height + width take ATen's channels-last kernel (torch on one
+# thread takes it at every size; on two or more, as on users' machines, larger outputs take the generic one)
 MAX_ROUNDS = 4096  # an input taking more adds than this (a resize by > ~30x): its gradient is summed unfused
 
 

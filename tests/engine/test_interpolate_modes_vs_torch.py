@@ -10,6 +10,18 @@ from engine.gradcheck import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch")
 
+
+
+@pytest.fixture(autouse=True)
+def torch_on_two_threads():
+    # NOTE: on one thread torch's bilinear takes its channels-last kernel at every size (at two or more, outputs past
+    # 128 rows + columns take the generic one, which flowgrad follows): another test may have left torch on one
+    previous = torch.get_num_threads()
+    torch.set_num_threads(max(previous, 2))
+    yield
+    torch.set_num_threads(previous)
+
+
 SIZES = [{"scale_factor": 2}, {"scale_factor": 1.7}, {"scale_factor": 0.6}, {"size": "odd"}, {"size": "same"},
          {"scale_factor": 2.5, "recompute_scale_factor": True}, {"size": "large"}]
 SHAPES = {3: [(2, 3, 5), (1, 2, 9), (1, 9, 4)], 4: [(2, 3, 5, 7), (1, 1, 3, 9), (1, 2, 4, 4), (2, 9, 4, 5)]}
