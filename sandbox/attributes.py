@@ -516,7 +516,7 @@ class Attributes:
             return ATTRIBUTE_POLICY["device"]
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuples such as (values, indices)
             rule = ATTRIBUTE_POLICY["named_tuple"]
-            extra = PACKED_SEQUENCE_METHODS if t is self.B.PackedSequence else ()  # (packed.to(device), .float())
+            extra = PACKED_SEQUENCE_METHODS if t is self.B.PackedSequence else frozenset()  # (packed.to(device))
             return rule._replace(names=rule.names | frozenset(f for f in t._fields if not f.startswith("_")) | extra)
         if isinstance(obj, dict):
             return ATTRIBUTE_POLICY["dict_subclass"]
