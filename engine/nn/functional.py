@@ -29,7 +29,7 @@ LINEAR_FAST_PATH = True  # False: every call takes the checks (bench/engine.py -
 
 def relu(x, inplace=False):
     expect_tensor(x, "relu", "input", 1)
-    return x.relu()
+    return x.relu_() if inplace else x.relu()  # (in place: the same tensor back, ReluBackward0 on it, as torch)
 
 
 def sigmoid(x):

@@ -640,8 +640,18 @@ class _Activation(Module):
         return type(self).fn(x)
 
 
-class ReLU(_Activation):
-    fn = staticmethod(F.relu)
+class ReLU(Module):
+    """nn.ReLU(inplace): in place, the layer's input is overwritten and returned (DCGAN's generators use it)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.relu(x, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(_Activation):

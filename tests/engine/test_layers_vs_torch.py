@@ -335,6 +335,22 @@ def test_activation_modules(cls, args):
         check(tm, em, x, rtol=1e-5, atol=1e-6)
 
 
+def test_relu_in_place_overwrites_its_input_as_torchs():
+    for inplace in (False, True):
+        tm, em = tnn.ReLU(inplace), enn.ReLU(inplace=inplace)
+        assert repr(em) == repr(tm)
+        x = f32(4, 5) * 3
+        xt, xe = torch.tensor(x, requires_grad=True), engine.tensor(x, requires_grad=True)
+        yt, ye = xt * 1, xe * 1
+        zt, ze = tm(yt), em(ye)
+        assert (zt is yt) is (ze is ye) is inplace
+        assert type(ze.grad_fn).__name__ == type(zt.grad_fn).__name__ == "ReluBackward0"
+        assert np.array_equal(ye.detach().numpy(), yt.detach().numpy())
+        ze.sum().backward()
+        zt.sum().backward()
+        assert np.array_equal(xe.grad.numpy(), xt.grad.numpy())
+
+
 # ---------------------------------------------------------------- losses
 W3 = np.array([0.2, 1.0, 2.5], dtype=np.float32)
 
