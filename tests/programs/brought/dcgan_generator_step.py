@@ -1,4 +1,5 @@
 # A program as people bring it (issue 21, twelfth session): dcgan_generator_step — prints PyTorch's stdout in the sandbox.
+# ruff: noqa: UP008, UP010, UP029 - the tutorial's own idioms (super(Class, self), __future__, io.open), as written
 import torch
 import torch.nn as nn
 torch.manual_seed(999)

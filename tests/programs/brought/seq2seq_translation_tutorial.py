@@ -1,4 +1,5 @@
 # A program as people bring it (issue 21, twelfth session): seq2seq_translation_tutorial — prints PyTorch's stdout in the sandbox.
+# ruff: noqa: UP008, UP010, UP029 - the tutorial's own idioms (super(Class, self), __future__, io.open), as written
 from __future__ import unicode_literals, print_function, division
 from io import open
 import unicodedata
