@@ -602,7 +602,7 @@ class Attributes:
         if t is Property:
             if name == "__doc__":
                 return obj.doc if obj.doc is not None or obj.fget is None else self.dunder_attribute(obj.fget, name)
-        elif t is BuiltinType or t is Builtin:
+        elif t is BuiltinType or t is Builtin or t is BuiltinClass:
             if name == "__doc__":
                 return None
             return obj.name.rsplit(".", 1)[-1]  # torch._C._LinAlgError: printed whole, named by its last part
@@ -788,7 +788,7 @@ class Attributes:
             return
         if name in getattr(FILE_RULES.get(t), "settable", ()):  # `logger.propagate = False`
             return setattr(obj, name, value)
-        if isinstance(obj, type) or t in (BuiltinType, Builtin):
+        if isinstance(obj, type) or t in (BuiltinType, Builtin, BuiltinClass):
             cname = obj.__name__ if isinstance(obj, type) else obj.name
             raise TypeError(f"cannot set attribute '{name}' on class '{cname}' in flowgrad programs")
         if t is ModuleProxy and self._set_run_switch(obj, name, value):

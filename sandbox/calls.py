@@ -52,7 +52,6 @@ from .objects import (
     docstring,
 )
 from .plots import HANDLE_TYPES as PLOT_HANDLE_TYPES
-from .stdlib_tools import TqdmFunction
 
 # classes a program reaches through type(x) or np.*: numpy scalars are made by the numpy gate, the rest refused
 _CHECKED_CLASSES = NUMPY_CLASSES | frozenset(PLOT_HANDLE_TYPES)
@@ -167,7 +166,7 @@ class Calls:
             if type(f.func) is UserFunction:
                 return self.call_user(f.func, [f.obj, *args], kwargs)
             return self.call(f.func, [f.obj, *args], kwargs)
-        if t is Builtin or t is BuiltinType or t is DataclassMethod or t is TqdmFunction or t is BuiltinClass:
+        if t is Builtin or t is BuiltinType or t is DataclassMethod or t is BuiltinClass:
             return f.fn(*args, **kwargs)
         if t is UserClass:
             return self.instantiate(f, args, kwargs)

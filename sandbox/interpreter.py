@@ -45,6 +45,7 @@ from .objects import (
     USER_EXCEPTION_TYPES,
     BoundMethod,
     Builtin,
+    BuiltinClass,
     BuiltinType,
     ModuleProxy,
     NamedTupleValue,
@@ -529,7 +530,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return obj.__dict__["_fg_cls"]
         if t in self.B.class_names:
             return t
-        if t in (UserClass, BuiltinType, TypeView):
+        if t in (UserClass, BuiltinType, BuiltinClass, TypeView):
             return TypeView("type", type)
         if t in (UserFunction, BoundMethod, Builtin):
             return TypeView("function", UserFunction)
@@ -555,7 +556,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return "type"
         if t in (UserFunction, BoundMethod, Builtin):
             return "function"
-        if t is BuiltinType or t is TypeView:
+        if t is BuiltinType or t is BuiltinClass or t is TypeView:
             return "type"
         if t is ModuleProxy:
             return "module"

@@ -680,7 +680,8 @@ def user_dataset_class(dataset_base):
 # give the interpreter's classes the names a program should see instead of their implementation names.
 for _cls, _shown_name in ((UserInstance, "object"), (UserFunction, "function"), (BoundMethod, "method"),
                           (UserClass, "type"), (ModuleProxy, "module"), (SuperProxy, "super"),
-                          (BuiltinType, "type"), (Builtin, "builtin_function_or_method"), (TypeView, "type"),
+                          (BuiltinType, "type"), (BuiltinClass, "type"), (Builtin, "builtin_function_or_method"),
+                          (TypeView, "type"),
                           (Shown, "object"), (ShownTensor, "Tensor"), (StaticMethod, "staticmethod"),
                           (ClassMethod, "classmethod"), (Property, "property"), (GradModeFunction, "function"),
                           (Partial, "partial"), (CachedFunction, "_lru_cache_wrapper"), (NamedTupleClass, "type"),
@@ -698,7 +699,8 @@ SEQUENCES = frozenset({str, list, tuple, bytes})
 INTS = frozenset({int, bool})
 SUBSCRIPTABLE = frozenset({list, tuple, str, dict, range, bytes})
 SIZED = (list, tuple, str, dict, set, frozenset)
-INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, ModuleProxy,
+INTERP_TYPES = frozenset({UserInstance, UserClass, UserFunction, BoundMethod, Builtin, BuiltinType, BuiltinClass,
+                          ModuleProxy,
                           SuperProxy, TypeView, StaticMethod, ClassMethod, Property, GradModeFunction, Partial,
                           CachedFunction, NamedTupleClass, RandomObject, NumpyRandomState})
 # what a class attribute turns into when read: functions bind, the decorators' objects do their part

@@ -62,13 +62,13 @@ def datetime_module(interp) -> ModuleProxy:
     def functions(**fns):
         return {name: Builtin(name, f, interp) for name, f in fns.items()}
 
-    datetime = BuiltinClass("datetime", _dt.datetime, _dt.datetime, interp, functions(
+    datetime = BuiltinClass("datetime.datetime", _dt.datetime, _dt.datetime, interp, functions(
         now=now, today=_dt.datetime.today, utcnow=_dt.datetime.utcnow, fromtimestamp=fromtimestamp,
         strptime=strptime, fromisoformat=lambda s: _dt.datetime.fromisoformat(text(s, "fromisoformat()"))))
-    date = BuiltinClass("date", _dt.date, _dt.date, interp, functions(
+    date = BuiltinClass("datetime.date", _dt.date, _dt.date, interp, functions(
         today=_dt.date.today, fromtimestamp=_dt.date.fromtimestamp,
         fromisoformat=lambda s: _dt.date.fromisoformat(text(s, "fromisoformat()"))))
-    timedelta = BuiltinClass("timedelta", _dt.timedelta, _dt.timedelta, interp)
+    timedelta = BuiltinClass("datetime.timedelta", _dt.timedelta, _dt.timedelta, interp)
     for cls, python in ((datetime, _dt.datetime), (date, _dt.date), (timedelta, _dt.timedelta)):
         cls.attrs.update(min=python.min, max=python.max)
     return ModuleProxy("datetime", {"datetime": datetime, "date": date, "timedelta": timedelta,

@@ -13,7 +13,7 @@ import json
 import sys
 
 from .errors import ProgramError, limit_error
-from .objects import Builtin, ModuleProxy
+from .objects import Builtin, BuiltinClass, ModuleProxy
 
 TYPING_NAMES = ("Any", "Callable", "ClassVar", "Dict", "Final", "FrozenSet", "Generator", "Iterable", "Iterator",
                 "List", "Literal", "Mapping", "MutableMapping", "NoReturn", "Optional", "Sequence", "Set", "Tuple",
@@ -161,17 +161,6 @@ class ProgressBar:
         return f"{self.desc + ': ' if self.desc else ''}{self.n}/{total}"
 
 
-class TqdmFunction(Builtin):
-    """`tqdm`: called, a ProgressBar; `tqdm.write(s)` prints a line (above the bar, in a terminal)."""
-
-    __slots__ = ("write",)
-
-    def __repr__(self):
-        return "<class 'tqdm.std.tqdm'>"
-
-    __str__ = __repr__
-
-
 _BAR_METHODS = ("update", "set_description", "set_description_str", "set_postfix", "set_postfix_str", "close",
                 "refresh", "clear", "reset")
 
@@ -185,10 +174,9 @@ ATTRIBUTE_RULES = {
     ProgressBar: (("n", "total", "desc", "disable", *_BAR_METHODS), {name: _method(name) for name in _BAR_METHODS}),
     # (ArgumentParser is defined below: its rule is added there)
     StdStream: (("write", "flush", "name"), {"write": _method("write"), "flush": _method("flush")}),
-    TqdmFunction: (("write",), {}),  # (a Builtin itself)
     SystemExit: (("args", "code"), {}),  # sys.exit(status): `except SystemExit as e: e.code`
 }
-REPR_TYPES = (TypeHint, ProgressBar, StdStream, TqdmFunction)  # printed with their own repr (sandbox/formatting.py)
+REPR_TYPES = (TypeHint, ProgressBar, StdStream)  # printed with their own repr (sandbox/formatting.py)
 CONTEXT_TYPES = (ProgressBar,)  # `with tqdm(total=n) as bar:` (entering and leaving it runs no program code)
 
 
@@ -344,8 +332,8 @@ def tqdm_module(interp, name="tqdm") -> ModuleProxy:
         elif type(file) is not StdStream:
             raise TypeError("tqdm.write(file=...) takes sys.stdout or sys.stderr in flowgrad")
 
-    bar = TqdmFunction("tqdm", tqdm, interp)
-    bar.write = Builtin("write", write, interp)
+    # tqdm is a class: isinstance(bar, tqdm), and its class function tqdm.write
+    bar = BuiltinClass("tqdm.std.tqdm", ProgressBar, tqdm, interp, {"write": Builtin("write", write, interp)})
     attrs = {"tqdm": bar, "trange": Builtin("trange", trange, interp)}
     return ModuleProxy(name, attrs)
 

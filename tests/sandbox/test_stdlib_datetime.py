@@ -67,3 +67,14 @@ def test_what_it_returns_reaches_nothing_outside(line):
 def test_a_run_s_name_from_the_clock_is_text_of_the_expected_shape():
     out = ok("from datetime import datetime\nprint(datetime.now().strftime('run-%Y%m%d-%H%M%S'))\n")
     assert out.startswith("run-20") and len(out) == len("run-20261129-013000\n")
+
+
+def test_the_classes_print_and_name_themselves_as_pythons(tmp_path):
+    source = ("import datetime\nfrom tqdm import tqdm\nprint(datetime.datetime, datetime.date, datetime.timedelta, "
+              "datetime.date.__name__, type(datetime.timedelta).__name__)\n"
+              "print(isinstance(datetime.date.today(), datetime.date), isinstance(tqdm([1]), tqdm), tqdm.__name__)\n")
+    out = ok(source)
+    assert out == ("<class 'datetime.datetime'> <class 'datetime.date'> <class 'datetime.timedelta'> date type\n"
+                   "True True tqdm\n")  # (CPython with tqdm installed prints the same)
+    e = err("import datetime\ny = datetime.datetime.attrs\n")
+    assert e["type"] == "AttributeError" and not leaks(e["message"])
