@@ -11,10 +11,14 @@ COPY docker/wheels/ /tmp/wheels/
 # binutils only here, for `strip`: the wheels' own extension modules carry their symbol tables (uvloop 11 MB,
 # kiwisolver 5 MB, fontTools 7 MB); the vendored libraries under *.libs/ are left as auditwheel patched them
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends binutils >/dev/null
+# MKL's libraries the engine loads (engine/mkl.py REQUIRED, a test keeps the two equal): its other threading layers,
+# interfaces and cluster libraries (~190 MB) and its OpenMP/TBB dependencies are removed (MKL runs sequential)
+ENV MKL_KEEP="libmkl_rt.so.2 libmkl_core.so.2 libmkl_intel_lp64.so.2 libmkl_sequential.so.2 libmkl_vml_cmpt.so.2 libmkl_def.so.2 libmkl_mc3.so.2 libmkl_avx2.so.2 libmkl_avx512.so.2 libmkl_vml_def.so.2 libmkl_vml_mc3.so.2 libmkl_vml_avx2.so.2 libmkl_vml_avx512.so.2"
 RUN python3 -m venv /opt/venv \
     && if ls /tmp/wheels/*.whl >/dev/null 2>&1; then local_only="--no-index --find-links /tmp/wheels"; fi \
     && /opt/venv/bin/pip install -q $local_only -r /tmp/runtime.lock \
-    && /opt/venv/bin/pip uninstall -q -y setuptools \
+    && /opt/venv/bin/pip uninstall -q -y setuptools intel-openmp intel-cmplr-lib-ur tbb tcmlib umf \
+    && cd /opt/venv/lib && for f in libmkl_*; do case " $MKL_KEEP " in *" $f "*) ;; *) rm -f "$f" ;; esac; done \
     && /opt/venv/bin/pip uninstall -q -y pip \
     && find /opt/venv -name '*.cpython-*.so' -not -path '*.libs/*' -exec strip --strip-unneeded {} + \
     && find /opt/venv/lib/python3*/site-packages -mindepth 2 -type d -name tests -prune -exec rm -rf {} + \

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import mkl_gemm
 from .gemm_order import ordered_product
 from .graphed import Graphed
 from .graphed import op as _graphed_op
@@ -120,12 +121,16 @@ def _mv_sizes(arrays, params):
 
 
 def _mm(a, b):
-    out = ordered_product(a, b)
+    out = mkl_gemm.product(a, b)  # MKL as ATen calls it; else MKL's summation order where it is known, else numpy's
+    if out is None:
+        out = ordered_product(a, b)
     return a @ b if out is None else out
 
 
 def _addmm(c, a, b):
-    out = ordered_product(a, b, c)
+    out = mkl_gemm.product(a, b, c)
+    if out is None:
+        out = ordered_product(a, b, c)
     if out is not None:
         return out
     out = a @ b
@@ -136,6 +141,9 @@ def _addmm(c, a, b):
 
 
 def _mv(a, v):
+    out = mkl_gemm.matrix_vector(a, v)
+    if out is not None:
+        return out
     out = ordered_product(a, v[:, None]) if type(v) is np.ndarray and v.ndim == 1 else None
     return np.matmul(a, v) if out is None else out[:, 0]
 

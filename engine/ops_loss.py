@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import sleef
 from .cascade_sum import torch_sum
 from .graphed import Graphed
 from .graphed import raw as _raw
+from .nll_sum import cascade_sum, cascade_sum_looped
 from .op_table import DIM, REDUCTION, Params, _count, defop
 from .ops_math import _is_bool, _no_bool, _sigmoid
 from .ops_shape import _scatter
@@ -29,14 +31,24 @@ def nll2d_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
     return z
 
 
+def _lastdim32(a, dim):
+    """Whether ATen's last-dim float32 kernel (engine/sleef.py, digit for digit) computes this softmax."""
+    return (type(a) is np.ndarray and a.dtype == np.float32 and a.ndim >= 1 and a.size > 0
+            and dim in (-1, a.ndim - 1))
+
+
 def _softmax(a, dim):
     _no_bool(a, "softmax_lastdim_kernel_impl" if dim in (-1, a.ndim - 1) or a.ndim == 0 else "softmax_kernel_impl")
+    if _lastdim32(a, dim):
+        return sleef.softmax_lastdim(a)
     e = np.exp(a - a.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
 
 def _log_softmax(a, dim):
     _no_bool(a, "log_softmax_lastdim_kernel_impl" if dim in (-1, a.ndim - 1) or a.ndim == 0 else "log_softmax_kernel_impl")
+    if _lastdim32(a, dim):
+        return sleef.log_softmax_lastdim(a)
     shifted = a - a.max(axis=dim, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
 
@@ -85,14 +97,23 @@ def _nll(logp, target, reduction, weight=None, ignore_index=-100):
         return picked / w if reduction == "mean" else picked
     if logp.ndim == 2 and _all_weights_one(target, weight, ignore_index):  # as below, a third of the numpy calls
         picked = -logp[np.arange(logp.shape[0]), target]
-        return picked.sum() / logp.dtype.type(picked.size) if reduction == "mean" else _reduce(picked, reduction)
+        if reduction == "none":
+            return picked
+        total = cascade_sum(picked)
+        return total / logp.dtype.type(picked.size) if reduction == "mean" else total
     t = np.where(target == ignore_index, 0, target)
     w = _nll_weights(logp, target, weight, ignore_index)
     picked = -np.take_along_axis(logp, np.expand_dims(t, 1), axis=1).squeeze(1) * w
+    if reduction == "none":
+        return picked
+    if logp.ndim == 2:  # ATen's loop over the batch, skipping the ignored samples
+        total, weight_sum = cascade_sum_looped(picked, None if weight is None else w, target != ignore_index)
+    else:
+        total, weight_sum = picked.sum(), w.sum()
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
-            return picked.sum() / w.sum()  # PyTorch: NaN when every target is ignored
-    return _reduce(picked, reduction)
+            return total / weight_sum  # PyTorch: NaN when every target is ignored
+    return total
 
 
 def _nll_vjp(g, ans, logp, target, reduction, weight=None, ignore_index=-100):
@@ -180,12 +201,14 @@ def _mse_vjp(g, a, b, reduction, sign):
 
 # Softmax and losses
 defop("softmax", "SoftmaxBackward0", "softmax", _softmax,
-      (lambda g, ans, a, dim: ans * (g - (g * ans).sum(axis=dim, keepdims=True)), r"\operatorname{diag}(s)-s\,s^{\top}"),
+      (lambda g, ans, a, dim: sleef.softmax_backward_lastdim(g, ans) if _lastdim32(g, dim) and type(ans) is np.ndarray
+       else ans * (g - (g * ans).sum(axis=dim, keepdims=True)), r"\operatorname{diag}(s)-s\,s^{\top}"),
       needs=("r",), params=DIM)
 
 
 defop("log_softmax", "LogSoftmaxBackward0", "log_softmax", _log_softmax,
-      (lambda g, ans, a, dim: g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"),
+      (lambda g, ans, a, dim: sleef.log_softmax_backward_lastdim(g, ans) if _lastdim32(g, dim) and type(ans) is np.ndarray
+       else g - np.exp(ans) * g.sum(axis=dim, keepdims=True), r"I-\mathbf{1}\,s^{\top}"),
       needs=("r",), params=DIM)
 
 

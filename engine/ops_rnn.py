@@ -5,6 +5,7 @@ import weakref
 
 import numpy as np
 
+from . import vml
 from .graphed import Graphed, vjps_by_decomposition
 from .op_table import Params, defop
 from .ops_nn import sigmoid
@@ -221,8 +222,8 @@ def _lstm_composed(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, last_c):
         if b_ih is not None:
             gates = gates + b_ih + b_hh
         i, f, o = (sigmoid(gates[:, k * hsz:(k + 1) * hsz]) for k in (0, 1, 3))
-        c = f * c + i * np.tanh(gates[:, 2 * hsz:3 * hsz])
-        h = o * np.tanh(c)
+        c = f * c + i * vml.tanh(gates[:, 2 * hsz:3 * hsz])
+        h = o * vml.tanh(c)
         hs[t] = h
     return c if last_c else np.stack(hs, axis=0)
 

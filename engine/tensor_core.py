@@ -88,10 +88,12 @@ def _to_array(data, dtype=None):
         if target.kind in "iu" and not isinstance(data, np.ndarray):
             _check_fits(arr, target)
         return arr.astype(target)
+    # an array or a numpy scalar keeps its dtype (torch.tensor(np.float64(1.5)) is float64); Python numbers do not
+    own_dtype = isinstance(data, (np.ndarray, np.generic))
     if arr.dtype.kind == "f":
-        return arr.astype(dtypes.NP_F32) if arr.dtype != dtypes.NP_F32 and not isinstance(data, np.ndarray) else arr
+        return arr.astype(dtypes.NP_F32) if arr.dtype != dtypes.NP_F32 and not own_dtype else arr
     if arr.dtype.kind in "iu":
-        return arr.astype(np.int64) if not isinstance(data, np.ndarray) else arr
+        return arr.astype(np.int64) if not own_dtype else arr
     if arr.dtype.kind == "b":
         return arr
     raise infer_error(data)

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .. import vml
 from ..autograd import STATE, enable_grad, note_writes
 from ..boundary import is_number, is_tensor, plain_text, type_name
 from ..dtypes import legacy_tensor_type
@@ -187,10 +188,10 @@ def _lerp_(a, b, w):
 
 
 def _sqrt(x):
-    """Elementwise float sqrt, correctly rounded (numpy). NOTE: PyTorch's CPU sqrt is MKL's vsSqrt, which is
-    not correctly rounded (0.75 ulp at most, off by one ulp on ~20% of float32 inputs on an AMD EPYC, by a
-    CPU-dependent rule): the optimizers that divide by a sqrt differ from PyTorch by that ulp and nothing else."""
-    return np.sqrt(x)
+    """Elementwise float sqrt as PyTorch's CPU sqrt: MKL's vsSqrt where present (engine/vml.py). NOTE: it is not
+    correctly rounded (0.75 ulp at most, off by one ulp on ~20% of float32 inputs on an AMD EPYC, by a
+    CPU-dependent rule): without MKL the optimizers that divide by a sqrt differ from PyTorch by that ulp."""
+    return vml.sqrt(x)
 
 
 def _require_nonnegative(*checks):

@@ -1,12 +1,14 @@
 """Every optimizer's float32 update bit for bit against PyTorch's single-tensor (foreach=False) one, over 50 steps
 on random gradients. The one operation PyTorch does not round correctly is its CPU sqrt (MKL's vsSqrt: within
-0.75 ulp, by a CPU-dependent rule the engine cannot reproduce portably); with the engine's sqrt swapped for
-PyTorch's, every other operation (lerp, addcmul, addcdiv, add(alpha=), the bias corrections) must match exactly."""
+0.75 ulp, by a CPU-dependent rule): with MKL present the engine calls the same function (engine/vml.py) and every
+update matches as it is; without it, with the engine's sqrt swapped for PyTorch's, every other operation (lerp,
+addcmul, addcdiv, add(alpha=), the bias corrections) must match exactly."""
 import numpy as np
 import pytest
 
 import engine
 import engine.optim as engine_optim
+from engine import vml
 
 torch = pytest.importorskip("torch")
 
@@ -45,9 +47,13 @@ def _run(lib, name, kwargs, init, grads):
     return [p.detach().numpy() if lib is torch else p._data for p in params], opt
 
 
+@pytest.mark.parametrize("swap_sqrt", [False, True], ids=["as-is", "torchs-sqrt"])
 @pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_fifty_steps_bit_exact_given_torchs_sqrt(name, kwargs, monkeypatch):
-    monkeypatch.setattr(engine_optim, "_sqrt", _torch_sqrt)
+def test_fifty_steps_bit_exact(name, kwargs, swap_sqrt, monkeypatch):
+    if swap_sqrt:
+        monkeypatch.setattr(engine_optim, "_sqrt", _torch_sqrt)
+    elif not vml.AVAILABLE:
+        pytest.skip("no MKL here: the engine's sqrt is correctly rounded, PyTorch's is not")
     rng = np.random.default_rng(21)
     init = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
     grads = [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(50)]
@@ -61,9 +67,13 @@ def test_fifty_steps_bit_exact_given_torchs_sqrt(name, kwargs, monkeypatch):
             np.testing.assert_array_equal(np.asarray(ours_state[key]._data), value.numpy(), err_msg=key)
 
 
-def test_torchs_sqrt_is_the_only_difference_and_within_an_ulp():
-    # NOTE: the engine's sqrt is numpy's, correctly rounded; PyTorch's CPU one is faithful (one ulp off at most)
+def test_the_sqrt_is_torchs_with_mkl_and_within_an_ulp_without(monkeypatch):
     x = (np.random.default_rng(0).random(10_000) + 0.1).astype(np.float32)
+    if vml.AVAILABLE:
+        np.testing.assert_array_equal(engine_optim._sqrt(x).view(np.int32), _torch_sqrt(x).view(np.int32))
+    # NOTE: without MKL the engine's sqrt is correctly rounded; PyTorch's CPU one is faithful (one ulp off at most)
+    monkeypatch.setattr(vml, "_KERNELS", {})
+    monkeypatch.setattr(engine_optim, "_sqrt", vml._function("sqrt"))
     ours = engine_optim._sqrt(x)
     exact = np.sqrt(x.astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(ours, exact)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 
+import numpy as np
 import pytest
 
 import engine
@@ -51,3 +52,12 @@ def _stdout(lib) -> str:
 def test_methods_print_what_pytorch_prints():
     torch = pytest.importorskip("torch")
     assert _stdout(engine) == _stdout(torch)
+
+
+def test_a_numpy_scalar_keeps_its_dtype_as_in_torch():
+    torch = pytest.importorskip("torch")
+    for value in (np.float64(1.5), np.float32(1.5), np.float16(1.5), np.int32(3), np.uint8(3), np.int64(3),
+                  np.bool_(True), 1.5, 3, True):
+        ours, theirs = engine.tensor(value), torch.tensor(value)
+        assert str(ours.dtype) == str(theirs.dtype), value
+        assert ours.item() == theirs.item()

@@ -728,3 +728,23 @@ def test_plain_backward_runs_a_programs_hooks_in_the_sandbox():
 def test_speed_switches_are_out_of_reach(stmt, kind):
     e = err(f"import torch\n{stmt}\n")
     assert e["type"] == kind, e
+
+
+# ---------------------------------------------------------------- MKL (engine/mkl.py): a loaded C library
+@pytest.mark.parametrize("source", [
+    "import torch\ntorch.mkl", "import torch\ntorch.vml", "import torch\ntorch.mkl_gemm", "import torch\ntorch.sleef",
+    "import torch\ntorch.nll_sum", "from torch import mkl", "import torch.mkl", "import torch\ntorch.exp.__globals__",
+    "import torch\nx = torch.ones(2)\nx.exp.__self__", "import ctypes",
+])
+def test_the_maths_library_is_out_of_reach(source):
+    e = err(source)
+    assert e["type"] in ("AttributeError", "ImportError", "ModuleNotFoundError", "NameError"), e
+    sealed(e["message"])
+
+
+def test_mkl_maths_on_hostile_values_answers_within_budgets():
+    out = ok("import torch\nx = torch.tensor([float('nan'), float('inf'), -float('inf'), 0., -0., 1e-45, 3e38])\n"
+             "print(x.exp(), x.log(), x.sqrt(), x.tanh(), x.sin(), torch.sigmoid(x), torch.softmax(x[:2], 0))\n"
+             "print(torch.ones(3, 0) @ torch.ones(0, 2), torch.ones(0, 3) @ torch.ones(3, 2), torch.ones(2, 3).t() @ "
+             "torch.ones(2, 1))")
+    assert "nan" in out and "inf" in out
