@@ -139,3 +139,17 @@ def matrix_vector(a, v):
          ctypes.c_void_p(v.ctypes.data), _ref(vec_stride), _ref(scalar(0.0)), ctypes.c_void_p(out.ctypes.data),
          _ref(1))
     return out
+
+
+def _warm() -> None:
+    """One product of each kind at import: MKL loads its code for this CPU on the first call, which must not happen
+    in a run process under its address-space limit."""
+    for dtype in _GEMM:
+        square = np.ones((4, 4), dtype)
+        product(square, square, np.ones(4, dtype))
+        product(square, square.T)
+        matrix_vector(square, np.ones(4, dtype))
+
+
+if mkl.AVAILABLE:
+    _warm()

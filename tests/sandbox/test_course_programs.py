@@ -20,49 +20,35 @@ import pytest
 from sandbox_testing import DEFAULT_LIMITS, load_bench_long, run
 
 import engine
+from engine import mkl
 
 COURSES = Path(__file__).resolve().parents[1] / "programs" / "courses"
 NAMES = sorted(p.stem for p in COURSES.glob("*.py"))
 bench_long = load_bench_long()
 LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
 
-_SGEMM = ("torch's float32 matrix products (MKL sgemm, 784-long sums) round otherwise than numpy's: a printed loss "
-          "differs in its 7th digit after a few SGD steps")
-_SIN = ("torch's float32 sin (vectorised, SLEEF) differs from numpy's in the last bit for 256 of the 2000 points of "
-        "y = sin(x): a printed loss differs in its 7th digit")
 NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox prints PyTorch's stdout
-    "optimization_loop": _SGEMM,
-    # checked: with numpy's float32 sin for y (torch.from_numpy(np.sin(x.numpy()))) PyTorch prints the engine's stdout
-    "examples_autograd_polynomial": _SIN,
-    "examples_nn_polynomial_module": _SIN,
-    "examples_nn_dynamic_net": _SIN,
-    "makemore_backprop_ninja": "the manual gradients' last bits: torch's float32 sums (vectorised, other order) and "
-                               "log_softmax round otherwise than numpy's, so cmp's maxdiff (1.86e-09 vs 3.73e-09) and "
-                               "cross_entropy's 7th digit differ; the tanh backward's fused 1-y*y is matched",
-    "basics_quickstart": _SGEMM,
-    "makemore_wavenet": "torch's float32 matrix products (MKL sgemm, 128- and 256-long sums, e.g. (64, 256) @ (256, "
-                        "128): 88% of the elements) round otherwise than numpy's (OpenBLAS): after 300 SGD steps the "
-                        "weights differ in their last bits; the printed step losses (4 decimals) and the samples match, "
-                        "the val loss differs in its 7th digit (2.9170472 vs 2.9170475)",
-    "nlp_word_embeddings": "torch's one-row float32 products x @ W.t() (a Linear on a (1, 20) input: MKL's kernel for "
-                           "a transposed B, whose k order is neither sequential nor numpy's, and varies with the row) "
-                           "differ from numpy's in the last bit for ~40% of the elements: the N-gram losses summed by "
-                           ".item() differ from their 9th digit, a CBOW epoch loss in its 7th (160.6185 vs 160.6186)",
-    "d2l_weight_decay": "torch's float32 products with one output column (X @ w and the Linear(200, 1): 200-long dot "
-                        "products in MKL's AVX-512 kernel order) differ from numpy's (OpenBLAS) in the last bit for "
-                        "every batch tried: the printed losses (full repr) differ from their 7th digit",
-    "nlp_lstm_tagger_char_features": "not yet traced: after the first backward the gradients of lstm.weight_ih_l0 "
-                                     "(input: word embeddings cat the char LSTM's h_n, 8 features), lstm.bias_hh_l0 "
-                                     "and hidden2tag.weight differ from torch's in the last bit while the loss is "
-                                     "equal; a summed epoch loss differs in its 7th digit (2.064016 vs 2.064017). "
-                                     "The 6-feature tagger (nlp_sequence_models_lstm) matches",
-    "makemore_layers": "torch's float32 tanh (most likely MKL's VML) differs from numpy's in the last bit: a printed "
-                       "gradient std differs in its 7th digit (8.774805e-04 vs 8.774807e-04)",
+    # (with MKL: engine/mkl.py; sin, exp, tanh, the products, sigmoid, softmax and cross_entropy are PyTorch's)
+    "examples_nn_dynamic_net": "x ** 4 and x ** 5: torch's float32 pow with a scalar exponent is SLEEF's powf (not "
+                               "ported), the engine's is rounded from float64: a printed loss differs in its 7th digit",
+    "makemore_backprop_ninja": "the manual gradients' last bits: (bnvar + 1e-5) ** -0.5 (torch: 1 / sqrt in float32) "
+                               "and torch's float32 var / sum reductions (vectorised, another order), so cmp's maxdiff "
+                               "(1.86e-09 vs 3.73e-09) differs",
+    "d2l_weight_decay": "torch.norm(w) (linalg_vector_norm's vectorised 2-norm: none of four accumulation orders tried "
+                        "matches) differs in the last bit: 'L2 norm of w' differs in its 8th digit",
+    "makemore_layers": "not traced: a layer's gradient std differs in its 7th digit (8.774806e-04 vs 8.774807e-04); "
+                       "torch.std's float32 reduction order most likely",
 }
+if not mkl.AVAILABLE:
+    NUMERIC_GAPS.update(dict.fromkeys(
+        ("optimization_loop", "examples_autograd_polynomial", "examples_nn_polynomial_module", "basics_quickstart",
+         "makemore_wavenet", "nlp_word_embeddings", "nlp_lstm_tagger_char_features"),
+        "without MKL the engine's float32 sin / tanh / exp and its products (numpy's OpenBLAS) round otherwise "
+        "than PyTorch's (MKL's VML and sgemm): printed losses differ in their last digits"))
 ENGINE_GAPS = {**NUMERIC_GAPS,  # in-process only
                "uva_xor_classifier": "in-process the engine has no torch.save/torch.load (the sandbox has them, "
                                      "on its per-run in-memory files)",
-               "basics_quickstart": _SGEMM + "; and in-process the engine has no torch.save/torch.load"}
+               "basics_quickstart": "in-process the engine has no torch.save/torch.load"}
 SANDBOX_GAPS: dict[str, str] = {}  # program -> why the sandbox does not (beyond NUMERIC_GAPS)
 
 
@@ -83,8 +69,14 @@ def _own_directory(tmp_path, monkeypatch):
 
 
 def _torch_stdout(name: str) -> str:
-    pytest.importorskip("torch")
-    return _exec((COURSES / f"{name}.py").read_text())
+    """PyTorch's stdout on one thread (on more, MKL splits some products between threads and sums them otherwise)."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _exec((COURSES / f"{name}.py").read_text())
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _params(gaps):

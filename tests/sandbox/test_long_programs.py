@@ -20,29 +20,20 @@ import pytest
 from sandbox_testing import DEFAULT_LIMITS, load_bench_long, run
 
 import engine
+from engine import mkl
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 bench_long = load_bench_long()
 
 LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
 
-_LAST_BITS = ("torch.sin here is neither numpy's (256 of the 2,000 float32 sin(x) differ), SLEEF's sinf_u10 (48) nor "
-              "the correctly rounded sin (92): most likely MKL's VML, which the build links. With torch's sin values "
-              "the engine prints all 20 of polynomial_tensor's losses bit for bit (issue 21)")
-ENGINE_GAPS = {  # program -> why its stdout is not PyTorch's (engine/, not the interpreter)
-    "polynomial_tensor": _LAST_BITS,
-    "polynomial_autograd": _LAST_BITS,
-    "polynomial_custom_function": _LAST_BITS,
-    "polynomial_nn": _LAST_BITS,
-    "polynomial_module": _LAST_BITS,
-    "adam_mlp": "its data is sin(X) * cos(X) and its activations tanh, which torch computes otherwise (most likely "
-                "MKL's VML; cos 334, tanh 608 of linspace(-pi, pi, 2000) differ from numpy's in the last bit), and "
-                "torch's 256 x 32 @ 32 x 32 product (MKL sgemm) differs from numpy's in 1,593 of 8,192 elements: the "
-                "differences grow over 1,000 Adam epochs (epoch 300: loss 0.000157 vs PyTorch's 0.000153)",
-    "bigram": "torch's exp and log (most likely MKL's VML) differ from numpy's in the last bit (exp 782, log 402 of "
-              "2,000), so its losses differ in the last digits (its first printed training loss: 2.0654616355895996 "
-              "vs 2.0654618740081787)",
-}
+# With MKL (engine/mkl.py) the engine computes as PyTorch on one thread: every program prints PyTorch's stdout.
+_WITHOUT_MKL = ("without MKL the engine's sin / cos / exp / log / tanh are rounded from float64 and its products are "
+                "numpy's (OpenBLAS): PyTorch's (MKL's VML and sgemm) differ in the last bit, and so do the printed "
+                "losses' last digits")
+ENGINE_GAPS = {} if mkl.AVAILABLE else {  # program -> why its stdout is not PyTorch's (engine/, not the interpreter)
+    name: _WITHOUT_MKL for name in ("polynomial_tensor", "polynomial_autograd", "polynomial_custom_function",
+                                    "polynomial_nn", "polynomial_module", "adam_mlp", "bigram")}
 
 ENGINE_FAILS: set[str] = set()  # programs the engine itself cannot run to the end yet
 
@@ -61,8 +52,14 @@ def engine_outcome(source: str) -> tuple[str, str | None]:
 
 
 def torch_stdout(source: str) -> str:
+    """PyTorch's stdout on one thread (on more, MKL splits some products between threads and sums them otherwise)."""
+    import torch
+
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with contextlib.redirect_stdout(buf), contextlib.ExitStack() as stack:
+        stack.callback(torch.set_num_threads, threads)
         exec(compile(source, "program.py", "exec"), {"__name__": "__main__"})  # noqa: S102 - our own programs
     return buf.getvalue()
 
