@@ -19,23 +19,28 @@ from . import mkl
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _INT_MAX = 2 ** 31 - 1
 _BYTE = {False: ctypes.c_char(b"N"), True: ctypes.c_char(b"T")}
+_COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112  # CBLAS's enums: the same routine as sgemm_, its ints by value
 _GEMM, _GEMV = {}, {}
 if mkl.AVAILABLE:
-    for _dtype, _scalar, _gemm, _gemv in ((_F32, ctypes.c_float, "sgemm_", "sgemv_"),
-                                           (_F64, ctypes.c_double, "dgemm_", "dgemv_")):
-        _GEMM[_dtype] = (getattr(mkl.LIBRARY, _gemm), _scalar)
+    _int, _ptr = ctypes.c_int, ctypes.c_void_p
+    for _dtype, _scalar, _gemm, _gemv in ((_F32, ctypes.c_float, "cblas_sgemm", "sgemv_"),
+                                           (_F64, ctypes.c_double, "cblas_dgemm", "dgemv_")):
+        _fn = getattr(mkl.LIBRARY, _gemm)
+        _fn.restype = None
+        _fn.argtypes = (_int, _int, _int, _int, _int, _int, _scalar, _ptr, _int, _ptr, _int, _scalar, _ptr, _int)
+        _GEMM[_dtype] = (_fn, _scalar)
         _GEMV[_dtype] = (getattr(mkl.LIBRARY, _gemv), _scalar)
-        _GEMM[_dtype][0].restype = _GEMV[_dtype][0].restype = None
+        _GEMV[_dtype][0].restype = None
 
 
 def _ref(value, kind=ctypes.c_int):
     return ctypes.byref(value if isinstance(value, ctypes._SimpleCData) else kind(value))
 
 
-def _usable(*arrays) -> bool:
-    dtype = arrays[0].dtype
-    return (dtype in _GEMM and all(type(x) is np.ndarray and x.dtype == dtype for x in arrays)
-            and all(0 < n <= _INT_MAX for x in arrays for n in x.shape))
+def _usable(a, b) -> bool:
+    dtype = a.dtype
+    return (dtype in _GEMM and b.dtype == dtype and 0 < a.shape[0] <= _INT_MAX and 0 < a.shape[1] <= _INT_MAX
+            and 0 < b.shape[1] <= _INT_MAX)
 
 
 def product(a, b, bias=None):
@@ -58,10 +63,9 @@ def product(a, b, bias=None):
     if call is None:
         return None
     trans_a, trans_b, big_m, big_n, first, lda, second, ldb, ldc = call
-    gemm, scalar = _GEMM[dtype]
-    gemm(_ref(_BYTE[trans_a]), _ref(_BYTE[trans_b]), _ref(big_m), _ref(big_n), _ref(k), _ref(scalar(1.0)),
-         ctypes.c_void_p(first.ctypes.data), _ref(lda), ctypes.c_void_p(second.ctypes.data), _ref(ldb),
-         _ref(scalar(0.0 if bias is None else 1.0)), ctypes.c_void_p(out.ctypes.data), _ref(ldc))
+    gemm = _GEMM[dtype][0]
+    gemm(_COL_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS, big_m, big_n, k, 1.0,
+         first.ctypes.data, lda, second.ctypes.data, ldb, 0.0 if bias is None else 1.0, out.ctypes.data, ldc)
     return out
 
 
@@ -114,7 +118,8 @@ def matrix_vector(a, v):
     """``a @ v`` (a matrix, a vector) as torch.mv computes it (ATen's addmv: gemv, 'n' on a column-major matrix,
     't' otherwise), or None where MKL is absent or the arguments are not of one float dtype."""
     if not (mkl.AVAILABLE and type(a) is np.ndarray and type(v) is np.ndarray and a.ndim == 2 and v.ndim == 1
-            and a.shape[1] == v.shape[0] and _usable(a, v)):
+            and a.shape[1] == v.shape[0] and a.dtype in _GEMV and v.dtype == a.dtype
+            and 0 < a.shape[0] <= _INT_MAX and 0 < a.shape[1] <= _INT_MAX):
         return None
     rows, cols = a.shape
     item = a.itemsize
