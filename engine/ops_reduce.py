@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import linalg_ops as _la
+from .aten_norm import norm2_32
 from .cascade_sum import torch_sum
 from .graphed import Graphed, vjps_by_decomposition
 from .graphed import raw as _raw
@@ -67,7 +68,12 @@ defop("mean_dim", "MeanBackward1", "mean", _mean,
       saves=False, params=REDUCE, sizes=reduce_sizes(0, 1))
 
 
-defop("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt((a * a).sum()),
+def _norm(a):
+    out = norm2_32(a)  # ATen's float32 summation order (engine/aten_norm.py)
+    return np.sqrt((a * a).sum()) if out is None else out
+
+
+defop("norm", "LinalgVectorNormBackward0", "‖·‖", _norm,
       (lambda g, ans, a: g * a / ans if ans != 0 else g * 0 * a, r"\frac{a}{\lVert a\rVert}"), needs=("ar",))
 
 
@@ -208,6 +214,10 @@ def _std_vjp(g, ans, a, dims, correction, keep):
 def _vector_norm(a, p, dims, keep):
     x = np.abs(a)
     if p == 2:
+        whole = dims is None or len({d % max(a.ndim, 1) for d in dims}) == a.ndim
+        out = norm2_32(a) if whole else None
+        if out is not None:
+            return np.full(_reduced_shape(x, dims, keep), out, a.dtype) if keep else out
         return np.sqrt((x * x).sum(axis=dims, keepdims=keep))
     if p == np.inf:
         return x.max(axis=dims, keepdims=keep) if x.size else np.zeros(_reduced_shape(x, dims, keep), x.dtype)

@@ -6,6 +6,7 @@ import types
 
 import numpy as np
 
+from ..aten_norm import norm2_32
 from ..creation import tensor
 from ..functional import cat
 from ..tensor_core import Tensor
@@ -30,6 +31,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if math.isinf(norm_type):
         norms = np.array([np.abs(p._grad._data).max() if p._grad._data.size else 0 for p in params], dtype=dt)
         total = norms.max()
+    elif norm_type == 2.0 and dt == np.float32 and all(p._grad._data.dtype == dt for p in params):
+        # each gradient's vector_norm, then the norm of those, in ATen's float32 order (engine/aten_norm.py)
+        norms = np.array([norm2_32(p._grad._data) if p._grad._data.size else 0 for p in params], dtype=dt)
+        total = norm2_32(norms)
     else:
         norms = np.array([np.sum(np.abs(p._grad._data.astype(dt)) ** norm_type) ** (1 / norm_type) for p in params],
                          dtype=dt)

@@ -1,5 +1,6 @@
 """PyTorch's own digits: MKL's vector maths and products (engine/vml.py, engine/mkl_gemm.py) and ATen's SLEEF
-kernels (engine/sleef.py: sigmoid, softmax, log_softmax; engine/nll_sum.py: nll_loss's cascade), bit for bit
+kernels (engine/sleef.py: sigmoid, softmax, log_softmax; engine/nll_sum.py: nll_loss's cascade; engine/aten_norm.py:
+the 2-norm and clip_grad_norm_), bit for bit
 against PyTorch 2.13 on one thread. Without MKL the fallbacks are checked against correctly rounded values."""
 import os
 import pathlib
@@ -196,3 +197,30 @@ def test_cross_entropy_sums_as_atens_cascade(reduction):
         theirs = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(y), reduction=reduction,
                                                    **{k: torch.tensor(v) for k, v in kwargs.items()})
         _bits_equal(ours.numpy(), theirs.numpy())
+
+
+def test_the_2_norm_sums_in_atens_order():
+    rng = np.random.default_rng(9)
+    for n in (1, 3, 4, 5, 7, 8, 9, 13, 15, 17, 45, 200, 1000, 100_000):
+        for _ in range(20):
+            w = rng.standard_normal(n).astype(np.float32)
+            theirs = torch.linalg.vector_norm(torch.from_numpy(w))
+            for ours in (engine.linalg.vector_norm(engine.tensor(w)), engine.norm(engine.tensor(w)),
+                         engine.tensor(w).norm(), engine.linalg.vector_norm(engine.tensor(w).reshape(1, -1), 2, (0, 1))):
+                _bits_equal(ours.numpy(), theirs.numpy())
+
+
+def test_clip_grad_norm_is_torchs():
+    rng = np.random.default_rng(10)
+    for _ in range(40):
+        shapes = [(int(rng.integers(1, 40)), int(rng.integers(1, 40))), (int(rng.integers(1, 60)),)]
+        grads = [(rng.standard_normal(s) * 3).astype(np.float32) for s in shapes]
+        results = []
+        for lib in (engine, torch):
+            params = [lib.zeros(s, requires_grad=True) for s in shapes]
+            for p, g in zip(params, grads):
+                p.grad = lib.tensor(g)
+            total = lib.nn.utils.clip_grad_norm_(params, 1.0)
+            results.append([total.numpy()] + [p.grad.numpy() for p in params])
+        for ours, theirs in zip(*results):
+            _bits_equal(ours, theirs)

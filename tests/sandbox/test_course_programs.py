@@ -34,8 +34,6 @@ NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox
     "makemore_backprop_ninja": "the manual gradients' last bits: (bnvar + 1e-5) ** -0.5 (torch: 1 / sqrt in float32) "
                                "and torch's float32 var / sum reductions (vectorised, another order), so cmp's maxdiff "
                                "(1.86e-09 vs 3.73e-09) differs",
-    "d2l_weight_decay": "torch.norm(w) (linalg_vector_norm's vectorised 2-norm: none of four accumulation orders tried "
-                        "matches) differs in the last bit: 'L2 norm of w' differs in its 8th digit",
     "makemore_layers": "not traced: a layer's gradient std differs in its 7th digit (8.774806e-04 vs 8.774807e-04); "
                        "torch.std's float32 reduction order most likely",
 }
