@@ -18,8 +18,9 @@ import numpy as np
 VEC_LANES = 8  # Vectorized<float> under AVX2 (torch.backends.cpu.get_cpu_capability() == "AVX2"): 256 bits
 ILP = 4  # row_sum's ilp_factor and the outer kernels' nrows
 LEVELS = 4  # multi_row_sum's num_levels
-# NOTE: a full reduction of more elements than this is split between threads by ATen (at::internal::GRAIN_SIZE),
-# whose partial sums depend on the thread count: those sums keep numpy's order.
+# NOTE: ATen splits a full reduction of more than at::internal::GRAIN_SIZE elements between its threads, whose partial
+# sums depend on the thread count. The engine computes as PyTorch on one thread (as MKL, engine/mkl.py), where no sum
+# is split: past this size a sum takes the general walk (one cascade), not the unrolled one-run path.
 SERIAL_LIMIT = 32768
 SMALL = 1 << 16  # arrays up to this size are summed along any axis by one np.add.accumulate
 ROW = ILP * VEC_LANES  # one multi_row_sum row of a contiguous inner sum: 4 vectors of 8 lanes
@@ -224,7 +225,7 @@ def torch_sum(a, dims=None, keepdim=False):
                     else _quiet_inner_sum(a.reshape(-1, rows)))
             return _shaped(a, dims, keepdim, flat)
     all_dims = tuple(range(ndim))
-    if a.dtype != np.float32 or a.size == 0 or (a.size > SERIAL_LIMIT and set(dims) == set(all_dims)):
+    if a.dtype != np.float32 or a.size == 0:
         return a.sum(axis=dims, keepdims=keepdim)
     walk = _coalesced(a, set(dims))
     if walk is None:

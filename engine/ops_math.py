@@ -116,8 +116,8 @@ def _int_power(a, b):
 
 
 def _pow_scalar(a, c):
-    """x ** c as ATen's pow_tensor_scalar computes float tensors: products for 2, 3 and -2, sqrt for 0.5 and a
-    reciprocal for -1 (np.power rounds x ** 3 and x ** -2 once, ATen twice)."""
+    """x ** c as ATen's pow_tensor_scalar computes float tensors: products for 2, 3 and -2, its sqrt kernel for 0.5,
+    1 / sqrt for -0.5 and a reciprocal for -1 (np.power rounds x ** 3 and x ** -2 once, ATen twice)."""
     if type(a) is Graphed:
         return _graphed_op("pow_scalar", (a,), (c,))
     if a.dtype.kind == "f" and not isinstance(c, (complex, bool)):
@@ -128,6 +128,14 @@ def _pow_scalar(a, c):
         if c == -2:
             with np.errstate(divide="ignore"):
                 return np.reciprocal(a * a)
+        if c == 0.5:
+            return vml.sqrt(a)  # ATen's sqrt kernel: MKL's
+        if c == -0.5:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.reciprocal(np.sqrt(a))  # ATen's rsqrt kernel: 1 / sqrt, each rounded
+        if c == -1:
+            with np.errstate(divide="ignore"):
+                return np.reciprocal(a)
         return _power(a, c)
     return np.power(a, c)  # an integer tensor: a negative exponent is refused, as torch refuses it
 

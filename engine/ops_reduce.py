@@ -194,21 +194,78 @@ def _corrected(a, dims, correction):
     return a.dtype.type(max(n - correction, 0)) if a.dtype.kind == "f" else max(n - correction, 0)
 
 
-def _var(a, dims, correction, keep):
+def _var_of_all(a, correction, take_sqrt):
+    """ATen's std_var_all_cpu (a float tensor's var or std over all of it): torch's mean, then the squared
+    deviations added one after another in float64, divided and rooted in float64, rounded to the dtype once.
+    NOTE: numpy's float32 sum of float32 squares differs from it in the last bit (makemore's printed stds)."""
+    mean = float(_mean(a))
+    deviations = a.reshape(-1).astype(np.float64) - mean
+    squares = deviations * deviations
+    total = np.add.accumulate(squares)[-1]  # sequential, as the kernel's loop (np.sum would pair them)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.float64(total) / max(0.0, a.size - correction)
+        return a.dtype.type(np.sqrt(var) if take_sqrt else var)
+
+
+def _whole(a, dims):
+    return (type(a) is np.ndarray and a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.size > 0
+            and (dims is None or len({d % max(a.ndim, 1) for d in dims}) == max(a.ndim, 1)))
+
+
+WELFORD_MAX_STEPS = 100_000  # past this many reduced elements per output numpy's two-pass var (a Python loop each)
+
+
+def _welford(a, dims, correction, keep, take_sqrt):
+    """ATen's std_var_kernel over some dims: Welford's update in float64 for each output, its reduced elements in
+    memory order, then var = m2 / (n - correction) (and its root) rounded to the dtype once.
+    NOTE: numpy's two-pass float32 var differs from it in the last bit (makemore's manual BatchNorm)."""
+    axes = sorted({d % a.ndim for d in dims})
+    rest = [d for d in range(a.ndim) if d not in axes]
+    steps = _count(a.shape, axes)
+    x = np.transpose(a, axes + rest).reshape(steps, -1)
+    mean = np.zeros(x.shape[1])
+    m2 = np.zeros(x.shape[1])
+    for i, row in enumerate(x.astype(np.float64)):
+        delta = row - mean
+        mean = mean + delta / (i + 1)
+        m2 = m2 + delta * (row - mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = m2 / (steps - correction if steps > correction else 0)
+    out = (np.sqrt(var) if take_sqrt else var).astype(a.dtype).reshape([a.shape[d] for d in rest])
+    return np.expand_dims(out, tuple(axes)) if keep else out
+
+
+def _var(a, dims, correction, keep, take_sqrt=False):
+    if _whole(a, dims):
+        out = _var_of_all(a, correction, take_sqrt)
+        return np.full(_reduced_shape(a, dims, keep), out, a.dtype) if keep else out
+    if (type(a) is np.ndarray and a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.size > 0 and a.ndim
+            and dims is not None and _count(a.shape, dims) <= WELFORD_MAX_STEPS):
+        return _welford(a, dims, correction, keep, take_sqrt)
     centred = a - a.mean(axis=dims, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (centred * centred).sum(axis=dims, keepdims=keep) / _corrected(a, dims, correction)
+        var = (centred * centred).sum(axis=dims, keepdims=keep) / _corrected(a, dims, correction)
+    return np.sqrt(var) if take_sqrt else var
 
 
 def _var_vjp(g, ans, a, dims, correction, keep):
+    """ATen's var_backward: (2 / (n - correction)) * grad * (a - mean), in that order, torch's mean."""
+    dof = _count(a.shape, dims) - correction
+    if type(a) is np.ndarray and a.dtype == np.float32:
+        mean = _mean(a) if dims is None else _mean(a, dims, True)  # torch's self.mean() / mean(dim, keepdim)
+    else:
+        mean = a.mean(axis=dims, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _expand_reduced(g, a.shape, dims, keep) * (2 * (a - a.mean(axis=dims, keepdims=True))
-                                                           / _corrected(a, dims, correction))
+        scale = 2.0 / dof if dof > 0 else np.nan
+        return scale * _expand_reduced(g, a.shape, dims, keep) * (a - mean)
 
 
 def _std_vjp(g, ans, a, dims, correction, keep):
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _var_vjp(g / (2 * ans), None, a, dims, correction, keep)
+        grad_var = g / (ans * 2)
+        if type(grad_var) is np.ndarray or np.isscalar(grad_var):  # ATen: masked_fill_(result == 0, 0)
+            grad_var = np.where(np.asarray(ans) == 0, 0, grad_var).astype(np.result_type(grad_var))
+        return _var_vjp(grad_var, None, a, dims, correction, keep)
 
 
 def _vector_norm(a, p, dims, keep):
@@ -305,7 +362,7 @@ defop("var", "VarBackward0", "var", _var, (_var_vjp, r"\frac{2(a-\bar a)}{n-c}")
       params=Params("args", ("dim", "correction", "keepdim")), sizes=reduce_sizes(0, 2))
 
 
-defop("std", "StdBackward0", "std", lambda a, dims, c, keep: np.sqrt(_var(a, dims, c, keep)),
+defop("std", "StdBackward0", "std", lambda a, dims, c, keep: _var(a, dims, c, keep, take_sqrt=True),
       (_std_vjp, r"\frac{a-\bar a}{(n-c)\,\sigma}"), needs=("ar",), params=Params("args", ("dim", "correction", "keepdim")),
       sizes=reduce_sizes(0, 2))
 

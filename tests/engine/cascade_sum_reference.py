@@ -121,7 +121,7 @@ def torch_sum(a, dims=None, keepdim=False):
         with np.errstate(invalid="ignore", over="ignore"):  # the common case first: all of one contiguous row
             total = a.dtype.type(_inner_sum(a.reshape(1, -1))[0] + a.dtype.type(0))
         return np.full((1,) * a.ndim, total) if keepdim else total
-    if a.dtype != np.float32 or a.size == 0 or (a.size > SERIAL_LIMIT and set(dims) == set(all_dims)):
+    if a.dtype != np.float32 or a.size == 0:  # (past SERIAL_LIMIT: one cascade, as torch on one thread)
         return a.sum(axis=dims, keepdims=keepdim)
     walk = _coalesced(a, set(dims))
     if walk is None:

@@ -80,14 +80,22 @@ def test_linspace_sum_of_the_polynomial_tutorial_matches_torch():
     _same((2.0 * (ex * 0.5 - ex ** 2) * ex ** 3).sum()._data, (2.0 * (tx * 0.5 - tx ** 2) * tx ** 3).sum().numpy())
 
 
-def test_other_dtypes_and_huge_full_sums_keep_numpys_result():
+def test_other_dtypes_keep_numpys_result_and_huge_sums_are_torchs_on_one_thread():
     rng = np.random.default_rng(3)
     x64 = rng.standard_normal(1000)
     assert torch_sum(x64) == x64.sum()
     ints = np.arange(100, dtype=np.int64)
     assert engine.tensor(ints).sum().item() == 4950
-    big = rng.standard_normal(SERIAL_LIMIT + 1).astype(np.float32)
-    assert torch_sum(big) == big.sum()  # NOTE: torch splits it between threads: not ATen's bits
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # NOTE: on more threads torch splits a sum past SERIAL_LIMIT: other last bits
+    try:
+        for shape in [(SERIAL_LIMIT + 1,), (40_000,), (300, 200), (70_000, 3), (1 << 20,)]:
+            big = rng.standard_normal(shape).astype(np.float32)
+            assert torch_sum(big) == torch.from_numpy(big).sum().item()
+            for dim in range(len(shape)):
+                _same(torch_sum(big, dim), torch.from_numpy(big).sum(dim).numpy())
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("exponent", [2, 3, -2, 2.0, 3.0, -1, 0.5, 0, 1, 4, 1.5, -3])

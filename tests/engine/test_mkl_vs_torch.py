@@ -224,3 +224,37 @@ def test_clip_grad_norm_is_torchs():
             results.append([total.numpy()] + [p.grad.numpy() for p in params])
         for ours, theirs in zip(*results):
             _bits_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_are_atens_welford_and_two_pass(name):
+    rng = np.random.default_rng(11)
+    cases = [((32, 64), 0), ((32, 64), 1), ((100, 3), 0), ((4, 1000), 1), ((2, 3, 4), -1), ((50,), None),
+             ((40_000,), None), ((7, 5), None)]
+    for shape, dims in cases:
+        for correction in (0, 1):
+            for keep in (False, True):
+                w = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+                kwargs = dict(dim=dims, correction=correction, keepdim=keep) if dims is not None else \
+                    dict(correction=correction)
+                ours, theirs = engine.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+                out, ref = getattr(ours, name)(**kwargs), getattr(theirs, name)(**kwargs)
+                g = rng.standard_normal(tuple(ref.shape)).astype(np.float32)
+                out.backward(engine.tensor(g))
+                ref.backward(torch.tensor(g))
+                _bits_equal(out.detach().numpy(), ref.detach().numpy())
+                _bits_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_scalar_powers_take_atens_special_kernels():
+    x = (np.random.default_rng(12).random(20_000) * 10 + 1e-3).astype(np.float32)
+    for exponent in (0.5, -0.5, -1, 2, 3, -2):
+        _bits_equal((engine.tensor(x) ** exponent).numpy(), (torch.from_numpy(x) ** exponent).numpy())
+
+
+def test_sums_past_atens_grain_are_one_cascade_as_on_one_thread():
+    rng = np.random.default_rng(13)
+    for shape in [(32_769,), (40_000,), (70_000, 3), (1 << 20,)]:
+        big = rng.standard_normal(shape).astype(np.float32)
+        _bits_equal(engine.tensor(big).sum().numpy(), torch.from_numpy(big).sum().numpy())
+        _bits_equal(engine.tensor(big).mean().numpy(), torch.from_numpy(big).mean().numpy())

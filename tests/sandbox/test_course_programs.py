@@ -28,19 +28,16 @@ bench_long = load_bench_long()
 LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
 
 NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox prints PyTorch's stdout
-    # (with MKL: engine/mkl.py; sin, exp, tanh, the products, sigmoid, softmax and cross_entropy are PyTorch's)
+    # (with MKL: engine/mkl.py; sin, exp, tanh, the products, sigmoid, softmax, cross_entropy, norm, var and std
+    # are PyTorch's)
     "examples_nn_dynamic_net": "x ** 4 and x ** 5: torch's float32 pow with a scalar exponent is SLEEF's powf (not "
                                "ported), the engine's is rounded from float64: a printed loss differs in its 7th digit",
-    "makemore_backprop_ninja": "the manual gradients' last bits: (bnvar + 1e-5) ** -0.5 (torch: 1 / sqrt in float32) "
-                               "and torch's float32 var / sum reductions (vectorised, another order), so cmp's maxdiff "
-                               "(1.86e-09 vs 3.73e-09) differs",
-    "makemore_layers": "not traced: a layer's gradient std differs in its 7th digit (8.774806e-04 vs 8.774807e-04); "
-                       "torch.std's float32 reduction order most likely",
 }
 if not mkl.AVAILABLE:
     NUMERIC_GAPS.update(dict.fromkeys(
         ("optimization_loop", "examples_autograd_polynomial", "examples_nn_polynomial_module", "basics_quickstart",
-         "makemore_wavenet", "nlp_word_embeddings", "nlp_lstm_tagger_char_features"),
+         "makemore_wavenet", "nlp_word_embeddings", "nlp_lstm_tagger_char_features", "d2l_weight_decay",
+         "makemore_layers", "makemore_backprop_ninja"),
         "without MKL the engine's float32 sin / tanh / exp and its products (numpy's OpenBLAS) round otherwise "
         "than PyTorch's (MKL's VML and sgemm): printed losses differ in their last digits"))
 ENGINE_GAPS = {**NUMERIC_GAPS,  # in-process only
