@@ -136,6 +136,8 @@ def _pow_scalar(a, c):
         if c == -1:
             with np.errstate(divide="ignore"):
                 return np.reciprocal(a)
+        if a.dtype == np.float32 and isinstance(c, (int, float, np.floating, np.integer)) and np.ndim(c) == 0:
+            return sleef.pow_scalar32(a, float(c))  # ATen's: SLEEF's powf, libm's pow on the rest
         return _power(a, c)
     return np.power(a, c)  # an integer tensor: a negative exponent is refused, as torch refuses it
 

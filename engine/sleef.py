@@ -259,3 +259,125 @@ def log_softmax_backward_lastdim(g: np.ndarray, y: np.ndarray) -> np.ndarray:
     total = lane_sum(gr)
     e = expf_u10(yr.reshape(-1)).reshape(yr.shape)
     return _fma(-e, np.broadcast_to(total[:, None], e.shape), gr).reshape(g.shape)
+
+
+# ------------------------------------------------------------------------------------ pow: SLEEF's powf_u10
+# double-float helpers of SLEEF's df.h (FMA variants): a pair (hi, lo) of float32 arrays
+def _df_mul_f(xh, xl, y):
+    s = xh * y
+    return s, _fma(xl, y, _fma(xh, y, -s))
+
+
+def _df_mul(xh, xl, yh, yl):
+    s = xh * yh
+    return s, _fma(xh, yl, _fma(xl, yh, _fma(xh, yh, -s)))
+
+
+def _df_square(xh, xl):
+    s = xh * xh
+    return s, _fma(xh + xh, xl, _fma(xh, xh, -s))
+
+
+def _df_add2_ff(x, y):
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+
+def _df_add2_df_f(xh, xl, y):
+    s = xh + y
+    v = s - xh
+    return s, ((xh - (s - v)) + (y - v)) + xl
+
+
+def _df_add2(xh, xl, yh, yl):
+    s = xh + yh
+    v = s - xh
+    return s, ((xh - (s - v)) + (yh - v)) + (xl + yl)
+
+
+def _df_add(xh, xl, yh, yl):  # |x| >= |y|
+    s = xh + yh
+    return s, (((xh - s) + yh) + xl) + yl
+
+
+def _df_div(nh, nl, dh, dl):
+    t = F(1) / dh
+    s = nh * t
+    u = _fma(t, nh, -s)
+    w = _fma(-dl, t, _fma(-dh, t, F(1)))
+    return s, _fma(s, w, _fma(nl, t, u))
+
+
+def _logkf(d):
+    """SLEEF's double-float log (logkf, AVX-512: getexp / getmant)."""
+    _, exp_of_scaled = np.frexp(d * (F(1) / F(0.75)))
+    e = np.where(np.isinf(d), F(128), (exp_of_scaled - 1).astype(F)).astype(F)
+    fraction, _ = np.frexp(d)
+    significand = (fraction * 2).astype(F)
+    m = np.where(significand >= F(1.5), significand * F(0.5), significand).astype(F)
+    xh, xl = _df_div(*_df_add2_ff(F(-1), m), *_df_add2_ff(F(1), m))
+    x2h, x2l = _df_square(xh, xl)
+    t = _fma(_fma(F(0.240320354700088500976562), x2h, F(0.285112679004669189453125)), x2h,
+             F(0.400007992982864379882812))
+    sh, sl = _df_mul_f(_LN2_HI, _LN2_LO, e)
+    sh, sl = _df_add(sh, sl, xh * F(2), xl * F(2))
+    ph, pl = _df_mul(*_df_mul(x2h, x2l, xh, xl), *_df_add2(*_df_mul_f(x2h, x2l, t),
+                                                           F(0.66666662693023681640625), F(3.69183861259614332084311e-09)))
+    return _df_add(sh, sl, ph, pl)
+
+
+def _expkf(dh, dl):
+    """SLEEF's exp of a double-float (expkf)."""
+    q = np.rint((dh + dl) * _R_LN2).astype(np.int32)
+    qf = q.astype(F)
+    sh, sl = _df_add2_df_f(dh, dl, qf * -_L2U)
+    sh, sl = _df_add2_df_f(sh, sl, qf * -_L2L)
+    s = sh + sl
+    sh, sl = s, (sh - s) + sl
+    u = F(0.00136324646882712841033936)
+    for c in (0.00836596917361021041870117, 0.0416710823774337768554688, 0.166665524244308471679688,
+              0.499999850988388061523438):
+        u = _fma(u, sh, F(c))
+    th, tl = _df_add(sh, sl, *_df_mul_f(*_df_square(sh, sl), u))
+    s = F(1) + th
+    th, tl = s, ((F(1) - s) + th) + tl
+    out = np.ldexp(th + tl, q).astype(F)
+    out[dh < F(-104)] = 0
+    return out
+
+
+def powf_u10(x: np.ndarray, y) -> np.ndarray:
+    """SLEEF's vectorized float32 pow (xpowf), y a float32 number or an array of x's shape."""
+    y = np.broadcast_to(np.asarray(y, F), x.shape)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore"):
+        ay = np.abs(y)
+        yisint = (np.trunc(y) == y) | (ay > F(1 << 24))
+        yisodd = ((np.trunc(np.where(ay < F(1 << 24), y, 0)).astype(np.int64) & 1) == 1) & yisint & (ay < F(1 << 24))
+        lh, ll = _logkf(np.abs(x))
+        result = _expkf(*_df_mul_f(lh, ll, y))
+        result = np.where(np.isnan(result), F(np.inf), result)
+        result = result * np.where(x > 0, F(1), np.where(yisint, np.where(yisodd, F(-1), F(1)), F(np.nan)))
+        efx = (np.abs(x) - F(1)) * np.where(np.signbit(y), F(-1), F(1))  # vmulsign: the sign of y applied
+        result = np.where(np.isinf(y), np.where(efx < 0, F(0), np.where(efx == 0, F(1), F(np.inf))), result)
+        zero_or_inf = np.isinf(x) | (x == 0)
+        mag = np.where(np.signbit(y) ^ (x == 0), F(0), F(np.inf))
+        signed = np.where(np.signbit(np.where(yisodd, x, F(1))), -mag, mag)
+        result = np.where(zero_or_inf, signed, result)
+        result = np.where(np.isnan(x) | np.isnan(y), F(np.nan), result)
+        result = np.where((y == 0) | (x == 1), F(1), result)
+    return result.astype(F)
+
+
+def pow_scalar32(a: np.ndarray, exponent: float) -> np.ndarray:
+    """torch.pow(a, exponent) of a float32 array for exponents without a kernel of their own: SLEEF's powf (the
+    exponent rounded to float32) on whole blocks, libm's double pow (the exponent as given) rounded on the rest."""
+    vector_exponent = F(exponent)
+
+    def scalar(v):
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            return np.power(v.astype(_F64), float(exponent)).astype(F)
+
+    if a.ndim == 0:
+        return scalar(a.reshape(1)).reshape(())[()]
+    return vectorized_then_scalar(a, lambda v: powf_u10(v, vector_exponent), scalar)

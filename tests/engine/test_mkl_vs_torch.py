@@ -258,3 +258,15 @@ def test_sums_past_atens_grain_are_one_cascade_as_on_one_thread():
         big = rng.standard_normal(shape).astype(np.float32)
         _bits_equal(engine.tensor(big).sum().numpy(), torch.from_numpy(big).sum().numpy())
         _bits_equal(engine.tensor(big).mean().numpy(), torch.from_numpy(big).mean().numpy())
+
+
+def test_other_scalar_powers_are_sleefs_powf_then_libms_pow():
+    rng = np.random.default_rng(14)
+    for shape in [(20_000,), (7,), (45,), (64, 33), ()]:
+        x = np.asarray(rng.standard_normal(shape) * 3, np.float32)
+        for exponent in (4.0, 5, 1.5, 0.3, -3.0, 7, 2.5, -0.7):
+            for view in (lambda t: t, lambda t: t.T if t.ndim == 2 else t, lambda t: t[..., 3:] if t.ndim else t):
+                _bits_equal((view(engine.tensor(x)) ** exponent).numpy(), (view(torch.from_numpy(x)) ** exponent).numpy())
+    special = np.tile(np.float32([0, -0.0, 1, -1, 2, -2, np.inf, -np.inf, np.nan, 1e-40, 0.5, -0.5]), 4)
+    for exponent in (4.0, 0.3, -3.0, 1.5, -2.5):
+        _bits_equal((engine.tensor(special) ** exponent).numpy(), (torch.from_numpy(special) ** exponent).numpy())

@@ -27,17 +27,14 @@ NAMES = sorted(p.stem for p in COURSES.glob("*.py"))
 bench_long = load_bench_long()
 LIMITS = dataclasses.replace(DEFAULT_LIMITS, **bench_long.GENEROUS)
 
-NUMERIC_GAPS = {  # program -> why neither the engine in-process nor the sandbox prints PyTorch's stdout
-    # (with MKL: engine/mkl.py; sin, exp, tanh, the products, sigmoid, softmax, cross_entropy, norm, var and std
-    # are PyTorch's)
-    "examples_nn_dynamic_net": "x ** 4 and x ** 5: torch's float32 pow with a scalar exponent is SLEEF's powf (not "
-                               "ported), the engine's is rounded from float64: a printed loss differs in its 7th digit",
-}
+# program -> why neither the engine in-process nor the sandbox prints PyTorch's stdout: with MKL (engine/mkl.py) none
+# (sin, exp, tanh, the products, sigmoid, softmax, cross_entropy, norm, var, std and pow are PyTorch's own digits)
+NUMERIC_GAPS: dict[str, str] = {}
 if not mkl.AVAILABLE:
     NUMERIC_GAPS.update(dict.fromkeys(
         ("optimization_loop", "examples_autograd_polynomial", "examples_nn_polynomial_module", "basics_quickstart",
          "makemore_wavenet", "nlp_word_embeddings", "nlp_lstm_tagger_char_features", "d2l_weight_decay",
-         "makemore_layers", "makemore_backprop_ninja"),
+         "makemore_layers", "makemore_backprop_ninja", "examples_nn_dynamic_net"),
         "without MKL the engine's float32 sin / tanh / exp and its products (numpy's OpenBLAS) round otherwise "
         "than PyTorch's (MKL's VML and sgemm): printed losses differ in their last digits"))
 ENGINE_GAPS = {**NUMERIC_GAPS,  # in-process only
