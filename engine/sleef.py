@@ -381,3 +381,29 @@ def pow_scalar32(a: np.ndarray, exponent: float) -> np.ndarray:
     if a.ndim == 0:
         return scalar(a.reshape(1)).reshape(())[()]
     return vectorized_then_scalar(a, lambda v: powf_u10(v, vector_exponent), scalar)
+
+
+# ---------------------------------------------------------------------------------------------------- silu
+def silu32(a: np.ndarray) -> np.ndarray:
+    """F.silu of a float32 array (ATen: x / (1 + exp(-x)), SLEEF's exp on whole blocks, glibc's on the rest)."""
+    if a.ndim == 0:
+        v = a.reshape(1)
+        return (v / (F(1) + expf_libm(-v))).reshape(())[()]
+    return vectorized_then_scalar(a, lambda v: v / (F(1) + expf_u10(-v)), lambda v: v / (F(1) + expf_libm(-v)))
+
+
+def silu_backward32(g: np.ndarray, a: np.ndarray):
+    """SiLU's gradient as ATen's kernel: g * s * (1 + x * (1 - s)), the inner multiply-add fused, s = 1 / (1 +
+    exp(-x)) (SLEEF's exp on whole blocks, glibc's on the rest). None unless both are contiguous of one shape."""
+    if not (type(g) is np.ndarray and g.dtype == _F32 and g.shape == a.shape and g.flags.c_contiguous
+            and a.flags.c_contiguous):
+        return None
+    flat_x, flat_g = a.reshape(-1), g.reshape(-1)
+    head = flat_x.size - flat_x.size % BLOCK
+    out = np.empty(flat_x.size, F)
+    for lo, hi, exp in ((0, head, expf_u10), (head, flat_x.size, expf_libm)):
+        if hi > lo:
+            x, dy = flat_x[lo:hi], flat_g[lo:hi]
+            s = F(1) / (F(1) + exp(-x))
+            out[lo:hi] = dy * s * _fma(x, F(1) - s, F(1))
+    return out.reshape(a.shape)

@@ -270,3 +270,16 @@ def test_other_scalar_powers_are_sleefs_powf_then_libms_pow():
     special = np.tile(np.float32([0, -0.0, 1, -1, 2, -2, np.inf, -np.inf, np.nan, 1e-40, 0.5, -0.5]), 4)
     for exponent in (4.0, 0.3, -3.0, 1.5, -2.5):
         _bits_equal((engine.tensor(special) ** exponent).numpy(), (torch.from_numpy(special) ** exponent).numpy())
+
+
+def test_silu_forward_and_backward_are_atens():
+    rng = np.random.default_rng(15)
+    for shape in [(20_000,), (7,), (45,), (64, 33), ()]:
+        x = np.asarray(rng.standard_normal(shape) * 4, np.float32)
+        g = np.asarray(rng.standard_normal(shape), np.float32)
+        ours, theirs = engine.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out, ref = EF.silu(ours), torch.nn.functional.silu(theirs)
+        out.backward(engine.tensor(g))
+        ref.backward(torch.tensor(g))
+        _bits_equal(out.detach().numpy(), ref.detach().numpy())
+        _bits_equal(ours.grad.numpy(), theirs.grad.numpy())
