@@ -243,6 +243,8 @@ from .tensor_tutorial_names import (
     unique,
     vstack,
 )
+from .threads import get_num_threads, set_num_threads
+from .threads import reset as _reset_threads
 from .type_info import finfo, iinfo
 from .version import __version__  # torch.__version__: the release the engine follows
 
@@ -269,6 +271,7 @@ def reset_run_state():
     random.manual_seed(random.DEFAULT_SEED)
     reset_default_device()
     reset_printoptions()
+    _reset_threads()
 
 
 def dropout(input, p, train):  # noqa: A002 — torch.dropout(input, p, train): F.dropout's three arguments, all required

@@ -60,7 +60,7 @@ NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm para
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_default_tensor_type compile jit
-use_deterministic_algorithms set_num_threads hub limits recorder sandbox formatting apply defop
+use_deterministic_algorithms hub limits recorder sandbox formatting apply defop threads
 unbroadcast STATE Op OPS reset_run_state
 """.split())
 # Engine helpers that nn.functional / nn.init import for their own use: torch's modules have no such names
@@ -72,6 +72,8 @@ SUBMODULE_DENY = {
 # resets both at the start of every run)
 # (torch has no top-level get_printoptions: tests/sandbox/test_surface_matches_torch.py walks the surface)
 TORCH_NAMES |= frozenset("set_default_device get_default_device set_printoptions".split())
+# the thread count: checked and remembered for the run; the engine computes on one thread (engine/threads.py)
+TORCH_NAMES |= frozenset("set_num_threads get_num_threads".split())
 # torch.cuda, torch.backends.mps / cudnn, torch.accelerator: submodules with a CPU-only build's answers
 DEVICE_MODULES = {
     "cuda": frozenset("""is_available device_count is_initialized manual_seed manual_seed_all current_device

@@ -3,6 +3,7 @@ state, custom Functions and hooks, tensor functions, devices, the engine's speed
 program that once got through the interpreter."""
 from __future__ import annotations
 
+import os
 import tracemalloc
 
 import pytest
@@ -748,3 +749,14 @@ def test_mkl_maths_on_hostile_values_answers_within_budgets():
              "print(torch.ones(3, 0) @ torch.ones(0, 2), torch.ones(0, 3) @ torch.ones(3, 2), torch.ones(2, 3).t() @ "
              "torch.ones(2, 1))")
     assert "nan" in out and "inf" in out
+
+
+# ---------------------------------------------------------------- the thread count (engine/threads.py)
+def test_the_thread_count_is_checked_and_lasts_one_run():
+    assert ok("import torch\ntorch.set_num_threads(1)\nprint(torch.get_num_threads())") == "1\n"
+    out = ok("import torch\nprint(torch.get_num_threads())")
+    assert out == f"{len(os.sched_getaffinity(0))}\n"  # PyTorch's default here: the previous run's setting is gone
+    for value, kind in [("0", "RuntimeError"), ("-5", "RuntimeError"), ("2.5", "RuntimeError"), ("True", "RuntimeError"),
+                        ("'4'", "RuntimeError"), ("10 ** 30", "ValueError"), ("torch.ones(2)", "RuntimeError")]:
+        refused(f"import torch\ntorch.set_num_threads({value})", kind, line=2)
+    assert ok("import torch\ntorch.set_num_threads(10 ** 9)\nx = torch.ones(3) @ torch.ones(3)\nprint(x.item())") == "3.0\n"
