@@ -121,6 +121,10 @@ def _pow_scalar(a, c):
     if type(a) is Graphed:
         return _graphed_op("pow_scalar", (a,), (c,))
     if a.dtype.kind == "f" and not isinstance(c, (complex, bool)):
+        if c == 1:  # ATen's pow: a copy for 1 (pow_backward of x ** 2 asks for x ** 1), ones for 0
+            return a.copy()
+        if c == 0:
+            return np.ones_like(a)
         if c == 2:
             return a * a
         if c == 3:

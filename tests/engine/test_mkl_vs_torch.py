@@ -253,6 +253,12 @@ def test_scalar_powers_take_atens_special_kernels():
     x = (np.random.default_rng(12).random(20_000) * 10 + 1e-3).astype(np.float32)
     for exponent in (0.5, -0.5, -1, 2, 3, -2):
         _bits_equal((engine.tensor(x) ** exponent).numpy(), (torch.from_numpy(x) ** exponent).numpy())
+    # 1 is a copy and 0 ones (x ** 2's backward asks for x ** 1): no powf, also for nan, inf and -0
+    x[:4] = [np.nan, np.inf, -0.0, 0.0]
+    for exponent in (0, 1, 0.0, 1.0):
+        ours = (engine.tensor(x) ** exponent).numpy()
+        _bits_equal(ours, (torch.from_numpy(x) ** exponent).numpy())
+        assert np.signbit(ours[2]) == (exponent == 1)
 
 
 def test_sums_past_atens_grain_are_one_cascade_as_on_one_thread():
