@@ -81,6 +81,9 @@ def test_laptop_graph_text_reads_at_11px_on_the_step(browser, server, shot, case
     # reduced motion: no autoplay, the pass opens at its end; step to the middle of it
     n = page.evaluate("window.__fg.model.steps.length")
     page.evaluate(f"window.__fg.setStep({n // 2})")
+    # the step's graph is drawn after setStep returns (a folded layout can take a while on a loaded machine): wait for
+    # its text instead of reading an empty graph
+    page.wait_for_function(f"({TEXT_PX})().length > 0", timeout=90000)
     sizes = page.evaluate(TEXT_PX)
     assert sizes and p10(sizes) >= 11 - 0.05, f"{name}: 10th-percentile graph text {p10(sizes):.1f} px"
     # the step is on screen
