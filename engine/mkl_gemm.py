@@ -73,6 +73,19 @@ def _strides(x):
     return x.strides[0] // x.itemsize, x.strides[1] // x.itemsize
 
 
+def _operand(x, i, j, rows, transposed_rows, transpose_c):
+    """(transposed?, operand, leading dimension) of one gemm operand as addmm_impl_cpu_ picks them: as it is where
+    its (i, j) strides fit ``rows`` (transposed: ``transposed_rows``), else a contiguous copy."""
+    s = _strides(x)
+    if s[i] == 1 and s[j] >= max(1, rows):
+        trans = False
+    elif s[j] == 1 and s[i] >= max(1, transposed_rows):
+        trans = True
+    else:
+        trans, x = not transpose_c, np.ascontiguousarray(x)
+    return trans, x, _strides(x)[1 if trans == transpose_c else 0]
+
+
 def gemm_arguments(a, b, m, n, k):
     """ATen's addmm_impl_cpu_ for a fresh row-major (m, n) result (strides (n, 1), or (1, 1) when n == 1), then
     cpublas::normalize_last_dims: (transa, transb, M, N, a, lda, b, ldb, ldc) of the column-major BLAS call."""
@@ -80,22 +93,8 @@ def gemm_arguments(a, b, m, n, k):
     m1, m2, big_m, big_n = (b, a, n, m) if transpose_c else (a, b, m, n)
     ldc = n if transpose_c else 1
     i, j = (1, 0) if transpose_c else (0, 1)
-    s = _strides(m1)
-    if s[i] == 1 and s[j] >= max(1, big_m):
-        trans_a = False
-    elif s[j] == 1 and s[i] >= max(1, k):
-        trans_a = True
-    else:
-        trans_a, m1 = not transpose_c, np.ascontiguousarray(m1)
-    lda = _strides(m1)[1 if trans_a == transpose_c else 0]
-    s = _strides(m2)
-    if s[i] == 1 and s[j] >= max(1, k):
-        trans_b = False
-    elif s[j] == 1 and s[i] >= max(1, big_n):
-        trans_b = True
-    else:
-        trans_b, m2 = not transpose_c, np.ascontiguousarray(m2)
-    ldb = _strides(m2)[1 if trans_b == transpose_c else 0]
+    trans_a, m1, lda = _operand(m1, i, j, big_m, k, transpose_c)
+    trans_b, m2, ldb = _operand(m2, i, j, k, big_n, transpose_c)
     # cpublas::normalize_last_dims
     if big_n == 1:
         ldc = big_m

@@ -47,9 +47,18 @@ def cascade_sum(values: np.ndarray, step: int | None = None) -> np.ndarray:
     return total
 
 
-def cascade_sum_looped(losses: np.ndarray, weights: np.ndarray | None, counted: np.ndarray) -> tuple:
+def nll_sums(losses: np.ndarray, weights: np.ndarray | None, counted: np.ndarray) -> tuple:
     """(sum of losses, sum of weights) as the kernel's loop adds them, where ``counted`` is False for the samples
     whose target is ignore_index (skipped before any level passes up). Weights None: the count of those counted."""
+    if counted.all():  # every level passes up on schedule: `cascade_sum`, the loop's vectorised form
+        dtype = losses.dtype.type
+        return cascade_sum(losses), dtype(counted.size) if weights is None else cascade_sum(weights)
+    return kernel_loop(losses, weights, counted)
+
+
+def kernel_loop(losses: np.ndarray, weights: np.ndarray | None, counted: np.ndarray) -> tuple:
+    """`nll_sums` as the kernel's loop is written, one sample at a time: the reference (and the way with samples
+    ignored, which move where a level passes up)."""
     dtype = losses.dtype.type
     step = _step(losses.size)
     loss_levels = [dtype(0)] * LEVELS

@@ -7,7 +7,7 @@ from . import sleef
 from .cascade_sum import torch_sum
 from .graphed import Graphed
 from .graphed import raw as _raw
-from .nll_sum import cascade_sum, cascade_sum_looped
+from .nll_sum import cascade_sum, nll_sums
 from .op_table import DIM, REDUCTION, Params, _count, defop
 from .ops_math import _is_bool, _no_bool, _sigmoid
 from .ops_shape import _scatter
@@ -107,7 +107,7 @@ def _nll(logp, target, reduction, weight=None, ignore_index=-100):
     if reduction == "none":
         return picked
     if logp.ndim == 2:  # ATen's loop over the batch, skipping the ignored samples
-        total, weight_sum = cascade_sum_looped(picked, None if weight is None else w, target != ignore_index)
+        total, weight_sum = nll_sums(picked, None if weight is None else w, target != ignore_index)
     else:
         total, weight_sum = picked.sum(), w.sum()
     if reduction == "mean":

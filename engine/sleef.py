@@ -75,33 +75,35 @@ def _runs(a: np.ndarray) -> int:
     return run if run > 1 or a.size <= 1 else 1
 
 
-def vectorized_then_scalar(a: np.ndarray, vector, scalar) -> np.ndarray:
+def vectorized_then_scalar(a: np.ndarray, vector, scalar, *others: np.ndarray) -> np.ndarray:
     """``vector`` on each contiguous run's whole blocks, ``scalar`` on the rest of each run (ATen's loop); both take
-    and give flat float32 arrays. The result has a's shape."""
+    and give flat float32 arrays (after a's pieces, the same pieces of each of ``others``, arrays of a's shape). The
+    result has a's shape."""
     if a.ndim > 1 and not a.flags.c_contiguous:
         # ATen walks a dense tensor in memory order (its dims sorted by stride): a transposed one is one run too
         order = sorted(range(a.ndim), key=lambda d: -a.strides[d])
         if order != list(range(a.ndim)):
             back = np.argsort(order)
-            return vectorized_then_scalar(a.transpose(order), vector, scalar).transpose(back)
+            return vectorized_then_scalar(a.transpose(order), vector, scalar,
+                                          *(o.transpose(order) for o in others)).transpose(back)
     run = _runs(a)
     size = a.size
-    flat = np.ascontiguousarray(a).reshape(-1)
+    flats = [np.ascontiguousarray(x).reshape(-1) for x in (a, *others)]
     if run >= size:
         head = size - size % BLOCK
         out = np.empty(size, F)
         if head:
-            out[:head] = vector(flat[:head])
+            out[:head] = vector(*(f[:head] for f in flats))
         if head < size:
-            out[head:] = scalar(flat[head:])
+            out[head:] = scalar(*(f[head:] for f in flats))
         return out.reshape(a.shape)
-    rows = flat.reshape(-1, run)
+    rows = [f.reshape(-1, run) for f in flats]
     head = run - run % BLOCK
-    out = np.empty_like(rows)
+    out = np.empty_like(rows[0])
     if head:
-        out[:, :head] = vector(rows[:, :head].reshape(-1)).reshape(-1, head)
+        out[:, :head] = vector(*(r[:, :head].reshape(-1) for r in rows)).reshape(-1, head)
     if head < run:
-        out[:, head:] = scalar(rows[:, head:].reshape(-1)).reshape(-1, run - head)
+        out[:, head:] = scalar(*(r[:, head:].reshape(-1) for r in rows)).reshape(-1, run - head)
     return out.reshape(a.shape)
 
 
@@ -406,12 +408,11 @@ def silu_backward32(g: np.ndarray, a: np.ndarray):
     if not (type(g) is np.ndarray and g.dtype == _F32 and g.shape == a.shape and g.flags.c_contiguous
             and a.flags.c_contiguous):
         return None
-    flat_x, flat_g = a.reshape(-1), g.reshape(-1)
-    head = flat_x.size - flat_x.size % BLOCK
-    out = np.empty(flat_x.size, F)
-    for lo, hi, exp in ((0, head, expf_u10), (head, flat_x.size, expf_libm)):
-        if hi > lo:
-            x, dy = flat_x[lo:hi], flat_g[lo:hi]
+
+    def gradient(exp):
+        def of(x, dy):
             s = F(1) / (F(1) + exp(-x))
-            out[lo:hi] = dy * s * _fma(x, F(1) - s, F(1))
-    return out.reshape(a.shape)
+            return dy * s * _fma(x, F(1) - s, F(1))
+        return of
+
+    return vectorized_then_scalar(a, gradient(expf_u10), gradient(expf_libm), g)

@@ -72,6 +72,11 @@ if AVAILABLE:
     _warm()
 
 
+def _in_float64(ufunc, a):
+    """``ufunc`` of float32 ``a`` computed in float64 and rounded once (correctly rounded but for double rounding)."""
+    return ufunc(a.astype(_F64)).astype(_F32)
+
+
 def _function(name: str):
     suffix, ufunc = FUNCTIONS[name]
     k32, k64 = _KERNELS.get((suffix, _F32)), _KERNELS.get((suffix, _F64))
@@ -84,7 +89,7 @@ def _function(name: str):
                 a, dtype = a.astype(_F32), _F32
             if dtype is _F32 or dtype == _F32:
                 if k32 is None:  # no MKL: float64, rounded once
-                    return ufunc(a.astype(_F64)).astype(_F32)
+                    return _in_float64(ufunc, a)
                 out = _vml(k32, a)
                 return out if out.ndim else out[()]
             if (dtype is _F64 or dtype == _F64) and k64 is not None:
@@ -112,7 +117,7 @@ def rounded_from_float64(ufunc):
     def apply(a, *args, **kwargs):
         if type(a) is np.ndarray or isinstance(a, np.generic):
             if a.dtype == _F32 and not args and not kwargs:
-                return ufunc(a.astype(_F64)).astype(_F32)
+                return _in_float64(ufunc, a)
         return ufunc(a, *args, **kwargs)
 
     apply.__name__ = apply.__qualname__ = ufunc.__name__
