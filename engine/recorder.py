@@ -267,7 +267,7 @@ class Recorder:
         seen: set[int] = set()
         for m, node in walked:
             for pname, p in m._parameters.items():
-                if p is None or id(p) in seen:
+                if p is None or p._uninitialized or id(p) in seen:  # (a lazy layer's: named once it has a shape)
                     continue
                 seen.add(id(p))
                 rid = self.tid(p)

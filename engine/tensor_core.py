@@ -178,6 +178,7 @@ class Tensor(MathMixin, ReduceMixin, ShapeMixin, IndexMixin, InplaceMixin, Funcs
     __slots__ = ("_data", "_grad", "_requires_grad", "_grad_fn", "_acc", "_retains_grad", "_rid", "_untracked",
                  "_view_base", "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+    _uninitialized = False  # a lazy module's parameter before its first forward (engine/nn/lazy.py) says True
 
     def __init__(self, *args, requires_grad=False, dtype=None):
         """torch.Tensor(data) / torch.Tensor(2, 3) / torch.Tensor(x.shape): PyTorch's legacy constructor (float32)."""

@@ -216,7 +216,7 @@ removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _s
     slice: _rule("start stop step"),
     # ---- engine values, by kind (`Attributes._rule_for` classifies)
     "tensor": _rule("""
-is_cpu cuda get_device
+is_cpu cuda get_device materialize
 data grad requires_grad is_leaf grad_fn shape dtype ndim T mT H size dim item tolist detach detach_
 numpy
 requires_grad_ retain_grad retains_grad view view_as reshape reshape_as transpose t t_ permute
@@ -245,7 +245,7 @@ zero_grad train eval forward training requires_grad_ apply state_dict load_state
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update clear get setdefault popitem copy
 register_forward_hook register_forward_pre_hook register_full_backward_hook
-register_backward_hook cuda"""),
+register_backward_hook cuda has_uninitialized_params initialize_parameters cls_to_become"""),
     "device": _rule("type index"),  # torch.device
     type: _rule("generate_square_subsequent_mask"),  # engine classes: nn.Transformer's static causal mask
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),

@@ -97,6 +97,10 @@ class Backend:
             rnn_utils = getattr(nn_utils, "rnn", None)  # torch.nn.utils.rnn: padding and packed sequences
             if rnn_utils is not None:
                 utils_nn_proxy.attrs["rnn"] = ModuleProxy("torch.nn.utils.rnn", dict(vars(rnn_utils)))
+        parameter_module = getattr(nn, "parameter", None)  # torch.nn.parameter: Parameter and the lazy ones
+        parameter_proxy = ModuleProxy("torch.nn.parameter", {n: getattr(parameter_module, n) for n in
+                                                              names.NN_PARAMETER_NAMES if hasattr(parameter_module, n)})
+        nn_attrs["parameter"] = parameter_proxy
         nn_proxy = ModuleProxy("torch.nn", nn_attrs)
 
         optim_attrs = {name: v for name in dir(optim) if not name.startswith("_")
@@ -164,6 +168,7 @@ class Backend:
 
         self.modules |= {"torch": torch_proxy, "torch.nn": nn_proxy, "torch.optim": optim_proxy, "math": math_proxy,
                         "torch.nn.functional": f_proxy, "torch.nn.init": init_proxy, "torch.autograd": autograd_proxy}
+        self.modules["torch.nn.parameter"] = parameter_proxy
         self.modules["torch.autograd.function"] = function_proxy
         self.modules["torch.autograd.functional"] = autograd_functional_proxy
         self.modules["torch.func"] = func_proxy
@@ -192,7 +197,12 @@ class Backend:
                     # where torch defines it when the engine says so (torch.utils.data.dataloader.DataLoader)
                     where = v.__module__ if v.__module__.startswith("torch.") else mname
                     self.class_names[v] = f"{where}.{name}"
-        self.class_names[self.Parameter] = "torch.nn.parameter.Parameter"
+        for name, where in names.NN_CLASS_MODULES.items():
+            if isinstance(nn_attrs.get(name), type):
+                self.class_names[nn_attrs[name]] = f"{where}.{name}"
+        for name in names.NN_PARAMETER_NAMES:
+            if isinstance(parameter_proxy.attrs.get(name), type):
+                self.class_names[parameter_proxy.attrs[name]] = f"torch.nn.parameter.{name}"
         self.class_names[self.FunctionCtx] = "torch.autograd.function.FunctionCtx"
         self.class_names[self.RemovableHandle] = "torch.utils.hooks.RemovableHandle"
         self.class_names[self.Function] = "torch.autograd.function.Function"

@@ -21,6 +21,12 @@ from .errors import LimitError, limit_error
 from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS
 
 
+def elements(tensor) -> int:
+    """A tensor's elements as the budgets count them: none for a lazy layer's parameter before its first forward
+    (whose numel() refuses, as PyTorch's does)."""
+    return 0 if tensor._uninitialized else tensor.numel()
+
+
 @dataclass
 class SandboxLimits:
     max_source_chars: int
@@ -309,11 +315,11 @@ class Budgets:
                     n += len(v)
                     for x in v:
                         if isinstance(x, T):
-                            n += x.numel()
+                            n += elements(x)
                         elif type(x) not in SCALARS:
                             return self.check_data(groups)
                 elif isinstance(v, T):
-                    n += v.numel()
+                    n += elements(v)
                 elif tv is str:
                     n += len(v)
                 else:
@@ -383,7 +389,7 @@ class Budgets:
                 push(x.keys())
                 push(x.values())
             elif isinstance(x, T):
-                n += x.numel()
+                n += elements(x)
             elif t is np.ndarray:  # numpy copies an array inside a list element by element
                 n += x.size
             elif t is range:  # numpy reads a range inside a list as a list

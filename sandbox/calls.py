@@ -12,7 +12,7 @@ import functools
 from types import BuiltinMethodType, FunctionType, MethodType
 
 from .attributes import PLAIN_TYPES
-from .budgets import MAX_CALL_DEPTH, MAX_ENGINE_STRING
+from .budgets import MAX_CALL_DEPTH, MAX_ENGINE_STRING, elements
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError, limit_error
 from .flow import UserGenerator
@@ -235,7 +235,7 @@ class Calls:
                 continue
             if not isinstance(a, T):
                 return False
-            n += a.numel()
+            n += elements(a)
         for k in kwargs:
             if type(k) is not str or k[:1] == "_" or len(k) > MAX_ENGINE_STRING:
                 return False

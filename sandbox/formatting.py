@@ -279,6 +279,8 @@ class Formatting:
         if t is RunFile or t in TOOL_TYPES or t in RE_TYPES or t in LOGGING_TYPES or t in DATETIME_TYPES:
             return repr(v)
         if isinstance(v, B.Tensor):
+            if v._uninitialized:  # a lazy layer's parameter before its first forward: `<UninitializedParameter>`
+                return repr(v)
             if v._data.dtype.kind not in "biuf":  # never made (the engine refuses it); never printed either
                 raise TypeError("a tensor that holds objects cannot be printed")
             return repr(v)

@@ -127,6 +127,32 @@ TORCH_CLASS_NAMES = {
     "Generator": "torch._C.Generator",
 }
 
+# where torch defines each nn class (`type(layer)` prints `<class 'torch.nn.modules.linear.Linear'>`)
+NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
+    "activation": "CELU ELU GELU GLU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
+                  "MultiheadAttention PReLU ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh "
+                  "Tanhshrink Threshold",
+    "batchnorm": "BatchNorm1d BatchNorm2d LazyBatchNorm1d LazyBatchNorm2d",
+    "container": "ModuleDict ModuleList ParameterDict ParameterList Sequential",
+    "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d LazyConv1d LazyConv2d",
+    "distance": "CosineSimilarity PairwiseDistance",
+    "dropout": "Dropout Dropout1d Dropout2d",
+    "flatten": "Flatten Unflatten",
+    "linear": "Identity LazyLinear Linear",
+    "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss",
+    "module": "Module",
+    "normalization": "GroupNorm LayerNorm",
+    "padding": "ConstantPad1d ConstantPad2d ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d "
+               "ZeroPad1d ZeroPad2d",
+    "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d",
+    "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNCell",
+    "sparse": "Embedding",
+    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer",
+    "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
+}.items() for name in names.split()}
+# torch.nn.parameter: the parameter classes (importable as that module too)
+NN_PARAMETER_NAMES = ("Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy")
+
 # torch <-> numpy (sandbox/numpy_module.py checks the arrays): from_numpy shares the array's memory, as torch's does
 TORCH_NUMPY_NAMES = frozenset({"from_numpy"})
 

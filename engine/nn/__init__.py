@@ -1,5 +1,5 @@
 """torch.nn for the supported subset."""
-from . import functional, init, utils
+from . import functional, init, parameter, utils
 from .activation import (
     CELU,
     ELU,
@@ -26,6 +26,7 @@ from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyLinear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -91,4 +92,5 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "CosineSimilarity", "PairwiseDistance",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Transformer",
-           "ConvTranspose1d", "ConvTranspose2d"]
+           "ConvTranspose1d", "ConvTranspose2d",
+           "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "parameter"]

@@ -187,9 +187,11 @@ class Module:
         if params is None and isinstance(value, (Parameter, Module)):
             raise AttributeError("cannot assign parameters or modules before Module.__init__() call")
         if isinstance(value, Parameter):
+            self.__dict__.pop(name, None)  # a plain attribute of that name goes, as in PyTorch (`remove_from`)
             self._modules.pop(name, None)
             params[name] = value
         elif isinstance(value, Module):
+            self.__dict__.pop(name, None)
             params.pop(name, None)
             self._modules[name] = value
         elif name in self.__dict__.get("_buffers", ()):
@@ -434,11 +436,11 @@ class Module:
         """PyTorch's order: each module's parameters, then its persistent buffers, then its children."""
         out = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
-            if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
+            if p is not None:  # (a lazy module's uninitialized parameter goes as it is, as in PyTorch)
+                out[prefix + name] = p if keep_vars or p._uninitialized else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                out[prefix + name] = b if keep_vars else b.detach()
+                out[prefix + name] = b if keep_vars or b._uninitialized else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
@@ -447,6 +449,10 @@ class Module:
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values in place (shapes must match); PyTorch's error text for missing/unexpected keys and
         size mismatches; returns PyTorch's `<All keys matched successfully>` named tuple."""
+        for path, m in self.named_modules():  # lazy modules take the loaded shapes first (their load hook)
+            materialize = getattr(m, "_materialize_from", None)
+            if materialize is not None:
+                materialize(state_dict, path + "." if path else "")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -607,9 +613,10 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))
-        self.bias = Parameter(creation.empty(out_features, dtype=dtype)) if bias else None
-        if not bias:
-            self._parameters["bias"] = None
+        if bias:
+            self.bias = Parameter(creation.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -298,7 +298,7 @@ def test_parameter_data_and_grad_can_be_set():
 
 def test_type_of_engine_objects():
     out = ok("import torch\nx = torch.ones(2)\nprint(type(x), type(x) is torch.Tensor, type(torch.nn.Linear(1, 1)))")
-    assert out == "<class 'torch.Tensor'> True <class 'torch.nn.Linear'>\n"
+    assert out == "<class 'torch.Tensor'> True <class 'torch.nn.modules.linear.Linear'>\n"
 
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.py"))
