@@ -1,8 +1,71 @@
-"""PyTorch's messages for matrix products whose shapes do not fit (mm, mv, dot, bmm, matmul), checked before
-numpy runs: a beginner's first error is usually one of these, so they read exactly as torch's."""
+"""PyTorch's messages for matrix products whose shapes do not fit (mm, mv, dot, bmm, matmul) or whose operands'
+dtypes differ (PyTorch never promotes a product's operands: `x_float64 @ w_float32` fails), checked before numpy
+runs: a beginner's first error is usually one of these, so they read exactly as torch's."""
 from __future__ import annotations
 
+import numpy as np
+
 from .dispatch import _broadcast_message
+from .dtypes import scalar_type_name
+
+# the C++ type names ATen's "expected m1 and m2 to have the same dtype" message prints
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def c_type_name(dtype) -> str:
+    name = np.dtype(dtype).name
+    return _C_TYPE_NAMES.get(name, name)
+
+
+def check_product_dtypes(kind: str, a_dtype, b_dtype) -> None:
+    """The operands of one product (``kind``: mm, mv, dot or bmm; mv's are the matrix and the vector) in PyTorch's
+    words when their dtypes differ."""
+    if a_dtype == b_dtype:
+        return
+    a, b = scalar_type_name(a_dtype), scalar_type_name(b_dtype)
+    if kind == "mm":
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c_type_name(a_dtype)} != "
+                           f"{c_type_name(b_dtype)}")
+    if kind == "mv":
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {b}, {a}, and {b}")
+    if kind == "dot":
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a} and {b}")
+    raise RuntimeError(f"expected scalar type {a} but found {b}")
+
+
+def check_matmul_dtypes(a_ndim: int, b_ndim: int, a_dtype, b_dtype) -> None:
+    """torch.matmul's dispatch (as check_matmul's), for the dtype error of the product it lands on."""
+    if a_dtype == b_dtype:
+        return
+    if a_ndim == 1 and b_ndim == 1:
+        kind = "dot"
+    elif b_ndim == 1:
+        kind = "mv"
+    elif b_ndim == 2:
+        kind = "mm"
+    else:
+        kind = "bmm"
+    check_product_dtypes(kind, a_dtype, b_dtype)
+
+
+def check_addmm_dtypes(self_dtype, mat1_dtype, mat2_dtype) -> None:
+    """addmm (and nn.Linear with a bias): the bias against mat2 first, then mat1 against mat2."""
+    for name, dtype in (("self", self_dtype), ("mat1", mat1_dtype)):
+        if dtype != mat2_dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(dtype)} and "
+                               f"{scalar_type_name(mat2_dtype)}")
+
+
+def check_conv_dtypes(input_dtype, weight_dtype, bias_dtype) -> None:
+    """A convolution's input against its bias (when it has one), then against its weight."""
+    if bias_dtype is not None and bias_dtype != input_dtype:
+        raise RuntimeError(f"Input type ({c_type_name(input_dtype)}) and bias type ({c_type_name(bias_dtype)}) should be "
+                           "the same")
+    if weight_dtype != input_dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input_dtype)} but found "
+                           f"{scalar_type_name(weight_dtype)}")
 
 
 def _x(shape) -> str:

@@ -8,7 +8,7 @@ from .boundary import expect_tensor
 from .dispatch import _REAL, _as_tensor_operand, _binary, _dim, apply, refused, wrapped_scalar
 from .dtypes import scalar_type_name
 from .ops import OPS
-from .product_errors import check_bmm, check_dot, check_matmul, check_mm, check_mv
+from .product_errors import check_bmm, check_dot, check_matmul, check_matmul_dtypes, check_mm, check_mv, check_product_dtypes
 from .promotion import operands_dtype
 
 _BITWISE_KERNELS = {"and": "bitwise_and_cpu", "or": "bitwise_or_cpu", "xor": "bitwise_xor_cpu",
@@ -199,20 +199,28 @@ class MathMixin:
 
     def mm(self, other):
         check_mm(self._data.shape, np.shape(getattr(other, "_data", other)))
+        if isinstance(other, registry.Tensor):
+            check_product_dtypes("mm", self._data.dtype, other._data.dtype)
         return apply(OPS["mm"], (self, other))
 
     def dot(self, other):
         check_dot(self._data.shape, np.shape(getattr(other, "_data", other)))
+        if isinstance(other, registry.Tensor):
+            check_product_dtypes("dot", self._data.dtype, other._data.dtype)
         return apply(OPS["dot"], (self, other))
 
     def mv(self, vec):
         expect_tensor(vec, "mv", "vec", 2)
         check_mv(self._data.shape, np.shape(getattr(vec, "_data", vec)))
+        if isinstance(vec, registry.Tensor):
+            check_product_dtypes("mv", self._data.dtype, vec._data.dtype)
         return apply(OPS["mv"], (self, vec))
 
     def bmm(self, mat2):
         expect_tensor(mat2, "bmm", "mat2", 2)
         check_bmm(self._data.shape, np.shape(getattr(mat2, "_data", mat2)))
+        if isinstance(mat2, registry.Tensor):
+            check_product_dtypes("bmm", self._data.dtype, mat2._data.dtype)
         return apply(OPS["bmm"], (self, mat2))
 
     # ----- elementwise: the one-argument ops are made from _UNARY, below the class -----
@@ -275,6 +283,7 @@ def matmul(a, b):
     da, db = a.ndim, b.ndim
     try:
         check_matmul(a.shape, b.shape)  # torch's message for each case (engine/product_errors.py)
+        check_matmul_dtypes(da, db, a._data.dtype, b._data.dtype)  # PyTorch never promotes a product's operands
     except RuntimeError as e:  # recorded as the product that failed: the page draws it red with both shapes
         raise refused(OPS["mm"], (a, b), e) from None
     if da == 1 and db == 1:

@@ -10,6 +10,7 @@ from .boundary import expect_tensor
 from .dispatch import _broadcast_message, _dim, _dims, apply
 from .functional import cat
 from .ops import OPS
+from .product_errors import check_addmm_dtypes
 from .tensor_core import Tensor
 from .tensor_funcs import _in_bounds
 
@@ -24,10 +25,7 @@ def _check_addmm(input, mat1, mat2):  # noqa: A002 — torch's names
     (n, k), (k2, p) = mat1.shape, mat2.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
-    first, second = (input, mat2) if input.dtype != mat2.dtype else (mat1, mat2)
-    if first.dtype != second.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {dtypes.scalar_type_name(first._data.dtype)} "
-                           f"and {dtypes.scalar_type_name(second._data.dtype)}")
+    check_addmm_dtypes(input._data.dtype, mat1._data.dtype, mat2._data.dtype)
     target = (n, p)
     if input.ndim > 2:
         raise RuntimeError(f"expand: the requested shape has too few dimensions! Target sizes: {list(target)}. "

@@ -17,6 +17,7 @@ from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..grad_mode import no_grad as _no_grad
 from ..ops import OPS
+from ..product_errors import check_addmm_dtypes, check_product_dtypes
 from ..tensor_core import Tensor, apply
 from ..tensor_tutorial_names import broadcast_tensors as _broadcast_tensors  # (torch's F has neither name)
 from . import functional_extra as _extra
@@ -46,7 +47,8 @@ def linear(x, weight, bias=None):
     """PyTorch's at::linear: addmm on 2-D input; other ranks are viewed to 2-D and back."""
     if LINEAR_FAST_PATH and isinstance(x, Tensor) and isinstance(weight, Tensor) and (bias is None or isinstance(bias, Tensor)):
         xd, wd = x._data, weight._data
-        if xd.ndim == 2 and wd.ndim == 2 and xd.shape[1] == wd.shape[1]:  # the checks below all pass: skip them
+        if (xd.ndim == 2 and wd.ndim == 2 and xd.shape[1] == wd.shape[1] and xd.dtype is wd.dtype
+                and (bias is None or bias._data.dtype is wd.dtype)):  # the checks below all pass: skip them
             wt = apply(_T, (weight,))
             return apply(_ADDMM, (bias, x, wt)) if bias is not None else apply(_MM, (x, wt))
     return _linear_checked(x, weight, bias)
@@ -65,6 +67,11 @@ def _linear_checked(x, weight, bias):
         out = matmul(x, weight)
         return out + bias if bias is not None else out
     wt = weight.t()
+    if x.shape[-1] == weight.shape[1]:  # PyTorch never promotes the operands: addmm's message, or mm's
+        if bias is not None:
+            check_addmm_dtypes(bias._data.dtype, x._data.dtype, weight._data.dtype)
+        else:
+            check_product_dtypes("mm", x._data.dtype, weight._data.dtype)
     if x.shape[-1] != weight.shape[1]:  # before numpy, whose matmul error names its gufunc signature
         raise refused(OPS["addmm"] if bias is not None else OPS["mm"], (bias, x, wt) if bias is not None else (x, wt),
                       RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "

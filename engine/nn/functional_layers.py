@@ -13,6 +13,7 @@ from .. import batch_norm_cpu, ops_conv
 from ..creation import zeros
 from ..dispatch import apply
 from ..ops import OPS
+from ..product_errors import check_conv_dtypes
 from ..random import dropout_noise
 from ..tensor_core import Tensor
 
@@ -57,6 +58,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd):
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != o):
         raise RuntimeError(f"Given weight of size {_size(weight.shape)}, expected bias to be 1-dimensional with {o} "
                            f"elements, but got bias of size {_size(bias.shape)} instead")
+    check_conv_dtypes(x._data.dtype, weight._data.dtype, None if bias is None else bias._data.dtype)
     k = tuple(weight.shape[2:])
     if isinstance(padding, str):
         if padding == "valid":
@@ -336,6 +338,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_same_dtype(input, running_mean, running_var, weight, bias)
     if training:
         size = input.numel() // c if c else 0
         if size == 1:
@@ -365,7 +368,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    _check_same_dtype(input, weight, bias)
     return apply(OPS["layer_norm"], (input, weight, bias), (shape, float(eps)))
+
+
+def _check_same_dtype(input, *params):  # noqa: A002
+    """batch_norm / layer_norm: PyTorch's CPU kernels take float16 input with float32 parameters, nothing else mixed."""
+    dtype = input._data.dtype
+    for t in params:
+        if t is not None and t._data.dtype != dtype and not (dtype == np.float16 and t._data.dtype == np.float32):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 # ---------------------------------------------------------------- dropout

@@ -13,6 +13,7 @@ from .. import creation
 from ..autograd import STATE
 from ..devices import resolve as resolve_device
 from ..dispatch import apply
+from ..dtypes import scalar_type_name
 from ..functional import cat, stack
 from ..ops import OPS
 from . import functional_layers as FL
@@ -94,6 +95,9 @@ class RNNCellBase(_RNNModule):
             raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got {hx.ndim}D instead")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+        if input.dtype != self.weight_ih.dtype:  # the cell's first product is addmm's: torch's message for it
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(input._data.dtype)} "
+                               f"and {scalar_type_name(self.weight_ih._data.dtype)}")
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         return x, batched
@@ -240,6 +244,7 @@ class RNNBase(_RNNModule):
         if isinstance(input, PackedSequence):
             return packed_forward(self, input, hx)
         x, batched = self._time_major(input, hx)
+        _check_input_dtype(x, self)
         steps, batch = x.shape[0], x.shape[1]
         dirs = 2 if self.bidirectional else 1
         states = self._initial(hx, batch, x.dtype, batched)
@@ -333,6 +338,7 @@ class LSTM(RNNBase):
         if isinstance(input, PackedSequence):  # per step, as PyTorch's packed LSTM (no fused layer node)
             return packed_forward(self, input, hx, lstm=True)
         x, batched = self._time_major(input, hx)
+        _check_input_dtype(x, self)
         dirs = 2 if self.bidirectional else 1
         states = self._initial(hx, x.shape[1], x.dtype, batched)
         hn, cn = [], []
@@ -373,3 +379,11 @@ class LSTM(RNNBase):
         h = stack([s[0] for s in finals], 0)
         c = stack([s[1] for s in finals], 0)
         return (h, c) if batched else (h.squeeze(1), c.squeeze(1))
+
+
+def _check_input_dtype(x, rnn):
+    """PyTorch's check before an RNN / LSTM / GRU runs: it never casts the input to the weights' dtype."""
+    weight = next(iter(rnn._parameters.values()), None)
+    if weight is not None and x.dtype != weight.dtype:
+        raise ValueError(f"RNN input dtype ({x.dtype}) does not match weight dtype ({weight.dtype}). Convert input: "
+                         f"input.to({weight.dtype}), or convert model: model.to({x.dtype})")
