@@ -157,16 +157,19 @@ def build_cpu(shipped: list[bytes]) -> float:
 
 @contextlib.contextmanager
 def engine_as_torch():
-    """`import torch` (and torch.nn, torch.nn.functional, torch.optim, torch.utils.data) gives the engine."""
+    """`import torch` (and torch.nn, torch.nn.functional, torch.optim and its lr_scheduler, torch.utils.data) gives
+    the engine."""
     import engine
     import engine.nn
     import engine.nn.functional
     import engine.nn.init
     import engine.optim
+    import engine.optim.lr_scheduler
     import engine.utils.data
 
     aliases = {"torch": engine, "torch.nn": engine.nn, "torch.nn.functional": engine.nn.functional,
-               "torch.nn.init": engine.nn.init, "torch.optim": engine.optim, "torch.utils": engine.utils,
+               "torch.nn.init": engine.nn.init, "torch.optim": engine.optim,
+               "torch.optim.lr_scheduler": engine.optim.lr_scheduler, "torch.utils": engine.utils,
                "torch.utils.data": engine.utils.data}
     saved = {k: sys.modules.get(k) for k in aliases}
     sys.modules.update(aliases)

@@ -102,15 +102,42 @@ def _grad_batch_last(g, groups, o):
     return _batch_last(g4).reshape(groups, o // groups, -1)
 
 
+# NOTE: im2col copies each input element kh*kw times: pytorch/examples' MNIST conv2 on a 64-image batch would take
+# 64 x 288 x 576 = 10.6 million elements at once. Batches are cut into runs of images whose columns stay within this
+# (one image at least), so a convolution's transient memory is bounded whatever the batch.
+COLS_CHUNK_ELEMENTS = 1 << 21
+
+
+def batch_chunks(n, cols_per_image):
+    """[(first, end), ...] runs of images of one batch whose im2col columns fit COLS_CHUNK_ELEMENTS."""
+    step = max(1, COLS_CHUNK_ELEMENTS // max(cols_per_image, 1))
+    return [(i, min(i + step, n)) for i in range(0, n, step)] or [(0, 0)]
+
+
 def conv_forward(x, w, b, stride, padding, dilation, groups):
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
     n, o = x4.shape[0], w4.shape[0]
+    wmat = w4.reshape(groups, o // groups, -1)
+    chunks = batch_chunks(n, x4.shape[1] * w4.shape[2] * w4.shape[3] * oh * ow)
+    if len(chunks) > 1:  # run by run of images: no columns kept for the weight gradient (it makes them again)
+        out = None
+        for lo, hi in chunks:
+            part = _conv_batch_last(wmat, _cols(x4[lo:hi], w4, groups, st, pads, dl, oh, ow), b, o, oh, ow, hi - lo)
+            if out is None:
+                out = np.empty((n, o, oh, ow), part.dtype)
+            out[lo:hi] = part.transpose(3, 0, 1, 2)
+        return out[:, :, 0, :] if one else out
     cols = _cols(x4, w4, groups, st, pads, dl, oh, ow)
-    out = np.matmul(w4.reshape(groups, o // groups, -1), cols).reshape(o, oh, ow, n)
+    out = np.ascontiguousarray(_conv_batch_last(wmat, cols, b, o, oh, ow, n).transpose(3, 0, 1, 2))
+    return _keep_cols(out[:, :, 0, :] if one else out, cols)
+
+
+def _conv_batch_last(wmat, cols, b, o, oh, ow, n):
+    """The convolution of one run of images as (O, OH, OW, N): one matmul per group, then the bias."""
+    out = np.matmul(wmat, cols).reshape(o, oh, ow, n)
     if b is not None:
         out += b.reshape(o, 1, 1, 1).astype(out.dtype, copy=False)
-    out = np.ascontiguousarray(out.transpose(3, 0, 1, 2))
-    return _keep_cols(out[:, :, 0, :] if one else out, cols)
+    return out
 
 
 def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
@@ -120,15 +147,24 @@ def conv_vjp_input(g, ans, x, w, b, stride, padding, dilation, groups):
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
     wt = np.swapaxes(w4.reshape(groups, o // groups, -1), 1, 2)  # G, Cg*KH*KW, Og
-    dcols = np.matmul(wt, _grad_batch_last(g, groups, o)).reshape(c, kh, kw, oh, ow, n)
+    g4 = _as2d(g)
     (t, bt), (le, r) = pads
-    dxt = np.zeros((c, h + t + bt, wd + le + r, n), dtype=dcols.dtype)  # col2im: one strided add per offset
-    for i in range(kh):
-        hs = i * dl[0]
-        for j in range(kw):
-            ws = j * dl[1]
-            dxt[:, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, i, j]
-    dx = dxt[:, t:t + h, le:le + wd].transpose(3, 0, 1, 2)
+    dx = None
+    for lo, hi in batch_chunks(n, c * kh * kw * oh * ow):  # the columns' gradient, run by run of images
+        dcols = np.matmul(wt, _grad_batch_last(g4[lo:hi], groups, o)).reshape(c, kh, kw, oh, ow, hi - lo)
+        dxt = np.zeros((c, h + t + bt, wd + le + r, hi - lo), dtype=dcols.dtype)  # col2im: a strided add per offset
+        for i in range(kh):
+            hs = i * dl[0]
+            for j in range(kw):
+                ws = j * dl[1]
+                dxt[:, hs:hs + st[0] * (oh - 1) + 1:st[0], ws:ws + st[1] * (ow - 1) + 1:st[1]] += dcols[:, i, j]
+        part = dxt[:, t:t + h, le:le + wd].transpose(3, 0, 1, 2)
+        if lo == 0 and hi == n:
+            dx = part
+            break
+        if dx is None:
+            dx = np.empty((n, c, h, wd), part.dtype)
+        dx[lo:hi] = part
     return dx[:, :, 0, :] if one else dx
 
 
@@ -136,8 +172,17 @@ def conv_vjp_weight(g, ans, x, w, b, stride, padding, dilation, groups):
     if type(g) is Graphed:
         return _conv_graphed_backward(g, ans, x, w, b, stride, padding, dilation, groups)[1]
     one, x4, w4, st, pads, dl, oh, ow = _conv_setup(x, w, stride, padding, dilation)
-    cols = _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow)
-    dw = np.matmul(_grad_batch_last(g, groups, w4.shape[0]), np.swapaxes(cols, 1, 2))  # G, Og, Cg*KH*KW
+    g4 = _as2d(g)
+    chunks = batch_chunks(x4.shape[0], x4.shape[1] * w4.shape[2] * w4.shape[3] * oh * ow)
+    if len(chunks) == 1:
+        cols = _forward_cols(ans, x4, w4, groups, st, pads, dl, oh, ow)
+        dw = np.matmul(_grad_batch_last(g4, groups, w4.shape[0]), np.swapaxes(cols, 1, 2))  # G, Og, Cg*KH*KW
+        return dw.reshape(w.shape)
+    dw = None
+    for lo, hi in chunks:  # the runs' contributions, added in batch order
+        cols = _cols(x4[lo:hi], w4, groups, st, pads, dl, oh, ow)
+        part = np.matmul(_grad_batch_last(g4[lo:hi], groups, w4.shape[0]), np.swapaxes(cols, 1, 2))
+        dw = part if dw is None else dw + part
     return dw.reshape(w.shape)
 
 
@@ -442,7 +487,9 @@ def _conv_sizes(arrays, params):
     pads = tuple((q, q) for q in _two(padding, 0))
     oh, ow = conv_geometry(x4, w4, _two(stride, 1), pads, _two(dilation, 1))
     padded = (x4[0], x4[1], x4[2] + pads[0][0] + pads[0][1], x4[3] + pads[1][0] + pads[1][1])
-    return (padded, (x4[0], x4[1] * w4[2] * w4[3], max(oh, 0) * max(ow, 0)), (x4[0], w4[0], oh, ow))
+    per_image = x4[1] * w4[2] * w4[3] * max(oh, 0) * max(ow, 0)
+    lo, hi = batch_chunks(x4[0], per_image)[0]  # the columns of one run of images at a time
+    return (padded, (hi - lo, x4[1] * w4[2] * w4[3], max(oh, 0) * max(ow, 0)), (x4[0], w4[0], oh, ow))
 
 
 def _pool_sizes(x, k, s, p, d, ceil_mode):

@@ -43,8 +43,9 @@ class Settings(BaseSettings):
                                "makemore/d2l style has ~14,000-18,000, 220-275 a KB; a 64 KB list of small ints 32,800)")
     max_graph_nodes: int = Field(10_000, ge=1, description="graph (op) nodes per pass: from the end of one backward() "
                                  "through the next (engine.trace_events.opens_pass)")
-    max_tensor_elements: int = Field(2_000_000, ge=1, description="elements of one tensor (LeNet-5's first im2col "
-                                     "buffer on 64 MNIST images: 64x25x784 = 1,254,400)")
+    max_tensor_elements: int = Field(4_000_000, ge=1, description="elements of one tensor (pytorch/examples' MNIST "
+                                     "CNN: conv2's output on a 64-image batch is 64x64x24x24 = 2,359,296; a "
+                                     "convolution's im2col goes by runs of images of at most 2,097,152)")
     max_live_elements: int = Field(16_000_000, ge=1, description="tensor elements alive at once (also: items of one list or string)")
     max_op_flops: int = Field(200_000_000, ge=1, description="multiply-adds of one matrix product (LeNet's "
                               "largest on a 64-image batch: 10 million; a 1000x1000 @ 1000x1000 is 1,000 million)")

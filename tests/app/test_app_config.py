@@ -13,7 +13,7 @@ from app.layout.dot import DotMissing, check_dot
 from app.runner.worker import sandbox_limits
 
 CONTRACT = {"max_source_chars": 65_536, "max_ast_depth": 50, "max_ast_nodes": 40_000, "max_graph_nodes": 10_000,
-            "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_int_bits": 4096,
+            "max_tensor_elements": 4_000_000, "max_live_elements": 16_000_000, "max_int_bits": 4096,
             "max_loop_iterations": 1_000_000, "max_output_bytes": 65_536, "time_limit_s": 20.0, "hard_kill_s": 25.0,
             "max_wall_s": 60.0, "max_steps": 50_000_000, "max_request_bytes": 1_048_576,
             # fair shares (issue 22): who is asking and how much of the server one identity may hold

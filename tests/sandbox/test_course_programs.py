@@ -2,7 +2,8 @@
 build model, autograd, quickstart) and nn_tutorial, the examples_autograd/examples_nn polynomials, the
 custom-Function, hooks, NLP-from-scratch and "Deep Learning for NLP" tutorials (bag-of-words, word embeddings, the
 LSTM tagger and its char-level exercise, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP
-concise, weight decay, dropout, the builders' guide)), with downloads replaced by synthetic data of the same shape: each prints under
+concise, weight decay, dropout, the builders' guide), pytorch/examples' MNIST CNN and the state_dict /
+checkpoint recipes), with downloads replaced by synthetic data of the same shape: each prints under
 the installed PyTorch exactly what it prints in-process on the engine (`import torch` bound to the engine) and in
 the sandbox.
 
@@ -41,6 +42,7 @@ ENGINE_GAPS = {**NUMERIC_GAPS,  # in-process only
                "uva_xor_classifier": "in-process the engine has no torch.save/torch.load (the sandbox has them, "
                                      "on its per-run in-memory files)",
                "basics_quickstart": "in-process the engine has no torch.save/torch.load",
+               "recipes_state_dict_checkpoint": "in-process the engine has no torch.save/torch.load",
                "d2l_builders_guide": "in-process the engine has no torch.save/torch.load, and `type(p)` prints the "
                                      "engine's class path (the sandbox prints torch's: torch.nn.parameter.Parameter)"}
 SANDBOX_GAPS: dict[str, str] = {}  # program -> why the sandbox does not (beyond NUMERIC_GAPS)

@@ -28,7 +28,7 @@ def test_public_names():
     assert fields == {
         "max_source_chars": 65_536, "max_ast_depth": 50, "max_ast_nodes": 40_000, "max_loop_iterations": 1_000_000,
         "max_steps": 50_000_000, "max_int_bits": 4096, "max_output_bytes": 65536, "time_limit_s": 20.0, "max_wall_s": 60.0,
-        "max_tensor_elements": 2_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
+        "max_tensor_elements": 4_000_000, "max_live_elements": 16_000_000, "max_graph_nodes": 10_000,
         "max_op_flops": 200_000_000,
         "max_figures": 20, "max_figure_points": 100_000, "max_plot_label_chars": 200, "max_figure_bytes": 2_000_000,
         "max_file_bytes": 64_000_000, "max_files": 100,
