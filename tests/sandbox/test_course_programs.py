@@ -2,10 +2,10 @@
 build model, autograd, quickstart) and nn_tutorial, the examples_autograd/examples_nn polynomials, the
 custom-Function, hooks, NLP-from-scratch and "Deep Learning for NLP" tutorials (bag-of-words, word embeddings, the
 LSTM tagger and its char-level exercise, the Bi-LSTM CRF), micrograd, makemore (to the WaveNet), d2l (softmax/MLP
-concise, weight decay, dropout, the builders' guide), pytorch/examples' MNIST CNN and the state_dict /
-checkpoint recipes), with downloads replaced by synthetic data of the same shape: each prints under
-the installed PyTorch exactly what it prints in-process on the engine (`import torch` bound to the engine) and in
-the sandbox.
+concise, weight decay, dropout, the builders' guide), pytorch/examples' MNIST CNN, "Deep Learning with PyTorch"'s
+thermometer and the state_dict / checkpoint recipes), with downloads replaced by synthetic data of the same shape:
+each prints under the installed PyTorch exactly what it prints in-process on the engine (`import torch` bound to
+the engine) and in the sandbox.
 
 Object addresses (`<AddBackward0 object at 0x...>`) are the only text normalised. Where a program's stdout is not
 PyTorch's, the reason is written in GAPS (an expected failure: a fixed gap shows as XPASS)."""
