@@ -17,7 +17,8 @@ from ..dispatch import refused
 from ..functional import log_softmax, matmul, softmax  # noqa: F401 — re-exported as F.softmax / F.log_softmax
 from ..grad_mode import no_grad as _no_grad
 from ..ops import OPS
-from ..product_errors import check_addmm_dtypes, check_product_dtypes
+from ..product_errors import check_addmm_dtypes as _check_addmm_dtypes
+from ..product_errors import check_product_dtypes as _check_product_dtypes
 from ..tensor_core import Tensor, apply
 from ..tensor_tutorial_names import broadcast_tensors as _broadcast_tensors  # (torch's F has neither name)
 from . import functional_extra as _extra
@@ -69,9 +70,9 @@ def _linear_checked(x, weight, bias):
     wt = weight.t()
     if x.shape[-1] == weight.shape[1]:  # PyTorch never promotes the operands: addmm's message, or mm's
         if bias is not None:
-            check_addmm_dtypes(bias._data.dtype, x._data.dtype, weight._data.dtype)
+            _check_addmm_dtypes(bias._data.dtype, x._data.dtype, weight._data.dtype)
         else:
-            check_product_dtypes("mm", x._data.dtype, weight._data.dtype)
+            _check_product_dtypes("mm", x._data.dtype, weight._data.dtype)
     if x.shape[-1] != weight.shape[1]:  # before numpy, whose matmul error names its gufunc signature
         raise refused(OPS["addmm"] if bias is not None else OPS["mm"], (bias, x, wt) if bias is not None else (x, wt),
                       RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
