@@ -179,7 +179,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     else:
         default = None
     dt = _factory_dtype(dtype, out, "full", default)
+    dtypes.check_fits(fill_value, dt)
     return _made(np.full(_size((size,)), fill_value, dtype=dt), requires_grad, out)
+
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

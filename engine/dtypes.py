@@ -1,4 +1,7 @@
 """PyTorch's dtype objects over numpy dtypes."""
+import builtins
+import math
+
 import numpy as np
 
 from .promotion import can_cast
@@ -85,3 +88,17 @@ def to_numpy_dtype(d) -> np.dtype:
     if d in (__builtins__["float"] if isinstance(__builtins__, dict) else __import__("builtins").float,):
         return NP_F32
     raise TypeError(f"dtype must be a torch.dtype, not {type(d).__name__}")
+
+
+_C_FLOAT_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
+def check_fits(value, dtype) -> None:
+    """PyTorch's refusal to fill a float tensor with a finite number past its range (torch.full((2,), 1e300) and
+    fill_: numpy would store inf)."""
+    real, whole = builtins.float, builtins.int  # (this module's float and int are torch's dtypes)
+    if dtype.kind == "f" and isinstance(value, (real, whole)) and not isinstance(value, bool):
+        number = real(value) if isinstance(value, real) or abs(value) < 2**1024 else math.inf
+        if math.isfinite(number) and abs(number) > real(np.finfo(dtype).max) or isinstance(value, whole) and number == math.inf:
+            raise RuntimeError(f"value cannot be converted to type {_C_FLOAT_NAMES.get(dtype.name, dtype.name)} "
+                               "without overflow")

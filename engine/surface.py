@@ -1,7 +1,9 @@
 """The torch surface (`import engine as torch`): every public name of `engine`, loaded by engine/__init__.py on
 the first use of any of them, so a process that needs only the trace contract or the op table loads none of it."""
-from . import autograd, linalg, random
+from . import amp, autograd, linalg, random
+from .amp import autocast
 from .autograd import STATE, enable_grad, inference_mode, is_anomaly_enabled, is_grad_enabled, no_grad, set_grad_enabled
+from .compiled import compile  # noqa: A004 - torch.compile
 from .creation import (
     Variable,
     arange,
@@ -250,6 +252,7 @@ from .version import __version__  # torch.__version__: the release the engine fo
 
 # torch's other names for the same functions (torch.multiply is torch.mul, ...)
 multiply, subtract, divide, true_divide, negative, concatenate = mul, sub, div, div, neg, cat
+cuda.amp = amp.cuda_amp  # torch.cuda.amp.autocast / GradScaler, the deprecated spellings
 autograd.Variable = Variable  # torch.autograd.Variable: a function that makes a Tensor, kept with the factories
 # torch's keyword out= on the functions that make a new tensor (engine/outparam.py)
 for _name in ("abs add cat clamp clip concat cos div dot exp log matmul maximum minimum mm mul neg pow reciprocal "

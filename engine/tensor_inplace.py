@@ -116,6 +116,8 @@ class InplaceMixin:
             if rec is not None:
                 rec.on_inplace(self, "fill_")
             return self
+        if not isinstance(value, registry.Tensor):
+            dtypes.check_fits(value, self._data.dtype)  # (1e300 into float32: PyTorch's overflow error, not inf)
         return self._set_data_(value._data if isinstance(value, registry.Tensor) else value, "fill_")
 
     def copy_(self, src, non_blocking=False):

@@ -190,10 +190,8 @@ def _copy(interp, obj):
 # ---------------------------------------------------------------- the table
 _LIST = "append extend pop insert remove index count sort reverse copy clear".split()
 _DICT = "keys values items get pop update setdefault copy clear popitem".split()
-_SET = """add remove discard pop clear copy union intersection difference symmetric_difference issubset
-issuperset isdisjoint update"""
-_SET_METHODS = {n: _set_method(n) for n in ("union", "intersection", "difference", "symmetric_difference",
-                                            "issubset", "issuperset", "isdisjoint", "update")}
+_SET = "add remove discard pop clear copy union intersection difference symmetric_difference issubset issuperset isdisjoint update"
+_SET_METHODS = {n: _set_method(n) for n in _SET.split()[6:]}  # union ... update: the ones that take iterables
 _INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
 
 ATTRIBUTE_POLICY = MappingProxyType({
@@ -234,8 +232,7 @@ lerp erf isnan isinf isfinite isposinf isneginf isreal nan_to_num histc histogra
 cross det inverse logical_and logical_or logical_not squeeze_ unsqueeze_ transpose_ swapaxes swapdims resize_ narrow
 select
 index_add index_add_ index_fill masked_select tile addmm baddbmm sum_to_size
-float_power requires_grad_ name is_inference output_nr
-register_post_accumulate_grad_hook
+float_power requires_grad_ name is_inference output_nr register_post_accumulate_grad_hook
 mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cummax cummin short char""" + TENSOR_FUNCS,
                     {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
@@ -244,9 +241,11 @@ parameters named_parameters buffers named_buffers children named_children module
 zero_grad train eval forward training requires_grad_ apply state_dict load_state_dict to cpu float
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update clear get setdefault popitem copy
-register_forward_hook register_forward_pre_hook register_full_backward_hook
-register_backward_hook cuda has_uninitialized_params initialize_parameters cls_to_become"""),
-    "device": _rule("type index"),  # torch.device
+register_forward_hook register_forward_pre_hook register_full_backward_hook register_backward_hook cuda
+has_uninitialized_params initialize_parameters cls_to_become"""),
+    "device": _rule("type index"),  # torch.device; and torch.amp.GradScaler (engine/amp.py):
+    "grad_scaler": _rule("scale unscale_ step update get_scale get_growth_factor get_backoff_factor get_growth_interval "
+                         "is_enabled state_dict load_state_dict"),
     type: _rule("generate_square_subsequent_mask"),  # engine classes: nn.Transformer's static causal mask
     "optimizer": _rule("step zero_grad param_groups add_param_group defaults state state_dict load_state_dict"),
     "distribution": _rule("sample rsample log_prob entropy cdf mean mode stddev variance probs logits loc scale low high "
@@ -256,8 +255,7 @@ step get_last_lr last_epoch optimizer base_lrs state_dict load_state_dict step_s
 eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best num_bad_epochs cooldown_counter
 in_cooldown start_factor end_factor total_iters power T_0 T_i T_mult T_cur total_steps cycle_momentum use_beta1"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
-    "dataloader": _rule("dataset batch_size drop_last"),
-    "dataset": _rule("tensors dataset indices"),
+    "dataloader": _rule("dataset batch_size drop_last"), "dataset": _rule("tensors dataset indices"),
     "grad_fn": _rule("name next_functions metadata variable"
                      " saved_tensors needs_input_grad"),  # (a custom Function's node: its ctx's)
     # torch.Generator (issue 10): seeding and its 5056-byte state tensor
@@ -290,7 +288,6 @@ _COLLECTIONS_POLICY = MappingProxyType({
 remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend"),
                                 "extendleft": _bounded_extend("extendleft")}),
 })
-PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type))
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
 
 # ---- numpy values (sandbox/numpy_module.py): arrays, numpy scalars and dtypes; every method handed out is the
@@ -356,6 +353,8 @@ class Attributes:
         if name[:1] == "_" and name[1:2] != "_":
             if name in NAMEDTUPLE_PUBLIC and (t is NamedTupleValue or t is NamedTupleClass):
                 return self.namedtuple_public(obj, name) if t is NamedTupleClass else self.namedtuple_attr(obj, name)
+            if name == "_orig_mod" and t is self.B.OptimizedModule:  # torch.compile's wrapped module, read as torch's
+                return obj._modules["_orig_mod"]
             check_private_attribute(self, obj, name)
         if t is BuiltinClass and name in obj.attrs:  # `datetime.now`
             return obj.attrs[name]
@@ -414,9 +413,9 @@ class Attributes:
         raise self._no_attr(obj, name)
 
     def read_attribute(self, obj, name):
-        """`getattr(obj, name)` with a name computed at run time: the policy of `obj.name`; of the names
-        starting with '_', the protocol probes (`PROTOCOL_PROBES`) only (`x.__class__` is written out: a name
-        computed at run time reaches no dunder attribute, `getattr(t, '__cla' + 'ss__')`)."""
+        """`getattr(obj, name)` with a name computed at run time: the policy of `obj.name`; of the names starting with
+        '_', the protocol probes (`PROTOCOL_PROBES`) only (`x.__class__` is written out: a name computed at run time
+        reaches no dunder attribute, `getattr(t, '__cla' + 'ss__')`)."""
         if type(name) is not str:
             raise TypeError(f"attribute name must be string, not '{self.type_name(name)}'")
         if len(name) > MAX_ATTRIBUTE_NAME:  # (no attribute is this long; a suggestion would compare every name)
@@ -504,7 +503,7 @@ class Attributes:
             return rule
         B = self.B
         for kind, cls in (("tensor", B.Tensor), ("optimizer", B.Optimizer), ("scheduler", B.Scheduler),
-                          ("distribution", B.Distribution),
+                          ("distribution", B.Distribution), ("grad_scaler", B.GradScaler),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
                           ("torch_generator", B.Generator), ("hook_handle", B.RemovableHandle)):
@@ -563,6 +562,8 @@ class Attributes:
                 return self._descriptor(v, obj, ucls, name) if type(v) in DESCRIPTORS else v
         if name in _MODULE_NAMES and hasattr(type(obj), name):
             return getattr(obj, name)
+        if ucls is None and mods is not None and type(obj) is self.B.OptimizedModule:  # torch.compile's: reads through
+            return self._module_attr(mods["_orig_mod"], name)
         if ucls is not None:
             raise AttributeError(f"'{ucls.name}' object has no attribute '{name}'")
         raise self._no_attr(obj, name)
@@ -665,8 +666,7 @@ class Attributes:
         raise AttributeError(f"'property' object has no attribute '{name}'")
 
     def _property_set(self, obj, ucls, name, value):
-        """Assignment to an attribute the class defines as a property: its setter, or Python's error.
-        True when it was one."""
+        """Assignment to an attribute the class defines as a property: its setter, or Python's error (True: it was)."""
         _, v = ucls.lookup(name)
         if type(v) is not Property:
             return False

@@ -57,6 +57,8 @@ class Backend:
         self.apply_function = function.apply_function
         self.node_types += (function.BackwardCFunction,)
         self.RemovableHandle = autograd.RemovableHandle
+        self.OptimizedModule = _submodule(mod, "compiled").OptimizedModule  # torch.compile's wrapper (attributes.py)
+        self.GradScaler = _submodule(mod, "amp").GradScaler  # its methods: attributes.py's "grad_scaler" rule
         self.state = autograd.STATE
         self.UserModule = user_module_class(self.Module)
         limits = _submodule(mod, "limits")
@@ -200,6 +202,10 @@ class Backend:
         for name, where in names.NN_CLASS_MODULES.items():
             if isinstance(nn_attrs.get(name), type):
                 self.class_names[nn_attrs[name]] = f"{where}.{name}"
+        for (path, name), shown in names.AMP_CLASS_NAMES.items():
+            cls = self.modules.get(f"torch.{path}", ModuleProxy("", {})).attrs.get(name)
+            if isinstance(cls, type):
+                self.class_names[cls] = shown
         for name in names.NN_PARAMETER_NAMES:
             if isinstance(parameter_proxy.attrs.get(name), type):
                 self.class_names[parameter_proxy.attrs[name]] = f"torch.nn.parameter.{name}"
@@ -247,7 +253,9 @@ class Backend:
             head, _, tail = path.rpartition(".")
             parents.setdefault(head, {})[tail] = proxy
         for head, children in parents.items():
-            if head:
+            if head in torch_attrs:  # torch.cuda has names of its own and the submodule torch.cuda.amp
+                torch_attrs[head].attrs.update(children)
+            elif head:
                 proxy = ModuleProxy(f"torch.{head}", children)
                 self.modules[f"torch.{head}"] = proxy
                 torch_attrs[head] = proxy

@@ -59,7 +59,7 @@ NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm para
                            "vector_to_parameters".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
-save load set_default_dtype set_default_tensor_type compile jit
+save load set_default_dtype set_default_tensor_type jit
 use_deterministic_algorithms hub limits recorder sandbox formatting apply defop threads
 unbroadcast STATE Op OPS reset_run_state
 """.split())
@@ -74,6 +74,15 @@ SUBMODULE_DENY = {
 TORCH_NAMES |= frozenset("set_default_device get_default_device set_printoptions".split())
 # the thread count: checked and remembered for the run; the engine computes on one thread (engine/threads.py)
 TORCH_NAMES |= frozenset("set_num_threads get_num_threads".split())
+# torch.compile: a module in PyTorch's OptimizedModule wrapper, a function as it is (engine/compiled.py: runs eagerly)
+TORCH_NAMES |= frozenset({"compile"})
+# mixed precision (engine/amp.py): CUDA autocast / GradScaler disable themselves on a CPU-only build, a CPU scaler
+# scales, CPU autocast is refused; torch.amp and torch.cuda.amp import as modules
+TORCH_NAMES |= frozenset({"autocast"})
+AMP_CLASS_NAMES = {("amp", "autocast"): "torch.amp.autocast_mode.autocast",
+                   ("amp", "GradScaler"): "torch.amp.grad_scaler.GradScaler",
+                   ("cuda.amp", "autocast"): "torch.cuda.amp.autocast_mode.autocast",
+                   ("cuda.amp", "GradScaler"): "torch.cuda.amp.grad_scaler.GradScaler"}
 # torch.cuda, torch.backends.mps / cudnn, torch.accelerator: submodules with a CPU-only build's answers
 DEVICE_MODULES = {
     "cuda": frozenset("""is_available device_count is_initialized manual_seed manual_seed_all current_device
@@ -81,6 +90,8 @@ DEVICE_MODULES = {
     "backends.mps": frozenset({"is_available", "is_built"}),
     "backends.cudnn": frozenset({"is_available"}),
     "accelerator": frozenset({"is_available", "device_count", "current_accelerator"}),
+    "amp": frozenset({"autocast", "GradScaler"}),
+    "cuda.amp": frozenset({"autocast", "GradScaler"}),
 }
 AUTOGRAD_NAMES = frozenset({"grad", "backward", "Variable"})
 # torch.autograd.Function (a program subclasses it; sandbox/calls.py, attributes.py)
