@@ -178,6 +178,11 @@ def empty_cache() -> None:
     """Nothing is cached without CUDA."""
 
 
+def is_bf16_supported(including_emulation=True) -> bool:
+    """torch.cuda.is_bf16_supported(): no CUDA, no bfloat16 on it."""
+    return False
+
+
 def current_accelerator(check_available=False):
     return None
 
@@ -191,7 +196,8 @@ def _namespace(name: str, **members) -> types.ModuleType:
 
 cuda = _namespace("engine.cuda", is_available=is_available, device_count=device_count, is_initialized=is_initialized,
                   manual_seed=manual_seed, manual_seed_all=manual_seed_all, current_device=current_device,
-                  get_device_name=get_device_name, synchronize=synchronize, empty_cache=empty_cache)
+                  get_device_name=get_device_name, synchronize=synchronize, empty_cache=empty_cache,
+                  is_bf16_supported=is_bf16_supported)
 backends = _namespace("engine.backends", mps=_namespace("engine.backends.mps", is_available=is_available,
                                                         is_built=is_built),
                       cudnn=_namespace("engine.backends.cudnn", is_available=is_available))

@@ -1,6 +1,7 @@
 """PyTorch's dtype objects over numpy dtypes."""
 import builtins
 import math
+import sys
 
 import numpy as np
 
@@ -23,6 +24,24 @@ class dtype:  # noqa: N801 — named as torch names it
         return (from_numpy_dtype, (self.np,))
 
 
+class _Unavailable(dtype):
+    """A dtype PyTorch has and numpy lacks (torch.bfloat16): a program may name it, compare and print it (nanoGPT's
+    `{'bfloat16': torch.bfloat16, ...}[dtype]`), and any tensor of it is refused with the reason."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int):  # noqa: D107 - (the slots, without a numpy dtype)
+        self.name, self.is_floating_point, self.itemsize = name, True, itemsize
+
+    @property
+    def np(self):
+        raise TypeError(f"torch.{self.name} is not available in flowgrad: numpy has no {self.name}, so flowgrad cannot "
+                        "compute in it exactly; use torch.float32")
+
+    def __reduce__(self):
+        return (getattr, (_THIS_MODULE, self.name))
+
+
 float32 = dtype("float32", np.float32)
 float64 = dtype("float64", np.float64)
 float16 = dtype("float16", np.float16)
@@ -31,6 +50,7 @@ int32 = dtype("int32", np.int32)
 uint8 = dtype("uint8", np.uint8)
 int16 = dtype("int16", np.int16)  # issue 21 §3
 int8 = dtype("int8", np.int8)
+bfloat16 = _Unavailable("bfloat16", 2)  # named, never computed in (numpy has no bfloat16)
 bool_ = dtype("bool", np.bool_)
 float = float32  # noqa: A001 — torch.float is float32
 double = float64
@@ -102,3 +122,6 @@ def check_fits(value, dtype) -> None:
         if math.isfinite(number) and abs(number) > real(np.finfo(dtype).max) or isinstance(value, whole) and number == math.inf:
             raise RuntimeError(f"value cannot be converted to type {_C_FLOAT_NAMES.get(dtype.name, dtype.name)} "
                                "without overflow")
+
+
+_THIS_MODULE = sys.modules[__name__]

@@ -31,8 +31,8 @@ from .creation import (
     zeros_like,
 )
 from .devices import accelerator, backends, cuda, device, get_default_device, reset_default_device, set_default_device
+from .dtypes import bfloat16, double, dtype, float16, float32, float64, half, int8, int16, int32, int64, long, short, uint8
 from .dtypes import bool_ as bool  # noqa: A001 — torch.bool
-from .dtypes import double, dtype, float16, float32, float64, half, int8, int16, int32, int64, long, short, uint8
 from .dtypes import float as float  # noqa: A001, PLC0414
 from .dtypes import int as int  # noqa: A001, PLC0414
 from .formatting import get_printoptions, reset_printoptions, set_printoptions

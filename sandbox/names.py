@@ -86,7 +86,7 @@ AMP_CLASS_NAMES = {("amp", "autocast"): "torch.amp.autocast_mode.autocast",
 # torch.cuda, torch.backends.mps / cudnn, torch.accelerator: submodules with a CPU-only build's answers
 DEVICE_MODULES = {
     "cuda": frozenset("""is_available device_count is_initialized manual_seed manual_seed_all current_device
-                         get_device_name synchronize empty_cache""".split()),
+                         get_device_name synchronize empty_cache is_bf16_supported""".split()),
     "backends.mps": frozenset({"is_available", "is_built"}),
     "backends.cudnn": frozenset({"is_available"}),
     "accelerator": frozenset({"is_available", "device_count", "current_accelerator"}),

@@ -68,3 +68,16 @@ def test_scaling_a_huge_list_stops_on_a_budget():
     assert out.error is not None and out.error["type"] == "LimitExceeded" and out.error["line"] == 5, out.error
     refused(HEAD + "s = torch.amp.GradScaler('cpu')\nopt = torch.optim.SGD([torch.zeros(1, requires_grad=True)])\n"
                    "s.unscale_(opt)", "AssertionError", line=5)
+
+
+def test_bfloat16_is_a_name_programs_select_and_never_a_tensor():
+    # nanoGPT: `ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]`
+    out = ok("import torch\nd = {'float32': torch.float32, 'bfloat16': torch.bfloat16}\n"
+             "print(d['bfloat16'], torch.bfloat16.is_floating_point, torch.bfloat16 == torch.float16, "
+             "torch.bfloat16.itemsize, torch.cuda.is_bf16_supported())")
+    assert out == "torch.bfloat16 True False 2 False\n"  # PyTorch 2.13's
+    for make in ["torch.ones(2, dtype=torch.bfloat16)", "torch.ones(2).to(torch.bfloat16)",
+                 "torch.tensor([1.0], dtype=torch.bfloat16)", "torch.zeros(2).to(dtype=torch.bfloat16)",
+                 "torch.finfo(torch.bfloat16)", "torch.nn.Linear(2, 2).to(torch.bfloat16)"]:
+        e = err(f"import torch\nx = {make}")
+        assert e["type"] == "TypeError" and "numpy has no bfloat16" in e["message"] and e["line"] == 2, (make, e)

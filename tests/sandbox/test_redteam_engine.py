@@ -76,7 +76,7 @@ def test_tensor_data_assignment_still_works():
 @pytest.mark.parametrize("expr", [
     "torch.tensor([[1], z])",                 # the engine copies shared nested lists level by level
     "torch.tensor(['a' * 100000] * 100)",     # numpy: a 40 MB unicode array before 'Could not infer dtype'
-    "torch.tensor([torch.zeros(10000)] * 300)",  # 3,000,000 elements through np.array
+    "torch.tensor([torch.zeros(10000)] * 500)",  # 5,000,000 elements through np.array
     "torch.tensor([range(10**9)])",           # numpy reads the range as a list: 8 GB
     "torch.tensor([range(-10**30, 10**30)])",
     "torch.Size([z])",
