@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import files, plots, stdlib_datetime, stdlib_logging, stdlib_re, stdlib_tools
+from . import files, plots, stdlib_datetime, stdlib_inspect, stdlib_logging, stdlib_re, stdlib_tools
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
@@ -317,7 +317,7 @@ NUMPY_RULES = {np.ndarray: _NUMPY_ARRAY, **{cls: _NUMPY_SCALAR for cls in set(SC
 # ---- plot handles (sandbox/plots.py lists them): every method is the plot gate's checked call
 PLOT_RULES = {cls: _rule(names, wrapped) for cls, (names, wrapped) in plots.ATTRIBUTE_RULES.items()}
 # ---- the run's files (sandbox/files.py): every method is the file object's own, bounded by the run's file budget
-FILE_RULES = {cls: _rule(*rule) for module in (files, stdlib_tools, stdlib_re, stdlib_logging, stdlib_datetime)
+FILE_RULES = {cls: _rule(*rule) for module in (files, stdlib_tools, stdlib_re, stdlib_logging, stdlib_datetime, stdlib_inspect)
               for cls, rule in module.ATTRIBUTE_RULES.items()}
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_RULES, **FILE_RULES})
 

@@ -28,6 +28,7 @@ from .objects import CONTAINERS, INTERP_TYPES, PRIMITIVES, NamedTupleValue, Show
 from .plots import HANDLE_TYPES as PLOT_HANDLES
 from .stdlib_datetime import REPR_TYPES as DATETIME_TYPES
 from .stdlib_datetime import strftime_of as DATETIME_FORMAT
+from .stdlib_inspect import REPR_TYPES as INSPECT_TYPES
 from .stdlib_logging import REPR_TYPES as LOGGING_TYPES
 from .stdlib_re import REPR_TYPES as RE_TYPES
 from .stdlib_tools import REPR_TYPES as TOOL_TYPES
@@ -153,7 +154,7 @@ class Formatting:
             return v
         if t in PRIMITIVES:
             return str(v)
-        if t is self.B.device or t in DATETIME_TYPES:  # str(torch.device("cpu")) is 'cpu'; a date's is ISO text
+        if t is self.B.device or t in DATETIME_TYPES or t in INSPECT_TYPES:  # str(torch.device('cpu')) is 'cpu'; a date's ISO text
             return str(v)
         if isinstance(v, BaseException):
             return self.exception_str(v)
@@ -276,7 +277,7 @@ class Formatting:
         if isinstance(v, PLOT_HANDLES):  # matplotlib's text for them, built from numbers only
             return repr(v)
         # a file's name and mode; hints, streams, a bar, re's objects, loggers
-        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES or t in LOGGING_TYPES or t in DATETIME_TYPES:
+        if t is RunFile or t in TOOL_TYPES or t in RE_TYPES or t in LOGGING_TYPES or t in DATETIME_TYPES or t in INSPECT_TYPES:
             return repr(v)
         if isinstance(v, B.Tensor):
             if v._uninitialized:  # a lazy layer's parameter before its first forward: `<UninitializedParameter>`

@@ -34,6 +34,7 @@ from .objects import (
     Partial,
 )
 from .stdlib_datetime import datetime_module
+from .stdlib_inspect import inspect_module
 from .stdlib_logging import logging_module
 from .stdlib_re import re_module
 from .stdlib_text import glob_module, os_modules, statistics_module, string_module, unicodedata_module
@@ -480,7 +481,7 @@ _MAKERS = {"time": time_module, "collections": collections_module, "functools": 
            "unicodedata": unicodedata_module, "statistics": statistics_module, "copy": copy_module,
            "typing": typing_module, "__future__": future_module, "warnings": warnings_module, "sys": sys_module,
            "json": json_module, "argparse": argparse_module, "re": re_module, "logging": logging_module,
-           "glob": glob_module, "datetime": datetime_module,
+           "glob": glob_module, "datetime": datetime_module, "inspect": inspect_module,
            **{n: lambda interp, n=n: tqdm_module(interp, n) for n in ("tqdm", "tqdm.auto", "tqdm.notebook")},
            **{n: _matplotlib_part(n) for n in ("matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
                                                "matplotlib.cm")}}
