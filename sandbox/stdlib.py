@@ -38,7 +38,16 @@ from .stdlib_inspect import inspect_module
 from .stdlib_logging import logging_module
 from .stdlib_re import re_module
 from .stdlib_text import glob_module, os_modules, statistics_module, string_module, unicodedata_module
-from .stdlib_tools import argparse_module, future_module, json_module, sys_module, tqdm_module, typing_module, warnings_module
+from .stdlib_tools import (
+    argparse_module,
+    contextlib_module,
+    future_module,
+    json_module,
+    sys_module,
+    tqdm_module,
+    typing_module,
+    warnings_module,
+)
 
 # The collections types a program can make (and index, assign items of, print like Python).
 COLLECTION_TYPES = (collections.OrderedDict, collections.defaultdict, collections.Counter, collections.deque)
@@ -482,6 +491,7 @@ _MAKERS = {"time": time_module, "collections": collections_module, "functools": 
            "typing": typing_module, "__future__": future_module, "warnings": warnings_module, "sys": sys_module,
            "json": json_module, "argparse": argparse_module, "re": re_module, "logging": logging_module,
            "glob": glob_module, "datetime": datetime_module, "inspect": inspect_module,
+           "contextlib": contextlib_module,
            **{n: lambda interp, n=n: tqdm_module(interp, n) for n in ("tqdm", "tqdm.auto", "tqdm.notebook")},
            **{n: _matplotlib_part(n) for n in ("matplotlib.colors", "matplotlib.ticker", "matplotlib.style",
                                                "matplotlib.cm")}}

@@ -13,7 +13,7 @@ import json
 import sys
 
 from .errors import ProgramError, limit_error
-from .objects import Builtin, BuiltinClass, ModuleProxy
+from .objects import Builtin, BuiltinClass, BuiltinType, ModuleProxy
 
 TYPING_NAMES = ("Any", "Callable", "ClassVar", "Dict", "Final", "FrozenSet", "Generator", "Iterable", "Iterator",
                 "List", "Literal", "Mapping", "MutableMapping", "NoReturn", "Optional", "Sequence", "Set", "Tuple",
@@ -518,3 +518,30 @@ _PARSER_METHODS = ("add_argument", "parse_args", "parse_known_args", "set_defaul
                    "add_mutually_exclusive_group")
 ATTRIBUTE_RULES[ArgumentParser] = (("description", *_PARSER_METHODS), {n: _method(n) for n in _PARSER_METHODS})
 REPR_TYPES = (*REPR_TYPES, ArgumentParser)
+
+
+class NullContext:
+    """`contextlib.nullcontext(enter_result=None)`: a `with` that does nothing (nanoGPT's `ctx` on the CPU)."""
+
+    __slots__ = ("enter_result",)
+
+    def __init__(self, enter_result=None):
+        self.enter_result = enter_result
+
+    def __enter__(self):
+        return self.enter_result
+
+    def __exit__(self, *exc):
+        return False
+
+
+NullContext.__name__ = NullContext.__qualname__ = "nullcontext"  # `<contextlib.nullcontext object at ...>`-like text
+
+
+def contextlib_module(interp) -> ModuleProxy:
+    return ModuleProxy("contextlib", {"nullcontext": BuiltinType("contextlib.nullcontext", NullContext, NullContext,
+                                                                 interp)})
+
+
+ATTRIBUTE_RULES[NullContext] = (("enter_result",), {})
+CONTEXT_TYPES = (*CONTEXT_TYPES, NullContext)
