@@ -44,10 +44,10 @@ def test_heaviside_backward_is_pytorchs_error():
     assert (e["type"], e["message"]) == ("RuntimeError", "derivative for aten::heaviside is not implemented")
 
 
-@pytest.mark.parametrize("use", ["torch.bfloat16", "torch.ones(2, dtype=torch.bfloat16)", "torch.ones(2).to(torch.bfloat16)"])
-def test_bfloat16_is_refused_with_the_reason(use):
-    assert hasattr(torch, "bfloat16")
+@pytest.mark.parametrize("use", ["torch.ones(2, dtype=torch.bfloat16)", "torch.ones(2).to(torch.bfloat16)"])
+def test_bfloat16_is_a_name_and_its_tensors_are_refused_with_the_reason(use):
+    # a program may name it (nanoGPT's dtype table), never compute in it (tests/sandbox/test_redteam_amp_compile.py)
+    assert ok("import torch\nprint(torch.bfloat16)") == "torch.bfloat16\n"
     e = err(f"import torch\nx = {use}")
-    assert e["type"] == "AttributeError", e
-    assert "module 'torch' has no attribute 'bfloat16'" in e["message"]
+    assert e["type"] == "TypeError", e
     assert "numpy has no bfloat16" in e["message"]

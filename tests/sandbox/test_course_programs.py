@@ -73,6 +73,8 @@ def _torch_stdout(name: str) -> str:
         return _exec((COURSES / f"{name}.py").read_text())
     finally:
         torch.set_num_threads(threads)
+        # a program's print options (the thermometer's edgeitems=2) last the process: the next program starts afresh
+        torch.set_printoptions(profile="default", sci_mode=None)
 
 
 def _params(gaps):
