@@ -163,6 +163,19 @@ class LazyModuleMixin:
     `cls_to_become`. As PyTorch's, it runs before the module's forward pre-hooks and its forward."""
 
     cls_to_become = None
+    inferred = ""  # the size the first input decides (in_features, in_channels, num_features)
+
+    def reset_parameters(self):
+        """The eager layer's initialisation, once the first input has shaped the parameters (never before)."""
+        if not self.has_uninitialized_params() and getattr(self, self.inferred) != 0:
+            super().reset_parameters()
+
+    def _lazy_weight(self, out_name, out_size, bias, dtype):
+        """A weight (and a bias) waiting for the first input, and the size the layer was made with."""
+        self.weight = UninitializedParameter(dtype=dtype)
+        setattr(self, out_name, out_size)
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
 
     def has_uninitialized_params(self) -> bool:
         return any(is_lazy(t) for t in (*self._parameters.values(), *self._buffers.values()))
@@ -192,17 +205,11 @@ class LazyLinear(LazyModuleMixin, Linear):
     """nn.LazyLinear(out_features): a Linear whose in_features is the first input's last dimension."""
 
     cls_to_become = Linear
+    inferred = "in_features"
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False, dtype=dtype, device=device)
-        self.weight = UninitializedParameter(dtype=dtype)
-        self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
+        self._lazy_weight("out_features", out_features, bias, dtype)
 
     def initialize_parameters(self, input, *args, **kwargs):  # noqa: A002
         if self.has_uninitialized_params():
@@ -218,21 +225,17 @@ class LazyLinear(LazyModuleMixin, Linear):
                                      f"in_features from self.weight: {self.weight.shape[-1]}")
             self.in_features = input.shape[-1]
 
+
 class _LazyConvMixin(LazyModuleMixin):
     """nn.LazyConv1d / LazyConv2d(out_channels, kernel_size, ...): in_channels from the first input's channel
     dimension (dim 1, or dim 0 of an unbatched input)."""
 
+    inferred = "in_channels"
+
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self.weight = UninitializedParameter(dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
+        self._lazy_weight("out_channels", out_channels, bias, dtype)
 
     def initialize_parameters(self, input, *args, **kwargs):  # noqa: A002
         if self.has_uninitialized_params():
@@ -261,6 +264,8 @@ class LazyConv2d(_LazyConvMixin, Conv2d):
 class _LazyNormMixin(LazyModuleMixin):
     """nn.LazyBatchNorm1d / 2d(): num_features from the first input's dimension 1."""
 
+    inferred = "num_features"
+
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype)
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -272,9 +277,6 @@ class _LazyNormMixin(LazyModuleMixin):
             self.running_var = UninitializedBuffer(dtype=dtype)
             self.num_batches_tracked = creation.tensor(0)
 
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input, *args, **kwargs):  # noqa: A002
         if self.has_uninitialized_params():
