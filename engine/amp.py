@@ -70,6 +70,11 @@ class _CudaAutocast(autocast):
                          cache_enabled=cache_enabled)
 
 
+def _scale_tensor(value):
+    """A scaler's scale: a float32 tensor of no dimensions (PyTorch's torch.full((), value, dtype=torch.float32))."""
+    return creation.full((), value, dtype=dtypes.float32)
+
+
 class GradScaler:
     """torch.amp.GradScaler(device='cuda', init_scale=2.**16, growth_factor=2.0, backoff_factor=0.5,
     growth_interval=2000, enabled=True)."""
@@ -101,7 +106,7 @@ class GradScaler:
         if not self._enabled:
             return outputs
         if self._scale is None:
-            self._scale = creation.full((), self._init_scale, dtype=dtypes.float32)
+            self._scale = _scale_tensor(self._init_scale)
         if isinstance(outputs, Tensor):
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
@@ -157,7 +162,7 @@ class GradScaler:
             return
         if new_scale is not None:
             value = float(new_scale.item() if isinstance(new_scale, Tensor) else new_scale)
-            self._scale = creation.full((), value, dtype=dtypes.float32)
+            self._scale = _scale_tensor(value)
         else:
             if not self._per_optimizer:
                 raise AssertionError("No inf checks were recorded prior to update.")
@@ -168,7 +173,7 @@ class GradScaler:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
                     scale, self._growth_tracker = scale * np.float32(self._growth_factor), 0
-            self._scale = creation.full((), float(scale), dtype=dtypes.float32)
+            self._scale = _scale_tensor(float(scale))
         self._per_optimizer = {}
 
     def get_scale(self) -> float:
@@ -200,7 +205,7 @@ class GradScaler:
                                "instance of GradScaler.")
         self._init_scale = state_dict["scale"]
         if self._scale is not None:
-            self._scale = creation.full((), float(state_dict["scale"]), dtype=dtypes.float32)
+            self._scale = _scale_tensor(float(state_dict["scale"]))
         self._growth_factor = state_dict["growth_factor"]
         self._backoff_factor = state_dict["backoff_factor"]
         self._growth_interval = state_dict["growth_interval"]
@@ -215,7 +220,6 @@ class _CudaGradScaler(GradScaler):
         warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', "
                       "args...)` instead.", FutureWarning, stacklevel=2)
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
-
 
 
 # torch.cuda.amp: the deprecated spellings (engine/surface.py hangs it under torch.cuda)

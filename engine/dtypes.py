@@ -1,7 +1,6 @@
 """PyTorch's dtype objects over numpy dtypes."""
 import builtins
 import math
-import sys
 
 import numpy as np
 
@@ -39,7 +38,7 @@ class _Unavailable(dtype):
                         "compute in it exactly; use torch.float32")
 
     def __reduce__(self):
-        return (getattr, (_THIS_MODULE, self.name))
+        return self.name  # the module's global of that name (pickle and copy keep the one object)
 
 
 float32 = dtype("float32", np.float32)
@@ -62,6 +61,17 @@ short = int16
 # PyTorch's ScalarType names, as its messages print them ("expected ... Long", "torch.FloatTensor [3]").
 SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+# the C++ type names ATen's messages print ("expected m1 and m2 to have the same dtype, but got: float != double")
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def c_type_name(np_dtype) -> str:
+    name = np.dtype(np_dtype).name
+    return _C_TYPE_NAMES.get(name, name)
 
 
 def scalar_type_name(np_dtype) -> str:
@@ -110,9 +120,6 @@ def to_numpy_dtype(d) -> np.dtype:
     raise TypeError(f"dtype must be a torch.dtype, not {type(d).__name__}")
 
 
-_C_FLOAT_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
-
-
 def check_fits(value, dtype) -> None:
     """PyTorch's refusal to fill a float tensor with a finite number past its range (torch.full((2,), 1e300) and
     fill_: numpy would store inf)."""
@@ -120,8 +127,5 @@ def check_fits(value, dtype) -> None:
     if dtype.kind == "f" and isinstance(value, (real, whole)) and not isinstance(value, bool):
         number = real(value) if isinstance(value, real) or abs(value) < 2**1024 else math.inf
         if math.isfinite(number) and abs(number) > real(np.finfo(dtype).max) or isinstance(value, whole) and number == math.inf:
-            raise RuntimeError(f"value cannot be converted to type {_C_FLOAT_NAMES.get(dtype.name, dtype.name)} "
-                               "without overflow")
+            raise RuntimeError(f"value cannot be converted to type {c_type_name(dtype)} without overflow")
 
-
-_THIS_MODULE = sys.modules[__name__]

@@ -3,20 +3,8 @@ dtypes differ (PyTorch never promotes a product's operands: `x_float64 @ w_float
 runs: a beginner's first error is usually one of these, so they read exactly as torch's."""
 from __future__ import annotations
 
-import numpy as np
-
 from .dispatch import _broadcast_message
-from .dtypes import scalar_type_name
-
-# the C++ type names ATen's "expected m1 and m2 to have the same dtype" message prints
-_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def c_type_name(dtype) -> str:
-    name = np.dtype(dtype).name
-    return _C_TYPE_NAMES.get(name, name)
+from .dtypes import c_type_name, scalar_type_name
 
 
 def check_product_dtypes(kind: str, a_dtype, b_dtype) -> None:

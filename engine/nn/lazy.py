@@ -60,6 +60,17 @@ class UninitializedTensorMixin:
     __slots__ = ()
     _uninitialized = True
     cls_to_become = Tensor
+    requires_grad_by_default = False
+
+    def __new__(cls, requires_grad=None, device=None, dtype=None):
+        # (Parameter's __new__ would ask requires_grad_, which refuses an uninitialized tensor)
+        t = object.__new__(cls)
+        dt = creation.empty(0, dtype=dtype, device=device)._data.dtype  # the dtype and device checked as torch.empty's
+        t._set_fields(np.zeros(0, dt), cls.requires_grad_by_default if requires_grad is None else bool(requires_grad))
+        return t
+
+    def __init__(self, requires_grad=None, device=None, dtype=None):
+        pass
 
     def __getattribute__(self, name):
         # a Tensor method called on it is refused by name, before the method checks anything else (as PyTorch's
@@ -131,14 +142,8 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     __slots__ = ()
     cls_to_become = Parameter
+    requires_grad_by_default = True
 
-    def __new__(cls, requires_grad=True, device=None, dtype=None):
-        t = object.__new__(cls)  # (Parameter's __new__ would ask requires_grad_, which refuses it)
-        t._set_fields(np.zeros(0, creation.empty(0, dtype=dtype, device=device)._data.dtype), bool(requires_grad))
-        return t
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        pass
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """torch.nn.parameter.UninitializedBuffer: a lazy module's buffer (BatchNorm's running statistics)."""
@@ -146,13 +151,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     __slots__ = ()
     cls_to_become = Tensor
 
-    def __new__(cls, requires_grad=False, device=None, dtype=None):
-        t = object.__new__(cls)
-        t._set_fields(np.zeros(0, creation.empty(0, dtype=dtype, device=device)._data.dtype), bool(requires_grad))
-        return t
-
-    def __init__(self, requires_grad=False, device=None, dtype=None):
-        pass
 
 def is_lazy(tensor) -> bool:
     """torch.nn.parameter.is_lazy: the tensor waits for a forward to shape it."""
