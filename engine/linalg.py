@@ -171,5 +171,34 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa
     return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
+def cond(A, p=None, *, out=None):
+    """The condition number: the largest singular value over the smallest (p None or 2; -2 the inverse), else
+    norm(A, p) * norm(inv(A), p) for a square A (inf where A is singular), as ATen's linalg_cond."""
+    expect_tensor(A, "linalg_cond", "input", 1)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p is None or (not isinstance(p, (str, bool)) and isinstance(p, (int, float)) and abs(p) == 2):
+        S = svdvals(A)
+        k = S.shape[-1]
+        s_max, s_min = S.narrow(-1, 0, 1), S.narrow(-1, k - 1, 1)
+        return (s_min / s_max if p == -2 else s_max / s_min).squeeze(-1)
+    if p not in ("fro", "nuc", 1, -1, _INF, -_INF) or isinstance(p, bool):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(p)}")
+    if A.shape[-1] != A.shape[-2]:
+        shown = f"{p:f}" if isinstance(p, float) else p  # ATen's std::to_string: 1 is "1", 1.0 "1.000000"
+        raise RuntimeError(f"linalg.cond(ord={shown}): A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.numel() == 0:  # NumPy defines no condition number of 0 x 0 matrices: 0, as ATen's
+        return A.new_zeros(A.shape[:-2])
+    if p == "nuc":  # from the singular values themselves, as ATen's (the nuclear norm of an inverse of inf would fail)
+        S = svdvals(A)
+        return S.sum(-1) * S.reciprocal().sum(-1)
+    try:
+        inverse = inv(A)
+    except LinAlgError:  # a singular matrix: ATen's inv_ex fills its inverse with inf, so the number is inf
+        inverse = A.detach() * 0 + _INF
+    return (matrix_norm(A, p) * matrix_norm(inverse, p)).nan_to_num(_INF, _INF, -_INF)
+
+
 __all__ = ["norm", "vector_norm", "matrix_norm", "svdvals", "det", "inv", "cross", "LinAlgError", "cholesky", "eigh",
-           "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd"]
+           "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd", "cond"]

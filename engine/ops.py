@@ -3,7 +3,7 @@
 The row type and `defop` are in engine/op_table.py; the rows are added by one module per kind of op, each
 VJP beside its forward: ops_math (elementwise), ops_reduce (reductions, cumulative ops, sorting), ops_shape
 (views and indexing), linalg_ops (products, singular values), ops_loss, ops_conv (convolution, pooling,
-padding), ops_nn (normalisation, embedding, activations) and ops_rnn. Importing this module imports them all,
+padding), ops_nn (normalisation, embedding, activations), ops_embedding_bag and ops_rnn. Importing this module imports them all,
 so `OPS` is complete wherever it is read. Composite ops (linear, cross_entropy, ...) are built from these in
 `engine/functional.py`, so the graph shows the same nodes PyTorch builds.
 """
@@ -13,6 +13,7 @@ from . import (  # noqa: F401, E501
     linalg_ops,
     ops_binary_names,
     ops_conv,
+    ops_embedding_bag,
     ops_linalg_more,
     ops_linalg_qr,
     ops_linalg_solve,

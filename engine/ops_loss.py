@@ -7,6 +7,7 @@ from . import sleef
 from .cascade_sum import torch_sum
 from .graphed import Graphed
 from .graphed import raw as _raw
+from .libm import log1pf_libm, logf_libm
 from .nll_sum import cascade_sum, nll_sums
 from .op_table import DIM, REDUCTION, Params, _count, defop
 from .ops_math import _is_bool, _no_bool, _sigmoid
@@ -146,9 +147,14 @@ def _weighted(x, weight):
 
 
 def _bce(p, y, reduction, weight=None):
-    # NOTE: PyTorch clamps each log at -100 so p = 0 or 1 gives a finite loss.
+    # NOTE: PyTorch clamps each log at -100 so p = 0 or 1 gives a finite loss. ATen's loop takes a float32 loss's logs
+    # from glibc (engine/libm.py), whose last bits numpy's float32 log and log1p do not give
     with np.errstate(divide="ignore"):
-        loss = -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log1p(-p), -100))
+        if p.dtype == np.float32:
+            log_p, log_q = logf_libm(p), log1pf_libm(-p)
+        else:
+            log_p, log_q = np.log(p), np.log1p(-p)
+        loss = (y - 1) * np.maximum(log_q, -100) - y * np.maximum(log_p, -100)
     return _reduce(_weighted(loss, weight), reduction)
 
 

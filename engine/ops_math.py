@@ -257,7 +257,8 @@ def _reciprocal(a):
     return np.reciprocal(a.astype(np.float32) if a.dtype.kind in "biu" else a)
 
 
-defop("reciprocal", "ReciprocalBackward0", "1/x", _reciprocal, (lambda g, ans, a: -g * ans * ans, r"-\frac{1}{a^{2}}"),
+# derivatives.yaml's -grad * (result * result), in this order (`1 / x` is reciprocal(x) * 1: the last bit differs otherwise)
+defop("reciprocal", "ReciprocalBackward0", "1/x", _reciprocal, (lambda g, ans, a: -g * (ans * ans), r"-\frac{1}{a^{2}}"),
       needs=("r",))
 
 

@@ -189,6 +189,7 @@ from .nn.functional_layers import celu, selu  # torch.selu / torch.celu: the sam
 from .nn.functional_layers import dropout as _dropout
 from .outparam import with_out as _with_out
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .storage import TypedStorage, UntypedStorage  # attaches Tensor.storage / data_ptr / storage_offset
 from .tensor_binary_names import heaviside, hypot, xlogy  # issue 21 §3
 from .tensor_bitwise_names import (
     bitwise_and,

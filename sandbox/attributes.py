@@ -11,9 +11,6 @@ that would otherwise build unbounded data in C), and the settable names. Names s
 from __future__ import annotations
 
 import collections
-import itertools
-import operator
-import sys
 import types
 from types import MappingProxyType
 from typing import NamedTuple
@@ -21,10 +18,25 @@ from typing import NamedTuple
 import numpy as np
 
 from . import files, plots, stdlib_datetime, stdlib_inspect, stdlib_logging, stdlib_re, stdlib_tools
+from .bounded_methods import (
+    bounded_extend,
+    copy_method,
+    data_ptr_method,
+    dict_update,
+    list_extend,
+    list_index,
+    owned_state_dict,
+    set_method,
+    str_format,
+    str_join,
+    str_pad,
+    str_replace,
+    tensor_tolist,
+)
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
-from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS, PACKED_SEQUENCE_METHODS, TENSOR_FUNCS
+from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS, PACKED_SEQUENCE_METHODS, STORAGE_NAMES, TENSOR_FUNCS
 from .numpy_module import (
     ALLOWED_DTYPES,
     ARRAY_ATTRIBUTES,
@@ -38,7 +50,6 @@ from .numpy_module import (
 from .objects import (
     DESCRIPTORS,
     INTERP_TYPES,
-    INTS,
     MISSING,
     NAMEDTUPLE_PUBLIC,
     USER_EXCEPTION_TYPES,
@@ -80,118 +91,11 @@ def _rule(names, wrapped=None, settable=()):
     return Rule(names, MappingProxyType(wrapped), frozenset(settable))
 
 
-# ---------------------------------------------------------------- bounded stand-ins for methods
-def _str_format(interp, s):
-    return lambda *args, **kwargs: interp.safe_format(s, args, kwargs)
-
-
-def _str_join(interp, s):
-    def join(iterable):
-        items = interp.take(iterable)
-        total = len(s) * max(len(items) - 1, 0)
-        for x in items:
-            if type(x) is str:
-                total += len(x)
-        interp.alloc(total, "string")
-        return s.join(items)
-    return join
-
-
-def _str_replace(interp, s):
-    def replace(old, new, count=-1):
-        count = interp.as_count(count)
-        if type(old) is str and type(new) is str and len(new) > len(old):
-            n = s.count(old) if old else len(s) + 1
-            if count is not None and count >= 0:
-                n = min(n, count)
-            interp.alloc(len(s) + n * (len(new) - len(old)), "string")
-        return s.replace(old, new, count)
-    return replace
-
-
-def _str_pad(name):
-    def factory(interp, s):
-        method = getattr(s, name)
-
-        def pad(width, *args):
-            width = interp.as_count(width)  # a tensor's __index__ would size the string unchecked
-            if type(width) in INTS:
-                interp.alloc(width, "string")
-            return method(width, *args)
-        return pad
-    return factory
-
-
-def _tensor_tolist(interp, t):
-    def tolist():
-        interp.alloc(interp.list_items(t.shape), "list")  # the inner lists too: (10**5, 10**5, 0) is 10**10 of them
-        return t.tolist()
-    return tolist
-
-
-def _list_extend(interp, xs):
-    def extend(iterable):
-        items = interp.take(iterable)
-        interp.alloc(len(xs) + len(items), "list")
-        xs.extend(items)
-    return extend
-
-
-def _bounded_extend(name):
-    def factory(interp, xs):
-        method = getattr(xs, name)
-
-        def extend(iterable):
-            items = interp.take(iterable)
-            interp.alloc(len(xs) + len(items), "deque")
-            method(items)
-        return extend
-    return factory
-
-
-def _set_method(name):
-    def factory(interp, s):
-        method = getattr(s, name)
-
-        def call(*others):
-            return method(*[interp.take(o) if type(o) not in (set, frozenset, dict) else o for o in others])
-        return call
-    return factory
-
-
-def _dict_update(interp, d):
-    def update(*args, **kwargs):
-        if len(args) > 1:
-            raise TypeError(f"update expected at most 1 argument, got {len(args)}")
-        if args:
-            a = args[0]
-            d.update(a if isinstance(a, dict) else interp.take(a))
-        d.update(kwargs)
-    return update
-
-
-def _list_index(interp, xs):
-    # list.index's error message is the repr of the value, made in C: of a list sharing its sublists
-    # [[[0] * 1000] * 1000] * 1000 that is 3 GB of text. operator.indexOf says "not in sequence".
-    def index(value, start=0, stop=sys.maxsize):
-        start, stop, _ = slice(start, stop).indices(len(xs))
-        return operator.indexOf(itertools.islice(xs, start, stop), value) + start
-    return index
-
-
-def _copy(interp, obj):
-    def copy():
-        interp.alloc(len(obj))
-        c = obj.copy()
-        return interp.own(c) if id(obj) in interp.own_collections else c
-    return copy
-
-
 # ---------------------------------------------------------------- the table
 _LIST = "append extend pop insert remove index count sort reverse copy clear".split()
 _DICT = "keys values items get pop update setdefault copy clear popitem".split()
 _SET = "add remove discard pop clear copy union intersection difference symmetric_difference issubset issuperset isdisjoint update"
-_SET_METHODS = {n: _set_method(n) for n in _SET.split()[6:]}  # union ... update: the ones that take iterables
+_SET_METHODS = {n: set_method(n) for n in _SET.split()[6:]}  # union ... update: the ones that take iterables
 _INT = _rule("bit_length real imag conjugate numerator denominator is_integer")
 
 ATTRIBUTE_POLICY = MappingProxyType({
@@ -200,12 +104,12 @@ ATTRIBUTE_POLICY = MappingProxyType({
 upper lower strip lstrip rstrip split rsplit splitlines join replace startswith endswith find rfind
 index rindex count isdigit isalpha isalnum isspace islower isupper isnumeric isdecimal title
 capitalize casefold swapcase center ljust rjust zfill partition rpartition removeprefix
-removesuffix format""", {"format": _str_format, "join": _str_join, "replace": _str_replace,
-                         **{n: _str_pad(n) for n in ("center", "ljust", "rjust", "zfill")}}),
-    list: _rule(_LIST, {"copy": _copy, "extend": _list_extend, "index": _list_index}),
+removesuffix format""", {"format": str_format, "join": str_join, "replace": str_replace,
+                         **{n: str_pad(n) for n in ("center", "ljust", "rjust", "zfill")}}),
+    list: _rule(_LIST, {"copy": copy_method, "extend": list_extend, "index": list_index}),
     tuple: _rule("index count"),
-    dict: _rule(_DICT, {"copy": _copy, "update": _dict_update}),
-    set: _rule(_SET, {"copy": _copy, **_SET_METHODS}),
+    dict: _rule(_DICT, {"copy": copy_method, "update": dict_update}),
+    set: _rule(_SET, {"copy": copy_method, **_SET_METHODS}),
     frozenset: _rule(_SET, _SET_METHODS),
     int: _INT,
     bool: _INT,
@@ -234,7 +138,7 @@ select
 index_add index_add_ index_fill masked_select tile addmm baddbmm sum_to_size
 float_power requires_grad_ name is_inference output_nr register_post_accumulate_grad_hook
 mH nbytes itemsize addmm_ logical_xor lerp_ diff hypot xlogy heaviside kron cummax cummin short char""" + TENSOR_FUNCS,
-                    {"tolist": _tensor_tolist}, settable=("data", "grad", "requires_grad")),
+                    {"tolist": tensor_tolist, "data_ptr": data_ptr_method}, settable=("data", "grad", "requires_grad")),
     # engine methods of modules (besides registered parameters/submodules and instance attributes)
     "module": _rule("""
 parameters named_parameters buffers named_buffers children named_children modules named_modules
@@ -242,7 +146,7 @@ zero_grad train eval forward training requires_grad_ apply state_dict load_state
 double half add_module register_buffer register_parameter register_module extra_repr get_submodule
 get_parameter append extend insert keys values items pop update clear get setdefault popitem copy
 register_forward_hook register_forward_pre_hook register_full_backward_hook register_backward_hook cuda
-has_uninitialized_params initialize_parameters cls_to_become"""),
+has_uninitialized_params initialize_parameters cls_to_become""", {"state_dict": owned_state_dict}),
     "device": _rule("type index"),  # torch.device; and torch.amp.GradScaler (engine/amp.py):
     "grad_scaler": _rule("scale unscale_ step update get_scale get_growth_factor get_backoff_factor get_growth_interval "
                          "is_enabled state_dict load_state_dict"),
@@ -256,8 +160,9 @@ eta_min mode factor patience cooldown min_lrs eps threshold threshold_mode best 
 in_cooldown start_factor end_factor total_iters power T_0 T_i T_mult T_cur total_steps cycle_momentum use_beta1"""),
     # torch.utils.data (user Dataset subclasses are handled like user modules: their own attributes)
     "dataloader": _rule("dataset batch_size drop_last"), "dataset": _rule("tensors dataset indices"),
-    "grad_fn": _rule("name next_functions metadata variable"
-                     " saved_tensors needs_input_grad"),  # (a custom Function's node: its ctx's)
+    # t.storage(): the memory a tensor shares with its views (engine/storage.py)
+    "storage": _rule(STORAGE_NAMES, {"tolist": tensor_tolist, "data_ptr": data_ptr_method}),
+    "grad_fn": _rule("name next_functions metadata variable saved_tensors needs_input_grad"),  # (a Function's: ctx's)
     # torch.Generator (issue 10): seeding and its 5056-byte state tensor
     "torch_generator": _rule("manual_seed seed initial_seed get_state set_state device"),
     # torch.autograd: a hook's handle, a custom Function's ctx (and its program-set attributes: _ctx_attr)
@@ -280,13 +185,13 @@ in_cooldown start_factor end_factor total_iters power T_0 T_i T_mult T_cur total
 })
 # ---- collections (a block of its own: exact types, like the plain values)
 _COLLECTIONS_POLICY = MappingProxyType({
-    collections.OrderedDict: _rule(_DICT + ["move_to_end"], {"copy": _copy, "update": _dict_update}),
+    collections.OrderedDict: _rule(_DICT + ["move_to_end"], {"copy": copy_method, "update": dict_update}),
     # (not default_factory: an optimizer's `state` is the engine's defaultdict, its factory the engine's)
-    collections.defaultdict: _rule(_DICT, {"copy": _copy, "update": _dict_update}),
-    collections.Counter: _rule(_DICT + ["most_common", "elements", "total"], {"copy": _copy, "update": _dict_update}),
+    collections.defaultdict: _rule(_DICT, {"copy": copy_method, "update": dict_update}),
+    collections.Counter: _rule(_DICT + ["most_common", "elements", "total"], {"copy": copy_method, "update": dict_update}),
     collections.deque: _rule("""append appendleft pop popleft extend extendleft rotate clear count index insert
-remove reverse maxlen copy""", {"copy": _copy, "extend": _bounded_extend("extend"),
-                                "extendleft": _bounded_extend("extendleft")}),
+remove reverse maxlen copy""", {"copy": copy_method, "extend": bounded_extend("extend"),
+                                "extendleft": bounded_extend("extendleft")}),
 })
 ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **_COLLECTIONS_POLICY})
 
@@ -324,6 +229,7 @@ ATTRIBUTE_POLICY = MappingProxyType({**ATTRIBUTE_POLICY, **NUMPY_RULES, **PLOT_R
 PLAIN_TYPES = frozenset(k for k in ATTRIBUTE_POLICY if isinstance(k, type) and k not in NUMPY_RULES
                         and k not in PLOT_RULES and k not in FILE_RULES)
 _MODULE_NAMES, _TENSOR, _CTX = ATTRIBUTE_POLICY["module"].names, ATTRIBUTE_POLICY["tensor"], ATTRIBUTE_POLICY["function_ctx"]
+_MODULE_WRAPPED = ATTRIBUTE_POLICY["module"].wrapped
 FUNCTION_CLASS_NAMES = frozenset({"apply"})
 
 
@@ -400,7 +306,7 @@ class Attributes:
         if t is NamedTupleValue:
             return self.namedtuple_attr(obj, name)
         if t in _COLLECTIONS_POLICY:  # (never cached by type: the program's own and the engine's differ)
-            rule = _COLLECTIONS_POLICY[t] if id(obj) in self.own_collections else self._rule_for_engine_collection(obj)
+            rule = _COLLECTIONS_POLICY[t] if self.owns(obj) else self._rule_for_engine_collection(obj)
             if rule is not None and name in rule.names:
                 if name in rule.wrapped:
                     return Builtin(name, rule.wrapped[name](self, obj), self)
@@ -506,7 +412,7 @@ class Attributes:
                           ("distribution", B.Distribution), ("grad_scaler", B.GradScaler),
                           ("dataloader", B.DataLoader), ("dataset", B.Dataset),
                           ("grad_fn", B.node_types), ("dtype", B.dtype), ("size", B.Size),
-                          ("torch_generator", B.Generator), ("hook_handle", B.RemovableHandle)):
+                          ("torch_generator", B.Generator), ("hook_handle", B.RemovableHandle), ("storage", B.TypedStorage)):
             if cls is not None and isinstance(obj, cls):
                 return ATTRIBUTE_POLICY[kind]
         if isinstance(obj, BaseException):
@@ -561,7 +467,8 @@ class Attributes:
                     return BoundMethod(v, obj)
                 return self._descriptor(v, obj, ucls, name) if type(v) in DESCRIPTORS else v
         if name in _MODULE_NAMES and hasattr(type(obj), name):
-            return getattr(obj, name)
+            wrap = _MODULE_WRAPPED.get(name)
+            return getattr(obj, name) if wrap is None else wrap(self, obj)
         if ucls is None and mods is not None and type(obj) is self.B.OptimizedModule:  # torch.compile's: reads through
             return self._module_attr(mods["_orig_mod"], name)
         if ucls is not None:

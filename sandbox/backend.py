@@ -57,6 +57,8 @@ class Backend:
         self.apply_function = function.apply_function
         self.node_types += (function.BackwardCFunction,)
         self.RemovableHandle = autograd.RemovableHandle
+        self.TypedStorage = getattr(mod, "TypedStorage", None)  # t.storage(): its methods, attributes.py's "storage" rule
+        self.storage_place = getattr(_submodule(mod, "storage"), "storage_place", None)  # data_ptr's stand-ins
         self.OptimizedModule = _submodule(mod, "compiled").OptimizedModule  # torch.compile's wrapper (attributes.py)
         self.GradScaler = _submodule(mod, "amp").GradScaler  # its methods: attributes.py's "grad_scaler" rule
         self.state = autograd.STATE
@@ -191,6 +193,10 @@ class Backend:
         if data_proxy is not None:
             self.modules["torch.utils"] = utils_proxy
             self.modules["torch.utils.data"] = data_proxy
+            for sub, in_sub in names.DATA_SUBMODULES.items():
+                proxy = data_proxy.attrs[sub] = ModuleProxy(f"torch.utils.data.{sub}", {
+                    n: data_proxy.attrs[n] for n in in_sub.split() if n in data_proxy.attrs})
+                self.modules[f"torch.utils.data.{sub}"] = proxy
         # engine classes a program can reach, with the names torch prints for them
         self.class_names = {}
         for mname, proxy in self.modules.items():

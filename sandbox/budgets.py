@@ -449,6 +449,8 @@ class Budgets:
                 if n <= budget:
                     push(x.keys())
                     push(x.values())
+            elif B.TypedStorage is not None and isinstance(x, B.TypedStorage):
+                n += 2 * len(x)  # a line per element, of two characters at least
             elif isinstance(x, B.Module):
                 d = x.__dict__
                 mods = d.get("_modules")

@@ -517,7 +517,12 @@ class Calls:
         decorators = [self.ev(d, scope) for d in node.decorator_list]  # before the bases, as in Python
         bases = []
         for b in node.bases:
-            v = self.ev(b, scope)
+            try:
+                v = self.ev(b, scope)
+            except NameError:
+                if type(b) is ast.Name and b.id == "object":
+                    continue  # `class Memory(object):` names Python 3's default base: nothing to inherit
+                raise
             if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)
                     or v is self.B.Function or self.is_exception_class(v)):
                 raise ProgramError("TypeError", f"class {node.name} can only inherit from nn.Module, "

@@ -17,6 +17,7 @@ import math
 import re
 import string
 import types
+import weakref
 from collections.abc import ItemsView, KeysView, ValuesView
 
 import numpy as np
@@ -59,11 +60,28 @@ class FakeAddresses:
     PATTERN = re.compile(r"0x7f0000[0-9a-f]{6}")  # what every stand-in looks like
     _IN_TEXT = re.compile(r"(?<= at )0x[0-9a-fA-F]+")
 
-    __slots__ = ("_by_id", "_count")
+    REGIONS = 0x7F1000000000  # where the stand-in storages of `pointer` start
+    __slots__ = ("_by_id", "_count", "_regions", "_next_region")
 
     def __init__(self):
         self._by_id: dict[int, str] = {}
         self._count = 0
+        self._regions: dict[int, tuple] = {}  # id of a storage's owner -> (weak reference to it, stand-in start)
+        self._next_region = self.REGIONS
+
+    def pointer(self, owner, nbytes: int, offset: int) -> int:
+        """`data_ptr()`: a stand-in start per storage (page-aligned regions as long as the storages, so none overlap)
+        plus the real offset in it: a view's pointer is its base's plus the bytes before its first element, a copy's
+        is another storage's. 0 for an empty tensor (no owner), as PyTorch's."""
+        if owner is None:
+            return 0
+        entry = self._regions.get(id(owner))
+        if entry is None or entry[0]() is not owner:
+            if len(self._regions) >= self.MAX_REMEMBERED:  # the dead ones go; the live ones are bounded by memory
+                self._regions = {k: e for k, e in self._regions.items() if e[0]() is not None}
+            entry = self._regions[id(owner)] = (weakref.ref(owner), self._next_region)
+            self._next_region += max(nbytes + 0xFFF & ~0xFFF, 0x1000)
+        return entry[1] + offset
 
     def of(self, obj) -> str:
         return self._for(id(obj))

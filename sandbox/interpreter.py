@@ -151,7 +151,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             elif name.startswith("ex_"):
                 self._ex[getattr(ast, name[3:])] = getattr(self, name)
         self._stdlib = {}  # standard-library modules imported by this run (stdlib.py)
-        self.own_collections = {}  # id -> the OrderedDicts, deques... the program made (`Stdlib.own`)
+        self.own_collections = {}  # id -> (a weak reference to) the OrderedDicts, deques... the program made (`Stdlib.own`)
         self.builtins = make_builtins(self)
         # torch with this run's save/load (files.py: the run's in-memory files)
         self.torch = self.builtins["torch"] = files.torch_module_for(self, backend.modules["torch"])
@@ -385,7 +385,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             key = self.ev(target.slice, scope)
             if isinstance(obj, self.B.Module) and hasattr(type(obj), "__delitem__"):  # ModuleDict, ParameterDict
                 self.check_data(key)
-            elif type(obj) not in (list, dict, UserInstance) and id(obj) not in self.own_collections:
+            elif type(obj) not in (list, dict, UserInstance) and not self.owns(obj):
                 raise TypeError(f"'{self.type_name(obj)}' object doesn't support item deletion")
             del obj[key]
         elif t in (ast.Tuple, ast.List):
@@ -444,7 +444,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             self.alloc(len(obj) + len(value), "list")
             obj[key] = value
             return
-        if t is list or t is dict or t is UserInstance or (t in COLLECTION_TYPES and id(obj) in self.own_collections):
+        if t is list or t is dict or t is UserInstance or (t in COLLECTION_TYPES and self.owns(obj)):
             obj[key] = value
             return
         if t is self.tensor_type or t is self.parameter_type:  # (the isinstance branch below, taken directly)
@@ -483,6 +483,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
             return gate_of(self).get_item(obj, key)
         if isinstance(obj, (B.Tensor, B.Module, list, tuple, dict, *COLLECTION_TYPES)) and hasattr(t, "__getitem__"):
             self.check_data(key)
+            return obj[key]
+        if B.TypedStorage is not None and isinstance(obj, B.TypedStorage) and type(key) in (int, bool, slice):
+            if type(key) is slice:  # storage[a:b]: a list of its elements
+                self.alloc(len(range(*key.indices(len(obj)))), "list")
             return obj[key]
         if B.Dataset is not None and isinstance(obj, B.Dataset):  # TensorDataset, Subset, user subclasses
             self.check_data(key)

@@ -110,6 +110,9 @@ DATA_NAMES = frozenset("Dataset TensorDataset Subset DataLoader random_split".sp
 DATA_NAMES = DATA_NAMES | frozenset("Sampler SequentialSampler RandomSampler BatchSampler".split())
 # issue 21: what programs people bring combine datasets and sample with
 DATA_NAMES = DATA_NAMES | frozenset("ConcatDataset SubsetRandomSampler WeightedRandomSampler".split())
+# the submodules tutorials import them from (`from torch.utils.data.dataset import random_split`)
+DATA_SUBMODULES = {"dataset": "Dataset TensorDataset Subset ConcatDataset random_split", "dataloader": "DataLoader",
+                   "sampler": "Sampler SequentialSampler RandomSampler BatchSampler SubsetRandomSampler WeightedRandomSampler"}
 # Engine classes a program may name (isinstance, type()) but not call.
 NOT_CONSTRUCTIBLE = frozenset({"dtype"})
 
@@ -157,7 +160,7 @@ NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
                "ZeroPad1d ZeroPad2d",
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d",
     "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNCell",
-    "sparse": "Embedding",
+    "sparse": "Embedding EmbeddingBag",
     "transformer": "Transformer TransformerEncoder TransformerEncoderLayer",
     "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
 }.items() for name in names.split()}
@@ -198,3 +201,11 @@ TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv 
                  " multinomial svd cholesky slogdet pinverse stride unfold quantile nanquantile qr")
 # issue 21: a PackedSequence's methods (engine/nn/packed.py), besides its fields
 PACKED_SEQUENCE_METHODS = frozenset("to cpu double float half long int is_cuda is_pinned".split())
+
+# views and copies as tutorials show them: the memory a tensor shares with its views (engine/storage.py)
+TENSOR_FUNCS += " storage untyped_storage data_ptr storage_offset"
+TORCH_NAMES |= frozenset(["TypedStorage", "UntypedStorage"])
+TORCH_CLASS_NAMES.update({n: f"torch.storage.{n}" for n in ("TypedStorage", "UntypedStorage")})
+STORAGE_NAMES = "dtype device size tolist element_size nbytes data_ptr is_shared type"
+# torch.linalg.cond (engine/linalg.py): the condition number tutorials print beside a least-squares fit
+LINALG_NAMES |= frozenset(["cond"])

@@ -16,6 +16,7 @@ import itertools
 import keyword
 import math
 import time
+import weakref
 
 from .budgets import NO_NODE
 from .copy_module import copy_module
@@ -67,11 +68,20 @@ class Stdlib:
         return mod
 
     def own(self, obj):
-        """A collection the program made: its items can be set and its methods called. The engine's own
-        OrderedDicts and defaultdicts (state_dict(), an optimizer's state) keep the narrower rule of dict
-        subclasses: no `d[k] = v`, no `update`."""
-        self.own_collections[id(obj)] = obj
+        """A collection the program made (or a module's state_dict(), made for it): its items can be set and its
+        methods called. The engine's own OrderedDicts and defaultdicts (an optimizer's state) keep the narrower rule
+        of dict subclasses: no `d[k] = v`, no `update`. Held weakly where the type allows (a loop calling
+        state_dict() each step keeps none of them alive), else for the run."""
+        key, table = id(obj), self.own_collections
+        try:
+            table[key] = weakref.ref(obj, lambda _: table.pop(key, None))
+        except TypeError:  # (defaultdict and deque take no weak references)
+            table[key] = obj
         return obj
+
+    def owns(self, obj) -> bool:
+        entry = self.own_collections.get(id(obj))
+        return entry is not None and (entry is obj or type(entry) is weakref.ref and entry() is obj)
 
     def callback(self, fn):
         """A function the program handed to a C helper (`accumulate(xs, f)`, `defaultdict(f)`): called

@@ -76,7 +76,7 @@ from .pooling import (
 )
 from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 
 __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "Sigmoid", "Sequential", "ModuleList",
            "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Parameter", "Identity",
@@ -85,7 +85,7 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "AdaptiveAvgPool2d", "Unflatten", "Upsample",
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
            "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d",
-           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "EmbeddingBag",
            "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",

@@ -195,6 +195,7 @@ hardswish, hardsigmoid, threshold = _layers.hardswish, _layers.hardsigmoid, _lay
 softsign, tanhshrink, softmin = _layers.softsign, _layers.tanhshrink, _layers.softmin
 prelu, glu, group_norm = _extra.prelu, _extra.glu, _extra.group_norm
 scaled_dot_product_attention = _extra.scaled_dot_product_attention
+embedding_bag = _extra.embedding_bag
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):  # noqa: A002

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..boundary import expect_tensor
 from ..creation import ones, zeros
-from ..dtypes import bool_
+from ..dispatch import apply
+from ..dtypes import bool_, legacy_tensor_type
+from ..ops import OPS
+from ..ops_embedding_bag import MODES
+from ..tensor_core import Tensor
 from .functional_layers import dropout
 
 
@@ -108,3 +114,93 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,  # noqa: A002
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embedding rows (engine/ops_embedding_bag.py): a 2-D input is one bag per row,
+    a 1-D input is cut into bags at `offsets`. PyTorch's checks and words, in its order."""
+    expect_tensor(input, "embedding_bag", "input", 1)
+    expect_tensor(weight, "embedding_bag", "weight", 2)
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                             f"length sequences. However, found offsets of type {_type_text(offsets)}")
+        bounds = np.arange(0, input.numel() + 1, max(input.shape[1], 1)) if input.shape[1] else np.zeros(
+            input.shape[0] + 1, np.int64)
+        flat = input.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        expect_tensor(offsets, "embedding_bag", "offsets", 3)
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        flat, bounds = input, None
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if max_norm is not None or scale_grad_by_freq or sparse or per_sample_weights is not None:
+        raise NotImplementedError("embedding_bag's max_norm, scale_grad_by_freq, sparse and per_sample_weights are "
+                                  "not supported by flowgrad")
+    idx = _index_array(flat, "indices")
+    if weight._data.dtype.kind != "f":
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
+                           f"BFloat16, Float, Double; but got torch.{legacy_tensor_type(weight._data.dtype)} instead "
+                           "(while checking arguments for embedding_bag)")
+    rows = weight.shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} through {rows - 1}, but "
+                               f"got {padding_idx}")
+        padding_idx %= rows
+    if bounds is None:
+        bounds = _bounds(_index_array(offsets, "indices"), idx.size, include_last_offset, offsets._data.dtype)
+    bad = np.nonzero((idx < 0) | (idx >= rows))[0]
+    if bad.size:
+        i = int(bad[0])
+        raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the valid range [0, {rows})")
+    return apply(OPS["embedding_bag"], (weight, Tensor._wrap(idx), Tensor._wrap(bounds)), (mode, padding_idx))
+
+
+def _type_text(x):
+    return "<class 'torch.Tensor'>" if isinstance(x, Tensor) else f"<class '{type(x).__name__}'>"
+
+
+def _index_array(t, what):
+    data = np.asarray(t._data)
+    if data.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 '{what}' to have one of the following scalar types: Long, "
+                           f"Int; but got torch.{legacy_tensor_type(data.dtype)} instead (while checking arguments for "
+                           "embedding_bag)")
+    return data.astype(np.int64, copy=False).reshape(-1)
+
+
+def _bounds(offsets, n, include_last_offset, dtype):
+    """Where each bag starts and the last ends (n, or the last offset with include_last_offset)."""
+    if offsets.size and offsets[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {int(offsets[0])}\n[ torch.{legacy_tensor_type(dtype)}{{}} ]")
+    if offsets.size and offsets[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
+                           f"{int(offsets[-1])}")
+    if not offsets.size:
+        bounds = np.zeros(1, np.int64)  # no bag
+    else:
+        bounds = offsets if include_last_offset else np.append(offsets, n)
+    drops = np.nonzero(np.diff(bounds) < 0)[0]
+    if drops.size:  # a bag that ends before it starts: PyTorch's kernels read such bags each their own way
+        i = int(drops[0])
+        raise RuntimeError(f"embedding_bag: offsets must not decrease, but offsets[{i}] = {int(bounds[i])} comes before "
+                           f"offsets[{i + 1}] = {int(bounds[i + 1])} (flowgrad refuses what PyTorch leaves undefined)")
+    return bounds.astype(np.int64)

@@ -144,6 +144,10 @@ CASES = {
     "lstm_cell_state": [((r(3, 2, 4), r(12, 4), r(12, 3), r(12), r(12), r(2, 3), r(2, 3)), (False,)),
                         ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
+    # bags [0, 3), [3, 3) (empty), [3, 7): sums, means (the padding index 2 left out) and maxima (no ties)
+    "embedding_bag": [((r(5, 3), np.array([1, 4, 1, 0, 2, 4, 2]), np.array([0, 3, 3, 7])), ("sum", None)),
+                      ((r(5, 3), np.array([1, 4, 1, 0, 2, 4, 2]), np.array([0, 3, 3, 7])), ("mean", 2)),
+                      ((distinct(5, 3), np.array([1, 4, 1, 0, 2, 4, 3]), np.array([0, 3, 3, 7])), ("max", None))],
 }
 # issue 10: F.pad's reflect / replicate / circular modes (conv padding_mode), negative pads crop
 CASES.update({

@@ -24,9 +24,12 @@ def _normalised(text: str) -> str:
 
 def _torch_stdout(name: str, tmp_path) -> str:
     pytest.importorskip("torch")
-    # a process of its own: the program imports matplotlib and writes files, as under real PyTorch
+    # a process of its own: the program imports matplotlib and writes files, as under real PyTorch; on one thread, as
+    # the engine computes (a sum past 32,768 elements is split between ATen's threads, tests/course programs too)
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
+           "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, str(BROUGHT / f"{name}.py")], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=600, env={"OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
+                          timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return _normalised(done.stdout)
 

@@ -136,3 +136,30 @@ try:
 except RuntimeError as error:
     print(error)
 """)
+
+
+@pytest.mark.parametrize("p", ["None", "2", "'nuc'", "'fro'", "1", "float('inf')"])
+def test_a_condition_number_of_a_huge_matrix_is_refused_by_max_op_flops(p):
+    out = run(f"import torch\ny = torch.linalg.cond(torch.rand(1000, 1000), {p})\n", DEFAULT_LIMITS)
+    assert out.error is not None and out.error["type"] == "LimitExceeded", out.error
+    assert "max_op_flops" in out.error["message"] and out.error["line"] == 2
+
+
+@pytest.mark.parametrize("call,kind", [
+    ("torch.linalg.cond(torch.ones(3), None)", "RuntimeError"), ("torch.linalg.cond([[1, 2], [3, 4]])", "TypeError"),
+    ("torch.linalg.cond(torch.eye(2), 'x' * 10**5)", "LimitExceeded"), ("torch.linalg.cond(torch.eye(2), print)", "RuntimeError"),
+    ("torch.linalg.cond(torch.tensor([[float('nan'), 1.], [1., 1.]]))", "RuntimeError"),
+    ("torch.linalg.cond(torch.ones(2, 3), 'fro')", "RuntimeError"), ("torch.linalg.cond(torch.eye(2, dtype=torch.long))", "RuntimeError"),
+])
+def test_a_condition_number_of_bad_input_is_pytorchs_error_on_its_line(call, kind):
+    out = run(f"import torch\ny = {call}\n", CLASSIC_LIMITS)
+    assert out.error is not None and out.error["type"] == kind and out.error["line"] == 2, out.error
+    assert len(out.error["message"]) < 2_000 and not leaks(out.error["message"])
+
+
+def test_a_condition_number_prints_what_pytorch_prints():
+    out = run("import torch\nA = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\n"
+              "print(torch.linalg.cond(A), torch.linalg.cond(A, 1), torch.linalg.cond(torch.tensor([[1., 2.], [2., 4.]]), 1))",
+              CLASSIC_LIMITS)
+    assert out.error is None and out.stdout == (
+        "tensor(14.9330, dtype=torch.float64) tensor(21.0000, dtype=torch.float64) tensor(inf)\n")

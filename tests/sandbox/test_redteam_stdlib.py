@@ -360,7 +360,7 @@ def test_torch_numpy_bridges_are_bounded(use):
 # ---------------------------------------------------------------- errors that teach (sandbox/suggest.py, issue 12)
 @pytest.mark.parametrize("src", [
     "torch.__clas__", "torch._C", "torch.ones(1).__dic__", "torch.ones(1)._dat", "torch.nn.functional.__globals__",
-    "torch.ones(1).data_ptr()", "np.ctypeslib", "np.lib", "torch.tenso",
+    "torch.ones(1).share_memory_()", "np.ctypeslib", "np.lib", "torch.tenso",
 ])
 def test_did_you_mean_never_names_a_private_or_host_thing(src):
     # the suggestion is drawn from the names a program may reach: never an underscore name, never a path

@@ -1,0 +1,170 @@
+# A program people bring (issue 21): PyTorch's "Text classification with the torchtext library" tutorial as written
+# (EmbeddingBag with offsets, collate_batch, SGD lr 5 with clip_grad_norm_ and StepLR, random_split), AG_NEWS and
+# torchtext's tokenizer and vocabulary replaced by a synthetic 4-class corpus and plain Python; its timings left out
+# ruff: noqa: UP008, F841 - the class and the evaluation loop as the tutorial writes them
+import random
+from collections import Counter
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+from torch.utils.data.dataset import random_split
+
+random.seed(0)
+torch.manual_seed(0)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+topics = {1: "match team goal season coach player win league", 2: "market stock shares profit bank rate trade growth",
+          3: "software chip internet phone computer data network launch", 4: "president minister election war talks "
+          "government police crisis"}
+common = "the a of in to and on for with after new says".split()
+
+
+def make_sample():
+    label = random.randint(1, 4)
+    words = [random.choice(topics[label].split()) if random.random() < 0.5 else random.choice(common)
+             for _ in range(random.randint(4, 14))]
+    return label, " ".join(words)
+
+
+train_iter = [make_sample() for _ in range(1200)]
+test_iter = [make_sample() for _ in range(300)]
+
+
+def tokenizer(text):
+    return text.lower().split()
+
+
+counter = Counter(tok for _, text in train_iter for tok in tokenizer(text))
+itos = ["<unk>"] + sorted(counter, key=lambda w: (-counter[w], w))
+stoi = {w: i for i, w in enumerate(itos)}
+
+
+def vocab(tokens):
+    return [stoi.get(t, 0) for t in tokens]
+
+
+print(vocab(["here", "is", "the", "an", "example"]))
+
+
+def text_pipeline(x):
+    return vocab(tokenizer(x))
+
+
+def label_pipeline(x):
+    return int(x) - 1
+
+
+def collate_batch(batch):
+    label_list, text_list, offsets = [], [], [0]
+    for _label, _text in batch:
+        label_list.append(label_pipeline(_label))
+        processed_text = torch.tensor(text_pipeline(_text), dtype=torch.int64)
+        text_list.append(processed_text)
+        offsets.append(processed_text.size(0))
+    label_list = torch.tensor(label_list, dtype=torch.int64)
+    offsets = torch.tensor(offsets[:-1]).cumsum(dim=0)
+    text_list = torch.cat(text_list)
+    return label_list.to(device), text_list.to(device), offsets.to(device)
+
+
+class TextClassificationModel(nn.Module):
+    def __init__(self, vocab_size, embed_dim, num_class):
+        super(TextClassificationModel, self).__init__()
+        self.embedding = nn.EmbeddingBag(vocab_size, embed_dim, sparse=False)
+        self.fc = nn.Linear(embed_dim, num_class)
+        self.init_weights()
+
+    def init_weights(self):
+        initrange = 0.5
+        self.embedding.weight.data.uniform_(-initrange, initrange)
+        self.fc.weight.data.uniform_(-initrange, initrange)
+        self.fc.bias.data.zero_()
+
+    def forward(self, text, offsets):
+        embedded = self.embedding(text, offsets)
+        return self.fc(embedded)
+
+
+num_class = len(set([label for (label, text) in train_iter]))
+vocab_size = len(itos)
+emsize = 64
+model = TextClassificationModel(vocab_size, emsize, num_class).to(device)
+print(model)
+
+
+def train(dataloader):
+    model.train()
+    total_acc, total_count = 0, 0
+    log_interval = 5
+    for idx, (label, text, offsets) in enumerate(dataloader):
+        optimizer.zero_grad()
+        predicted_label = model(text, offsets)
+        loss = criterion(predicted_label, label)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        optimizer.step()
+        total_acc += (predicted_label.argmax(1) == label).sum().item()
+        total_count += label.size(0)
+        if idx % log_interval == 0 and idx > 0:
+            print("| epoch {:3d} | {:5d}/{:5d} batches | accuracy {:8.3f}".format(
+                epoch, idx, len(dataloader), total_acc / total_count))
+            total_acc, total_count = 0, 0
+
+
+def evaluate(dataloader):
+    model.eval()
+    total_acc, total_count = 0, 0
+    with torch.no_grad():
+        for idx, (label, text, offsets) in enumerate(dataloader):
+            predicted_label = model(text, offsets)
+            loss = criterion(predicted_label, label)
+            total_acc += (predicted_label.argmax(1) == label).sum().item()
+            total_count += label.size(0)
+    return total_acc / total_count
+
+
+EPOCHS = 4
+LR = 5
+BATCH_SIZE = 64
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1.0, gamma=0.1)
+total_accu = None
+train_dataset = train_iter
+test_dataset = test_iter
+num_train = int(len(train_dataset) * 0.95)
+split_train_, split_valid_ = random_split(train_dataset, [num_train, len(train_dataset) - num_train])
+train_dataloader = DataLoader(split_train_, batch_size=BATCH_SIZE, shuffle=True, collate_fn=collate_batch)
+valid_dataloader = DataLoader(split_valid_, batch_size=BATCH_SIZE, shuffle=True, collate_fn=collate_batch)
+test_dataloader = DataLoader(test_dataset, batch_size=BATCH_SIZE, shuffle=True, collate_fn=collate_batch)
+
+for epoch in range(1, EPOCHS + 1):
+    train(train_dataloader)
+    accu_val = evaluate(valid_dataloader)
+    if total_accu is not None and total_accu > accu_val:
+        scheduler.step()
+    else:
+        total_accu = accu_val
+    print("-" * 59)
+    print("| end of epoch {:3d} | valid accuracy {:8.3f} ".format(epoch, accu_val))
+    print("-" * 59)
+
+print("Checking the results of test dataset.")
+accu_test = evaluate(test_dataloader)
+print("test accuracy {:8.3f}".format(accu_test))
+
+ag_news_label = {1: "World", 2: "Sports", 3: "Business", 4: "Sci/Tec"}
+
+
+def predict(text, text_pipeline):
+    with torch.no_grad():
+        text = torch.tensor(text_pipeline(text))
+        output = model(text, torch.tensor([0]))
+        return output.argmax(1).item() + 1
+
+
+ex_text_str = "the team won the match after a late goal in the league season"
+model = model.to("cpu")
+print("This is a %s news" % ag_news_label[predict(ex_text_str, text_pipeline)])
+print(model.embedding.weight[:2, :4], model.fc.bias)
