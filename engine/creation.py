@@ -30,14 +30,22 @@ def _leaf(arr, requires_grad):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """Always a copy: a numpy array handed in stays the program's (torch.as_tensor / from_numpy share it)."""
     devices.resolve(device, "tensor")
-    return _leaf(_to_array(data, dtype), requires_grad)
+    arr = _to_array(data, dtype)
+    if isinstance(data, np.ndarray) and np.may_share_memory(arr, data):
+        arr = arr.copy()
+    return _leaf(arr, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """The data itself where it can be: a tensor of that dtype, or a numpy array whose dtype the tensor keeps
+    (its memory shared, as from_numpy's); anything else is copied as torch.tensor copies it."""
     devices.resolve(device)
     if isinstance(data, Tensor) and dtype is None:
         return data
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf" and (dtype is None or _np_dtype(dtype) == data.dtype):
+        return from_numpy(data)
     return tensor(data, dtype=dtype)
 
 

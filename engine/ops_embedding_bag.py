@@ -261,5 +261,7 @@ def _embedding_bag_sizes(arrays, params):
 
 
 defop("embedding_bag", "EmbeddingBagBackward0", "embedding_bag", embedding_bag_forward,
-      (embedding_bag_vjp, r"\tfrac{1}{n}"), (None, ""), (None, ""), needs=("bc", "", ""),
+      # a row of a bag gets its bag's gradient: 1 (sum), 1/n (mean), to the largest only (max)
+      (embedding_bag_vjp, r"\mathbb{1}[i\in b]\cdot\{1,\ \tfrac{1}{n_b},\ \mathbb{1}[a_i=\max_b]\}"), (None, ""), (None, ""),
+      needs=("bc", "", ""),
       params=Params("args", ("mode", "padding_idx")), sizes=_embedding_bag_sizes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from redteam_testing import SHARED_1E6
+from redteam_testing import SHARED_1E6, SHARED_1E9
 from sandbox_testing import CLASSIC_LIMITS, err, make_limits, ok, run
 
 
@@ -89,10 +89,7 @@ def test_random_state_is_per_run():
 
 
 @pytest.mark.parametrize("source", [
-    # the engine's OrderedDicts/defaultdicts keep the narrow rule: no item assignment, no update
-    "import torch\nsd = torch.nn.Linear(1, 1).state_dict()\nsd['weight'] = [[0] * 1000] * 1000",
-    "import torch\nsd = torch.nn.Linear(1, 1).state_dict()\nsd.update({'weight': 1})",
-    "import torch\nsd = torch.nn.Linear(1, 1).state_dict()\ndel sd['weight']",
+    # the engine's live OrderedDicts/defaultdicts (an optimizer's state) keep the narrow rule: no item assignment
     "import torch\np = torch.nn.Parameter(torch.ones(1))\nopt = torch.optim.SGD([p], lr=0.1, momentum=0.9)\n"
     "opt.state[p] = {'momentum_buffer': [[0] * 1000] * 1000}",
     "import torch\np = torch.nn.Parameter(torch.ones(1))\nopt = torch.optim.SGD([p], lr=0.1)\nopt.state.update({p: 1})",
@@ -100,6 +97,16 @@ def test_random_state_is_per_run():
 def test_engine_collections_stay_narrow(source):
     e = err(source)
     assert e["type"] in ("TypeError", "AttributeError"), e
+
+
+@pytest.mark.parametrize("value,kind", [("z", "LimitExceeded"), ("[[0.5]]", "RuntimeError"), ("print", "RuntimeError"),
+                                        ("torch.ones(3, 3)", "RuntimeError")])
+def test_a_state_dict_is_the_programs_and_what_it_loads_is_checked(value, kind):
+    # state_dict() is a fresh dict made for the program (the DQN tutorial sets its items): a hostile value set in it
+    # is refused where the engine takes it, with PyTorch's words or a budget's
+    e = err(f"import torch\n{SHARED_1E9}sd = torch.nn.Linear(1, 1).state_dict()\nsd['weight'] = {value}\n"
+            "del sd['bias']\nsd.update({'bias': torch.zeros(1)})\ntorch.nn.Linear(1, 1).load_state_dict(sd)")
+    assert e["type"] == kind and e["line"] == 9, e
 
 
 def test_program_collections_are_fully_usable():
