@@ -30,7 +30,7 @@ INSPECTOR = ROOT / "static" / "js" / "inspector.js"
 COMMAND_GLYPHS = {
     "\\alpha": "α", "\\beta": "β", "\\gamma": "γ", "\\delta": "δ", "\\zeta": "ζ", "\\pi": "π", "\\sigma": "σ",
     "\\varphi": "φ", "\\Phi": "Φ", "\\partial": "∂", "\\cdot": "⋅", "\\ge": "≥", "\\le": "≤", "\\ne": "≠",
-    "\\notin": "∈∉/", "\\lnot": "¬", "\\lVert": "∥", "\\rVert": "∥", "\\ldots": "…", "\\star": "⋆", "\\sum": "∑",
+    "\\notin": "∈∉/", "\\in": "∈", "\\lnot": "¬", "\\lVert": "∥", "\\rVert": "∥", "\\ldots": "…", "\\star": "⋆", "\\sum": "∑",
     "\\prod": "∏", "\\top": "⊤", "\\times": "×", "\\to": "→", "\\sqrt": "√", "\\hat": "^\u02c6", "\\bar": "\u00af\u02c9",
     "\\lfloor": "⌊", "\\rfloor": "⌋",
 }

@@ -144,7 +144,7 @@ MORE_HOSTILE = [
     "class A:\n    def __init__(self):\n        A()\nA()",
     "class A:\n    def __getattr__(self, n):\n        return 1",
     "class A:\n    def __repr__(self):\n        return 1\nprint(A())",
-    "class A(object):\n    pass",
+    "class A(object()):\n    pass",  # (`class A(object):` is the default base written out: allowed)
     "class A(int):\n    pass",
     "import torch\nclass A(torch.Tensor):\n    pass",
     "class A(metaclass=type):\n    pass",
