@@ -157,9 +157,19 @@ def _bags(idx, bounds, padding_idx):
     return bag_of, rank, counts, taken
 
 
-def embedding_bag_forward(w, idx, bounds, mode, padding_idx):
+def bag_bounds(offsets, n, include_last_offset):
+    """Where each bag starts and the last ends: the offsets, then the input's length (include_last_offset: the last
+    offset is that end); no offset, no bag."""
+    offsets = np.asarray(offsets).astype(np.intp, copy=False).reshape(-1)
+    if not offsets.size:
+        return np.zeros(1, np.intp)
+    return offsets if include_last_offset else np.append(offsets, n)
+
+
+def embedding_bag_forward(w, idx, offsets, mode, padding_idx, include_last_offset):
     """(bags, weight columns) of sums, means or maxima of the rows each bag lists."""
-    idx = idx.astype(np.intp, copy=False)
+    idx = idx.astype(np.intp, copy=False).reshape(-1)
+    bounds = bag_bounds(offsets, idx.size, include_last_offset)
     bag_of, rank, counts, taken = _bags(idx, bounds, padding_idx)
     n_bags, width = bounds.size - 1, w.shape[1]
     out = np.zeros((n_bags, width), w.dtype)
@@ -179,8 +189,9 @@ def embedding_bag_forward(w, idx, bounds, mode, padding_idx):
     return out
 
 
-def embedding_bag_vjp(g, ans, w, idx, bounds, mode, padding_idx):
-    idx = idx.astype(np.intp, copy=False)
+def embedding_bag_vjp(g, ans, w, idx, offsets, mode, padding_idx, include_last_offset):
+    idx = idx.astype(np.intp, copy=False).reshape(-1)
+    bounds = bag_bounds(offsets, idx.size, include_last_offset)
     bag_of, rank, counts, taken = _bags(idx, bounds, padding_idx)
     if type(g) is Graphed:  # create_graph: the same rows, as recorded gathers and one scatter-add
         return _graphed_vjp(g, w, idx, bounds, mode, bag_of, rank, counts, taken)
@@ -257,11 +268,13 @@ def _max_rows(w, idx, bag_of, rank, taken, bounds):
 
 
 def _embedding_bag_sizes(arrays, params):
-    return ((np.size(arrays[2]) - 1, np.shape(arrays[0])[1]),)  # a row per bag
+    offsets = int(np.size(arrays[2]))
+    bags = max(offsets - 1, 0) if params[2] or not offsets else offsets  # a row per bag
+    return ((bags, np.shape(arrays[0])[1]),)
 
 
 defop("embedding_bag", "EmbeddingBagBackward0", "embedding_bag", embedding_bag_forward,
       # a row of a bag gets its bag's gradient: 1 (sum), 1/n (mean), to the largest only (max)
       (embedding_bag_vjp, r"\mathbb{1}[i\in b]\cdot\{1,\ \tfrac{1}{n_b},\ \mathbb{1}[a_i=\max_b]\}"), (None, ""), (None, ""),
       needs=("bc", "", ""),
-      params=Params("args", ("mode", "padding_idx")), sizes=_embedding_bag_sizes)
+      params=Params("args", ("mode", "padding_idx", "include_last_offset")), sizes=_embedding_bag_sizes)

@@ -128,8 +128,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
                              f"length sequences. However, found offsets of type {_type_text(offsets)}")
-        bounds = np.arange(0, input.numel() + 1, max(input.shape[1], 1)) if input.shape[1] else np.zeros(
-            input.shape[0] + 1, np.int64)
+        # PyTorch's own offsets for a 2-D input: a bag per row (rows of no index are empty bags)
+        offsets = Tensor._wrap(np.arange(input.shape[0], dtype=np.int64) * input.shape[1])
+        include_last_offset = False
         flat = input.reshape(-1)
     elif input.dim() == 1:
         if offsets is None:
@@ -137,7 +138,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         expect_tensor(offsets, "embedding_bag", "offsets", 3)
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        flat, bounds = input, None
+        flat = input
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
     if mode not in MODES:
@@ -164,13 +165,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} through {rows - 1}, but "
                                f"got {padding_idx}")
         padding_idx %= rows
-    if bounds is None:
-        bounds = _bounds(_index_array(offsets, "indices"), idx.size, include_last_offset, offsets._data.dtype)
+    _check_offsets(_index_array(offsets, "indices"), idx.size, offsets._data.dtype)
     bad = np.nonzero((idx < 0) | (idx >= rows))[0]
     if bad.size:
         i = int(bad[0])
         raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the valid range [0, {rows})")
-    return apply(OPS["embedding_bag"], (weight, Tensor._wrap(idx), Tensor._wrap(bounds)), (mode, padding_idx))
+    # the program's indices and offsets are the op's inputs, drawn as themselves
+    return apply(OPS["embedding_bag"], (weight, flat, offsets), (mode, padding_idx, bool(include_last_offset)))
 
 
 def _type_text(x):
@@ -186,21 +187,16 @@ def _index_array(t, what):
     return data.astype(np.int64, copy=False).reshape(-1)
 
 
-def _bounds(offsets, n, include_last_offset, dtype):
-    """Where each bag starts and the last ends (n, or the last offset with include_last_offset)."""
+def _check_offsets(offsets, n, dtype):
+    """PyTorch's checks of the offsets (one thread), and flowgrad's refusal of decreasing ones."""
     if offsets.size and offsets[0] != 0:
         raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {int(offsets[0])}\n[ torch.{legacy_tensor_type(dtype)}{{}} ]")
     if offsets.size and offsets[-1] > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
                            f"{int(offsets[-1])}")
-    if not offsets.size:
-        bounds = np.zeros(1, np.int64)  # no bag
-    else:
-        bounds = offsets if include_last_offset else np.append(offsets, n)
-    drops = np.nonzero(np.diff(bounds) < 0)[0]
+    drops = np.nonzero(np.diff(offsets) < 0)[0]
     if drops.size:  # a bag that ends before it starts: PyTorch's kernels read such bags each their own way
         i = int(drops[0])
-        raise RuntimeError(f"embedding_bag: offsets must not decrease, but offsets[{i}] = {int(bounds[i])} comes before "
-                           f"offsets[{i + 1}] = {int(bounds[i + 1])} (flowgrad refuses what PyTorch leaves undefined)")
-    return bounds.astype(np.int64)
+        raise RuntimeError(f"embedding_bag: offsets must not decrease, but offsets[{i}] = {int(offsets[i])} comes before "
+                           f"offsets[{i + 1}] = {int(offsets[i + 1])} (flowgrad refuses what PyTorch leaves undefined)")

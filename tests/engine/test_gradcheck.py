@@ -145,9 +145,9 @@ CASES = {
                         ((r(4, 1, 2), r(8, 2), r(8, 2), r(8), r(8), r(1, 2), r(1, 2)), (True,))],
     "embedding": [((r(5, 3), np.array([[1, 4, 1], [0, 2, 4]])), (None,)), ((r(5, 3), np.array([0, 3, 0, 2])), (1,))],
     # bags [0, 3), [3, 3) (empty), [3, 7): sums, means (the padding index 2 left out) and maxima (no ties)
-    "embedding_bag": [((r(5, 3), np.array([1, 4, 1, 0, 2, 4, 2]), np.array([0, 3, 3, 7])), ("sum", None)),
-                      ((r(5, 3), np.array([1, 4, 1, 0, 2, 4, 2]), np.array([0, 3, 3, 7])), ("mean", 2)),
-                      ((distinct(5, 3), np.array([1, 4, 1, 0, 2, 4, 3]), np.array([0, 3, 3, 7])), ("max", None))],
+    "embedding_bag": [((r(5, 3), np.array([1, 4, 1, 0, 2, 4, 2]), np.array([0, 3, 3])), ("sum", None, False)),
+                      ((r(5, 3), np.array([1, 4, 1, 0, 2, 4, 2]), np.array([0, 3, 3, 7])), ("mean", 2, True)),
+                      ((distinct(5, 3), np.array([1, 4, 1, 0, 2, 4, 3]), np.array([0, 3, 3])), ("max", None, False))],
 }
 # issue 10: F.pad's reflect / replicate / circular modes (conv padding_mode), negative pads crop
 CASES.update({

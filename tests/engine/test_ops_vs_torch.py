@@ -109,8 +109,8 @@ TORCH = {
     "lstm_layer": lambda *a: _lstm(*a)[0],
     "lstm_cell_state": lambda *a: _lstm(*a)[2][0],
     "embedding": lambda w, idx, padding_idx: F.embedding(idx, w, padding_idx),
-    "embedding_bag": lambda w, idx, bounds, mode, padding_idx: F.embedding_bag(
-        idx, w, bounds[:-1], mode=mode, padding_idx=padding_idx),
+    "embedding_bag": lambda w, idx, offsets, mode, padding_idx, last: F.embedding_bag(
+        idx, w, offsets, mode=mode, padding_idx=padding_idx, include_last_offset=last),
 }
 
 
