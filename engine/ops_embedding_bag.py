@@ -157,6 +157,12 @@ def _bags(idx, bounds, padding_idx):
     return bag_of, rank, counts, taken
 
 
+def _rows_of_bag(idx, bounds, taken, b):
+    """The weight rows bag b takes, in order (a padding index's left out)."""
+    at = np.arange(bounds[b], bounds[b + 1])
+    return idx[at[taken[at]]]
+
+
 def bag_bounds(offsets, n, include_last_offset):
     """Where each bag starts and the last ends: the offsets, then the input's length (include_last_offset: the last
     offset is that end); no offset, no bag."""
@@ -176,8 +182,7 @@ def embedding_bag_forward(w, idx, offsets, mode, padding_idx, include_last_offse
     longest = int(rank.max(initial=-1)) + 1
     if mode != "max" and longest > n_bags:  # few long bags: one bag at a time, its rows added one after another
         for b in np.nonzero(counts)[0]:
-            at = np.arange(bounds[b], bounds[b + 1])
-            out[b] += _sequential(w[idx[at[taken[at]]]], 0)  # from zero, as ATen's accumulator starts
+            out[b] += _sequential(w[_rows_of_bag(idx, bounds, taken, b)], 0)  # from zero, as ATen's accumulator starts
     elif mode == "max":
         out = _max_rows(w, idx, bag_of, rank, taken, bounds)[0]
     else:
@@ -197,7 +202,6 @@ def embedding_bag_vjp(g, ans, w, idx, offsets, mode, padding_idx, include_last_o
         return _graphed_vjp(g, w, idx, bounds, mode, bag_of, rank, counts, taken)
     dw = np.zeros(w.shape, g.dtype)
     if mode == "max":
-        # NOTE: the maxima are found again from the weight as it is now (PyTorch keeps their indices from the forward)
         argmax = _max_rows(w, idx, bag_of, rank, taken, bounds)[1]
         bags, cols = np.nonzero(argmax >= 0)  # bag by bag, as ATen adds them
         np.add.at(dw, (argmax[bags, cols], cols), g[bags, cols])
@@ -232,7 +236,6 @@ def embedding_bag_vjp(g, ans, w, idx, offsets, mode, padding_idx, include_last_o
 
 def _graphed_vjp(g, w, idx, bounds, mode, bag_of, rank, counts, taken):
     if mode == "max":
-        # NOTE: the maxima are found again from the weight as it is now (PyTorch keeps their indices from the forward)
         argmax = _max_rows(_raw(w), idx, bag_of, rank, taken, bounds)[1]
         bags, cols = np.nonzero(argmax >= 0)
         return _scatter(w.shape, g.dtype, (argmax[bags, cols], cols), g[(bags, cols)], accumulate=True, kind="index")
@@ -245,7 +248,9 @@ def _graphed_vjp(g, w, idx, bounds, mode, bag_of, rank, counts, taken):
 
 def _max_rows(w, idx, bag_of, rank, taken, bounds):
     """Each bag's maxima and the weight row each came from, per column (0 and -1 for an empty bag): the first
-    largest. A few long bags one at a time, else one position of every bag at a time."""
+    largest. A few long bags one at a time, else one position of every bag at a time.
+    NOTE: the backward finds the maxima again from the weight as it is then (PyTorch keeps their indices from the
+    forward): an in-place change to the weight between the two would move them."""
     n_bags = bounds.size - 1
     best = np.zeros((n_bags, w.shape[1]), w.dtype)
     argmax = np.full((n_bags, w.shape[1]), -1, np.intp)
@@ -253,8 +258,7 @@ def _max_rows(w, idx, bag_of, rank, taken, bounds):
     rounds = _by_round(rank, taken)
     if len(rounds) > n_bags:
         for b in np.unique(bag_of[taken]):
-            at = np.arange(bounds[b], bounds[b + 1])
-            rows_at = idx[at[taken[at]]]
+            rows_at = _rows_of_bag(idx, bounds, taken, b)
             first = w[rows_at].argmax(axis=0)
             argmax[b] = rows_at[first]
             best[b] = w[argmax[b], cols]

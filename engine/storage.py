@@ -43,7 +43,14 @@ class TypedStorage:
     def __init__(self, array: np.ndarray, owner=None):
         self._array = array
         self._owner = array if owner is None else owner
-        self._flat = _memory_order(array)
+        self._flat = self._elements(array)
+
+    @staticmethod
+    def _elements(array):
+        return _memory_order(array)
+
+    def _title(self) -> str:
+        return f"TypedStorage(dtype={self.dtype}, device=cpu)"
 
     @property
     def dtype(self):
@@ -94,7 +101,7 @@ class TypedStorage:
 
     def __str__(self) -> str:
         data = " " + "\n ".join(str(v) for v in self._flat.tolist())
-        return f"{data}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
+        return f"{data}\n[torch.storage.{self._title()} of size {len(self)}]"
 
     __repr__ = __str__
 
@@ -104,20 +111,12 @@ class UntypedStorage(TypedStorage):
 
     __slots__ = ()
 
-    def __init__(self, array: np.ndarray, owner=None):
-        self._array = array
-        self._owner = array if owner is None else owner
-        self._flat = np.ascontiguousarray(_memory_order(array)).view(np.uint8)
+    @staticmethod
+    def _elements(array):
+        return np.ascontiguousarray(_memory_order(array)).view(np.uint8)
 
-    @property
-    def dtype(self):
-        return dtypes.from_numpy_dtype(np.uint8)
-
-    def __str__(self) -> str:
-        data = " " + "\n ".join(str(v) for v in self._flat.tolist())
-        return f"{data}\n[torch.storage.UntypedStorage(device=cpu) of size {len(self)}]"
-
-    __repr__ = __str__
+    def _title(self) -> str:
+        return "UntypedStorage(device=cpu)"
 
 
 def _lowest_offset(a: np.ndarray) -> int:

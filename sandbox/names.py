@@ -206,6 +206,7 @@ PACKED_SEQUENCE_METHODS = frozenset("to cpu double float half long int is_cuda i
 TENSOR_FUNCS += " storage untyped_storage data_ptr storage_offset"
 TORCH_NAMES |= frozenset(["TypedStorage", "UntypedStorage"])
 TORCH_CLASS_NAMES.update({n: f"torch.storage.{n}" for n in ("TypedStorage", "UntypedStorage")})
+NOT_CONSTRUCTIBLE |= frozenset(["TypedStorage", "UntypedStorage"])  # isinstance() only: a storage is a tensor's
 STORAGE_NAMES = "dtype device size tolist element_size nbytes data_ptr is_shared type"
 # torch.linalg.cond (engine/linalg.py): the condition number tutorials print beside a least-squares fit
 LINALG_NAMES |= frozenset(["cond"])

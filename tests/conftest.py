@@ -16,6 +16,17 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import pytest  # noqa: E402
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+
+
+@pytest.fixture
+def torch_one_thread():
+    """The installed PyTorch on one thread, as the engine computes (a long sum is split between ATen's threads);
+    the test is skipped where PyTorch is not installed."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield torch
+    torch.set_num_threads(before)
 CHROMIUM = os.environ.get("FLOWGRAD_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

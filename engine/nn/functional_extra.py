@@ -13,7 +13,7 @@ from ..dtypes import bool_, legacy_tensor_type
 from ..ops import OPS
 from ..ops_embedding_bag import MODES
 from ..tensor_core import Tensor
-from .functional_layers import dropout
+from .functional_layers import check_indices, dropout
 
 
 def prelu(input, weight):  # noqa: A002 — torch's names
@@ -154,7 +154,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None or scale_grad_by_freq or sparse or per_sample_weights is not None:
         raise NotImplementedError("embedding_bag's max_norm, scale_grad_by_freq, sparse and per_sample_weights are "
                                   "not supported by flowgrad")
-    idx = _index_array(flat, "indices")
+    idx = _index_array(flat)
     if weight._data.dtype.kind != "f":
         raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
                            f"BFloat16, Float, Double; but got torch.{legacy_tensor_type(weight._data.dtype)} instead "
@@ -165,7 +165,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} through {rows - 1}, but "
                                f"got {padding_idx}")
         padding_idx %= rows
-    _check_offsets(_index_array(offsets, "indices"), idx.size, offsets._data.dtype)
+    _check_offsets(_index_array(offsets), idx.size, offsets._data.dtype)
     bad = np.nonzero((idx < 0) | (idx >= rows))[0]
     if bad.size:
         i = int(bad[0])
@@ -178,13 +178,8 @@ def _type_text(x):
     return "<class 'torch.Tensor'>" if isinstance(x, Tensor) else f"<class '{type(x).__name__}'>"
 
 
-def _index_array(t, what):
-    data = np.asarray(t._data)
-    if data.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 '{what}' to have one of the following scalar types: Long, "
-                           f"Int; but got torch.{legacy_tensor_type(data.dtype)} instead (while checking arguments for "
-                           "embedding_bag)")
-    return data.astype(np.int64, copy=False).reshape(-1)
+def _index_array(t):
+    return check_indices(np.asarray(t._data), "embedding_bag").astype(np.int64, copy=False).reshape(-1)
 
 
 def _check_offsets(offsets, n, dtype):

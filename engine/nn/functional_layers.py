@@ -12,6 +12,7 @@ import numpy as np
 from .. import batch_norm_cpu, ops_conv
 from ..creation import zeros
 from ..dispatch import apply
+from ..dtypes import legacy_tensor_type
 from ..ops import OPS
 from ..product_errors import check_conv_dtypes
 from ..random import dropout_noise
@@ -427,17 +428,20 @@ def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
 
 
 # ---------------------------------------------------------------- embedding
+def check_indices(data, fn):
+    """`data` as indices of rows: integers only, in ATen's words (embedding and embedding_bag check alike)."""
+    if data.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+                           f"Int; but got torch.{legacy_tensor_type(data.dtype)} instead (while checking arguments for "
+                           f"{fn})")
+    return data
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,  # noqa: A002
               sparse=False):
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding's max_norm, scale_grad_by_freq and sparse are not supported by flowgrad")
-    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
-    if idx.dtype.kind not in "iu":
-        tname = {"f": "Float", "b": "Bool"}.get(idx.dtype.kind, "")
-        if idx.dtype == np.float64:
-            tname = "Double"
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
-                           f"Int; but got torch.{tname}Tensor instead (while checking arguments for embedding)")
+    idx = check_indices(input._data if isinstance(input, Tensor) else np.asarray(input), "embedding")
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     if padding_idx is not None and padding_idx < 0:

@@ -23,12 +23,8 @@ CASES = [  # (indices, offsets or None for a 2-D input, padding_idx, include_las
 
 
 @pytest.fixture
-def pytorch():
-    t = pytest.importorskip("torch")
-    before = t.get_num_threads()
-    t.set_num_threads(1)
-    yield t
-    t.set_num_threads(before)
+def pytorch(torch_one_thread):
+    return torch_one_thread
 
 
 def _run(mod, weight, grad_seed, idx, offsets, mode, padding_idx, include_last):

@@ -56,12 +56,8 @@ def test_shapes_and_zero_dim_arrays_keep_their_shape():
 
 
 @pytest.fixture
-def pytorch():
-    t = pytest.importorskip("torch")
-    before = t.get_num_threads()
-    t.set_num_threads(1)
-    yield t
-    t.set_num_threads(before)
+def pytorch(torch_one_thread):
+    return torch_one_thread
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])

@@ -82,3 +82,12 @@ def test_a_run_keeps_no_storage_numbers_from_another_run():
     src = HEAD + "x = torch.ones(4)\nprint(x.data_ptr(), x[2:].data_ptr() - x.data_ptr())"
     first, second = run(src).stdout, run(src).stdout
     assert first == second and re.fullmatch(r"\d+ 8\n", first)
+
+
+@pytest.mark.parametrize("call", ["torch.TypedStorage(np.ones(3))", "torch.TypedStorage([1, 2])", "torch.UntypedStorage(3)",
+                                  "torch.UntypedStorage(np.ones(3), print)", "type(torch.ones(2).storage())(np.ones(2))"])
+def test_storages_come_from_tensors_and_are_never_built_by_hand(call):
+    # the engine's storage classes take an array they trust: a program names them for isinstance() only
+    e = err(HEAD + f"import numpy as np\ns = {call}")
+    assert e["type"] == "TypeError" and e["line"] == 3 and "cannot create 'torch.storage." in e["message"], e
+    assert ok(HEAD + "print(isinstance(torch.ones(2).storage(), torch.TypedStorage))") == "True\n"
