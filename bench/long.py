@@ -11,6 +11,7 @@ runs three ways, and the table shows the CPU time of each (the least of --repeat
            the server's defaults are the config's business, not this benchmark's), pickling what it ships
   build    the worker's side of the same run: unpickling what it shipped and the trace builder (no layout)
   engine   the same source as plain Python with `import torch` bound to the engine, the same recorder around it
+           (whose middle passes never run quietly: only the interpreter tells it how long a loop is)
   torch    PyTorch, in a process of its own (`--torch-only`; one thread, as numpy's BLAS here): the engine tunes
            glibc's malloc when it is imported, which would speed PyTorch up too if it ran in this process
 
@@ -101,7 +102,8 @@ def worker_recorder(send=lambda message: None):
     return StreamingRecorder(send, policy=RunPolicy.from_settings(s), stream=False,
                              value_limit=s.value_limit, max_events=s.max_events,
                              max_string_chars=b["max_string_chars"], max_path_chars=b["max_path_chars"],
-                             value_budget=b["value_budget"], max_pass_nodes=b["max_pass_nodes"])
+                             value_budget=b["value_budget"], max_pass_nodes=b["max_pass_nodes"],
+                             quiet_passes=b["quiet_passes"], quiet_cpu_s=GENEROUS["time_limit_s"] / 2)
 
 
 def bench_limits():

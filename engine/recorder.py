@@ -214,17 +214,25 @@ class Recorder:
         stamp = t._rid
         if stamp is not None and stamp[0] is self._epoch:
             return stamp[1]
+        rid, event = self.new_tensor(t, origin, op)
+        self.emit(event)
+        return rid
+
+    def new_tensor(self, t, origin=None, op=None) -> tuple[str, dict]:
+        """A tensor seen for the first time: its new id (stamped on it) and its `tensor` event, not emitted."""
+        stamp = t._rid
+        # (None, line, made by an op): made or named while the recorder stood aside (app/runner/quiet.py)
+        unrecorded = stamp is not None and stamp[0] is None
+        if origin is None:
+            origin = "op" if unrecorded and stamp[2] or t._grad_fn is not None else "leaf"
         rid = "t" + str(next(self._tensor_ids))
         t._rid = (self._epoch, rid)
         if self._born is not None:
             self._born.append((rid, _ref(t)))
-        if origin is None:
-            origin = "leaf" if t._grad_fn is None else "op"
         data = t._data
-        self.emit({"kind": TENSOR, "id": rid, "shape": list(data.shape), "dtype": dtype_name(data.dtype),
-                    "requires_grad": t._requires_grad, "is_leaf": t._grad_fn is None, "value": self.value(data),
-                    "origin": origin, "op": op, "module": self._module, "line": self.line})
-        return rid
+        return rid, {"kind": TENSOR, "id": rid, "shape": list(data.shape), "dtype": dtype_name(data.dtype),
+                     "requires_grad": t._requires_grad, "is_leaf": t._grad_fn is None, "value": self.value(data),
+                     "origin": origin, "op": op, "module": self._module, "line": stamp[1] if unrecorded else self.line}
 
     def _const(self, x):
         rid = self._new_id("t")
@@ -238,6 +246,7 @@ class Recorder:
     def name_tensor(self, t, name):
         """The program bound `name` to a tensor, or to a module (which names its submodules and parameters)."""
         if STATE.recorder is not self:  # inside a hook or custom Function the engine runs: drawn as one event
+            self.unrecorded_name(t, name)
             return
         if hasattr(t, "named_modules"):
             self._name_module_tree(t, name)
@@ -511,6 +520,14 @@ class Recorder:
                 t._rid = (self._epoch, tid)
                 self._alias(tid, t)
 
+    def unrecorded_name(self, t, name) -> None:
+        """The program bound `name` to a tensor or module while this recorder was not the one recording (inside code
+        the engine runs as one event, ...): not drawn. A subclass that stops recording at times keeps it."""
+
+    def unrecorded_node(self, node) -> None:
+        """A backward walks a graph node this recorder has no op for (made while it was not recording, by code the
+        engine runs as one event, ...): drawn without it. A subclass that stops recording at times says so."""
+
     def _alias(self, rid: str, t) -> None:
         """Another tensor object carries id ``rid``: the id stays reachable while any of them lives."""
         if self._born is not None:
@@ -525,6 +542,7 @@ class Recorder:
             _, nid, ins, out = stamp
         else:
             nid, ins, out = None, (None,) * len(grads), None
+            self.unrecorded_node(node)
         op = node.op
         latex = op.latex
         variadic = op.variadic
@@ -551,6 +569,7 @@ class Recorder:
             _, nid, ins, out = stamp
         else:
             nid, ins, out = None, (None,) * len(grads), None
+            self.unrecorded_node(node)
         first = next((x for x in gs if x is not None), None)
         contributions = [{"input": ins[i] if i < len(ins) else None, "index": i, "grad": self.grad_value(gi),
                           "local": node.op.latex[i], "unbroadcast_from": None}

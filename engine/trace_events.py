@@ -35,11 +35,14 @@ HOOK = "hook"
 STEP_STATS = "step_stats"
 # ... as a pass opens: ids of tensors and ops of older passes no later event can refer to (the program dropped them)
 FORGET = "forget"
+# ... when middle passes ran without recording (app/runner/quiet.py): their losses and norms, the op kinds they used,
+# and the new values and gradients of the tensors recorded before them
+QUIET = "quiet"
 
 KINDS = frozenset({
     TENSOR, OP, NAME, DETACH, REQUIRES_GRAD, GRAD_MODE, MODULE, MODULE_NAMES, BACKWARD_BEGIN, BACKWARD_STEP,
     ACCUMULATE, RETAIN_GRAD, MARK_RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR, INPLACE, ZERO_GRAD, GRAD_INPLACE,
-    OPTIM_STEP, STEP_STATS, FORGET,
+    OPTIM_STEP, STEP_STATS, FORGET, QUIET,
 })
 KINDS = KINDS | {HOOK}
 
@@ -55,8 +58,8 @@ VALUE_FIELDS = {
 # ----- kinds by the phase of a pass they belong to -----
 BACKWARD_KINDS = frozenset({BACKWARD_BEGIN, BACKWARD_STEP, ACCUMULATE, RETAIN_GRAD, BACKWARD_END, BACKWARD_ERROR})
 BACKWARD_DONE = frozenset({BACKWARD_END, BACKWARD_ERROR})  # a backward ended: what follows is its update phase
-META_KINDS = frozenset({MODULE, MODULE_NAMES, STEP_STATS, FORGET})  # describe the run, belong to no pass
-BUILDER_ONLY_KINDS = frozenset({FORGET})  # read by the trace builder, never in a frame: the page never sees them
+META_KINDS = frozenset({MODULE, MODULE_NAMES, STEP_STATS, FORGET, QUIET})  # describe the run: never in a frame
+BUILDER_ONLY_KINDS = frozenset({FORGET, QUIET})  # read by the trace builder, never in a frame: the page never sees them
 
 
 def opens_pass(event: dict) -> bool:

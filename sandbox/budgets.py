@@ -13,12 +13,17 @@ import math
 import operator
 import time
 import types
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import LimitError, limit_error
 from .objects import CONTAINERS, INTERP_TYPES, INTS, SCALARS
+
+# a loop holding one of these may end before its last item: no forecast from it
+_EARLY_EXITS = (ast.Break, ast.Return, ast.Raise)
+_PLAIN_LOOPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop node -> whether it has none
 
 
 def elements(tensor) -> int:
@@ -114,6 +119,19 @@ class Budgets:
     # ---------------------------------------------------------------- the outermost running loop
     # (node, its length or None, items drawn): where a run stopped by its time budget says it got to
     outer_loop = None
+
+    def loop_forecast(self):
+        """(loop node, iterations, iterations begun) of the outermost loop running now when its length is known and
+        nothing in it can leave it early (`break`, `return`, `raise` anywhere inside); else None. The recorder
+        forecasts from it how many passes are still to come (app/runner/quiet.py)."""
+        state = self.outer_loop
+        if state is None or state[1] is None:
+            return None
+        node = state[0]
+        plain = _PLAIN_LOOPS.get(node)
+        if plain is None:
+            plain = _PLAIN_LOOPS[node] = not any(type(n) in _EARLY_EXITS for n in ast.walk(node))
+        return (node, state[1], state[2]) if plain else None
 
     def run_loop(self, node, total, run):
         """`run(state)`, a loop; the outermost one gets `state` ([node, total, items drawn]) and keeps its count

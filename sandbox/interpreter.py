@@ -216,6 +216,10 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
                 stack.callback(setattr, state, "recorder", prev_recorder)
                 if state.recorder is not self.rec and hasattr(self.rec, "__enter__"):
                     stack.enter_context(self.rec)
+                watch_loops = getattr(self.rec, "watch_loops", None)
+                if watch_loops is not None:  # the recorder forecasts the passes still to come from the loops
+                    watch_loops(self.loop_forecast)
+                    stack.callback(watch_loops, None)
             lim = self.limits
             stack.enter_context(B.limited(max_tensor_elements=lim.max_tensor_elements,
                                           max_live_elements=lim.max_live_elements, max_graph_nodes=lim.max_graph_nodes,

@@ -114,6 +114,9 @@ class Settings(BaseSettings):
     full_passes_head: int = Field(3, ge=0, description="first passes that keep a full graph")
     full_passes_tail: int = Field(2, ge=0, description="last passes that keep a full graph")
     max_passes: int = Field(10_000, ge=1, description="passes kept (summaries) before 'truncated'")
+    quiet_passes: bool = Field(True, description="middle passes of a loop whose length is known run without "
+                               "recording (their loss and norms kept) while more than the last passes are surely to "
+                               "come, and the run has used less than 80 % of its time_limit_s (app/runner/quiet.py)")
     max_events: int = Field(500_000, ge=1, description="recorder events per pass (from the end of one backward() "
                             "through the next, as max_graph_nodes); past them the run stops with LimitExceeded. "
                             "bench/long.py's biggest pass, bigram's sampling after training, records ~157,000")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import math
 import time
 from collections import deque
 
@@ -20,20 +19,23 @@ import numpy as np
 
 from app.runner.light import LIGHT, SUMMARY_COST, VALUE_COST, bare, event_cost, light_event, lighten, value_cost
 from app.runner.protocol import End, Events, Figure, Stdout
+from app.runner.quiet import QUIET_CPU_SHARE, PassForecast, QuietPasses, QuietRecording, scalar_loss, step_stats
 from app.runner.unread import gone, light_unread, reached
 from app.trace.policy import RunPolicy
+from engine.autograd import STATE
 from engine.recorder import Recorder
+from engine.tensor_core import Tensor
 from engine.trace_events import (
     BACKWARD_STEP,
     FORGET,
     INPLACE,
     NAME,
     OP,
+    QUIET,
     STEP_STATS,
     TENSOR,
     VALUE_FIELDS,
     clip_text,
-    json_number,
     opens_pass,
 )
 from engine.trace_export import (
@@ -63,7 +65,7 @@ YOUNG_GC_THRESHOLD = 10_000
 DEAD_IDS_KEPT = 1 << 17  # ids of `StreamingRecorder._dead` at most (then forgotten: less is left out, nothing wrong)
 
 
-class StreamingRecorder(Recorder):
+class StreamingRecorder(QuietRecording, Recorder):
     """Ships events in batches, with the passes no one will see kept light.
 
     Events of passes the run's ``policy`` (``app.trace.policy.RunPolicy``, the trace builder's too) can no longer keep
@@ -84,10 +86,28 @@ class StreamingRecorder(Recorder):
     # pass's ops no pass can draw; in passes sent light, a name a tensor already has and all but the first step of
     # each backward); False ships them all, as the reference of tests/app/test_pruned_first_pass.py
     leave_out_unread = True
+    quiet_ship_s = BATCH_SECONDS  # a stream ships the passes that run quietly at least this often
 
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
-                 value_budget: int | None = None, max_pass_nodes: int | None = None, **kw):
+                 value_budget: int | None = None, max_pass_nodes: int | None = None, quiet_passes: bool = False,
+                 quiet_cpu_s: float | None = None, **kw):
         super().__init__(**kw)
+        # middle passes of a long loop may run quietly (app/runner/quiet.py), while the run has used less CPU time than
+        # quiet_cpu_s (None: any): one stopped by its time limit then has its last passes recorded
+        self._quiet_enabled = quiet_passes
+        self._quiet_until = None if quiet_cpu_s is None else time.process_time() + quiet_cpu_s
+        self._quiet: QuietPasses | None = None
+        self._forecast = PassForecast()
+        self._loop_probe = None  # the interpreter's `loop_forecast` (watch_loops), or None
+        self._backwards = 0  # backwards ended so far
+        self.quiet_count = 0  # passes that ran quietly
+        self.quiet_reason: str | None = None  # a pass recorded after them walked graphs they made
+        # graph nodes of the pass running, counted as the trace builder counts them, up to event number _nodes_counted;
+        # past max_pass_nodes it draws no graph of it, and the rest of it may run quietly too
+        self._pass_nodes = 0
+        self._nodes_counted = 0
+        self._counting = True  # until this pass's backward ends (its update phase draws no nodes)
+        self._in_backward = False
         # the trace builder draws no graph of a pass with more graph nodes than this (None: not known here)
         self._max_pass_nodes = max_pass_nodes
         self._first_nodes = 0  # graph nodes of the first pass shipped while no backward has run
@@ -133,11 +153,13 @@ class StreamingRecorder(Recorder):
 
     @property
     def reasons(self) -> list[str]:
-        return [self.budget_reason] if self.budget_reason else []
+        return [r for r in (self.budget_reason, self.quiet_reason) if r]
 
     # ---- shipping ----
     def flush(self, final: bool = False) -> None:
         """Ship the stdout printed and every event captured (the passes that may still be in the tail in full)."""
+        if final and self._quiet is not None:  # the run ended while passes ran quietly (a forecast that failed)
+            self.wake()
         if self._stdout:
             self._send(Stdout("".join(self._stdout)))
             self._stdout.clear()
@@ -412,6 +434,9 @@ class StreamingRecorder(Recorder):
         return export_values(piece, limit)
 
     def emit(self, event):
+        if self._quiet is not None and STATE.recorder is self._quiet and (type(event) is not dict
+                                                                          or event["kind"] != QUIET):
+            return  # a hook the engine kept from before the passes went quiet: they record nothing
         # an op record (a tuple) opens a pass when it records a graph (`opens_pass` of its `op` event)
         if self._after_bw and (event[OP_GRAD_FN] is not None if type(event) is tuple else opens_pass(event)):
             self._open_pass(event)
@@ -433,6 +458,7 @@ class StreamingRecorder(Recorder):
         event can name go right after it (``forget``)."""
         self._marks.append(self.n_events)
         self._after_bw = False
+        self._pass_nodes, self._nodes_counted, self._counting = 0, self.n_events, True
         # the pass now out of the last ones cannot be drawn: the builder drops its values
         self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
         forget = self._unreachable()
@@ -456,6 +482,8 @@ class StreamingRecorder(Recorder):
     def _ship_some(self, n: int) -> None:
         """After an event is captured (``n`` held): a full batch is shipped; every 512 events, the settled passes
         (or, streaming, what is held once BATCH_SECONDS passed)."""
+        if self._counting and self._quiet_enabled and self._max_pass_nodes is not None:
+            self._count_nodes()
         if n >= self._batch:
             self.flush()
         elif n & SETTLED_EVERY:
@@ -534,11 +562,9 @@ class StreamingRecorder(Recorder):
 
     # ---- per-step statistics ----
     def on_backward_begin(self, root, g, retain):
+        self._in_backward = True
         self._leaves = {}
-        try:
-            self._loss = float(root._data) if np.size(root._data) == 1 else None
-        except Exception:  # noqa: BLE001
-            self._loss = None
+        self._loss = scalar_loss(root)
         super().on_backward_begin(root, g, retain)
 
     def on_accumulate(self, t, g, before):
@@ -546,41 +572,27 @@ class StreamingRecorder(Recorder):
         super().on_accumulate(t, g, before)
 
     def _stats(self) -> None:
-        pn = gn = 0.0
-        for t in self._leaves.values():
-            try:
-                pn += _square_sum(t._data)
-                if t._grad is not None:
-                    gn += _square_sum(t._grad._data)
-            except Exception:  # noqa: BLE001
-                pass
-        has = bool(self._leaves)
-        self.emit({"kind": STEP_STATS, "loss": json_number(self._loss),
-                   "param_norm": json_number(math.sqrt(pn)) if has else None,
-                   "grad_norm": json_number(math.sqrt(gn)) if has else None})
+        self.emit({"kind": STEP_STATS, **step_stats(self._leaves.values(), self._loss)})
         self._leaves = {}
 
     def on_backward_end(self, retain):
+        self._in_backward = self._counting = False
         super().on_backward_end(retain)
         self._after_bw = True  # what follows is the update phase, until an event opens the next pass
         self._stats()
+        self._backwards += 1
         if self._stream and time.monotonic() - self._last_flush > FLUSH_SECONDS:  # a few passes per batch
             self._stream_ship()
+        if self._loop_probe is not None and self._quiet_enabled:
+            self._consider_quiet()
 
     def on_backward_error(self, root, error):
+        self._in_backward = self._counting = False
         super().on_backward_error(root, error)
         self._after_bw = True
         self._stats()
         if self._stream:
             self.flush()
-
-
-def _square_sum(a) -> float:
-    """The sum of the squares of ``a``'s elements, in float64."""
-    if type(a) is np.ndarray and a.size == 1 and a.dtype.kind in "fiu":
-        v = float(a.item())  # exact for every float and any int numpy's float64 cast rounds the same way
-        return v * v
-    return float(np.sum(np.square(a, dtype=np.float64)))
 
 
 def tensor_info(t, limit: int, summary: bool = False) -> dict:
@@ -605,7 +617,6 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
     Past ``budget`` estimated bytes of values, the rest are sent as summaries; a parameter's path
     is cut to ``max_path_chars`` (in the middle; ``#2``… after one that would read the same)."""
     from engine.nn import Module
-    from engine.tensor_core import Tensor
 
     out: dict[str, dict] = {}
     cost = 0
@@ -643,18 +654,22 @@ def extract_variables(top: dict, limit: int, budget: int | None = None, max_path
 
 def run_capture(source: str, limits, value_limit: int, max_events: int, send, *, policy: RunPolicy,
                 stream: bool = True, max_string_chars: int | None = None, max_path_chars: int | None = None,
-                value_budget: int | None = None, values: str = "full", max_pass_nodes: int | None = None) -> None:
+                value_budget: int | None = None, values: str = "full", max_pass_nodes: int | None = None,
+                quiet_passes: bool = False) -> None:
     """Run ``source`` and ship everything through ``send``; never raises. ``policy`` says which passes are kept
     in full. The budgets (None: none) come from the settings: max_string_chars, max_path_chars, and
     ``value_budget`` (max_answer_bytes) for the values shipped and, apart, for the variables; ``values`` is the
     request's ("full" or "summary"); ``max_pass_nodes`` the trace builder's node limit of a drawn pass (the values
-    of a bigger first pass that no pass can draw are left out: ``StreamingRecorder._reached_outputs``)."""
+    of a bigger first pass that no pass can draw are left out: ``StreamingRecorder._reached_outputs``); with
+    ``quiet_passes``, middle passes of a long loop run quietly (app/runner/quiet.py) until the run has used
+    QUIET_CPU_SHARE of its time limit."""
     import engine
     from sandbox import backend_for, run_program
 
     rec = StreamingRecorder(send, policy=policy, stream=stream, value_limit=value_limit,
                             max_events=max_events, max_string_chars=max_string_chars, max_path_chars=max_path_chars,
-                            value_budget=value_budget, max_pass_nodes=max_pass_nodes)
+                            value_budget=value_budget, max_pass_nodes=max_pass_nodes, quiet_passes=quiet_passes,
+                            quiet_cpu_s=float(limits.time_limit_s) * QUIET_CPU_SHARE)
     error = None
     variables: dict = {}
     cut_reasons: list[str] = []

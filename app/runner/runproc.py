@@ -66,7 +66,8 @@ def capture_budgets(settings: Settings) -> dict:
     return {"max_string_chars": s.max_string_chars, "max_path_chars": s.max_path_chars,
             "value_budget": s.max_answer_bytes,
             # past this many graph nodes the trace builder draws no graph of a pass (folded or not)
-            "max_pass_nodes": max(s.max_drawn_nodes, s.max_folded_nodes)}
+            "max_pass_nodes": max(s.max_drawn_nodes, s.max_folded_nodes),
+            "quiet_passes": s.quiet_passes}
 
 
 def sandbox_limits(settings: Settings):

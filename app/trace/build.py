@@ -46,7 +46,8 @@ from app.trace.frames import frame_node, mark_after_result
 from app.trace.hierarchy import build_hierarchy
 from app.trace.payloads import PassPayloads
 from app.trace.policy import RunPolicy
-from app.trace.values import clean, outputs_of, to_float, zeros_like
+from app.trace.quiet import QUIET_REASON, apply_quiet
+from app.trace.values import clean, compact_history, outputs_of, to_float, zeros_like
 from engine.ops import OPS
 from engine.recorder import op_table
 from engine.trace_events import (
@@ -64,6 +65,7 @@ from engine.trace_events import (
     NAME,
     OP,
     OPTIM_STEP,
+    QUIET,
     RETAIN_GRAD,
     STEP_STATS,
     TENSOR,
@@ -159,7 +161,7 @@ class TraceBuilder:
         self.clock = 0
         self.value_hist: dict[str, list[tuple[int, object]]] = {}
         self.grad_hist: dict[str, list[tuple[int, object]]] = {}
-        # ... of which only what a pass that may still be drawn can show is kept (``_compact``)
+        # ... of which only what a pass that may still be drawn can show is kept (``compact_history``)
         self._head_times: list[int] = []  # the moments the head passes show
         self._keep_from = 0  # every pass that may still be drawn starts at or after this clock
         self._hist_caps: tuple[dict[str, int], dict[str, int]] = ({}, {})
@@ -189,11 +191,13 @@ class TraceBuilder:
 
     def feed(self, e: dict) -> None:
         kind = e.get("kind")
-        if kind == FORGET:
+        if kind == FORGET or kind == QUIET:
             if self._held is not None:  # after the held events: one of them may name an id it lists
                 self._held.append(e)
-            else:
+            elif kind == FORGET:
                 forget(self, e.get("ids") or ())
+            else:
+                apply_quiet(self, e)
             return
         if kind in META_KINDS:
             self._meta(e)
@@ -202,7 +206,7 @@ class TraceBuilder:
             if self.n_closed >= self.policy.max_passes:
                 self._passes_cut()
                 return
-            self.cur = _Pass(self.n_closed, self.clock)
+            self._open()
         p = self.cur
         if p.phase == "update":
             held = self._held
@@ -233,7 +237,7 @@ class TraceBuilder:
         if kind == BACKWARD_BEGIN:
             if p.has_backward and p.phase != "backward":  # defensive: a second backward without update
                 self._close(p)
-                self.cur = _Pass(self.n_closed, self.clock)
+                self._open()
                 p = self.cur
             phase = "backward"
             if p.t_fwd is None:
@@ -252,7 +256,7 @@ class TraceBuilder:
         if self.n_closed >= self.policy.max_passes:
             self._passes_cut()
             return
-        self.cur = _Pass(self.n_closed, self.clock)
+        self._open()
         for x in held:
             self.feed(x)
 
@@ -261,6 +265,11 @@ class TraceBuilder:
         limit = self.policy.max_passes
         self.reasons.setdefault(f"the run made more than {limit:,} passes; the later ones were left out "
                                 f"(limit max_passes = {limit:,})")
+
+    def _open(self) -> _Pass:
+        """A new pass, now the current one."""
+        self.cur = _Pass(self.n_closed, self.clock)
+        return self.cur
 
     def _update(self, p: _Pass, e: dict) -> None:
         """An event after a backward that does not open the next pass: part of the update phase."""
@@ -313,26 +322,8 @@ class TraceBuilder:
             return
         hist.append((self.clock, v))
         if len(hist) >= caps.get(tid, HIST_COMPACT):
-            hist[:] = self._compact(hist)
+            hist[:] = compact_history(hist, self._keep_from, self._head_times)
             caps[tid] = max(HIST_COMPACT, 2 * len(hist))  # amortised: a list is compacted at doubling sizes
-
-    def _compact(self, hist: list[tuple[int, object]]) -> list[tuple[int, object]]:
-        """The entries of ``hist`` a pass that may still be drawn can show: the last one at or before
-        each head pass's moments, the last one before ``_keep_from``, and all after it."""
-        keep_from, times = self._keep_from, sorted(self._head_times)
-        out = []
-        n, j, nt = len(hist), 0, len(times)
-        for i, entry in enumerate(hist):
-            c = entry[0]
-            if c >= keep_from or i + 1 == n:
-                out.append(entry)
-                continue
-            nxt = hist[i + 1][0]
-            while j < nt and times[j] < c:
-                j += 1
-            if nxt >= keep_from or j < nt and times[j] < nxt:  # the last before keep_from, or before a head moment
-                out.append(entry)
-        return out
 
     @staticmethod
     def _at(hist: list[tuple[int, object]] | None, t: int | None, default):
@@ -510,6 +501,8 @@ class TraceBuilder:
             for x in self._held:
                 if x["kind"] == FORGET:
                     forget(self, x.get("ids") or ())
+                elif x["kind"] == QUIET:
+                    apply_quiet(self, x)
                 else:
                     self._update(self.cur, x)
             self._held = None
@@ -534,6 +527,9 @@ class TraceBuilder:
         """The pass with its graph, or its summary with why not (``folded``) when it is too big or the
         answer is due."""
         reason = p.folded
+        if reason is QUIET_REASON:  # a summary, as a middle pass: the page records it when it is opened
+            self.reasons.setdefault(f"pass {p.index}: {reason}")
+            return {"index": p.index, "loss": loss, "graph": None, "frames": []}
         if reason is None and self.deadline is not None and time.monotonic() > self.deadline:
             reason = "not drawn: the answer was due (limit answer_time_s)"
         if reason is None:

@@ -39,8 +39,9 @@ class RunPolicy:
     def tail_from(self, opened: int) -> int:
         """While ``opened`` passes have begun, the first pass that may still end among the last ``tail``. One pass
         early: the tensors made in a pass's update phase go with the next pass (the builder holds them until it
-        opens), so the pass before the tail ships them in full too."""
-        return opened - self.tail - 1
+        opens), so the pass before the tail ships them in full too. Past ``max_passes`` the builder keeps no pass:
+        the last ones it keeps are the tail drawn."""
+        return min(opened, self.max_passes) - self.tail - 1
 
     def left_to_draw(self, index: int) -> int:
         """Full passes still to be sent once pass ``index`` (kept from the start) is: it, the head and asked-for

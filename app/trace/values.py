@@ -54,3 +54,23 @@ def zeros_like(v):
 def outputs_of(op: dict) -> list[str]:
     """The tensor ids an op event wrote (one output, or several)."""
     return [x for x in (op.get("output"), *(op.get("outputs") or ())) if x]
+
+
+def compact_history(hist: list[tuple[int, object]], keep_from: int, head_times: list[int]) -> list[tuple[int, object]]:
+    """The entries of a value or gradient history (``(clock, value)``) a pass that may still be drawn can show: the
+    last one at or before each head pass's moments (``head_times``), the last one before ``keep_from``, and all after
+    it."""
+    times = sorted(head_times)
+    out = []
+    n, j, nt = len(hist), 0, len(times)
+    for i, entry in enumerate(hist):
+        c = entry[0]
+        if c >= keep_from or i + 1 == n:
+            out.append(entry)
+            continue
+        nxt = hist[i + 1][0]
+        while j < nt and times[j] < c:
+            j += 1
+        if nxt >= keep_from or j < nt and times[j] < nxt:  # the last before keep_from, or before a head moment
+            out.append(entry)
+    return out

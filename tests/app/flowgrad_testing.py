@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -23,6 +24,17 @@ def strict_json(text: str):
         raise ValueError(f"non-standard JSON constant {c}")
 
     return json.loads(text, parse_constant=bad)
+
+
+def canonical_ids(x) -> str:
+    """``x`` as JSON with a run's ids (t12, n7, m2, b3, e5_0, dt12) renamed in order of first appearance: runs whose
+    middle passes ran quietly (app/runner/quiet.py) number what they record after them from where they stopped."""
+    text = json.dumps(x, sort_keys=True, default=str)
+    names: dict[str, str] = {}
+
+    def rename(m):
+        return names.setdefault(m.group(0), f"{m.group(0)[0]}#{len(names)}")
+    return re.sub(r"(?<=\bd)[tnmbe]\d+(?![0-9])|\b[tnmbe]\d+(?![0-9])", rename, text)
 
 
 def close(a, b, rel=1e-4, abs_=1e-5) -> bool:

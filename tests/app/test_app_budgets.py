@@ -298,7 +298,8 @@ def test_binding_a_model_again_names_nothing_new():
 def test_max_events_counts_per_pass(stream, monkeypatch):
     """A loop recording 5 times max_events over the run finishes; the pass past it stops (tests/app/test_pass_events.py)."""
     monkeypatch.setattr(StreamingRecorder, "leave_out_unread", False)  # every event recorded ships: counted here
-    msgs = capture(HOLES["a long training run"].replace("3000", "200"), stream=stream, max_events=500)
+    msgs = capture(HOLES["a long training run"].replace("3000", "200"), stream=stream, max_events=500,
+                   quiet_passes=False)  # every pass recorded (quiet, the middle ones record nothing)
     end = msgs[-1]
     assert end.error is None and not end.truncated
     assert len(events_of(msgs)) > 5 * 500
@@ -427,7 +428,7 @@ def test_compacted_histories_draw_what_full_ones_draw(monkeypatch):
     monkeypatch.setattr(StreamingRecorder, "leave_out_unread", False)  # every value set ships: the builder compacts
     msgs = capture("import torch\nw = torch.randn(4, requires_grad=True)\nopt = torch.optim.SGD([w], lr=0.1)\n"
                    "for i in range(300):\n    opt.zero_grad()\n    loss = (w * w).sum()\n    loss.backward()\n"
-                   "    opt.step()\n    with torch.no_grad():\n        w.mul_(0.99)\n")
+                   "    opt.step()\n    with torch.no_grad():\n        w.mul_(0.99)\n", quiet_passes=False)
     events = events_of(msgs)
 
     def build_all():

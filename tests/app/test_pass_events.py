@@ -20,18 +20,18 @@ LOOP = ("import torch\nw = torch.zeros(2, requires_grad=True)\nopt = torch.optim
 HUGE_PASS = "import torch\nx = torch.ones(3)\ns = 0\nfor i in range(5000):\n    y = x * 2 + 1\n    s = s + 1\nprint(s)\n"
 
 
-def capture(source: str, max_events: int, stream: bool = False) -> list:
+def capture(source: str, max_events: int, stream: bool = False, quiet: bool = True) -> list:
     s = Settings()
     msgs: list = []
     run_capture(source, sandbox_limits(s), s.value_limit, max_events, msgs.append, stream=stream,
-                policy=RunPolicy.from_settings(s), **capture_budgets(s))
+                policy=RunPolicy.from_settings(s), **{**capture_budgets(s), "quiet_passes": quiet})
     assert isinstance(msgs[-1], End)
     return msgs
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_long_loop_finishes_whatever_its_total_events(stream):
-    msgs = capture(LOOP, max_events=200, stream=stream)
+    msgs = capture(LOOP, max_events=200, stream=stream, quiet=False)  # every pass recorded, then shipped
     end = msgs[-1]
     assert end.error is None, end.error
     assert end.stdout == "tensor([1.0000, 1.0000])\n"

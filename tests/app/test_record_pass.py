@@ -4,6 +4,7 @@ demand (``POST /api/run`` with ``passes``) and is the same pass the first run co
 from __future__ import annotations
 
 import pytest
+from flowgrad_testing import canonical_ids
 
 TRAIN = ("import torch\ntorch.manual_seed(0)\nw = torch.randn(3, requires_grad=True)\n"
          "opt = torch.optim.SGD([w], lr=0.1)\nfor i in range(40):\n    opt.zero_grad()\n"
@@ -25,7 +26,9 @@ def test_a_middle_pass_is_recorded_on_demand_and_is_the_same_pass(run):
     assert "backward_begin" in kinds and "optim_step" in kinds
     # the rest of the answer is the first run's: same output, same summaries, same drawn passes
     assert again["stdout"] == first["stdout"] and again["steps"] == first["steps"]
-    assert again["passes"][2] == first["passes"][2] and again["passes"][39] == first["passes"][39]
+    # (up to the ids of what it recorded after the middle passes that ran quietly: app/runner/quiet.py)
+    assert again["passes"][2] == first["passes"][2]
+    assert canonical_ids(again["passes"][39]) == canonical_ids(first["passes"][39])
     # the value of w at pass 20's forward: w after 20 SGD steps of w ← w − 0.1·2w = 0.8²⁰ w₀
     w0 = next(n for n in first["passes"][0]["graph"]["nodes"] if n.get("name") == "w")["value"]
     w20 = next(n for n in p20["graph"]["nodes"] if n.get("name") == "w")["value"]

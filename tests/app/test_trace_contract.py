@@ -48,6 +48,16 @@ y = w.sum()
 y.backward()
 y.backward()
 """
+# a loop long enough for its middle passes to run quietly (app/runner/quiet.py): the `quiet` kind
+QUIET_EXTRA = """import torch
+w = torch.ones(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.01)
+for i in range(20):
+    opt.zero_grad()
+    loss = (w * w).sum()
+    loss.backward()
+    opt.step()
+"""
 # hooks and a custom autograd.Function (issue 9 §2): the `hook` kind and the fields a custom Function adds
 AUTOGRAD_EXTRA = """import torch
 import torch.nn as nn
@@ -90,12 +100,13 @@ def runs(request) -> list[list[dict]]:
     """The events of each run: every example and the extras, streamed and not."""
     limits = sandbox_limits(Settings())
     sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))] + [EXTRA]
-    sources.append(AUTOGRAD_EXTRA)
+    sources += [AUTOGRAD_EXTRA, QUIET_EXTRA]
     out: list[list[dict]] = []
     for source in sources:
         for stream in (True, False):
             msgs: list = []
-            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream, policy=request.param)
+            run_capture(source, limits, 256, 100_000, msgs.append, stream=stream, policy=request.param,
+                        quiet_passes=True)
             assert isinstance(msgs[-1], End)
             out.append([e for m in msgs if isinstance(m, Events) for e in m.events])
     return out
