@@ -107,6 +107,7 @@ class StreamingRecorder(QuietRecording, Recorder):
         self._pass_nodes = 0
         self._nodes_counted = 0
         self._counting = True  # until this pass's backward ends (its update phase draws no nodes)
+        self._node_samples: list[tuple] = []  # (loop node, iterations begun, nodes): how fast the loop adds nodes
         self._in_backward = False
         # the trace builder draws no graph of a pass with more graph nodes than this (None: not known here)
         self._max_pass_nodes = max_pass_nodes
@@ -459,6 +460,7 @@ class StreamingRecorder(QuietRecording, Recorder):
         self._marks.append(self.n_events)
         self._after_bw = False
         self._pass_nodes, self._nodes_counted, self._counting = 0, self.n_events, True
+        self._node_samples.clear()
         # the pass now out of the last ones cannot be drawn: the builder drops its values
         self._value_bytes -= self._pass_cost.pop(self._policy.tail_from(len(self._marks) + 1) - 1, 0)
         forget = self._unreachable()

@@ -33,6 +33,7 @@ QUIET_MARGIN = 2
 QUIET_CPU_SHARE = 0.8
 QUIET_NODE = (None, None, (), None)  # the recorder stamp of a graph node made by an op that ran quietly
 QUIET_BATCH = 4096  # passes that ran quietly are shipped at least this many at a time
+QUIET_NODES_SPARE = 1.25  # a pass goes quiet on a forecast of this many times the graph nodes any pass is drawn with
 
 
 def square_sum(a) -> float:
@@ -110,9 +111,12 @@ class QuietPasses:
     doing nothing. ``owner`` is the ``StreamingRecorder`` it stands in for; the tensors it stamped (``_rid``) are the
     only ones whose changes are kept (a tensor made meanwhile gets its id when a recorded event first names it)."""
 
-    def __init__(self, owner, within: bool = False):
+    def __init__(self, owner, within: bool = False, forecast: bool = False):
         self.owner = owner
         self.within = within  # went quiet in the middle of a pass (too big to draw): its backward is the first one
+        self.forecast = forecast  # ... forecast to be too big: its graph nodes are counted (at least), to check
+        self.nodes = 0
+        self.within_nodes: int | None = None  # ... those of that pass, once its backward ended
         self._epoch = owner._epoch
         self.line = None
         self.kinds: set[str] = set()  # op kinds run
@@ -131,6 +135,7 @@ class QuietPasses:
     # ----- what is kept -----
     def on_op(self, op, inputs, params, result):
         self.kinds.add(op.name)
+        self.nodes += 2 if result._rid is None else 1  # the op, and its output when new (as the builder counts)
         if result._rid is None:
             # an op's output made on that line, as the recorder records it when an event first names it
             result._rid = (None, self.owner.line, True)
@@ -140,6 +145,7 @@ class QuietPasses:
 
     def on_function(self, op, fn_name, args, outputs, forward):
         self.kinds.add("autograd_function")
+        self.nodes += 1 + len(outputs)
 
     def on_backward_begin(self, root, g, retain):
         self._leaves = {}
@@ -152,6 +158,8 @@ class QuietPasses:
             self.grads[rid] = (t, True)
 
     def on_backward_end(self, retain):
+        if self.within_nodes is None:
+            self.within_nodes = self.nodes
         self.passes.append(step_stats(self._leaves.values(), self._loss))
         self._leaves = {}
         self.owner.quiet_backward_end()
@@ -283,10 +291,29 @@ class QuietRecording:
                 elif kind == BACKWARD_END or kind == BACKWARD_ERROR:
                     break
         self._pass_nodes, self._nodes_counted = n, self._base + len(captured)
-        if n > self._max_pass_nodes and not self._in_backward and self._quiet is None and STATE.recorder is self:
-            self._quiet = QuietPasses(self, within=True)
+        if self._in_backward or self._quiet is not None or STATE.recorder is not self:
+            return
+        surely = n > self._max_pass_nodes
+        if surely or self._nodes_forecast(n):
+            self._quiet = QuietPasses(self, within=True, forecast=not surely)
             self._counting = False
             STATE.recorder = self._quiet
+
+    def _nodes_forecast(self, n: int) -> bool:
+        """Whether the outermost loop, at the rate its last iterations added graph nodes to this pass (``n`` so far),
+        will take it past max_pass_nodes with room to spare. Not for a pass asked for (it is drawn when it can be)."""
+        forecast = self._loop_probe() if self._loop_probe is not None else None
+        samples = self._node_samples
+        if forecast is None or len(self._marks) in self._policy.asked:
+            samples.clear()
+            return False
+        node, total, drawn = forecast
+        if samples and samples[-1][0] is not node:
+            samples.clear()
+        samples.append((node, drawn, n))
+        del samples[:-3]
+        rates = [(b[2] - a[2]) / (b[1] - a[1]) for a, b in zip(samples, samples[1:]) if b[1] > a[1]]
+        return len(rates) == 2 and n + min(rates) * (total - drawn) > QUIET_NODES_SPARE * self._max_pass_nodes
 
     def quiet_backward_end(self) -> None:
         """A backward ended quietly: the recorder wakes once the next pass may not run quietly; a stream ships the
@@ -335,10 +362,16 @@ class QuietRecording:
         quiet, limit = self._quiet, self.value_limit
         event = {"kind": QUIET, "passes": quiet.passes, "ops": sorted(quiet.kinds - self._first_ops)}
         opened = len(quiet.passes)
-        if quiet.within and quiet.passes:  # the first one is the pass that went quiet in its middle: it opens none
-            event["within"] = True
+        if quiet.within and (quiet.passes or sync):  # the pass that went quiet in its middle ends (or the run does)
+            nodes = quiet.within_nodes if quiet.within_nodes is not None else quiet.nodes
+            if self._pass_nodes + nodes > self._max_pass_nodes:
+                event["too_big"] = True  # drawn by no one, as the builder would have found
+            elif quiet.forecast:
+                event["unrecorded"] = True  # a forecast that failed: it could have been drawn
+            if quiet.passes:  # the first one is its backward: it opens no pass
+                event["within"] = True
+                opened -= 1
             quiet.within = False
-            opened -= 1
         if sync:
             values = {rid: encode_value(np.asarray(t._data), limit) for rid, t in quiet.values.items()}
             grads = {}

@@ -46,7 +46,7 @@ from app.trace.frames import frame_node, mark_after_result
 from app.trace.hierarchy import build_hierarchy
 from app.trace.payloads import PassPayloads
 from app.trace.policy import RunPolicy
-from app.trace.quiet import QUIET_REASON, apply_quiet
+from app.trace.quiet import QUIET_REASONS, apply_quiet
 from app.trace.values import clean, compact_history, outputs_of, to_float, zeros_like
 from engine.ops import OPS
 from engine.recorder import op_table
@@ -527,7 +527,7 @@ class TraceBuilder:
         """The pass with its graph, or its summary with why not (``folded``) when it is too big or the
         answer is due."""
         reason = p.folded
-        if reason is QUIET_REASON:  # a summary, as a middle pass: the page records it when it is opened
+        if reason in QUIET_REASONS:  # a summary, as a middle pass: the page records it when it is opened
             self.reasons.setdefault(f"pass {p.index}: {reason}")
             return {"index": p.index, "loss": loss, "graph": None, "frames": []}
         if reason is None and self.deadline is not None and time.monotonic() > self.deadline:

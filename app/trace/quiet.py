@@ -8,6 +8,10 @@ from app.trace.values import to_float
 # why a pass that ran quietly has no graph: seen only when one is drawn (a forecast that failed)
 QUIET_REASON = ("ran without recording, as a middle pass of a long loop that ended before the passes forecast (its "
                 "loss and norms kept): opening it records it")
+# ... a pass whose loop was forecast to make it too big to draw, and did not
+SMALLER_REASON = ("ran without recording from the middle of its loop, forecast to make it too big to draw, which it "
+                  "was not: opening it records it")
+QUIET_REASONS = (QUIET_REASON, SMALLER_REASON)
 
 
 def apply_quiet(b, e: dict) -> None:
@@ -16,6 +20,11 @@ def apply_quiet(b, e: dict) -> None:
     if b.cur is None and b.n_closed >= b.policy.max_passes:  # passes past max_passes: left out
         b._passes_cut()
         return
+    p = b.cur
+    if p is not None and p.folded is None and e.get("too_big"):  # (the builder saw only its first nodes)
+        b._fold(p, b._too_many(b.max_nodes, "more than "))
+    if p is not None and p.folded is None and e.get("unrecorded"):
+        p.folded = SMALLER_REASON  # what it drew of it is not all of it: a summary, recorded when opened
     entries = list(e.get("passes") or ())
     if e.get("within") and entries and b.cur is not None:
         # the pass that went quiet in its middle (too big to draw): its own backward ended

@@ -17,8 +17,9 @@ from app.runner.capture import StreamingRecorder, run_capture
 from app.runner.protocol import End, Events
 from app.runner.quiet import PassForecast, QuietPasses, scalar_loss
 from app.runner.worker import sandbox_limits
-from app.trace.build import QUIET_REASON, TraceBuilder
+from app.trace.build import TraceBuilder
 from app.trace.policy import RunPolicy
+from app.trace.quiet import QUIET_REASON, SMALLER_REASON
 
 ROOT = Path(__file__).resolve().parents[2]
 POLY = (ROOT / "bench" / "programs" / "polynomial_autograd.py").read_text().replace("range(2000)", "range(60)")
@@ -298,3 +299,32 @@ def test_in_process_a_pass_too_big_to_draw_wakes_at_its_backward():
                        for n in p["graph"]["nodes"]) for p in b.passes[1:3] + b.passes[4:]]
 
     assert drawn(bq) == drawn(bf)
+
+
+# a first pass whose loop adds 6 graph nodes an iteration (two ops, their outputs and numbers): 18,000 in all, or
+# 3,600 when it stops adding at 600
+NODES_LOOP = """import torch
+x = torch.ones(3)
+for i in range(3000):
+    if i < STOP:
+        y = x * 2 + 1
+w = torch.ones(3, requires_grad=True)
+(w * y).sum().backward()
+"""
+
+
+def test_a_pass_forecast_too_big_to_draw_runs_quietly_from_its_loop():
+    source = NODES_LOOP.replace("STOP", "3000")
+    quiet, full = run(source, quiet=True), run(source, quiet=False)  # drawn with 5,000 nodes at most
+    same_answer(quiet, full)
+    assert full[0].passes[0]["graph"] is None and quiet[2] < full[2] * 0.5, (quiet[2], full[2])
+
+
+def test_a_pass_forecast_too_big_that_is_not_comes_as_a_summary_recorded_when_opened():
+    source = NODES_LOOP.replace("STOP", "600")
+    (bq, eq, _), (bf, _, _) = run(source, quiet=True), run(source, quiet=False)
+    assert bf.passes[0]["graph"] is not None  # 3,600 nodes: full recording draws it
+    assert bq.passes[0]["graph"] is None and "folded" not in bq.passes[0] and f"pass 0: {SMALLER_REASON}" in bq.reasons
+    assert bq.steps == bf.steps and eq.error is None
+    asked = RunPolicy(3, 2, 10_000, frozenset({0}))  # opened: the page records it, asking for it
+    same_answer(run(source, quiet=True, policy=asked), run(source, quiet=False, policy=asked))
