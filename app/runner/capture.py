@@ -86,7 +86,7 @@ class StreamingRecorder(QuietRecording, Recorder):
     # pass's ops no pass can draw; in passes sent light, a name a tensor already has and all but the first step of
     # each backward); False ships them all, as the reference of tests/app/test_pruned_first_pass.py
     leave_out_unread = True
-    quiet_ship_s = BATCH_SECONDS  # a stream ships the passes that run quietly at least this often
+    quiet_ship_s = FLUSH_SECONDS  # a stream ships the passes that run quietly this often: the loss curve follows
 
     def __init__(self, send, *, policy: RunPolicy, stream: bool = True, batch: int = 20_000,
                  value_budget: int | None = None, max_pass_nodes: int | None = None, quiet_passes: bool = False,

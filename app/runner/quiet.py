@@ -274,6 +274,8 @@ class QuietRecording:
         next one may (``_quiet_ahead``) and this one is not drawn from the start."""
         current = len(self._marks)  # the pass this backward ended
         if self._quiet_ahead(current + 1) and STATE.recorder is self and not self._drawable(current):
+            if self._stream:
+                self.flush()  # the page draws the passes recorded so far while the rest runs
             self._quiet = QuietPasses(self)
             STATE.recorder = self._quiet
 
@@ -295,6 +297,8 @@ class QuietRecording:
             return
         surely = n > self._max_pass_nodes
         if surely or self._nodes_forecast(n):
+            if self._stream:
+                self.flush()
             self._quiet = QuietPasses(self, within=True, forecast=not surely)
             self._counting = False
             STATE.recorder = self._quiet
@@ -317,7 +321,7 @@ class QuietRecording:
 
     def quiet_backward_end(self) -> None:
         """A backward ended quietly: the recorder wakes once the next pass may not run quietly; a stream ships the
-        quiet passes so far at least every BATCH_SECONDS (the page's loss curve follows the run)."""
+        quiet passes so far every quiet_ship_s (the page's loss curve follows the run)."""
         self._backwards += 1
         self._after_bw = True  # (a pass that went quiet in its middle has just ended)
         if self._backward is None:  # a backward has run: the first pass is over (`_reached_outputs`)
@@ -328,7 +332,7 @@ class QuietRecording:
             self.wake()
         elif self._stream and time.monotonic() - self._last_flush > self.quiet_ship_s:
             self._ship_quiet(sync=False)
-            self._stream_ship()
+            self.flush()
         elif len(self._quiet.passes) >= QUIET_BATCH:  # what a run holds stays bounded however long its loop
             self._ship_quiet(sync=False)
             self._ship_settled()
