@@ -37,6 +37,34 @@ def canonical_ids(x) -> str:
     return re.sub(r"(?<=\bd)[tnmbe]\d+(?![0-9])|\b[tnmbe]\d+(?![0-9])", rename, text)
 
 
+def built(source: str, *, policy, max_nodes: int, stream: bool = False, **capture) -> tuple:
+    """What a run ships, fed to a trace builder (node limit ``max_nodes``) as the worker feeds it: the finished
+    builder, the run's end and the number of events shipped. ``capture``: run_capture's budgets (value_budget,
+    max_pass_nodes, quiet_passes); the limits and the rest are the default settings'."""
+    from app.core.config import Settings
+    from app.runner.capture import run_capture
+    from app.runner.protocol import End, Events
+    from app.runner.worker import sandbox_limits
+    from app.trace.build import TraceBuilder
+
+    s = Settings()
+    b = TraceBuilder(None, policy=policy, max_nodes=max_nodes)
+    ends: list = []
+    shipped = [0]
+
+    def send(m):
+        if isinstance(m, Events):
+            shipped[0] += len(m.events)
+            b.feed_all(m.events)
+        elif isinstance(m, End):
+            ends.append(m)
+
+    run_capture(source, sandbox_limits(s), s.value_limit, s.max_events, send, stream=stream, policy=policy, **capture)
+    b.finish()
+    (end,) = ends
+    return b, end, shipped[0]
+
+
 def close(a, b, rel=1e-4, abs_=1e-5) -> bool:
     return isinstance(a, (int, float)) and math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from flowgrad_testing import built
 
 from app.core.config import Settings
-from app.runner.capture import StreamingRecorder, run_capture
-from app.runner.protocol import End, Events
-from app.runner.worker import sandbox_limits
-from app.trace.build import TraceBuilder
+from app.runner.capture import StreamingRecorder
 from app.trace.policy import RunPolicy
 
 DRAWN = 300  # the builder's node limit here (and the recorder's max_pass_nodes): each first pass below is bigger
@@ -132,31 +130,17 @@ PROGRAMS = {
 def answer(source: str, *, prune: bool, stream: bool, passes=(), budget: int | None = None):
     """The trace built from what the run ships, and its end, with pruning on or off."""
     s = Settings()
-    policy = RunPolicy(3, 2, 10_000, frozenset(passes))
-    b = TraceBuilder(None, policy=policy, max_nodes=DRAWN)
-    ends: list[End] = []
-    shipped = [0]
-
-    def send(m):
-        if isinstance(m, Events):
-            shipped[0] += len(m.events)
-            b.feed_all(m.events)
-        elif isinstance(m, End):
-            ends.append(m)
-
     saved = StreamingRecorder.leave_out_unread
     StreamingRecorder.leave_out_unread = prune
     try:  # the reference ships every event with its value (no max_pass_nodes: `_reached` decides nothing)
-        run_capture(source, sandbox_limits(s), s.value_limit, s.max_events, send, stream=stream, policy=policy,
-                    value_budget=s.max_answer_bytes if budget is None else budget,
-                    max_pass_nodes=DRAWN if prune else None)
+        b, end, shipped = built(source, policy=RunPolicy(3, 2, 10_000, frozenset(passes)), max_nodes=DRAWN,
+                                stream=stream, value_budget=s.max_answer_bytes if budget is None else budget,
+                                max_pass_nodes=DRAWN if prune else None)
     finally:
         StreamingRecorder.leave_out_unread = saved
-    b.finish()
-    (end,) = ends
     assert end.error is None, end.error
-    built = {**b.result_parts(), "reasons": list(b.reasons), "ops_used": sorted(b.ops_used)}
-    return repr(built), repr((end.stdout, end.variables, end.truncated, end.reasons)), shipped[0], b
+    trace = {**b.result_parts(), "reasons": list(b.reasons), "ops_used": sorted(b.ops_used)}
+    return repr(trace), repr((end.stdout, end.variables, end.truncated, end.reasons)), shipped, b
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import test_pruned_first_pass as pruned_first_pass
-from flowgrad_testing import canonical_ids
+from flowgrad_testing import built, canonical_ids
 
 from app.core.config import Settings
 from app.runner.capture import StreamingRecorder, run_capture
-from app.runner.protocol import End, Events
+from app.runner.protocol import Events
 from app.runner.quiet import PassForecast, QuietPasses, scalar_loss
 from app.runner.worker import sandbox_limits
 from app.trace.build import TraceBuilder
@@ -89,24 +89,9 @@ def run(source: str, *, quiet: bool, stream: bool = False, policy: RunPolicy | N
     """The trace built from what a run ships, its end, and how many events it shipped; ``max_nodes``: the builder's
     node limit of a drawn pass (and the recorder's max_pass_nodes)."""
     s = Settings()
-    policy = policy or RunPolicy(3, 2, 10_000)
     max_nodes = max_nodes or s.max_drawn_nodes
-    b = TraceBuilder(None, policy=policy, max_nodes=max_nodes)
-    ends: list[End] = []
-    shipped = [0]
-
-    def send(m):
-        if isinstance(m, Events):
-            shipped[0] += len(m.events)
-            b.feed_all(m.events)
-        elif isinstance(m, End):
-            ends.append(m)
-
-    run_capture(source, sandbox_limits(s), s.value_limit, s.max_events, send, stream=stream, policy=policy,
-                value_budget=s.max_answer_bytes, max_pass_nodes=max_nodes, quiet_passes=quiet)
-    b.finish()
-    (end,) = ends
-    return b, end, shipped[0]
+    return built(source, policy=policy or RunPolicy(3, 2, 10_000), max_nodes=max_nodes, stream=stream,
+                 value_budget=s.max_answer_bytes, max_pass_nodes=max_nodes, quiet_passes=quiet)
 
 
 def same_answer(quiet, full) -> None:
