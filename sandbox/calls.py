@@ -24,6 +24,7 @@ from .objects import (
     FUNC,
     INTERP_TYPES,
     MISSING,
+    OBJECT_BASE,
     PRIMITIVES,
     SCALARS,
     SIZED,
@@ -521,7 +522,8 @@ class Calls:
                 v = self.ev(b, scope)
             except NameError:
                 if type(b) is ast.Name and b.id == "object":
-                    continue  # `class Memory(object):` names Python 3's default base: nothing to inherit
+                    bases.append(OBJECT_BASE)  # `class Memory(object):`, Python 3's default base: it only orders the MRO
+                    continue
                 raise
             if not (isinstance(v, UserClass) or v is module_base or (v is dataset_base and v is not None)
                     or v is self.B.Function or self.is_exception_class(v)):
@@ -529,7 +531,10 @@ class Calls:
                                    "torch.utils.data.Dataset, torch.autograd.Function, Exception (and the other "
                                    "builtin exceptions) or from classes defined in the program", b.lineno, b.col_offset)
             bases.append(v)
-        cls = UserClass(node.name, bases, self, module_base, dataset_base)
+        try:
+            cls = UserClass(node.name, bases, self, module_base, dataset_base)
+        except TypeError as e:  # a repeated base, or bases no method resolution order can keep (CPython's words)
+            raise ProgramError("TypeError", str(e), node.lineno, node.col_offset) from None
         if cls.exc_base is not None and (cls.is_module or cls.is_dataset):
             raise ProgramError("TypeError", f"class {node.name} cannot be both an exception and a module or dataset "
                                "in flowgrad programs", node.lineno, node.col_offset)

@@ -315,6 +315,43 @@ class NamedTupleValue(tuple):
 NamedTupleValue.__name__ = NamedTupleValue.__qualname__ = "tuple"
 
 
+# `object` written as a base (`class A(object, B)`): no base of its own, but it orders the MRO as in Python
+OBJECT_BASE = type("object", (), {})
+
+
+def base_name(b):
+    return b.name if isinstance(b, UserClass) else getattr(b, "__name__", None) or getattr(b, "name", "?")
+
+
+def c3_linearization(cls, bases):
+    """Python's C3 method resolution order of a class with these bases (each ending in `object`), raising the
+    TypeError CPython raises for a repeated base or an order no linearization can keep."""
+    seen = set()
+    for b in bases:
+        if id(b) in seen:
+            raise TypeError(f"duplicate base class {base_name(b)}")
+        seen.add(id(b))
+    seqs = [list(b.mro) + [OBJECT_BASE] if isinstance(b, UserClass) else [b] if b is OBJECT_BASE else [b, OBJECT_BASE]
+            for b in bases]
+    seqs.append(list(bases))
+    result = [cls]
+    while True:
+        seqs = [s for s in seqs if s]
+        if not seqs:
+            return [c for c in result if c is not OBJECT_BASE]
+        for s in seqs:
+            head = s[0]
+            if not any(head is c for t in seqs for c in t[1:]):
+                break
+        else:
+            heads = list(dict.fromkeys(base_name(s[0]) for s in seqs))
+            raise TypeError("Cannot create a consistent method resolution order (MRO) for bases " + ", ".join(heads))
+        result.append(head)
+        for s in seqs:
+            if s[0] is head:
+                del s[0]
+
+
 class UserClass:
     __slots__ = ("name", "bases", "ns", "mro", "is_module", "is_dataset", "interp", "qualname", "doc",
                  "exc_base", "annotations", "dataclass_fields", "__weakref__")
@@ -329,21 +366,15 @@ class UserClass:
             if base is not None:
                 self.exc_base = base
                 break
-        self.bases = bases
+        self.bases = [b for b in bases if b is not OBJECT_BASE]
         self.ns = {}
         self.annotations = ()  # the names annotated in the class body, in order
         self.dataclass_fields = None  # @dataclass: its fields (sandbox/dataclasses_module.py)
         self.interp = interp
-        mro = [self]
-        for b in bases:
-            if isinstance(b, UserClass):
-                for c in b.mro:
-                    if c not in mro:
-                        mro.append(c)
+        self.mro = [c for c in c3_linearization(self, bases) if isinstance(c, UserClass)]
         self.is_module = any(b is module_base or (isinstance(b, UserClass) and b.is_module) for b in bases)
         self.is_dataset = dataset_base is not None and any(
             b is dataset_base or (isinstance(b, UserClass) and b.is_dataset) for b in bases)
-        self.mro = mro
 
     def lookup(self, name, start=0):
         for c in self.mro[start:]:
