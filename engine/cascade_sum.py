@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fp_warnings import is_silenced
+
 VEC_LANES = 8  # Vectorized<float> under AVX2 (torch.backends.cpu.get_cpu_capability() == "AVX2"): 256 bits
 ILP = 4  # row_sum's ilp_factor and the outer kernels' nrows
 LEVELS = 4  # multi_row_sum's num_levels
@@ -112,7 +114,16 @@ def _inner_sum(x):
     vecs = size0 // VEC_LANES
     lanes = _row_sum(x[:, :vecs * VEC_LANES].reshape(x.shape[0], vecs, VEC_LANES).transpose(1, 0, 2))  # (size1, 8)
     # final_acc = the scalar tail from zero, then += each lane
-    return _add_accumulate(_concatenate((x[:, vecs * VEC_LANES:], lanes), axis=1), axis=1)[:, -1]
+    size1 = x.shape[0]
+    if size1 == 1:
+        return _add_accumulate(_concatenate((x[:, vecs * VEC_LANES:], lanes), axis=1), axis=1)[:, -1]
+    # NOTE: as C-ordered columns, reduced one row after another (accumulate along a short inner axis runs numpy's loop
+    # once per row: 3x slower); a concatenate of transposes would be F-ordered, and reduce would pair its terms
+    tail = size0 - vecs * VEC_LANES
+    columns = np.empty((tail + VEC_LANES, size1), x.dtype)
+    columns[:tail] = x[:, vecs * VEC_LANES:].T
+    columns[tail:] = lanes.T
+    return _add_reduce(columns, axis=0)
 
 
 def _outer_sum(x):
@@ -196,7 +207,8 @@ def torch_sum(a, dims=None, keepdim=False):
     ndim = a.ndim
     if dims is None:
         if a.dtype is _F32 and 0 < a.size <= SERIAL_LIMIT and a.flags.c_contiguous:  # a loss's sum: the common case
-            total = _quiet_flat_total(a.reshape(-1)) + _ZERO  # ATen's sums start from +0: an all-zero sum is +0
+            # ATen's sums start from +0: an all-zero sum is +0
+            total = (_flat_total if is_silenced() else _quiet_flat_total)(a if ndim == 1 else a.reshape(-1)) + _ZERO
             if keepdim:
                 return total.reshape((1,) * ndim) if ndim else np.array(total)
             return total

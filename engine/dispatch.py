@@ -60,7 +60,8 @@ def apply(op, inputs, params=()):
             append(x)
     promoted = PROMOTED_INPUTS.get(op.name)
     if promoted is not None:
-        arrays = _promoted(op, inputs, params, arrays, promoted, needs_grad, Tensor)
+        if not _plain_operands(op.name, inputs, arrays, promoted, Tensor):
+            arrays = _promoted(op, inputs, params, arrays, promoted, needs_grad, Tensor)
     limits = STATE.limits
     if limits is not None:
         limits.before_op(op, arrays, params)
@@ -125,8 +126,6 @@ def _promoted(op, inputs, params, arrays, positions, needs_grad, Tensor):  # noq
         except Exception as e:
             _failed(op, inputs, params, e)
             raise
-    if _same_dtype(arrays, positions):
-        return arrays
     cast = promote_operands(arrays, [isinstance(x, Tensor) for x in inputs], positions)
     if cast is not arrays and needs_grad:
         # a node saves the cast copy: an in-place write to the tensor must still make it stale (version check)
@@ -137,17 +136,27 @@ def _promoted(op, inputs, params, arrays, positions, needs_grad, Tensor):  # noq
 
 
 _NDARRAY = np.ndarray
+_GENERIC = np.generic
 # Python numbers that never change the dtype of a tensor of this kind (the usual `x * 2.0`, `i + 1`)
 _ABSORBED = {"f": (float, int, bool), "i": (int, bool), "u": (int, bool), "b": (bool,)}
 
 
-def _same_dtype(arrays, positions):
-    """The hot path's shortcut past the promotion: a tensor (dim > 0 or not) meeting a tensor of its own dtype or a
-    number its dtype absorbs; every other case (bool checks included) goes through promote_operands."""
-    a, b = arrays[positions[0]], arrays[positions[1]]
-    if type(a) is not _NDARRAY:
+def _plain_operands(name, inputs, arrays, positions, Tensor):  # noqa: N803 - the class, passed in
+    """The hot path's shortcut past promotion and operand checks: a tensor (its data an array or, as a 0-d op's
+    result, a numpy scalar) meeting an array or numpy scalar of its own dtype (which every promotion tier leaves as
+    it is) or a number its dtype absorbs, where no operand check can fail (each refuses bool operands). Every other
+    case goes through `_promoted`."""
+    i = positions[0]
+    a, b = arrays[i], arrays[positions[1]]
+    if type(a) is not _NDARRAY and not (isinstance(a, _GENERIC) and isinstance(inputs[i], Tensor)):
         return False
-    return a.dtype is b.dtype if type(b) is _NDARRAY else type(b) in _ABSORBED.get(a.dtype.kind, ())
+    kind = a.dtype.kind
+    if type(b) is _NDARRAY or isinstance(b, _GENERIC):
+        if b.dtype is not a.dtype:
+            return False
+    elif type(b) not in _ABSORBED.get(kind, ()):
+        return False
+    return name not in OPERAND_CHECKS or (kind != "b" and type(b) is not bool)
 
 
 def _wrapped_python_ints(arrays):

@@ -38,8 +38,8 @@ _BOOL_SUB1 = ("Subtraction, the `-` operator, with a bool tensor is not supporte
 
 
 def _is_bool(x):
-    if type(x) is np.ndarray:
-        return x.dtype.kind == "b"  # the usual operand, without isinstance and getattr
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        return x.dtype.kind == "b"  # the usual operands (a 0-d op's result is a numpy scalar), without getattr
     return isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
 
 
@@ -162,7 +162,8 @@ defop("add", "AddBackward0", "+", np.add, (lambda g, ans, a, b: g, "1"), (lambda
       broadcasts=True)
 
 
-defop("sub", "SubBackward0", "−", _sub, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False,
+# (the forward is numpy's: apply runs OPERAND_CHECKS["sub"], the bool refusal, before it)
+defop("sub", "SubBackward0", "−", np.subtract, (lambda g, ans, a, b: g, "1"), (lambda g, ans, a, b: -g, "-1"), saves=False,
       broadcasts=True)
 
 

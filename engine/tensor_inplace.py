@@ -1,6 +1,8 @@
 """Tensor's in-place ops (add_, mul_, zero_, fill_, copy_, normal_...): history rebasing and version checks."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import dtypes, registry
@@ -16,6 +18,7 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 OVERWRITE_OPS = {"zero_": "overwrite_zero", "fill_": "overwrite_fill", "normal_": "overwrite_normal",
                  "uniform_": "overwrite_uniform"}
 _HAS_SHAPE = (np.ndarray, np.generic)
+_ADD, _SUB = operator.add, operator.sub  # `+=` and `-=` (alpha 1): the out-of-place operator, without a closure
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
@@ -57,7 +60,7 @@ class InplaceMixin:
             _check_writable(data, value, value_shape)
             if isinstance(data, np.ndarray):  # the shapes match (checked): numpy writes in place, aliases see it
                 _note_write(self)
-                np.copyto(data, value, casting="unsafe")
+                data[...] = value  # (as np.copyto(casting="unsafe"), at a sixth of its cost on a 0-d tensor)
             else:
                 self._data = np.asarray(value, dtype=data.dtype)
         rec = STATE.recorder
@@ -79,10 +82,12 @@ class InplaceMixin:
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 
     def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda a, b: a.add(b, alpha=alpha), other)
+        return self._inplace("add_", _ADD if type(alpha) is int and alpha == 1
+                             else lambda a, b: a.add(b, alpha=alpha), other)
 
     def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda a, b: a.sub(b, alpha=alpha), other)
+        return self._inplace("sub_", _SUB if type(alpha) is int and alpha == 1
+                             else lambda a, b: a.sub(b, alpha=alpha), other)
 
     def mul_(self, other):
         return self._inplace("mul_", lambda a, b: a * b, other)
@@ -204,10 +209,12 @@ def put_recorded(t, key, value, op_name, leaf_message):
 def _check_writable(data, value, value_shape=None):
     """PyTorch's checks before an in-place op writes its result into the tensor: the broadcast shape is the tensor's
     own, and the result's type casts to the tensor's (a float result never truncates into an integer tensor)."""
-    shape = np.shape(data)
+    shape = data.shape if isinstance(data, _HAS_SHAPE) else np.shape(data)
     value_shape = np.shape(value) if value_shape is None else value_shape
     if value_shape != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(value_shape)}")
+    if isinstance(value, _HAS_SHAPE) and isinstance(data, _HAS_SHAPE) and value.dtype is data.dtype:
+        return  # (the usual case: a dtype casts to itself, without np.result_type's dispatch)
     dtypes.check_can_cast(np.result_type(value), np.result_type(data))
 
 

@@ -69,6 +69,7 @@ class Backend:
         self.index_result_shape = limits._index_result_shape
         self.LimitExceeded = limits.LimitExceeded
         self.reset_run_state = mod.reset_run_state
+        self.fp_warnings_silenced = _submodule(mod, "fp_warnings").silenced  # a run's numpy errstate (interpreter.py)
         self.serialization = _submodule(mod, "serialization")  # what torch.save keeps (sandbox/files.py stores it)
         # grad-mode context managers, also decorators (`@torch.no_grad()`, `@torch.no_grad`)
         # engine exceptions a program catches as themselves (re-made from type and message, never the original)

@@ -169,7 +169,7 @@ class CompiledExpressions:
             elif tensor_ok and (((ta is T or ta is P) and (tb is T or tb is P or tb in SCALARS))
                                 or ((tb is T or tb is P) and ta in SCALARS)):
                 # tensors and numbers: binop's tensor branch, its `check_data` (their elements) inlined
-                n = (a.numel() if ta is T or ta is P else 0) + (b.numel() if tb is T or tb is P else 0)
+                n = (a._data.size if ta is T or ta is P else 0) + (b._data.size if tb is T or tb is P else 0)  # (numel())
                 if n <= interp.max_seq:
                     try:
                         r = fn(a, b)

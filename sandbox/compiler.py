@@ -321,7 +321,7 @@ class Compiler(CompiledExpressions, CompiledCalls, CompiledComprehensions, Compi
             elif tensor_ok and (((ta is T or ta is P) and (tb is T or tb is P or tb in SCALARS))
                                 or ((tb is T or tb is P) and ta in SCALARS)):
                 # tensors and numbers (`a -= lr * g`): binop's tensor branch, its `check_data` inlined
-                if (cur.numel() if ta is T or ta is P else 0) + (b.numel() if tb is T or tb is P else 0) \
+                if (cur._data.size if ta is T or ta is P else 0) + (b._data.size if tb is T or tb is P else 0) \
                         <= interp.max_seq:
                     try:
                         value = inplace_fn(cur, b)

@@ -204,7 +204,7 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
         with contextlib.ExitStack() as stack:
             stack.enter_context(warnings.catch_warnings())
             warnings.simplefilter("ignore")
-            stack.enter_context(np.errstate(all="ignore"))
+            stack.enter_context(B.fp_warnings_silenced())  # numpy's errstate, all ignored; the engine told so
             prev_recorder = state.recorder
             # torch.set_grad_enabled(False) as a plain call outlives the program: not its caller's code
             stack.callback(setattr, state, "grad_enabled", state.grad_enabled)

@@ -135,10 +135,12 @@ class QuietPasses:
     # ----- what is kept -----
     def on_op(self, op, inputs, params, result):
         self.kinds.add(op.name)
-        self.nodes += 2 if result._rid is None else 1  # the op, and its output when new (as the builder counts)
-        if result._rid is None:
+        if result._rid is None:  # the op, and its output when new (as the builder counts)
+            self.nodes += 2
             # an op's output made on that line, as the recorder records it when an event first names it
             result._rid = (None, self.owner.line, True)
+        else:
+            self.nodes += 1
         node = result._grad_fn
         if node is not None and node._rid is None:
             node._rid = QUIET_NODE  # a later backward that walks it is told apart (``unrecorded_node``)
@@ -340,7 +342,9 @@ class QuietRecording:
     def unrecorded_name(self, t, name) -> None:
         quiet = self._quiet
         if quiet is not None and STATE.recorder is quiet and isinstance(t, Tensor):
-            quiet.names[name] = weakref.ref(t)  # the tensors the program holds by name are named when it wakes
+            held = quiet.names.get(name)
+            if held is None or held() is not t:  # (`a -= ...` binds its tensor again: no new reference)
+                quiet.names[name] = weakref.ref(t)  # the tensors the program holds by name are named when it wakes
             if t._rid is None:  # made outside an op (a leaf): recorded with the line that named it
                 t._rid = (None, self.line, False)
 
