@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import linalg_ops as _la
-from .aten_norm import norm2_32
+from .aten_norm import last_dim_norm2_32, norm2_32
 from .cascade_sum import torch_sum
 from .graphed import Graphed, vjps_by_decomposition
 from .graphed import raw as _raw
@@ -275,6 +275,10 @@ def _vector_norm(a, p, dims, keep):
         out = norm2_32(a) if whole else None
         if out is not None:
             return np.full(_reduced_shape(x, dims, keep), out, a.dtype) if keep else out
+        if dims is not None and len(dims) == 1 and dims[0] % max(a.ndim, 1) == a.ndim - 1:
+            out = last_dim_norm2_32(a, keep)  # (cosine_similarity's norms, along a row)
+            if out is not None:
+                return out
         return np.sqrt((x * x).sum(axis=dims, keepdims=keep))
     if p == np.inf:
         return x.max(axis=dims, keepdims=keep) if x.size else np.zeros(_reduced_shape(x, dims, keep), x.dtype)

@@ -1,8 +1,8 @@
 """F.cosine_similarity / F.pairwise_distance, torch.* and nn.CosineSimilarity / nn.PairwiseDistance (engine/nn/
 functional.py, engine/nn/distance.py) against torch 2.13: values, dtypes, grad_fn names, gradients and the errors'
 words (the word-embeddings tutorial's nearest words).
-NOTE: values are compared to a few ulps, not bit for bit: the engine's 2-norm sums its squares in numpy's order,
-ATen's in 8 lanes and a tail, so a norm can differ in its last bit. The finite-difference check of
+NOTE: values are compared to a few ulps: a norm along another dim than the last sums its squares in numpy's order,
+not ATen's (along the last dim, cosine_similarity's, they are ATen's: test_mkl_vs_torch.py). The finite-difference check of
 the norm_dim row (NormBackward1) is in test_gradcheck.py; the composed gradient is checked here too."""
 import numpy as np
 import pytest

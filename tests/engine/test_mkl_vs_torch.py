@@ -213,6 +213,23 @@ def test_the_2_norm_sums_in_atens_order():
                 _bits_equal(ours.numpy(), theirs.numpy())
 
 
+def test_the_2_norm_along_the_last_dim_sums_each_row_in_atens_order():
+    # the word-embeddings tutorial's nearest words: cosine_similarity divides by these norms
+    rng = np.random.default_rng(10)
+    for rows, size in ((1, 1), (3, 5), (12, 10), (4, 8), (2, 9), (5, 13), (7, 31), (3, 200), (2, 1001)):
+        for keep in (False, True):
+            w = (rng.standard_normal((rows, size)) * np.exp(rng.standard_normal((rows, size)))).astype(np.float32)
+            theirs = torch.linalg.vector_norm(torch.from_numpy(w), dim=-1, keepdim=keep)
+            for ours in (engine.linalg.vector_norm(engine.tensor(w), dim=-1, keepdim=keep),
+                         engine.tensor(w).norm(2, 1, keepdim=keep)):
+                _bits_equal(ours.numpy(), theirs.numpy())
+            w3 = w.reshape(1, rows, size)
+            _bits_equal(engine.tensor(w3).norm(dim=2).numpy(), torch.from_numpy(w3).norm(dim=2).numpy())
+    emb = rng.standard_normal((12, 10)).astype(np.float32)
+    ours = EF.cosine_similarity(engine.tensor(emb[3:4]), engine.tensor(emb))
+    _bits_equal(ours.numpy(), torch.nn.functional.cosine_similarity(torch.from_numpy(emb[3:4]), torch.from_numpy(emb)).numpy())
+
+
 def test_clip_grad_norm_is_torchs():
     rng = np.random.default_rng(10)
     for _ in range(40):
