@@ -13,6 +13,7 @@ engine (`Backend.limited`).
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import sys
 import time
@@ -464,6 +465,15 @@ class Interpreter(Compiler, Attributes, Budgets, Formatting, Expressions, Calls,
                 self.check_data(key, names=True)
                 if isinstance(value, self.B.Module):
                     self.module_links(1)
+            obj[key] = value
+            return
+        if t is collections.defaultdict and obj.default_factory is dict and isinstance(key, self.B.Tensor):
+            # an optimizer's state (the engine's only defaultdict): `opt.state[p] = {}` resets a parameter's state;
+            # what the optimizer reads back is what it keeps there, tensors and numbers under names
+            if type(value) is not dict or not all(type(k) is str and (isinstance(v, self.B.Tensor) or type(v) in SCALARS)
+                                                  for k, v in value.items()):
+                raise TypeError("optimizer.state[param] takes a dict of tensors and numbers (the parameter's state) in "
+                                f"flowgrad programs, not {self.type_name(value)}")
             obj[key] = value
             return
         raise TypeError(f"'{self.type_name(obj)}' object does not support item assignment")

@@ -11,6 +11,7 @@ import numpy as np
 from .. import vml
 from ..autograd import STATE, enable_grad, note_writes
 from ..boundary import is_number, is_tensor, plain_text, type_name
+from ..dispatch import _broadcast_message
 from ..dtypes import legacy_tensor_type
 from ..nn.modules import _zero_grads
 from ..tensor_core import Tensor
@@ -117,8 +118,13 @@ def _state_tensor(v, p, key):
         raise TypeError(f"optimizer state '{key}' must be a Tensor, not {_typename(v)}")
     data = v._data
     if type(data) is not np.ndarray or data.shape != p._data.shape:
-        raise RuntimeError(f"optimizer state '{key}' has shape {tuple(np.shape(data))}, but the parameter has "
-                           f"shape {tuple(p._data.shape)}")
+        # PyTorch's words where its in-place update (`buf.mul_(m).add_(grad)`) meets the parameter's gradient
+        mine, theirs = np.shape(data), p._data.shape
+        try:
+            both = np.broadcast_shapes(mine, theirs)
+        except ValueError:
+            raise RuntimeError(_broadcast_message([np.broadcast_to(0, mine), np.broadcast_to(0, theirs)])) from None
+        raise RuntimeError(f"output with shape {list(mine)} doesn't match the broadcast shape {list(both)}")
     if data.dtype != p._data.dtype:
         data = v._data = data.astype(p._data.dtype)
     return data
