@@ -500,8 +500,9 @@ async function apply(sent) {
       showDraft(sent);
       if (sent.pass !== state.passIndex) openPass(sent.pass, { step: sent.step, node: asked() ? null : sent.node, autoplay: false });
       else if (sent.step !== state.step) setStep(sent.step, { animate: true, toast: false });
-      const node = asked() ? null : sent.node;  // a question open: the inspector stays closed (its sheet covers the card)
-      if (node !== state.selected) select(node);
+      // a question open: the teacher's selection is not followed (the inspector's sheet would cover the card), and a
+      // node the student opened stays open whatever the teacher does meanwhile (showQuestion closed it once)
+      if (!asked() && sent.node !== state.selected) select(sent.node);
     }
     if (state.playing && !sent.playing) stopPlaying();
     set({ speed: sent.speed || state.speed });

@@ -112,6 +112,7 @@ def test_a_question_masks_the_answer_everywhere_until_reveal(lecture, shot):
     teacher.evaluate("window.__fg.setStep(window.__fg.model.steps.length)")
     node, grad = gradient_node(teacher)
     assert node is not None
+    other = teacher.evaluate("id => window.__fg.model.graph.nodes.find((n) => n.id !== id).id", node)
     teacher.evaluate("id => window.__fg.select(id)", node)
     shown = f"{grad:g}"
     assert shown in teacher.locator("#inspector").inner_text()
@@ -140,6 +141,13 @@ def test_a_question_masks_the_answer_everywhere_until_reveal(lecture, shot):
         student.evaluate("id => window.__fg.select(id)", node)  # a student opening the node reads "?" too
         student.locator("#inspector [data-masked]").wait_for()
         assert shown not in student.locator("#inspector").inner_text()
+        # the teacher's next state (here another node selected) leaves the node the student opened open
+        teacher.evaluate("id => window.__fg.select(id)", other)
+        student.wait_for_function("id => window.__fg.classroom.latest.node === id", arg=other, timeout=15000)
+        assert student.evaluate("window.__fg.selected") == node
+        assert student.locator("#inspector [data-masked]").is_visible()
+        teacher.evaluate("id => window.__fg.select(id)", node)
+        student.wait_for_function("id => window.__fg.classroom.latest.node === id", arg=node, timeout=15000)
         student.evaluate("window.__fg.select(null)")
     phone = students[0]
     phone.get_by_label("Your answer").fill(str(grad))
