@@ -20,7 +20,7 @@ _BINARY = (0, 1)
 PROMOTED_INPUTS = {name: _BINARY for name in (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "remainder", "fmod", "floor_divide", "div_floor",
     "div_trunc", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-    "bitwise_right_shift", "hypot", "xlogy")}
+    "bitwise_right_shift", "hypot", "xlogy", "fmax", "fmin", "copysign", "logaddexp")}
 PROMOTED_INPUTS["where"] = (1, 2)  # the condition stays bool
 
 def _edge(x):

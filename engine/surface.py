@@ -202,6 +202,23 @@ from .tensor_bitwise_names import (
 from .tensor_core import Size, Tensor
 from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
+from .tensor_more_names import (  # issue 21 §3: names tutorials and courses reach for
+    baddbmm,
+    bucketize,
+    column_stack,
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    logaddexp,
+    ravel,
+    rot90,
+    searchsorted,
+    signbit,
+    sinc,
+    take,
+    tensor_split,
+)
 from .tensor_promotion_names import can_cast, promote_types, result_type
 from .tensor_quantile import nanquantile, quantile  # issue 21: names programs bring
 from .tensor_stats import (  # issue 21: names programs bring

@@ -57,6 +57,9 @@ TORCH_NAMES = TORCH_NAMES | RANDOM_NAMES
 # issue 10: torch.nn.utils (gradient clipping, parameters <-> one vector)
 NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm parameters_to_vector "
                            "vector_to_parameters".split())
+# issue 21 §3: names tutorials and courses reach for (engine/tensor_more_names.py; fmax fmin sinc float_power baddbmm
+# are above)
+TORCH_NAMES |= frozenset("copysign signbit logaddexp take searchsorted bucketize rot90 tensor_split ravel column_stack".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_default_tensor_type jit
@@ -195,6 +198,8 @@ TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_s
                   " bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_left_shift_ bitwise_right_shift_ logical_and_"
                   " logical_or_ logical_xor_ logical_not_")
 
+# issue 21 §3: engine/tensor_more_names.py's methods (float_power and baddbmm are in the tensor rule's own list)
+TENSOR_FUNCS += " fmax fmin copysign signbit sinc logaddexp take rot90 tensor_split ravel"
 # issue 21: statistics, fused updates, linear algebra and windows programs bring (engine/tensor_stats.py,
 # engine/linalg_solve.py)
 TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"

@@ -1,0 +1,128 @@
+"""Op table rows for torch.fmax / fmin / copysign / sinc / logaddexp / take / baddbmm / rot90: PyTorch's nodes
+(FmaxBackward0, ..., Rot90Backward0), each rule as derivatives.yaml writes it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .op_table import Params, defop, unbroadcast
+
+_F64 = np.dtype(np.float64)
+
+
+def _fmax_keeps_a(a, b):
+    return (a >= b) | np.isnan(b)  # NOTE: where b is nan the result is a (nan only when both are)
+
+
+def _fmin_keeps_a(a, b):
+    return (a <= b) | np.isnan(b)
+
+
+defop("fmax", "FmaxBackward0", "fmax", np.fmax,
+      (lambda g, ans, a, b: g * _fmax_keeps_a(a, b), r"\mathbb{1}[a\ge b]"),
+      (lambda g, ans, a, b: g * ~_fmax_keeps_a(a, b), r"\mathbb{1}[b>a]"), needs=("ab", "ab"), broadcasts=True)
+defop("fmin", "FminBackward0", "fmin", np.fmin,
+      (lambda g, ans, a, b: g * _fmin_keeps_a(a, b), r"\mathbb{1}[a\le b]"),
+      (lambda g, ans, a, b: g * ~_fmin_keeps_a(a, b), r"\mathbb{1}[b<a]"), needs=("ab", "ab"), broadcasts=True)
+
+
+def _copysign_grad(g, ans, a, b):
+    """ATen's copysign_tensor_self_backward: grad * result / self, 0 where self is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = ans / a
+    return g * np.where(a == 0, np.zeros((), ratio.dtype), ratio)
+
+
+defop("copysign", "CopysignBackward0", "copysign", np.copysign, (_copysign_grad, r"\frac{\operatorname{copysign}(a,b)}{a}"),
+      (lambda g, ans, a, b: g * 0, "0"), needs=("ar", ""), broadcasts=True)
+
+_PI32 = np.float32(math.pi)
+
+
+def _sinc(a):
+    """ATen's sinc kernel: 1 at 0, else sin(pi x) / (pi x), pi x rounded to the dtype first (sin rounded once from
+    float64: what glibc's sinf returns on all but rare inputs)."""
+    pi = _PI32 if a.dtype == np.float32 else a.dtype.type(math.pi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = pi * a
+        out = np.sin(x.astype(_F64)).astype(a.dtype) / x
+    return np.where(a == 0, np.ones((), a.dtype), out).astype(a.dtype, copy=False)
+
+
+def _sinc_grad(g, ans, a):
+    """derivatives.yaml: ((pi x cos(pi x) - sin(pi x)) / (pi x^2)), 0 at 0."""
+    pi = a.dtype.type(math.pi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = pi * a
+        d = (x * np.cos(x) - np.sin(x)) / (pi * a * a)
+    return g * np.where(a == 0, np.zeros((), d.dtype), d)
+
+
+defop("sinc", "SincBackward0", "sinc", _sinc, (_sinc_grad, r"\frac{\pi a\cos\pi a-\sin\pi a}{\pi a^{2}}"), needs=("a",))
+
+
+def _logaddexp(a, b):
+    """ATen's: max(a, b) + log1p(exp(-|a - b|)), and a where both are the same infinity."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.maximum(a, b) + np.log1p(np.exp(-np.abs(a - b)))
+    return np.where(np.isinf(a) & (a == b), a, out).astype(out.dtype, copy=False)
+
+
+def _logaddexp_grad(which):
+    def vjp(g, ans, a, b):
+        with np.errstate(over="ignore"):
+            return g / (1 + np.exp(b - a)) if which == 0 else g / (1 + np.exp(a - b))
+    return vjp
+
+
+defop("logaddexp", "LogaddexpBackward0", "logaddexp", _logaddexp,
+      (_logaddexp_grad(0), r"\frac{e^{a}}{e^{a}+e^{b}}"), (_logaddexp_grad(1), r"\frac{e^{b}}{e^{a}+e^{b}}"),
+      needs=("ab", "ab"), broadcasts=True)
+
+
+def _take_grad(g, ans, a, index):
+    out = np.zeros(a.size, g.dtype)
+    np.add.at(out, index.reshape(-1), np.asarray(g).reshape(-1))
+    return out.reshape(a.shape)
+
+
+defop("take", "TakeBackward0", "take", lambda a, index: np.asarray(a).reshape(-1)[index],
+      (_take_grad, r"\mathbb{1}[\text{taken}]"), (None, ""), needs=("b", ""),
+      sizes=lambda arrays, params: (np.shape(arrays[1]),))
+
+
+def _baddbmm(c, a, b, beta, alpha):
+    """beta * input + alpha * (batch1 @ batch2); beta 0 ignores input (nan and inf in it too), as ATen."""
+    product = np.matmul(a, b)
+    if alpha != 1:
+        product = product * product.dtype.type(alpha)
+    if beta == 0:
+        return np.ascontiguousarray(np.broadcast_to(product, product.shape))
+    return (c if beta == 1 else c * c.dtype.type(beta)) + product
+
+
+def _baddbmm_sizes(arrays, params):
+    a, b = np.shape(arrays[1]), np.shape(arrays[2])
+    return ((a[0], a[1], b[2]),) if len(a) == 3 and len(b) == 3 else ()
+
+
+def _baddbmm_flops(arrays, params):
+    a, b = np.shape(arrays[1]), np.shape(arrays[2])
+    return a[0] * a[1] * a[2] * b[2] if len(a) == 3 and len(b) == 3 else 0
+
+
+defop("baddbmm", "BaddbmmBackward0", "baddbmm", _baddbmm,
+      (lambda g, ans, c, a, b, beta, alpha: unbroadcast(g * beta, np.shape(c)), r"\beta"),
+      (lambda g, ans, c, a, b, beta, alpha: np.matmul(g, np.swapaxes(b, 1, 2)) * alpha, r"\alpha\,B_2^{\top}"),
+      (lambda g, ans, c, a, b, beta, alpha: np.matmul(np.swapaxes(a, 1, 2), g) * alpha, r"\alpha\,B_1^{\top}"),
+      needs=("", "c", "b"), params=Params("keywords", ("beta", "alpha")), sizes=_baddbmm_sizes,
+      flops=_baddbmm_flops)
+
+
+defop("copysign_scalar", "CopysignBackward1", "copysign", lambda a, c: np.copysign(a, a.dtype.type(c)),
+      (lambda g, ans, a, c: _copysign_grad(g, ans, a, None), r"\frac{\operatorname{copysign}(a,c)}{a}"),
+      needs=("ar",), params=Params("call", ("other",)))
+defop("rot90", "Rot90Backward0", "rot90", lambda a, k, dims: np.rot90(a, k, dims).copy(),
+      (lambda g, ans, a, k, dims: np.rot90(g, -k, dims), r"\operatorname{rot90}^{-1}"), saves=False,
+      params=Params("keywords", ("k", "dims")))
