@@ -36,7 +36,15 @@ from .bounded_methods import (
 from .dataclasses_module import DataclassMethod
 from .errors import ProgramError
 from .flow import UserGenerator
-from .names import CUDNN_SWITCHES, CUDNN_SWITCHES_SETTERS, DETERMINISM_FUNCTIONS, PACKED_SEQUENCE_METHODS, STORAGE_NAMES, TENSOR_FUNCS
+from .names import (
+    CUDNN_SWITCHES,
+    CUDNN_SWITCHES_SETTERS,
+    DETERMINISM_FUNCTIONS,
+    ENGINE_CLASS_ATTRIBUTES,
+    PACKED_SEQUENCE_METHODS,
+    STORAGE_NAMES,
+    TENSOR_FUNCS,
+)
 from .numpy_module import (
     ALLOWED_DTYPES,
     ARRAY_ATTRIBUTES,
@@ -312,6 +320,8 @@ class Attributes:
                     return Builtin(name, rule.wrapped[name](self, obj), self)
                 return getattr(obj, name)
             raise self._no_attr(obj, name)
+        if isinstance(obj, type) and name in ENGINE_CLASS_ATTRIBUTES.get(self.B.class_names.get(obj), ()):
+            return getattr(obj, name)  # (`nn.Embedding.from_pretrained`)
         rule = self._rule_for(obj)
         if rule is not None:
             self._attr_rules[t] = rule

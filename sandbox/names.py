@@ -158,7 +158,7 @@ NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
     "linear": "Identity LazyLinear Linear",
     "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss",
     "module": "Module",
-    "normalization": "GroupNorm LayerNorm",
+    "normalization": "GroupNorm LayerNorm RMSNorm",
     "padding": "ConstantPad1d ConstantPad2d ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d "
                "ZeroPad1d ZeroPad2d",
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d",
@@ -167,6 +167,9 @@ NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
     "transformer": "Transformer TransformerEncoder TransformerEncoderLayer",
     "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
 }.items() for name in names.split()}
+# class attributes of engine classes a program may read (a module made from a pretrained table of rows)
+ENGINE_CLASS_ATTRIBUTES = MappingProxyType({"torch.nn.modules.sparse.Embedding": frozenset({"from_pretrained"}),
+                                            "torch.nn.modules.sparse.EmbeddingBag": frozenset({"from_pretrained"})})
 # torch.nn.parameter: the parameter classes (importable as that module too)
 NN_PARAMETER_NAMES = ("Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy")
 

@@ -52,7 +52,7 @@ from .modules import (
     Softmax,
     Tanh,
 )
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .padding import (
     ConstantPad1d,
     ConstantPad2d,
@@ -90,7 +90,8 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
            "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "CosineSimilarity", "PairwiseDistance",
+           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "RMSNorm", "CosineSimilarity",
+           "PairwiseDistance",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Transformer",
            "ConvTranspose1d", "ConvTranspose2d",
            "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "parameter"]

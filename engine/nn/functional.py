@@ -188,6 +188,7 @@ adaptive_avg_pool2d = _layers.adaptive_avg_pool2d
 adaptive_avg_pool1d = _layers.adaptive_avg_pool1d
 interpolate = _layers.interpolate
 batch_norm, layer_norm, embedding = _layers.batch_norm, _layers.layer_norm, _layers.embedding
+rms_norm = _layers.rms_norm
 dropout, dropout1d, dropout2d = _layers.dropout, _layers.dropout1d, _layers.dropout2d
 gelu, leaky_relu, elu, selu, celu, silu = _layers.gelu, _layers.leaky_relu, _layers.elu, _layers.selu, _layers.celu, _layers.silu
 softplus, mish, hardtanh, relu6, logsigmoid = _layers.softplus, _layers.mish, _layers.hardtanh, _layers.relu6, _layers.logsigmoid

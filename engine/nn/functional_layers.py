@@ -373,6 +373,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     return apply(OPS["layer_norm"], (input, weight, bias), (shape, float(eps)))
 
 
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    """ATen's composite: x * rsqrt(mean(x ** 2 over the normalized dims) + eps), times weight; eps None is the
+    dtype's machine epsilon (the graph: PowBackward0, MeanBackward1, AddBackward0, RsqrtBackward0, MulBackward0)."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:  # (no comma after the *: rms_norm's words)
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*"
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps) if input._data.dtype.kind == "f" else float(np.finfo(np.float32).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    scale = (input ** 2).mean(dims, keepdim=True)
+    scale.add_(eps)  # (in place, as ATen's add_)
+    out = input * scale.rsqrt()
+    return out if weight is None else out * weight
+
+
 def _check_same_dtype(input, *params):  # noqa: A002
     """batch_norm / layer_norm: PyTorch's CPU kernels take float16 input with float32 parameters, nothing else mixed."""
     dtype = input._data.dtype

@@ -3,6 +3,7 @@ its bags summed, averaged or maxed (EmbeddingBagBackward0)."""
 from __future__ import annotations
 
 from .. import creation
+from ..boundary import expect_tensor
 from ..devices import resolve as resolve_device
 from . import functional_extra as FX
 from . import functional_layers as FL
@@ -61,10 +62,11 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, sparse=False):
+        expect_tensor(embeddings, "from_pretrained", "embeddings", 1)
         assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-                   _weight=embeddings.detach().clone(), _freeze=freeze)
+                   _weight=embeddings.detach(), _freeze=freeze)  # (the weight shares the tensor's memory, as torch's)
 
 
 class EmbeddingBag(Module):
@@ -113,6 +115,7 @@ class EmbeddingBag(Module):
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                         mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        expect_tensor(embeddings, "from_pretrained", "embeddings", 1)
         assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
         rows, cols = embeddings.shape
         return cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
