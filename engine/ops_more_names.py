@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from .graphed import Graphed
+from .graphed import op as _graphed_op
 from .op_table import Params, defop, unbroadcast
 
 _F64 = np.dtype(np.float64)
@@ -81,15 +83,28 @@ defop("logaddexp", "LogaddexpBackward0", "logaddexp", _logaddexp,
       needs=("ab", "ab"), broadcasts=True)
 
 
-def _take_grad(g, ans, a, index):
-    out = np.zeros(a.size, g.dtype)
-    np.add.at(out, index.reshape(-1), np.asarray(g).reshape(-1))
-    return out.reshape(a.shape)
+def _take(a, index):
+    if type(a) is Graphed:  # (the gradient of take_backward, under create_graph)
+        return _graphed_op("take", (a, index), ())
+    return np.asarray(a).reshape(-1)[index]
 
 
-defop("take", "TakeBackward0", "take", lambda a, index: np.asarray(a).reshape(-1)[index],
-      (_take_grad, r"\mathbb{1}[\text{taken}]"), (None, ""), needs=("b", ""),
+def _take_backward(g, shape, index):
+    """Each taken element's gradient added back where it was read (an index read twice gets both)."""
+    if type(g) is Graphed:
+        return _graphed_op("take_backward", (g,), (shape, index))
+    out = np.zeros(int(np.prod(shape)), g.dtype)
+    np.add.at(out, np.asarray(index).reshape(-1), np.asarray(g).reshape(-1))
+    return out.reshape(shape)
+
+
+defop("take", "TakeBackward0", "take", _take, (lambda g, ans, a, index: _take_backward(g, a.shape, index),
+                                              r"\mathbb{1}[\text{taken}]"), (None, ""), needs=("b", ""),
       sizes=lambda arrays, params: (np.shape(arrays[1]),))
+# PyTorch computes take's gradient as zeros.put_(index, grad, accumulate=True): its node under create_graph is PutBackward0
+defop("take_backward", "PutBackward0", "take_backward", _take_backward,
+      (lambda g, ans, x, shape, index: _take(g, index), r"\operatorname{take}"), saves=False,
+      params=Params("keywords", ("input_sizes", "index")), sizes=lambda arrays, params: (tuple(params[0]),))
 
 
 def _baddbmm(c, a, b, beta, alpha):
@@ -123,6 +138,12 @@ defop("baddbmm", "BaddbmmBackward0", "baddbmm", _baddbmm,
 defop("copysign_scalar", "CopysignBackward1", "copysign", lambda a, c: np.copysign(a, a.dtype.type(c)),
       (lambda g, ans, a, c: _copysign_grad(g, ans, a, None), r"\frac{\operatorname{copysign}(a,c)}{a}"),
       needs=("ar",), params=Params("call", ("other",)))
-defop("rot90", "Rot90Backward0", "rot90", lambda a, k, dims: np.rot90(a, k, dims).copy(),
-      (lambda g, ans, a, k, dims: np.rot90(g, -k, dims), r"\operatorname{rot90}^{-1}"), saves=False,
+def _rot90(a, k, dims):
+    if type(a) is Graphed:  # (a gradient under create_graph: turned back by the op itself)
+        return _graphed_op("rot90", (a,), (k, dims))
+    return np.rot90(a, k, dims).copy()
+
+
+defop("rot90", "Rot90Backward0", "rot90", _rot90, (lambda g, ans, a, k, dims: _rot90(g, (-k) % 4, dims),
+                                                  r"\operatorname{rot90}^{-1}"), saves=False,
       params=Params("keywords", ("k", "dims")))

@@ -512,3 +512,18 @@ def test_every_saving_op_says_what_each_vjp_reads():
             assert len(op.needs) == len(op.vjps), name
             assert all(set(n) <= set("abcr") for n in op.needs), name
 
+
+# issue 21 §3 (engine/ops_more_names.py): values apart (no tie for fmax / fmin), no zero for copysign and sinc
+CASES.update({
+    "fmax": [((distinct(3, 4), distinct(3, 4) + 0.1), ()), ((distinct(2, 3), distinct(3) + 0.11), ())],
+    "fmin": [((distinct(3, 4), distinct(3, 4) + 0.1), ()), ((distinct(2, 3), distinct(3) + 0.11), ())],
+    "copysign": [((distinct(3, 4), r(3, 4)), ()), ((distinct(2, 3), r(3)), ())],
+    "copysign_scalar": [((distinct(3, 4),), (-1.0,)), ((distinct(5),), (2.0,))],
+    "sinc": [((distinct(3, 4),), ()), ((pos(5),), ())],
+    "logaddexp": [((r(3, 4), r(3, 4)), ()), ((r(2, 3), r(3)), ())],
+    "take": [((r(3, 4), np.array([[0, 11], [5, 5]])), ()), ((r(6), np.array([-1, 2])), ())],
+    "baddbmm": [((r(2, 3, 5), r(2, 3, 4), r(2, 4, 5)), (1.0, 1.0)), ((r(3, 5), r(2, 3, 4), r(2, 4, 5)), (0.5, 2.0)),
+                ((r(5), r(1, 3, 4), r(1, 4, 5)), (0.0, 1.5))],
+    "rot90": [((r(3, 4),), (1, (0, 1))), ((r(2, 3, 4),), (3, (2, 0))), ((r(2, 3),), (2, (1, 0)))],
+})
+CASES["take_backward"] = [((r(2, 2), ), ((3, 4), np.array([[0, 11], [5, 5]]))), ((r(2),), ((6,), np.array([-1, 2])))]

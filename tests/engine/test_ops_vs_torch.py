@@ -218,6 +218,11 @@ TORCH.update({
     "clamp_max": lambda a, hi: a.clamp_max(hi),
     "erf": torch.erf, "log1p": torch.log1p, "expm1": torch.expm1, "atan2": torch.atan2,
     "hypot": torch.hypot, "xlogy": torch.xlogy,  # issue 21 §3
+    "fmax": torch.fmax, "fmin": torch.fmin, "copysign": torch.copysign, "sinc": torch.sinc, "logaddexp": torch.logaddexp,
+    "copysign_scalar": lambda a, c: torch.copysign(a, c), "take": torch.take, "rot90": torch.rot90,
+    "take_backward": lambda g, shape, index: torch.zeros(shape, dtype=g.dtype).put(torch.as_tensor(index), g,
+                                                                                 accumulate=True),
+    "baddbmm": lambda c, a, b, beta, alpha: torch.baddbmm(c, a, b, beta=beta, alpha=alpha),
     "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "sign": torch.sign,
     "nan_to_num": lambda a, nan, posinf, neginf: torch.nan_to_num(a, nan, posinf, neginf),
     "round_decimals": lambda a, dec: torch.round(a, decimals=dec),
