@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from folded_fixture import RUN_ID, folded_pass, group_payload, search_answer
+from playwright.sync_api import expect
 from test_page import open_app, pause, run_source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,6 +269,8 @@ def test_search_of_an_expired_run_says_so(page):
 def test_breadcrumbs_follow_stepping(page, shot):
     open_app(page)
     run_source(page, MODULE_SGD)
+    # the run's `done` redraws the open pass with its module names (the crumbs too): step once it is over
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=60000)
     pause(page)
     page.locator("#graph-wrap").focus()
     page.keyboard.press("Home")
