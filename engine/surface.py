@@ -211,6 +211,7 @@ from .tensor_more_names import (  # issue 21 §3: names tutorials and courses re
     fmax,
     fmin,
     logaddexp,
+    logit,
     ravel,
     rot90,
     searchsorted,

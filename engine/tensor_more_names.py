@@ -1,5 +1,5 @@
 """torch.fmax / fmin / copysign / signbit / sinc / logaddexp / take / float_power / baddbmm / searchsorted /
-bucketize / rot90 / tensor_split / ravel / column_stack and their Tensor methods: names tutorials and courses reach
+bucketize / rot90 / tensor_split / ravel / column_stack / logit and their Tensor methods: names tutorials and courses reach
 for (issue 21 §3), with PyTorch's nodes, dtypes and argument errors. Composite where PyTorch composes them
 (tensor_split slices, ravel views, column_stack concatenates, float_power casts then powers)."""
 from __future__ import annotations
@@ -255,6 +255,15 @@ def column_stack(tensors):
     return hstack(columns)
 
 
+def logit(input, eps=None):  # noqa: A002
+    """log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (LogitBackward0)."""
+    expect_tensor(input, "logit", "input", 1)
+    if eps is not None and not isinstance(eps, _NUMBER):
+        raise TypeError(f"logit(): argument 'eps' must be float, not {type(eps).__name__}")
+    return apply(OPS["logit"], (_floating(input),), (None if eps is None else float(eps),))
+
+
+Tensor.logit = logit
 Tensor.fmax = fmax
 Tensor.fmin = fmin
 Tensor.copysign = copysign

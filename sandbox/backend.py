@@ -160,6 +160,9 @@ class Backend:
                                 JSONDecodeError: BuiltinType("json.decoder.JSONDecodeError", JSONDecodeError,
                                                              exception_constructor(JSONDecodeError))}
         torch_attrs["linalg"] = linalg_proxy
+        special = _submodule(mod, "special")
+        special_proxy = ModuleProxy("torch.special", {n: getattr(special, n) for n in names.SPECIAL_NAMES})
+        torch_attrs["special"] = special_proxy
         data_proxy = utils_proxy = None
         if data is not None:
             data_proxy = ModuleProxy("torch.utils.data", {n: getattr(data, n) for n in names.DATA_NAMES
@@ -185,6 +188,7 @@ class Backend:
                 n: dist_proxy.attrs[n] for n in names_in})
             self.modules[f"torch.distributions.{sub}"] = proxy
         self.modules["torch.linalg"] = linalg_proxy
+        self.modules["torch.special"] = special_proxy
         if sched_proxy is not None:
             self.modules["torch.optim.lr_scheduler"] = sched_proxy
         if utils_nn_proxy is not None:

@@ -19,7 +19,7 @@ MODULES = {
     "torch": torch, "torch.nn": torch.nn, "torch.nn.functional": torch.nn.functional, "torch.optim": torch.optim,
     "torch.autograd": torch.autograd, "torch.utils.data": torch.utils.data, "torch.nn.init": torch.nn.init,
     "torch.optim.lr_scheduler": torch.optim.lr_scheduler, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
-    "torch.func": torch.func, "torch.autograd.functional": torch.autograd.functional,
+    "torch.func": torch.func, "torch.autograd.functional": torch.autograd.functional, "torch.special": torch.special,
     "Tensor": torch.Tensor, "nn.Module": torch.nn.Module,
 }
 

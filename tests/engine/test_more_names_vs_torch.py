@@ -43,6 +43,14 @@ CASES = [
     ("tensor_split_indices", lambda L, t: t[0].tensor_split([1, 5, 9]), [R(7, 2)], True),
     ("ravel", lambda L, t: L.ravel(t[0].t()), [R(3, 4)], True),
     ("column_stack", lambda L, t: L.column_stack([t[0], t[1], t[2]]), [R(3), R(3, 2), R(3)], True),
+    # SLEEF's log on whole blocks of 8, glibc's logf on the rest: bit for bit
+    ("logit", lambda L, t: L.logit(t[0]), [rng.uniform(0.001, 0.999, (5, 13)).astype(np.float32)], True),
+    ("logit_eps", lambda L, t: t[0].logit(eps=0.1), [rng.uniform(0.0, 1.0, (37,)).astype(np.float32)], True),
+    ("special_logit", lambda L, t: L.special.logit(t[0], 0.05), [rng.uniform(0.0, 1.0, (4, 8)).astype(np.float32)],
+     True),
+    ("special_expit", lambda L, t: L.special.expit(t[0]), [R(3, 5)], True),
+    # (xlogy's log is numpy's: its last bit can differ)
+    ("special_xlogy", lambda L, t: L.special.xlogy(t[0], t[0].abs()), [R(3, 5)], False),
 ]
 
 

@@ -220,6 +220,7 @@ TORCH.update({
     "hypot": torch.hypot, "xlogy": torch.xlogy,  # issue 21 §3
     "fmax": torch.fmax, "fmin": torch.fmin, "copysign": torch.copysign, "sinc": torch.sinc, "logaddexp": torch.logaddexp,
     "copysign_scalar": lambda a, c: torch.copysign(a, c), "take": torch.take, "rot90": torch.rot90,
+    "logit": lambda a, eps: torch.logit(a, eps),
     "take_backward": lambda g, shape, index: torch.zeros(shape, dtype=g.dtype).put(torch.as_tensor(index), g,
                                                                                  accumulate=True),
     "baddbmm": lambda c, a, b, beta, alpha: torch.baddbmm(c, a, b, beta=beta, alpha=alpha),

@@ -24,6 +24,11 @@ print(torch.searchsorted(torch.tensor([1.0, 2.0, 4.0]), torch.tensor([0.5, 2.0, 
 print(torch.bucketize(torch.tensor([1, 5, 9]), torch.tensor([2, 4, 6, 8])), torch.signbit(torch.tensor([-0.0, 1.0])))
 print(torch.float_power(torch.tensor([2, 3]), 2), torch.sinc(torch.tensor([0.0, 0.5])))
 print(torch.logaddexp(torch.tensor([0.0, 1.0]), torch.tensor([0.0, -1.0])))
+import torch.special as S
+from torch.special import expit
+p = torch.rand(10, requires_grad=True)
+S.logit(p, eps=0.1).sum().backward()
+print(torch.logit(p), p.logit(0.2), expit(torch.tensor([0.0, 2.0])), S.softmax(torch.tensor([1.0, 2.0]), 0), p.grad)
 """
 
 
@@ -42,6 +47,7 @@ def test_the_program_prints_what_pytorch_prints():
     "torch.baddbmm(torch.ones(1, 1, 1), torch.ones(1, 3000, 1), torch.ones(1, 1, 3000))",
     "torch.take(torch.ones(2), torch.zeros(3000, 3000, dtype=torch.long))",
     "torch.float_power(torch.ones(3000, 1), torch.ones(1, 3000))",
+    "torch.special.xlogy(torch.ones(3000, 1), torch.ones(1, 3000))",
 ])
 def test_what_they_would_make_past_the_element_budget_is_refused(call):
     e = err(f"import torch\nx = 1\n{call}")
@@ -68,11 +74,19 @@ def test_their_loops_spend_the_programs_steps(call):
     "torch.fmax(torch.ones(2), 'x')", "torch.take(torch.ones(2), [0])", "torch.rot90([[1, 2]])",
     "torch.searchsorted(torch.ones(2), 'a')", "torch.column_stack(torch.ones(2))", "torch.copysign(print, 1.0)",
     "torch.float_power(torch.ones(2), print)", "torch.baddbmm(torch.ones(1), torch.ones(1, 1, 1), torch.ones(1, 1, 1), beta='x')",
-    "torch.ones(2).sinc(2)", "torch.tensor_split(torch.ones(2), 'ab')",
+    "torch.ones(2).sinc(2)", "torch.tensor_split(torch.ones(2), 'ab')", "torch.logit(torch.ones(2), eps='x')",
+    "torch.special.logit([0.5])", "torch.special.expit('x')",
 ])
 def test_wrong_arguments_are_type_errors_on_their_line(call):
     e = err(f"import torch\n{call}")
     assert e["type"] == "TypeError" and e["line"] == 2, e
+
+
+def test_torch_special_reaches_its_names_alone():
+    e = err("import torch\ntorch.special.gammaln(torch.ones(2))")
+    assert e["type"] == "AttributeError" and "exists in PyTorch but is not available" in e["message"], e
+    e = err("import torch.special as S\nS.torch")
+    assert e["type"] == "AttributeError" and e["line"] == 2, e
 
 
 def test_their_errors_are_pytorchs():
