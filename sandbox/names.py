@@ -61,6 +61,8 @@ NN_UTILS_NAMES = frozenset("clip_grad_norm_ clip_grad_value_ clip_grad_norm para
 # are above)
 TORCH_NAMES |= frozenset("""copysign signbit logaddexp take searchsorted bucketize rot90 tensor_split ravel column_stack
 logit""".split())
+# issue 21 §3: ATen's composites (engine/tensor_composites.py)
+TORCH_NAMES |= frozenset("inner tensordot matrix_power trapezoid cartesian_prod combinations".split())
 # torch.special (engine/special.py): the names it shares with torch, and expit
 SPECIAL_NAMES = frozenset("erf exp2 expit expm1 log1p log_softmax logit logsumexp round sinc softmax xlogy".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
@@ -205,7 +207,7 @@ TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_s
                   " logical_or_ logical_xor_ logical_not_")
 
 # issue 21 §3: engine/tensor_more_names.py's methods (float_power and baddbmm are in the tensor rule's own list)
-TENSOR_FUNCS += " fmax fmin copysign signbit sinc logaddexp take rot90 tensor_split ravel logit"
+TENSOR_FUNCS += " fmax fmin copysign signbit sinc logaddexp take rot90 tensor_split ravel logit inner matrix_power"
 # issue 21: statistics, fused updates, linear algebra and windows programs bring (engine/tensor_stats.py,
 # engine/linalg_solve.py)
 TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"
