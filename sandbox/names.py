@@ -169,7 +169,7 @@ NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d",
     "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNCell",
     "sparse": "Embedding EmbeddingBag",
-    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer",
+    "transformer": "Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer",
     "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
 }.items() for name in names.split()}
 # class attributes of engine classes a program may read (a module made from a pretrained table of rows)

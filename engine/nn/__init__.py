@@ -21,7 +21,14 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
-from .attention import MultiheadAttention, Transformer, TransformerEncoder, TransformerEncoderLayer
+from .attention import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -92,6 +99,7 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "RMSNorm", "CosineSimilarity",
            "PairwiseDistance",
-           "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Transformer",
+           "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "Transformer",
            "ConvTranspose1d", "ConvTranspose2d",
            "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "parameter"]

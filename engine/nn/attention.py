@@ -165,8 +165,8 @@ class TransformerEncoderLayer(Module):
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
@@ -187,30 +187,35 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+def _copies(layer, num_layers, what):
+    """num_layers deep copies of a layer (as PyTorch: the same initial weights in each, no random numbers drawn), each
+    counted as the tensors it holds; a huge num_layers is refused before any copy is made."""
+    if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 0:
+        raise TypeError(f"num_layers must be a non-negative int, not {num_layers!r}")
+    limits = STATE.limits
+    need = num_layers * sum(p.numel() for p in layer.parameters())
+    if limits is not None and limits.over_live(need):
+        raise LimitExceeded(f"{num_layers:,} copies of the {what} layer would hold {need:,} tensor elements; "
+                            f"the limit is max_live_elements = {limits.max_live_elements:,}")
+    layers = []
+    for _ in range(num_layers):
+        copied = copy.deepcopy(layer)
+        if STATE.limits is not None:  # each copy counts as the tensors it holds: a run's memory stays bounded
+            for p in copied.parameters():
+                STATE.limits.track(p)
+        layers.append(copied)
+    return ModuleList(layers)
+
+
 class TransformerEncoder(Module):
-    """num_layers copies of encoder_layer (copy.deepcopy, as PyTorch: the same initial weights in every layer, no
-    random numbers drawn), then an optional norm."""
+    """num_layers copies of encoder_layer, then an optional norm."""
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
         super().__init__()
         if type(encoder_layer) is not TransformerEncoderLayer:
             raise TypeError("nn.TransformerEncoder takes an nn.TransformerEncoderLayer in flowgrad (a copy of another "
                             "module would copy program code)")
-        if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 0:
-            raise TypeError(f"num_layers must be a non-negative int, not {num_layers!r}")
-        limits = STATE.limits
-        need = num_layers * sum(p.numel() for p in encoder_layer.parameters())
-        if limits is not None and limits.over_live(need):  # before copying: a huge num_layers fails at once
-            raise LimitExceeded(f"{num_layers:,} copies of the encoder layer would hold {need:,} tensor elements; "
-                                f"the limit is max_live_elements = {limits.max_live_elements:,}")
-        layers = []
-        for _ in range(num_layers):
-            layer = copy.deepcopy(encoder_layer)
-            if STATE.limits is not None:  # each copy counts as the tensors it holds: a run's memory stays bounded
-                for p in layer.parameters():
-                    STATE.limits.track(p)
-            layers.append(layer)
-        self.layers = ModuleList(layers)
+        self.layers = _copies(encoder_layer, num_layers, "encoder")
         self.num_layers = num_layers
         self.norm = norm
 
@@ -223,14 +228,111 @@ class TransformerEncoder(Module):
         return output
 
 
-class Transformer(Module):
-    """Only the static `nn.Transformer.generate_square_subsequent_mask` (the language-modelling tutorial's causal mask)
-    is here: the encoder-decoder model itself is not available in flowgrad yet."""
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's memory and a feed-forward block, each with dropout, a residual and
+    LayerNorm (after, or before with norm_first), made in PyTorch's order."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("nn.Transformer (the encoder-decoder model) is not available in flowgrad yet; "
-                                  "nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention and "
-                                  "nn.Transformer.generate_square_subsequent_mask are")
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                                 dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+        return self.norm3(x + self._ff_block(x))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerDecoder(Module):
+    """num_layers copies of decoder_layer, then an optional norm."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        if type(decoder_layer) is not TransformerDecoderLayer:
+            raise TypeError("nn.TransformerDecoder takes an nn.TransformerDecoderLayer in flowgrad (a copy of another "
+                            "module would copy program code)")
+        self.layers = _copies(decoder_layer, num_layers, "decoder")
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        output = tgt
+        for mod in self.layers:
+            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                         tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """The encoder-decoder model (torch/nn/modules/transformer.py): an encoder and a decoder of copied layers, each
+    with a final LayerNorm, every matrix parameter then re-drawn by xavier_uniform_ in parameters() order (as
+    PyTorch's _reset_parameters: under a seed, the same weights)."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        if custom_encoder is not None or custom_decoder is not None:
+            raise NotImplementedError("nn.Transformer's custom_encoder / custom_decoder are not available in flowgrad: "
+                                      "build the model from nn.TransformerEncoder and nn.TransformerDecoder instead")
+        encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                                batch_first, norm_first, bias, dtype=dtype)
+        self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                                batch_first, norm_first, bias, dtype=dtype)
+        self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        if src.dim() == 3:
+            batch = 0 if self.batch_first else 1
+            if src.size(batch) != tgt.size(batch):
+                raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):

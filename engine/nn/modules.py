@@ -759,3 +759,18 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+    def __repr__(self):
+        """PyTorch's: consecutive children that print alike as one entry, `(0-5): 6 x TransformerEncoderLayer(...)`."""
+        blocks = []  # [first index, last index, text]
+        for i, m in enumerate(self._modules.values()):
+            text = repr(m)
+            if blocks and blocks[-1][2] == text:
+                blocks[-1][1] = i
+            else:
+                blocks.append([i, i, text])
+        if not blocks:
+            return self._get_name() + "()"
+        lines = [(f"({a}): {t}" if a == b else f"({a}-{b}): {b - a + 1} x {t}").replace("\n", "\n  ")
+                 for a, b, t in blocks]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"

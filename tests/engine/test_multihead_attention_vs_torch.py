@@ -125,4 +125,47 @@ def test_deepcopy_is_torchs():
     with pytest.raises(RuntimeError, match="graph leaves"):
         copy.deepcopy(w * 2)
     with pytest.raises(NotImplementedError):
-        E.nn.Transformer(8, 2)
+        E.nn.Transformer(8, 2, custom_decoder=E.nn.Linear(8, 8))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_the_encoder_decoder_transformer_is_torchs(norm_first, batch_first):
+    """nn.Transformer under a seed: the same weights (xavier_uniform_ re-drawn in parameters() order), the same repr
+    (repeated layers grouped as PyTorch's ModuleList prints them), outputs and gradients to float32's last bits."""
+    models = []
+    for lib in (torch, E):
+        lib.manual_seed(0)
+        models.append(lib.nn.Transformer(8, 2, num_encoder_layers=2, num_decoder_layers=3, dim_feedforward=16,
+                                         dropout=0.0, batch_first=batch_first, norm_first=norm_first))
+    m_t, m_e = models
+    assert repr(m_e) == repr(m_t)
+    assert [n for n, _ in m_e.named_parameters()] == [n for n, _ in m_t.named_parameters()]
+    for a, b in zip(m_e.parameters(), m_t.parameters()):
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+    torch.manual_seed(1)
+    src, tgt = torch.randn(5, 3, 8), torch.randn(4, 3, 8)
+    if batch_first:
+        src, tgt = src.transpose(0, 1).contiguous(), tgt.transpose(0, 1).contiguous()
+    mask_t = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    out_t = m_t(src, tgt, tgt_mask=mask_t, tgt_key_padding_mask=torch.tensor([[False] * 3 + [True]] * 3))
+    out_e = m_e(E.tensor(src.numpy()), E.tensor(tgt.numpy()), tgt_mask=E.tensor(mask_t.numpy()),
+                tgt_key_padding_mask=E.tensor([[False] * 3 + [True]] * 3))
+    _close(out_e, out_t)
+    out_t.sum().backward()
+    out_e.sum().backward()
+    for a, b in zip(m_e.parameters(), m_t.parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_decoder_layer_alone_is_torchs():
+    outs = []
+    for lib in (torch, E):
+        lib.manual_seed(3)
+        layer = lib.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, bias=False)
+        dec = lib.nn.TransformerDecoder(layer, 2, norm=lib.nn.LayerNorm(8))
+        lib.manual_seed(4)
+        tgt, memory = lib.randn(4, 2, 8), lib.randn(6, 2, 8)
+        outs.append((repr(dec), dec(tgt, memory, memory_mask=lib.zeros(4, 6)).detach().numpy()))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-6)
