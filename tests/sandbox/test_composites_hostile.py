@@ -3,11 +3,8 @@ would make past the budgets is refused before it is made; their loops spend the 
 are errors on their line."""
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-from sandbox_testing import err, ok
+from sandbox_testing import err, ok, same_as_cpython
 
 PROGRAM = """import torch
 torch.manual_seed(0)
@@ -24,11 +21,8 @@ print(torch.trapezoid(torch.tensor([1., 4., 9.]), torch.tensor([0., 1., 3.])), t
 
 
 def test_the_program_prints_what_pytorch_prints():
-    torch = pytest.importorskip("torch")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(PROGRAM.replace("import torch\n", ""), "<program>", "exec"), {"torch": torch})  # noqa: S102
-    assert ok(PROGRAM) == out.getvalue()
+    pytest.importorskip("torch")
+    same_as_cpython(PROGRAM)
 
 
 @pytest.mark.parametrize("call", [

@@ -2,12 +2,10 @@
 budgets bound what they make and how long their loops run; wrong arguments are PyTorch's errors on their line."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 
 import pytest
-from sandbox_testing import DEFAULT_LIMITS, err, ok
+from sandbox_testing import DEFAULT_LIMITS, err, same_as_cpython
 
 PROGRAM = """import torch
 torch.manual_seed(0)
@@ -33,11 +31,8 @@ print(torch.logit(p), p.logit(0.2), expit(torch.tensor([0.0, 2.0])), S.softmax(t
 
 
 def test_the_program_prints_what_pytorch_prints():
-    torch = pytest.importorskip("torch")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(PROGRAM.replace("import torch\n", ""), "<program>", "exec"), {"torch": torch})  # noqa: S102
-    assert ok(PROGRAM) == out.getvalue()
+    pytest.importorskip("torch")
+    same_as_cpython(PROGRAM)
 
 
 @pytest.mark.parametrize("call", [

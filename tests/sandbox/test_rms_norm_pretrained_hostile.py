@@ -2,11 +2,8 @@
 class attribute reached is that one alone; budgets and wrong arguments are refused on their line."""
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-from sandbox_testing import err, ok
+from sandbox_testing import err, same_as_cpython
 
 PROGRAM = """import torch
 import torch.nn as nn
@@ -23,11 +20,8 @@ print(nn.EmbeddingBag.from_pretrained(vectors, mode='max')(torch.tensor([[0, 3]]
 
 
 def test_the_program_prints_what_pytorch_prints():
-    torch = pytest.importorskip("torch")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(PROGRAM.replace("import torch\n", ""), "<program>", "exec"), {"torch": torch})  # noqa: S102
-    assert ok(PROGRAM) == out.getvalue()
+    pytest.importorskip("torch")
+    same_as_cpython(PROGRAM)
 
 
 @pytest.mark.parametrize("expr", ["nn.Linear.from_pretrained", "nn.Embedding.__init__", "nn.Embedding.mro",
