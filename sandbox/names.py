@@ -164,6 +164,7 @@ NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
     "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss",
     "module": "Module",
     "normalization": "GroupNorm LayerNorm RMSNorm",
+    "instancenorm": "InstanceNorm1d InstanceNorm2d",
     "padding": "ConstantPad1d ConstantPad2d ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d "
                "ZeroPad1d ZeroPad2d",
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d",

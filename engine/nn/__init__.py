@@ -59,7 +59,7 @@ from .modules import (
     Softmax,
     Tanh,
 )
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
 from .padding import (
     ConstantPad1d,
     ConstantPad2d,
@@ -97,7 +97,8 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "LogSigmoid", "Softsign", "Tanhshrink", "Softplus", "Threshold", "Softmin",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
            "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "RMSNorm", "CosineSimilarity",
+           "ModuleDict", "ParameterList", "ParameterDict", "PReLU", "GLU", "GroupNorm", "RMSNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "CosineSimilarity",
            "PairwiseDistance",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
            "TransformerDecoder", "Transformer",

@@ -5,6 +5,7 @@ Shape checks raise PyTorch's messages before any op runs; the ops themselves are
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ from .. import batch_norm_cpu, ops_conv
 from ..creation import zeros
 from ..dispatch import apply
 from ..dtypes import legacy_tensor_type
+from ..grad_mode import no_grad as _no_grad
 from ..ops import OPS
 from ..product_errors import check_conv_dtypes
 from ..random import dropout_noise
@@ -371,6 +373,25 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     _check_same_dtype(input, weight, bias)
     return apply(OPS["layer_norm"], (input, weight, bias), (shape, float(eps)))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,  # noqa: A002
+                  momentum=0.1, eps=1e-05):
+    """ATen's composite: batch_norm over the input seen as one sample of N * C channels (the weight, bias and running
+    statistics repeated N times), then the running statistics the mean of their N copies (the graph ends in
+    ViewBackward0 over NativeBatchNormBackward0)."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"torch.Size({list(input.shape)})")
+    n, c = input.shape[0], input.shape[1]
+    copies = [None if t is None else t.repeat(n) for t in (running_mean, running_var, weight, bias)]
+    out = batch_norm(input.contiguous().view(1, n * c, *input.shape[2:]), *copies[:2], *copies[2:], use_input_stats,
+                     momentum, eps)
+    with _no_grad():
+        for kept, copy in zip((running_mean, running_var), copies[:2]):
+            if kept is not None:
+                kept.copy_(copy.view(n, c).mean(0))
+    return out.view(*input.shape)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002

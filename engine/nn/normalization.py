@@ -72,6 +72,41 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
 
 
+class _InstanceNorm(_BatchNorm):
+    """Each sample's channels normalised over their own positions (F.instance_norm); no affine parameters and no
+    running statistics unless asked for. An input without its batch dim is one sample."""
+
+    _sample_dims = 2
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input):  # noqa: A002
+        if input.ndim not in (self._sample_dims, self._sample_dims + 1):
+            raise ValueError(f"expected {self._sample_dims}D or {self._sample_dims + 1}D input (got {input.ndim}D input)")
+        feature_dim = input.ndim - self._sample_dims
+        if input.shape[feature_dim] != self.num_features and self.affine:
+            raise ValueError(f"expected input's size at dim={feature_dim} to match num_features ({self.num_features}), "
+                             f"but got: {input.shape[feature_dim]}.")
+        if input.ndim == self._sample_dims:
+            return self._normalise(input.unsqueeze(0)).squeeze(0)
+        return self._normalise(input)
+
+    def _normalise(self, input):  # noqa: A002
+        return FL.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                                self.training or not self.track_running_stats,
+                                self.momentum if self.momentum is not None else 0.0, self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _sample_dims = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _sample_dims = 3
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
