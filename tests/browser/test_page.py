@@ -392,14 +392,15 @@ def test_tutorials_are_shown_whole_and_training_loops_as_they_come(page):
         # drawn once, from the whole trace: the same graph as POST /api/run
         drawn = sorted(page.eval_on_selector_all("svg.fg-graph [data-node-id]", "els => els.map(e => e.dataset.nodeId)"))
         assert drawn == sorted(n["id"] for n in first_graph(api_trace(page, src))["graph"]["nodes"]), name
-    # a training loop, its backward in a function (no loop around it in the text): shown as it comes
+    # a training loop, its backward in a function (no loop around it in the text): shown as it comes. Long enough to
+    # take several of the stream's 50 ms shipments (400 steps now run in ~0.1 s: one shipment, then `done`)
     loop = ("import torch\nw = torch.tensor(0.0, requires_grad=True)\n\ndef train_step(x):\n    loss = (w * x - 2 * x) ** 2\n"
             "    loss.backward()\n    with torch.no_grad():\n        w.sub_(0.1 * w.grad)\n    w.grad.zero_()\n    return loss\n\n"
-            "for i in range(400):\n    train_step(torch.tensor(float(i % 5) + 1.0))\n")
+            "for i in range(4000):\n    train_step(torch.tensor(float(i % 5) + 1.0))\n")
     seen = watch_run(page, loop)
     assert seen["live"] and seen["toggle"] and seen["trainingBeforeDone"] and seen["drawnBeforeDone"], seen
     assert page.locator("#training").is_visible() and page.locator("#stream-toggle").is_hidden()
-    assert page.evaluate("window.__fg.trace.passes.length") == 400
+    assert page.evaluate("window.__fg.trace.passes.length") == 4000
     page.errors.check()
 
 
