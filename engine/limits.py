@@ -118,23 +118,6 @@ class Limits:
         sizes = op.sizes
         if sizes is None:
             return
-        if sizes is broadcast_sizes and len(arrays) == 2:
-            # the usual binary op: an array meeting a number, a one-element value or an array of its own shape makes
-            # no more elements than that array (inline: this runs on nearly every op)
-            a, b = arrays
-            if type(a) is _NDARRAY:
-                n = a.size
-                if type(b) is _NDARRAY:
-                    if b.shape != a.shape and b.size != 1:
-                        n = 0  # (a broadcast: the general check below)
-                elif type(b) not in _NUMBERS and not isinstance(b, _GENERIC):
-                    n = 0
-            elif type(b) is _NDARRAY and (type(a) in _NUMBERS or isinstance(a, _GENERIC)):
-                n = b.size
-            else:
-                n = 0
-            if n and n <= self.max_tensor_elements and self._counted + n <= self.max_live_elements:
-                return
         if sizes is broadcast_sizes:
             # Whether the broadcast surely passes `before_alloc`, known without its shape: the output has at most
             # the product of the inputs' sizes (each dimension is one input's), and no empty dimension when no
