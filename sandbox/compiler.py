@@ -17,13 +17,14 @@ from .compiled_calls import CompiledCalls
 from .compiled_comprehensions import CompiledComprehensions
 from .compiled_expressions import _INT_SAFE_OPS, _NUMBER_OPS, CompiledExpressions, scalar_key_items
 from .compiled_flow import CompiledFlow
+from .compiled_text import CompiledText
 from .expressions import _BINOPS, _BIT_OPS, _INPLACE
 from .objects import BREAK, CONTINUE, PRIMITIVES, SCALARS, Return
 
 SIZED_LOOPS = (range, list, tuple, dict, str)  # a `for` over these knows how many iterations it has
 
 
-class Compiler(CompiledExpressions, CompiledCalls, CompiledComprehensions, CompiledFlow):
+class Compiler(CompiledExpressions, CompiledText, CompiledCalls, CompiledComprehensions, CompiledFlow):
     """Mixed into the Interpreter: `code_of(node)` is the node's closure, `block_of(body)` a block's."""
 
     def code_of(self, node):
@@ -490,5 +491,6 @@ class Compiler(CompiledExpressions, CompiledCalls, CompiledComprehensions, Compi
         return loop
 
 
-_MAKERS = {getattr(ast, name[3:]): method for cls in (CompiledExpressions, CompiledComprehensions, CompiledFlow, Compiler)
+_MAKERS = {getattr(ast, name[3:]): method
+           for cls in (CompiledExpressions, CompiledText, CompiledComprehensions, CompiledFlow, Compiler)
            for name, method in vars(cls).items() if name.startswith("_c_")}
