@@ -14,6 +14,7 @@ from . import (  # noqa: F401, E501
     ops_binary_names,
     ops_conv,
     ops_embedding_bag,
+    ops_extra_names,
     ops_linalg_more,
     ops_linalg_qr,
     ops_linalg_solve,

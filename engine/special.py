@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .surface import (  # noqa: F401 — torch.special's names
     erf,
+    erfc,
+    erfinv,
     exp2,
     expm1,
     log1p,
@@ -19,5 +21,5 @@ from .surface import (  # noqa: F401 — torch.special's names
 
 expit = sigmoid  # torch.special.expit is torch.sigmoid
 
-__all__ = ["erf", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "round", "sinc", "softmax",
+__all__ = ["erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "round", "sinc", "softmax",
            "xlogy"]

@@ -24,15 +24,42 @@ _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _ERF = np.frompyfunc(math.erf, 1, 1)  # NOTE: no erf in numpy: math.erf per element, exact in float64
 
 
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
 def _erf(a, *args, **kwargs):
     return np.asarray(_ERF(a), np.float64 if np.asarray(a).dtype.kind in "biu" else np.asarray(a).dtype)[()]
+
+
+def _erfc(a, *args, **kwargs):
+    return np.asarray(_ERFC(a), np.float64 if np.asarray(a).dtype.kind in "biu" else np.asarray(a).dtype)[()]
+
+
+def _erfinv(a, *args, **kwargs):
+    """ATen's calc_erfinv in float64 (a rational first guess, then two Newton steps), rounded once: used only
+    where MKL is absent."""
+    y = np.asarray(a, np.float64)
+    z = np.abs(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c2 = y * y
+        central = y * (((-0.140543331 * c2 + 0.914624893) * c2 - 1.645349621) * c2 + 0.886226899) / (
+            (((0.012229801 * c2 - 0.329097515) * c2 + 1.442710462) * c2 - 2.118377725) * c2 + 1.0)
+        t = np.sqrt(-np.log((1.0 - z) / 2.0))
+        tail = np.copysign(((1.641345311 * t + 3.429567803) * t - 1.624906493) * t - 1.970840454, y) / (
+            (1.637067800 * t + 3.543889200) * t + 1.0)
+        x = np.where(z <= 0.7, central, tail)
+        for _ in range(2):
+            x = x - (np.asarray(_ERF(x), np.float64) - y) / ((2.0 / math.sqrt(math.pi)) * np.exp(-x * x))
+    x = np.where(z == 1.0, np.copysign(np.inf, y), np.where(z > 1.0, np.nan, x))
+    return x.astype(np.asarray(a).dtype if np.asarray(a).dtype.kind == "f" else np.float64)[()]
 
 
 # engine name -> (VML function suffix, the numpy function used for other dtypes and without MKL)
 FUNCTIONS = {"sin": ("Sin", np.sin), "cos": ("Cos", np.cos), "tan": ("Tan", np.tan), "arcsin": ("Asin", np.arcsin),
              "arccos": ("Acos", np.arccos), "arctan": ("Atan", np.arctan), "tanh": ("Tanh", np.tanh),
              "exp": ("Exp", np.exp), "log": ("Ln", np.log), "log2": ("Log2", np.log2),
-             "log10": ("Log10", np.log10), "sqrt": ("Sqrt", np.sqrt), "erf": ("Erf", _erf)}
+             "log10": ("Log10", np.log10), "sqrt": ("Sqrt", np.sqrt), "erf": ("Erf", _erf),
+             "erfc": ("Erfc", _erfc), "erfinv": ("ErfInv", _erfinv)}
 
 
 _LIB = mkl.LIBRARY
@@ -107,7 +134,7 @@ sin, cos, tan = _function("sin"), _function("cos"), _function("tan")
 arcsin, arccos, arctan = _function("arcsin"), _function("arccos"), _function("arctan")
 tanh, exp, sqrt = _function("tanh"), _function("exp"), _function("sqrt")
 log, log2, log10 = _function("log"), _function("log2"), _function("log10")
-erf = _function("erf")
+erf, erfc, erfinv = _function("erf"), _function("erfc"), _function("erfinv")
 
 
 def rounded_from_float64(ufunc):

@@ -528,3 +528,13 @@ CASES.update({
 })
 CASES["take_backward"] = [((r(2, 2), ), ((3, 4), np.array([[0, 11], [5, 5]]))), ((r(2),), ((6,), np.array([-1, 2])))]
 CASES["logit"] = [((rng.uniform(0.05, 0.95, (3, 4)),), (None,)), ((rng.uniform(0.05, 0.95, (9,)),), (0.2,))]
+# issue 21 §3 (engine/ops_extra_names.py): erfinv away from ±1, picks and extremes without ties
+CASES.update({
+    "erfc": [((r(3, 4),), ()), ((r(5),), ())],
+    "erfinv": [((rng.uniform(-0.8, 0.8, (3, 4)),), ()), ((rng.uniform(-0.8, 0.8, (5,)),), ())],
+    "kthvalue": [((distinct(3, 5),), (2, 1, False)), ((distinct(4, 3),), (4, 0, True))],
+    # (distinct values: a repeated mode stops being one when finite differences move one copy)
+    "mode": [((distinct(3, 4),), (1, False)), ((distinct(3, 2),), (0, True))],
+    "aminmax_min": [((distinct(3, 4),), ((0, 1), False)), ((distinct(3, 4),), ((1,), True))],
+    "aminmax_max": [((distinct(3, 4),), ((0, 1), True)), ((distinct(2, 5),), ((0,), False))],
+})

@@ -54,7 +54,8 @@ EXTRA = {
     # a long sequence of one feature through a wider layer: the states outgrow every input
     "cummax_indices": [((_X,), (1,))], "cummin_indices": [((_X,), (0,))],  # issue 21 §3
     # issue 21 (engine/ops_stats.py): ops without a gradient
-    "median_indices": [((_X,), (1, False))], "bincount": [((np.array([0, 3, 3, 1]),), (10,))],
+    "median_indices": [((_X,), (1, False))], "kthvalue_indices": [((_X,), (2, 1, False))],
+    "mode_indices": [((_X,), (0, True))], "bincount": [((np.array([0, 3, 3, 1]),), (10,))],
     "bincount_weighted": [((np.array([0, 3, 3, 1]), np.ones(4)), (2,))],
     "linalg_slogdet_sign": [((np.eye(3),), ())],
     "lstm_layer": [((rng.uniform(size=(40, 1, 1)), *(rng.uniform(size=s) for s in ((20, 1), (20, 5), (20,), (20,))),
