@@ -16,11 +16,12 @@ class _State:
     """Process-wide switches, read on every op: grad mode, the active recorder, the active limits, and the run's
     step counter that loops inside the engine over a program's work call (jacobian rows, gradcheck perturbations)."""
 
-    __slots__ = ("grad_enabled", "recorder", "limits", "last_write", "tick", "anomaly")
+    __slots__ = ("grad_enabled", "recorder", "limits", "last_write", "tick", "anomaly", "inference")
 
     def __init__(self):
         self.grad_enabled = True
         self.anomaly = False  # torch.autograd.set_detect_anomaly: backward checks each node's gradients for nan
+        self.inference = False  # inside `with torch.inference_mode():` (torch.is_inference_mode_enabled)
         self.recorder = None
         self.limits = None
         self.last_write = -1  # sequence number of the latest in-place write to an array (see note_write)
@@ -171,7 +172,31 @@ class enable_grad(_GradMode):  # noqa: N801
 
 class inference_mode(_GradMode):  # noqa: N801
     def __init__(self, mode: bool = True):
+        self._mode = bool(mode)
         self._target = not mode
+
+    def __enter__(self):
+        self._prev_inference = STATE.inference
+        STATE.inference = self._mode
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        STATE.inference = self._prev_inference
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        mode = self._mode
+
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):  # (the base's `type(self)()` would forget mode=False)
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an inference_mode(True) block is running (one with mode=False inside it turns it off)."""
+    return STATE.inference
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801

@@ -2,7 +2,16 @@
 the first use of any of them, so a process that needs only the trace contract or the op table loads none of it."""
 from . import amp, autograd, linalg, random
 from .amp import autocast
-from .autograd import STATE, enable_grad, inference_mode, is_anomaly_enabled, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    STATE,
+    enable_grad,
+    inference_mode,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .compiled import compile  # noqa: A004 - torch.compile
 from .creation import (
     Variable,
@@ -289,6 +298,7 @@ def reset_run_state():
     """Fresh process-wide state for a new program run: grad mode on, default seed, no recorder or limits."""
     STATE.grad_enabled = True
     STATE.anomaly = False
+    STATE.inference = False
     STATE.recorder = None
     STATE.limits = None
     STATE.tick = None

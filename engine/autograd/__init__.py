@@ -23,6 +23,7 @@ from ..grad_mode import (
     inference_mode,
     is_anomaly_enabled,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     note_write,
     note_writes,
@@ -66,6 +67,7 @@ __all__ = [
     "FunctionCtx", "Node", "RemovableHandle", "_seq", "accumulator", "backward", "backward_into", "call_tensor_hook",
     "callable_name", "carry_writes", "detect_anomaly", "edge_of", "enable_grad", "is_anomaly_enabled",
     "set_detect_anomaly", "function", "grad", "inference_mode",
-    "is_grad_enabled", "leaf_hook_tables", "no_grad", "note_write", "note_writes", "root_gradient", "run_backward",
+    "is_grad_enabled", "is_inference_mode_enabled",
+    "leaf_hook_tables", "no_grad", "note_write", "note_writes", "root_gradient", "run_backward",
     "run_tensor_hooks", "set_grad_enabled", "source_lines", "user_code",
 ]

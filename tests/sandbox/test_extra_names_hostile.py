@@ -66,3 +66,30 @@ def test_wrong_arguments_are_type_errors_on_their_line(call):
 def test_bad_values_are_torch_s_errors_on_their_line(call):
     e = err(f"import torch\nx = 0\n{call}")
     assert e["type"] in ("RuntimeError", "IndexError", "NotImplementedError") and e["line"] == 3, e
+
+
+INFERENCE = """import torch
+print(torch.is_inference_mode_enabled())
+with torch.inference_mode():
+    print(torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+    with torch.inference_mode(False):
+        print(torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+    print(torch.is_inference_mode_enabled())
+@torch.inference_mode()
+def f():
+    return torch.is_inference_mode_enabled()
+@torch.inference_mode(False)
+def g():
+    return torch.is_inference_mode_enabled()
+print(f(), g(), torch.is_inference_mode_enabled())
+try:
+    with torch.inference_mode():
+        raise ValueError("inside")
+except ValueError:
+    print(torch.is_inference_mode_enabled())
+"""
+
+
+def test_inference_mode_is_reported_as_pytorch_reports_it():
+    pytest.importorskip("torch")
+    assert same_as_cpython(INFERENCE).split() == "False True False False True True True False False False".split()
