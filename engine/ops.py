@@ -15,6 +15,7 @@ from . import (  # noqa: F401, E501
     ops_conv,
     ops_embedding_bag,
     ops_extra_names,
+    ops_gamma,
     ops_linalg_more,
     ops_linalg_qr,
     ops_linalg_solve,

@@ -210,7 +210,21 @@ from .tensor_bitwise_names import (
 )
 from .tensor_composites import cartesian_prod, combinations, inner, matrix_power, tensordot, trapezoid  # issue 21 §3
 from .tensor_core import Size, Tensor
-from .tensor_extra_names import aminmax, erfc, erfinv, gcd, isin, kthvalue, lcm, mode, msort, vander  # issue 21 §3
+from .tensor_extra_names import (  # issue 21 §3
+    aminmax,
+    digamma,
+    erfc,
+    erfinv,
+    gcd,
+    isin,
+    kthvalue,
+    lcm,
+    lgamma,
+    mode,
+    msort,
+    polygamma,
+    vander,
+)
 from .tensor_linalg_names import fill_diagonal_ as _fill_diagonal_  # noqa: F401 — attaches the Tensor methods
 from .tensor_methods import eq, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal, unbind
 from .tensor_more_names import (  # issue 21 §3: names tutorials and courses reach for

@@ -1,4 +1,4 @@
-"""torch.erfc / erfinv / kthvalue / mode / aminmax / msort / gcd / lcm / isin / vander and their
+"""torch.erfc / erfinv / lgamma / digamma / polygamma / kthvalue / mode / aminmax / msort / gcd / lcm / isin / vander and their
 Tensor methods (issue 21 §3: names a probe of tutorial one-liners found missing), with PyTorch's nodes, dtypes and
 argument errors. Composite where ATen composes them (msort sorts, vander takes cumprod then flips)."""
 from __future__ import annotations
@@ -147,6 +147,27 @@ def vander(x, N=None, increasing=False):  # noqa: N803 — torch's name
     return result if increasing else result.flip([1])
 
 
+def lgamma(input):  # noqa: A002
+    """log |Gamma(x)|: +inf at the poles (LgammaBackward0: digamma)."""
+    expect_tensor(input, "lgamma", "input", 1)
+    return apply(OPS["lgamma"], (_floating(input),))
+
+
+def digamma(input):  # noqa: A002
+    """The derivative of lgamma (DigammaBackward0: polygamma(1, x))."""
+    expect_tensor(input, "digamma", "input", 1)
+    return apply(OPS["digamma"], (_floating(input),))
+
+
+def polygamma(n, input):  # noqa: A002
+    """The n-th derivative of digamma (PolygammaBackward0: polygamma(n + 1, x))."""
+    n = _int_arg(n, "polygamma", "n", 1)
+    expect_tensor(input, "polygamma", "input", 2)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(OPS["polygamma"], (_floating(input),), (n,))
+
+
 def _erfc_(self):
     return self._inplace("erfc_", lambda a, _: erfc(a))
 
@@ -156,6 +177,12 @@ def _erfinv_(self):
 
 
 Tensor.erfc = erfc
+Tensor.lgamma = lgamma
+Tensor.digamma = digamma
+Tensor.polygamma = lambda self, n: polygamma(n, self)
+Tensor.lgamma_ = lambda self: self._inplace("lgamma_", lambda a, _: lgamma(a))
+Tensor.digamma_ = lambda self: self._inplace("digamma_", lambda a, _: digamma(a))
+Tensor.polygamma_ = lambda self, n: self._inplace("polygamma_", lambda a, _: polygamma(n, a))
 Tensor.erfinv = erfinv
 Tensor.erfc_ = _erfc_
 Tensor.erfinv_ = _erfinv_

@@ -64,10 +64,10 @@ logit""".split())
 # issue 21 §3: ATen's composites (engine/tensor_composites.py)
 TORCH_NAMES |= frozenset("inner tensordot matrix_power trapezoid cartesian_prod combinations".split())
 # issue 21 §3: engine/tensor_extra_names.py
-TORCH_NAMES |= frozenset("erfc erfinv kthvalue mode aminmax msort gcd lcm isin vander".split())
+TORCH_NAMES |= frozenset("erfc erfinv kthvalue mode aminmax msort gcd lcm isin vander lgamma digamma polygamma".split())
 # torch.special (engine/special.py): the names it shares with torch, and expit
 SPECIAL_NAMES = frozenset("erf erfc erfinv exp2 expit expm1 log1p log_softmax logit logsumexp round sinc softmax "
-                          "xlogy".split())
+                          "xlogy digamma gammaln polygamma psi".split())
 # Never exposed even if the engine has them: file access, global state shared by runs, internals.
 TORCH_DENY = frozenset("""
 save load set_default_dtype set_default_tensor_type jit
@@ -213,6 +213,7 @@ TENSOR_FUNCS += (" bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_s
 # issue 21 §3: engine/tensor_more_names.py's methods (float_power and baddbmm are in the tensor rule's own list)
 TENSOR_FUNCS += " fmax fmin copysign signbit sinc logaddexp take rot90 tensor_split ravel logit inner matrix_power"
 TENSOR_FUNCS += " erfc erfc_ erfinv erfinv_ kthvalue mode aminmax msort gcd gcd_ lcm lcm_"  # engine/tensor_extra_names.py
+TENSOR_FUNCS += " lgamma lgamma_ digamma digamma_ polygamma polygamma_"
 # issue 21: statistics, fused updates, linear algebra and windows programs bring (engine/tensor_stats.py,
 # engine/linalg_solve.py)
 TENSOR_FUNCS += (" median nansum nanmean dist bincount addcmul addcmul_ addcdiv addcdiv_ movedim moveaxis take_along_dim"

@@ -155,3 +155,55 @@ def test_zero_dim_inputs():
     for lib_results in zip(*(
             (L.kthvalue(L.tensor(3.0), 1), L.mode(L.tensor(5.0)), L.aminmax(L.tensor(2.0))) for L in (fg, torch))):
         assert repr(lib_results[0]) == repr(lib_results[1])
+
+
+GAMMA_INPUTS = np.concatenate([rng.uniform(-8, 30, 4000), [0.0, -0.0, -1.0, -2.0, 1.0, 2.0, np.inf, -np.inf, np.nan,
+                                                             1e-8, 1e20, -2.5, 9.99, 10.0, 10.01]])
+
+
+def test_digamma_is_bit_for_bit_in_float32_and_the_family_within_ulps():
+    x32 = GAMMA_INPUTS.astype(np.float32)
+    e, t = fg.digamma(fg.tensor(x32)), torch.digamma(torch.tensor(x32))
+    np.testing.assert_array_equal(e.numpy(), t.numpy())  # ATen's float arithmetic, glibc's logf
+    for dtype, rtol in ((np.float32, 3e-7), (np.float64, 1e-13)):
+        x = GAMMA_INPUTS.astype(dtype)
+        for name in ("lgamma", "digamma"):
+            e, t = getattr(fg, name)(fg.tensor(x)), getattr(torch, name)(torch.tensor(x))
+            assert str(e.dtype) == str(t.dtype)
+            np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=rtol, atol=1e-6)  # (absolute near roots)
+        for n in (0, 1, 2, 4):
+            # (float32 near the negative poles: ATen's float arithmetic loses digits the float64 one keeps)
+            y = x[:300] if dtype == np.float64 else np.abs(x[:300])
+            e, t = fg.polygamma(n, fg.tensor(y)), torch.polygamma(n, torch.tensor(y))
+            np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=rtol * 10, atol=1e-6)
+
+
+def test_the_gamma_family_s_nodes_gradients_and_names():
+    x = np.array([0.7, 1.5, 3.25, -0.5], np.float32)
+
+    def fn(L, a):
+        return (L.lgamma(a) + a.digamma() * 2 + L.polygamma(2, a) + L.special.gammaln(a) + L.special.psi(a)
+                + L.special.polygamma(1, a)).sum()
+    e, t, (ex,), (tx,) = _both(fn, x)
+    e.backward()
+    t.backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-5)
+    for name in ("lgamma", "digamma"):
+        e, t, _, _ = _both(lambda L, a, nm=name: getattr(L, nm)(a), x)
+        assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__
+    e, t, _, _ = _both(lambda L, a: L.polygamma(1, a), x)
+    assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__ == "PolygammaBackward0"
+    for lib in (fg, torch):
+        assert str(lib.lgamma(lib.tensor([1, 2])).dtype) == "torch.float32"
+    w, v = fg.tensor(x.copy()), torch.tensor(x.copy())
+    w.lgamma_(), v.lgamma_()
+    np.testing.assert_allclose(w.numpy(), v.numpy(), rtol=3e-7)
+
+
+@pytest.mark.parametrize("call", [lambda L: L.polygamma(-1, L.ones(2)), lambda L: L.polygamma(1.5, L.ones(2))])
+def test_polygamma_s_errors_are_torch_s(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(fg)
+    assert str(ours.value) == str(theirs.value)

@@ -531,6 +531,9 @@ CASES["logit"] = [((rng.uniform(0.05, 0.95, (3, 4)),), (None,)), ((rng.uniform(0
 # issue 21 §3 (engine/ops_extra_names.py): erfinv away from ±1, picks and extremes without ties
 CASES.update({
     "erfc": [((r(3, 4),), ()), ((r(5),), ())],
+    "lgamma": [((pos(3, 4),), ()), ((rng.uniform(-2.9, -2.1, (5,)),), ())],
+    "digamma": [((pos(3, 4),), ()), ((rng.uniform(-0.9, -0.1, (5,)),), ())],
+    "polygamma": [((pos(3, 4),), (1,)), ((pos(5),), (2,)), ((rng.uniform(-1.9, -1.1, (4,)),), (3,))],
     "erfinv": [((rng.uniform(-0.8, 0.8, (3, 4)),), ()), ((rng.uniform(-0.8, 0.8, (5,)),), ())],
     "kthvalue": [((distinct(3, 5),), (2, 1, False)), ((distinct(4, 3),), (4, 0, True))],
     # (distinct values: a repeated mode stops being one when finite differences move one copy)

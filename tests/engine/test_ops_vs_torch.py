@@ -296,7 +296,8 @@ TORCH.update({f"{fn}_{part}": _spread_and_mean(fn, i) for fn in ("std_mean", "va
 # issue 21 (engine/ops_stats.py): medians, nansum, dist, the fused products, add / sub with alpha
 TORCH.update({
     "median": torch.median,
-    "erfc": torch.erfc, "erfinv": torch.erfinv,  # issue 21 §3 (engine/ops_extra_names.py)
+    "erfc": torch.erfc, "erfinv": torch.erfinv,  # issue 21 §3 (engine/ops_extra_names.py, engine/ops_gamma.py)
+    "lgamma": torch.lgamma, "digamma": torch.digamma, "polygamma": lambda a, n: torch.polygamma(n, a),
     "kthvalue": lambda a, k, dim, keep: torch.kthvalue(a, k, dim, keepdim=keep).values,
     "mode": lambda a, dim, keep: torch.mode(a, dim, keepdim=keep).values,
     "aminmax_min": lambda a, dims, keep: torch.aminmax(a, dim=dims[0] if len(dims) == 1 else None, keepdim=keep).min,

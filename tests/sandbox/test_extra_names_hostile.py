@@ -23,6 +23,10 @@ print(w, torch.aminmax(x, dim=1))
 print(torch.gcd(torch.tensor([12, -18, 0]), torch.tensor([8, 6, 0])), torch.tensor([4, 6]).lcm(torch.tensor(6)))
 print(torch.isin(torch.arange(6), torch.tensor([1, 4])), torch.isin(torch.tensor([1, 2]), 2, invert=True))
 print(torch.vander(torch.tensor([1.0, 2.0, 3.0])), torch.vander(torch.tensor([2, 3]), N=4, increasing=True))
+a = torch.tensor([0.5, 1.5, 4.0], requires_grad=True)
+g = torch.lgamma(a) + a.digamma() + torch.special.gammaln(a) + torch.special.psi(a) + torch.polygamma(1, a)
+g.sum().backward()
+print(g, a.grad, torch.lgamma(torch.tensor([0, -1, 3])), torch.special.polygamma(2, torch.tensor([2.0])))
 """
 
 
@@ -44,17 +48,20 @@ def test_what_they_would_make_past_the_element_budget_is_refused(call):
     "torch.mode(torch.randint(0, 1000, (1, 200_000)).float(), 1)",
     "torch.kthvalue(torch.ones(20_000, 5), 2, 1)",
     "torch.mode(torch.randint(0, 9, (20_000, 10)).float(), 1)",
+    "torch.polygamma(3, torch.rand(2_000_000) + 0.5)",
 ])
 def test_long_picks_spend_the_programs_steps(call):
-    # their rows are sorted in Python (ATen's own orders): the run's budgets can stop them midway
+    # their rows are sorted (polygamma's zeta summed) in Python: the run's step or time budget stops them midway
     e = err(f"import torch\n{call}", limits=dataclasses.replace(DEFAULT_LIMITS, max_steps=200))
-    assert e["type"] == "LimitExceeded" and e["line"] == 2 and "steps" in e["message"], e
+    assert e["type"] == "LimitExceeded" and e["line"] == 2, e
+    assert "steps" in e["message"] or "longer than" in e["message"], e
 
 
 @pytest.mark.parametrize("call", [
     "torch.kthvalue(torch.ones(3), 'a')", "torch.kthvalue([1, 2], 1)", "torch.mode(torch.ones(3), 'x')",
     "torch.aminmax(torch.ones(3), dim='x')", "torch.gcd(torch.ones(2, dtype=torch.long), 3)", "torch.erfinv('x')",
     "torch.vander(torch.ones(3), N='x')", "torch.isin('a', 'b')", "torch.special.erfc([0.5])", "torch.msort(print)",
+    "torch.polygamma(1.5, torch.ones(2))", "torch.lgamma('x')", "torch.special.psi(3)",
 ])
 def test_wrong_arguments_are_type_errors_on_their_line(call):
     e = err(f"import torch\n{call}")

@@ -78,7 +78,7 @@ def test_wrong_arguments_are_type_errors_on_their_line(call):
 
 
 def test_torch_special_reaches_its_names_alone():
-    e = err("import torch\ntorch.special.gammaln(torch.ones(2))")
+    e = err("import torch\ntorch.special.bessel_j0(torch.ones(2))")
     assert e["type"] == "AttributeError" and "exists in PyTorch but is not available" in e["message"], e
     e = err("import torch.special as S\nS.torch")
     assert e["type"] == "AttributeError" and e["line"] == 2, e
