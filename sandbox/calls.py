@@ -275,6 +275,15 @@ class Calls:
             args[i] = self._engine_arg(a)
         for k, a in kwargs.items():
             kwargs[k] = self._engine_arg(a)
+        if isinstance(owner, B.Optimizer) and getattr(f, "__name__", None) == "step":
+            # LBFGS calls step's closure up to max_iter times (10**9 if asked): each call a step, even of a
+            # closure that runs no program line (a partial or cache of an engine function, a builtin)
+            for i, a in enumerate(args):
+                if callable(a):
+                    args[i] = Builtin("closure", functools.partial(a), self)
+            for k, a in kwargs.items():
+                if callable(a):
+                    kwargs[k] = Builtin("closure", functools.partial(a), self)
 
     def _engine_arg(self, a):
         ta = type(a)

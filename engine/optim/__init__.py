@@ -1,6 +1,7 @@
 """torch.optim: SGD, Adam, AdamW, RMSprop and Adagrad here, Adadelta, Adamax, NAdam and RAdam in adaptive.py,
-the base class in optimizer.py; each follows PyTorch's single-tensor update rules operation for operation
-(in the parameter's dtype), so N steps give PyTorch's parameters to rounding.
+LBFGS (PyTorch's lbfgs.py ported, its strong-Wolfe line search too) in lbfgs.py, the base class in optimizer.py;
+each follows PyTorch's single-tensor update rules operation for operation (in the parameter's dtype), so N steps
+give PyTorch's parameters to rounding.
 
 `param_groups` are plain lists and dicts a program can change. `step()` reads them through
 `_checked_groups`: every group a dict, every parameter a tensor, every hyperparameter a number (one-
@@ -22,6 +23,7 @@ from . import blas_axpy, fused
 from .adaptive import Adadelta, Adamax, NAdam, RAdam
 from .fma import _fma32_numpy as fma_numpy
 from .fma import fma32
+from .lbfgs import LBFGS
 from .optimizer import (  # noqa: F401 - the shared helpers stay reachable as engine.optim's (tests patch _sqrt)
     _BETA_ERRORS,
     Optimizer,
@@ -309,7 +311,7 @@ class Adagrad(Optimizer):
 
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "lr_scheduler"]
+           "LBFGS", "lr_scheduler"]
 
 
 
