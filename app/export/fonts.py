@@ -29,7 +29,7 @@ INSPECTOR = ROOT / "static" / "js" / "inspector.js"
 # the symbol KaTeX draws for each command of ours (its symbols table: src/symbols.js, src/macros.js)
 COMMAND_GLYPHS = {
     "\\alpha": "α", "\\beta": "β", "\\gamma": "γ", "\\delta": "δ", "\\zeta": "ζ", "\\pi": "π", "\\sigma": "σ",
-    "\\varphi": "φ", "\\Phi": "Φ", "\\partial": "∂", "\\cdot": "⋅", "\\ge": "≥", "\\le": "≤", "\\ne": "≠",
+    "\\varphi": "φ", "\\psi": "ψ", "\\Phi": "Φ", "\\partial": "∂", "\\cdot": "⋅", "\\ge": "≥", "\\le": "≤", "\\ne": "≠",
     "\\notin": "∈∉/", "\\in": "∈", "\\lnot": "¬", "\\lVert": "∥", "\\rVert": "∥", "\\ldots": "…", "\\star": "⋆", "\\sum": "∑",
     "\\prod": "∏", "\\top": "⊤", "\\times": "×", "\\to": "→", "\\sqrt": "√", "\\hat": "^\u02c6", "\\bar": "\u00af\u02c9",
     "\\lfloor": "⌊", "\\rfloor": "⌋",

@@ -38,7 +38,7 @@ WITH_NAN[rng.random(WITH_NAN.shape) < 0.2] = np.nan
 @pytest.mark.parametrize("dim, keepdim", [(-1, False), (0, True), (1, False)])
 def test_kthvalue_and_mode_pick_what_torch_picks(x, dim, keepdim):
     for k in (1, 2, x.shape[dim] // 2 + 1, x.shape[dim]):
-        e, t, _, _ = _both(lambda L, a: L.kthvalue(a, k, dim, keepdim), x)
+        e, t, _, _ = _both(lambda L, a, k=k: L.kthvalue(a, k, dim, keepdim), x)
         _same(e.values, t.values)
         _same(e.indices, t.indices)
     e, t, _, _ = _both(lambda L, a: a.mode(dim, keepdim=keepdim), x)
