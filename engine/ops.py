@@ -21,6 +21,7 @@ from . import (  # noqa: F401, E501
     ops_linalg_solve,
     ops_loss,
     ops_math,
+    ops_more_modules,
     ops_more_names,
     ops_nn,
     ops_packed,

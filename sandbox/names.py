@@ -156,21 +156,24 @@ TORCH_CLASS_NAMES = {
 NN_CLASS_MODULES = {name: f"torch.nn.modules.{where}" for where, names in {
     "activation": "CELU ELU GELU GLU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
                   "MultiheadAttention PReLU ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh "
-                  "Tanhshrink Threshold",
+                  "Tanhshrink Threshold RReLU Softmax2d",
     "batchnorm": "BatchNorm1d BatchNorm2d LazyBatchNorm1d LazyBatchNorm2d",
     "container": "ModuleDict ModuleList ParameterDict ParameterList Sequential",
     "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d LazyConv1d LazyConv2d",
     "distance": "CosineSimilarity PairwiseDistance",
     "dropout": "Dropout Dropout1d Dropout2d",
     "flatten": "Flatten Unflatten",
-    "linear": "Identity LazyLinear Linear",
-    "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss",
+    "linear": "Identity LazyLinear Linear Bilinear",
+    "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss "
+            "GaussianNLLLoss MarginRankingLoss TripletMarginLoss",
     "module": "Module",
     "normalization": "GroupNorm LayerNorm RMSNorm",
     "instancenorm": "InstanceNorm1d InstanceNorm2d",
     "padding": "ConstantPad1d ConstantPad2d ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d "
                "ZeroPad1d ZeroPad2d",
-    "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d",
+    "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AvgPool1d AvgPool2d MaxPool1d MaxPool2d AdaptiveMaxPool1d "
+               "AdaptiveMaxPool2d",
+    "pixelshuffle": "PixelShuffle PixelUnshuffle",
     "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNCell",
     "sparse": "Embedding EmbeddingBag",
     "transformer": "Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer",

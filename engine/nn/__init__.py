@@ -59,6 +59,18 @@ from .modules import (
     Softmax,
     Tanh,
 )
+from .more_modules import (
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    Bilinear,
+    GaussianNLLLoss,
+    MarginRankingLoss,
+    PixelShuffle,
+    PixelUnshuffle,
+    RReLU,
+    Softmax2d,
+    TripletMarginLoss,
+)
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
 from .padding import (
     ConstantPad1d,
@@ -103,4 +115,6 @@ __all__ = ["functional", "init", "utils", "Module", "Linear", "ReLU", "Tanh", "S
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
            "TransformerDecoder", "Transformer",
            "ConvTranspose1d", "ConvTranspose2d",
-           "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "parameter"]
+           "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "parameter",
+           "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Softmax2d", "MarginRankingLoss",
+           "TripletMarginLoss", "GaussianNLLLoss", "Bilinear", "RReLU"]

@@ -24,6 +24,7 @@ from ..tensor_tutorial_names import broadcast_tensors as _broadcast_tensors  # (
 from . import functional_extra as _extra
 from . import functional_layers as _layers
 from . import functional_loss as _loss
+from . import functional_more as _more
 
 _T, _ADDMM, _MM = OPS["t"], OPS["addmm"], OPS["mm"]
 LINEAR_FAST_PATH = True  # False: every call takes the checks (bench/engine.py --without linear_fast_path)
@@ -210,3 +211,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 mse_loss, nll_loss, cross_entropy = _loss.mse_loss, _loss.nll_loss, _loss.cross_entropy
 binary_cross_entropy, binary_cross_entropy_with_logits = _loss.binary_cross_entropy, _loss.binary_cross_entropy_with_logits
 l1_loss, smooth_l1_loss, huber_loss, kl_div = _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss, _loss.kl_div
+
+# PixelShuffle, AdaptiveMaxPool, the ranking / triplet / Gaussian losses, Bilinear, RReLU: engine/nn/functional_more.py
+pixel_shuffle, pixel_unshuffle = _more.pixel_shuffle, _more.pixel_unshuffle
+adaptive_max_pool1d, adaptive_max_pool2d = _more.adaptive_max_pool1d, _more.adaptive_max_pool2d
+margin_ranking_loss, triplet_margin_loss = _more.margin_ranking_loss, _more.triplet_margin_loss
+gaussian_nll_loss, bilinear, rrelu, rrelu_ = _more.gaussian_nll_loss, _more.bilinear, _more.rrelu, _more.rrelu_

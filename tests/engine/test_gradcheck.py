@@ -541,3 +541,22 @@ CASES.update({
     "aminmax_min": [((distinct(3, 4),), ((0, 1), False)), ((distinct(3, 4),), ((1,), True))],
     "aminmax_max": [((distinct(3, 4),), ((0, 1), True)), ((distinct(2, 5),), ((0,), False))],
 })
+
+
+# nn.PixelShuffle, AdaptiveMaxPool, Bilinear, RReLU and add(Tensor, Scalar) (engine/ops_more_modules.py): pooled values
+# apart (no tie), windows smaller and larger than the input; _trilinear as bilinear calls it and as its backward does;
+# rrelu's noise a float32 input (a constant: no gradient), consistent with the signs of x, or None in eval mode
+_RRELU_X = distinct(3, 4)
+_RRELU_NOISE = np.where(_RRELU_X > 0, 1.0, rng.uniform(0.125, 1 / 3, (3, 4))).astype(np.float32)
+CASES.update({
+    "pixel_shuffle": [((r(2, 8, 2, 3),), (2,)), ((r(9, 2, 1),), (3,)), ((r(2, 1, 4, 1, 2),), (2,))],
+    "pixel_unshuffle": [((r(2, 2, 4, 6),), (2,)), ((r(1, 6, 3),), (3,)), ((r(2, 1, 1, 2, 2),), (2,))],
+    "adaptive_max_pool2d": [((distinct(2, 2, 5, 7),), ((3, 4),)), ((distinct(2, 4, 3),), ((5, 6),)),
+                            ((distinct(1, 3, 7),), ((1, 2),))],
+    "trilinear": [((r(3, 2), r(4, 2, 3), r(3, 3)), ((1, 3), (0,), (1, 2), (2, 3))),
+                  ((r(3, 4), r(4, 2, 3), r(3, 3)), ((2, 3), (0,), (1, 2), (1, 3))),
+                  ((r(3, 2), r(3, 4), r(3, 3)), ((1, 3), (2, 3), (1, 2), (0,)))],
+    "rrelu_with_noise": [((_RRELU_X, _RRELU_NOISE), (0.125, 1 / 3, True)), ((distinct(5), None), (0.1, 0.3, False)),
+                         ((distinct(2, 3), None), (0.2, 0.2, False))],
+    "add_scalar": [((r(3, 4),), (0.5,)), ((r(),), (-2,))],
+})

@@ -358,6 +358,25 @@ TOP_NODE = {"lstm_cell_state": None, "lstm_layer": None,  # flip/select around t
 TOP_NODE.update({"svd_u": "LinalgSvdBackward0", "svd_vh": "LinalgSvdBackward0"})
 TOP_NODE.update(TOP_NODE_SOLVE)  # torch's side ends in the sign flip
 
+
+def _rrelu_given_noise(a, noise, lower, upper, training):
+    """In training torch draws its own noise: the given one applied by hand (the node's name: TOP_NODE)."""
+    if training:
+        return a * torch.where(a > 0, torch.ones((), dtype=a.dtype), noise.to(a.dtype))
+    return torch.ops.aten.rrelu_with_noise(a, torch.empty_like(a), lower, upper, False)
+
+
+# nn.PixelShuffle, AdaptiveMaxPool, Bilinear, RReLU (engine/ops_more_modules.py)
+TORCH.update({
+    "pixel_shuffle": lambda a, r: F.pixel_shuffle(a, r),
+    "pixel_unshuffle": lambda a, r: F.pixel_unshuffle(a, r),
+    "adaptive_max_pool2d": lambda a, size: F.adaptive_max_pool2d(a, size),
+    "trilinear": lambda a, b, c, e1, e2, e3, sd: torch.ops.aten._trilinear(a, b, c, list(e1), list(e2), list(e3), list(sd)),
+    "rrelu_with_noise": _rrelu_given_noise,
+    "add_scalar": lambda a, c: torch.ops.aten.add.Scalar(a, c),
+})
+TOP_NODE.update({"rrelu_with_noise": "RreluWithNoiseBackward0"})
+
 def _lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     """PyTorch's fused CPU LSTM layer (what nn.LSTM calls): (output, h_n, c_n); reverse runs backwards in time."""
     xs = x.flip(0) if reverse else x
