@@ -6,6 +6,7 @@ gathers every module's rows into the one table.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -180,14 +181,21 @@ defop("pow", "PowBackward1", "pow", _power, (lambda g, ans, a, b: g * b * _power
       (_pow_exponent_vjp, r"a^{b}\ln a"), needs=("ab", "ar"), broadcasts=True)
 
 
+def _share(wins, a, b, g):
+    """The gradient's share of one side of maximum / minimum: 1 where it wins, 1/2 on a tie, in g's dtype (a float64
+    mask would carry a float32 gradient into float64 where two paths meet)."""
+    a, b = _graphed_raw(a), _graphed_raw(b)  # (the mask is a constant of the backward graph)
+    return g * (wins(a, b) + 0.5 * (a == b)).astype(g.dtype)
+
+
 defop("maximum", "MaximumBackward0", "max", np.maximum,
-      (lambda g, ans, a, b: g * ((a > b) + 0.5 * (a == b)), r"\mathbb{1}[a>b]"),
-      (lambda g, ans, a, b: g * ((b > a) + 0.5 * (a == b)), r"\mathbb{1}[b>a]"), needs=("ab", "ab"), broadcasts=True)
+      (lambda g, ans, a, b: _share(operator.gt, a, b, g), r"\mathbb{1}[a>b]"),
+      (lambda g, ans, a, b: _share(operator.lt, a, b, g), r"\mathbb{1}[b>a]"), needs=("ab", "ab"), broadcasts=True)
 
 
 defop("minimum", "MinimumBackward0", "min", np.minimum,
-      (lambda g, ans, a, b: g * ((a < b) + 0.5 * (a == b)), r"\mathbb{1}[a<b]"),
-      (lambda g, ans, a, b: g * ((b < a) + 0.5 * (a == b)), r"\mathbb{1}[b<a]"), needs=("ab", "ab"), broadcasts=True)
+      (lambda g, ans, a, b: _share(operator.lt, a, b, g), r"\mathbb{1}[a<b]"),
+      (lambda g, ans, a, b: _share(operator.gt, a, b, g), r"\mathbb{1}[b<a]"), needs=("ab", "ab"), broadcasts=True)
 
 
 defop("where", "WhereBackward0", "where", np.where, (None, ""),
