@@ -203,6 +203,8 @@ def load_folded(page) -> dict:
 def test_search_opens_the_closed_module_box_holding_its_result(page, shot):
     open_app(page)
     run_source(page, MODULE_SGD)
+    # the run's `done` redraws the open pass (the box the user closes opens again): close it once the run is over
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=60000)
     pause(page)
     page.get_by_role("button", name="Zoom to fit").click()  # the overview: the page opens readable on the step
     settle(page)
